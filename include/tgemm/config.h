@@ -1,0 +1,25 @@
+// Run-time configuration: tuned tables, caches, the shipped-table location.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace tgemm {
+
+// Re-reads the tables named by the TGEMM_CONFIG_* variables (or the shipped ones) and the other
+// TGEMM_* variables, and forgets every cached dispatch decision. Not to be called while other
+// threads are inside a GEMM.
+void reload_config();
+
+// Directory that holds the shipped tables (configs/). Order: TGEMM_CONFIG_DIR, the value set
+// below, the install directory, the source tree the library was built from.
+std::string shipped_config_dir();
+void set_shipped_config_dir(const std::string& dir);
+
+// The table files in use for the a16w16 family, in merge order.
+std::vector<std::string> a16w16_table_files();
+
+// Frees the workspaces tgemm owns (per device and stream). Call only when no GEMM is in flight.
+void release_workspaces();
+
+}  // namespace tgemm

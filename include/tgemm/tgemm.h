@@ -1,0 +1,7 @@
+// Umbrella header of the tgemm C++ API.
+#pragma once
+
+#include "tgemm/config.h"
+#include "tgemm/error.h"
+#include "tgemm/gemm.h"
+#include "tgemm/tensor.h"

@@ -1,0 +1,42 @@
+// Reference GEMM: out[m, n] = sum_k x[m, k] * w[n, k] (+ bias[n]), fp32 accumulation in a fixed
+// order (k ascending), plain loads, any alignment and leading dimension. Slow on purpose: it is
+// the yardstick the tests and the tuner compare every other solution with.
+// Preconditions: row-major x [M, K] (ld lda), w [N, K] (ld ldb), out [M, N] (ld ldo).
+// Test: tests/gpu/test_reference.cu checks it against a float64 CPU product.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/common/numeric.cuh"
+
+namespace tgemm::kernels {
+
+inline constexpr int kRefTile = 16;
+
+template <typename In, typename Out, typename Bias>
+__global__ void reference_gemm(const In* __restrict__ x, const In* __restrict__ w,
+                               Out* __restrict__ out, const Bias* __restrict__ bias,
+                               std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t lda,
+                               std::int64_t ldb, std::int64_t ldo) {
+  __shared__ float xs[kRefTile][kRefTile + 1];  // (BLK_M, BLK_K), padded against bank conflicts
+  __shared__ float ws[kRefTile][kRefTile + 1];  // (BLK_N, BLK_K)
+  const std::int64_t row = static_cast<std::int64_t>(blockIdx.y) * kRefTile + threadIdx.y;
+  const std::int64_t col = static_cast<std::int64_t>(blockIdx.x) * kRefTile + threadIdx.x;
+  const std::int64_t w_row = static_cast<std::int64_t>(blockIdx.x) * kRefTile + threadIdx.y;
+  float acc = 0.0f;
+  for (std::int64_t k0 = 0; k0 < k; k0 += kRefTile) {
+    const std::int64_t kk = k0 + threadIdx.x;
+    xs[threadIdx.y][threadIdx.x] = (row < m && kk < k) ? to_float(x[row * lda + kk]) : 0.0f;
+    ws[threadIdx.y][threadIdx.x] = (w_row < n && kk < k) ? to_float(w[w_row * ldb + kk]) : 0.0f;
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < kRefTile; ++i) acc = fmaf(xs[threadIdx.y][i], ws[threadIdx.x][i], acc);
+    __syncthreads();
+  }
+  if (row < m && col < n) {
+    if (bias != nullptr) acc += to_float(bias[col]);
+    out[row * ldo + col] = from_float<Out>(acc);
+  }
+}
+
+}  // namespace tgemm::kernels

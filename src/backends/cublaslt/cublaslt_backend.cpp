@@ -1,0 +1,316 @@
+#include "backends/cublaslt/cublaslt_backend.h"
+
+#include <cuda_runtime.h>
+
+#include <array>
+
+#include "core/log.h"
+#include "core/table.h"
+#include "runtime/cuda_check.h"
+
+namespace tgemm {
+namespace {
+
+cudaDataType_t cuda_type(DType t) {
+  switch (t) {
+    case DType::kBFloat16: return CUDA_R_16BF;
+    case DType::kFloat16: return CUDA_R_16F;
+    case DType::kFloat32: return CUDA_R_32F;
+    case DType::kFloat8E4M3: return CUDA_R_8F_E4M3;
+    case DType::kFloat8E5M2: return CUDA_R_8F_E5M2;
+    case DType::kInt8: return CUDA_R_8I;
+    case DType::kInt32: return CUDA_R_32I;
+  }
+  return CUDA_R_32F;
+}
+
+// One handle per device, created on first use and kept for the process.
+cublasLtHandle_t handle_for(int device) {
+  static std::mutex mutex;
+  static std::array<cublasLtHandle_t, 64> handles{};
+  TGEMM_CHECK(device >= 0 && device < 64, "cublaslt", "device ordinal out of range: ", device);
+  std::lock_guard<std::mutex> lock(mutex);
+  if (handles[device] == nullptr) {
+    int current = 0;
+    TGEMM_CUDA_CHECK(cudaGetDevice(&current), "cublaslt");
+    TGEMM_CUDA_CHECK(cudaSetDevice(device), "cublaslt");
+    cublasStatus_t st = cublasLtCreate(&handles[device]);
+    TGEMM_CUDA_CHECK(cudaSetDevice(current), "cublaslt");
+    TGEMM_CUBLAS_CHECK(st, "cublaslt");
+  }
+  return handles[device];
+}
+
+// A bias pointer value with exactly the problem's bias alignment, for queries that read only
+// its alignment (cuBLASLt documents that the heuristic does).
+const void* fake_pointer(std::uint8_t alignment) {
+  return reinterpret_cast<const void*>(static_cast<std::uintptr_t>(0x100000) + alignment);
+}
+
+template <typename T>
+bool get_cap(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoCapAttributes_t attr, T& out) {
+  std::size_t written = 0;
+  return cublasLtMatmulAlgoCapGetAttribute(&algo, attr, &out, sizeof(out), &written) ==
+         CUBLAS_STATUS_SUCCESS;
+}
+
+template <typename T>
+T get_config(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attr) {
+  T value{};
+  std::size_t written = 0;
+  cublasLtMatmulAlgoConfigGetAttribute(&algo, attr, &value, sizeof(value), &written);
+  return value;
+}
+
+template <typename T>
+bool set_config(cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attr, T value) {
+  return cublasLtMatmulAlgoConfigSetAttribute(&algo, attr, &value, sizeof(value)) ==
+         CUBLAS_STATUS_SUCCESS;
+}
+
+LtConfig config_of(const cublasLtMatmulAlgo_t& algo) {
+  LtConfig c;
+  c.algo = get_config<std::int32_t>(algo, CUBLASLT_ALGO_CONFIG_ID);
+  c.tile = static_cast<int>(get_config<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_TILE_ID));
+  c.stages = static_cast<int>(get_config<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_STAGES_ID));
+  c.split_k = get_config<std::int32_t>(algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM);
+  c.reduction = static_cast<int>(get_config<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME));
+  c.swizzle = static_cast<int>(get_config<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING));
+  c.custom = static_cast<int>(get_config<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION));
+  c.inner_shape = get_config<std::uint16_t>(algo, CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID);
+  c.cluster_shape = get_config<std::uint16_t>(algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID);
+  if (c.split_k < 1) c.split_k = 1;
+  c.version = cublaslt_runtime_version();
+  return c;
+}
+
+class CublasLtBackend final : public Backend {
+ public:
+  std::string_view libtype() const override { return "cublaslt"; }
+
+  SolutionPtr from_row(const TableRow& row, const GemmProblem& p, std::string& why) const override {
+    if (row.kernel_name == kCublasLtHeuristicName) return LtSolution::heuristic(p, why);
+    auto config = parse_lt_name(row.kernel_name, why);
+    if (!config) return nullptr;
+    std::size_t running = cublaslt_runtime_version();
+    if (config->version / 10000 != running / 10000) {
+      why = "stale row: tuned with cuBLASLt " + format_lt_version(config->version) +
+            ", this process runs " + format_lt_version(running) + " (retune)";
+      return nullptr;
+    }
+    if (config->version != running) {
+      log_warning_once("lt-version:" + row.file,
+                       row.file + ": rows were tuned with cuBLASLt " +
+                           format_lt_version(config->version) + ", this process runs " +
+                           format_lt_version(running) +
+                           "; each row is re-checked with cublasLtMatmulAlgoCheck, retune for best speed");
+    }
+    config->version = running;
+    return LtSolution::configured(p, *config, why);
+  }
+
+  SolutionPtr default_solution(const GemmProblem& p) const override {
+    std::string why;
+    return LtSolution::heuristic(p, why);
+  }
+
+  std::vector<SolutionPtr> candidates(const GemmProblem& p) const override {
+    std::vector<SolutionPtr> out;
+    std::string why;
+    if (auto h = LtSolution::heuristic(p, why)) out.push_back(h);
+    for (auto& s : LtSolution::heuristic_top(p, 8)) out.push_back(s);
+    return out;
+  }
+};
+
+}  // namespace
+
+std::size_t cublaslt_runtime_version() {
+  static const std::size_t version = cublasLtGetVersion();
+  return version;
+}
+
+void register_cublaslt_solutions(Registry& registry) {
+  registry.add(std::make_unique<CublasLtBackend>());
+}
+
+LtSolution::LtSolution(const GemmProblem& p) : problem_(p) {}
+
+LtSolution::~LtSolution() {
+  if (layout_a_) cublasLtMatrixLayoutDestroy(layout_a_);
+  if (layout_b_) cublasLtMatrixLayoutDestroy(layout_b_);
+  if (layout_c_) cublasLtMatrixLayoutDestroy(layout_c_);
+  if (desc_) cublasLtMatmulDescDestroy(desc_);
+}
+
+bool LtSolution::make_descriptors(std::string& why) {
+  const GemmProblem& p = problem_;
+  if (p.family != OpFamily::kA16W16 || p.scale_ab || p.bpreshuffle) {
+    why = "cuBLASLt solutions cover plain a16w16 problems only";
+    return false;
+  }
+  handle_ = handle_for(p.device);
+  // Row-major out[M,N] = x[M,K] w[N,K]^T is, column-major, out^T[N,M] = (w^T)^T[N,K] x^T[K,M]:
+  // A = w viewed as K x N (ld ldb) transposed, B = x viewed as K x M (ld lda), D = N x M (ld ldo).
+  const char* where = "cublaslt";
+  TGEMM_CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F), where);
+  cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+  TGEMM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)), where);
+  TGEMM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)), where);
+  if (p.has_bias()) {
+    cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
+    cudaDataType_t bias_type = cuda_type(p.bias_type);
+    const void* bias = fake_pointer(p.align_bias);
+    TGEMM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)), where);
+    TGEMM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof(bias_type)), where);
+    TGEMM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)), where);
+  }
+  TGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout_a_, cuda_type(p.b_type), p.k, p.n, p.ldb), where);
+  TGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout_b_, cuda_type(p.a_type), p.k, p.m, p.lda), where);
+  TGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout_c_, cuda_type(p.out_type), p.n, p.m, p.ldo), where);
+  return true;
+}
+
+namespace {
+
+struct Preference {
+  cublasLtMatmulPreference_t pref = nullptr;
+  explicit Preference(const GemmProblem& p) {
+    const char* where = "cublaslt";
+    TGEMM_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref), where);
+    std::uint64_t ws = kCublasLtMaxWorkspace;
+    std::uint32_t aa = p.align_b, ab = p.align_a, ac = p.align_out;  // A = w, B = x, C = D = out
+    TGEMM_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)), where);
+    TGEMM_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &aa, sizeof(aa)), where);
+    TGEMM_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &ab, sizeof(ab)), where);
+    TGEMM_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &ac, sizeof(ac)), where);
+    TGEMM_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &ac, sizeof(ac)), where);
+  }
+  ~Preference() { cublasLtMatmulPreferenceDestroy(pref); }
+};
+
+std::vector<cublasLtMatmulHeuristicResult_t> query_heuristic(const LtSolution& s,
+                                                             const GemmProblem& p, int count) {
+  Preference pref(p);
+  std::vector<cublasLtMatmulHeuristicResult_t> results(static_cast<std::size_t>(count));
+  int returned = 0;
+  cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(s.handle(), s.desc(), s.layout_a(), s.layout_b(),
+                                                     s.layout_c(), s.layout_c(), pref.pref, count,
+                                                     results.data(), &returned);
+  if (st != CUBLAS_STATUS_SUCCESS) returned = 0;
+  results.resize(static_cast<std::size_t>(returned));
+  return results;
+}
+
+}  // namespace
+
+std::shared_ptr<LtSolution> LtSolution::heuristic(const GemmProblem& p, std::string& why) {
+  std::shared_ptr<LtSolution> s(new LtSolution(p));
+  if (!s->make_descriptors(why)) return nullptr;
+  auto results = query_heuristic(*s, p, 1);
+  if (results.empty() || results[0].state != CUBLAS_STATUS_SUCCESS) {
+    why = "cuBLASLt heuristic returned no algorithm for " + p.describe();
+    return nullptr;
+  }
+  s->algo_ = results[0].algo;
+  s->workspace_ = results[0].workspaceSize;
+  s->name_ = std::string(kCublasLtHeuristicName);
+  return s;
+}
+
+std::vector<std::shared_ptr<LtSolution>> LtSolution::heuristic_top(const GemmProblem& p, int count) {
+  std::vector<std::shared_ptr<LtSolution>> out;
+  std::string why;
+  std::shared_ptr<LtSolution> probe(new LtSolution(p));
+  if (!probe->make_descriptors(why)) return out;
+  for (const auto& r : query_heuristic(*probe, p, count)) {
+    if (r.state != CUBLAS_STATUS_SUCCESS) continue;
+    LtConfig c = config_of(r.algo);
+    bool seen = false;
+    for (const auto& s : out) seen = seen || *s->config_ == c;
+    if (seen) continue;
+    if (auto s = configured(p, c, why)) out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::shared_ptr<LtSolution> LtSolution::configured(const GemmProblem& p, const LtConfig& c,
+                                                   std::string& why) {
+  std::shared_ptr<LtSolution> s(new LtSolution(p));
+  if (!s->make_descriptors(why)) return nullptr;
+  cublasLtMatmulAlgo_t algo{};
+  // A = w (b_type), B = x (a_type), C = D = out.
+  cublasStatus_t st = cublasLtMatmulAlgoInit(s->handle_, CUBLAS_COMPUTE_32F, CUDA_R_32F,
+                                             cuda_type(p.b_type), cuda_type(p.a_type),
+                                             cuda_type(p.out_type), cuda_type(p.out_type), c.algo,
+                                             &algo);
+  if (st != CUBLAS_STATUS_SUCCESS) {
+    why = "cuBLASLt has no algorithm id " + std::to_string(c.algo) + " for these types (" +
+          detail::cublas_status_name(st) + ")";
+    return nullptr;
+  }
+  bool ok = set_config<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_TILE_ID, static_cast<std::uint32_t>(c.tile)) &&
+            set_config<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, static_cast<std::uint32_t>(c.stages)) &&
+            set_config<std::int32_t>(algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, c.split_k) &&
+            set_config<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, static_cast<std::uint32_t>(c.reduction)) &&
+            set_config<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, static_cast<std::uint32_t>(c.swizzle)) &&
+            set_config<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, static_cast<std::uint32_t>(c.custom)) &&
+            set_config<std::uint16_t>(algo, CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, static_cast<std::uint16_t>(c.inner_shape)) &&
+            set_config<std::uint16_t>(algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, static_cast<std::uint16_t>(c.cluster_shape));
+  if (!ok) {
+    why = "cuBLASLt rejected a configuration attribute of " + format_lt_name(c);
+    return nullptr;
+  }
+  // AlgoCheck sees no pointers, so compare the algorithm's alignment needs with the problem's.
+  std::uint32_t need_a = 0, need_b = 0, need_c = 0, need_d = 0;
+  get_cap(algo, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_A_BYTES, need_a);
+  get_cap(algo, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_B_BYTES, need_b);
+  get_cap(algo, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_C_BYTES, need_c);
+  get_cap(algo, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_D_BYTES, need_d);
+  if (need_a > p.align_b || need_b > p.align_a || need_c > p.align_out || need_d > p.align_out) {
+    why = format_lt_name(c) + " needs " + std::to_string(std::max({need_a, need_b, need_c, need_d})) +
+          "-byte aligned operands";
+    return nullptr;
+  }
+  cublasLtMatmulHeuristicResult_t result{};
+  st = cublasLtMatmulAlgoCheck(s->handle_, s->desc_, s->layout_a_, s->layout_b_, s->layout_c_,
+                               s->layout_c_, &algo, &result);
+  if (st != CUBLAS_STATUS_SUCCESS || result.state != CUBLAS_STATUS_SUCCESS) {
+    why = "cublasLtMatmulAlgoCheck rejects " + format_lt_name(c) + " for " + p.describe() + " (" +
+          detail::cublas_status_name(st != CUBLAS_STATUS_SUCCESS ? st : result.state) + ")";
+    return nullptr;
+  }
+  if (result.workspaceSize > kCublasLtMaxWorkspace) {
+    why = format_lt_name(c) + " needs " + std::to_string(result.workspaceSize) +
+          " bytes of workspace, more than the " + std::to_string(kCublasLtMaxWorkspace) + " allowed";
+    return nullptr;
+  }
+  s->algo_ = algo;
+  s->workspace_ = result.workspaceSize;
+  s->config_ = c;
+  s->name_ = format_lt_name(c);
+  return s;
+}
+
+LtConfig LtSolution::chosen_config() const { return config_ ? *config_ : config_of(algo_); }
+
+void LtSolution::run(const GemmProblem& p, const GemmArgs& args, const Workspace& ws,
+                     Stream stream) const {
+  const float alpha = 1.0f, beta = 0.0f;
+  auto matmul = [&] {
+    return cublasLtMatmul(handle_, desc_, &alpha, args.b, layout_a_, args.a, layout_b_, &beta,
+                          args.out, layout_c_, args.out, layout_c_, &algo_, ws.data, ws.bytes,
+                          reinterpret_cast<cudaStream_t>(stream));
+  };
+  if (p.has_bias()) {
+    std::lock_guard<std::mutex> lock(bias_mutex_);
+    TGEMM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                                      &args.bias, sizeof(args.bias)),
+                       "gemm_a16w16");
+    TGEMM_CUBLAS_CHECK(matmul(), "gemm_a16w16");
+  } else {
+    TGEMM_CUBLAS_CHECK(matmul(), "gemm_a16w16");
+  }
+}
+
+}  // namespace tgemm

@@ -1,0 +1,110 @@
+#include "backends/reference/reference_backend.h"
+
+#include "core/log.h"
+#include "core/table.h"
+#include "kernels/common/reference_gemm.cuh"
+#include "runtime/cuda_check.h"
+
+namespace tgemm {
+namespace {
+
+constexpr std::string_view kReferenceName = "reference:simt_f32acc";
+
+template <typename In, typename Out>
+void launch_with_bias(const GemmProblem& p, const GemmArgs& args, std::int64_t ldo,
+                      cudaStream_t stream) {
+  dim3 block(kernels::kRefTile, kernels::kRefTile);
+  dim3 grid(static_cast<unsigned>((p.n + kernels::kRefTile - 1) / kernels::kRefTile),
+            static_cast<unsigned>((p.m + kernels::kRefTile - 1) / kernels::kRefTile));
+  TGEMM_CHECK(grid.y <= 65535u, "reference_gemm", "M must be at most ", 65535 * kernels::kRefTile,
+              ", got ", p.m);
+  auto* x = static_cast<const In*>(args.a);
+  auto* w = static_cast<const In*>(args.b);
+  auto* out = static_cast<Out*>(args.out);
+  if (!p.has_bias()) {
+    kernels::reference_gemm<In, Out, float><<<grid, block, 0, stream>>>(
+        x, w, out, nullptr, p.m, p.n, p.k, p.lda, p.ldb, ldo);
+  } else if (p.bias_type == DType::kBFloat16) {
+    kernels::reference_gemm<<<grid, block, 0, stream>>>(x, w, out, static_cast<const bf16*>(args.bias),
+                                                        p.m, p.n, p.k, p.lda, p.ldb, ldo);
+  } else if (p.bias_type == DType::kFloat16) {
+    kernels::reference_gemm<<<grid, block, 0, stream>>>(x, w, out, static_cast<const fp16*>(args.bias),
+                                                        p.m, p.n, p.k, p.lda, p.ldb, ldo);
+  } else {
+    kernels::reference_gemm<<<grid, block, 0, stream>>>(x, w, out, static_cast<const float*>(args.bias),
+                                                        p.m, p.n, p.k, p.lda, p.ldb, ldo);
+  }
+  TGEMM_CUDA_CHECK_LAUNCH("reference_gemm");
+}
+
+template <typename In>
+void launch_for_in(const GemmProblem& p, const GemmArgs& args, DType out_type, std::int64_t ldo,
+                   cudaStream_t stream) {
+  switch (out_type) {
+    case DType::kBFloat16: return launch_with_bias<In, bf16>(p, args, ldo, stream);
+    case DType::kFloat16: return launch_with_bias<In, fp16>(p, args, ldo, stream);
+    case DType::kFloat32: return launch_with_bias<In, float>(p, args, ldo, stream);
+    default: detail::throw_error("reference_gemm", "unsupported out dtype ", dtype_name(out_type));
+  }
+}
+
+class ReferenceSolution final : public Solution {
+ public:
+  const std::string& name() const override { return name_; }
+  std::string_view libtype() const override { return "reference"; }
+  bool can_implement(const GemmProblem& p) const noexcept override {
+    return p.family == OpFamily::kA16W16 && !p.scale_ab && !p.bpreshuffle &&
+           (p.m + kernels::kRefTile - 1) / kernels::kRefTile <= 65535;
+  }
+  std::size_t workspace_size(const GemmProblem&) const override { return 0; }
+  void run(const GemmProblem& p, const GemmArgs& args, const Workspace&,
+           Stream stream) const override {
+    run_reference_gemm(p, args, p.out_type, p.ldo, stream);
+  }
+
+ private:
+  std::string name_{kReferenceName};
+};
+
+class ReferenceBackend final : public Backend {
+ public:
+  std::string_view libtype() const override { return "reference"; }
+  SolutionPtr from_row(const TableRow& row, const GemmProblem&, std::string& why) const override {
+    if (row.kernel_name != kReferenceName) {
+      why = "unknown kernelName '" + row.kernel_name + "' for libtype reference";
+      return nullptr;
+    }
+    return solution_;
+  }
+  SolutionPtr default_solution(const GemmProblem& p) const override {
+    if (!solution_->can_implement(p)) return nullptr;
+    log_warning_once("reference-default:" + p.describe(),
+                     "no fast solution can implement " + p.describe() +
+                         "; running the slow reference kernel");
+    return solution_;
+  }
+  std::vector<SolutionPtr> candidates(const GemmProblem&) const override {
+    // The yardstick is never raced: it would only lose, and it is what others are checked against.
+    return {};
+  }
+
+ private:
+  SolutionPtr solution_ = std::make_shared<ReferenceSolution>();
+};
+
+}  // namespace
+
+void run_reference_gemm(const GemmProblem& p, const GemmArgs& args, DType out_type,
+                        std::int64_t ldo, Stream s) {
+  auto stream = reinterpret_cast<cudaStream_t>(s);
+  if (p.m == 0 || p.n == 0) return;
+  if (p.a_type == DType::kBFloat16) return launch_for_in<bf16>(p, args, out_type, ldo, stream);
+  if (p.a_type == DType::kFloat16) return launch_for_in<fp16>(p, args, out_type, ldo, stream);
+  detail::throw_error("reference_gemm", "unsupported input dtype ", dtype_name(p.a_type));
+}
+
+void register_reference_solutions(Registry& registry) {
+  registry.add(std::make_unique<ReferenceBackend>());
+}
+
+}  // namespace tgemm

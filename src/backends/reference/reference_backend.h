@@ -1,0 +1,17 @@
+// The reference backend: one slow, simple, exact-order solution (reference:simt_f32acc) used by
+// tests and by the tuner's correctness check, and as the default of last resort when no fast
+// solution can implement a problem (with a warning, never silently).
+#pragma once
+
+#include "core/registry.h"
+
+namespace tgemm {
+
+void register_reference_solutions(Registry& registry);
+
+// Runs the reference kernel with an explicit output (dtype of `out_type`), e.g. an fp32 buffer
+// for comparisons. Shapes and strides from p, except the output's ld and type.
+void run_reference_gemm(const GemmProblem& p, const GemmArgs& args, DType out_type,
+                        std::int64_t ldo, Stream stream);
+
+}  // namespace tgemm

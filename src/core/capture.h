@@ -1,0 +1,32 @@
+// TGEMM_TUNE_GEMM=1 capture: each distinct untuned problem becomes one row of an untuned CSV
+// (M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle), which `tgemm tune` takes as input.
+// Safe with several processes: rows are appended under an exclusive flock on "<file>.lock" after
+// re-reading the file, one write() per row, so no row is lost or duplicated and a crash loses
+// nothing already recorded.
+#pragma once
+
+#include <mutex>
+#include <string>
+#include <unordered_set>
+
+#include "core/problem.h"
+
+namespace tgemm {
+
+std::string format_untuned_row(const GemmProblem& p);
+
+class Capture {
+ public:
+  explicit Capture(std::string path) : path_(std::move(path)) {}
+  // Records p unless this process or the file already has its row. Failures to write are
+  // warnings (once), never errors: capture must not break the GEMM.
+  void record(const GemmProblem& p);
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  std::mutex mutex_;
+  std::unordered_set<std::string> recorded_;
+};
+
+}  // namespace tgemm

@@ -1,0 +1,110 @@
+#include "core/csv.h"
+
+#include <cerrno>
+#include <cstdlib>
+
+namespace tgemm::csv {
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace
+
+std::optional<std::vector<std::string>> split_line(std::string_view line) {
+  std::vector<std::string> fields;
+  std::size_t i = 0;
+  while (true) {
+    std::string field;
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+    if (i < line.size() && line[i] == '"') {
+      ++i;
+      bool closed = false;
+      while (i < line.size()) {
+        if (line[i] == '"') {
+          if (i + 1 < line.size() && line[i + 1] == '"') {
+            field.push_back('"');
+            i += 2;
+          } else {
+            ++i;
+            closed = true;
+            break;
+          }
+        } else {
+          field.push_back(line[i++]);
+        }
+      }
+      if (!closed) return std::nullopt;
+      while (i < line.size() && line[i] != ',') ++i;  // ignore junk after the closing quote
+    } else {
+      std::size_t start = i;
+      while (i < line.size() && line[i] != ',') ++i;
+      field = std::string(trim(line.substr(start, i - start)));
+    }
+    fields.push_back(std::move(field));
+    if (i >= line.size()) break;
+    ++i;  // the comma
+  }
+  return fields;
+}
+
+std::string quote(std::string_view field) {
+  if (field.find_first_of(",\"\n") == std::string_view::npos) return std::string(field);
+  std::string out = "\"";
+  for (char c : field) {
+    if (c == '"') out += "\"\"";
+    else out.push_back(c);
+  }
+  out += "\"";
+  return out;
+}
+
+std::string join(const std::vector<std::string>& fields) {
+  std::string out;
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    if (i) out.push_back(',');
+    out += quote(fields[i]);
+  }
+  return out;
+}
+
+std::optional<long long> parse_int(std::string_view s) {
+  s = trim(s);
+  if (s.empty()) return std::nullopt;
+  std::string tmp(s);
+  char* end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(tmp.c_str(), &end, 10);
+  if (errno != 0 || end != tmp.c_str() + tmp.size()) {
+    // Accept "16.0" as written by pandas for integer columns.
+    char* end2 = nullptr;
+    double d = std::strtod(tmp.c_str(), &end2);
+    if (end2 != tmp.c_str() + tmp.size() || d != static_cast<double>(static_cast<long long>(d))) {
+      return std::nullopt;
+    }
+    return static_cast<long long>(d);
+  }
+  return v;
+}
+
+std::optional<double> parse_double(std::string_view s) {
+  s = trim(s);
+  if (s.empty()) return std::nullopt;
+  std::string tmp(s);
+  char* end = nullptr;
+  double v = std::strtod(tmp.c_str(), &end);
+  if (end != tmp.c_str() + tmp.size()) return std::nullopt;
+  return v;
+}
+
+std::optional<bool> parse_bool(std::string_view s) {
+  s = trim(s);
+  if (s == "True" || s == "true" || s == "1" || s == "TRUE") return true;
+  if (s == "False" || s == "false" || s == "0" || s == "FALSE") return false;
+  return std::nullopt;
+}
+
+}  // namespace tgemm::csv

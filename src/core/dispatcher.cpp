@@ -1,0 +1,126 @@
+#include "core/dispatcher.h"
+
+#include <mutex>
+#include <sstream>
+
+#include "core/check.h"
+#include "core/log.h"
+
+namespace tgemm {
+
+std::string arch_name(int cc_major, int cc_minor) {
+  // Compute capability 9.0 parts all carry the sm_90a feature set (wgmma, setmaxnreg) that the
+  // Hopper kernels are built for, so tables name it that way.
+  if (cc_major == 9 && cc_minor == 0) return "sm_90a";
+  return "sm_" + std::to_string(cc_major) + std::to_string(cc_minor);
+}
+
+Dispatcher::Dispatcher(const Registry& registry, const Platform& platform, Settings settings)
+    : registry_(registry), platform_(platform), settings_(std::move(settings)) {
+  std::vector<std::string> warnings;
+  for (const auto& file : settings_.a16w16.table_files) a16w16_table_.load_file(file, warnings);
+  for (const auto& w : warnings) log_warning(w);
+  if (settings_.capture) a16w16_capture_ = std::make_unique<Capture>(settings_.a16w16.untuned_file);
+}
+
+const Table& Dispatcher::table(OpFamily f) const {
+  switch (f) {
+    case OpFamily::kA16W16:
+      return a16w16_table_;
+  }
+  return a16w16_table_;
+}
+
+const Resolution& Dispatcher::resolve(const GemmProblem& p) {
+  {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    auto it = cache_.find(p);
+    if (it != cache_.end()) return it->second;
+  }
+  Resolution r = walk_and_validate(p);
+  std::unique_lock<std::shared_mutex> lock(mutex_);
+  auto [it, inserted] = cache_.emplace(p, std::move(r));
+  if (inserted) {
+    const Resolution& res = it->second;
+    if (settings_.log_tuned_config) {
+      std::ostringstream os;
+      os << family_info(p.family).op << " " << p.describe() << ": ";
+      if (res.level == WalkLevel::kDefault) {
+        os << "no tuned row, default";
+      } else {
+        os << "level " << walk_level_name(res.level) << " padded_M=" << res.matched_m << " in "
+           << res.file << ":" << res.line;
+      }
+      os << ", libtype " << res.solution->libtype() << ", kernelName " << res.solution->name();
+      log_info(os.str());
+    }
+    if (a16w16_capture_ && p.family == OpFamily::kA16W16 && res.level != WalkLevel::kExact) {
+      a16w16_capture_->record(p);
+    }
+  }
+  return it->second;
+}
+
+void Dispatcher::warn_sm_count_once(const DeviceInfo& dev, OpFamily f) {
+  std::string key = dev.arch + "/" + std::to_string(dev.sm_count) + "/" +
+                    std::string(family_info(f).table);
+  {
+    std::lock_guard<std::mutex> lock(warn_mutex_);
+    if (!sm_warned_.insert(key).second) return;
+  }
+  std::vector<int> counts = table(f).sm_counts_for_arch(dev.arch);
+  if (counts.empty()) return;
+  for (int c : counts) {
+    if (c == dev.sm_count) return;
+  }
+  std::ostringstream os;
+  os << family_info(f).table << " tables have rows for " << dev.arch << " only with sm_count";
+  for (int c : counts) os << " " << c;
+  os << "; this device (" << dev.name << ") has " << dev.sm_count
+     << " SMs, so none of them is used: tune for this GPU";
+  log_warning(os.str());
+}
+
+Resolution Dispatcher::walk_and_validate(const GemmProblem& p) {
+  const DeviceInfo& dev = platform_.device_info(p.device);
+  warn_sm_count_once(dev, p.family);
+  TableKey key = table_key(p, dev.arch, dev.sm_count);
+  const Table::RowsByM* rows = table(p.family).rows_for(key);
+  for (const WalkStep& step : walk(rows, p.m)) {
+    const TableRow& row = *step.row;
+    std::string where = row.file + ":" + std::to_string(row.line);
+    const Backend* backend = registry_.find(row.libtype);
+    if (backend == nullptr) {
+      log_warning_once("row:" + where, where + ": libtype '" + row.libtype +
+                                           "' is not in this build, row skipped");
+      continue;
+    }
+    std::string why;
+    SolutionPtr s;
+    try {
+      s = backend->from_row(row, p, why);
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
+    if (!s) {
+      log_warning_once("row:" + where, where + ": " + why + ", row skipped");
+      continue;
+    }
+    if (!s->can_implement(p)) {
+      // At the exact level the row is wrong; at other levels it was tuned for another M and
+      // simply does not apply to this one.
+      if (step.level == WalkLevel::kExact) {
+        log_warning_once("row:" + where, where + ": " + s->name() + " cannot implement " +
+                                             p.describe() + ", row skipped");
+      }
+      continue;
+    }
+    return Resolution{std::move(s), step.level, row.m, row.file, row.line};
+  }
+  SolutionPtr s = registry_.default_solution(p);
+  TGEMM_CHECK(s != nullptr, family_info(p.family).op, "no solution in this build can implement ",
+              p.describe());
+  return Resolution{std::move(s), WalkLevel::kDefault, -1, "", 0};
+}
+
+}  // namespace tgemm

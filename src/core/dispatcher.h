@@ -1,0 +1,61 @@
+// The dispatcher: looks a problem up in the loaded tables (lookup walk), validates the row
+// against the registry (backend present, solution known to this build, configuration valid,
+// can_implement), and falls back to the registry's default. Each exact problem is resolved once
+// and cached, so the hot path is a hash lookup under a shared lock: no allocation, no
+// synchronisation, no heuristic query, hence safe inside CUDA-graph capture once warm.
+#pragma once
+
+#include <memory>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "core/capture.h"
+#include "core/lookup.h"
+#include "core/platform.h"
+#include "core/registry.h"
+#include "core/settings.h"
+#include "core/table.h"
+
+namespace tgemm {
+
+struct Resolution {
+  SolutionPtr solution;
+  WalkLevel level = WalkLevel::kDefault;
+  std::int64_t matched_m = -1;
+  std::string file;
+  int line = 0;
+};
+
+class Dispatcher {
+ public:
+  // Loads the tables named by `settings`; their warnings go to the log.
+  Dispatcher(const Registry& registry, const Platform& platform, Settings settings);
+
+  // Thread-safe. The reference stays valid until the Dispatcher is destroyed. Throws
+  // tgemm::Error when not even a default solution can implement p.
+  const Resolution& resolve(const GemmProblem& p);
+
+  const Table& table(OpFamily f) const;
+  const Settings& settings() const { return settings_; }
+  const Registry& registry() const { return registry_; }
+  const Platform& platform() const { return platform_; }
+
+ private:
+  Resolution walk_and_validate(const GemmProblem& p);
+  void warn_sm_count_once(const DeviceInfo& dev, OpFamily f);
+
+  const Registry& registry_;
+  const Platform& platform_;
+  Settings settings_;
+  Table a16w16_table_;
+  std::unique_ptr<Capture> a16w16_capture_;
+
+  std::shared_mutex mutex_;
+  std::unordered_map<GemmProblem, Resolution, GemmProblemHash> cache_;
+  std::mutex warn_mutex_;
+  std::unordered_set<std::string> sm_warned_;
+};
+
+}  // namespace tgemm

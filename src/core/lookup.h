@@ -1,0 +1,29 @@
+// The lookup walk for a call with M rows (same key): exact M; M rounded up (to a multiple of 16
+// up to 256, 32 up to 1024, 64 up to 4096, 128 beyond); the next power of two; the nearest tuned
+// M (by ratio, ties to the larger M); then the default solution. Each step's row must still pass
+// validation, so the walk yields candidates in order and the dispatcher takes the first valid one.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "core/table.h"
+
+namespace tgemm {
+
+enum class WalkLevel { kExact, kPaddedM, kPow2M, kNearestM, kDefault };
+std::string_view walk_level_name(WalkLevel level);
+
+std::int64_t padded_m(std::int64_t m);
+std::int64_t next_pow2(std::int64_t m);
+
+struct WalkStep {
+  WalkLevel level;
+  const TableRow* row;
+};
+
+// Candidate rows for M in walk order; each tuned M appears at most once.
+std::vector<WalkStep> walk(const Table::RowsByM* rows, std::int64_t m);
+
+}  // namespace tgemm

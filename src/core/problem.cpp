@@ -1,0 +1,130 @@
+#include "core/problem.h"
+
+#include <sstream>
+#include <tuple>
+
+#include "core/check.h"
+
+namespace tgemm {
+namespace {
+
+template <typename T>
+void hash_mix(std::size_t& seed, const T& v) {
+  seed ^= std::hash<T>{}(v) + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2);
+}
+
+const char* py_bool(bool b) { return b ? "True" : "False"; }
+
+}  // namespace
+
+const FamilyInfo& family_info(OpFamily f) {
+  static const FamilyInfo kA16W16{"gemm_a16w16", "bf16", "BF16"};
+  switch (f) {
+    case OpFamily::kA16W16:
+      return kA16W16;
+  }
+  detail::throw_error("family_info", "unknown op family ", static_cast<int>(f));
+}
+
+std::string_view epilogue_name(Epilogue e) {
+  switch (e) {
+    case Epilogue::kNone:
+      return "none";
+    case Epilogue::kBias:
+      return "bias";
+  }
+  return "?";
+}
+
+bool GemmProblem::operator==(const GemmProblem& o) const {
+  auto tie = [](const GemmProblem& p) {
+    return std::tie(p.family, p.m, p.n, p.k, p.a_type, p.b_type, p.out_type, p.bias_type,
+                    p.epilogue, p.scale_ab, p.bpreshuffle, p.lda, p.ldb, p.ldo, p.align_a,
+                    p.align_b, p.align_out, p.align_bias, p.device);
+  };
+  return tie(*this) == tie(o);
+}
+
+std::string GemmProblem::describe() const {
+  std::ostringstream os;
+  os << "M=" << m << " N=" << n << " K=" << k << " bias=" << py_bool(has_bias())
+     << " dtype=" << dtype_name(a_type) << " outdtype=" << dtype_name(out_type);
+  if (scale_ab) os << " scaleAB=True";
+  if (bpreshuffle) os << " bpreshuffle=True";
+  return os.str();
+}
+
+std::size_t GemmProblemHash::operator()(const GemmProblem& p) const noexcept {
+  std::size_t h = 0;
+  hash_mix(h, p.m);
+  hash_mix(h, p.n);
+  hash_mix(h, p.k);
+  hash_mix(h, p.lda);
+  hash_mix(h, p.ldb);
+  hash_mix(h, p.ldo);
+  std::uint64_t packed = 0;
+  packed |= static_cast<std::uint64_t>(p.family);
+  packed |= static_cast<std::uint64_t>(p.a_type) << 4;
+  packed |= static_cast<std::uint64_t>(p.b_type) << 8;
+  packed |= static_cast<std::uint64_t>(p.out_type) << 12;
+  packed |= static_cast<std::uint64_t>(p.bias_type) << 16;
+  packed |= static_cast<std::uint64_t>(p.epilogue) << 20;
+  packed |= static_cast<std::uint64_t>(p.scale_ab) << 24;
+  packed |= static_cast<std::uint64_t>(p.bpreshuffle) << 25;
+  packed |= static_cast<std::uint64_t>(p.align_a) << 26;
+  packed |= static_cast<std::uint64_t>(p.align_b) << 31;
+  packed |= static_cast<std::uint64_t>(p.align_out) << 36;
+  packed |= static_cast<std::uint64_t>(p.align_bias) << 41;
+  packed |= static_cast<std::uint64_t>(p.device) << 46;
+  hash_mix(h, packed);
+  return h;
+}
+
+std::uint8_t address_alignment(const void* p) {
+  auto v = reinterpret_cast<std::uintptr_t>(p);
+  std::uint8_t a = 16;
+  while (a > 1 && (v % a) != 0) a = static_cast<std::uint8_t>(a / 2);
+  return a;
+}
+
+bool TableKey::operator==(const TableKey& o) const {
+  return std::tie(arch, sm_count, n, k, bias, dtype, out_dtype, scale_ab, bpreshuffle) ==
+         std::tie(o.arch, o.sm_count, o.n, o.k, o.bias, o.dtype, o.out_dtype, o.scale_ab,
+                  o.bpreshuffle);
+}
+
+std::string TableKey::describe() const {
+  std::ostringstream os;
+  os << "arch=" << arch << " sm_count=" << sm_count << " N=" << n << " K=" << k
+     << " bias=" << py_bool(bias) << " dtype=" << dtype_name(dtype)
+     << " outdtype=" << dtype_name(out_dtype) << " scaleAB=" << py_bool(scale_ab)
+     << " bpreshuffle=" << py_bool(bpreshuffle);
+  return os.str();
+}
+
+std::size_t TableKeyHash::operator()(const TableKey& k) const noexcept {
+  std::size_t h = std::hash<std::string>{}(k.arch);
+  hash_mix(h, k.sm_count);
+  hash_mix(h, k.n);
+  hash_mix(h, k.k);
+  hash_mix(h, (static_cast<int>(k.bias) << 0) | (static_cast<int>(k.scale_ab) << 1) |
+                  (static_cast<int>(k.bpreshuffle) << 2) | (static_cast<int>(k.dtype) << 3) |
+                  (static_cast<int>(k.out_dtype) << 8));
+  return h;
+}
+
+TableKey table_key(const GemmProblem& p, const std::string& arch, int sm_count) {
+  TableKey k;
+  k.arch = arch;
+  k.sm_count = sm_count;
+  k.n = p.n;
+  k.k = p.k;
+  k.bias = p.has_bias();
+  k.dtype = p.a_type;
+  k.out_dtype = p.out_type;
+  k.scale_ab = p.scale_ab;
+  k.bpreshuffle = p.bpreshuffle;
+  return k;
+}
+
+}  // namespace tgemm

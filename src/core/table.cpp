@@ -1,0 +1,221 @@
+#include "core/table.h"
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+#include "core/csv.h"
+
+namespace tgemm {
+namespace {
+
+const char* py_bool(bool b) { return b ? "True" : "False"; }
+
+std::string format_number(double v) {
+  std::ostringstream os;
+  os.precision(6);
+  os << v;
+  return os.str();
+}
+
+struct Columns {
+  std::unordered_map<std::string, std::size_t> index;
+  bool has(const std::string& name) const { return index.count(name) != 0; }
+};
+
+}  // namespace
+
+const std::vector<std::string>& tuned_table_columns() {
+  static const std::vector<std::string> kColumns = {
+      "arch", "sm_count", "M",       "N",  "K",          "bias",      "dtype",  "outdtype", "scaleAB",
+      "bpreshuffle", "libtype", "solidx", "splitK", "us", "kernelName", "err_ratio", "tflops", "bw"};
+  return kColumns;
+}
+
+const std::vector<std::string>& untuned_table_columns() {
+  static const std::vector<std::string> kColumns = {"M",     "N",        "K",       "bias",
+                                                    "dtype", "outdtype", "scaleAB", "bpreshuffle"};
+  return kColumns;
+}
+
+ParsedTable parse_tuned_table(std::istream& in, const std::string& file) {
+  ParsedTable out;
+  std::string line;
+  int line_no = 0;
+  Columns cols;
+  bool have_header = false;
+  auto warn = [&](const std::string& why) {
+    out.warnings.push_back(file + ":" + std::to_string(line_no) + ": " + why);
+  };
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    std::string_view view(line);
+    if (view.find_first_not_of(" \t") == std::string_view::npos || view.front() == '#') continue;
+    auto fields = csv::split_line(view);
+    if (!fields) {
+      warn("malformed line (unterminated quote), row skipped");
+      continue;
+    }
+    if (!have_header) {
+      for (std::size_t i = 0; i < fields->size(); ++i) cols.index[(*fields)[i]] = i;
+      for (const char* required : {"arch", "sm_count", "M", "N", "K", "dtype", "libtype", "kernelName"}) {
+        if (!cols.has(required)) {
+          warn(std::string("header has no '") + required + "' column, file skipped");
+          return out;
+        }
+      }
+      have_header = true;
+      continue;
+    }
+    if (fields->size() != cols.index.size()) {
+      warn("malformed line: " + std::to_string(fields->size()) + " fields where the header has " +
+           std::to_string(cols.index.size()) + ", row skipped");
+      continue;
+    }
+    auto field = [&](const std::string& name) -> const std::string* {
+      auto it = cols.index.find(name);
+      return it == cols.index.end() ? nullptr : &(*fields)[it->second];
+    };
+    TableRow row;
+    row.file = file;
+    row.line = line_no;
+    std::string bad;
+    auto get_int = [&](const char* name, long long dflt, long long min_value) -> long long {
+      const std::string* f = field(name);
+      if (!f || f->empty()) {
+        if (dflt < min_value) bad = std::string("missing ") + name;
+        return dflt;
+      }
+      auto v = csv::parse_int(*f);
+      if (!v) bad = std::string("bad ") + name + " '" + *f + "'";
+      else if (*v < min_value) bad = std::string(name) + " must be >= " + std::to_string(min_value) + ", got " + *f;
+      return v.value_or(dflt);
+    };
+    auto get_bool = [&](const char* name) -> bool {
+      const std::string* f = field(name);
+      if (!f || f->empty()) return false;
+      auto v = csv::parse_bool(*f);
+      if (!v) bad = std::string("bad ") + name + " '" + *f + "' (expected True or False)";
+      return v.value_or(false);
+    };
+    auto get_double = [&](const char* name) -> double {
+      const std::string* f = field(name);
+      if (!f || f->empty()) return 0;
+      auto v = csv::parse_double(*f);
+      if (!v) bad = std::string("bad ") + name + " '" + *f + "'";
+      return v.value_or(0);
+    };
+    row.key.arch = *field("arch");
+    if (row.key.arch.empty()) bad = "empty arch";
+    row.key.sm_count = static_cast<int>(get_int("sm_count", -1, 1));
+    row.m = get_int("M", -1, 1);
+    row.key.n = get_int("N", -1, 1);
+    row.key.k = get_int("K", -1, 1);
+    row.key.bias = get_bool("bias");
+    row.key.scale_ab = get_bool("scaleAB");
+    row.key.bpreshuffle = get_bool("bpreshuffle");
+    auto dt = dtype_from_name(*field("dtype"));
+    if (!dt) bad = "unknown dtype '" + *field("dtype") + "'";
+    row.key.dtype = dt.value_or(DType::kBFloat16);
+    const std::string* od = field("outdtype");
+    if (od && !od->empty()) {
+      auto odt = dtype_from_name(*od);
+      if (!odt) bad = "unknown outdtype '" + *od + "'";
+      row.key.out_dtype = odt.value_or(row.key.dtype);
+    } else {
+      row.key.out_dtype = row.key.dtype;
+    }
+    row.libtype = *field("libtype");
+    if (row.libtype.empty()) bad = "empty libtype";
+    row.kernel_name = *field("kernelName");
+    if (row.kernel_name.empty()) bad = "empty kernelName";
+    row.solidx = static_cast<int>(get_int("solidx", 0, -1));
+    row.split_k = static_cast<int>(get_int("splitK", 0, 0));
+    row.us = get_double("us");
+    row.err_ratio = get_double("err_ratio");
+    row.tflops = get_double("tflops");
+    row.bw = get_double("bw");
+    if (!bad.empty()) {
+      warn(bad + ", row skipped");
+      continue;
+    }
+    out.rows.push_back(std::move(row));
+  }
+  if (!have_header && line_no > 0) {
+    out.warnings.push_back(file + ": no header line, file skipped");
+  }
+  return out;
+}
+
+std::string format_tuned_row(const TableRow& r) {
+  return csv::join({r.key.arch, std::to_string(r.key.sm_count), std::to_string(r.m),
+                    std::to_string(r.key.n), std::to_string(r.key.k), py_bool(r.key.bias),
+                    std::string(dtype_name(r.key.dtype)), std::string(dtype_name(r.key.out_dtype)),
+                    py_bool(r.key.scale_ab), py_bool(r.key.bpreshuffle), r.libtype,
+                    std::to_string(r.solidx), std::to_string(r.split_k), format_number(r.us),
+                    r.kernel_name, format_number(r.err_ratio), format_number(r.tflops),
+                    format_number(r.bw)});
+}
+
+void Table::load_file(const std::string& path, std::vector<std::string>& warnings) {
+  std::ifstream in(path);
+  if (!in) {
+    warnings.push_back(path + ": cannot be opened, no rows loaded from it");
+    return;
+  }
+  ParsedTable parsed = parse_tuned_table(in, path);
+  warnings.insert(warnings.end(), parsed.warnings.begin(), parsed.warnings.end());
+  add_rows(parsed.rows);
+}
+
+void Table::add_rows(const std::vector<TableRow>& rows) {
+  // Within one file, keep the fastest of duplicate keys; then let it replace older files' rows.
+  std::unordered_map<TableKey, RowsByM, TableKeyHash> file_rows;
+  for (const auto& r : rows) {
+    auto& by_m = file_rows[r.key];
+    auto it = by_m.find(r.m);
+    if (it == by_m.end() || r.us < it->second.us) by_m[r.m] = r;
+  }
+  for (auto& [key, by_m] : file_rows) {
+    auto& dst = rows_[key];
+    for (auto& [m, row] : by_m) dst[m] = std::move(row);
+  }
+}
+
+const Table::RowsByM* Table::rows_for(const TableKey& key) const {
+  auto it = rows_.find(key);
+  return it == rows_.end() ? nullptr : &it->second;
+}
+
+std::size_t Table::size() const {
+  std::size_t n = 0;
+  for (const auto& [key, by_m] : rows_) n += by_m.size();
+  return n;
+}
+
+std::vector<int> Table::sm_counts_for_arch(const std::string& arch) const {
+  std::set<int> counts;
+  for (const auto& [key, by_m] : rows_) {
+    if (key.arch == arch) counts.insert(key.sm_count);
+  }
+  return {counts.begin(), counts.end()};
+}
+
+std::vector<const TableRow*> Table::all_rows() const {
+  std::vector<const TableRow*> out;
+  for (const auto& [key, by_m] : rows_) {
+    for (const auto& [m, row] : by_m) out.push_back(&row);
+  }
+  std::sort(out.begin(), out.end(), [](const TableRow* a, const TableRow* b) {
+    return std::make_tuple(a->key.arch, a->key.sm_count, a->key.n, a->key.k, a->key.bias,
+                           static_cast<int>(a->key.dtype), static_cast<int>(a->key.out_dtype), a->m) <
+           std::make_tuple(b->key.arch, b->key.sm_count, b->key.n, b->key.k, b->key.bias,
+                           static_cast<int>(b->key.dtype), static_cast<int>(b->key.out_dtype), b->m);
+  });
+  return out;
+}
+
+}  // namespace tgemm

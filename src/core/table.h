@@ -1,0 +1,72 @@
+// Tuned tables: one CSV family per op family, AITER's columns with NVIDIA names:
+//   arch,sm_count,M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle,libtype,solidx,splitK,us,
+//   kernelName,err_ratio,tflops,bw
+// Columns are found by name, so their order is free and unknown columns are ignored.
+#pragma once
+
+#include <cstdint>
+#include <istream>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/problem.h"
+
+namespace tgemm {
+
+struct TableRow {
+  TableKey key;
+  std::int64_t m = 0;
+  std::string libtype;
+  int solidx = 0;
+  int split_k = 0;
+  double us = 0;
+  std::string kernel_name;
+  double err_ratio = 0;
+  double tflops = 0;
+  double bw = 0;
+  // Where the row came from, for warnings and logs.
+  std::string file;
+  int line = 0;
+};
+
+// Column names of a tuned table, in the order tgemm writes them.
+const std::vector<std::string>& tuned_table_columns();
+// Column names of an untuned (capture / tuner input) table.
+const std::vector<std::string>& untuned_table_columns();
+
+struct ParsedTable {
+  std::vector<TableRow> rows;
+  std::vector<std::string> warnings;  // "file:line: reason", one per skipped line
+};
+
+// Parses a tuned table; malformed lines are reported in `warnings` and skipped.
+ParsedTable parse_tuned_table(std::istream& in, const std::string& file);
+
+// Formats a row as a CSV line in tuned_table_columns() order.
+std::string format_tuned_row(const TableRow& row);
+
+// Rows of several files merged: within one file a repeated key keeps the lowest `us`; across
+// files, a later file's row replaces an earlier one.
+class Table {
+ public:
+  using RowsByM = std::map<std::int64_t, TableRow>;
+
+  // Reads `path`; a missing or unreadable file is a warning, not an error.
+  void load_file(const std::string& path, std::vector<std::string>& warnings);
+  void add_rows(const std::vector<TableRow>& rows_of_one_file);
+
+  // Rows for a key, ordered by M; nullptr if none.
+  const RowsByM* rows_for(const TableKey& key) const;
+  std::size_t size() const;
+  // SM counts for which rows of `arch` exist.
+  std::vector<int> sm_counts_for_arch(const std::string& arch) const;
+  // Every row, ordered by key then M (for `tgemm show`).
+  std::vector<const TableRow*> all_rows() const;
+
+ private:
+  std::unordered_map<TableKey, RowsByM, TableKeyHash> rows_;
+};
+
+}  // namespace tgemm

@@ -1,0 +1,219 @@
+#include "core/validate.h"
+
+#include <cstdint>
+#include <limits>
+#include <sstream>
+
+#include "core/check.h"
+
+namespace tgemm {
+namespace {
+
+// Largest size of one GEMM dimension we accept: kernels index rows and columns with int32 and
+// cuBLASLt takes them as such in its grid computations.
+constexpr std::int64_t kMaxDim = std::numeric_limits<std::int32_t>::max();
+
+std::string shape_str(const TensorView& t) {
+  std::ostringstream os;
+  os << "[";
+  for (int d = 0; d < t.rank; ++d) os << (d ? ", " : "") << t.sizes[d];
+  os << "]";
+  return os.str();
+}
+
+std::string strides_str(const TensorView& t) {
+  std::ostringstream os;
+  os << "(";
+  for (int d = 0; d < t.rank; ++d) os << (d ? ", " : "") << t.strides[d];
+  os << ")";
+  return os.str();
+}
+
+void check_rank_and_sizes(const TensorView& t, const char* name, std::string_view op) {
+  TGEMM_CHECK(t.rank >= 1 && t.rank <= kMaxRank, op, name, ".rank must be in [1, ", kMaxRank,
+              "], got ", t.rank);
+  for (int d = 0; d < t.rank; ++d) {
+    TGEMM_CHECK(t.sizes[d] >= 0, op, name, ".size(", d, ") must be >= 0, got ", t.sizes[d]);
+    TGEMM_CHECK(t.strides[d] >= 0, op, name, ".stride(", d, ") must be >= 0, got ",
+                t.strides[d], " (negative strides are not supported)");
+  }
+}
+
+// Bytes from the first to one past the last element, with overflow detection.
+bool extent_bytes(const TensorView& t, std::int64_t& bytes) {
+  if (t.numel() == 0) {
+    bytes = 0;
+    return true;
+  }
+  __int128 last = 0;
+  for (int d = 0; d < t.rank; ++d) last += static_cast<__int128>(t.sizes[d] - 1) * t.strides[d];
+  __int128 b = (last + 1) * static_cast<__int128>(dtype_size(t.dtype));
+  if (b > std::numeric_limits<std::int64_t>::max() / 2) return false;
+  bytes = static_cast<std::int64_t>(b);
+  return true;
+}
+
+void check_extent(const TensorView& t, const char* name, std::string_view op) {
+  std::int64_t bytes = 0;
+  TGEMM_CHECK(extent_bytes(t, bytes), op, name, " spans more than 2^62 bytes (sizes ",
+              shape_str(t), ", strides ", strides_str(t), "): sizes overflow");
+}
+
+bool overlaps(const TensorView& a, const TensorView& b) {
+  std::int64_t ea = 0, eb = 0;
+  extent_bytes(a, ea);
+  extent_bytes(b, eb);
+  if (ea == 0 || eb == 0) return false;
+  auto pa = reinterpret_cast<std::uintptr_t>(a.data);
+  auto pb = reinterpret_cast<std::uintptr_t>(b.data);
+  return pa < pb + static_cast<std::uintptr_t>(eb) && pb < pa + static_cast<std::uintptr_t>(ea);
+}
+
+void check_element_alignment(const TensorView& t, const char* name, std::string_view op) {
+  if (t.data == nullptr) return;
+  std::size_t es = dtype_size(t.dtype);
+  TGEMM_CHECK(reinterpret_cast<std::uintptr_t>(t.data) % es == 0, op, name,
+              ".data must be aligned to its element size (", es, " bytes), got address ",
+              t.data);
+}
+
+}  // namespace
+
+GemmCall validate_a16w16(const TensorView& x, const TensorView& w, const TensorView& out,
+                         const GemmOptions& options, std::string_view op) {
+  const TensorView* bias = options.bias;
+  // Null pointers (an empty tensor may have none).
+  TGEMM_CHECK(x.data != nullptr || x.numel() == 0, op, "x.data must not be null (x is ",
+              shape_str(x), ")");
+  TGEMM_CHECK(w.data != nullptr || w.numel() == 0, op, "w.data must not be null (w is ",
+              shape_str(w), ")");
+  TGEMM_CHECK(out.data != nullptr || out.numel() == 0, op, "out.data must not be null (out is ",
+              shape_str(out), ")");
+  if (bias) {
+    TGEMM_CHECK(bias->data != nullptr || bias->numel() == 0, op,
+                "bias.data must not be null when a bias is given");
+  }
+  // Dtypes.
+  TGEMM_CHECK(x.dtype == DType::kBFloat16 || x.dtype == DType::kFloat16, op,
+              "x.dtype must be torch.bfloat16 or torch.float16, got ", dtype_name(x.dtype));
+  TGEMM_CHECK(w.dtype == x.dtype, op, "w.dtype must equal x.dtype (", dtype_name(x.dtype),
+              "), got ", dtype_name(w.dtype));
+  TGEMM_CHECK(out.dtype == DType::kBFloat16 || out.dtype == DType::kFloat16 ||
+                  out.dtype == DType::kFloat32,
+              op, "out.dtype must be torch.bfloat16, torch.float16 or torch.float32, got ",
+              dtype_name(out.dtype));
+  if (bias) {
+    TGEMM_CHECK(bias->dtype == x.dtype || bias->dtype == out.dtype, op,
+                "bias.dtype must equal x.dtype (", dtype_name(x.dtype), ") or out.dtype (",
+                dtype_name(out.dtype), "), got ", dtype_name(bias->dtype));
+  }
+  // Ranks and sizes.
+  check_rank_and_sizes(x, "x", op);
+  check_rank_and_sizes(w, "w", op);
+  check_rank_and_sizes(out, "out", op);
+  TGEMM_CHECK(w.rank == 2, op, "w must be 2-D [N, K], got rank ", w.rank, " ", shape_str(w));
+  TGEMM_CHECK(out.rank == x.rank, op, "out.rank must equal x.rank (", x.rank, "), got ", out.rank);
+  if (bias) {
+    check_rank_and_sizes(*bias, "bias", op);
+    TGEMM_CHECK(bias->rank == 1, op, "bias must be 1-D [N], got rank ", bias->rank, " ",
+                shape_str(*bias));
+  }
+  // Shape agreement.
+  const std::int64_t k = x.size(-1);
+  const std::int64_t n = w.size(0);
+  TGEMM_CHECK(w.size(1) == k, op, "w.size(1) must equal x.size(-1) (K), got ", w.size(1), " vs ",
+              k);
+  TGEMM_CHECK(out.size(-1) == n, op, "out.size(-1) must equal w.size(0) (N), got ", out.size(-1),
+              " vs ", n);
+  std::int64_t m = 1;
+  for (int d = 0; d + 1 < x.rank; ++d) {
+    TGEMM_CHECK(out.sizes[d] == x.sizes[d], op, "out.size(", d, ") must equal x.size(", d,
+                "), got ", out.sizes[d], " vs ", x.sizes[d]);
+    TGEMM_CHECK(x.sizes[d] == 0 || m <= kMaxDim / x.sizes[d], op,
+                "x has more than 2^31-1 rows (M) after flattening ", shape_str(x));
+    m *= x.sizes[d];
+  }
+  TGEMM_CHECK(m <= kMaxDim, op, "M must be at most ", kMaxDim, ", got ", m);
+  TGEMM_CHECK(n <= kMaxDim, op, "N (w.size(0)) must be at most ", kMaxDim, ", got ", n);
+  TGEMM_CHECK(k <= kMaxDim, op, "K (x.size(-1)) must be at most ", kMaxDim, ", got ", k);
+  if (bias) {
+    TGEMM_CHECK(bias->size(0) == n, op, "bias.size(0) must equal N (", n, "), got ",
+                bias->size(0));
+  }
+  // Strides and layout.
+  check_extent(x, "x", op);
+  check_extent(w, "w", op);
+  check_extent(out, "out", op);
+  TGEMM_CHECK(k <= 1 || x.stride(-1) == 1, op, "x.stride(-1) must be 1 (rows contiguous), got ",
+              x.stride(-1), " for x ", shape_str(x), " strides ", strides_str(x));
+  TGEMM_CHECK(k <= 1 || w.stride(1) == 1, op,
+              "w.stride(1) must be 1 (w is [N, K] with contiguous rows, as in F.linear), got ",
+              w.stride(1), " strides ", strides_str(w));
+  TGEMM_CHECK(n <= 1 || out.stride(-1) == 1, op, "out.stride(-1) must be 1, got ",
+              out.stride(-1), " for out ", shape_str(out), " strides ", strides_str(out));
+  // Leading dims of x/out must collapse into one row dimension (as a torch view would); dims of
+  // size 1 may carry any stride.
+  auto row_stride = [&](const TensorView& t, const char* name, std::int64_t row_len) {
+    std::int64_t ld = -1;
+    int inner = -1;
+    for (int d = t.rank - 2; d >= 0; --d) {
+      if (t.sizes[d] <= 1) continue;
+      if (inner < 0) {
+        ld = t.strides[d];
+      } else {
+        TGEMM_CHECK(t.strides[d] == t.strides[inner] * t.sizes[inner], op, name,
+                    " cannot be flattened to 2-D: stride(", d, ") = ", t.strides[d],
+                    " must equal stride(", inner, ") * size(", inner, ") = ",
+                    t.strides[inner] * t.sizes[inner], " (sizes ", shape_str(t), ", strides ",
+                    strides_str(t), ")");
+      }
+      inner = d;
+    }
+    return ld < row_len ? (m <= 1 ? row_len : ld) : ld;
+  };
+  const std::int64_t lda = row_stride(x, "x", k);
+  const std::int64_t ldo = row_stride(out, "out", n);
+  const std::int64_t ldb = n <= 1 ? std::max(w.stride(0), k) : w.stride(0);
+  TGEMM_CHECK(m <= 1 || lda >= k, op, "x row stride must be >= K (", k, "), got ", lda);
+  TGEMM_CHECK(n <= 1 || ldb >= k, op, "w.stride(0) must be >= K (", k, "), got ", ldb);
+  TGEMM_CHECK(m <= 1 || ldo >= n, op, "out row stride must be >= N (", n, "), got ", ldo);
+  if (bias) {
+    TGEMM_CHECK(n <= 1 || bias->stride(0) == 1, op, "bias.stride(0) must be 1, got ",
+                bias->stride(0));
+  }
+  // Alignment.
+  check_element_alignment(x, "x", op);
+  check_element_alignment(w, "w", op);
+  check_element_alignment(out, "out", op);
+  if (bias) check_element_alignment(*bias, "bias", op);
+  // The output must not alias an input: kernels read inputs while writing out.
+  TGEMM_CHECK(!overlaps(out, x), op, "out must not overlap x");
+  TGEMM_CHECK(!overlaps(out, w), op, "out must not overlap w");
+  if (bias) TGEMM_CHECK(!overlaps(out, *bias), op, "out must not overlap bias");
+
+  GemmCall call;
+  GemmProblem& p = call.problem;
+  p.family = OpFamily::kA16W16;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.a_type = x.dtype;
+  p.b_type = w.dtype;
+  p.out_type = out.dtype;
+  p.epilogue = bias ? Epilogue::kBias : Epilogue::kNone;
+  p.bias_type = bias ? bias->dtype : x.dtype;
+  p.lda = std::max<std::int64_t>(lda, 1);
+  p.ldb = std::max<std::int64_t>(ldb, 1);
+  p.ldo = std::max<std::int64_t>(ldo, 1);
+  p.align_a = address_alignment(x.data);
+  p.align_b = address_alignment(w.data);
+  p.align_out = address_alignment(out.data);
+  p.align_bias = bias ? address_alignment(bias->data) : 16;
+  call.args.a = x.data;
+  call.args.b = w.data;
+  call.args.out = out.data;
+  call.args.bias = bias ? bias->data : nullptr;
+  return call;
+}
+
+}  // namespace tgemm

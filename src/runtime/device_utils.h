@@ -1,0 +1,69 @@
+// Device-memory helpers shared by the GPU tests, the bench and the tuner: owned buffers, random
+// and NaN fills, comparison against an fp32 reference. Host-only header (no CUDA types).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "tgemm/tensor.h"
+
+namespace tgemm {
+
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(std::size_t bytes);
+  ~DeviceBuffer();
+  DeviceBuffer(DeviceBuffer&& o) noexcept;
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  void* data() const { return data_; }
+  std::size_t bytes() const { return bytes_; }
+  template <typename T>
+  T* as() const {
+    return static_cast<T*>(data_);
+  }
+
+ private:
+  void* data_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+// Uniform values in [lo, hi), a counter-based hash of (seed, index): reproducible, never zeros
+// by construction of the data (a few elements may round to zero like any random draw).
+void fill_uniform(void* data, DType dtype, std::int64_t count, std::uint64_t seed, float lo,
+                  float hi, Stream stream);
+// Quiet NaN in every element (poisons outputs so unwritten elements fail comparisons).
+void fill_nan(void* data, DType dtype, std::int64_t count, Stream stream);
+
+struct CompareResult {
+  std::int64_t checked = 0;
+  std::int64_t bad = 0;      // |out - ref| > atol + rtol |ref|, NaN or Inf
+  std::int64_t nonfinite = 0;
+  double max_abs_err = 0;
+  std::int64_t first_bad = -1;  // row-major index of the first bad element, -1 if none
+  double first_bad_out = 0, first_bad_ref = 0;
+  double ref_rms = 0;
+};
+
+// Compares out [m, n] (ld ldo, dtype out_type) with ref [m, n] fp32 (ld ldr). Synchronises.
+CompareResult compare_with_reference(const void* out, DType out_type, std::int64_t ldo,
+                                     const float* ref, std::int64_t ldr, std::int64_t m,
+                                     std::int64_t n, double rtol, double atol, Stream stream);
+
+// Tolerance for comparing a GEMM output with the fp32 reference: the output's rounding
+// (relative) plus accumulation-order differences growing with K (absolute; inputs of magnitude <= 1).
+struct Tolerance {
+  double rtol;
+  double atol;
+};
+Tolerance gemm_tolerance(DType out_type, std::int64_t k);
+
+// Copies device memory to host (synchronous).
+void copy_to_host(void* dst, const void* src, std::size_t bytes);
+void copy_to_device(void* dst, const void* src, std::size_t bytes);
+void device_synchronize();
+
+}  // namespace tgemm
