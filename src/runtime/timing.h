@@ -1,0 +1,43 @@
+// Timing the way a deployment runs: the calls captured into a CUDA graph, the graph replayed,
+// CUDA events around each replay, warm-up first, median and spread of the replays. The caller
+// rotates its inputs (launch(i) uses rotation i % sets) so the working set exceeds L2.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+
+#include "tgemm/tensor.h"
+
+namespace tgemm {
+
+struct TimingOptions {
+  int launches_per_graph = 20;  // calls captured in one graph (cycle through the rotations)
+  int warmup_replays = 3;
+  int replays = 15;             // timed replays; the statistics are over these
+};
+
+struct TimingStats {
+  double median_us = 0;  // per call
+  double p10_us = 0;
+  double p90_us = 0;
+  double min_us = 0;
+  int samples = 0;
+};
+
+// Captures launch(0..launches_per_graph-1) on a private stream into a graph and times replays.
+// launch must not allocate or synchronise (warm it up on that shape before). Throws tgemm::Error
+// on CUDA failures, including an illegal launch inside capture.
+TimingStats time_graph(const std::function<void(int, Stream)>& launch, const TimingOptions& options);
+
+// Number of input rotations so that the inputs of the rotations together exceed `factor` times
+// the L2 size, capped at max_sets and at what fits in `memory_budget` bytes.
+int rotation_count(std::size_t bytes_per_set, std::size_t l2_bytes, double factor, int max_sets,
+                   std::size_t memory_budget);
+
+// Streaming read of [data, data + bytes) with 16-byte loads; `blocks` x `threads` grid.
+void stream_read(const void* data, std::size_t bytes, int blocks, int threads, void* sink, Stream stream);
+
+// Device-to-device copy bandwidth (bytes read + written per second, TB/s) over `bytes`.
+double measure_copy_tbps(std::size_t bytes);
+
+}  // namespace tgemm

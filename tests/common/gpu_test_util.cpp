@@ -1,0 +1,93 @@
+#include "tests/common/gpu_test_util.h"
+
+#include <cuda_runtime.h>
+
+#include <sstream>
+
+#include "backends/reference/reference_backend.h"
+#include "core/validate.h"
+
+namespace tgemm::test {
+
+bool has_gpu() {
+  int count = 0;
+  bool ok = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+  cudaGetLastError();
+  return ok;
+}
+
+std::string A16W16Case::describe() const {
+  std::ostringstream os;
+  os << "M=" << m << " N=" << n << " K=" << k << " in=" << dtype_short_name(in)
+     << " out=" << dtype_short_name(out) << " bias=" << (bias ? dtype_short_name(bias_type) : "none");
+  if (lda_pad || ldb_pad || ldo_pad) os << " pads=" << lda_pad << "/" << ldb_pad << "/" << ldo_pad;
+  return os.str();
+}
+
+A16W16Data make_a16w16(const A16W16Case& c, std::uint64_t seed) {
+  A16W16Data d;
+  d.c = c;
+  const std::int64_t lda = c.k + c.lda_pad, ldb = c.k + c.ldb_pad, ldo = c.n + c.ldo_pad;
+  const std::size_t es_in = dtype_size(c.in), es_out = dtype_size(c.out);
+  d.x = DeviceBuffer(static_cast<std::size_t>(std::max<std::int64_t>(c.m * lda, 1)) * es_in);
+  d.w = DeviceBuffer(static_cast<std::size_t>(std::max<std::int64_t>(c.n * ldb, 1)) * es_in);
+  d.out = DeviceBuffer(static_cast<std::size_t>(std::max<std::int64_t>(c.m * ldo, 1)) * es_out);
+  d.ref = DeviceBuffer(static_cast<std::size_t>(std::max<std::int64_t>(c.m * c.n, 1)) * sizeof(float));
+  fill_uniform(d.x.data(), c.in, c.m * lda, seed * 4 + 1, -1.0f, 1.0f, nullptr);
+  fill_uniform(d.w.data(), c.in, c.n * ldb, seed * 4 + 2, -1.0f, 1.0f, nullptr);
+  d.xv = TensorView::strided(d.x.data(), c.in, {c.m, c.k}, {lda, 1});
+  d.wv = TensorView::strided(d.w.data(), c.in, {c.n, c.k}, {ldb, 1});
+  d.ov = TensorView::strided(d.out.data(), c.out, {c.m, c.n}, {ldo, 1});
+  if (c.bias) {
+    d.bias = DeviceBuffer(static_cast<std::size_t>(std::max<std::int64_t>(c.n, 1)) * dtype_size(c.bias_type));
+    fill_uniform(d.bias.data(), c.bias_type, c.n, seed * 4 + 3, -1.0f, 1.0f, nullptr);
+    d.bv = TensorView::contiguous(d.bias.data(), c.bias_type, {c.n});
+  }
+  return d;
+}
+
+GemmProblem A16W16Data::problem() const {
+  GemmProblem p = validate_a16w16(xv, wv, ov, options()).problem;
+  int device = 0;
+  cudaGetDevice(&device);
+  p.device = device;
+  return p;
+}
+
+GemmArgs A16W16Data::args() const { return validate_a16w16(xv, wv, ov, options()).args; }
+
+std::string run_and_compare_views(const TensorView& x, const TensorView& w, const TensorView& out,
+                                  const GemmOptions& options, const std::function<void()>& run) {
+  GemmCall call = validate_a16w16(x, w, out, options);
+  GemmProblem p = call.problem;
+  int device = 0;
+  cudaGetDevice(&device);
+  p.device = device;
+  const std::int64_t extent = p.m == 0 ? 0 : (p.m - 1) * p.ldo + p.n;
+  fill_nan(out.data, out.dtype, extent, nullptr);
+  run();
+  cudaError_t err = cudaDeviceSynchronize();
+  if (err != cudaSuccess) return std::string("CUDA error after run: ") + cudaGetErrorString(err);
+  DeviceBuffer ref(static_cast<std::size_t>(std::max<std::int64_t>(p.m * p.n, 1)) * sizeof(float));
+  GemmArgs ref_args = call.args;
+  ref_args.out = ref.data();
+  run_reference_gemm(p, ref_args, DType::kFloat32, p.n, nullptr);
+  Tolerance tol = gemm_tolerance(p.out_type, p.k);
+  CompareResult r = compare_with_reference(out.data, p.out_type, p.ldo, ref.as<float>(), p.n, p.m, p.n,
+                                           tol.rtol, tol.atol, nullptr);
+  if (r.bad == 0) return "";
+  std::ostringstream os;
+  os << p.describe() << " lda=" << p.lda << " ldb=" << p.ldb << " ldo=" << p.ldo << ": " << r.bad << " of "
+     << r.checked << " elements off (" << r.nonfinite << " non-finite), max |err| " << r.max_abs_err
+     << ", ref rms " << r.ref_rms << "; first at (" << r.first_bad / p.n << ", " << r.first_bad % p.n
+     << "): got " << r.first_bad_out << ", want " << r.first_bad_ref << " (rtol " << tol.rtol << ", atol "
+     << tol.atol << ")";
+  return os.str();
+}
+
+std::string run_and_compare(A16W16Data& d, const std::function<void()>& run) {
+  std::string err = run_and_compare_views(d.xv, d.wv, d.ov, d.options(), run);
+  return err.empty() ? err : d.c.describe() + ": " + err;
+}
+
+}  // namespace tgemm::test

@@ -1,0 +1,60 @@
+// Shared helpers of the GPU tests: device presence, random a16w16 problems with NaN-poisoned
+// outputs, and the comparison of any runner's output with the fp32 reference kernel.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "core/problem.h"
+#include "runtime/device_utils.h"
+#include "tgemm/gemm.h"
+
+namespace tgemm::test {
+
+bool has_gpu();
+
+#define TGEMM_REQUIRE_GPU()                                     \
+  do {                                                          \
+    if (!::tgemm::test::has_gpu()) GTEST_SKIP() << "no CUDA device"; \
+  } while (0)
+
+struct A16W16Case {
+  std::int64_t m = 1, n = 1, k = 1;
+  DType in = DType::kBFloat16;
+  DType out = DType::kBFloat16;
+  bool bias = false;
+  DType bias_type = DType::kBFloat16;  // only with bias; usually `in`
+  std::int64_t lda_pad = 0;   // extra elements per x row
+  std::int64_t ldb_pad = 0;   // extra elements per w row
+  std::int64_t ldo_pad = 0;   // extra elements per out row
+  std::string describe() const;
+};
+
+// Device buffers of one case, filled with uniform(-1, 1) values; out poisoned with NaN.
+struct A16W16Data {
+  A16W16Case c;
+  DeviceBuffer x, w, out, bias, ref;
+  TensorView xv, wv, ov, bv;
+  GemmOptions options() const {
+    GemmOptions o;
+    if (c.bias) o.bias = &bv;
+    return o;
+  }
+  // The problem as validate_a16w16 builds it (device 0 filled in).
+  GemmProblem problem() const;
+  GemmArgs args() const;
+};
+
+A16W16Data make_a16w16(const A16W16Case& c, std::uint64_t seed);
+
+// Poisons out, runs `run`, runs the reference into an fp32 buffer, compares with the tolerance
+// of gemm_tolerance(). Returns a non-empty failure description on mismatch.
+std::string run_and_compare(A16W16Data& d, const std::function<void()>& run);
+// The same for arbitrary views (offset pointers, odd strides, rank > 2).
+std::string run_and_compare_views(const TensorView& x, const TensorView& w, const TensorView& out,
+                                  const GemmOptions& options, const std::function<void()>& run);
+
+}  // namespace tgemm::test

@@ -1,0 +1,213 @@
+// Tables drive dispatch on the real GPU: a row makes the dispatcher run exactly that solution
+// (and the log says so); broken rows (unknown kernel, bad configuration, other SM count, stale
+// cuBLASLt version, unknown libtype, malformed line) are warned about with file:line and skipped;
+// a problem without a row runs the default.
+#include <cuda_runtime.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <vector>
+
+#include "backends/cublaslt/cublaslt_backend.h"
+#include "core/log.h"
+#include "core/table.h"
+#include "runtime/runtime.h"
+#include "tests/common/gpu_test_util.h"
+#include "tgemm/tgemm.h"
+
+namespace tgemm::test {
+namespace {
+
+struct LogCapture {
+  std::mutex mutex;
+  std::vector<std::pair<LogLevel, std::string>> lines;
+  LogSink previous;
+  LogCapture() {
+    previous = set_log_sink([this](LogLevel l, const std::string& m) {
+      std::lock_guard<std::mutex> lock(mutex);
+      lines.emplace_back(l, m);
+    });
+  }
+  ~LogCapture() { set_log_sink(previous); }
+  int count(LogLevel level, const std::string& needle) {
+    std::lock_guard<std::mutex> lock(mutex);
+    int n = 0;
+    for (auto& [l, m] : lines) n += (l == level && m.find(needle) != std::string::npos) ? 1 : 0;
+    return n;
+  }
+  std::string all() {
+    std::lock_guard<std::mutex> lock(mutex);
+    std::string s;
+    for (auto& [l, m] : lines) s += (l == LogLevel::kWarning ? "W: " : "I: ") + m + "\n";
+    return s;
+  }
+};
+
+class DispatchTables : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    unsetenv("TGEMM_CONFIG_GEMM_BF16");
+    unsetenv("TGEMM_LOG_TUNED_CONFIG");
+    if (has_gpu()) reload_config();
+  }
+};
+
+TableRow row_for(const DeviceInfo& dev, std::int64_t m, std::int64_t n, std::int64_t k, const std::string& libtype,
+                 const std::string& name) {
+  TableRow r;
+  r.key.arch = dev.arch;
+  r.key.sm_count = dev.sm_count;
+  r.key.n = n;
+  r.key.k = k;
+  r.m = m;
+  r.libtype = libtype;
+  r.kernel_name = name;
+  r.us = 1.0;
+  return r;
+}
+
+TEST_F(DispatchTables, RowsRouteBrokenRowsWarnMissingRowsDefault) {
+  TGEMM_REQUIRE_GPU();
+  Runtime& rt = Runtime::get();
+  const DeviceInfo& dev = rt.platform().device_info(rt.platform().current_device());
+  const std::int64_t k = 512;
+
+  // The configuration to route to: the heuristic's second candidate when there is one, so a
+  // pass proves the row (not the heuristic) chose it.
+  A16W16Case base;
+  base.m = 64;
+  base.n = 1024;
+  base.k = k;
+  A16W16Data d1 = make_a16w16(base, 1);
+  auto top = LtSolution::heuristic_top(d1.problem(), 8);
+  ASSERT_FALSE(top.empty());
+  const std::string routed = top.size() > 1 ? top[1]->name() : top[0]->name();
+  LtConfig bad = top[0]->chosen_config();
+  bad.tile = 9999;
+  LtConfig stale = top[0]->chosen_config();
+  stale.version = 120900;
+
+  std::string path = ::testing::TempDir() + "tgemm_dispatch_" + std::to_string(::getpid()) + ".csv";
+  std::vector<TableRow> rows = {
+      row_for(dev, 64, 1024, k, "cublaslt", routed),                               // line 2: exact
+      row_for(dev, 16, 1536, k, "cublaslt", routed),                               // line 3: padded for M=5
+      row_for(dev, 64, 1088, k, "cublaslt",
+              "cublaslt:algo99999_tile0_stages0_splitk1_red0_swz0_opt0_inner0_cluster0_v" +
+                  std::to_string(cublaslt_runtime_version())),                      // line 4: unknown algo
+      row_for(dev, 64, 1152, k, "cublaslt", format_lt_name(bad)),                   // line 5: bad config
+      row_for(dev, 64, 1280, k, "nosuchlib", "nosuchlib:kernel"),                   // line 6: unknown libtype
+      row_for(dev, 64, 1344, k, "cublaslt", format_lt_name(stale)),                 // line 7: stale version
+      row_for(dev, 64, 1472, k, "reference", "reference:simt_f32acc"),              // line 8: reference
+  };
+  TableRow other_sm = row_for(dev, 64, 1216, k, "cublaslt", routed);
+  other_sm.key.sm_count = dev.sm_count + 18;
+  {
+    std::ofstream out(path);
+    out << "arch,sm_count,M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle,libtype,solidx,splitK,us,kernelName,"
+           "err_ratio,tflops,bw\n";
+    for (const auto& r : rows) out << format_tuned_row(r) << "\n";
+    out << "sm_90a,132,64,1600,512,False\n";  // line 9: malformed
+  }
+  std::string other_path = path + ".other_sm.csv";
+  {
+    std::ofstream out(other_path);
+    out << "arch,sm_count,M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle,libtype,solidx,splitK,us,kernelName,"
+           "err_ratio,tflops,bw\n"
+        << format_tuned_row(other_sm) << "\n";
+  }
+
+  LogCapture log;
+  setenv("TGEMM_CONFIG_GEMM_BF16", (path + ":" + other_path).c_str(), 1);
+  setenv("TGEMM_LOG_TUNED_CONFIG", "1", 1);
+  reload_config();
+  EXPECT_EQ(log.count(LogLevel::kWarning, path + ":9:"), 1) << log.all();
+
+  auto resolve = [&](std::int64_t m, std::int64_t n, std::uint64_t seed) {
+    A16W16Case c = base;
+    c.m = m;
+    c.n = n;
+    A16W16Data d = make_a16w16(c, seed);
+    DispatchInfo info = describe_gemm_a16w16(d.xv, d.wv, d.ov, d.options());
+    std::string err = run_and_compare(d, [&] { gemm_a16w16(d.xv, d.wv, d.ov, d.options(), nullptr); });
+    EXPECT_TRUE(err.empty()) << err;
+    return info;
+  };
+
+  DispatchInfo exact = resolve(64, 1024, 2);
+  EXPECT_EQ(exact.level, "exact");
+  EXPECT_EQ(exact.kernel_name, routed);
+  EXPECT_EQ(exact.line, 2);
+  EXPECT_EQ(log.count(LogLevel::kInfo, routed), 1) << log.all();  // logged once per shape
+  resolve(64, 1024, 3);
+  EXPECT_EQ(log.count(LogLevel::kInfo, "N=1024 "), 1) << log.all();
+
+  DispatchInfo padded = resolve(5, 1536, 4);
+  EXPECT_EQ(padded.level, "padded_m");
+  EXPECT_EQ(padded.matched_m, 16);
+  EXPECT_EQ(padded.kernel_name, routed);
+
+  struct Broken {
+    std::int64_t n;
+    int line;
+    std::string file, needle;
+  };
+  for (const Broken& b : {Broken{1088, 4, path, "99999"}, Broken{1152, 5, path, "9999"},
+                          Broken{1280, 6, path, "nosuchlib"}, Broken{1344, 7, path, "stale"}}) {
+    DispatchInfo info = resolve(64, b.n, 10 + static_cast<std::uint64_t>(b.n));
+    EXPECT_EQ(info.level, "default") << "N=" << b.n;
+    EXPECT_EQ(log.count(LogLevel::kWarning, b.file + ":" + std::to_string(b.line) + ":"), 1)
+        << "N=" << b.n << "\n" << log.all();
+    EXPECT_EQ(log.count(LogLevel::kWarning, b.needle), 1) << "N=" << b.n << "\n" << log.all();
+  }
+
+  DispatchInfo other = resolve(64, 1216, 20);
+  EXPECT_EQ(other.level, "default");
+  EXPECT_EQ(log.count(LogLevel::kWarning, "has " + std::to_string(dev.sm_count) + " SMs"), 1) << log.all();
+
+  DispatchInfo reference = resolve(64, 1472, 21);
+  EXPECT_EQ(reference.level, "exact");
+  EXPECT_EQ(reference.libtype, "reference");
+
+  DispatchInfo none = resolve(64, 1408, 22);
+  EXPECT_EQ(none.level, "default");
+  EXPECT_EQ(none.line, 0);
+  EXPECT_FALSE(none.libtype.empty());
+
+  std::remove(path.c_str());
+  std::remove(other_path.c_str());
+}
+
+TEST_F(DispatchTables, ShippedTableRowsAreAllValidOnThisDevice) {
+  TGEMM_REQUIRE_GPU();
+  // Every row of the shipped table for this device must resolve to itself at the exact level:
+  // a stale or broken shipped row would silently fall back.
+  LogCapture log;
+  reload_config();
+  Runtime& rt = Runtime::get();
+  int device = rt.platform().current_device();
+  const DeviceInfo& dev = rt.platform().device_info(device);
+  const Table& table = rt.dispatcher().table(OpFamily::kA16W16);
+  int checked = 0;
+  for (const TableRow* r : table.all_rows()) {
+    if (r->key.arch != dev.arch || r->key.sm_count != dev.sm_count) continue;
+    A16W16Case c;
+    c.m = r->m;
+    c.n = r->key.n;
+    c.k = r->key.k;
+    c.in = r->key.dtype;
+    c.out = r->key.out_dtype;
+    c.bias = r->key.bias;
+    A16W16Data d = make_a16w16(c, static_cast<std::uint64_t>(checked) + 100);
+    DispatchInfo info = describe_gemm_a16w16(d.xv, d.wv, d.ov, d.options());
+    EXPECT_EQ(info.level, "exact") << r->file << ":" << r->line;
+    EXPECT_EQ(info.kernel_name, r->kernel_name) << r->file << ":" << r->line;
+    ++checked;
+  }
+  EXPECT_EQ(log.count(LogLevel::kWarning, ""), 0) << log.all();
+  RecordProperty("rows_checked", checked);
+}
+
+}  // namespace
+}  // namespace tgemm::test

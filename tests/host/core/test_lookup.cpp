@@ -1,0 +1,181 @@
+#include "core/lookup.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tgemm {
+namespace {
+
+TEST(PaddedM, EveryBreakpoint) {
+  const std::vector<std::pair<std::int64_t, std::int64_t>> cases = {
+      {1, 16},      {15, 16},     {16, 16},     {17, 32},     {255, 256},   {256, 256},
+      {257, 288},   {288, 288},   {289, 320},   {1023, 1024}, {1024, 1024}, {1025, 1088},
+      {1088, 1088}, {1089, 1152}, {4095, 4096}, {4096, 4096}, {4097, 4224}, {4224, 4224},
+      {4225, 4352}, {8191, 8192}, {100000, 100096}};
+  for (const auto& [m, want] : cases) EXPECT_EQ(padded_m(m), want) << "M=" << m;
+}
+
+TEST(PaddedM, IsAMultipleOfItsRegionsStepAndNeverSmaller) {
+  for (std::int64_t m = 1; m <= 10000; ++m) {
+    const std::int64_t p = padded_m(m);
+    const std::int64_t step = m <= 256 ? 16 : m <= 1024 ? 32 : m <= 4096 ? 64 : 128;
+    ASSERT_GE(p, m) << "M=" << m;
+    ASSERT_LT(p - m, step) << "M=" << m;
+    ASSERT_EQ(p % step, 0) << "M=" << m;
+  }
+}
+
+TEST(NextPow2, Values) {
+  const std::vector<std::pair<std::int64_t, std::int64_t>> cases = {
+      {1, 1}, {2, 2}, {3, 4}, {4, 4}, {5, 8}, {17, 32}, {257, 512}, {1024, 1024}, {1025, 2048},
+      {4097, 8192}, {(std::int64_t{1} << 31) - 1, std::int64_t{1} << 31}};
+  for (const auto& [m, want] : cases) EXPECT_EQ(next_pow2(m), want) << "M=" << m;
+}
+
+TEST(WalkLevelName, Names) {
+  EXPECT_EQ(walk_level_name(WalkLevel::kExact), "exact");
+  EXPECT_EQ(walk_level_name(WalkLevel::kPaddedM), "padded_m");
+  EXPECT_EQ(walk_level_name(WalkLevel::kPow2M), "pow2_m");
+  EXPECT_EQ(walk_level_name(WalkLevel::kNearestM), "nearest_m");
+  EXPECT_EQ(walk_level_name(WalkLevel::kDefault), "default");
+}
+
+Table::RowsByM rows_at(const std::vector<std::int64_t>& ms) {
+  Table::RowsByM rows;
+  for (std::int64_t m : ms) {
+    TableRow r;
+    r.m = m;
+    r.kernel_name = "fake:m" + std::to_string(m);
+    rows[m] = r;
+  }
+  return rows;
+}
+
+using Walk = std::vector<std::pair<WalkLevel, std::int64_t>>;
+
+Walk walk_of(const Table::RowsByM& rows, std::int64_t m) {
+  Walk out;
+  for (const WalkStep& s : walk(&rows, m)) {
+    EXPECT_EQ(s.row, &rows.at(s.row->m)) << "steps must point into the table";
+    out.emplace_back(s.level, s.row->m);
+  }
+  return out;
+}
+
+std::string show(const Walk& w) {
+  std::string out;
+  for (const auto& [level, m] : w) out += std::string(walk_level_name(level)) + ":" + std::to_string(m) + " ";
+  return out;
+}
+
+constexpr WalkLevel kE = WalkLevel::kExact;
+constexpr WalkLevel kP = WalkLevel::kPaddedM;
+constexpr WalkLevel kT = WalkLevel::kPow2M;
+constexpr WalkLevel kN = WalkLevel::kNearestM;
+
+TEST(Walk, NullOrEmptyRowsGiveNoSteps) {
+  EXPECT_TRUE(walk(nullptr, 16).empty());
+  Table::RowsByM empty;
+  EXPECT_TRUE(walk(&empty, 16).empty());
+}
+
+TEST(Walk, ExactThenPaddedThenPow2ThenNearest) {
+  // M=300: padded 320, pow2 512.
+  auto rows = rows_at({64, 300, 320, 512, 2048});
+  Walk w = walk_of(rows, 300);
+  // Nearest by ratio from 300: 2048 (x6.83) vs 64 (x4.69) -> 64 first.
+  EXPECT_EQ(w, (Walk{{kE, 300}, {kP, 320}, {kT, 512}, {kN, 64}, {kN, 2048}})) << show(w);
+}
+
+TEST(Walk, MissingLevelsAreSkipped) {
+  auto rows = rows_at({512, 2048});
+  Walk w = walk_of(rows, 300);  // no 300, no 320
+  EXPECT_EQ(w, (Walk{{kT, 512}, {kN, 2048}})) << show(w);
+
+  auto rows2 = rows_at({320, 4096});
+  Walk w2 = walk_of(rows2, 300);
+  EXPECT_EQ(w2, (Walk{{kP, 320}, {kN, 4096}})) << show(w2);
+}
+
+TEST(Walk, EachTunedMAppearsOnce) {
+  // M=16: exact, padded and pow2 are all 16: one step.
+  auto rows = rows_at({16, 32});
+  Walk w = walk_of(rows, 16);
+  EXPECT_EQ(w, (Walk{{kE, 16}, {kN, 32}})) << show(w);
+  // M=17: padded 32 and pow2 32: 32 once, as padded.
+  Walk w17 = walk_of(rows, 17);
+  EXPECT_EQ(w17, (Walk{{kP, 32}, {kN, 16}})) << show(w17);
+  // M=1: padded 16, pow2 1.
+  auto rows1 = rows_at({1, 16, 8});
+  Walk w1 = walk_of(rows1, 1);
+  EXPECT_EQ(w1, (Walk{{kE, 1}, {kP, 16}, {kN, 8}})) << show(w1);
+}
+
+TEST(Walk, EveryRowIsOfferedExactlyOnce) {
+  auto rows = rows_at({1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 256, 320, 512, 1024, 4096, 8192});
+  for (std::int64_t m : {1, 3, 17, 100, 300, 1000, 5000, 20000}) {
+    Walk w = walk_of(rows, m);
+    ASSERT_EQ(w.size(), rows.size()) << "M=" << m << ": " << show(w);
+    std::vector<std::int64_t> seen;
+    for (const auto& [level, row_m] : w) seen.push_back(row_m);
+    std::sort(seen.begin(), seen.end());
+    EXPECT_EQ(std::unique(seen.begin(), seen.end()), seen.end()) << "M=" << m << ": " << show(w);
+  }
+}
+
+TEST(Walk, NearestIsByRatioNotDifference) {
+  // From M=100, 40 is closer by difference (60 vs 120) but further by ratio (x2.5 vs x2.2), so
+  // 220 comes first; 60 (x1.67) beats 190 (x1.9) by both measures.
+  auto rows = rows_at({40, 220});
+  Walk w = walk_of(rows, 100);
+  EXPECT_EQ(w, (Walk{{kN, 220}, {kN, 40}})) << show(w);
+  auto rows2 = rows_at({60, 190});
+  Walk w2 = walk_of(rows2, 100);
+  EXPECT_EQ(w2, (Walk{{kN, 60}, {kN, 190}})) << show(w2);
+}
+
+TEST(Walk, NearestOrdersAllRemainingRowsByRatio) {
+  auto rows = rows_at({2, 8, 40, 400, 3000});
+  Walk w = walk_of(rows, 100);  // padded 112, pow2 128: none
+  // Ratios from 100: 40 x2.5, 400 x4, 8 x12.5, 3000 x30, 2 x50.
+  EXPECT_EQ(w, (Walk{{kN, 40}, {kN, 400}, {kN, 8}, {kN, 3000}, {kN, 2}})) << show(w);
+}
+
+TEST(Walk, NearestTiesGoToTheLargerM) {
+  // Exact ratio ties: m/a == b/m.
+  struct Tie {
+    std::int64_t m, smaller, larger;
+  };
+  const std::vector<Tie> ties = {
+      {32, 16, 64}, {100, 50, 200}, {6, 4, 9},     {6, 3, 12},     {12, 8, 18},   {24, 12, 48},
+      {30, 20, 45}, {10, 5, 20},    {60, 40, 90},  {210, 140, 315}, {96, 64, 144}, {20, 16, 25},
+      {3000, 2000, 4500}};
+  for (const Tie& t : ties) {
+    auto rows = rows_at({t.smaller, t.larger});
+    // Neither row is M, padded_m(M) or next_pow2(M), so both are at the nearest level.
+    Walk w = walk_of(rows, t.m);
+    EXPECT_EQ(w, (Walk{{kN, t.larger}, {kN, t.smaller}}))
+        << "M=" << t.m << " rows " << t.smaller << ", " << t.larger << ": " << show(w);
+  }
+}
+
+TEST(Walk, MBeyondEveryRow) {
+  auto rows = rows_at({16, 256, 4096});
+  Walk w = walk_of(rows, 1 << 20);
+  EXPECT_EQ(w, (Walk{{kN, 4096}, {kN, 256}, {kN, 16}})) << show(w);
+}
+
+TEST(Walk, MZeroUsesTheSmallestRowsFirst) {
+  // An empty problem never reaches a kernel, but the walk must still be well defined.
+  auto rows = rows_at({1, 16, 64});
+  Walk w = walk_of(rows, 0);
+  EXPECT_EQ(w, (Walk{{kT, 1}, {kN, 16}, {kN, 64}})) << show(w);
+}
+
+}  // namespace
+}  // namespace tgemm

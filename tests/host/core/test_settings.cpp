@@ -1,0 +1,100 @@
+#include "core/settings.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tgemm {
+namespace {
+
+using Strings = std::vector<std::string>;
+
+// An injected environment: only the variables in `env` are set.
+Settings settings_with(const std::map<std::string, std::string>& env,
+                       const std::string& shipped_dir = "/opt/tgemm/configs") {
+  return Settings::from_env(shipped_dir, [&env](const char* name) -> const char* {
+    auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  });
+}
+
+TEST(SettingsFromEnv, UnsetUsesTheShippedTableAndDefaults) {
+  Settings s = settings_with({});
+  EXPECT_EQ(s.a16w16.table_files, (Strings{"/opt/tgemm/configs/bf16_tuned_gemm.csv"}));
+  EXPECT_EQ(s.a16w16.untuned_file, "bf16_untuned_gemm.csv");
+  EXPECT_FALSE(s.capture);
+  EXPECT_FALSE(s.log_tuned_config);
+  EXPECT_EQ(&s.family(OpFamily::kA16W16), &s.a16w16);
+}
+
+TEST(SettingsFromEnv, NoShippedDirMeansNoTables) {
+  Settings s = settings_with({}, "");
+  EXPECT_TRUE(s.a16w16.table_files.empty());
+}
+
+TEST(SettingsFromEnv, ConfigVariableReplacesTheShippedTable) {
+  Settings s = settings_with({{"TGEMM_CONFIG_GEMM_BF16", "/data/mine.csv"}});
+  EXPECT_EQ(s.a16w16.table_files, (Strings{"/data/mine.csv"}));
+}
+
+TEST(SettingsFromEnv, ColonSeparatedListInOrderWithEmptyEntriesDropped) {
+  Settings s = settings_with({{"TGEMM_CONFIG_GEMM_BF16", "a.csv:b.csv"}});
+  EXPECT_EQ(s.a16w16.table_files, (Strings{"a.csv", "b.csv"}));
+  Settings s2 = settings_with({{"TGEMM_CONFIG_GEMM_BF16", ":a.csv::b.csv:"}});
+  EXPECT_EQ(s2.a16w16.table_files, (Strings{"a.csv", "b.csv"}));
+  // Set but empty: the user asked for no tables, not for the shipped one.
+  Settings s3 = settings_with({{"TGEMM_CONFIG_GEMM_BF16", ""}});
+  EXPECT_TRUE(s3.a16w16.table_files.empty());
+}
+
+TEST(SettingsFromEnv, Flags) {
+  EXPECT_TRUE(settings_with({{"TGEMM_TUNE_GEMM", "1"}}).capture);
+  EXPECT_FALSE(settings_with({{"TGEMM_TUNE_GEMM", "0"}}).capture);
+  EXPECT_FALSE(settings_with({{"TGEMM_TUNE_GEMM", "1"}}).log_tuned_config);
+  EXPECT_TRUE(settings_with({{"TGEMM_LOG_TUNED_CONFIG", "1"}}).log_tuned_config);
+  EXPECT_FALSE(settings_with({{"TGEMM_LOG_TUNED_CONFIG", "1"}}).capture);
+  Settings both = settings_with({{"TGEMM_TUNE_GEMM", "true"}, {"TGEMM_LOG_TUNED_CONFIG", "True"}});
+  EXPECT_TRUE(both.capture);
+  EXPECT_TRUE(both.log_tuned_config);
+}
+
+TEST(SettingsFromEnv, UntunedFilePath) {
+  EXPECT_EQ(settings_with({{"TGEMM_UNTUNED_GEMM_BF16", "/tmp/u.csv"}}).a16w16.untuned_file,
+            "/tmp/u.csv");
+  // Empty means unset.
+  EXPECT_EQ(settings_with({{"TGEMM_UNTUNED_GEMM_BF16", ""}}).a16w16.untuned_file,
+            "bf16_untuned_gemm.csv");
+}
+
+TEST(SettingsFromEnv, AsksForTheFamilyVariablesByName) {
+  std::vector<std::string> asked;
+  Settings::from_env("/c", [&asked](const char* name) -> const char* {
+    asked.emplace_back(name);
+    return nullptr;
+  });
+  for (const char* name : {"TGEMM_CONFIG_GEMM_BF16", "TGEMM_UNTUNED_GEMM_BF16", "TGEMM_TUNE_GEMM",
+                           "TGEMM_LOG_TUNED_CONFIG"}) {
+    EXPECT_NE(std::find(asked.begin(), asked.end(), name), asked.end()) << name;
+  }
+}
+
+TEST(EnvFlag, Spellings) {
+  for (const char* on : {"1", "true", "True", "TRUE", "yes", "on"}) EXPECT_TRUE(env_flag(on)) << on;
+  for (const char* off : {"0", "false", "False", "", "no", "off", "2"}) {
+    EXPECT_FALSE(env_flag(off)) << "'" << off << "'";
+  }
+  EXPECT_FALSE(env_flag(nullptr));
+}
+
+TEST(SplitPathList, Cases) {
+  EXPECT_EQ(split_path_list("a:b::c"), (Strings{"a", "b", "c"}));
+  EXPECT_EQ(split_path_list(""), Strings{});
+  EXPECT_EQ(split_path_list(":"), Strings{});
+  EXPECT_EQ(split_path_list("/x/y.csv"), (Strings{"/x/y.csv"}));
+  EXPECT_EQ(split_path_list("a:"), (Strings{"a"}));
+}
+
+}  // namespace
+}  // namespace tgemm

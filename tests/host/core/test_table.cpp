@@ -1,0 +1,425 @@
+#include "core/table.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/csv.h"
+#include "tests/common/host_test_util.h"
+
+namespace tgemm {
+namespace {
+
+using test::contains;
+
+std::string header() { return csv::join(tuned_table_columns()); }
+
+// One line in tuned_table_columns() order: a valid bf16 row unless `changes` says otherwise.
+std::string row_line(const std::map<std::string, std::string>& changes = {}) {
+  std::map<std::string, std::string> f = {
+      {"arch", "sm_90a"},      {"sm_count", "132"},      {"M", "16"},          {"N", "4096"},
+      {"K", "4096"},           {"bias", "False"},        {"dtype", "torch.bfloat16"},
+      {"outdtype", "torch.bfloat16"}, {"scaleAB", "False"}, {"bpreshuffle", "False"},
+      {"libtype", "fake"},     {"solidx", "0"},          {"splitK", "0"},      {"us", "10"},
+      {"kernelName", "fake:tile64"}, {"err_ratio", "0"}, {"tflops", "100"},    {"bw", "200"}};
+  for (const auto& [k, v] : changes) f.at(k) = v;
+  std::vector<std::string> fields;
+  for (const auto& col : tuned_table_columns()) fields.push_back(f.at(col));
+  return csv::join(fields);
+}
+
+ParsedTable parse(const std::string& text, const std::string& file = "t.csv") {
+  std::istringstream in(text);
+  return parse_tuned_table(in, file);
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const auto& l : lines) out += l + "\n";
+  return out;
+}
+
+TableKey bf16_key(std::int64_t n = 4096, std::int64_t k = 4096, int sm_count = 132) {
+  TableKey key;
+  key.arch = "sm_90a";
+  key.sm_count = sm_count;
+  key.n = n;
+  key.k = k;
+  return key;
+}
+
+TableRow make_row(std::int64_t m, double us, const std::string& kernel, const std::string& file,
+                  int line, std::int64_t n = 4096) {
+  TableRow r;
+  r.key = bf16_key(n);
+  r.m = m;
+  r.libtype = "fake";
+  r.kernel_name = kernel;
+  r.us = us;
+  r.file = file;
+  r.line = line;
+  return r;
+}
+
+TEST(TableColumns, TunedColumnsInWrittenOrder) {
+  EXPECT_EQ(header(),
+            "arch,sm_count,M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle,libtype,solidx,splitK,us,"
+            "kernelName,err_ratio,tflops,bw");
+  EXPECT_EQ(csv::join(untuned_table_columns()), "M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle");
+}
+
+TEST(ParseTunedTable, ReadsEveryColumn) {
+  ParsedTable t = parse(joined(
+      {header(),
+       row_line({{"M", "48"}, {"N", "1024"}, {"K", "512"}, {"bias", "True"}, {"dtype", "torch.float16"},
+                 {"outdtype", "torch.float32"}, {"scaleAB", "True"}, {"bpreshuffle", "True"},
+                 {"libtype", "cublaslt"}, {"solidx", "-1"}, {"splitK", "4"}, {"us", "12.5"},
+                 {"kernelName", "cublaslt:heuristic"}, {"err_ratio", "0.001"}, {"tflops", "456.25"},
+                 {"bw", "1234.5"}, {"sm_count", "114"}})}));
+  ASSERT_TRUE(t.warnings.empty()) << t.warnings[0];
+  ASSERT_EQ(t.rows.size(), 1u);
+  const TableRow& r = t.rows[0];
+  EXPECT_EQ(r.key.arch, "sm_90a");
+  EXPECT_EQ(r.key.sm_count, 114);
+  EXPECT_EQ(r.m, 48);
+  EXPECT_EQ(r.key.n, 1024);
+  EXPECT_EQ(r.key.k, 512);
+  EXPECT_TRUE(r.key.bias);
+  EXPECT_EQ(r.key.dtype, DType::kFloat16);
+  EXPECT_EQ(r.key.out_dtype, DType::kFloat32);
+  EXPECT_TRUE(r.key.scale_ab);
+  EXPECT_TRUE(r.key.bpreshuffle);
+  EXPECT_EQ(r.libtype, "cublaslt");
+  EXPECT_EQ(r.solidx, -1);
+  EXPECT_EQ(r.split_k, 4);
+  EXPECT_DOUBLE_EQ(r.us, 12.5);
+  EXPECT_EQ(r.kernel_name, "cublaslt:heuristic");
+  EXPECT_DOUBLE_EQ(r.err_ratio, 0.001);
+  EXPECT_DOUBLE_EQ(r.tflops, 456.25);
+  EXPECT_DOUBLE_EQ(r.bw, 1234.5);
+  EXPECT_EQ(r.file, "t.csv");
+  EXPECT_EQ(r.line, 2);
+}
+
+TEST(ParseTunedTable, ColumnsFoundByNameInAnyOrderAndUnknownOnesIgnored) {
+  const std::string text =
+      "kernelName,M,comment,N,K,arch,sm_count,bias,dtype,outdtype,libtype,us,solidx,splitK,"
+      "scaleAB,bpreshuffle,err_ratio,tflops,bw\n"
+      "fake:tile64,16,hello,4096,2048,sm_90a,132,False,torch.bfloat16,torch.bfloat16,fake,12.5,3,"
+      "2,False,False,0,10.5,300\n"
+      "fake:tile128,32.0,\"a, b\",4096,2048,sm_90a,132,True,bf16,float32,fake,7,0,0,False,True,"
+      "0.25,1,2\n";
+  ParsedTable t = parse(text);
+  ASSERT_TRUE(t.warnings.empty()) << t.warnings[0];
+  ASSERT_EQ(t.rows.size(), 2u);
+  const TableRow& a = t.rows[0];
+  EXPECT_EQ(a.kernel_name, "fake:tile64");
+  EXPECT_EQ(a.m, 16);
+  EXPECT_EQ(a.key.n, 4096);
+  EXPECT_EQ(a.key.k, 2048);
+  EXPECT_EQ(a.key.arch, "sm_90a");
+  EXPECT_EQ(a.key.sm_count, 132);
+  EXPECT_FALSE(a.key.bias);
+  EXPECT_EQ(a.libtype, "fake");
+  EXPECT_DOUBLE_EQ(a.us, 12.5);
+  EXPECT_EQ(a.solidx, 3);
+  EXPECT_EQ(a.split_k, 2);
+  EXPECT_DOUBLE_EQ(a.tflops, 10.5);
+  EXPECT_DOUBLE_EQ(a.bw, 300);
+  EXPECT_EQ(a.line, 2);
+  const TableRow& b = t.rows[1];
+  EXPECT_EQ(b.kernel_name, "fake:tile128");
+  EXPECT_EQ(b.m, 32);  // "32.0" as pandas writes integer columns
+  EXPECT_TRUE(b.key.bias);
+  EXPECT_EQ(b.key.dtype, DType::kBFloat16);      // short name
+  EXPECT_EQ(b.key.out_dtype, DType::kFloat32);  // name without "torch."
+  EXPECT_TRUE(b.key.bpreshuffle);
+  EXPECT_DOUBLE_EQ(b.err_ratio, 0.25);
+  EXPECT_EQ(b.line, 3);
+}
+
+TEST(ParseTunedTable, OptionalColumnsMayBeAbsent) {
+  // Only the required columns: outdtype defaults to dtype, flags to False, numbers to 0.
+  ParsedTable t = parse(
+      "arch,sm_count,M,N,K,dtype,libtype,kernelName\n"
+      "sm_90a,132,1,8,16,torch.float16,fake,fake:tile64\n");
+  ASSERT_TRUE(t.warnings.empty()) << t.warnings[0];
+  ASSERT_EQ(t.rows.size(), 1u);
+  EXPECT_EQ(t.rows[0].key.dtype, DType::kFloat16);
+  EXPECT_EQ(t.rows[0].key.out_dtype, DType::kFloat16);
+  EXPECT_FALSE(t.rows[0].key.bias);
+  EXPECT_EQ(t.rows[0].split_k, 0);
+  EXPECT_EQ(t.rows[0].solidx, 0);
+}
+
+TEST(ParseTunedTable, CommentsBlankLinesAndCrlfAreSkippedButCounted) {
+  ParsedTable t = parse("# written by tgemm tune\r\n\r\n" + header() + "\r\n   \n" +
+                        row_line({{"M", "8"}}) + "\r\n# trailing comment\n");
+  ASSERT_TRUE(t.warnings.empty()) << t.warnings[0];
+  ASSERT_EQ(t.rows.size(), 1u);
+  EXPECT_EQ(t.rows[0].m, 8);
+  EXPECT_EQ(t.rows[0].line, 5);
+  EXPECT_EQ(t.rows[0].kernel_name, "fake:tile64");  // no '\r' left on the last column
+  EXPECT_DOUBLE_EQ(t.rows[0].bw, 200);
+}
+
+TEST(ParseTunedTable, MalformedLinesWarnWithFileLineAndReasonAndGoodRowsSurvive) {
+  std::vector<std::string> lines = {
+      header(),                                                  // 1
+      row_line({{"M", "16"}}),                                   // 2 good
+      row_line() + ",extra",                                     // 3 too many fields
+      "sm_90a,132,16,4096",                                      // 4 too few fields
+      row_line({{"M", "sixteen"}}),                              // 5 bad int
+      row_line({{"dtype", "torch.float64"}}),                    // 6 unknown dtype
+      row_line({{"kernelName", ""}}),                            // 7 empty kernelName
+      row_line({{"M", "0"}}),                                    // 8 M = 0
+      row_line({{"M", "32"}}),                                   // 9 good
+      row_line({{"bias", "maybe"}}),                             // 10 bad bool
+      "\"sm_90a,132",                                            // 11 unterminated quote
+      row_line({{"N", "-5"}}),                                   // 12 negative N
+      row_line({{"sm_count", "0"}}),                             // 13 sm_count 0
+      "",                                                        // 14 blank: no warning
+      "# a comment, with commas",                                // 15 comment: no warning
+      row_line({{"outdtype", "torch.float64"}}),                 // 16 unknown outdtype
+      row_line({{"libtype", ""}}),                               // 17 empty libtype
+      row_line({{"arch", ""}}),                                  // 18 empty arch
+      row_line({{"splitK", "-1"}}),                              // 19 negative splitK
+      row_line({{"us", "fast"}}),                                // 20 bad double
+      row_line({{"K", "4096.5"}}),                               // 21 non-integral K
+      row_line({{"M", "64"}}),                                   // 22 good
+  };
+  ParsedTable t = parse(joined(lines), "configs/x.csv");
+
+  std::vector<std::int64_t> ms;
+  std::vector<int> good_lines;
+  for (const auto& r : t.rows) {
+    ms.push_back(r.m);
+    good_lines.push_back(r.line);
+  }
+  EXPECT_EQ(ms, (std::vector<std::int64_t>{16, 32, 64}));
+  EXPECT_EQ(good_lines, (std::vector<int>{2, 9, 22}));
+
+  // One warning per bad line, in order: "file:line: reason, row skipped".
+  const std::vector<std::pair<int, std::vector<std::string>>> expected = {
+      {3, {"19 fields", "18"}},
+      {4, {"4 fields", "18"}},
+      {5, {"M", "'sixteen'"}},
+      {6, {"unknown dtype", "torch.float64"}},
+      {7, {"empty kernelName"}},
+      {8, {"M must be >= 1", "got 0"}},
+      {10, {"bias", "'maybe'"}},
+      {11, {"unterminated quote"}},
+      {12, {"N must be >= 1", "got -5"}},
+      {13, {"sm_count must be >= 1", "got 0"}},
+      {16, {"unknown outdtype", "torch.float64"}},
+      {17, {"empty libtype"}},
+      {18, {"empty arch"}},
+      {19, {"splitK must be >= 0", "got -1"}},
+      {20, {"us", "'fast'"}},
+      {21, {"K", "'4096.5'"}},
+  };
+  ASSERT_EQ(t.warnings.size(), expected.size()) << [&] {
+    std::string all;
+    for (const auto& w : t.warnings) all += w + "\n";
+    return all;
+  }();
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const std::string& w = t.warnings[i];
+    const std::string prefix = "configs/x.csv:" + std::to_string(expected[i].first) + ": ";
+    EXPECT_EQ(w.rfind(prefix, 0), 0u) << "expected prefix '" << prefix << "' in: " << w;
+    EXPECT_TRUE(contains(w, "skipped")) << w;
+    for (const auto& part : expected[i].second) {
+      EXPECT_TRUE(contains(w, part)) << "'" << part << "' missing from: " << w;
+    }
+  }
+}
+
+TEST(ParseTunedTable, MissingRequiredHeaderColumnSkipsTheFile) {
+  for (const char* missing : {"arch", "sm_count", "M", "N", "K", "dtype", "libtype", "kernelName"}) {
+    std::vector<std::string> cols;
+    for (const auto& c : tuned_table_columns()) {
+      if (c != missing) cols.push_back(c);
+    }
+    // Data lines that would be valid apart from the missing column.
+    std::vector<std::string> values;
+    std::vector<std::string> full = *csv::split_line(row_line());
+    for (std::size_t i = 0; i < tuned_table_columns().size(); ++i) {
+      if (tuned_table_columns()[i] != missing) values.push_back(full[i]);
+    }
+    ParsedTable t = parse("# comment\n" + csv::join(cols) + "\n" + csv::join(values) + "\n", "h.csv");
+    EXPECT_TRUE(t.rows.empty()) << missing;
+    ASSERT_EQ(t.warnings.size(), 1u) << missing;
+    EXPECT_EQ(t.warnings[0],
+              std::string("h.csv:2: header has no '") + missing + "' column, file skipped");
+  }
+}
+
+TEST(ParseTunedTable, EmptyInputHasNoRowsAndNoWarnings) {
+  ParsedTable t = parse("");
+  EXPECT_TRUE(t.rows.empty());
+  EXPECT_TRUE(t.warnings.empty());
+}
+
+TEST(ParseTunedTable, OnlyCommentsIsANoHeaderWarning) {
+  ParsedTable t = parse("# nothing here\n\n", "c.csv");
+  EXPECT_TRUE(t.rows.empty());
+  ASSERT_EQ(t.warnings.size(), 1u);
+  EXPECT_TRUE(contains(t.warnings[0], "c.csv")) << t.warnings[0];
+  EXPECT_TRUE(contains(t.warnings[0], "no header")) << t.warnings[0];
+}
+
+TEST(FormatTunedRow, WritesColumnsInOrder) {
+  TableRow r = make_row(16, 10, "fake:tile64", "", 0);
+  r.tflops = 100;
+  r.bw = 200;
+  EXPECT_EQ(format_tuned_row(r),
+            "sm_90a,132,16,4096,4096,False,torch.bfloat16,torch.bfloat16,False,False,fake,0,0,10,"
+            "fake:tile64,0,100,200");
+}
+
+TEST(FormatTunedRow, ParseOfFormatGivesTheSameRow) {
+  TableRow r;
+  r.key.arch = "sm_90a";
+  r.key.sm_count = 114;
+  r.key.n = 7168;
+  r.key.k = 18432;
+  r.key.bias = true;
+  r.key.dtype = DType::kFloat16;
+  r.key.out_dtype = DType::kFloat32;
+  r.key.scale_ab = true;
+  r.key.bpreshuffle = true;
+  r.m = 4097;
+  r.libtype = "cutlass";
+  r.solidx = -1;
+  r.split_k = 4;
+  r.us = 12.5;
+  r.kernel_name = "cutlass:sm90_bf16_128x256x64_c2x1_s4_coop, \"quoted\"";  // needs quoting
+  r.err_ratio = 0.001;
+  r.tflops = 456.25;
+  r.bw = 1234.5;
+
+  ParsedTable t = parse(header() + "\n" + format_tuned_row(r) + "\n", "rt.csv");
+  ASSERT_TRUE(t.warnings.empty()) << t.warnings[0];
+  ASSERT_EQ(t.rows.size(), 1u);
+  const TableRow& b = t.rows[0];
+  EXPECT_TRUE(b.key == r.key) << b.key.describe() << " vs " << r.key.describe();
+  EXPECT_EQ(b.m, r.m);
+  EXPECT_EQ(b.libtype, r.libtype);
+  EXPECT_EQ(b.solidx, r.solidx);
+  EXPECT_EQ(b.split_k, r.split_k);
+  EXPECT_DOUBLE_EQ(b.us, r.us);
+  EXPECT_EQ(b.kernel_name, r.kernel_name);
+  EXPECT_DOUBLE_EQ(b.err_ratio, r.err_ratio);
+  EXPECT_DOUBLE_EQ(b.tflops, r.tflops);
+  EXPECT_DOUBLE_EQ(b.bw, r.bw);
+  EXPECT_EQ(b.file, "rt.csv");
+  EXPECT_EQ(b.line, 2);
+}
+
+TEST(TableMerge, WithinOneFileADuplicateKeepsTheLowestUs) {
+  for (bool fastest_first : {true, false}) {
+    Table table;
+    TableRow slow = make_row(16, 20, "fake:slow", "a.csv", 2);
+    TableRow fast = make_row(16, 5, "fake:fast", "a.csv", 3);
+    TableRow slower = make_row(16, 30, "fake:slower", "a.csv", 4);
+    if (fastest_first) {
+      table.add_rows({fast, slow, slower});
+    } else {
+      table.add_rows({slow, slower, fast});
+    }
+    const Table::RowsByM* rows = table.rows_for(bf16_key());
+    ASSERT_NE(rows, nullptr);
+    ASSERT_EQ(rows->size(), 1u);
+    EXPECT_EQ(rows->at(16).kernel_name, "fake:fast") << "fastest_first=" << fastest_first;
+    EXPECT_DOUBLE_EQ(rows->at(16).us, 5);
+    EXPECT_EQ(rows->at(16).line, 3);
+    EXPECT_EQ(table.size(), 1u);
+  }
+}
+
+TEST(TableMerge, ALaterFileReplacesAnEarlierFilesRowEvenWhenSlower) {
+  Table table;
+  table.add_rows({make_row(16, 5, "fake:tile64", "a.csv", 2), make_row(32, 6, "fake:tile64", "a.csv", 3)});
+  table.add_rows({make_row(16, 50, "fake:tile128", "b.csv", 2),
+                  make_row(16, 40, "fake:tile256", "b.csv", 3)});
+  const Table::RowsByM* rows = table.rows_for(bf16_key());
+  ASSERT_NE(rows, nullptr);
+  ASSERT_EQ(rows->size(), 2u);
+  // M=16: b.csv's fastest row wins over a.csv's (faster) row.
+  EXPECT_EQ(rows->at(16).kernel_name, "fake:tile256");
+  EXPECT_EQ(rows->at(16).file, "b.csv");
+  EXPECT_DOUBLE_EQ(rows->at(16).us, 40);
+  // M=32 only in a.csv: kept.
+  EXPECT_EQ(rows->at(32).file, "a.csv");
+  EXPECT_EQ(table.size(), 2u);
+}
+
+TEST(TableMerge, KeysAreSeparateAndRowsAreOrderedByM) {
+  Table table;
+  table.add_rows({make_row(64, 1, "fake:a", "a.csv", 2), make_row(16, 1, "fake:b", "a.csv", 3),
+                  make_row(32, 1, "fake:c", "a.csv", 4, /*n=*/1024)});
+  const Table::RowsByM* rows = table.rows_for(bf16_key());
+  ASSERT_NE(rows, nullptr);
+  std::vector<std::int64_t> ms;
+  for (const auto& [m, row] : *rows) ms.push_back(m);
+  EXPECT_EQ(ms, (std::vector<std::int64_t>{16, 64}));
+  const Table::RowsByM* other = table.rows_for(bf16_key(1024));
+  ASSERT_NE(other, nullptr);
+  EXPECT_EQ(other->size(), 1u);
+  EXPECT_EQ(table.rows_for(bf16_key(4096, 4096, 114)), nullptr);
+  EXPECT_EQ(table.rows_for(bf16_key(4096, 8192)), nullptr);
+  EXPECT_EQ(table.size(), 3u);
+
+  std::vector<std::int64_t> all_ns;
+  for (const TableRow* r : table.all_rows()) all_ns.push_back(r->key.n * 1000 + r->m);
+  EXPECT_EQ(all_ns, (std::vector<std::int64_t>{1024 * 1000 + 32, 4096 * 1000 + 16, 4096 * 1000 + 64}));
+}
+
+TEST(TableSmCounts, ListsTheSmCountsOfAnArchSorted) {
+  Table table;
+  TableRow a = make_row(16, 1, "fake:a", "a.csv", 2);
+  TableRow b = a;
+  b.key.sm_count = 114;
+  TableRow c = a;
+  c.key.arch = "sm_80";
+  c.key.sm_count = 108;
+  TableRow d = a;
+  d.m = 32;  // same key as a: 132 listed once
+  table.add_rows({a, b, c, d});
+  EXPECT_EQ(table.sm_counts_for_arch("sm_90a"), (std::vector<int>{114, 132}));
+  EXPECT_EQ(table.sm_counts_for_arch("sm_80"), (std::vector<int>{108}));
+  EXPECT_TRUE(table.sm_counts_for_arch("sm_100").empty());
+}
+
+TEST(TableLoadFile, ReadsAFileAndReportsItsWarnings) {
+  test::TempDir dir;
+  const std::string path = dir.file("bf16_tuned_gemm.csv");
+  test::write_file(path, header() + "\n" + row_line({{"M", "16"}}) + "\n" + row_line({{"M", "x"}}) + "\n");
+  Table table;
+  std::vector<std::string> warnings;
+  table.load_file(path, warnings);
+  EXPECT_EQ(table.size(), 1u);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0].rfind(path + ":3: ", 0), 0u) << warnings[0];
+  const Table::RowsByM* rows = table.rows_for(bf16_key());
+  ASSERT_NE(rows, nullptr);
+  EXPECT_EQ(rows->at(16).file, path);
+}
+
+TEST(TableLoadFile, MissingFileIsAWarningNotAnError) {
+  test::TempDir dir;
+  const std::string path = dir.file("absent.csv");
+  Table table;
+  std::vector<std::string> warnings;
+  EXPECT_NO_THROW(table.load_file(path, warnings));
+  EXPECT_EQ(table.size(), 0u);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_TRUE(contains(warnings[0], path)) << warnings[0];
+  EXPECT_TRUE(contains(warnings[0], "cannot be opened")) << warnings[0];
+}
+
+}  // namespace
+}  // namespace tgemm

@@ -1,0 +1,328 @@
+#include "tools/cli/bench.h"
+
+#include <cuda_runtime.h>
+#include <fmt/core.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "backends/cublaslt/cublaslt_backend.h"
+#include "backends/reference/reference_backend.h"
+#include "core/validate.h"
+#include "runtime/cuda_check.h"
+#include "runtime/device_utils.h"
+#include "runtime/runtime.h"
+#include "runtime/timing.h"
+#include "tgemm/tgemm.h"
+#include "tools/cli/common.h"
+
+namespace tgemm::cli {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr std::size_t kAlign = 256;
+
+std::size_t round_up(std::size_t v, std::size_t q) { return (v + q - 1) / q * q; }
+
+// One rotation of a problem's operands: w and x share one allocation ([w | x]) so the floor
+// kernel reads exactly the GEMM's input bytes in one pass.
+struct RotationSet {
+  DeviceBuffer wx, out;
+  TensorView xv, wv, ov;
+};
+
+struct ProblemData {
+  std::vector<RotationSet> sets;
+  DeviceBuffer bias;
+  TensorView bv;
+  std::size_t input_bytes = 0;  // w + x
+  GemmOptions options(bool with_bias) const {
+    GemmOptions o;
+    if (with_bias) o.bias = &bv;
+    return o;
+  }
+};
+
+ProblemData make_problem(std::int64_t m, std::int64_t n, std::int64_t k, DType in, DType out,
+                         bool bias, std::size_t l2, std::size_t budget, std::uint64_t seed) {
+  ProblemData d;
+  std::size_t es = dtype_size(in);
+  std::size_t w_bytes = round_up(static_cast<std::size_t>(n * k) * es, kAlign);
+  std::size_t x_bytes = static_cast<std::size_t>(m * k) * es;
+  std::size_t out_bytes = static_cast<std::size_t>(m * n) * dtype_size(out);
+  d.input_bytes = static_cast<std::size_t>(n * k) * es + x_bytes;
+  int sets = rotation_count(w_bytes + x_bytes + out_bytes, l2, 3.0, 64, budget);
+  for (int i = 0; i < sets; ++i) {
+    RotationSet s;
+    s.wx = DeviceBuffer(w_bytes + round_up(x_bytes, kAlign));
+    s.out = DeviceBuffer(std::max<std::size_t>(out_bytes, 16));
+    void* x = static_cast<char*>(s.wx.data()) + w_bytes;
+    fill_uniform(s.wx.data(), in, n * k, seed * 1000 + static_cast<std::uint64_t>(i) * 2, -1.0f, 1.0f, nullptr);
+    fill_uniform(x, in, m * k, seed * 1000 + static_cast<std::uint64_t>(i) * 2 + 1, -1.0f, 1.0f, nullptr);
+    s.wv = TensorView::contiguous(s.wx.data(), in, {n, k});
+    s.xv = TensorView::contiguous(x, in, {m, k});
+    s.ov = TensorView::contiguous(s.out.data(), out, {m, n});
+    d.sets.push_back(std::move(s));
+  }
+  if (bias) {
+    d.bias = DeviceBuffer(static_cast<std::size_t>(n) * es);
+    fill_uniform(d.bias.data(), in, n, seed * 1000 + 999, -1.0f, 1.0f, nullptr);
+    d.bv = TensorView::contiguous(d.bias.data(), in, {n});
+  }
+  return d;
+}
+
+TimingOptions timing_options(int replays) {
+  TimingOptions o;
+  o.replays = replays;
+  o.launches_per_graph = 20;
+  o.warmup_replays = 3;
+  return o;
+}
+
+// Streaming-read floor: the fastest of a few launch shapes reading the problem's input bytes.
+double floor_us(const ProblemData& d, int sm_count, int replays, void* sink) {
+  double best = 1e30;
+  for (int waves : {2, 4, 8, 16, 32}) {
+    for (int threads : {256, 512}) {
+      TimingStats st = time_graph([&](int i, Stream s) {
+        const RotationSet& r = d.sets[static_cast<std::size_t>(i) % d.sets.size()];
+        stream_read(r.wx.data(), round_up(d.input_bytes, 16) , sm_count * waves, threads, sink, s);
+      }, timing_options(replays));
+      best = std::min(best, st.median_us);
+    }
+  }
+  return best;
+}
+
+double spread(const TimingStats& st) { return st.median_us > 0 ? (st.p90_us - st.p10_us) / st.median_us : 0; }
+
+int run_overhead(const BenchOptions& o) {
+  // Host cost per call of tgemm dispatch vs cublasLtMatmul with the same algorithm, on a tiny
+  // problem. Enqueue loops are timed on the host; the stream is drained between rounds so the
+  // launch queue never fills (a full queue would time the GPU instead).
+  const std::int64_t m = 64, n = 64, k = 64;
+  ProblemData d = make_problem(m, n, k, DType::kBFloat16, DType::kBFloat16, false, 0, 1ull << 30, 7);
+  const RotationSet& r = d.sets[0];
+  GemmCall call = validate_a16w16(r.xv, r.wv, r.ov, {});
+  GemmProblem p = call.problem;
+  p.device = Runtime::get().platform().current_device();
+  const Resolution& res = Runtime::get().dispatcher().resolve(p);
+  auto lt = std::dynamic_pointer_cast<const LtSolution>(res.solution);
+  TGEMM_CHECK(lt != nullptr, "tgemm bench --overhead", "the tiny problem resolved to ",
+              res.solution->name(), ", not a cuBLASLt solution; run without tables that route it elsewhere");
+  cudaStream_t stream = nullptr;
+  TGEMM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "bench");
+  auto s = reinterpret_cast<Stream>(stream);
+  Workspace ws = Runtime::get().workspaces().get(p.device, s, lt->workspace_size(p));
+  const float alpha = 1.0f, beta = 0.0f;
+  auto direct = [&] {
+    TGEMM_CUBLAS_CHECK(cublasLtMatmul(lt->handle(), lt->desc(), &alpha, call.args.b, lt->layout_a(),
+                                      call.args.a, lt->layout_b(), &beta, call.args.out, lt->layout_c(),
+                                      call.args.out, lt->layout_c(), &lt->algo(), ws.data, ws.bytes, stream),
+                       "bench");
+  };
+  auto via_tgemm = [&] { gemm_a16w16(r.xv, r.wv, r.ov, {}, s); };
+  constexpr int kBatch = 128;
+  const int rounds = std::max(1, o.overhead_calls / kBatch);
+  std::vector<double> t_direct, t_tgemm;
+  auto time_batch = [&](auto&& f) {
+    TGEMM_CUDA_CHECK(cudaStreamSynchronize(stream), "bench");
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < kBatch; ++i) f();
+    auto t1 = std::chrono::steady_clock::now();
+    return std::chrono::duration<double, std::micro>(t1 - t0).count() / kBatch;
+  };
+  for (int i = 0; i < 20; ++i) {  // warm-up
+    time_batch(direct);
+    time_batch(via_tgemm);
+  }
+  for (int i = 0; i < rounds; ++i) {
+    t_direct.push_back(time_batch(direct));
+    t_tgemm.push_back(time_batch(via_tgemm));
+  }
+  TGEMM_CUDA_CHECK(cudaStreamSynchronize(stream), "bench");
+  cudaStreamDestroy(stream);
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  double md = median(t_direct), mt = median(t_tgemm);
+  fmt::print("dispatch overhead ({} calls each, batches of {}, M=N=K=64 bf16, algorithm {}):\n",
+             rounds * kBatch, kBatch, lt->name());
+  fmt::print("  cublasLtMatmul direct : {:.3f} us/call (median of batches)\n", md);
+  fmt::print("  tgemm::gemm_a16w16    : {:.3f} us/call\n", mt);
+  fmt::print("  overhead              : {:.3f} us/call\n", mt - md);
+  if (o.json != "-") {
+    std::string path = o.json.empty() ? "bench/results/overhead-" +
+                                            device_slug(Runtime::get().platform().device_info(p.device).name) +
+                                            "-" + today_yyyymmdd() + ".json"
+                                      : o.json;
+    json j = {{"device", Runtime::get().platform().device_info(p.device).name},
+              {"commit", current_commit()},
+              {"date", iso_date()},
+              {"calls", rounds * kBatch},
+              {"direct_us", md},
+              {"tgemm_us", mt},
+              {"dispatch_overhead_us", mt - md}};
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+    std::ofstream(path) << j.dump(2) << "\n";
+    fmt::print("wrote {}\n", path);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int run_bench(const BenchOptions& o) {
+  require_gpu("bench");
+  if (o.overhead) return run_overhead(o);
+  Runtime& rt = Runtime::get();
+  int device = rt.platform().current_device();
+  const DeviceInfo& dev = rt.platform().device_info(device);
+  DType in = parse_dtype(o.dtype, "--dtype");
+  DType out = o.out_dtype.empty() ? in : parse_dtype(o.out_dtype, "--out-dtype");
+  std::vector<std::int64_t> ms = parse_int_list(o.ms, "--m");
+  std::vector<SuiteShape> suite = read_suite(o.suite);
+  std::size_t free_b = 0, total_b = 0;
+  TGEMM_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b), "bench");
+  std::size_t budget = std::min<std::size_t>(free_b / 3, 24ull << 30);
+  DeviceBuffer sink(64);
+
+  double copy_tbps = measure_copy_tbps(1ull << 30);
+  fmt::print("device {} ({} SMs, L2 {} MB), copy {:.2f} TB/s, tables: {}\n", dev.name, dev.sm_count,
+             dev.l2_bytes >> 20, copy_tbps, fmt::join(a16w16_table_files(), ":"));
+  fmt::print("{:<16} {:<8} {:>5} {:>6} {:>6} | {:>9} {:>9} {:>7} | {:>8} {:>6} {:>6} {:>7} | {}\n", "model",
+             "layer", "M", "N", "K", "default", "tgemm", "speedup", "floor", "x", "TB/s", "TFLOP/s",
+             "tgemm solution (level)");
+  json rows = json::array();
+  double log_sum = 0, min_speedup = 1e30;
+  int count = 0, below = 0, wrong = 0;
+  std::uint64_t seed = 1;
+  for (std::int64_t m : ms) {
+    for (const SuiteShape& shape : suite) {
+      if (!o.filter.empty() && (shape.model + "/" + shape.layer).find(o.filter) == std::string::npos) continue;
+      if (o.max_problems > 0 && count >= o.max_problems) break;
+      const std::int64_t n = shape.n, k = shape.k;
+      ProblemData d = make_problem(m, n, k, in, out, o.bias, dev.l2_bytes, budget, seed++);
+      const RotationSet& r0 = d.sets[0];
+      GemmCall call = validate_a16w16(r0.xv, r0.wv, r0.ov, d.options(o.bias));
+      GemmProblem p = call.problem;
+      p.device = device;
+      std::string why;
+      auto baseline = LtSolution::heuristic(p, why);
+      TGEMM_CHECK(baseline != nullptr, "tgemm bench", why);
+      DeviceBuffer base_ws(baseline->workspace_size(p));
+      Workspace bws{base_ws.data(), base_ws.bytes()};
+      auto args_of = [&](const RotationSet& r) {
+        GemmArgs a;
+        a.a = r.xv.data;
+        a.b = r.wv.data;
+        a.out = r.ov.data;
+        a.bias = o.bias ? d.bv.data : nullptr;
+        return a;
+      };
+      // Warm both paths (resolution, workspaces) before capture.
+      baseline->run(p, args_of(r0), bws, nullptr);
+      gemm_a16w16(r0.xv, r0.wv, r0.ov, d.options(o.bias), nullptr);
+      DispatchInfo info = describe_gemm_a16w16(r0.xv, r0.wv, r0.ov, d.options(o.bias));
+      TGEMM_CUDA_CHECK(cudaDeviceSynchronize(), "bench");
+      std::string check = "-";
+      if (o.check) {
+        DeviceBuffer ref(static_cast<std::size_t>(m * n) * sizeof(float));
+        fill_nan(r0.ov.data, out, m * n, nullptr);
+        gemm_a16w16(r0.xv, r0.wv, r0.ov, d.options(o.bias), nullptr);
+        GemmArgs ra = args_of(r0);
+        ra.out = ref.data();
+        run_reference_gemm(p, ra, DType::kFloat32, n, nullptr);
+        Tolerance tol = gemm_tolerance(out, k);
+        CompareResult cr = compare_with_reference(r0.ov.data, out, n, ref.as<float>(), n, m, n, tol.rtol,
+                                                  tol.atol, nullptr);
+        check = cr.bad == 0 ? "ok" : fmt::format("{} bad", cr.bad);
+        if (cr.bad != 0) ++wrong;
+      }
+      TimingStats tb = time_graph([&](int i, Stream s) {
+        baseline->run(p, args_of(d.sets[static_cast<std::size_t>(i) % d.sets.size()]), bws, s);
+      }, timing_options(o.replays));
+      TimingStats tt = time_graph([&](int i, Stream s) {
+        const RotationSet& r = d.sets[static_cast<std::size_t>(i) % d.sets.size()];
+        gemm_a16w16(r.xv, r.wv, r.ov, d.options(o.bias), s);
+      }, timing_options(o.replays));
+      double fl = floor_us(d, dev.sm_count, o.replays, sink.data());
+      json row = {{"family", "a16w16"}, {"model", shape.model}, {"layer", shape.layer}, {"M", m}, {"N", n},
+                  {"K", k}, {"dtype", std::string(dtype_name(in))}, {"outdtype", std::string(dtype_name(out))},
+                  {"bias", o.bias}, {"baseline", "cublaslt_default"}, {"baseline_us", tb.median_us},
+                  {"baseline_spread", spread(tb)}, {"tgemm_us", tt.median_us}, {"tgemm_spread", spread(tt)},
+                  {"speedup", tb.median_us / tt.median_us}, {"solution", info.kernel_name},
+                  {"level", info.level}, {"rotations", d.sets.size()}, {"check", check}};
+      double bytes = static_cast<double>(d.input_bytes) + static_cast<double>(m * n) * dtype_size(out);
+      row["tbps"] = bytes / (tt.median_us * 1e-6) / 1e12;
+      row["tflops"] = 2.0 * m * n * k / (tt.median_us * 1e-6) / 1e12;
+      row["floor_us"] = fl;
+      row["floor_ratio"] = tt.median_us / fl;
+      if (o.candidates) {
+        double best_us = 1e30;
+        std::string best_name;
+        int raced = 0;
+        for (const auto& backend : rt.registry().backends()) {
+          for (const SolutionPtr& c : backend->candidates(p)) {
+            DeviceBuffer cws(c->workspace_size(p));
+            Workspace w{cws.data(), cws.bytes()};
+            c->run(p, args_of(r0), w, nullptr);
+            TGEMM_CUDA_CHECK(cudaDeviceSynchronize(), "bench");
+            TimingStats tc = time_graph([&](int i, Stream s) {
+              c->run(p, args_of(d.sets[static_cast<std::size_t>(i) % d.sets.size()]), w, s);
+            }, timing_options(o.replays));
+            ++raced;
+            if (tc.median_us < best_us) {
+              best_us = tc.median_us;
+              best_name = c->name();
+            }
+          }
+        }
+        row["best_candidate"] = best_name;
+        row["best_candidate_us"] = best_us;
+        row["candidates_raced"] = raced;
+      }
+      double sp = tb.median_us / tt.median_us;
+      log_sum += std::log(sp);
+      min_speedup = std::min(min_speedup, sp);
+      below += sp < 0.98 ? 1 : 0;
+      ++count;
+      fmt::print("{:<16} {:<8} {:>5} {:>6} {:>6} | {:>9.2f} {:>9.2f} {:>6.3f}x | {:>8.2f} {:>6.2f} {:>6.2f} {:>7.1f} | {} ({}) {}\n",
+                 shape.model, shape.layer, m, n, k, tb.median_us, tt.median_us, sp, fl, tt.median_us / fl,
+                 row["tbps"].get<double>(), row["tflops"].get<double>(), info.kernel_name, info.level, check);
+      std::fflush(stdout);
+      rows.push_back(row);
+    }
+  }
+  double geomean = count ? std::exp(log_sum / count) : 0;
+  fmt::print("\n{} problems: geomean speedup {:.3f}x over cuBLASLt default, min {:.3f}x, {} below 0.98x, "
+             "{} failed the correctness check\n",
+             count, geomean, count ? min_speedup : 0.0, below, wrong);
+  if (o.json != "-") {
+    std::string stem = std::filesystem::path(o.suite).stem().string();
+    std::string path = o.json.empty()
+                           ? "bench/results/" + stem + "-" + device_slug(dev.name) + "-" + today_yyyymmdd() + ".json"
+                           : o.json;
+    json doc = {{"device", dev.name}, {"sm_count", dev.sm_count}, {"commit", current_commit()},
+                {"date", iso_date()}, {"copy_tbps", copy_tbps}, {"suite", o.suite},
+                {"tables", a16w16_table_files()}, {"rows", rows},
+                {"summary", {{"problems", count}, {"geomean_speedup", geomean},
+                             {"min_speedup", count ? min_speedup : 0.0}, {"below_0_98", below},
+                             {"check_failures", wrong}}}};
+    auto parent = std::filesystem::path(path).parent_path();
+    if (!parent.empty()) std::filesystem::create_directories(parent);
+    std::ofstream(path) << doc.dump(2) << "\n";
+    fmt::print("wrote {}\n", path);
+  }
+  return wrong == 0 ? 0 : 1;
+}
+
+}  // namespace tgemm::cli

@@ -1,0 +1,31 @@
+// `tgemm bench`: side-by-side timing of cuBLASLt's heuristic default (what F.linear runs), tgemm
+// dispatch, the streaming-read floor of each problem's bytes, and optionally every registered
+// candidate; CUDA-graph replay, inputs rotated past L2, median and spread; table on stdout,
+// JSON under bench/results/.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tgemm::cli {
+
+struct BenchOptions {
+  std::string suite = "bench/shapes/llm_shapes.csv";
+  std::string ms = "1,16,64,128,512,2048,8192";
+  std::string dtype = "bf16";
+  std::string out_dtype;  // empty: same as dtype
+  bool bias = false;
+  std::string json;       // empty: bench/results/<suite>-<device>-<date>.json; "-": none
+  bool candidates = false;
+  bool check = true;
+  bool overhead = false;
+  int overhead_calls = 100000;
+  int replays = 15;
+  std::string filter;     // substring of "model/layer"
+  int max_problems = 0;   // 0: all
+};
+
+int run_bench(const BenchOptions& options);
+
+}  // namespace tgemm::cli

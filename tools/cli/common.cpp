@@ -1,0 +1,148 @@
+#include "tools/cli/common.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+
+#include "core/check.h"
+#include "core/csv.h"
+
+namespace tgemm::cli {
+
+bool gpu_available(std::string* why) {
+  int count = 0;
+  cudaError_t err = cudaGetDeviceCount(&count);
+  cudaGetLastError();
+  if (err != cudaSuccess || count == 0) {
+    if (why) *why = err != cudaSuccess ? cudaGetErrorString(err) : "no device";
+    return false;
+  }
+  return true;
+}
+
+void require_gpu(const std::string& command) {
+  std::string why;
+  if (!gpu_available(&why)) {
+    std::fprintf(stderr,
+                 "tgemm %s: no CUDA GPU is usable on this machine (%s).\n"
+                 "tgemm %s times kernels and needs an NVIDIA GPU (sm_90 H100/H200 for the Hopper "
+                 "kernels). Nothing was run.\n",
+                 command.c_str(), why.c_str(), command.c_str());
+    std::exit(2);
+  }
+}
+
+DType parse_dtype(const std::string& name, const std::string& option) {
+  auto d = dtype_from_name(name);
+  TGEMM_CHECK(d.has_value(), "tgemm", option, " must be a dtype name (bf16, fp16, fp32, "
+              "torch.bfloat16, ...), got '", name, "'");
+  return *d;
+}
+
+std::vector<std::int64_t> parse_int_list(const std::string& list, const std::string& option) {
+  std::vector<std::int64_t> out;
+  auto fields = csv::split_line(list);
+  TGEMM_CHECK(fields.has_value(), "tgemm", option, ": bad list '", list, "'");
+  for (const auto& f : *fields) {
+    if (f.empty()) continue;
+    auto v = csv::parse_int(f);
+    TGEMM_CHECK(v.has_value() && *v >= 0, "tgemm", option, " must be a comma-separated list of "
+                "non-negative integers, got '", f, "'");
+    out.push_back(*v);
+  }
+  return out;
+}
+
+std::vector<SuiteShape> read_suite(const std::string& path) {
+  std::ifstream in(path);
+  TGEMM_CHECK(static_cast<bool>(in), "tgemm", "cannot open shape suite '", path, "'");
+  std::vector<SuiteShape> out;
+  std::string line;
+  int line_no = 0;
+  int col_model = -1, col_layer = -1, col_n = -1, col_k = -1;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty() || line[0] == '#') continue;
+    auto f = csv::split_line(line);
+    TGEMM_CHECK(f.has_value(), "tgemm", path, ":", line_no, ": malformed line");
+    if (col_n < 0) {
+      for (int i = 0; i < static_cast<int>(f->size()); ++i) {
+        const std::string& h = (*f)[static_cast<std::size_t>(i)];
+        if (h == "model") col_model = i;
+        if (h == "layer") col_layer = i;
+        if (h == "N") col_n = i;
+        if (h == "K") col_k = i;
+      }
+      TGEMM_CHECK(col_n >= 0 && col_k >= 0, "tgemm", path, ": header needs N and K columns");
+      continue;
+    }
+    SuiteShape s;
+    auto get = [&](int c) { return c >= 0 && c < static_cast<int>(f->size()) ? (*f)[static_cast<std::size_t>(c)] : std::string(); };
+    s.model = get(col_model);
+    s.layer = get(col_layer);
+    auto n = csv::parse_int(get(col_n));
+    auto k = csv::parse_int(get(col_k));
+    TGEMM_CHECK(n && k && *n > 0 && *k > 0, "tgemm", path, ":", line_no, ": bad N or K");
+    s.n = *n;
+    s.k = *k;
+    out.push_back(s);
+  }
+  return out;
+}
+
+std::string device_slug(const std::string& name) {
+  std::string s = name;
+  for (const char* prefix : {"NVIDIA ", "nvidia "}) {
+    if (s.rfind(prefix, 0) == 0) s = s.substr(std::string(prefix).size());
+  }
+  std::string out;
+  for (char c : s) {
+    if (std::isalnum(static_cast<unsigned char>(c))) out.push_back(static_cast<char>(std::tolower(c)));
+    else if (!out.empty() && out.back() != '-') out.push_back('-');
+  }
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  return out.empty() ? "gpu" : out;
+}
+
+static std::tm now_utc() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  return tm;
+}
+
+std::string today_yyyymmdd() {
+  char buf[16];
+  std::tm tm = now_utc();
+  std::strftime(buf, sizeof(buf), "%Y%m%d", &tm);
+  return buf;
+}
+
+std::string iso_date() {
+  char buf[32];
+  std::tm tm = now_utc();
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string current_commit() {
+  if (const char* c = std::getenv("TGEMM_COMMIT"); c != nullptr && *c != '\0') return c;
+  if (FILE* p = ::popen("git rev-parse HEAD 2>/dev/null", "r")) {
+    char buf[64] = {};
+    std::string out;
+    if (std::fgets(buf, sizeof(buf), p) != nullptr) out = buf;
+    ::pclose(p);
+    while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+    if (out.size() == 40) return out;
+  }
+  return "unknown";
+}
+
+}  // namespace tgemm::cli
