@@ -41,6 +41,7 @@ struct DeviceCompare {
   unsigned long long nonfinite;
   unsigned long long first_bad;  // min index
   float max_abs_err;             // as ordered int bits (non-negative floats)
+  float max_abs_ref;
   double sum_sq_ref;
 };
 
@@ -50,7 +51,7 @@ __global__ void compare_kernel(const T* out, std::int64_t ldo, const float* ref,
                                DeviceCompare* result) {
   std::int64_t total = m * n;
   unsigned long long bad = 0, nonfinite = 0, first = ~0ULL;
-  float max_err = 0;
+  float max_err = 0, max_ref = 0;
   double sum_sq = 0;
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < total;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
@@ -58,6 +59,7 @@ __global__ void compare_kernel(const T* out, std::int64_t ldo, const float* ref,
     float o = to_float(out[r * ldo + c]);
     float e = ref[r * ldr + c];
     sum_sq += static_cast<double>(e) * e;
+    max_ref = fmaxf(max_ref, fabsf(e));
     float err = fabsf(o - e);
     bool finite = isfinite(o);
     if (!finite) ++nonfinite;
@@ -71,6 +73,7 @@ __global__ void compare_kernel(const T* out, std::int64_t ldo, const float* ref,
   atomicAdd(&result->nonfinite, nonfinite);
   atomicMin(&result->first_bad, first);
   atomicMax(reinterpret_cast<int*>(&result->max_abs_err), __float_as_int(max_err));
+  atomicMax(reinterpret_cast<int*>(&result->max_abs_ref), __float_as_int(max_ref));
   atomicAdd(&result->sum_sq_ref, sum_sq);
 }
 
@@ -141,7 +144,7 @@ CompareResult compare_with_reference(const void* out, DType out_type, std::int64
   if (r.checked == 0) return r;
   auto stream = reinterpret_cast<cudaStream_t>(s);
   DeviceBuffer buf(sizeof(DeviceCompare));
-  DeviceCompare init{0, 0, ~0ULL, 0.0f, 0.0};
+  DeviceCompare init{0, 0, ~0ULL, 0.0f, 0.0f, 0.0};
   TGEMM_CUDA_CHECK(cudaMemcpyAsync(buf.data(), &init, sizeof(init), cudaMemcpyHostToDevice, stream),
                    "compare_with_reference");
   by_dtype(out_type, "compare_with_reference", [&](auto tag) {
@@ -158,6 +161,7 @@ CompareResult compare_with_reference(const void* out, DType out_type, std::int64
   r.bad = static_cast<std::int64_t>(host.bad);
   r.nonfinite = static_cast<std::int64_t>(host.nonfinite);
   r.max_abs_err = host.max_abs_err;
+  r.ref_max_abs = host.max_abs_ref;
   r.ref_rms = std::sqrt(host.sum_sq_ref / static_cast<double>(r.checked));
   if (host.first_bad != ~0ULL) {
     r.first_bad = static_cast<std::int64_t>(host.first_bad);

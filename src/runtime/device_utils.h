@@ -46,6 +46,7 @@ struct CompareResult {
   std::int64_t first_bad = -1;  // row-major index of the first bad element, -1 if none
   double first_bad_out = 0, first_bad_ref = 0;
   double ref_rms = 0;
+  double ref_max_abs = 0;
 };
 
 // Compares out [m, n] (ld ldo, dtype out_type) with ref [m, n] fp32 (ld ldr). Synchronises.

@@ -19,6 +19,7 @@
 #include "runtime/runtime.h"
 #include "runtime/timing.h"
 #include "tgemm/tgemm.h"
+#include "tune/racer.h"
 #include "tools/cli/common.h"
 
 namespace tgemm::cli {
@@ -267,28 +268,16 @@ int run_bench(const BenchOptions& o) {
       row["floor_us"] = fl;
       row["floor_ratio"] = tt.median_us / fl;
       if (o.candidates) {
-        double best_us = 1e30;
-        std::string best_name;
-        int raced = 0;
-        for (const auto& backend : rt.registry().backends()) {
-          for (const SolutionPtr& c : backend->candidates(p)) {
-            DeviceBuffer cws(c->workspace_size(p));
-            Workspace w{cws.data(), cws.bytes()};
-            c->run(p, args_of(r0), w, nullptr);
-            TGEMM_CUDA_CHECK(cudaDeviceSynchronize(), "bench");
-            TimingStats tc = time_graph([&](int i, Stream s) {
-              c->run(p, args_of(d.sets[static_cast<std::size_t>(i) % d.sets.size()]), w, s);
-            }, timing_options(o.replays));
-            ++raced;
-            if (tc.median_us < best_us) {
-              best_us = tc.median_us;
-              best_name = c->name();
-            }
-          }
+        // The tuner's race (screen all, time the leaders, check them) on this problem.
+        RaceOptions ro;
+        RaceResult race = race_problem(p, ro);
+        row["candidates_raced"] = race.enumerated;
+        if (race.winner >= 0) {
+          const CandidateResult& w = race.candidates[static_cast<std::size_t>(race.winner)];
+          row["best_candidate"] = w.name;
+          row["best_candidate_us"] = w.us;
+          row["race_default_us"] = race.default_us;
         }
-        row["best_candidate"] = best_name;
-        row["best_candidate_us"] = best_us;
-        row["candidates_raced"] = raced;
       }
       double sp = tb.median_us / tt.median_us;
       log_sum += std::log(sp);

@@ -4,7 +4,9 @@
 
 #include "tgemm/error.h"
 #include "tools/cli/bench.h"
+#include "tools/cli/lt_space.h"
 #include "tools/cli/show.h"
+#include "tools/cli/tune.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"tgemm: per-shape tuned GEMM engine for NVIDIA Hopper"};
@@ -37,10 +39,39 @@ int main(int argc, char** argv) {
   s->add_option("--dtype", show.dtype, "input dtype")->capture_default_str();
   s->add_option("--out-dtype", show.out_dtype, "output dtype");
 
+  tgemm::cli::LtSpaceCliOptions lts;
+  CLI::App* l = app.add_subcommand("lt-space", "size of cuBLASLt's configuration space for a problem");
+  l->add_option("-m", lts.m, "M")->capture_default_str();
+  l->add_option("-n", lts.n, "N")->capture_default_str();
+  l->add_option("-k", lts.k, "K")->capture_default_str();
+  l->add_flag("--bias", lts.bias, "with bias");
+  l->add_option("--dtype", lts.dtype, "input dtype")->capture_default_str();
+
+  tgemm::cli::TuneOptions tune;
+  CLI::App* t = app.add_subcommand("tune", "race every candidate of every backend per problem; write the tuned CSV");
+  t->add_option("-i,--input_file", tune.input_file, "untuned CSV (M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle)");
+  t->add_option("-o,--tuned_file", tune.tuned_file, "tuned CSV to write (resumed: tuned keys are skipped)");
+  t->add_option("--libtype", tune.libtype, "backends to race: all or a comma list (cublaslt,skinny,...)")->capture_default_str();
+  t->add_option("--errRatio", tune.err_ratio, "max fraction of elements outside the tuner tolerance")->capture_default_str();
+  t->add_option("--mp", tune.mp, "worker processes, one per GPU (GPUs 0..mp-1)")->capture_default_str();
+  t->add_option("--devices", tune.devices, "GPU ordinals of the workers (comma list; overrides --mp)");
+  t->add_option("--batch", tune.batch, "write the tuned file after this many results")->capture_default_str();
+  t->add_flag("--all", tune.all, "retune problems already in the tuned file");
+  t->add_option("--profile_file", tune.profile_file, "append every candidate's timing and error here");
+  t->add_option("--timeout", tune.timeout, "seconds per problem")->capture_default_str();
+  t->add_option("--candidate_timeout", tune.candidate_timeout, "seconds without progress before a worker counts as hung")->capture_default_str();
+  t->add_option("--warmup", tune.warmup, "graph replays before accurate timing")->capture_default_str();
+  t->add_option("--iters", tune.iters, "timed graph replays of accurate timing")->capture_default_str();
+  t->add_flag("-v,--verbose", tune.verbose, "more output");
+  t->add_flag("--loose", tune.loose, "accept winners that pass --errRatio but not the strict check");
+  t->add_flag("--worker", tune.worker, "internal: run as a worker")->group("");
+
   CLI11_PARSE(app, argc, argv);
   try {
     if (b->parsed()) return tgemm::cli::run_bench(bench);
     if (s->parsed()) return tgemm::cli::run_show(show);
+    if (l->parsed()) return tgemm::cli::run_lt_space(lts);
+    if (t->parsed()) return tgemm::cli::run_tune(tune);
   } catch (const tgemm::Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

@@ -3,6 +3,8 @@
 #include <cuda_runtime.h>
 
 #include <array>
+#include <cmath>
+#include <unordered_set>
 
 #include "core/log.h"
 #include "core/table.h"
@@ -114,11 +116,20 @@ class CublasLtBackend final : public Backend {
     return LtSolution::heuristic(p, why);
   }
 
+  // The heuristic's own choice, its top 8 as explicit configurations, and the enumerated space.
   std::vector<SolutionPtr> candidates(const GemmProblem& p) const override {
     std::vector<SolutionPtr> out;
+    std::unordered_set<std::string> names;
+    auto add = [&](SolutionPtr s) {
+      if (s && names.insert(s->name()).second) out.push_back(std::move(s));
+    };
     std::string why;
-    if (auto h = LtSolution::heuristic(p, why)) out.push_back(h);
-    for (auto& s : LtSolution::heuristic_top(p, 8)) out.push_back(s);
+    add(LtSolution::heuristic(p, why));
+    for (auto& s : LtSolution::heuristic_top(p, 8)) add(std::move(s));
+    for (const LtConfig& c : enumerate_lt_configs(p, LtSpaceOptions{}, nullptr)) {
+      if (names.count(format_lt_name(c))) continue;
+      add(LtSolution::configured(p, c, why));
+    }
     return out;
   }
 };
@@ -290,6 +301,143 @@ std::shared_ptr<LtSolution> LtSolution::configured(const GemmProblem& p, const L
   s->config_ = c;
   s->name_ = format_lt_name(c);
   return s;
+}
+
+namespace {
+
+template <typename T>
+std::vector<T> cap_array(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoCapAttributes_t attr) {
+  std::size_t bytes = 0;
+  if (cublasLtMatmulAlgoCapGetAttribute(&algo, attr, nullptr, 0, &bytes) != CUBLAS_STATUS_SUCCESS || bytes == 0) {
+    return {};
+  }
+  std::vector<T> values(bytes / sizeof(T));
+  if (cublasLtMatmulAlgoCapGetAttribute(&algo, attr, values.data(), bytes, &bytes) != CUBLAS_STATUS_SUCCESS) {
+    return {};
+  }
+  return values;
+}
+
+}  // namespace
+
+std::vector<LtConfig> enumerate_lt_configs(const GemmProblem& p, const LtSpaceOptions& o,
+                                           LtSpaceStats* stats) {
+  LtSpaceStats local;
+  LtSpaceStats& st = stats ? *stats : local;
+  std::vector<LtConfig> out;
+  std::string why;
+  std::shared_ptr<LtSolution> probe = LtSolution::heuristic(p, why);
+  if (!probe) return out;
+  cublasLtHandle_t handle = probe->handle();
+  const cudaDataType_t ta = cuda_type(p.b_type), tb = cuda_type(p.a_type), tc = cuda_type(p.out_type);
+  int ids[256];
+  int n_ids = 0;
+  if (cublasLtMatmulAlgoGetIds(handle, CUBLAS_COMPUTE_32F, CUDA_R_32F, ta, tb, tc, tc, 256, ids, &n_ids) !=
+      CUBLAS_STATUS_SUCCESS) {
+    return out;
+  }
+  st.algo_ids = n_ids;
+  const std::size_t version = cublaslt_runtime_version();
+  // 128x128 output tiles of the problem, per SM: the split-K pruning rule.
+  int sms = 0;
+  TGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, p.device), "cublaslt");
+  const double waves = std::ceil(static_cast<double>(p.m) / 128.0) * std::ceil(static_cast<double>(p.n) / 128.0) /
+                       static_cast<double>(std::max(1, sms));
+  auto check = [&](const LtConfig& c) -> bool {
+    ++st.checked;
+    std::string reason;
+    cublasLtMatmulAlgo_t algo{};
+    if (cublasLtMatmulAlgoInit(handle, CUBLAS_COMPUTE_32F, CUDA_R_32F, ta, tb, tc, tc, c.algo, &algo) !=
+        CUBLAS_STATUS_SUCCESS) {
+      return false;
+    }
+    bool ok = set_config<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_TILE_ID, static_cast<std::uint32_t>(c.tile)) &&
+              set_config<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, static_cast<std::uint32_t>(c.stages)) &&
+              set_config<std::int32_t>(algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, c.split_k) &&
+              set_config<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, static_cast<std::uint32_t>(c.reduction)) &&
+              set_config<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, static_cast<std::uint32_t>(c.swizzle)) &&
+              set_config<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, static_cast<std::uint32_t>(c.custom)) &&
+              set_config<std::uint16_t>(algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, static_cast<std::uint16_t>(c.cluster_shape));
+    if (!ok) return false;
+    cublasLtMatmulHeuristicResult_t result{};
+    if (cublasLtMatmulAlgoCheck(handle, probe->desc(), probe->layout_a(), probe->layout_b(), probe->layout_c(),
+                                probe->layout_c(), &algo, &result) != CUBLAS_STATUS_SUCCESS ||
+        result.state != CUBLAS_STATUS_SUCCESS || result.workspaceSize > kCublasLtMaxWorkspace) {
+      return false;
+    }
+    std::uint32_t need_a = 0, need_b = 0, need_c = 0;
+    get_cap(algo, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_A_BYTES, need_a);
+    get_cap(algo, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_B_BYTES, need_b);
+    get_cap(algo, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_C_BYTES, need_c);
+    return need_a <= p.align_b && need_b <= p.align_a && need_c <= p.align_out;
+  };
+  for (int i = 0; i < n_ids; ++i) {
+    cublasLtMatmulAlgo_t algo{};
+    if (cublasLtMatmulAlgoInit(handle, CUBLAS_COMPUTE_32F, CUDA_R_32F, ta, tb, tc, tc, ids[i], &algo) !=
+        CUBLAS_STATUS_SUCCESS) {
+      continue;
+    }
+    if (p.has_bias()) {
+      std::uint32_t epilogues = 0;
+      if (!get_cap(algo, CUBLASLT_ALGO_CAP_EPILOGUE_MASK, epilogues) || (epilogues & CUBLASLT_EPILOGUE_BIAS) == 0) {
+        continue;
+      }
+    }
+    std::vector<std::uint32_t> tiles = cap_array<std::uint32_t>(algo, CUBLASLT_ALGO_CAP_TILE_IDS);
+    std::vector<std::uint32_t> stages = cap_array<std::uint32_t>(algo, CUBLASLT_ALGO_CAP_STAGES_IDS);
+    if (tiles.empty()) tiles.push_back(0);
+    if (stages.empty()) stages.push_back(0);
+    std::int32_t splitk_support = 0, custom_max = 0;
+    std::uint32_t red_mask = 0, swizzle_support = 0;
+    get_cap(algo, CUBLASLT_ALGO_CAP_SPLITK_SUPPORT, splitk_support);
+    get_cap(algo, CUBLASLT_ALGO_CAP_REDUCTION_SCHEME_MASK, red_mask);
+    get_cap(algo, CUBLASLT_ALGO_CAP_CTA_SWIZZLING_SUPPORT, swizzle_support);
+    get_cap(algo, CUBLASLT_ALGO_CAP_CUSTOM_OPTION_MAX, custom_max);
+    // 16-bit partial sums lose 8+ mantissa bits per split: never reduce in the output type then.
+    if (dtype_size(p.out_type) < 4) red_mask &= ~static_cast<std::uint32_t>(CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE);
+    for (std::uint32_t tile : tiles) {
+      for (std::uint32_t stage : stages) {
+        LtConfig base;
+        base.algo = ids[i];
+        base.tile = static_cast<int>(tile);
+        base.stages = static_cast<int>(stage);
+        base.version = version;
+        if (!check(base)) continue;
+        out.push_back(base);
+        if (splitk_support && waves < o.split_k_max_waves) {
+          for (int k : o.split_ks) {
+            if (k > p.k / 16) break;  // fewer than 16 K elements per split: pure overhead
+            for (std::uint32_t red : {CUBLASLT_REDUCTION_SCHEME_INPLACE, CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE,
+                                      CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE}) {
+              if ((red_mask & red) == 0) continue;
+              LtConfig c = base;
+              c.split_k = k;
+              c.reduction = static_cast<int>(red);
+              if (check(c)) out.push_back(c);
+            }
+          }
+        }
+        if (swizzle_support) {
+          LtConfig c = base;
+          c.swizzle = 1;
+          if (check(c)) out.push_back(c);
+        }
+        for (int opt = 1; opt <= custom_max; ++opt) {
+          LtConfig c = base;
+          c.custom = opt;
+          if (check(c)) out.push_back(c);
+        }
+        for (int cluster : o.clusters) {
+          if (cluster == 0) continue;  // the base has auto
+          LtConfig c = base;
+          c.cluster_shape = cluster;
+          if (check(c)) out.push_back(c);
+        }
+      }
+    }
+  }
+  st.valid = static_cast<long long>(out.size());
+  return out;
 }
 
 LtConfig LtSolution::chosen_config() const { return config_ ? *config_ : config_of(algo_); }

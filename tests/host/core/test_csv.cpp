@@ -116,6 +116,8 @@ TEST(CsvParseInt, RejectsNonIntegers) {
   EXPECT_EQ(parse_int("16.5"), std::nullopt);
   EXPECT_EQ(parse_int("1 2"), std::nullopt);
   EXPECT_EQ(parse_int("99999999999999999999"), std::nullopt);  // overflows long long
+  EXPECT_EQ(parse_int("9223372036854775808"), std::nullopt);   // 2^63
+  EXPECT_EQ(parse_int("1e30"), std::nullopt);
 }
 
 TEST(CsvParseDouble, Numbers) {

@@ -91,8 +91,8 @@ TEST(LtName, MalformedNamesAreRejectedWithAReason) {
       {"cublaslt:heuristic", "algo"},
       // missing fields
       {"cublaslt:algo66_tile20_stages8_splitk1_swz0_opt0_inner0_cluster0_v130100", "red"},
-      {"cublaslt:algo66_tile20_stages8_splitk1_red0_swz0_opt0_inner0_cluster0", "cluster0"},
-      {"cublaslt:algo66", "algo66"},
+      {"cublaslt:algo66_tile20_stages8_splitk1_red0_swz0_opt0_inner0_cluster0", "not a cuBLASLt configuration"},
+      {"cublaslt:algo66", "not a cuBLASLt configuration"},
       {"cublaslt:", "algo"},
       // fields out of order
       {"cublaslt:tile20_algo66_stages8_splitk1_red0_swz0_opt0_inner0_cluster0_v130100", "algo"},

@@ -1,0 +1,11 @@
+// Skinny GEMM instances: bf16 inputs, M tiles 8-16 (see skinny_kernels.h for the list).
+// One translation unit per (dtype, M-tile group) so the build parallelises and CI can prune.
+#include "backends/skinny/skinny_launch.cuh"
+
+namespace tgemm::skinny {
+
+void append_skinny_kernels_bf16_small(std::vector<SkinnyKernel>& out) {
+  append_skinny_kernels<bf16, 8, 16>(out);
+}
+
+}  // namespace tgemm::skinny

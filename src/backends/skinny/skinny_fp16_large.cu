@@ -1,0 +1,11 @@
+// Skinny GEMM instances: fp16 inputs, M tile 32 (see skinny_kernels.h for the list).
+// One translation unit per (dtype, M-tile group) so the build parallelises and CI can prune.
+#include "backends/skinny/skinny_launch.cuh"
+
+namespace tgemm::skinny {
+
+void append_skinny_kernels_fp16_large(std::vector<SkinnyKernel>& out) {
+  append_skinny_kernels<fp16, 32, 32>(out);
+}
+
+}  // namespace tgemm::skinny

@@ -1,0 +1,101 @@
+// Host side of the skinny kernel instances: problem -> kernel parameters, the (cluster) launch,
+// the occupancy query, and the appender each instance translation unit calls for its subset
+// of TGEMM_SKINNY_TILES. Included only by skinny_<dtype>_<group>.cu.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <vector>
+
+#include "backends/skinny/skinny_kernels.h"
+#include "kernels/sm90/sm90_gemm_skinny.cuh"
+#include "runtime/cuda_check.h"
+
+namespace tgemm::skinny {
+
+inline int skinny_elem(DType t) {
+  switch (t) {
+    case DType::kBFloat16: return kernels::kSkinnyBf16;
+    case DType::kFloat16: return kernels::kSkinnyFp16;
+    default: return kernels::kSkinnyF32;
+  }
+}
+
+template <typename In>
+constexpr DType dtype_of() {
+  return std::is_same_v<In, bf16> ? DType::kBFloat16 : DType::kFloat16;
+}
+
+template <typename In, int M_TILE, int ROWS_PER_WARP, int WARPS_N, int WARPS_K, int UNROLL>
+void launch_skinny(const GemmProblem& p, const GemmArgs& args, int split_k, Stream stream,
+                   const char* where) {
+  using Shape = kernels::SkinnyShape<M_TILE, ROWS_PER_WARP, WARPS_N, WARPS_K>;
+  kernels::SkinnyParams kp;
+  kp.x = args.a;
+  kp.w = args.b;
+  kp.out = args.out;
+  kp.bias = p.has_bias() ? args.bias : nullptr;
+  kp.m = static_cast<int>(p.m);
+  kp.n = static_cast<int>(p.n);
+  kp.k = static_cast<int>(p.k);
+  kp.lda = p.lda;
+  kp.ldb = p.ldb;
+  kp.ldo = p.ldo;
+  kp.out_type = skinny_elem(p.out_type);
+  kp.bias_type = p.has_bias() ? skinny_elem(p.bias_type) : kernels::kSkinnyNone;
+
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(static_cast<unsigned>((p.n + Shape::kBlockN - 1) / Shape::kBlockN),
+                        static_cast<unsigned>(split_k), 1);
+  config.blockDim = dim3(Shape::kThreads, 1, 1);
+  config.dynamicSmemBytes = 0;
+  config.stream = reinterpret_cast<cudaStream_t>(stream);
+  cudaLaunchAttribute cluster{};
+  if (split_k > 1) {
+    cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim.x = 1;
+    cluster.val.clusterDim.y = static_cast<unsigned>(split_k);
+    cluster.val.clusterDim.z = 1;
+    config.attrs = &cluster;
+    config.numAttrs = 1;
+  }
+  TGEMM_CUDA_CHECK(
+      cudaLaunchKernelEx(&config,
+                         kernels::sm90_gemm_skinny<In, M_TILE, ROWS_PER_WARP, WARPS_N, WARPS_K, UNROLL>,
+                         kp),
+      where);
+  TGEMM_CUDA_CHECK_LAUNCH(where);
+}
+
+template <typename In, int M_TILE, int ROWS_PER_WARP, int WARPS_N, int WARPS_K, int UNROLL>
+int skinny_ctas_per_sm() {
+  using Shape = kernels::SkinnyShape<M_TILE, ROWS_PER_WARP, WARPS_N, WARPS_K>;
+  int ctas = 0;
+  cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &ctas, kernels::sm90_gemm_skinny<In, M_TILE, ROWS_PER_WARP, WARPS_N, WARPS_K, UNROLL>,
+      Shape::kThreads, 0);
+  if (err != cudaSuccess) {
+    cudaGetLastError();  // a failed query must not leave an error behind
+    return 0;
+  }
+  return ctas;
+}
+
+// Appends the TGEMM_SKINNY_TILES entries with MIN_M_TILE <= m_tile <= MAX_M_TILE; the others
+// are discarded statements, so this translation unit instantiates only its share.
+template <typename In, int MIN_M_TILE, int MAX_M_TILE>
+void append_skinny_kernels(std::vector<SkinnyKernel>& out) {
+#define TGEMM_SKINNY_APPEND(MT, RW, WN, WK, U)                                               \
+  if constexpr (MT >= MIN_M_TILE && MT <= MAX_M_TILE) {                                      \
+    SkinnyKernel k;                                                                          \
+    k.tile = SkinnyTile{MT, RW, WN, WK, U};                                                  \
+    k.in = dtype_of<In>();                                                                   \
+    k.launch = &launch_skinny<In, MT, RW, WN, WK, U>;                                        \
+    k.ctas_per_sm = &skinny_ctas_per_sm<In, MT, RW, WN, WK, U>;                              \
+    out.push_back(k);                                                                        \
+  }
+  TGEMM_SKINNY_TILES(TGEMM_SKINNY_APPEND)
+#undef TGEMM_SKINNY_APPEND
+}
+
+}  // namespace tgemm::skinny

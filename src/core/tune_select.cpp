@@ -1,0 +1,48 @@
+#include "core/tune_select.h"
+
+#include <algorithm>
+#include <tuple>
+
+namespace tgemm {
+
+std::vector<std::size_t> select_for_accurate(const std::vector<CandidateResult>& results, const SelectOptions& o) {
+  std::vector<std::size_t> ok;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    if (results[i].error.empty() && results[i].screen_us > 0) ok.push_back(i);
+  }
+  std::stable_sort(ok.begin(), ok.end(), [&](std::size_t a, std::size_t b) {
+    if (results[a].screen_us != results[b].screen_us) return results[a].screen_us < results[b].screen_us;
+    return tie_order_less(results[a], results[b]);
+  });
+  if (ok.empty()) return ok;
+  const double limit = results[ok.front()].screen_us * (1.0 + o.accurate_margin);
+  std::size_t keep = 0;
+  while (keep < ok.size() && (keep < o.min_accurate || results[ok[keep]].screen_us <= limit)) ++keep;
+  ok.resize(keep);
+  return ok;
+}
+
+bool tie_order_less(const CandidateResult& a, const CandidateResult& b) {
+  return std::tie(a.backend_rank, a.name) < std::tie(b.backend_rank, b.name);
+}
+
+int select_winner(const std::vector<CandidateResult>& results, const SelectOptions& o) {
+  double best = -1;
+  auto passes = [&](const CandidateResult& r) {
+    return r.error.empty() && r.us > 0 && r.err_ratio >= 0 && r.err_ratio <= o.max_err_ratio &&
+           (!o.require_strict || r.strict_ok);
+  };
+  for (const auto& r : results) {
+    if (passes(r) && (best < 0 || r.us < best)) best = r.us;
+  }
+  if (best < 0) return -1;
+  int winner = -1;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const auto& r = results[i];
+    if (!passes(r) || r.us > best * (1.0 + o.tie_band)) continue;
+    if (winner < 0 || tie_order_less(r, results[static_cast<std::size_t>(winner)])) winner = static_cast<int>(i);
+  }
+  return winner;
+}
+
+}  // namespace tgemm

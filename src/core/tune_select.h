@@ -1,0 +1,44 @@
+// The tuner's decisions, kept free of CUDA so they are unit-tested with injected timings:
+// which screened candidates get accurate timing, and which measured candidate wins.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace tgemm {
+
+struct CandidateResult {
+  std::string name;        // full solution name (kernelName)
+  std::string libtype;
+  int solidx = 0;          // table columns of the solution
+  int split_k = 0;
+  int backend_rank = 0;    // registration order of its backend (fixed tie-break order)
+  double screen_us = -1;   // fast screen; < 0: not measured (error)
+  double us = -1;          // accurate timing; < 0: not measured
+  double spread = 0;       // (p90 - p10) / median of the accurate timing
+  double err_ratio = -1;   // fraction of elements outside the tuner tolerance; < 0: not checked
+  bool strict_ok = false;  // every element within the library's test tolerance, none NaN/Inf
+  std::string error;       // non-empty: the candidate failed (exception, launch error, hang)
+};
+
+struct SelectOptions {
+  std::size_t min_accurate = 20;   // at least this many screened candidates get accurate timing
+  double accurate_margin = 0.10;   // and all within this fraction of the screen leader
+  double tie_band = 0.01;          // candidates within this fraction of the fastest tie
+  double max_err_ratio = 0.05;     // --errRatio
+  bool require_strict = true;      // also require strict_ok
+};
+
+// Indices (into `results`) of the candidates to time accurately: screen leaders, best first.
+std::vector<std::size_t> select_for_accurate(const std::vector<CandidateResult>& results, const SelectOptions& o);
+
+// Fixed order used inside the tie band: backend rank, then name. Two tunes that measure the same
+// candidates within the band therefore pick the same one.
+bool tie_order_less(const CandidateResult& a, const CandidateResult& b);
+
+// The winner among candidates with an accurate time that pass the error checks; -1 if none.
+// Fastest wins; all within (1 + tie_band) of the fastest tie and are resolved by tie_order_less.
+int select_winner(const std::vector<CandidateResult>& results, const SelectOptions& o);
+
+}  // namespace tgemm

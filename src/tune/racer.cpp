@@ -1,0 +1,218 @@
+#include "tune/racer.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "backends/reference/reference_backend.h"
+#include "runtime/cuda_check.h"
+#include "runtime/device_utils.h"
+#include "runtime/runtime.h"
+#include "runtime/timing.h"
+
+namespace tgemm {
+namespace {
+
+constexpr std::size_t kAlign = 256;
+std::size_t round_up(std::size_t v, std::size_t q) { return (v + q - 1) / q * q; }
+
+struct Operands {
+  DeviceBuffer buf;  // [x | w | bias] per rotation
+  DeviceBuffer out;
+  GemmArgs args;
+};
+
+struct RaceData {
+  std::vector<Operands> sets;
+  DeviceBuffer ref;  // fp32 [M, N] reference of set 0
+};
+
+RaceData make_data(const GemmProblem& p, const RaceOptions& o, const DeviceInfo& dev) {
+  RaceData d;
+  const std::size_t es = dtype_size(p.a_type);
+  const std::size_t x_bytes = round_up(static_cast<std::size_t>(p.m * p.k) * es, kAlign);
+  const std::size_t w_bytes = round_up(static_cast<std::size_t>(p.n * p.k) * es, kAlign);
+  const std::size_t b_bytes = p.has_bias() ? round_up(static_cast<std::size_t>(p.n) * dtype_size(p.bias_type), kAlign) : 0;
+  const std::size_t o_bytes = static_cast<std::size_t>(p.m * p.n) * dtype_size(p.out_type);
+  int sets = rotation_count(x_bytes + w_bytes + o_bytes, dev.l2_bytes, o.rotation_l2_factor, 32, o.memory_budget);
+  for (int i = 0; i < sets; ++i) {
+    Operands op;
+    op.buf = DeviceBuffer(x_bytes + w_bytes + b_bytes);
+    op.out = DeviceBuffer(std::max<std::size_t>(o_bytes, 16));
+    char* base = static_cast<char*>(op.buf.data());
+    auto seed = static_cast<std::uint64_t>(i) * 3 + 11;
+    fill_uniform(base, p.a_type, p.m * p.k, seed, -1.0f, 1.0f, nullptr);
+    fill_uniform(base + x_bytes, p.b_type, p.n * p.k, seed + 1, -1.0f, 1.0f, nullptr);
+    if (p.has_bias()) fill_uniform(base + x_bytes + w_bytes, p.bias_type, p.n, seed + 2, -1.0f, 1.0f, nullptr);
+    op.args.a = base;
+    op.args.b = base + x_bytes;
+    op.args.bias = p.has_bias() ? base + x_bytes + w_bytes : nullptr;
+    op.args.out = op.out.data();
+    d.sets.push_back(std::move(op));
+  }
+  d.ref = DeviceBuffer(std::max<std::size_t>(static_cast<std::size_t>(p.m * p.n) * sizeof(float), 16));
+  GemmArgs ra = d.sets[0].args;
+  ra.out = d.ref.data();
+  run_reference_gemm(p, ra, DType::kFloat32, p.n, nullptr);
+  TGEMM_CUDA_CHECK(cudaDeviceSynchronize(), "tune: reference");
+  return d;
+}
+
+// A sticky error (illegal address, ...) poisons the context: the worker must die and be replaced.
+void check_context(const std::string& candidate) {
+  cudaError_t err = cudaDeviceSynchronize();
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    cudaError_t again = cudaDeviceSynchronize();
+    if (again != cudaSuccess) {
+      detail::throw_error("tune", "CUDA context lost after ", candidate, ": ", cudaGetErrorString(err),
+                          " (sticky; the worker must restart)");
+    }
+    detail::throw_error("tune", candidate, " failed: ", cudaGetErrorString(err));
+  }
+}
+
+struct Timer {
+  cudaEvent_t a = nullptr, b = nullptr;
+  Timer() {
+    TGEMM_CUDA_CHECK(cudaEventCreate(&a), "tune");
+    TGEMM_CUDA_CHECK(cudaEventCreate(&b), "tune");
+  }
+  ~Timer() {
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+  }
+};
+
+}  // namespace
+
+double tuner_tolerance(DType out_type) { return out_type == DType::kBFloat16 ? 5e-2 : 1e-2; }
+
+RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
+  auto t0 = std::chrono::steady_clock::now();
+  Runtime& rt = Runtime::get();
+  const DeviceInfo& dev = rt.platform().device_info(p.device);
+  RaceResult result;
+  RaceData data = make_data(p, o, dev);
+
+  // Candidates, in backend registration order.
+  std::vector<SolutionPtr> solutions;
+  int rank = 0;
+  for (const auto& backend : rt.registry().backends()) {
+    ++rank;
+    bool enabled = o.libtypes.empty() ||
+                   std::find(o.libtypes.begin(), o.libtypes.end(), std::string(backend->libtype())) != o.libtypes.end();
+    if (!enabled) continue;
+    for (SolutionPtr& s : backend->candidates(p)) {
+      if (!s->can_implement(p)) continue;
+      bool dup = false;
+      for (const auto& r : result.candidates) dup = dup || r.name == s->name();
+      if (dup) continue;
+      CandidateResult r;
+      r.name = s->name();
+      r.libtype = std::string(s->libtype());
+      r.solidx = s->solidx();
+      r.split_k = s->split_k();
+      r.backend_rank = rank;
+      if (o.exclude.count(r.name)) r.error = "excluded (hung or crashed in an earlier attempt)";
+      result.candidates.push_back(r);
+      solutions.push_back(std::move(s));
+    }
+  }
+  result.enumerated = static_cast<int>(solutions.size());
+  std::size_t ws_bytes = 0;
+  for (const auto& s : solutions) ws_bytes = std::max(ws_bytes, s->workspace_size(p));
+  DeviceBuffer ws_buf(ws_bytes);
+  Workspace ws{ws_buf.data(), ws_buf.bytes()};
+  cudaStream_t stream = nullptr;
+  TGEMM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "tune");
+  struct StreamGuard {
+    cudaStream_t s;
+    ~StreamGuard() { cudaStreamDestroy(s); }
+  } stream_guard{stream};
+  auto s = reinterpret_cast<Stream>(stream);
+  auto notify = [&](const char* phase, const std::string& name) {
+    if (o.on_candidate) o.on_candidate(phase, name);
+  };
+
+  // Screen: one warm launch (errors surface here), then screen_iters timed launches.
+  Timer timer;
+  for (std::size_t i = 0; i < solutions.size(); ++i) {
+    CandidateResult& r = result.candidates[i];
+    if (!r.error.empty()) continue;
+    notify("screen", r.name);
+    try {
+      solutions[i]->run(p, data.sets[0].args, ws, s);
+      check_context(r.name);
+      TGEMM_CUDA_CHECK(cudaEventRecord(timer.a, stream), "tune");
+      for (int it = 0; it < o.screen_iters; ++it) {
+        solutions[i]->run(p, data.sets[static_cast<std::size_t>(it + 1) % data.sets.size()].args, ws, s);
+      }
+      TGEMM_CUDA_CHECK(cudaEventRecord(timer.b, stream), "tune");
+      check_context(r.name);
+      float ms = 0;
+      TGEMM_CUDA_CHECK(cudaEventElapsedTime(&ms, timer.a, timer.b), "tune");
+      r.screen_us = ms * 1000.0 / o.screen_iters;
+      ++result.screened;
+    } catch (const Error& e) {
+      r.error = e.what();
+      if (r.error.find("sticky") != std::string::npos) throw;
+    }
+  }
+
+  // Accurate timing of the leaders, then the correctness check of each timed candidate.
+  TimingOptions topt;
+  topt.launches_per_graph = o.launches_per_graph;
+  topt.warmup_replays = o.warmup;
+  topt.replays = o.iters;
+  const double tol = tuner_tolerance(p.out_type);
+  std::vector<std::size_t> accurate = select_for_accurate(result.candidates, o.select);
+  // The library default is always timed: it is what the winner is compared with.
+  for (std::size_t i = 0; i < result.candidates.size(); ++i) {
+    const CandidateResult& r = result.candidates[i];
+    if (r.name == "cublaslt:heuristic" && r.error.empty() && r.screen_us > 0 &&
+        std::find(accurate.begin(), accurate.end(), i) == accurate.end()) {
+      accurate.push_back(i);
+    }
+  }
+  for (std::size_t idx : accurate) {
+    CandidateResult& r = result.candidates[idx];
+    const Solution& sol = *solutions[idx];
+    notify("accurate", r.name);
+    try {
+      TimingStats st = time_graph([&](int i, Stream gs) {
+        sol.run(p, data.sets[static_cast<std::size_t>(i) % data.sets.size()].args, ws, gs);
+      }, topt);
+      r.us = st.median_us;
+      r.spread = st.median_us > 0 ? (st.p90_us - st.p10_us) / st.median_us : 0;
+      ++result.accurate;
+      notify("check", r.name);
+      const Operands& set0 = data.sets[0];
+      fill_nan(set0.args.out, p.out_type, p.m * p.n, nullptr);
+      sol.run(p, set0.args, ws, nullptr);
+      check_context(r.name);
+      CompareResult loose = compare_with_reference(set0.args.out, p.out_type, p.n, data.ref.as<float>(), p.n, p.m,
+                                                   p.n, tol, tol, nullptr);
+      bool catastrophic = loose.nonfinite > 0 || loose.max_abs_err > 0.5 * std::max(loose.ref_max_abs, 1.0);
+      r.err_ratio = catastrophic ? 1.0 : static_cast<double>(loose.bad) / static_cast<double>(std::max<std::int64_t>(loose.checked, 1));
+      Tolerance strict = gemm_tolerance(p.out_type, p.k);
+      CompareResult exact = compare_with_reference(set0.args.out, p.out_type, p.n, data.ref.as<float>(), p.n, p.m,
+                                                   p.n, strict.rtol, strict.atol, nullptr);
+      r.strict_ok = exact.bad == 0;
+    } catch (const Error& e) {
+      r.error = e.what();
+      if (r.error.find("sticky") != std::string::npos) throw;
+    }
+  }
+  result.winner = select_winner(result.candidates, o.select);
+  // The default for comparison: cuBLASLt's heuristic if it was timed.
+  for (const auto& r : result.candidates) {
+    if (r.name == "cublaslt:heuristic" && r.us > 0) result.default_us = r.us;
+  }
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return result;
+}
+
+}  // namespace tgemm

@@ -1,0 +1,46 @@
+// Racing every candidate of every enabled backend for one problem: a fast screen of all of them,
+// accurate CUDA-graph timing of the leaders, a correctness check of the timed ones against the
+// fp32 reference (NaN-poisoned outputs), and the selection of core/tune_select.h.
+#pragma once
+
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/problem.h"
+#include "core/tune_select.h"
+
+namespace tgemm {
+
+struct RaceOptions {
+  SelectOptions select;
+  std::vector<std::string> libtypes;     // backends to race; empty: all
+  std::set<std::string> exclude;         // candidate names not to run (e.g. hung before)
+  int screen_iters = 3;                  // timed launches per candidate in the screen
+  int warmup = 3;                        // graph replays before accurate timing
+  int iters = 10;                        // timed graph replays
+  int launches_per_graph = 10;
+  double rotation_l2_factor = 3.0;       // inputs rotated over > this many L2 sizes
+  std::size_t memory_budget = 8ull << 30;
+  // Called before each candidate runs (screen, accurate, check) so a watchdog knows what hung.
+  std::function<void(const std::string& phase, const std::string& candidate)> on_candidate;
+};
+
+struct RaceResult {
+  std::vector<CandidateResult> candidates;
+  int winner = -1;
+  int enumerated = 0;       // candidates offered by the backends
+  int screened = 0;
+  int accurate = 0;
+  double default_us = -1;   // accurate time of the dispatcher's default (cuBLASLt heuristic)
+  double seconds = 0;
+};
+
+// p: the problem (device, dtypes, shapes; contiguous operands are allocated by the racer).
+RaceResult race_problem(const GemmProblem& p, const RaceOptions& options);
+
+// AITER's tuner tolerance: rtol = atol = 5e-2 for bf16 output, 1e-2 otherwise.
+double tuner_tolerance(DType out_type);
+
+}  // namespace tgemm

@@ -1,0 +1,498 @@
+// The dispatcher with a fake platform (sm_90a, 132 SMs) and fake backends: walk levels, row
+// validation with one warning per bad row, SM-count warning, defaults, caching, threads, the
+// TGEMM_LOG_TUNED_CONFIG log and TGEMM_TUNE_GEMM capture.
+#include "core/dispatcher.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/csv.h"
+#include "tests/common/host_fakes.h"
+#include "tests/common/host_test_util.h"
+#include "tgemm/error.h"
+
+namespace tgemm {
+namespace {
+
+using test::a16w16_problem;
+using test::contains;
+using test::FakeBackend;
+
+struct RowSpec {
+  std::int64_t m;
+  std::string kernel;  // kernelName
+  std::string libtype = "fake";
+  int sm_count = 132;
+  std::int64_t n = 4096;
+  std::int64_t k = 4096;
+  std::string arch = "sm_90a";
+};
+
+class DispatcherTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto backend = std::make_unique<FakeBackend>(
+        "fake", std::vector<std::string>{"tile64", "tile128", "tile256"}, "default");
+    fake_ = backend.get();
+    registry_.add(std::move(backend));
+  }
+
+  // A table file: the header on line 1, then one row a line from line 2.
+  std::string write_table(const std::string& name, const std::vector<RowSpec>& rows) {
+    std::string text = csv::join(tuned_table_columns()) + "\n";
+    for (const RowSpec& s : rows) {
+      TableRow r;
+      r.key.arch = s.arch;
+      r.key.sm_count = s.sm_count;
+      r.key.n = s.n;
+      r.key.k = s.k;
+      r.m = s.m;
+      r.libtype = s.libtype;
+      r.kernel_name = s.kernel;
+      r.us = 10;
+      text += format_tuned_row(r) + "\n";
+    }
+    const std::string path = dir_.file(name);
+    test::write_file(path, text);
+    return path;
+  }
+
+  Settings settings(const std::vector<std::string>& files) const {
+    Settings s;
+    s.a16w16.table_files = files;
+    s.a16w16.untuned_file = dir_.file("bf16_untuned_gemm.csv");
+    return s;
+  }
+
+  std::unique_ptr<Dispatcher> make(const std::vector<std::string>& files, bool log_config = false,
+                                   bool capture = false) {
+    Settings s = settings(files);
+    s.log_tuned_config = log_config;
+    s.capture = capture;
+    return std::make_unique<Dispatcher>(registry_, platform_, s);
+  }
+
+  test::TempDir dir_;
+  test::LogCapture log_;
+  test::FakePlatform platform_;
+  Registry registry_;
+  FakeBackend* fake_ = nullptr;  // owned by registry_
+};
+
+GemmProblem problem(std::int64_t m, std::int64_t n = 4096, std::int64_t k = 4096) {
+  return a16w16_problem(m, n, k);
+}
+
+TEST_F(DispatcherTest, ExactRowGivesThatSolution) {
+  const std::string path = write_table("t.csv", {{16, "fake:tile64"}, {32, "fake:tile128"}});
+  auto d = make({path});
+  const Resolution& r = d->resolve(problem(16));
+  EXPECT_EQ(r.solution, fake_->solution("fake:tile64"));
+  EXPECT_EQ(r.level, WalkLevel::kExact);
+  EXPECT_EQ(r.matched_m, 16);
+  EXPECT_EQ(r.file, path);
+  EXPECT_EQ(r.line, 2);
+  const Resolution& r32 = d->resolve(problem(32));
+  EXPECT_EQ(r32.solution, fake_->solution("fake:tile128"));
+  EXPECT_EQ(r32.level, WalkLevel::kExact);
+  EXPECT_EQ(r32.line, 3);
+  EXPECT_TRUE(log_.warnings().empty()) << log_.dump();
+}
+
+TEST_F(DispatcherTest, PaddedLevel) {
+  const std::string path = write_table("t.csv", {{32, "fake:tile128"}, {256, "fake:tile64"}});
+  auto d = make({path});
+  const Resolution& r = d->resolve(problem(17));  // padded 32 (pow2 is 32 too: padded first)
+  EXPECT_EQ(r.solution, fake_->solution("fake:tile128"));
+  EXPECT_EQ(r.level, WalkLevel::kPaddedM);
+  EXPECT_EQ(r.matched_m, 32);
+  EXPECT_EQ(r.line, 2);
+}
+
+TEST_F(DispatcherTest, Pow2Level) {
+  const std::string path = write_table("t.csv", {{512, "fake:tile256"}, {300, "fake:tile64", "fake", 132, 8192}});
+  auto d = make({path});
+  const Resolution& r = d->resolve(problem(300));  // padded 320 absent, pow2 512
+  EXPECT_EQ(r.solution, fake_->solution("fake:tile256"));
+  EXPECT_EQ(r.level, WalkLevel::kPow2M);
+  EXPECT_EQ(r.matched_m, 512);
+}
+
+TEST_F(DispatcherTest, NearestLevel) {
+  const std::string path = write_table("t.csv", {{64, "fake:tile64"}, {2048, "fake:tile128"}});
+  auto d = make({path});
+  const Resolution& r = d->resolve(problem(300));  // 64 (x4.7) is nearer by ratio than 2048 (x6.8)
+  EXPECT_EQ(r.solution, fake_->solution("fake:tile64"));
+  EXPECT_EQ(r.level, WalkLevel::kNearestM);
+  EXPECT_EQ(r.matched_m, 64);
+  EXPECT_EQ(r.line, 2);
+  const Resolution& big = d->resolve(problem(3000));  // padded 3008, pow2 4096: absent
+  EXPECT_EQ(big.solution, fake_->solution("fake:tile128"));
+  EXPECT_EQ(big.level, WalkLevel::kNearestM);
+}
+
+TEST_F(DispatcherTest, RowsOfAnotherKeyAreNotUsed) {
+  const std::string path = write_table("t.csv", {{16, "fake:tile64"}});
+  auto d = make({path});
+  for (const GemmProblem& p : {problem(16, 1024), problem(16, 4096, 1024)}) {
+    const Resolution& r = d->resolve(p);
+    EXPECT_EQ(r.level, WalkLevel::kDefault) << p.describe();
+    EXPECT_EQ(r.solution, fake_->solution("fake:default"));
+  }
+  GemmProblem with_bias = a16w16_problem(16, 4096, 4096, /*bias=*/true);
+  EXPECT_EQ(d->resolve(with_bias).level, WalkLevel::kDefault);
+  GemmProblem fp16 = problem(16);
+  fp16.a_type = fp16.b_type = fp16.out_type = DType::kFloat16;
+  EXPECT_EQ(d->resolve(fp16).level, WalkLevel::kDefault);
+  GemmProblem fp32_out = problem(16);
+  fp32_out.out_type = DType::kFloat32;
+  EXPECT_EQ(d->resolve(fp32_out).level, WalkLevel::kDefault);
+}
+
+TEST_F(DispatcherTest, LaterFileWins) {
+  const std::string a = write_table("a.csv", {{16, "fake:tile64"}, {32, "fake:tile64"}});
+  const std::string b = write_table("b.csv", {{16, "fake:tile256"}});
+  auto d = make({a, b});
+  const Resolution& r = d->resolve(problem(16));
+  EXPECT_EQ(r.solution, fake_->solution("fake:tile256"));
+  EXPECT_EQ(r.file, b);
+  EXPECT_EQ(d->resolve(problem(32)).file, a);
+}
+
+TEST_F(DispatcherTest, UnknownLibtypeRowIsOneWarningAndTheWalkContinues) {
+  const std::string path =
+      write_table("t.csv", {{16, "nosuch:k1", "nosuch"}, {32, "fake:tile128"}});
+  auto d = make({path});
+  const Resolution& r = d->resolve(problem(16));
+  EXPECT_EQ(r.solution, fake_->solution("fake:tile128"));
+  EXPECT_EQ(r.level, WalkLevel::kNearestM);
+  // M=15 reaches the same bad row (padded 16): still one warning for it.
+  EXPECT_EQ(d->resolve(problem(15)).solution, fake_->solution("fake:tile128"));
+  auto w = log_.warnings();
+  ASSERT_EQ(w.size(), 1u) << log_.dump();
+  EXPECT_TRUE(contains(w[0], path + ":2: ")) << w[0];
+  EXPECT_TRUE(contains(w[0], "'nosuch'")) << w[0];
+  EXPECT_TRUE(contains(w[0], "skipped")) << w[0];
+}
+
+TEST_F(DispatcherTest, UnknownKernelNameIsOneWarningWithTheBackendsReason) {
+  const std::string path = write_table("t.csv", {{16, "fake:tile999"}});
+  auto d = make({path});
+  const Resolution& r = d->resolve(problem(16));
+  EXPECT_EQ(r.level, WalkLevel::kDefault);
+  EXPECT_EQ(r.solution, fake_->solution("fake:default"));
+  d->resolve(problem(8));  // padded 16: the same bad row again
+  auto w = log_.warnings();
+  ASSERT_EQ(w.size(), 1u) << log_.dump();
+  EXPECT_TRUE(contains(w[0], path + ":2: ")) << w[0];
+  EXPECT_TRUE(contains(w[0], "unknown kernelName 'fake:tile999'")) << w[0];
+}
+
+TEST_F(DispatcherTest, FromRowExceptionIsAWarningNotACrash) {
+  fake_->set_throws("fake:tile128");
+  const std::string path = write_table("t.csv", {{16, "fake:tile128"}, {64, "fake:tile64"}});
+  auto d = make({path});
+  const Resolution& r = d->resolve(problem(16));
+  EXPECT_EQ(r.solution, fake_->solution("fake:tile64"));
+  EXPECT_EQ(r.level, WalkLevel::kNearestM);
+  auto w = log_.warnings();
+  ASSERT_EQ(w.size(), 1u) << log_.dump();
+  EXPECT_TRUE(contains(w[0], path + ":2: ")) << w[0];
+  EXPECT_TRUE(contains(w[0], "fake from_row failure")) << w[0];
+}
+
+TEST_F(DispatcherTest, CannotImplementAtExactLevelIsOneWarning) {
+  fake_->set_accepts("fake:tile64", [](const GemmProblem& p) { return p.m != 16; });
+  const std::string path = write_table("t.csv", {{16, "fake:tile64"}, {64, "fake:tile128"}});
+  auto d = make({path});
+  const Resolution& r = d->resolve(problem(16));
+  EXPECT_EQ(r.solution, fake_->solution("fake:tile128"));  // the walk goes on to the next row
+  EXPECT_EQ(r.level, WalkLevel::kNearestM);
+  auto w = log_.warnings();
+  ASSERT_EQ(w.size(), 1u) << log_.dump();
+  EXPECT_TRUE(contains(w[0], path + ":2: ")) << w[0];
+  EXPECT_TRUE(contains(w[0], "fake:tile64")) << w[0];
+  EXPECT_TRUE(contains(w[0], "cannot implement")) << w[0];
+  EXPECT_TRUE(contains(w[0], "M=16")) << w[0];
+}
+
+TEST_F(DispatcherTest, CannotImplementAtExactLevelFallsToTheDefault) {
+  fake_->set_accepts("fake:tile64", [](const GemmProblem& p) { return p.m != 16; });
+  const std::string path = write_table("t.csv", {{16, "fake:tile64"}});
+  auto d = make({path});
+  const Resolution& r = d->resolve(problem(16));
+  EXPECT_EQ(r.level, WalkLevel::kDefault);
+  EXPECT_EQ(r.solution, fake_->solution("fake:default"));
+  EXPECT_EQ(log_.warnings().size(), 1u) << log_.dump();
+}
+
+TEST_F(DispatcherTest, CannotImplementAtOtherLevelsIsSilent) {
+  // A row tuned for another M that does not fit this one is not wrong, just not applicable.
+  fake_->set_accepts("fake:tile64", [](const GemmProblem& p) { return p.m % 16 == 0; });
+  const std::string path = write_table("t.csv", {{32, "fake:tile64"}, {1024, "fake:tile64"}});
+  auto d = make({path});
+  const Resolution& r = d->resolve(problem(17));  // padded 32 rejects, nearest 1024 rejects
+  EXPECT_EQ(r.level, WalkLevel::kDefault);
+  EXPECT_TRUE(log_.warnings().empty()) << log_.dump();
+  EXPECT_EQ(d->resolve(problem(32)).level, WalkLevel::kExact);
+}
+
+TEST_F(DispatcherTest, EveryBadRowIsWarnedOnceAndTheGoodOneIsUsed) {
+  fake_->set_accepts("fake:tile256", [](const GemmProblem& p) { return p.m != 16; });
+  const std::string path = write_table(
+      "t.csv", {{16, "fake:tile256"}, {32, "nosuch:x", "nosuch"}, {8, "fake:bogus"}, {128, "fake:tile64"}});
+  auto d = make({path});
+  const Resolution& r = d->resolve(problem(16));
+  EXPECT_EQ(r.solution, fake_->solution("fake:tile64"));
+  EXPECT_EQ(r.matched_m, 128);
+  EXPECT_EQ(r.line, 5);
+  auto w = log_.warnings();
+  ASSERT_EQ(w.size(), 3u) << log_.dump();
+  EXPECT_EQ(log_.matching(LogLevel::kWarning, {path + ":2: ", "cannot implement"}).size(), 1u);
+  EXPECT_EQ(log_.matching(LogLevel::kWarning, {path + ":3: ", "nosuch"}).size(), 1u);
+  EXPECT_EQ(log_.matching(LogLevel::kWarning, {path + ":4: ", "fake:bogus"}).size(), 1u);
+}
+
+TEST_F(DispatcherTest, RowsOnlyForAnotherSmCountWarnOnceNamingThisDevicesSmCount) {
+  const std::string path = write_table(
+      "t.csv", {{16, "fake:tile64", "fake", 114}, {32, "fake:tile64", "fake", 114, 1024}});
+  auto d = make({path});
+  for (std::int64_t m : {16, 32, 1, 4096}) {
+    EXPECT_EQ(d->resolve(problem(m)).level, WalkLevel::kDefault) << m;
+    EXPECT_EQ(d->resolve(problem(m, 1024)).level, WalkLevel::kDefault) << m;
+  }
+  auto w = log_.warnings();
+  ASSERT_EQ(w.size(), 1u) << log_.dump();
+  EXPECT_TRUE(contains(w[0], "132 SMs")) << w[0];
+  EXPECT_TRUE(contains(w[0], "114")) << w[0];
+  EXPECT_TRUE(contains(w[0], "sm_90a")) << w[0];
+  EXPECT_EQ(fake_->from_row_calls(), 0);
+}
+
+TEST_F(DispatcherTest, NoSmCountWarningWhenThisSmCountHasRowsOrTheArchHasNone) {
+  const std::string both = write_table(
+      "both.csv", {{16, "fake:tile64", "fake", 114}, {16, "fake:tile128", "fake", 132}});
+  auto d = make({both});
+  EXPECT_EQ(d->resolve(problem(16)).solution, fake_->solution("fake:tile128"));
+  const std::string other_arch = write_table("a100.csv", {{16, "fake:tile64", "fake", 108, 4096, 4096, "sm_80"}});
+  auto d2 = make({other_arch});
+  EXPECT_EQ(d2->resolve(problem(16)).level, WalkLevel::kDefault);
+  EXPECT_TRUE(log_.warnings().empty()) << log_.dump();
+}
+
+TEST_F(DispatcherTest, TableWarningsAreLoggedAtLoad) {
+  const std::string path = write_table("t.csv", {{16, "fake:tile64"}});
+  test::write_file(path, test::read_file(path) + "sm_90a,132,notanumber\n");
+  const std::string missing = dir_.file("missing.csv");
+  auto d = make({path, missing});
+  EXPECT_EQ(log_.matching(LogLevel::kWarning, {path + ":3: "}).size(), 1u) << log_.dump();
+  EXPECT_EQ(log_.matching(LogLevel::kWarning, {missing}).size(), 1u) << log_.dump();
+  EXPECT_EQ(d->resolve(problem(16)).level, WalkLevel::kExact);
+  EXPECT_EQ(d->table(OpFamily::kA16W16).size(), 1u);
+}
+
+TEST_F(DispatcherTest, NoRowUsesTheFirstBackendDefaultThatCanImplement) {
+  Registry registry;
+  auto skinny = std::make_unique<FakeBackend>("skinny", std::vector<std::string>{}, "gemv");
+  skinny->set_accepts("skinny:gemv", [](const GemmProblem& p) { return p.m <= 16; });
+  auto none = std::make_unique<FakeBackend>("nodefault", std::vector<std::string>{"x"});
+  auto lt = std::make_unique<FakeBackend>("lt", std::vector<std::string>{}, "heuristic");
+  FakeBackend* skinny_ptr = skinny.get();
+  FakeBackend* lt_ptr = lt.get();
+  registry.add(std::move(skinny));
+  registry.add(std::move(none));
+  registry.add(std::move(lt));
+  Dispatcher d(registry, platform_, settings({}));
+  const Resolution& small = d.resolve(problem(8));
+  EXPECT_EQ(small.solution, skinny_ptr->solution("skinny:gemv"));
+  EXPECT_EQ(small.level, WalkLevel::kDefault);
+  EXPECT_EQ(small.matched_m, -1);
+  EXPECT_EQ(small.file, "");
+  EXPECT_EQ(small.line, 0);
+  EXPECT_EQ(d.resolve(problem(17)).solution, lt_ptr->solution("lt:heuristic"));
+}
+
+TEST_F(DispatcherTest, NoSolutionAtAllThrowsAndIsNotCached) {
+  Registry registry;
+  auto only = std::make_unique<FakeBackend>("only", std::vector<std::string>{}, "k");
+  only->set_accepts("only:k", [](const GemmProblem& p) { return p.m != 5; });
+  registry.add(std::move(only));
+  Dispatcher d(registry, platform_, settings({}));
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    try {
+      d.resolve(problem(5));
+      FAIL() << "no tgemm::Error";
+    } catch (const Error& e) {
+      const std::string msg = e.what();
+      EXPECT_TRUE(contains(msg, "gemm_a16w16")) << msg;
+      EXPECT_TRUE(contains(msg, "M=5 N=4096 K=4096")) << msg;
+    }
+  }
+  EXPECT_EQ(d.resolve(problem(6)).level, WalkLevel::kDefault);
+}
+
+TEST_F(DispatcherTest, ResolveCachesPerExactProblem) {
+  const std::string path = write_table("t.csv", {{16, "fake:tile64"}, {64, "fake:tile128"}});
+  auto d = make({path});
+  const Resolution* first = &d->resolve(problem(16));
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(&d->resolve(problem(16)), first);
+  EXPECT_EQ(fake_->from_row_calls_for_m(16), 1);
+  for (int i = 0; i < 3; ++i) d->resolve(problem(15));
+  EXPECT_EQ(fake_->from_row_calls_for_m(15), 1);
+  EXPECT_EQ(fake_->from_row_calls(), 2);
+
+  // Alignment is part of the problem: a misaligned x is resolved (and cached) on its own.
+  GemmProblem misaligned = problem(16);
+  misaligned.align_a = 2;
+  EXPECT_NE(&d->resolve(misaligned), first);
+  d->resolve(misaligned);
+  EXPECT_EQ(fake_->from_row_calls_for_m(16), 2);
+}
+
+TEST_F(DispatcherTest, ResolveIsThreadSafe) {
+  const std::string path = write_table(
+      "t.csv", {{16, "fake:tile64"}, {64, "fake:tile128"}, {4096, "fake:tile256"}});
+  auto d = make({path}, /*log_config=*/true);
+  constexpr int kThreads = 8;
+  constexpr int kIters = 200;
+  std::vector<const Resolution*> shared(kThreads, nullptr);
+  std::vector<int> wrong(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      const GemmProblem same = problem(16);
+      const GemmProblem own = problem(100 + t);  // nearest: 64
+      const GemmProblem big = problem(3000 + t);  // nearest: 4096
+      for (int i = 0; i < kIters; ++i) {
+        const Resolution& a = d->resolve(same);
+        const Resolution& b = d->resolve(own);
+        const Resolution& c = d->resolve(big);
+        if (a.solution->name() != "fake:tile64" || a.level != WalkLevel::kExact) ++wrong[t];
+        if (b.solution->name() != "fake:tile128" || b.level != WalkLevel::kNearestM) ++wrong[t];
+        if (c.solution->name() != "fake:tile256" || c.matched_m != 4096) ++wrong[t];
+        if (shared[t] == nullptr) shared[t] = &a;
+        if (shared[t] != &a) ++wrong[t];
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_EQ(wrong[t], 0) << "thread " << t;
+    EXPECT_EQ(shared[t], shared[0]) << "thread " << t;
+    // Problems only this thread asked for were walked once.
+    EXPECT_EQ(fake_->from_row_calls_for_m(100 + t), 1) << "thread " << t;
+    EXPECT_EQ(fake_->from_row_calls_for_m(3000 + t), 1) << "thread " << t;
+  }
+  EXPECT_GE(fake_->from_row_calls_for_m(16), 1);
+  // Logged once per shape: 1 shared + 8 own + 8 big.
+  EXPECT_EQ(log_.infos().size(), 1u + 2u * kThreads) << log_.dump();
+  EXPECT_EQ(log_.matching(LogLevel::kInfo, {"M=16 "}).size(), 1u) << log_.dump();
+}
+
+// BUG (src/core/dispatcher.cpp, Dispatcher::resolve): the walk runs outside any lock, so threads
+// that ask for the same new shape at the same time each run the whole walk (each from_row, and
+// for cuBLASLt each heuristic query / algo check) although DESIGN §2 and dispatcher.h say each
+// exact problem is resolved once. The second thread here calls resolve while the first is inside
+// from_row; a resolve that waited for the first thread's result would call from_row once.
+TEST_F(DispatcherTest, ConcurrentFirstResolutionsOfOneShapeWalkOnce) {
+  const std::string path = write_table("t.csv", {{16, "fake:tile64"}});
+  auto d = make({path});
+  std::mutex mu;
+  std::condition_variable cv;
+  int entered = 0;
+  fake_->set_from_row_hook([&](const GemmProblem&) {
+    std::unique_lock<std::mutex> lock(mu);
+    ++entered;
+    cv.notify_all();
+    // Hold the first walk until a second one starts, or 300 ms: long enough for the second
+    // thread to reach from_row if nothing stops it.
+    cv.wait_for(lock, std::chrono::milliseconds(300), [&] { return entered >= 2; });
+  });
+  std::thread first([&] { d->resolve(problem(16)); });
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return entered >= 1; });
+  }
+  std::thread second([&] { d->resolve(problem(16)); });
+  first.join();
+  second.join();
+  fake_->set_from_row_hook(nullptr);
+  EXPECT_EQ(fake_->from_row_calls_for_m(16), 1);
+}
+
+TEST_F(DispatcherTest, LogTunedConfigOncePerShapeWithLevelFileAndKernel) {
+  const std::string path = write_table("t.csv", {{16, "fake:tile64"}, {32, "fake:tile128"}});
+  auto d = make({path}, /*log_config=*/true);
+  d->resolve(problem(16));
+  d->resolve(problem(16));
+  d->resolve(problem(17));
+  d->resolve(problem(17));
+  d->resolve(problem(16, 1024));
+  auto infos = log_.infos();
+  ASSERT_EQ(infos.size(), 3u) << log_.dump();
+  EXPECT_EQ(log_.matching(LogLevel::kInfo, {"gemm_a16w16", "M=16 N=4096", "exact", path + ":2",
+                                            "fake:tile64", "libtype fake"})
+                .size(),
+            1u)
+      << log_.dump();
+  EXPECT_EQ(log_.matching(LogLevel::kInfo, {"M=17 N=4096", "padded_m", "32", path + ":3", "fake:tile128"})
+                .size(),
+            1u)
+      << log_.dump();
+  EXPECT_EQ(log_.matching(LogLevel::kInfo, {"M=16 N=1024", "default", "fake:default"}).size(), 1u)
+      << log_.dump();
+  EXPECT_TRUE(log_.warnings().empty()) << log_.dump();
+}
+
+TEST_F(DispatcherTest, NoConfigLogUnlessAskedFor) {
+  const std::string path = write_table("t.csv", {{16, "fake:tile64"}});
+  auto d = make({path}, /*log_config=*/false);
+  d->resolve(problem(16));
+  d->resolve(problem(3, 1024));
+  EXPECT_TRUE(log_.infos().empty()) << log_.dump();
+}
+
+TEST_F(DispatcherTest, CaptureRecordsOnlyProblemsNotResolvedExactly) {
+  const std::string path = write_table("t.csv", {{16, "fake:tile64"}});
+  auto d = make({path}, /*log_config=*/false, /*capture=*/true);
+  const std::string untuned = dir_.file("bf16_untuned_gemm.csv");
+  d->resolve(problem(16));  // exact: not recorded
+  d->resolve(problem(17));  // padded
+  d->resolve(problem(17));
+  d->resolve(problem(3, 1024));  // default
+  d->resolve(problem(16));
+  GemmProblem biased = a16w16_problem(16, 4096, 4096, /*bias=*/true);
+  d->resolve(biased);  // no row for the bias key: default
+  std::vector<std::string> lines = test::read_lines(untuned);
+  EXPECT_EQ(lines, (std::vector<std::string>{
+                       "M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle",
+                       "17,4096,4096,False,torch.bfloat16,torch.bfloat16,False,False",
+                       "3,1024,4096,False,torch.bfloat16,torch.bfloat16,False,False",
+                       "16,4096,4096,True,torch.bfloat16,torch.bfloat16,False,False",
+                   }));
+}
+
+TEST_F(DispatcherTest, NoCaptureFileUnlessAskedFor) {
+  auto d = make({}, /*log_config=*/false, /*capture=*/false);
+  d->resolve(problem(3));
+  EXPECT_FALSE(std::ifstream(dir_.file("bf16_untuned_gemm.csv")).good());
+}
+
+TEST(ArchName, HopperIsSm90a) {
+  EXPECT_EQ(arch_name(9, 0), "sm_90a");
+  EXPECT_EQ(arch_name(8, 0), "sm_80");
+  EXPECT_EQ(arch_name(8, 9), "sm_89");
+  EXPECT_EQ(arch_name(10, 0), "sm_100");
+  EXPECT_EQ(arch_name(12, 0), "sm_120");
+}
+
+}  // namespace
+}  // namespace tgemm

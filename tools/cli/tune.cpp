@@ -1,0 +1,591 @@
+#include "tools/cli/tune.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <deque>
+#include <filesystem>
+#include <fmt/core.h>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "core/check.h"
+#include "core/csv.h"
+#include "core/table.h"
+#include "runtime/runtime.h"
+#include "tools/cli/common.h"
+#include "tune/racer.h"
+
+extern char** environ;
+
+namespace tgemm::cli {
+namespace {
+
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+struct UntunedProblem {
+  std::int64_t m = 0, n = 0, k = 0;
+  bool bias = false;
+  DType dtype = DType::kBFloat16, out_dtype = DType::kBFloat16;
+  bool scale_ab = false, bpreshuffle = false;
+  std::string describe() const {
+    return fmt::format("M={} N={} K={} bias={} dtype={} outdtype={}", m, n, k, bias ? "True" : "False",
+                       dtype_name(dtype), dtype_name(out_dtype));
+  }
+};
+
+std::vector<UntunedProblem> read_untuned(const std::string& path) {
+  std::ifstream in(path);
+  TGEMM_CHECK(static_cast<bool>(in), "tgemm tune", "cannot open --input_file '", path, "'");
+  std::vector<UntunedProblem> out;
+  std::map<std::string, std::size_t> cols;
+  std::string line;
+  int line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty() || line[0] == '#') continue;
+    auto f = csv::split_line(line);
+    TGEMM_CHECK(f.has_value(), "tgemm tune", path, ":", line_no, ": malformed line");
+    if (cols.empty()) {
+      for (std::size_t i = 0; i < f->size(); ++i) cols[(*f)[i]] = i;
+      for (const char* c : {"M", "N", "K"}) {
+        TGEMM_CHECK(cols.count(c), "tgemm tune", path, ": header has no '", c, "' column");
+      }
+      continue;
+    }
+    auto get = [&](const char* name) -> std::string {
+      auto it = cols.find(name);
+      return it == cols.end() || it->second >= f->size() ? std::string() : (*f)[it->second];
+    };
+    UntunedProblem p;
+    auto m = csv::parse_int(get("M")), n = csv::parse_int(get("N")), k = csv::parse_int(get("K"));
+    TGEMM_CHECK(m && n && k && *m > 0 && *n > 0 && *k > 0, "tgemm tune", path, ":", line_no,
+                ": M, N, K must be positive integers");
+    p.m = *m;
+    p.n = *n;
+    p.k = *k;
+    p.bias = csv::parse_bool(get("bias")).value_or(false);
+    p.scale_ab = csv::parse_bool(get("scaleAB")).value_or(false);
+    p.bpreshuffle = csv::parse_bool(get("bpreshuffle")).value_or(false);
+    std::string dt = get("dtype");
+    if (!dt.empty()) {
+      auto d = dtype_from_name(dt);
+      TGEMM_CHECK(d.has_value(), "tgemm tune", path, ":", line_no, ": unknown dtype '", dt, "'");
+      p.dtype = *d;
+    }
+    std::string od = get("outdtype");
+    p.out_dtype = p.dtype;
+    if (!od.empty()) {
+      auto d = dtype_from_name(od);
+      TGEMM_CHECK(d.has_value(), "tgemm tune", path, ":", line_no, ": unknown outdtype '", od, "'");
+      p.out_dtype = *d;
+    }
+    TGEMM_CHECK(!p.scale_ab && !p.bpreshuffle, "tgemm tune", path, ":", line_no,
+                ": scaleAB/bpreshuffle problems are not tunable in this build");
+    bool dup = false;
+    for (const auto& q : out) {
+      dup = dup || (q.m == p.m && q.n == p.n && q.k == p.k && q.bias == p.bias && q.dtype == p.dtype &&
+                    q.out_dtype == p.out_dtype);
+    }
+    if (!dup) out.push_back(p);
+  }
+  return out;
+}
+
+json problem_json(const UntunedProblem& p) {
+  return {{"M", p.m}, {"N", p.n}, {"K", p.k}, {"bias", p.bias}, {"dtype", std::string(dtype_name(p.dtype))},
+          {"outdtype", std::string(dtype_name(p.out_dtype))}};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Worker: problems in as JSON lines on stdin, progress and results out as JSON lines on stdout.
+
+void emit(const json& j) {
+  std::string s = j.dump();
+  s.push_back('\n');
+  std::fwrite(s.data(), 1, s.size(), stdout);
+  std::fflush(stdout);
+}
+
+int run_worker(const TuneOptions& o) {
+  Runtime& rt = Runtime::get();
+  int device = rt.platform().current_device();
+  const DeviceInfo& dev = rt.platform().device_info(device);
+  emit({{"type", "hello"}, {"arch", dev.arch}, {"sm_count", dev.sm_count}, {"device", dev.name}});
+  RaceOptions ro;
+  ro.select.max_err_ratio = o.err_ratio;
+  ro.select.require_strict = !o.loose;
+  ro.warmup = o.warmup;
+  ro.iters = o.iters;
+  if (o.libtype != "all") {
+    auto f = csv::split_line(o.libtype);
+    if (f) ro.libtypes = *f;
+  }
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    if (line.empty()) continue;
+    json req = json::parse(line);
+    const json& pj = req["problem"];
+    GemmProblem p;
+    p.m = pj["M"];
+    p.n = pj["N"];
+    p.k = pj["K"];
+    p.a_type = p.b_type = *dtype_from_name(pj["dtype"].get<std::string>());
+    p.out_type = *dtype_from_name(pj["outdtype"].get<std::string>());
+    if (pj["bias"].get<bool>()) {
+      p.epilogue = Epilogue::kBias;
+      p.bias_type = p.a_type;
+    }
+    p.lda = p.ldb = p.k;
+    p.ldo = p.n;
+    p.device = device;
+    ro.exclude.clear();
+    for (const auto& e : req["exclude"]) ro.exclude.insert(e.get<std::string>());
+    const std::int64_t id = req["id"];
+    ro.on_candidate = [&](const std::string& phase, const std::string& cand) {
+      emit({{"type", "progress"}, {"id", id}, {"phase", phase}, {"candidate", cand}});
+    };
+    try {
+      RaceResult r = race_problem(p, ro);
+      json cands = json::array();
+      for (const auto& c : r.candidates) {
+        cands.push_back({{"name", c.name}, {"libtype", c.libtype}, {"solidx", c.solidx}, {"splitK", c.split_k},
+                         {"screen_us", c.screen_us}, {"us", c.us}, {"spread", c.spread}, {"err_ratio", c.err_ratio},
+                         {"strict_ok", c.strict_ok}, {"error", c.error}});
+      }
+      emit({{"type", "result"}, {"id", id}, {"winner", r.winner}, {"candidates", cands},
+            {"enumerated", r.enumerated}, {"screened", r.screened}, {"accurate", r.accurate},
+            {"default_us", r.default_us}, {"seconds", r.seconds}, {"arch", dev.arch}, {"sm_count", dev.sm_count}});
+    } catch (const std::exception& e) {
+      emit({{"type", "fatal"}, {"id", id}, {"error", e.what()}});
+      return 3;
+    }
+  }
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parent.
+
+struct Worker {
+  int device = 0;
+  pid_t pid = -1;
+  int in_fd = -1;   // we write problems
+  int out_fd = -1;  // we read messages
+  std::string buffer;
+  bool ready = false;
+  std::int64_t busy_id = -1;
+  Clock::time_point problem_start, last_progress;
+  std::string current_candidate, current_phase;
+  std::string arch;
+  int sm_count = 0;
+};
+
+void spawn_worker(Worker& w, const TuneOptions& o) {
+  int to_child[2], from_child[2];
+  TGEMM_CHECK(::pipe(to_child) == 0 && ::pipe(from_child) == 0, "tgemm tune", "pipe() failed");
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, to_child[0], 0);
+  posix_spawn_file_actions_adddup2(&fa, from_child[1], 1);
+  posix_spawn_file_actions_addclose(&fa, to_child[1]);
+  posix_spawn_file_actions_addclose(&fa, from_child[0]);
+  std::vector<std::string> args = {"/proc/self/exe", "tune", "--worker", "--errRatio", fmt::format("{}", o.err_ratio),
+                                   "--libtype", o.libtype, "--warmup", std::to_string(o.warmup), "--iters",
+                                   std::to_string(o.iters)};
+  if (o.loose) args.push_back("--loose");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> env_store;
+  for (char** e = environ; *e; ++e) {
+    if (std::string(*e).rfind("CUDA_VISIBLE_DEVICES=", 0) != 0) env_store.emplace_back(*e);
+  }
+  // Each worker sees exactly one GPU: the one it tunes on.
+  env_store.push_back("CUDA_VISIBLE_DEVICES=" + std::to_string(w.device));
+  std::vector<char*> envp;
+  for (auto& e : env_store) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  char exe[4096];
+  ssize_t len = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  TGEMM_CHECK(len > 0, "tgemm tune", "cannot find its own executable");
+  exe[len] = '\0';
+  int rc = posix_spawn(&w.pid, exe, &fa, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  ::close(to_child[0]);
+  ::close(from_child[1]);
+  TGEMM_CHECK(rc == 0, "tgemm tune", "posix_spawn of the worker failed: ", std::strerror(rc));
+  w.in_fd = to_child[1];
+  w.out_fd = from_child[0];
+  ::fcntl(w.in_fd, F_SETFD, FD_CLOEXEC);
+  ::fcntl(w.out_fd, F_SETFD, FD_CLOEXEC);
+  w.buffer.clear();
+  w.ready = false;
+  w.busy_id = -1;
+}
+
+void kill_worker(Worker& w) {
+  if (w.pid > 0) {
+    ::kill(w.pid, SIGKILL);
+    ::waitpid(w.pid, nullptr, 0);
+  }
+  if (w.in_fd >= 0) ::close(w.in_fd);
+  if (w.out_fd >= 0) ::close(w.out_fd);
+  w.pid = -1;
+  w.in_fd = w.out_fd = -1;
+}
+
+bool write_all(int fd, const std::string& s) {
+  std::size_t off = 0;
+  while (off < s.size()) {
+    ssize_t n = ::write(fd, s.data() + off, s.size() - off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    off += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+std::string format_duration(double s) {
+  if (s < 0 || !std::isfinite(s)) return "?";
+  int t = static_cast<int>(s + 0.5);
+  return t >= 60 ? fmt::format("{}m{:02d}s", t / 60, t % 60) : fmt::format("{}s", t);
+}
+
+struct ProblemState {
+  UntunedProblem problem;
+  std::vector<std::string> exclude;
+  int attempts = 0;
+  bool done = false;
+  bool failed = false;
+  std::string failure;
+};
+
+TableKey key_of(const UntunedProblem& p, const std::string& arch, int sm) {
+  TableKey k;
+  k.arch = arch;
+  k.sm_count = sm;
+  k.n = p.n;
+  k.k = p.k;
+  k.bias = p.bias;
+  k.dtype = p.dtype;
+  k.out_dtype = p.out_dtype;
+  return k;
+}
+
+// Writes rows sorted by key and M, atomically (temp file + rename): an interrupted tune never
+// leaves a torn table, and every batch written before the interruption is kept.
+void write_table_atomic(const std::string& path, const std::vector<TableRow>& rows) {
+  std::vector<const TableRow*> sorted;
+  for (const auto& r : rows) sorted.push_back(&r);
+  std::sort(sorted.begin(), sorted.end(), [](const TableRow* a, const TableRow* b) {
+    return std::make_tuple(a->key.arch, a->key.sm_count, static_cast<int>(a->key.dtype), static_cast<int>(a->key.out_dtype),
+                           a->key.bias, a->key.n, a->key.k, a->m) <
+           std::make_tuple(b->key.arch, b->key.sm_count, static_cast<int>(b->key.dtype), static_cast<int>(b->key.out_dtype),
+                           b->key.bias, b->key.n, b->key.k, b->m);
+  });
+  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp);
+    TGEMM_CHECK(static_cast<bool>(out), "tgemm tune", "cannot write '", tmp, "'");
+    out << csv::join(tuned_table_columns()) << "\n";
+    for (const TableRow* r : sorted) out << format_tuned_row(*r) << "\n";
+    out.flush();
+    TGEMM_CHECK(static_cast<bool>(out), "tgemm tune", "write to '", tmp, "' failed");
+  }
+  int fd = ::open(tmp.c_str(), O_RDONLY);
+  if (fd >= 0) {
+    ::fsync(fd);
+    ::close(fd);
+  }
+  TGEMM_CHECK(std::rename(tmp.c_str(), path.c_str()) == 0, "tgemm tune", "rename to '", path, "' failed");
+}
+
+}  // namespace
+
+int run_tune(const TuneOptions& o) {
+  if (o.worker) return run_worker(o);
+  require_gpu("tune");
+  TGEMM_CHECK(!o.input_file.empty() && !o.tuned_file.empty(), "tgemm tune", "-i/--input_file and ",
+              "-o/--tuned_file are required");
+  TGEMM_CHECK(o.mp >= 1, "tgemm tune", "--mp must be >= 1, got ", o.mp);
+  TGEMM_CHECK(o.batch >= 1, "tgemm tune", "--batch must be >= 1, got ", o.batch);
+  std::vector<UntunedProblem> problems = read_untuned(o.input_file);
+
+  std::vector<int> devices;
+  if (!o.devices.empty()) {
+    for (auto d : parse_int_list(o.devices, "--devices")) devices.push_back(static_cast<int>(d));
+  } else {
+    for (int i = 0; i < o.mp; ++i) devices.push_back(i);
+  }
+  std::vector<Worker> workers(devices.size());
+  for (std::size_t i = 0; i < workers.size(); ++i) {
+    workers[i].device = devices[i];
+    spawn_worker(workers[i], o);
+  }
+  ::signal(SIGPIPE, SIG_IGN);
+
+  // Existing rows (resume) and the rows of this run.
+  std::vector<TableRow> rows;
+  if (std::filesystem::exists(o.tuned_file)) {
+    std::ifstream in(o.tuned_file);
+    ParsedTable parsed = parse_tuned_table(in, o.tuned_file);
+    for (const auto& w : parsed.warnings) fmt::print(stderr, "warning: {}\n", w);
+    rows = parsed.rows;
+  }
+  std::ofstream profile;
+  if (!o.profile_file.empty()) {
+    bool fresh = !std::filesystem::exists(o.profile_file);
+    profile.open(o.profile_file, std::ios::app);
+    if (fresh) profile << "arch,sm_count,M,N,K,bias,dtype,outdtype,libtype,kernelName,screen_us,us,spread,err_ratio,strict_ok,error\n";
+  }
+
+  std::vector<ProblemState> states;
+  std::deque<std::size_t> queue;
+  std::string arch;
+  int sm_count = 0;
+  auto start = Clock::now();
+  int finished = 0, failed = 0, skipped = 0, pending_write = 0;
+  long long candidates_raced = 0;
+  std::vector<int> enumerated_counts;
+  double tuned_seconds = 0;
+  const bool tty = ::isatty(2);
+
+  auto flush_rows = [&] {
+    write_table_atomic(o.tuned_file, rows);
+    pending_write = 0;
+  };
+  auto progress = [&](const std::string& last) {
+    double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    int total = static_cast<int>(states.size());
+    int done = finished + failed;
+    double eta = done > 0 ? elapsed / done * (total - done) : -1;
+    std::string msg = fmt::format("[{:>4}/{}] {} | {} candidates raced | elapsed {} | ETA {}", done, total, last,
+                                  candidates_raced, format_duration(elapsed), format_duration(eta));
+    if (tty) {
+      int width = 30;
+      int fill = total ? width * done / total : width;
+      fmt::print(stderr, "\r[{}{}] {}\x1b[K", std::string(static_cast<std::size_t>(fill), '#'),
+                 std::string(static_cast<std::size_t>(width - fill), '.'), msg);
+      if (done == total) fmt::print(stderr, "\n");
+    } else {
+      fmt::print(stderr, "{}\n", msg);
+    }
+  };
+
+  auto assign = [&](Worker& w) {
+    if (queue.empty() || !w.ready || w.busy_id >= 0) return;
+    std::size_t idx = queue.front();
+    queue.pop_front();
+    ProblemState& st = states[idx];
+    ++st.attempts;
+    json req = {{"id", idx}, {"problem", problem_json(st.problem)}, {"exclude", st.exclude}};
+    if (!write_all(w.in_fd, req.dump() + "\n")) {
+      queue.push_front(idx);
+      return;
+    }
+    w.busy_id = static_cast<std::int64_t>(idx);
+    w.problem_start = w.last_progress = Clock::now();
+    w.current_candidate.clear();
+  };
+
+  auto fail_or_retry = [&](Worker& w, const std::string& why) {
+    std::size_t idx = static_cast<std::size_t>(w.busy_id);
+    ProblemState& st = states[idx];
+    if (!w.current_candidate.empty()) st.exclude.push_back(w.current_candidate);
+    fmt::print(stderr, "{}worker on GPU {}: {} (problem {}, {} '{}'); restarting it\n", tty ? "\n" : "", w.device, why,
+               st.problem.describe(), w.current_phase, w.current_candidate);
+    w.busy_id = -1;
+    kill_worker(w);
+    spawn_worker(w, o);
+    if (st.attempts < 3 && !w.current_candidate.empty()) {
+      queue.push_front(idx);
+    } else {
+      st.failed = true;
+      st.failure = why;
+      ++failed;
+      progress(st.problem.describe() + " FAILED: " + why);
+    }
+  };
+
+  auto handle_result = [&](Worker& w, const json& msg) {
+    std::size_t idx = msg["id"];
+    ProblemState& st = states[idx];
+    w.busy_id = -1;
+    int winner = msg["winner"];
+    const json& cands = msg["candidates"];
+    candidates_raced += static_cast<long long>(cands.size());
+    enumerated_counts.push_back(msg["enumerated"].get<int>());
+    tuned_seconds += msg["seconds"].get<double>();
+    const UntunedProblem& p = st.problem;
+    if (profile.is_open()) {
+      for (const auto& c : cands) {
+        profile << csv::join({arch, std::to_string(sm_count), std::to_string(p.m), std::to_string(p.n), std::to_string(p.k),
+                              p.bias ? "True" : "False", std::string(dtype_name(p.dtype)), std::string(dtype_name(p.out_dtype)),
+                              c["libtype"], c["name"], fmt::format("{:.4f}", c["screen_us"].get<double>()),
+                              fmt::format("{:.4f}", c["us"].get<double>()), fmt::format("{:.4f}", c["spread"].get<double>()),
+                              fmt::format("{:.6f}", c["err_ratio"].get<double>()), c["strict_ok"].get<bool>() ? "True" : "False",
+                              c["error"].get<std::string>()})
+                << "\n";
+      }
+      profile.flush();
+    }
+    if (winner < 0) {
+      st.failed = true;
+      st.failure = "no candidate passed timing and the correctness check";
+      ++failed;
+      progress(p.describe() + " FAILED: " + st.failure);
+      return;
+    }
+    const json& c = cands[static_cast<std::size_t>(winner)];
+    TableRow r;
+    r.key = key_of(p, arch, sm_count);
+    r.m = p.m;
+    r.libtype = c["libtype"];
+    r.kernel_name = c["name"];
+    r.solidx = c["solidx"];
+    r.split_k = c["splitK"];
+    r.us = c["us"];
+    r.err_ratio = c["err_ratio"];
+    r.tflops = 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k) / (r.us * 1e6);
+    double bytes = static_cast<double>((p.m * p.k + p.n * p.k) * static_cast<std::int64_t>(dtype_size(p.dtype)) +
+                                       p.m * p.n * static_cast<std::int64_t>(dtype_size(p.out_dtype)));
+    r.bw = bytes / (r.us * 1e-6) / 1e9;
+    rows.erase(std::remove_if(rows.begin(), rows.end(), [&](const TableRow& x) { return x.key == r.key && x.m == r.m; }),
+               rows.end());
+    rows.push_back(r);
+    st.done = true;
+    ++finished;
+    ++pending_write;
+    double def = msg["default_us"];
+    progress(fmt::format("{} -> {} {:.2f} us ({}x vs default, {} candidates, {:.1f} s)", p.describe(), r.kernel_name,
+                         r.us, def > 0 ? fmt::format("{:.3f}", def / r.us) : std::string("?"),
+                         msg["enumerated"].get<int>(), msg["seconds"].get<double>()));
+    if (pending_write >= o.batch) flush_rows();
+  };
+
+  bool planned = false;
+  while (true) {
+    // Plan once the first worker said which GPU it is on (arch, SM count key the rows).
+    if (!planned && !arch.empty()) {
+      for (const auto& p : problems) {
+        bool have = false;
+        if (!o.all) {
+          for (const auto& r : rows) have = have || (r.key == key_of(p, arch, sm_count) && r.m == p.m);
+        }
+        if (have) {
+          ++skipped;
+          continue;
+        }
+        states.push_back({p, {}, 0, false, false, ""});
+        queue.push_back(states.size() - 1);
+      }
+      fmt::print(stderr, "tgemm tune: {} problems in {}, {} already tuned in {} (skipped; --all retunes), {} to tune "
+                         "on {} GPU(s) of {} ({} SMs)\n",
+                 problems.size(), o.input_file, skipped, o.tuned_file, states.size(), workers.size(), arch, sm_count);
+      planned = true;
+    }
+    if (planned) {
+      bool all_idle = true;
+      for (auto& w : workers) {
+        assign(w);
+        all_idle = all_idle && w.busy_id < 0;
+      }
+      if (queue.empty() && all_idle) break;
+    }
+    std::vector<pollfd> fds;
+    for (auto& w : workers) fds.push_back({w.out_fd, POLLIN, 0});
+    ::poll(fds.data(), fds.size(), 200);
+    for (std::size_t i = 0; i < workers.size(); ++i) {
+      Worker& w = workers[i];
+      if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) {
+        char buf[65536];
+        ssize_t n = ::read(w.out_fd, buf, sizeof(buf));
+        if (n <= 0) {
+          if (w.busy_id >= 0) {
+            fail_or_retry(w, "worker exited");
+          } else {
+            TGEMM_CHECK(w.ready, "tgemm tune", "worker on GPU ", w.device, " exited before starting");
+            kill_worker(w);
+            spawn_worker(w, o);
+          }
+          continue;
+        }
+        w.buffer.append(buf, static_cast<std::size_t>(n));
+        std::size_t nl;
+        while ((nl = w.buffer.find('\n')) != std::string::npos) {
+          std::string line = w.buffer.substr(0, nl);
+          w.buffer.erase(0, nl + 1);
+          json msg = json::parse(line, nullptr, false);
+          if (msg.is_discarded()) continue;
+          std::string type = msg["type"];
+          if (type == "hello") {
+            w.ready = true;
+            w.arch = msg["arch"];
+            w.sm_count = msg["sm_count"];
+            if (arch.empty()) {
+              arch = w.arch;
+              sm_count = w.sm_count;
+            }
+            TGEMM_CHECK(w.arch == arch && w.sm_count == sm_count, "tgemm tune", "GPU ", w.device, " is ", w.arch, "/",
+                        w.sm_count, " SMs but GPU ", workers[0].device, " is ", arch, "/", sm_count,
+                        ": tune different GPUs separately");
+          } else if (type == "progress") {
+            w.last_progress = Clock::now();
+            w.current_candidate = msg["candidate"];
+            w.current_phase = msg["phase"];
+          } else if (type == "result") {
+            handle_result(w, msg);
+          } else if (type == "fatal") {
+            fail_or_retry(w, msg["error"].get<std::string>());
+          }
+        }
+      }
+      if (w.busy_id >= 0) {
+        auto now = Clock::now();
+        double since_progress = std::chrono::duration<double>(now - w.last_progress).count();
+        double since_start = std::chrono::duration<double>(now - w.problem_start).count();
+        if (since_progress > o.candidate_timeout) {
+          fail_or_retry(w, fmt::format("no progress for {:.0f} s (hang)", since_progress));
+        } else if (since_start > o.timeout) {
+          w.current_candidate.clear();  // not one candidate's fault: give up on the problem
+          fail_or_retry(w, fmt::format("problem exceeded --timeout {:.0f} s", o.timeout));
+        }
+      }
+    }
+  }
+  for (auto& w : workers) kill_worker(w);
+  flush_rows();
+
+  std::sort(enumerated_counts.begin(), enumerated_counts.end());
+  double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+  fmt::print("\ntgemm tune summary: {} tuned, {} failed, {} skipped (already tuned); {} candidates raced; "
+             "{} wall, {} of GPU work\n",
+             finished, failed, skipped, candidates_raced, format_duration(elapsed), format_duration(tuned_seconds));
+  if (!enumerated_counts.empty()) {
+    fmt::print("candidates per problem: min {}, median {}, max {}\n", enumerated_counts.front(),
+               enumerated_counts[enumerated_counts.size() / 2], enumerated_counts.back());
+  }
+  for (const auto& st : states) {
+    if (st.failed) fmt::print("FAILED {}: {}\n", st.problem.describe(), st.failure);
+  }
+  fmt::print("wrote {} ({} rows)\n", o.tuned_file, rows.size());
+  return failed == 0 ? 0 : 1;
+}
+
+}  // namespace tgemm::cli
