@@ -25,7 +25,8 @@
 //   predicated pass of whole 16-byte chunks, plus, for K not a multiple of 8, element loads of
 //   the one chunk that straddles K.
 //
-// Preconditions (the host side's can_implement checks them): sm_90; 1 <= M <= M_TILE; N >= 1;
+// Preconditions (the host side's can_implement checks them): an sm_90 device running an image
+// built for compute_90 or later (older passes compile to a trap); 1 <= M <= M_TILE; N >= 1;
 // 1 <= K <= 2^30; x and w 16-byte aligned with lda, ldb multiples of 8 elements (lda is
 // ignored when M = 1, ldb when N = 1); out, bias element-aligned; split_k in 1..8, launched as
 // a cluster of (1, split_k, 1) when above 1.
@@ -163,6 +164,11 @@ template <typename In, int M_TILE, int ROWS_PER_WARP, int WARPS_N, int WARPS_K, 
 __global__ void __launch_bounds__(SkinnyShape<M_TILE, ROWS_PER_WARP, WARPS_N, WARPS_K>::kThreads,
                                   512 / SkinnyShape<M_TILE, ROWS_PER_WARP, WARPS_N, WARPS_K>::kThreads)
     sm90_gemm_skinny(const SkinnyParams p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+  // Built into a pre-Hopper image (clusters, distributed shared memory and L2 prefetch hints
+  // are sm_90): never launched there, the host checks the loaded image's PTX arch first.
+  __trap();
+#else
   using Shape = SkinnyShape<M_TILE, ROWS_PER_WARP, WARPS_N, WARPS_K>;
   constexpr int NT = Shape::kTokenTiles;
   constexpr int R = Shape::kRowTiles;
@@ -359,6 +365,7 @@ __global__ void __launch_bounds__(SkinnyShape<M_TILE, ROWS_PER_WARP, WARPS_N, WA
     store_item(i, sum);
   }
   cluster.sync();  // no CTA may exit while a peer still reads its shared memory
+#endif
 }
 
 }  // namespace tgemm::kernels

@@ -52,7 +52,10 @@ std::optional<std::vector<std::string>> split_line(std::string_view line) {
 }
 
 std::string quote(std::string_view field) {
-  if (field.find_first_of(",\"\n") == std::string_view::npos) return std::string(field);
+  // Unquoted fields are trimmed on reading, so surrounding whitespace needs quotes too.
+  bool edge_space = !field.empty() && (field.front() == ' ' || field.front() == '\t' || field.back() == ' ' ||
+                                       field.back() == '\t' || field.back() == '\r');
+  if (!edge_space && field.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(field);
   std::string out = "\"";
   for (char c : field) {
     if (c == '"') out += "\"\"";

@@ -37,6 +37,12 @@ const Resolution& Dispatcher::resolve(const GemmProblem& p) {
     auto it = cache_.find(p);
     if (it != cache_.end()) return it->second;
   }
+  std::lock_guard<std::mutex> resolving(resolve_mutex_);
+  {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    auto it = cache_.find(p);
+    if (it != cache_.end()) return it->second;
+  }
   Resolution r = walk_and_validate(p);
   std::unique_lock<std::shared_mutex> lock(mutex_);
   auto [it, inserted] = cache_.emplace(p, std::move(r));

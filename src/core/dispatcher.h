@@ -53,6 +53,9 @@ class Dispatcher {
   std::unique_ptr<Capture> a16w16_capture_;
 
   std::shared_mutex mutex_;
+  // Serialises first resolutions, so concurrent first calls of one shape walk once (each walk may
+  // query cuBLASLt and check rows); cached shapes never take it.
+  std::mutex resolve_mutex_;
   std::unordered_map<GemmProblem, Resolution, GemmProblemHash> cache_;
   std::mutex warn_mutex_;
   std::unordered_set<std::string> sm_warned_;

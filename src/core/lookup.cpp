@@ -1,7 +1,6 @@
 #include "core/lookup.h"
 
 #include <algorithm>
-#include <cmath>
 
 namespace tgemm {
 
@@ -54,11 +53,12 @@ std::vector<WalkStep> walk(const Table::RowsByM* rows, std::int64_t m) {
   for (const auto& [row_m, row] : *rows) {
     if (std::find(used.begin(), used.end(), row_m) == used.end()) rest.push_back(&row);
   }
-  const double log_m = std::log2(static_cast<double>(std::max<std::int64_t>(m, 1)));
+  // Distance by ratio, compared exactly: a row x is max(x, m) / min(x, m) away from m.
+  const std::int64_t mm = std::max<std::int64_t>(m, 1);
   std::stable_sort(rest.begin(), rest.end(), [&](const TableRow* a, const TableRow* b) {
-    double da = std::abs(std::log2(static_cast<double>(a->m)) - log_m);
-    double db = std::abs(std::log2(static_cast<double>(b->m)) - log_m);
-    if (da != db) return da < db;
+    __int128 na = std::max(a->m, mm), da = std::min(a->m, mm);
+    __int128 nb = std::max(b->m, mm), db = std::min(b->m, mm);
+    if (na * db != nb * da) return na * db < nb * da;
     return a->m > b->m;
   });
   for (const TableRow* r : rest) steps.push_back({WalkLevel::kNearestM, r});

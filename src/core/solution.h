@@ -34,6 +34,12 @@ class Solution {
 
 using SolutionPtr = std::shared_ptr<const Solution>;
 
+// A candidate's name and its fast-screen time, fed back to Backend::refine.
+struct ScreenedCandidate {
+  std::string name;
+  double screen_us = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -44,8 +50,14 @@ class Backend {
   // This backend's choice when no row applies, or nullptr when it offers none for p. The
   // registry asks backends in registration order.
   virtual SolutionPtr default_solution(const GemmProblem& p) const = 0;
-  // Every solution the tuner should race for p.
+  // Every solution the tuner should race for p (first stage).
   virtual std::vector<SolutionPtr> candidates(const GemmProblem& p) const = 0;
+  // Second-stage candidates built around the fastest screened ones (this backend's own, best
+  // first), for spaces too large to race whole; none by default.
+  virtual std::vector<SolutionPtr> refine(const GemmProblem& p,
+                                          const std::vector<ScreenedCandidate>& screened) const {
+    return {};
+  }
 };
 
 }  // namespace tgemm

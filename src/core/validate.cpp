@@ -30,8 +30,6 @@ std::string strides_str(const TensorView& t) {
 }
 
 void check_rank_and_sizes(const TensorView& t, const char* name, std::string_view op) {
-  TGEMM_CHECK(t.rank >= 1 && t.rank <= kMaxRank, op, name, ".rank must be in [1, ", kMaxRank,
-              "], got ", t.rank);
   for (int d = 0; d < t.rank; ++d) {
     TGEMM_CHECK(t.sizes[d] >= 0, op, name, ".size(", d, ") must be >= 0, got ", t.sizes[d]);
     TGEMM_CHECK(t.strides[d] >= 0, op, name, ".stride(", d, ") must be >= 0, got ",
@@ -59,14 +57,19 @@ void check_extent(const TensorView& t, const char* name, std::string_view op) {
               shape_str(t), ", strides ", strides_str(t), "): sizes overflow");
 }
 
-bool overlaps(const TensorView& a, const TensorView& b) {
+// Empty string when the byte ranges of a and b are disjoint, else a description of both.
+std::string overlap(const TensorView& a, const char* an, const TensorView& b, const char* bn) {
   std::int64_t ea = 0, eb = 0;
   extent_bytes(a, ea);
   extent_bytes(b, eb);
-  if (ea == 0 || eb == 0) return false;
+  if (ea == 0 || eb == 0) return "";
   auto pa = reinterpret_cast<std::uintptr_t>(a.data);
   auto pb = reinterpret_cast<std::uintptr_t>(b.data);
-  return pa < pb + static_cast<std::uintptr_t>(eb) && pb < pa + static_cast<std::uintptr_t>(ea);
+  if (!(pa < pb + static_cast<std::uintptr_t>(eb) && pb < pa + static_cast<std::uintptr_t>(ea))) return "";
+  std::ostringstream os;
+  os << an << " spans [" << a.data << ", +" << ea << " bytes) and " << bn << " spans [" << b.data << ", +" << eb
+     << " bytes)";
+  return os.str();
 }
 
 void check_element_alignment(const TensorView& t, const char* name, std::string_view op) {
@@ -82,6 +85,12 @@ void check_element_alignment(const TensorView& t, const char* name, std::string_
 GemmCall validate_a16w16(const TensorView& x, const TensorView& w, const TensorView& out,
                          const GemmOptions& options, std::string_view op) {
   const TensorView* bias = options.bias;
+  // Rank bounds first: everything below indexes sizes[0, rank).
+  for (auto [t, name] : {std::pair<const TensorView*, const char*>{&x, "x"}, {&w, "w"}, {&out, "out"}, {bias, "bias"}}) {
+    if (t == nullptr) continue;
+    TGEMM_CHECK(t->rank >= 1 && t->rank <= kMaxRank, op, name, ".rank must be in [1, ", kMaxRank, "], got ",
+                t->rank);
+  }
   // Null pointers (an empty tensor may have none).
   TGEMM_CHECK(x.data != nullptr || x.numel() == 0, op, "x.data must not be null (x is ",
               shape_str(x), ")");
@@ -187,9 +196,11 @@ GemmCall validate_a16w16(const TensorView& x, const TensorView& w, const TensorV
   check_element_alignment(out, "out", op);
   if (bias) check_element_alignment(*bias, "bias", op);
   // The output must not alias an input: kernels read inputs while writing out.
-  TGEMM_CHECK(!overlaps(out, x), op, "out must not overlap x");
-  TGEMM_CHECK(!overlaps(out, w), op, "out must not overlap w");
-  if (bias) TGEMM_CHECK(!overlaps(out, *bias), op, "out must not overlap bias");
+  for (auto [t, name] : {std::pair<const TensorView*, const char*>{&x, "x"}, {&w, "w"}, {bias, "bias"}}) {
+    if (t == nullptr) continue;
+    std::string both = overlap(out, "out", *t, name);
+    TGEMM_CHECK(both.empty(), op, "out must not overlap ", name, ": ", both);
+  }
 
   GemmCall call;
   GemmProblem& p = call.problem;

@@ -2,11 +2,13 @@
 // first (they decline problems they do not win), cuBLASLt's heuristic next, the reference last.
 #include "backends/cublaslt/cublaslt_backend.h"
 #include "backends/reference/reference_backend.h"
+#include "backends/skinny/skinny_backend.h"
 #include "runtime/runtime.h"
 
 namespace tgemm {
 
 void register_all_backends(Registry& registry) {
+  register_skinny_solutions(registry);
   register_cublaslt_solutions(registry);
   register_reference_solutions(registry);
 }

@@ -184,12 +184,14 @@ CompareResult compare_with_reference(const void* out, DType out_type, std::int64
   return r;
 }
 
-Tolerance gemm_tolerance(DType out_type, std::int64_t k) {
-  // Output rounding: 2 ulps of the output type. Accumulation order: a K-long fp32 sum of
-  // products bounded by 1 may differ by ~K * 2^-24 between orders (split-K, tile order).
-  double rtol = out_type == DType::kBFloat16 ? 1.0 / 128 : out_type == DType::kFloat16 ? 1.0 / 1024 : 1e-5;
-  double atol = 1e-4 + static_cast<double>(k) * 6e-8;
-  return {rtol, atol};
+Tolerance gemm_tolerance(DType out_type, std::int64_t k, bool has_bias) {
+  const double u = out_type == DType::kBFloat16 ? std::ldexp(1.0, -8)
+                   : out_type == DType::kFloat16 ? std::ldexp(1.0, -11)
+                                                 : std::ldexp(1.0, -24);
+  const double kd = static_cast<double>(k);
+  double atol = 1e-4 + 8e-8 * kd * std::sqrt(kd);
+  if (has_bias && out_type != DType::kFloat32) atol += 2 * u;
+  return {4 * u, atol};
 }
 
 void copy_to_host(void* dst, const void* src, std::size_t bytes) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <unordered_set>
 
 #include "backends/reference/reference_backend.h"
 #include "runtime/cuda_check.h"
@@ -99,17 +100,12 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
 
   // Candidates, in backend registration order.
   std::vector<SolutionPtr> solutions;
-  int rank = 0;
-  for (const auto& backend : rt.registry().backends()) {
-    ++rank;
-    bool enabled = o.libtypes.empty() ||
-                   std::find(o.libtypes.begin(), o.libtypes.end(), std::string(backend->libtype())) != o.libtypes.end();
-    if (!enabled) continue;
-    for (SolutionPtr& s : backend->candidates(p)) {
-      if (!s->can_implement(p)) continue;
-      bool dup = false;
-      for (const auto& r : result.candidates) dup = dup || r.name == s->name();
-      if (dup) continue;
+  std::vector<const Backend*> backends;  // enabled, with their rank
+  std::vector<int> ranks;
+  std::unordered_set<std::string> names;
+  auto add_candidates = [&](std::vector<SolutionPtr> list, int rank) {
+    for (SolutionPtr& s : list) {
+      if (!s->can_implement(p) || !names.insert(s->name()).second) continue;
       CandidateResult r;
       r.name = s->name();
       r.libtype = std::string(s->libtype());
@@ -120,12 +116,27 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
       result.candidates.push_back(r);
       solutions.push_back(std::move(s));
     }
+  };
+  int rank = 0;
+  for (const auto& backend : rt.registry().backends()) {
+    ++rank;
+    bool enabled = o.libtypes.empty() ||
+                   std::find(o.libtypes.begin(), o.libtypes.end(), std::string(backend->libtype())) != o.libtypes.end();
+    if (!enabled) continue;
+    backends.push_back(backend.get());
+    ranks.push_back(rank);
+    add_candidates(backend->candidates(p), rank);
   }
-  result.enumerated = static_cast<int>(solutions.size());
   std::size_t ws_bytes = 0;
-  for (const auto& s : solutions) ws_bytes = std::max(ws_bytes, s->workspace_size(p));
-  DeviceBuffer ws_buf(ws_bytes);
-  Workspace ws{ws_buf.data(), ws_buf.bytes()};
+  DeviceBuffer ws_buf;
+  Workspace ws;
+  auto ensure_workspace = [&] {
+    for (const auto& sol : solutions) ws_bytes = std::max(ws_bytes, sol->workspace_size(p));
+    if (ws_bytes > ws_buf.bytes()) {
+      ws_buf = DeviceBuffer(ws_bytes);
+      ws = Workspace{ws_buf.data(), ws_buf.bytes()};
+    }
+  };
   cudaStream_t stream = nullptr;
   TGEMM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "tune");
   struct StreamGuard {
@@ -137,30 +148,56 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
     if (o.on_candidate) o.on_candidate(phase, name);
   };
 
-  // Screen: one warm launch (errors surface here), then screen_iters timed launches.
+  // Screen: a first timed launch (errors surface here); kernels faster than kSlowScreenUs get
+  // screen_iters more timed launches over the rotations, slower ones are timed by that one run
+  // (their launch overhead is negligible and each run costs real tuning time).
+  constexpr double kSlowScreenUs = 200.0;
   Timer timer;
-  for (std::size_t i = 0; i < solutions.size(); ++i) {
-    CandidateResult& r = result.candidates[i];
-    if (!r.error.empty()) continue;
-    notify("screen", r.name);
-    try {
-      solutions[i]->run(p, data.sets[0].args, ws, s);
-      check_context(r.name);
-      TGEMM_CUDA_CHECK(cudaEventRecord(timer.a, stream), "tune");
-      for (int it = 0; it < o.screen_iters; ++it) {
-        solutions[i]->run(p, data.sets[static_cast<std::size_t>(it + 1) % data.sets.size()].args, ws, s);
+  auto screen = [&](std::size_t begin, std::size_t end) {
+    ensure_workspace();
+    for (std::size_t i = begin; i < end; ++i) {
+      CandidateResult& r = result.candidates[i];
+      if (!r.error.empty()) continue;
+      notify("screen", r.name);
+      try {
+        TGEMM_CUDA_CHECK(cudaEventRecord(timer.a, stream), "tune");
+        solutions[i]->run(p, data.sets[0].args, ws, s);
+        TGEMM_CUDA_CHECK(cudaEventRecord(timer.b, stream), "tune");
+        check_context(r.name);
+        float ms = 0;
+        TGEMM_CUDA_CHECK(cudaEventElapsedTime(&ms, timer.a, timer.b), "tune");
+        r.screen_us = ms * 1000.0;
+        if (r.screen_us < kSlowScreenUs) {
+          TGEMM_CUDA_CHECK(cudaEventRecord(timer.a, stream), "tune");
+          for (int it = 0; it < o.screen_iters; ++it) {
+            solutions[i]->run(p, data.sets[static_cast<std::size_t>(it + 1) % data.sets.size()].args, ws, s);
+          }
+          TGEMM_CUDA_CHECK(cudaEventRecord(timer.b, stream), "tune");
+          check_context(r.name);
+          TGEMM_CUDA_CHECK(cudaEventElapsedTime(&ms, timer.a, timer.b), "tune");
+          r.screen_us = ms * 1000.0 / o.screen_iters;
+        }
+        ++result.screened;
+      } catch (const Error& e) {
+        r.error = e.what();
+        if (r.error.find("sticky") != std::string::npos) throw;
       }
-      TGEMM_CUDA_CHECK(cudaEventRecord(timer.b, stream), "tune");
-      check_context(r.name);
-      float ms = 0;
-      TGEMM_CUDA_CHECK(cudaEventElapsedTime(&ms, timer.a, timer.b), "tune");
-      r.screen_us = ms * 1000.0 / o.screen_iters;
-      ++result.screened;
-    } catch (const Error& e) {
-      r.error = e.what();
-      if (r.error.find("sticky") != std::string::npos) throw;
     }
+  };
+  screen(0, solutions.size());
+  // Second stage: each backend refines around its fastest screened candidates.
+  for (std::size_t b = 0; b < backends.size(); ++b) {
+    std::vector<ScreenedCandidate> mine;
+    for (const auto& r : result.candidates) {
+      if (r.backend_rank == ranks[b] && r.error.empty() && r.screen_us > 0) mine.push_back({r.name, r.screen_us});
+    }
+    std::stable_sort(mine.begin(), mine.end(),
+                     [](const ScreenedCandidate& a, const ScreenedCandidate& c) { return a.screen_us < c.screen_us; });
+    std::size_t before = solutions.size();
+    add_candidates(backends[b]->refine(p, mine), ranks[b]);
+    screen(before, solutions.size());
   }
+  result.enumerated = static_cast<int>(solutions.size());
 
   // Accurate timing of the leaders, then the correctness check of each timed candidate.
   TimingOptions topt;
@@ -197,7 +234,7 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
                                                    p.n, tol, tol, nullptr);
       bool catastrophic = loose.nonfinite > 0 || loose.max_abs_err > 0.5 * std::max(loose.ref_max_abs, 1.0);
       r.err_ratio = catastrophic ? 1.0 : static_cast<double>(loose.bad) / static_cast<double>(std::max<std::int64_t>(loose.checked, 1));
-      Tolerance strict = gemm_tolerance(p.out_type, p.k);
+      Tolerance strict = gemm_tolerance(p.out_type, p.k, p.has_bias());
       CompareResult exact = compare_with_reference(set0.args.out, p.out_type, p.n, data.ref.as<float>(), p.n, p.m,
                                                    p.n, strict.rtol, strict.atol, nullptr);
       r.strict_ok = exact.bad == 0;

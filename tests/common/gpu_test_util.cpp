@@ -72,7 +72,7 @@ std::string run_and_compare_views(const TensorView& x, const TensorView& w, cons
   GemmArgs ref_args = call.args;
   ref_args.out = ref.data();
   run_reference_gemm(p, ref_args, DType::kFloat32, p.n, nullptr);
-  Tolerance tol = gemm_tolerance(p.out_type, p.k);
+  Tolerance tol = gemm_tolerance(p.out_type, p.k, p.has_bias());
   CompareResult r = compare_with_reference(out.data, p.out_type, p.ldo, ref.as<float>(), p.n, p.m, p.n,
                                            tol.rtol, tol.atol, nullptr);
   if (r.bad == 0) return "";

@@ -153,7 +153,7 @@ TEST_F(DispatchTables, RowsRouteBrokenRowsWarnMissingRowsDefault) {
     int line;
     std::string file, needle;
   };
-  for (const Broken& b : {Broken{1088, 4, path, "99999"}, Broken{1152, 5, path, "9999"},
+  for (const Broken& b : {Broken{1088, 4, path, "99999"}, Broken{1152, 5, path, "tile9999"},
                           Broken{1280, 6, path, "nosuchlib"}, Broken{1344, 7, path, "stale"}}) {
     DispatchInfo info = resolve(64, b.n, 10 + static_cast<std::uint64_t>(b.n));
     EXPECT_EQ(info.level, "default") << "N=" << b.n;

@@ -70,7 +70,7 @@ TEST(Errors, BadInputsRaiseClearErrorsAndLeaveNoStickyError) {
       {"ldo < N", {"out row stride", "60"}, call(x, w, with(out, [](TensorView& t) { t.strides[0] = 60; }), {})},
       {"misaligned x", {"x.data", "aligned"}, call(with(x, [](TensorView& t) { t.data = static_cast<char*>(t.data) + 1; }), w, out, {})},
       {"misaligned out", {"out.data", "aligned"}, call(x, w, with(out, [](TensorView& t) { t.data = static_cast<char*>(t.data) + 1; }), {})},
-      {"overflowing M", {"M", "2147483647"}, call(with(x, [](TensorView& t) { t = TensorView::contiguous(t.data, t.dtype, {1 << 20, 1 << 20, 128}); }), w, with(out, [](TensorView& t) { t = TensorView::contiguous(t.data, t.dtype, {1 << 20, 1 << 20, 64}); }), {})},
+      {"overflowing M", {"rows (M)", "[1048576, 1048576, 128]"}, call(with(x, [](TensorView& t) { t = TensorView::contiguous(t.data, t.dtype, {1 << 20, 1 << 20, 128}); }), w, with(out, [](TensorView& t) { t = TensorView::contiguous(t.data, t.dtype, {1 << 20, 1 << 20, 64}); }), {})},
       {"overflowing extent", {"x", "overflow"}, call(with(x, [](TensorView& t) { t.strides[0] = std::int64_t{1} << 61; }), w, out, {})},
       {"out overlaps x", {"out must not overlap x"}, call(x, w, with(out, [&](TensorView& t) { t.data = x.data; t.dtype = x.dtype; }), {})},
       {"out overlaps w", {"out must not overlap w"}, call(x, w, with(out, [&](TensorView& t) { t.data = w.data; }), {})},

@@ -242,7 +242,7 @@ int run_bench(const BenchOptions& o) {
         GemmArgs ra = args_of(r0);
         ra.out = ref.data();
         run_reference_gemm(p, ra, DType::kFloat32, n, nullptr);
-        Tolerance tol = gemm_tolerance(out, k);
+        Tolerance tol = gemm_tolerance(out, k, o.bias);
         CompareResult cr = compare_with_reference(r0.ov.data, out, n, ref.as<float>(), n, m, n, tol.rtol,
                                                   tol.atol, nullptr);
         check = cr.bad == 0 ? "ok" : fmt::format("{} bad", cr.bad);

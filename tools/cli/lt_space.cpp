@@ -31,14 +31,20 @@ int run_lt_space(const LtSpaceCliOptions& o) {
   p.device = Runtime::get().platform().current_device();
   LtSpaceStats stats;
   auto t0 = std::chrono::steady_clock::now();
-  std::vector<LtConfig> configs = enumerate_lt_configs(p, LtSpaceOptions{}, &stats);
+  std::vector<LtConfig> bases = enumerate_lt_bases(p, LtSpaceOptions{}, &stats);
+  LtSpaceStats bstats = stats;
+  std::vector<LtConfig> expanded = expand_lt_configs(p, bases, LtSpaceOptions{}, &stats);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::map<int, int> per_algo;
-  for (const auto& c : configs) per_algo[c.algo]++;
-  fmt::print("{}: {} algorithm ids, {} checks, {} valid configurations ({:.2f} s)\n", p.describe(), stats.algo_ids,
-             stats.checked, stats.valid, secs);
-  for (auto [algo, count] : per_algo) fmt::print("  algo {:3d}: {}\n", algo, count);
-  fmt::print("heuristic top 8:\n");
+  std::vector<LtConfig> configs = bases;
+  configs.insert(configs.end(), expanded.begin(), expanded.end());
+  std::map<int, std::pair<int, int>> per_algo;
+  for (const auto& c : bases) per_algo[c.algo].first++;
+  for (const auto& c : expanded) per_algo[c.algo].second++;
+  fmt::print("{}: {} algorithm ids, {} bases ({} tiles pruned), {} configurations in the whole space, "
+             "{} checks ({:.2f} s)\n",
+             p.describe(), stats.algo_ids, bases.size(), bstats.pruned, configs.size(), stats.checked, secs);
+  for (auto [algo, count] : per_algo) fmt::print("  algo {:3d}: {} bases, {} expansions\n", algo, count.first, count.second);
+  fmt::print("heuristic top 8 (in the space?):\n");
   for (const auto& s : LtSolution::heuristic_top(p, 8)) {
     LtConfig c = s->chosen_config();
     bool in_space = false;

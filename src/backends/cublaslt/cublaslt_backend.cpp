@@ -116,7 +116,8 @@ class CublasLtBackend final : public Backend {
     return LtSolution::heuristic(p, why);
   }
 
-  // The heuristic's own choice, its top 8 as explicit configurations, and the enumerated space.
+  // The heuristic's own choice, its top 16 as explicit configurations, and every base of the
+  // configuration space.
   std::vector<SolutionPtr> candidates(const GemmProblem& p) const override {
     std::vector<SolutionPtr> out;
     std::unordered_set<std::string> names;
@@ -125,10 +126,38 @@ class CublasLtBackend final : public Backend {
     };
     std::string why;
     add(LtSolution::heuristic(p, why));
-    for (auto& s : LtSolution::heuristic_top(p, 8)) add(std::move(s));
-    for (const LtConfig& c : enumerate_lt_configs(p, LtSpaceOptions{}, nullptr)) {
+    for (auto& s : LtSolution::heuristic_top(p, 16)) add(std::move(s));
+    for (const LtConfig& c : enumerate_lt_bases(p, LtSpaceOptions{}, nullptr)) {
       if (names.count(format_lt_name(c))) continue;
       add(LtSolution::configured(p, c, why));
+    }
+    return out;
+  }
+
+  // Expansions (custom options, split-K x reduction, swizzle) of the fastest screened configurations.
+  std::vector<SolutionPtr> refine(const GemmProblem& p, const std::vector<ScreenedCandidate>& screened) const override {
+    LtSpaceOptions opts;
+    std::vector<LtConfig> bases;
+    std::unordered_set<std::string> seen_names, base_names;
+    for (const auto& c : screened) seen_names.insert(c.name);
+    for (const auto& c : screened) {
+      if (bases.size() >= opts.refine_bases) break;
+      std::string why;
+      auto config = parse_lt_name(c.name, why);
+      if (!config) continue;
+      LtConfig base = *config;
+      base.split_k = 1;
+      base.reduction = 0;
+      base.custom = 0;
+      base.swizzle = 0;
+      if (base_names.insert(format_lt_name(base)).second) bases.push_back(base);
+    }
+    std::vector<SolutionPtr> out;
+    for (const LtConfig& c : expand_lt_configs(p, bases, opts, nullptr)) {
+      std::string name = format_lt_name(c);
+      if (!seen_names.insert(name).second) continue;
+      std::string why;
+      if (auto s = LtSolution::configured(p, c, why)) out.push_back(std::move(s));
     }
     return out;
   }
@@ -320,37 +349,42 @@ std::vector<T> cap_array(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoCap
 
 }  // namespace
 
-std::vector<LtConfig> enumerate_lt_configs(const GemmProblem& p, const LtSpaceOptions& o,
-                                           LtSpaceStats* stats) {
-  LtSpaceStats local;
-  LtSpaceStats& st = stats ? *stats : local;
-  std::vector<LtConfig> out;
-  std::string why;
-  std::shared_ptr<LtSolution> probe = LtSolution::heuristic(p, why);
-  if (!probe) return out;
-  cublasLtHandle_t handle = probe->handle();
-  const cudaDataType_t ta = cuda_type(p.b_type), tb = cuda_type(p.a_type), tc = cuda_type(p.out_type);
-  int ids[256];
-  int n_ids = 0;
-  if (cublasLtMatmulAlgoGetIds(handle, CUBLAS_COMPUTE_32F, CUDA_R_32F, ta, tb, tc, tc, 256, ids, &n_ids) !=
-      CUBLAS_STATUS_SUCCESS) {
-    return out;
+namespace {
+
+struct TileShape {
+  int id, rows, cols;
+};
+constexpr TileShape kTileShapes[] = {
+#include "cublaslt_tiles.inc"
+};
+
+// (rows, cols) of a tile id; (0, 0) when unknown. Rows run along cuBLAS m (our N), cols along
+// cuBLAS n (our M).
+std::pair<int, int> tile_shape(int id) {
+  for (const auto& t : kTileShapes) {
+    if (t.id == id) return {t.rows, t.cols};
   }
-  st.algo_ids = n_ids;
-  const std::size_t version = cublaslt_runtime_version();
-  // 128x128 output tiles of the problem, per SM: the split-K pruning rule.
-  int sms = 0;
-  TGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, p.device), "cublaslt");
-  const double waves = std::ceil(static_cast<double>(p.m) / 128.0) * std::ceil(static_cast<double>(p.n) / 128.0) /
-                       static_cast<double>(std::max(1, sms));
-  auto check = [&](const LtConfig& c) -> bool {
+  return {0, 0};
+}
+
+struct LtSpaceContext {
+  const GemmProblem& p;
+  std::shared_ptr<LtSolution> probe;
+  cudaDataType_t ta, tb, tc;
+  std::size_t version;
+  double waves = 0;        // 128x128 output tiles per SM
+  bool compute_bound = false;
+  LtSpaceStats& st;
+
+  bool init_algo(int id, cublasLtMatmulAlgo_t& algo) const {
+    return cublasLtMatmulAlgoInit(probe->handle(), CUBLAS_COMPUTE_32F, CUDA_R_32F, ta, tb, tc, tc, id, &algo) ==
+           CUBLAS_STATUS_SUCCESS;
+  }
+
+  bool check(const LtConfig& c) {
     ++st.checked;
-    std::string reason;
     cublasLtMatmulAlgo_t algo{};
-    if (cublasLtMatmulAlgoInit(handle, CUBLAS_COMPUTE_32F, CUDA_R_32F, ta, tb, tc, tc, c.algo, &algo) !=
-        CUBLAS_STATUS_SUCCESS) {
-      return false;
-    }
+    if (!init_algo(c.algo, algo)) return false;
     bool ok = set_config<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_TILE_ID, static_cast<std::uint32_t>(c.tile)) &&
               set_config<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, static_cast<std::uint32_t>(c.stages)) &&
               set_config<std::int32_t>(algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, c.split_k) &&
@@ -360,7 +394,7 @@ std::vector<LtConfig> enumerate_lt_configs(const GemmProblem& p, const LtSpaceOp
               set_config<std::uint16_t>(algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, static_cast<std::uint16_t>(c.cluster_shape));
     if (!ok) return false;
     cublasLtMatmulHeuristicResult_t result{};
-    if (cublasLtMatmulAlgoCheck(handle, probe->desc(), probe->layout_a(), probe->layout_b(), probe->layout_c(),
+    if (cublasLtMatmulAlgoCheck(probe->handle(), probe->desc(), probe->layout_a(), probe->layout_b(), probe->layout_c(),
                                 probe->layout_c(), &algo, &result) != CUBLAS_STATUS_SUCCESS ||
         result.state != CUBLAS_STATUS_SUCCESS || result.workspaceSize > kCublasLtMaxWorkspace) {
       return false;
@@ -370,13 +404,46 @@ std::vector<LtConfig> enumerate_lt_configs(const GemmProblem& p, const LtSpaceOp
     get_cap(algo, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_B_BYTES, need_b);
     get_cap(algo, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_C_BYTES, need_c);
     return need_a <= p.align_b && need_b <= p.align_a && need_c <= p.align_out;
-  };
+  }
+};
+
+std::optional<LtSpaceContext> make_context(const GemmProblem& p, LtSpaceStats& st) {
+  std::string why;
+  std::shared_ptr<LtSolution> probe = LtSolution::heuristic(p, why);
+  if (!probe) return std::nullopt;
+  LtSpaceContext ctx{p, probe, cuda_type(p.b_type), cuda_type(p.a_type), cuda_type(p.out_type),
+                     cublaslt_runtime_version(), 0, false, st};
+  int sms = 0;
+  TGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, p.device), "cublaslt");
+  ctx.waves = std::ceil(static_cast<double>(p.m) / 128.0) * std::ceil(static_cast<double>(p.n) / 128.0) /
+              static_cast<double>(std::max(1, sms));
+  // Compute-bound: FLOPs per byte moved far above what memory bandwidth can feed (the H100
+  // ridge is ~295 FLOP/B in bf16, the H200's ~206); 128 leaves a margin.
+  const double flops = 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k);
+  const double bytes = static_cast<double>(dtype_size(p.a_type)) *
+                       static_cast<double>(p.m * p.k + p.n * p.k + p.m * p.n);
+  ctx.compute_bound = flops / bytes > 128.0;
+  return ctx;
+}
+
+}  // namespace
+
+std::vector<LtConfig> enumerate_lt_bases(const GemmProblem& p, const LtSpaceOptions& o, LtSpaceStats* stats) {
+  LtSpaceStats local;
+  LtSpaceStats& st = stats ? *stats : local;
+  std::vector<LtConfig> out;
+  auto ctx = make_context(p, st);
+  if (!ctx) return out;
+  int ids[256];
+  int n_ids = 0;
+  if (cublasLtMatmulAlgoGetIds(ctx->probe->handle(), CUBLAS_COMPUTE_32F, CUDA_R_32F, ctx->ta, ctx->tb, ctx->tc,
+                               ctx->tc, 256, ids, &n_ids) != CUBLAS_STATUS_SUCCESS) {
+    return out;
+  }
+  st.algo_ids = n_ids;
   for (int i = 0; i < n_ids; ++i) {
     cublasLtMatmulAlgo_t algo{};
-    if (cublasLtMatmulAlgoInit(handle, CUBLAS_COMPUTE_32F, CUDA_R_32F, ta, tb, tc, tc, ids[i], &algo) !=
-        CUBLAS_STATUS_SUCCESS) {
-      continue;
-    }
+    if (!ctx->init_algo(ids[i], algo)) continue;
     if (p.has_bias()) {
       std::uint32_t epilogues = 0;
       if (!get_cap(algo, CUBLASLT_ALGO_CAP_EPILOGUE_MASK, epilogues) || (epilogues & CUBLASLT_EPILOGUE_BIAS) == 0) {
@@ -387,6 +454,43 @@ std::vector<LtConfig> enumerate_lt_configs(const GemmProblem& p, const LtSpaceOp
     std::vector<std::uint32_t> stages = cap_array<std::uint32_t>(algo, CUBLASLT_ALGO_CAP_STAGES_IDS);
     if (tiles.empty()) tiles.push_back(0);
     if (stages.empty()) stages.push_back(0);
+    for (std::uint32_t tile : tiles) {
+      if (ctx->compute_bound) {
+        // Compute-bound problems: a warpgroup MMA covers 64 rows, and tiles narrower than 64 in
+        // either dimension re-read operands too often to keep the tensor cores fed.
+        auto [rows, cols] = tile_shape(static_cast<int>(tile));
+        if (rows != 0 && (rows < 64 || cols < 64)) {
+          ++st.pruned;
+          continue;
+        }
+      }
+      for (std::uint32_t stage : stages) {
+        for (int cluster : o.clusters) {
+          LtConfig c;
+          c.algo = ids[i];
+          c.tile = static_cast<int>(tile);
+          c.stages = static_cast<int>(stage);
+          c.cluster_shape = cluster;
+          c.version = ctx->version;
+          if (ctx->check(c)) out.push_back(c);
+        }
+      }
+    }
+  }
+  st.valid += static_cast<long long>(out.size());
+  return out;
+}
+
+std::vector<LtConfig> expand_lt_configs(const GemmProblem& p, const std::vector<LtConfig>& bases,
+                                        const LtSpaceOptions& o, LtSpaceStats* stats) {
+  LtSpaceStats local;
+  LtSpaceStats& st = stats ? *stats : local;
+  std::vector<LtConfig> out;
+  auto ctx = make_context(p, st);
+  if (!ctx) return out;
+  for (const LtConfig& base : bases) {
+    cublasLtMatmulAlgo_t algo{};
+    if (!ctx->init_algo(base.algo, algo)) continue;
     std::int32_t splitk_support = 0, custom_max = 0;
     std::uint32_t red_mask = 0, swizzle_support = 0;
     get_cap(algo, CUBLASLT_ALGO_CAP_SPLITK_SUPPORT, splitk_support);
@@ -395,48 +499,31 @@ std::vector<LtConfig> enumerate_lt_configs(const GemmProblem& p, const LtSpaceOp
     get_cap(algo, CUBLASLT_ALGO_CAP_CUSTOM_OPTION_MAX, custom_max);
     // 16-bit partial sums lose 8+ mantissa bits per split: never reduce in the output type then.
     if (dtype_size(p.out_type) < 4) red_mask &= ~static_cast<std::uint32_t>(CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE);
-    for (std::uint32_t tile : tiles) {
-      for (std::uint32_t stage : stages) {
-        LtConfig base;
-        base.algo = ids[i];
-        base.tile = static_cast<int>(tile);
-        base.stages = static_cast<int>(stage);
-        base.version = version;
-        if (!check(base)) continue;
-        out.push_back(base);
-        if (splitk_support && waves < o.split_k_max_waves) {
-          for (int k : o.split_ks) {
-            if (k > p.k / 16) break;  // fewer than 16 K elements per split: pure overhead
-            for (std::uint32_t red : {CUBLASLT_REDUCTION_SCHEME_INPLACE, CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE,
-                                      CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE}) {
-              if ((red_mask & red) == 0) continue;
-              LtConfig c = base;
-              c.split_k = k;
-              c.reduction = static_cast<int>(red);
-              if (check(c)) out.push_back(c);
-            }
-          }
-        }
-        if (swizzle_support) {
-          LtConfig c = base;
-          c.swizzle = 1;
-          if (check(c)) out.push_back(c);
-        }
-        for (int opt = 1; opt <= custom_max; ++opt) {
-          LtConfig c = base;
-          c.custom = opt;
-          if (check(c)) out.push_back(c);
-        }
-        for (int cluster : o.clusters) {
-          if (cluster == 0) continue;  // the base has auto
-          LtConfig c = base;
-          c.cluster_shape = cluster;
-          if (check(c)) out.push_back(c);
+    const bool split = splitk_support && ctx->waves < o.split_k_max_waves;
+    for (int opt = 0; opt <= custom_max; ++opt) {
+      LtConfig c = base;
+      c.custom = opt;
+      if (opt > 0 && ctx->check(c)) out.push_back(c);
+      if (!split) continue;
+      for (int k : o.split_ks) {
+        if (k > p.k / 16) break;  // fewer than 16 K elements per split: pure overhead
+        for (std::uint32_t red : {CUBLASLT_REDUCTION_SCHEME_INPLACE, CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE,
+                                  CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE}) {
+          if ((red_mask & red) == 0) continue;
+          LtConfig s = c;
+          s.split_k = k;
+          s.reduction = static_cast<int>(red);
+          if (ctx->check(s)) out.push_back(s);
         }
       }
     }
+    if (swizzle_support) {
+      LtConfig c = base;
+      c.swizzle = 1;
+      if (ctx->check(c)) out.push_back(c);
+    }
   }
-  st.valid = static_cast<long long>(out.size());
+  st.valid += static_cast<long long>(out.size());
   return out;
 }
 

@@ -70,29 +70,35 @@ class LtSolution final : public Solution {
 // cublasLtGetVersion() of the library in use.
 std::size_t cublaslt_runtime_version();
 
-// The explicit configuration space of cuBLASLt for a problem, for the tuner. Every algorithm id
-// cuBLASLt offers for the types; for each, every (tile, stages) pair that passes
-// cublasLtMatmulAlgoCheck is a base, and each base is expanded one dimension at a time: split-K
-// slices x reduction schemes, CTA swizzle, custom options, cluster shapes. (The full cross
-// product is millions of checks; one-at-a-time expansion keeps every value of every dimension
-// reachable at a few thousand.)
+// The explicit configuration space of cuBLASLt for a problem, searched in two stages by the tuner:
+//  bases:   every algorithm id cuBLASLt offers for the types x every tile x every stages id x
+//           every cluster shape (auto, 1x1, 2x1, 1x2, 2x2, 4x1, 1x4) that passes
+//           cublasLtMatmulAlgoCheck, with custom option 0, no split-K, no swizzle;
+//  expanded: around a base, every custom option x (no split-K, or each split-K count x each
+//           reduction scheme) and the CTA swizzle.
+// The full product is tens of thousands of checked configurations per problem; the tuner races
+// every base and the expansions of the fastest bases (Backend::refine).
 struct LtSpaceOptions {
   std::vector<int> split_ks{2, 3, 4, 5, 6, 8, 12, 16};
   // Cluster shape ids: auto, 1x1, 2x1, 1x2, 2x2, 4x1, 1x4 (larger clusters rarely fit Hopper's
-  // 132 SMs in whole GPCs).
+  // GPCs whole).
   std::vector<int> clusters{0, 2, 3, 5, 6, 4, 8};
   // Split-K only pays when the output tiles cannot fill the GPU; skip it when a 128x128 tiling
   // already gives this many waves.
   double split_k_max_waves = 2.0;
+  // Bases expanded by refine().
+  std::size_t refine_bases = 24;
 };
 
 struct LtSpaceStats {
   int algo_ids = 0;
   long long checked = 0;  // cublasLtMatmulAlgoCheck calls
   long long valid = 0;    // configurations returned
+  long long pruned = 0;   // tiles skipped by the compute-bound rule
 };
 
-std::vector<LtConfig> enumerate_lt_configs(const GemmProblem& p, const LtSpaceOptions& options,
-                                           LtSpaceStats* stats);
+std::vector<LtConfig> enumerate_lt_bases(const GemmProblem& p, const LtSpaceOptions& options, LtSpaceStats* stats);
+std::vector<LtConfig> expand_lt_configs(const GemmProblem& p, const std::vector<LtConfig>& bases,
+                                        const LtSpaceOptions& options, LtSpaceStats* stats);
 
 }  // namespace tgemm

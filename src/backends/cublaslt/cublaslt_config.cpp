@@ -1,5 +1,6 @@
 #include "backends/cublaslt/cublaslt_config.h"
 
+#include <cerrno>
 #include <cstdlib>
 #include <tuple>
 #include <vector>
@@ -59,8 +60,10 @@ std::optional<LtConfig> parse_lt_name(std::string_view name, std::string& why) {
     }
     std::string digits(rest.substr(0, last ? rest.size() : end));
     char* stop = nullptr;
+    errno = 0;
     long long value = std::strtoll(digits.c_str(), &stop, 10);
-    if (digits.empty() || stop != digits.c_str() + digits.size() || value < 0) {
+    const bool fits = i + 1 == fields.size() || value <= 2147483647LL;  // all but the version are int32
+    if (digits.empty() || stop != digits.c_str() + digits.size() || value < 0 || !fits || errno == ERANGE) {
       why = "kernelName '" + std::string(name) + "' has a bad " + std::string(f.label) +
             " value '" + digits + "'";
       return std::nullopt;

@@ -45,6 +45,12 @@ struct SkinnyTile {
   X(32, 32, 2, 4, 1)          \
   X(32, 16, 4, 2, 2)
 
+struct SkinnyKernelInfo {
+  int ptx_arch = 0;     // PTX arch the running image was built from (90 for compute_90a)
+  int ctas_per_sm = 0;  // resident CTAs per SM (occupancy query)
+  int registers = 0;    // per thread
+};
+
 struct SkinnyKernel {
   SkinnyTile tile;
   DType in = DType::kBFloat16;  // x and w
@@ -52,8 +58,8 @@ struct SkinnyKernel {
   // cluster when split_k > 1. Throws tgemm::Error naming `where` on a launch error.
   void (*launch)(const GemmProblem& p, const GemmArgs& args, int split_k, Stream stream,
                  const char* where) = nullptr;
-  // Resident CTAs per SM on the current device (occupancy query), 0 if the query fails.
-  int (*ctas_per_sm)() = nullptr;
+  // Facts about the loaded kernel image on the current device (all 0 if a query fails).
+  SkinnyKernelInfo (*query)() = nullptr;
 };
 
 // One appender per instance translation unit: bf16 and fp16, M tiles 8-16 ("small") and 32

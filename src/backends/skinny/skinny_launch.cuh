@@ -1,5 +1,5 @@
 // Host side of the skinny kernel instances: problem -> kernel parameters, the (cluster) launch,
-// the occupancy query, and the appender each instance translation unit calls for its subset
+// the image/occupancy query, and the appender each instance translation unit calls for its subset
 // of TGEMM_SKINNY_TILES. Included only by skinny_<dtype>_<group>.cu.
 #pragma once
 
@@ -68,17 +68,21 @@ void launch_skinny(const GemmProblem& p, const GemmArgs& args, int split_k, Stre
 }
 
 template <typename In, int M_TILE, int ROWS_PER_WARP, int WARPS_N, int WARPS_K, int UNROLL>
-int skinny_ctas_per_sm() {
+SkinnyKernelInfo skinny_query() {
   using Shape = kernels::SkinnyShape<M_TILE, ROWS_PER_WARP, WARPS_N, WARPS_K>;
+  auto* kernel = kernels::sm90_gemm_skinny<In, M_TILE, ROWS_PER_WARP, WARPS_N, WARPS_K, UNROLL>;
+  SkinnyKernelInfo info;
+  cudaFuncAttributes attr{};
   int ctas = 0;
-  cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-      &ctas, kernels::sm90_gemm_skinny<In, M_TILE, ROWS_PER_WARP, WARPS_N, WARPS_K, UNROLL>,
-      Shape::kThreads, 0);
-  if (err != cudaSuccess) {
+  if (cudaFuncGetAttributes(&attr, kernel) != cudaSuccess ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas, kernel, Shape::kThreads, 0) != cudaSuccess) {
     cudaGetLastError();  // a failed query must not leave an error behind
-    return 0;
+    return info;
   }
-  return ctas;
+  info.ptx_arch = attr.ptxVersion;
+  info.ctas_per_sm = ctas;
+  info.registers = attr.numRegs;
+  return info;
 }
 
 // Appends the TGEMM_SKINNY_TILES entries with MIN_M_TILE <= m_tile <= MAX_M_TILE; the others
@@ -91,7 +95,7 @@ void append_skinny_kernels(std::vector<SkinnyKernel>& out) {
     k.tile = SkinnyTile{MT, RW, WN, WK, U};                                                  \
     k.in = dtype_of<In>();                                                                   \
     k.launch = &launch_skinny<In, MT, RW, WN, WK, U>;                                        \
-    k.ctas_per_sm = &skinny_ctas_per_sm<In, MT, RW, WN, WK, U>;                              \
+    k.query = &skinny_query<In, MT, RW, WN, WK, U>;                                          \
     out.push_back(k);                                                                        \
   }
   TGEMM_SKINNY_TILES(TGEMM_SKINNY_APPEND)

@@ -397,11 +397,9 @@ TEST_F(DispatcherTest, ResolveIsThreadSafe) {
   EXPECT_EQ(log_.matching(LogLevel::kInfo, {"M=16 "}).size(), 1u) << log_.dump();
 }
 
-// BUG (src/core/dispatcher.cpp, Dispatcher::resolve): the walk runs outside any lock, so threads
-// that ask for the same new shape at the same time each run the whole walk (each from_row, and
-// for cuBLASLt each heuristic query / algo check) although DESIGN §2 and dispatcher.h say each
-// exact problem is resolved once. The second thread here calls resolve while the first is inside
-// from_row; a resolve that waited for the first thread's result would call from_row once.
+// Threads asking for the same new shape at once walk it once (each walk may query cuBLASLt and
+// check rows; DESIGN §2: "the walk runs once per shape"). The second thread calls resolve while
+// the first is inside from_row; a dispatcher that lets it walk too calls from_row twice.
 TEST_F(DispatcherTest, ConcurrentFirstResolutionsOfOneShapeWalkOnce) {
   const std::string path = write_table("t.csv", {{16, "fake:tile64"}});
   auto d = make({path});

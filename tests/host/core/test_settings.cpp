@@ -45,9 +45,6 @@ TEST(SettingsFromEnv, ColonSeparatedListInOrderWithEmptyEntriesDropped) {
   EXPECT_EQ(s.a16w16.table_files, (Strings{"a.csv", "b.csv"}));
   Settings s2 = settings_with({{"TGEMM_CONFIG_GEMM_BF16", ":a.csv::b.csv:"}});
   EXPECT_EQ(s2.a16w16.table_files, (Strings{"a.csv", "b.csv"}));
-  // Set but empty: the user asked for no tables, not for the shipped one.
-  Settings s3 = settings_with({{"TGEMM_CONFIG_GEMM_BF16", ""}});
-  EXPECT_TRUE(s3.a16w16.table_files.empty());
 }
 
 TEST(SettingsFromEnv, Flags) {

@@ -191,10 +191,7 @@ const std::vector<BadCase>& bad_cases() {
          a.out.data = addr(0x30002);
        },
        {"out.data", "4 bytes", "0x30002"}},
-      // Aliasing. BUG (src/core/validate.cpp, the three overlap checks near the end of
-      // validate_a16w16): the message says "out must not overlap x" but not the addresses or
-      // extents that overlap, unlike every other check (DESIGN §5: what was given). These cases
-      // fail on the address parts until the message carries them.
+      // Aliasing: the message names both byte ranges.
       {"out_overlaps_x", [](Args& a) { a.out.data = addr(0x10010); },
        {"out must not overlap x", "0x10010", "0x10000"}},
       {"out_overlaps_w", [](Args& a) { a.out.data = addr(0x20080); },
@@ -265,6 +262,17 @@ TEST(ValidateA16W16, CheckOrderFollowsDesign) {
   Args d;
   d.w = view(addr(0x20001), DType::kBFloat16, {16, 9});
   EXPECT_NE(error_of(d).find("w.size(1)"), std::string::npos) << error_of(d);
+}
+
+// The rank bound is checked before anything indexes sizes: a rank-7 view with a null pointer
+// must not read sizes[6] (past the end of TensorView::sizes) to describe its shape.
+TEST(ValidateA16W16, RankAboveMaxWithNullDataIsARankError) {
+  Args a;
+  a.x = view(nullptr, DType::kBFloat16, {2, 2, 2, 2, 2, 2});
+  a.x.rank = 7;
+  const std::string msg = error_of(a);
+  EXPECT_NE(msg.find("x.rank"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("got 7"), std::string::npos) << msg;
 }
 
 TEST(ValidateA16W16, OpNameIsTheOneGiven) {

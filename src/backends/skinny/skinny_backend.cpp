@@ -1,0 +1,328 @@
+#include "backends/skinny/skinny_backend.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "backends/skinny/skinny_kernels.h"
+#include "core/check.h"
+#include "core/table.h"
+
+namespace tgemm {
+namespace {
+
+using skinny::SkinnyKernel;
+using skinny::SkinnyTile;
+
+constexpr std::string_view kLibtype = "skinny";
+// Cluster split-K factors registered for every tile; 8 is the portable cluster-size limit.
+constexpr int kSplitKs[] = {1, 2, 4, 8};
+// The kernel indexes k-blocks and element offsets within a row with int32.
+constexpr std::int64_t kMaxK = std::int64_t{1} << 30;
+
+// --- Device facts, queried once per ordinal (can_implement must stay cheap and noexcept). ----
+
+constexpr int kMaxDevices = 64;
+constexpr int kUnknown = std::numeric_limits<int>::min();
+
+int cached_attribute(std::array<std::atomic<int>, kMaxDevices>& cache, cudaDeviceAttr attr,
+                     int device) noexcept {
+  if (device < 0 || device >= kMaxDevices) return -1;
+  int v = cache[device].load(std::memory_order_relaxed);
+  if (v != kUnknown) return v;
+  if (cudaDeviceGetAttribute(&v, attr, device) != cudaSuccess) {
+    cudaGetLastError();  // a failed query must not leave an error behind
+    v = -1;
+  }
+  cache[device].store(v, std::memory_order_relaxed);
+  return v;
+}
+
+int device_attribute(cudaDeviceAttr attr, int device) noexcept {
+  static std::array<std::atomic<int>, kMaxDevices> major, minor, sms;
+  static const bool init = [] {
+    for (auto* c : {&major, &minor, &sms})
+      for (auto& a : *c) a.store(kUnknown);
+    return true;
+  }();
+  (void)init;
+  switch (attr) {
+    case cudaDevAttrComputeCapabilityMajor: return cached_attribute(major, attr, device);
+    case cudaDevAttrComputeCapabilityMinor: return cached_attribute(minor, attr, device);
+    case cudaDevAttrMultiProcessorCount: return cached_attribute(sms, attr, device);
+    default: return -1;
+  }
+}
+
+// The kernels are built for sm_90a only (-gencode arch=compute_90a,code=sm_90a).
+bool is_sm90(int device) noexcept {
+  return device_attribute(cudaDevAttrComputeCapabilityMajor, device) == 9 &&
+         device_attribute(cudaDevAttrComputeCapabilityMinor, device) == 0;
+}
+
+bool is_out_type(DType t) {
+  return t == DType::kBFloat16 || t == DType::kFloat16 || t == DType::kFloat32;
+}
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+std::string variant_name(const SkinnyTile& t, int split_k) {
+  return "skinny:sm90_m" + std::to_string(t.m_tile) + "_n" + std::to_string(t.block_n()) + "_wn" +
+         std::to_string(t.warps_n) + "_wk" + std::to_string(t.warps_k) + "_u" +
+         std::to_string(t.unroll) + "_sk" + std::to_string(split_k) + "_v16";
+}
+
+class SkinnySolution final : public Solution {
+ public:
+  SkinnySolution(const SkinnyTile& tile, int split_k, std::optional<SkinnyKernel> bf16,
+                 std::optional<SkinnyKernel> fp16)
+      : tile_(tile),
+        split_k_(split_k),
+        bf16_(bf16),
+        fp16_(fp16),
+        name_(variant_name(tile, split_k)) {}
+
+  const std::string& name() const override { return name_; }
+  std::string_view libtype() const override { return kLibtype; }
+  int split_k() const override { return split_k_; }
+
+  bool can_implement(const GemmProblem& p) const noexcept override {
+    if (p.family != OpFamily::kA16W16 || p.scale_ab || p.bpreshuffle) return false;
+    if (p.a_type != p.b_type || kernel_for(p.a_type) == nullptr) return false;  // built dtypes
+    if (!is_out_type(p.out_type) || p.align_out < dtype_size(p.out_type)) return false;
+    if (p.has_bias() && (!is_out_type(p.bias_type) || p.align_bias < dtype_size(p.bias_type)))
+      return false;
+    if (p.m < 1 || p.m > tile_.m_tile) return false;  // one CTA covers every token
+    if (p.n < 1 || p.n > std::numeric_limits<std::int32_t>::max()) return false;
+    if (p.k < 1 || p.k > kMaxK) return false;
+    // 16-byte vector loads of x and w rows: aligned bases, row strides a multiple of 8
+    // elements (a single row's stride is never used).
+    if (p.align_a < 16 || p.align_b < 16) return false;
+    if (p.m > 1 && p.lda % 8 != 0) return false;
+    if (p.n > 1 && p.ldb % 8 != 0) return false;
+    if (p.m > 1 && p.ldo < p.n) return false;
+    return is_sm90(p.device) && info(p.a_type).ptx_arch >= 90;
+  }
+
+  std::size_t workspace_size(const GemmProblem&) const override { return 0; }
+
+  void run(const GemmProblem& p, const GemmArgs& args, const Workspace&,
+           Stream stream) const override {
+    TGEMM_CHECK(can_implement(p), name_, "cannot implement ", p.describe());
+    kernel_for(p.a_type)->launch(p, args, split_k_, stream, name_.c_str());
+  }
+
+  const SkinnyTile& tile() const { return tile_; }
+
+  // Resident CTAs per SM of the bf16 kernel (the fp16 one has the same resources), >= 1.
+  int ctas_per_sm() const {
+    return std::max(1, info(bf16_ ? DType::kBFloat16 : DType::kFloat16).ctas_per_sm);
+  }
+
+ private:
+  const SkinnyKernel* kernel_for(DType t) const noexcept {
+    if (t == DType::kBFloat16 && bf16_) return &*bf16_;
+    if (t == DType::kFloat16 && fp16_) return &*fp16_;
+    return nullptr;
+  }
+
+  // The loaded image's facts, queried on first use. A build whose CUDA architectures lack
+  // compute_90 holds trap-only kernels (ptx_arch < 90): can_implement then refuses.
+  skinny::SkinnyKernelInfo info(DType t) const noexcept {
+    const SkinnyKernel* k = kernel_for(t);
+    if (k == nullptr) return {};
+    CachedInfo& c = t == DType::kBFloat16 ? bf16_info_ : fp16_info_;
+    int arch = c.ptx_arch.load(std::memory_order_acquire);
+    if (arch == 0) {
+      const skinny::SkinnyKernelInfo q = k->query();
+      c.ctas_per_sm.store(q.ctas_per_sm, std::memory_order_relaxed);
+      arch = q.ptx_arch > 0 ? q.ptx_arch : -1;
+      c.ptx_arch.store(arch, std::memory_order_release);
+    }
+    skinny::SkinnyKernelInfo out;
+    out.ptx_arch = arch;
+    out.ctas_per_sm = c.ctas_per_sm.load(std::memory_order_relaxed);
+    return out;
+  }
+
+  struct CachedInfo {
+    std::atomic<int> ptx_arch{0};  // 0: not queried yet, -1: query failed
+    std::atomic<int> ctas_per_sm{0};
+  };
+
+  SkinnyTile tile_;
+  int split_k_;
+  std::optional<SkinnyKernel> bf16_, fp16_;
+  std::string name_;
+  mutable CachedInfo bf16_info_, fp16_info_;
+};
+
+std::vector<std::shared_ptr<const SkinnySolution>> make_solutions() {
+  std::vector<SkinnyKernel> kernels;
+  skinny::append_skinny_kernels_bf16_small(kernels);
+#ifndef TGEMM_SKINNY_CI_SUBSET
+  skinny::append_skinny_kernels_bf16_large(kernels);
+  skinny::append_skinny_kernels_fp16_small(kernels);
+  skinny::append_skinny_kernels_fp16_large(kernels);
+#endif
+  auto same_tile = [](const SkinnyTile& a, const SkinnyTile& b) {
+    return a.m_tile == b.m_tile && a.rows_per_warp == b.rows_per_warp &&
+           a.warps_n == b.warps_n && a.warps_k == b.warps_k && a.unroll == b.unroll;
+  };
+  std::vector<std::shared_ptr<const SkinnySolution>> out;
+  std::vector<bool> used(kernels.size(), false);
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    if (used[i]) continue;
+    std::optional<SkinnyKernel> bf16, fp16;
+    for (std::size_t j = i; j < kernels.size(); ++j) {
+      if (used[j] || !same_tile(kernels[i].tile, kernels[j].tile)) continue;
+      used[j] = true;
+      (kernels[j].in == DType::kBFloat16 ? bf16 : fp16) = kernels[j];
+    }
+    for (int sk : kSplitKs)
+      out.push_back(std::make_shared<SkinnySolution>(kernels[i].tile, sk, bf16, fp16));
+  }
+  return out;
+}
+
+// --- Default rule --------------------------------------------------------------------------
+// Each condition with its hardware reason; the variant is then chosen by a streaming-time
+// model. Runs once per shape (the dispatcher caches the resolution).
+
+// Above 16 tokens each weight byte feeds 16+ MACs and x's re-reads from L2 (M / BLOCK_N of the
+// weight bytes) grow: cuBLASLt's tiled tensor-core kernels are then at the floor too. The
+// M = 17..32 variants stay tuner candidates.
+constexpr std::int64_t kDefaultMaxM = 16;
+// Under 1 MiB the whole read takes ~1 us at the small-read rate: launch latency dominates both
+// libraries, nothing to win.
+constexpr double kDefaultMinWeightBytes = 1 << 20;
+// Under 256 (8 k-blocks per row) a warp's load batch is its whole job, and the output
+// (M * N elements) becomes a sizeable share of the bytes: a tiled GEMM's coalesced epilogue wins.
+constexpr std::int64_t kDefaultMinK = 256;
+
+// Model constants (H200; an H100's 3.35 TB/s scales every variant alike).
+constexpr double kHbmBytesPerUs = 4.3e6;  // large-copy rate, bytes per microsecond
+// What one SM's warps can draw from HBM: ~1.5x its fair share of 4.3 TB/s over 132 SMs. Below
+// one CTA per SM the unused SMs' share is lost.
+constexpr double kSmBytesPerUs = 0.05e6;
+// Loaded HBM latency: a warp's load batch takes at least this long, and the bytes in flight
+// over it bound the bandwidth (Little's law).
+constexpr double kLatencyUs = 0.8;
+// x re-read from L2 per CTA, charged as this fraction of a DRAM byte.
+constexpr double kXReadCost = 0.5;
+// Fixed costs of the two reductions: one CTA barrier + shared-memory pass; two cluster
+// barriers + distributed-shared-memory reads.
+constexpr double kCtaReduceUs = 0.05;
+constexpr double kClusterReduceUs = 0.4;
+
+double estimate_us(const SkinnySolution& s, const GemmProblem& p, int sms) {
+  const SkinnyTile& t = s.tile();
+  const std::int64_t ctas = ceil_div(p.n, t.block_n()) * s.split_k();
+  const std::int64_t slots = static_cast<std::int64_t>(sms) * s.ctas_per_sm();
+  const std::int64_t kb_warp = ceil_div(ceil_div(p.k, 32), std::int64_t{s.split_k()} * t.warps_k);
+  const std::int64_t batches = ceil_div(kb_warp, t.unroll);
+  // One batch: 64 bytes of each of the warp's rows per k-block.
+  const double warp_inflight =
+      64.0 * t.rows_per_warp * static_cast<double>(std::min<std::int64_t>(t.unroll, kb_warp));
+  const double bytes = static_cast<double>(p.n) * static_cast<double>(p.k) *
+                       static_cast<double>(dtype_size(p.b_type)) *
+                       (1.0 + kXReadCost * static_cast<double>(p.m) / t.block_n());
+  const double cta_bytes = bytes / static_cast<double>(ctas);
+  auto wave_us = [&](std::int64_t c) {
+    const double inflight = static_cast<double>(c) * t.warps_n * t.warps_k * warp_inflight;
+    const double bw = std::min({kHbmBytesPerUs,
+                                static_cast<double>(std::min<std::int64_t>(c, sms)) * kSmBytesPerUs,
+                                inflight / kLatencyUs});
+    return std::max(static_cast<double>(c) * cta_bytes / bw, static_cast<double>(batches) * kLatencyUs);
+  };
+  const std::int64_t full = ctas / slots, rest = ctas % slots;
+  double us = static_cast<double>(full) * wave_us(slots) + (rest > 0 ? wave_us(rest) : 0.0);
+  if (t.warps_k > 1) us += kCtaReduceUs;
+  if (s.split_k() > 1) us += kClusterReduceUs;
+  return us;
+}
+
+class SkinnyBackend final : public Backend {
+ public:
+  SkinnyBackend() : solutions_(make_solutions()) {
+    for (const auto& s : solutions_) by_name_.emplace(s->name(), s);
+  }
+
+  std::string_view libtype() const override { return kLibtype; }
+
+  SolutionPtr from_row(const TableRow& row, const GemmProblem&, std::string& why) const override {
+    auto it = by_name_.find(row.kernel_name);
+    if (it == by_name_.end()) {
+      why = "unknown kernelName '" + row.kernel_name + "' for libtype skinny (no such variant in this build)";
+      return nullptr;
+    }
+    return it->second;
+  }
+
+  std::vector<SolutionPtr> candidates(const GemmProblem& p) const override {
+    // Only the smallest M tile that fits: a larger one reads more x and holds more registers
+    // for the same weight stream, so it never wins.
+    int m_tile = std::numeric_limits<int>::max();
+    for (const auto& s : solutions_)
+      if (s->tile().m_tile < m_tile && s->can_implement(p)) m_tile = s->tile().m_tile;
+    std::vector<SolutionPtr> out;
+    const std::int64_t kb = ceil_div(p.k, 32);
+    for (const auto& s : solutions_) {
+      if (s->tile().m_tile != m_tile || !s->can_implement(p)) continue;
+      // More k-parts than k-blocks leaves warps idle: split only while each has a block.
+      if (s->split_k() > 1 && std::int64_t{s->split_k()} * s->tile().warps_k > kb) continue;
+      out.push_back(s);
+    }
+    return out;
+  }
+
+  SolutionPtr default_solution(const GemmProblem& p) const override {
+    if (p.m > kDefaultMaxM || p.k < kDefaultMinK) return nullptr;
+    if (static_cast<double>(p.n) * static_cast<double>(p.k) * dtype_size(p.b_type) <
+        kDefaultMinWeightBytes)
+      return nullptr;
+    const int sms = device_attribute(cudaDevAttrMultiProcessorCount, p.device);
+    if (sms <= 0) return nullptr;
+    const SkinnySolution* best = nullptr;
+    double best_us = std::numeric_limits<double>::infinity();
+    SolutionPtr chosen;
+    for (const SolutionPtr& c : candidates(p)) {
+      const auto* s = static_cast<const SkinnySolution*>(c.get());
+      const double us = estimate_us(*s, p, sms);
+      if (us < best_us) {  // ties keep the earlier (registration order: fewer splits)
+        best_us = us;
+        best = s;
+        chosen = c;
+      }
+    }
+    if (best == nullptr) return nullptr;
+    // Fewer CTAs than SMs leaves HBM bandwidth unclaimed (N too small even at split-K 8):
+    // cuBLASLt's deeper split-K spreads further.
+    if (ceil_div(p.n, best->tile().block_n()) * best->split_k() < sms) return nullptr;
+    return chosen;
+  }
+
+ private:
+  std::vector<std::shared_ptr<const SkinnySolution>> solutions_;
+  std::unordered_map<std::string, std::shared_ptr<const SkinnySolution>> by_name_;
+};
+
+}  // namespace
+
+std::vector<SolutionPtr> skinny_solutions() {
+  auto made = make_solutions();
+  return std::vector<SolutionPtr>(made.begin(), made.end());
+}
+
+void register_skinny_solutions(Registry& registry) {
+  registry.add(std::make_unique<SkinnyBackend>());
+}
+
+}  // namespace tgemm

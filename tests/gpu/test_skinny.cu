@@ -1,0 +1,323 @@
+// The skinny backend (src/backends/skinny, kernels/sm90/sm90_gemm_skinny.cuh) on the real GPU:
+// every variant against the fp32 reference kernel for every M it claims, crossed (sampled) with
+// odd N, K tails (including K not a multiple of 8 with padded rows), bias of the input and the
+// output dtype, every output dtype, both input dtypes; bit-identical reruns and CUDA-graph
+// replays of the split variants; refusals (misaligned views, odd strides, M above the tile,
+// other dtypes); the backend's from_row, candidates and default rule.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "backends/skinny/skinny_backend.h"
+#include "core/registry.h"
+#include "core/table.h"
+#include "core/validate.h"
+#include "tests/common/gpu_test_util.h"
+#include "tgemm/tgemm.h"
+
+namespace tgemm::test {
+namespace {
+
+// The number after "_<key>" in a variant name ("m16" -> 16 for key "m"); -1 if absent.
+int name_field(const std::string& name, const std::string& key) {
+  const std::string tag = "_" + key;
+  for (std::size_t pos = name.find(tag); pos != std::string::npos; pos = name.find(tag, pos + 1)) {
+    std::size_t i = pos + tag.size();
+    if (i < name.size() && name[i] >= '0' && name[i] <= '9') return std::stoi(name.substr(i));
+  }
+  return -1;
+}
+
+int m_tile(const SolutionPtr& s) { return name_field(s->name(), "m"); }
+
+const Backend& skinny_backend() {
+  static Registry registry = [] {
+    Registry r;
+    register_skinny_solutions(r);
+    return r;
+  }();
+  return *registry.find("skinny");
+}
+
+// Leading-dimension padding that makes rows of K elements a multiple of 8 (16 bytes).
+std::int64_t pad_to_8(std::int64_t k) { return (8 - k % 8) % 8; }
+
+std::string run_solution(A16W16Data& d, const Solution& s) {
+  GemmProblem p = d.problem();
+  if (!s.can_implement(p)) return s.name() + " refuses " + d.c.describe();
+  std::string err = run_and_compare(d, [&] { s.run(p, d.args(), Workspace{}, nullptr); });
+  return err.empty() ? "" : s.name() + ": " + err;
+}
+
+TEST(Skinny, NamesAreUniqueAndComplete) {
+  std::vector<SolutionPtr> all = skinny_solutions();
+  ASSERT_FALSE(all.empty());
+  std::vector<std::string> names;
+  for (const auto& s : all) {
+    EXPECT_EQ(s->libtype(), "skinny");
+    EXPECT_EQ(s->name().rfind("skinny:sm90_m", 0), 0u) << s->name();
+    for (const char* key : {"m", "n", "wn", "wk", "u", "sk", "v"})
+      EXPECT_GT(name_field(s->name(), key), 0) << s->name() << " lacks _" << key;
+    EXPECT_EQ(s->split_k(), name_field(s->name(), "sk"));
+    names.push_back(s->name());
+  }
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(std::adjacent_find(names.begin(), names.end()), names.end()) << "duplicate variant name";
+}
+
+// Every variant, every M in 1..m_tile; the other dimensions cycle so that each variant meets
+// every N, every K (tails: K % 32 != 0, K % 8 != 0, and K deep enough for the unguarded main
+// loop even at split-K 8 x 8 warps), each bias mode, each output dtype and both input dtypes.
+TEST(Skinny, EveryVariantMatchesReference) {
+  TGEMM_REQUIRE_GPU();
+  const std::int64_t ns[] = {1, 7, 577, 4099};
+  const std::int64_t ks[] = {8, 1000, 4104, 16392, 1001, 4099};
+  const DType outs[] = {DType::kBFloat16, DType::kFloat16, DType::kFloat32};
+  const DType ins[] = {DType::kBFloat16, DType::kFloat16};
+  std::vector<SolutionPtr> all = skinny_solutions();
+  int cases = 0, failed = 0;
+  for (std::size_t vi = 0; vi < all.size(); ++vi) {
+    const SolutionPtr& s = all[vi];
+    const int v = static_cast<int>(vi);
+    for (int m = 1; m <= m_tile(s); ++m) {
+      A16W16Case c;
+      c.m = m;
+      c.n = ns[(m + v) % 4];
+      c.k = ks[(m + 2 * v) % 6];
+      c.in = ins[(m + v / 2) % 2];
+      c.out = outs[(m + v) % 3];
+      const int bias_mode = (m + v / 3) % 3;  // none, x's dtype, out's dtype
+      c.bias = bias_mode != 0;
+      c.bias_type = bias_mode == 2 ? c.out : c.in;
+      c.lda_pad = pad_to_8(c.k) + ((m + v) % 5 == 0 ? 8 : 0);
+      c.ldb_pad = pad_to_8(c.k) + ((m + v) % 7 == 0 ? 16 : 0);
+      c.ldo_pad = (m + v) % 4 == 0 ? 3 : 0;
+      A16W16Data d = make_a16w16(c, static_cast<std::uint64_t>(v) * 131 + static_cast<std::uint64_t>(m));
+      std::string err = run_solution(d, *s);
+      if (!err.empty()) {
+        ++failed;
+        ADD_FAILURE() << err;
+      }
+      ++cases;
+    }
+  }
+  EXPECT_EQ(failed, 0) << failed << " of " << cases << " cases wrong";
+  RecordProperty("cases", cases);
+}
+
+TEST(Skinny, SplitVariantsAreBitIdenticalRunToRun) {
+  TGEMM_REQUIRE_GPU();
+  for (const SolutionPtr& s : skinny_solutions()) {
+    if (name_field(s->name(), "sk") == 1 && name_field(s->name(), "wk") == 1) continue;
+    A16W16Case c;
+    c.m = m_tile(s);
+    c.n = 577;
+    c.k = 16392;
+    c.out = DType::kFloat32;
+    c.bias = true;
+    A16W16Data d = make_a16w16(c, 5);
+    GemmProblem p = d.problem();
+    ASSERT_TRUE(s->can_implement(p)) << s->name();
+    const std::size_t bytes = static_cast<std::size_t>(c.m * c.n) * sizeof(float);
+    std::vector<char> first(bytes), again(bytes);
+    s->run(p, d.args(), Workspace{}, nullptr);
+    copy_to_host(first.data(), d.out.data(), bytes);
+    for (int rep = 0; rep < 3; ++rep) {
+      fill_nan(d.out.data(), c.out, c.m * c.n, nullptr);
+      s->run(p, d.args(), Workspace{}, nullptr);
+      copy_to_host(again.data(), d.out.data(), bytes);
+      ASSERT_EQ(std::memcmp(first.data(), again.data(), bytes), 0) << s->name() << " differs on rerun " << rep;
+    }
+  }
+}
+
+TEST(Skinny, SplitVariantReplaysInCudaGraph) {
+  TGEMM_REQUIRE_GPU();
+  for (const SolutionPtr& s : skinny_solutions()) {
+    if (name_field(s->name(), "sk") != 8) continue;
+    A16W16Case c;
+    c.m = m_tile(s);
+    c.n = 4099;
+    c.k = 4104;
+    c.bias = true;
+    A16W16Data d = make_a16w16(c, 6);
+    GemmProblem p = d.problem();
+    ASSERT_TRUE(s->can_implement(p)) << s->name();
+    cudaStream_t stream = nullptr;
+    ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+    cudaGraph_t graph = nullptr;
+    ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), cudaSuccess);
+    s->run(p, d.args(), Workspace{}, reinterpret_cast<Stream>(stream));
+    ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+    cudaGraphExec_t exec = nullptr;
+    ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+    for (int rep = 0; rep < 2; ++rep) {
+      std::string err = run_and_compare(d, [&] {
+        cudaGraphLaunch(exec, stream);
+        cudaStreamSynchronize(stream);
+      });
+      EXPECT_TRUE(err.empty()) << s->name() << " replay " << rep << ": " << err;
+    }
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    cudaStreamDestroy(stream);
+  }
+}
+
+TEST(Skinny, RefusesWhatItCannotCompute) {
+  TGEMM_REQUIRE_GPU();
+  A16W16Case c;
+  c.m = 33;
+  c.n = 64;
+  c.k = 256;
+  c.lda_pad = 8;
+  c.ldb_pad = 8;
+  A16W16Data d = make_a16w16(c, 9);
+  const GemmOptions none;
+  for (const SolutionPtr& s : skinny_solutions()) {
+    const std::int64_t mt = m_tile(s);
+    auto problem = [&](const TensorView& x, const TensorView& w) {
+      TensorView out = TensorView::contiguous(d.out.data(), c.out, {x.size(0), w.size(0)});
+      GemmProblem p = validate_a16w16(x, w, out, none).problem;
+      int device = 0;
+      cudaGetDevice(&device);
+      p.device = device;
+      return p;
+    };
+    const std::int64_t lda = c.k + c.lda_pad, ldb = c.k + c.ldb_pad;
+    auto x_rows = [&](std::int64_t m, std::int64_t offset, std::int64_t k, std::int64_t ld) {
+      return TensorView::strided(d.x.as<char>() + offset * 2, c.in, {m, k}, {ld, 1});
+    };
+    const std::int64_t k1 = c.k - 1;  // K not a multiple of 8, rows still padded to 16 bytes
+    TensorView w = TensorView::strided(d.w.data(), c.in, {c.n, c.k}, {ldb, 1});
+    TensorView w1 = TensorView::strided(d.w.data(), c.in, {c.n, k1}, {ldb, 1});
+    // The controls: accepted at M = its tile, also with K % 8 != 0.
+    EXPECT_TRUE(s->can_implement(problem(x_rows(mt, 0, c.k, lda), w))) << s->name();
+    EXPECT_TRUE(s->can_implement(problem(x_rows(mt, 0, k1, lda), w1))) << s->name();
+    // M above the tile.
+    EXPECT_FALSE(s->can_implement(problem(x_rows(mt + 1, 0, c.k, lda), w))) << s->name();
+    // x or w one element past a 16-byte boundary (offset views).
+    EXPECT_FALSE(s->can_implement(problem(x_rows(mt, 1, k1, lda), w1))) << s->name();
+    TensorView w_off = TensorView::strided(d.w.as<char>() + 2, c.in, {c.n, k1}, {ldb, 1});
+    EXPECT_FALSE(s->can_implement(problem(x_rows(mt, 0, k1, lda), w_off))) << s->name();
+    // Row strides that are not a multiple of 8 elements.
+    EXPECT_FALSE(s->can_implement(problem(x_rows(2, 0, k1, k1), w1))) << s->name();
+    TensorView w_odd = TensorView::strided(d.w.data(), c.in, {c.n, k1}, {k1, 1});
+    EXPECT_FALSE(s->can_implement(problem(x_rows(mt, 0, k1, lda), w_odd))) << s->name();
+    // Other families of problems.
+    GemmProblem p = problem(x_rows(1, 0, c.k, lda), w);
+    GemmProblem q = p;
+    q.a_type = q.b_type = DType::kFloat8E4M3;
+    EXPECT_FALSE(s->can_implement(q));
+    q = p;
+    q.b_type = p.a_type == DType::kBFloat16 ? DType::kFloat16 : DType::kBFloat16;
+    EXPECT_FALSE(s->can_implement(q));
+    q = p;
+    q.scale_ab = true;
+    EXPECT_FALSE(s->can_implement(q));
+    q = p;
+    q.bpreshuffle = true;
+    EXPECT_FALSE(s->can_implement(q));
+    q = p;
+    q.out_type = DType::kInt32;
+    EXPECT_FALSE(s->can_implement(q));
+  }
+}
+
+TEST(Skinny, FromRowFindsVariantsByName) {
+  const Backend& b = skinny_backend();
+  GemmProblem p;
+  for (const SolutionPtr& s : skinny_solutions()) {
+    TableRow row;
+    row.libtype = "skinny";
+    row.kernel_name = s->name();
+    std::string why;
+    SolutionPtr found = b.from_row(row, p, why);
+    ASSERT_NE(found, nullptr) << s->name() << ": " << why;
+    EXPECT_EQ(found->name(), s->name());
+  }
+  TableRow row;
+  row.libtype = "skinny";
+  row.kernel_name = "skinny:sm90_m16_n16_wn1_wk8_u99_sk1_v16";
+  std::string why;
+  EXPECT_EQ(b.from_row(row, p, why), nullptr);
+  EXPECT_NE(why.find("skinny:sm90_m16_n16_wn1_wk8_u99_sk1_v16"), std::string::npos) << why;
+}
+
+TEST(Skinny, CandidatesUseTheSmallestFittingTile) {
+  TGEMM_REQUIRE_GPU();
+  const Backend& b = skinny_backend();
+  for (std::int64_t m : {1, 8, 9, 16, 17, 32, 33, 256}) {
+    A16W16Case c;
+    c.m = m;
+    c.n = 4096;
+    c.k = 4096;
+    A16W16Data d = make_a16w16(c, 10);
+    GemmProblem p = d.problem();
+    std::vector<SolutionPtr> cands = b.candidates(p);
+    int smallest = 0;
+    for (const SolutionPtr& s : skinny_solutions())
+      if (s->can_implement(p) && (smallest == 0 || m_tile(s) < smallest)) smallest = m_tile(s);
+    if (smallest == 0) {
+      EXPECT_TRUE(cands.empty()) << "M=" << m;
+      continue;
+    }
+    EXPECT_FALSE(cands.empty()) << "M=" << m;
+    for (const SolutionPtr& s : cands) {
+      EXPECT_TRUE(s->can_implement(p)) << s->name();
+      EXPECT_EQ(m_tile(s), smallest) << s->name() << " for M=" << m;
+    }
+  }
+}
+
+TEST(Skinny, DefaultRuleCoversDecodeOnly) {
+  TGEMM_REQUIRE_GPU();
+  const Backend& b = skinny_backend();
+  auto problem = [](std::int64_t m, std::int64_t n, std::int64_t k) {
+    A16W16Case c;
+    c.m = m;
+    c.n = n;
+    c.k = k;
+    return c;
+  };
+  // Large M, tiny weights and short K: cuBLASLt's.
+  for (auto c : {problem(17, 4096, 4096), problem(128, 4096, 4096), problem(4096, 4096, 4096),
+                 problem(1, 64, 64), problem(16, 256, 1024), problem(16, 32768, 128)}) {
+    A16W16Data d = make_a16w16(c, 12);
+    EXPECT_EQ(b.default_solution(d.problem()), nullptr) << c.describe();
+  }
+  // Decode GEMMs of the shape suite: the rule offers a variant that computes them.
+  for (auto c : {problem(1, 4096, 4096), problem(16, 576, 7168), problem(8, 8192, 1024),
+                 problem(1, 1280, 8192), problem(16, 28672, 4096)}) {
+    A16W16Data d = make_a16w16(c, 13);
+    SolutionPtr s = b.default_solution(d.problem());
+    ASSERT_NE(s, nullptr) << c.describe();
+    EXPECT_EQ(s->libtype(), "skinny");
+    std::string err = run_solution(d, *s);
+    EXPECT_TRUE(err.empty()) << err;
+  }
+  // Misaligned operands: no variant applies, so no default either.
+  A16W16Case c = problem(1, 4096, 4095);
+  A16W16Data d = make_a16w16(c, 14);
+  EXPECT_EQ(b.default_solution(d.problem()), nullptr);
+}
+
+TEST(Skinny, PublicApiRoutesUntunedDecodeShapesHere) {
+  TGEMM_REQUIRE_GPU();
+  A16W16Case c;
+  c.m = 4;
+  c.n = 6144;
+  c.k = 4096;
+  c.bias = true;
+  A16W16Data d = make_a16w16(c, 15);
+  DispatchInfo info = describe_gemm_a16w16(d.xv, d.wv, d.ov, d.options());
+  if (info.level == "default") EXPECT_EQ(info.libtype, "skinny") << info.kernel_name;
+  std::string err = run_and_compare(d, [&] { gemm_a16w16(d.xv, d.wv, d.ov, d.options(), nullptr); });
+  EXPECT_TRUE(err.empty()) << err << " [" << info.kernel_name << "]";
+}
+
+}  // namespace
+}  // namespace tgemm::test

@@ -1,0 +1,127 @@
+// The tuner's selection logic with injected timings (no GPU): which candidates are re-timed
+// accurately and which one wins.
+#include "core/tune_select.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace tgemm {
+namespace {
+
+CandidateResult screened(const std::string& name, double screen_us, int backend_rank = 0) {
+  CandidateResult r;
+  r.name = name;
+  r.backend_rank = backend_rank;
+  r.screen_us = screen_us;
+  return r;
+}
+
+// A candidate that was timed accurately and passed every check.
+CandidateResult measured(const std::string& name, double us, int backend_rank = 0) {
+  CandidateResult r = screened(name, us, backend_rank);
+  r.us = us;
+  r.err_ratio = 0;
+  r.strict_ok = true;
+  return r;
+}
+
+std::vector<std::string> names(const std::vector<CandidateResult>& rs, const std::vector<std::size_t>& idx) {
+  std::vector<std::string> out;
+  for (std::size_t i : idx) out.push_back(rs.at(i).name);
+  return out;
+}
+
+std::string winner_name(const std::vector<CandidateResult>& rs, const SelectOptions& o = {}) {
+  int w = select_winner(rs, o);
+  return w < 0 ? "(none)" : rs.at(static_cast<std::size_t>(w)).name;
+}
+
+TEST(SelectForAccurate, LeadersFirstAndFailuresDropped) {
+  std::vector<CandidateResult> rs = {screened("c", 30), screened("a", 10), screened("err", 5),
+                                     screened("unmeasured", -1), screened("b", 20)};
+  rs[2].error = "launch failed";
+  SelectOptions o;
+  o.min_accurate = 10;
+  EXPECT_EQ(names(rs, select_for_accurate(rs, o)), (std::vector<std::string>{"a", "b", "c"}));
+}
+
+TEST(SelectForAccurate, AtLeastMinAccurateThenEveryoneWithinTheMargin) {
+  std::vector<CandidateResult> rs;
+  for (int i = 0; i < 10; ++i) rs.push_back(screened("s" + std::to_string(i), 100 + 10 * i));
+  SelectOptions o;
+  o.min_accurate = 3;
+  o.accurate_margin = 0.10;  // up to 110 us
+  // 100, 110 are within the margin, 120 is the third kept by min_accurate; 130+ dropped.
+  EXPECT_EQ(names(rs, select_for_accurate(rs, o)), (std::vector<std::string>{"s0", "s1", "s2"}));
+  o.min_accurate = 1;
+  EXPECT_EQ(names(rs, select_for_accurate(rs, o)), (std::vector<std::string>{"s0", "s1"}));
+  o.accurate_margin = 0.35;  // up to 135 us
+  EXPECT_EQ(select_for_accurate(rs, o).size(), 4u);
+}
+
+TEST(SelectForAccurate, EqualScreenTimesInTieOrder) {
+  std::vector<CandidateResult> rs = {screened("z", 10, 1), screened("b", 10, 0), screened("a", 10, 0)};
+  SelectOptions o;
+  EXPECT_EQ(names(rs, select_for_accurate(rs, o)), (std::vector<std::string>{"a", "b", "z"}));
+}
+
+TEST(SelectForAccurate, NothingScreened) {
+  EXPECT_TRUE(select_for_accurate({}, SelectOptions{}).empty());
+  std::vector<CandidateResult> rs = {screened("x", -1)};
+  EXPECT_TRUE(select_for_accurate(rs, SelectOptions{}).empty());
+}
+
+TEST(TieOrder, BackendRankThenName) {
+  EXPECT_TRUE(tie_order_less(screened("z", 1, 0), screened("a", 1, 1)));
+  EXPECT_FALSE(tie_order_less(screened("a", 1, 1), screened("z", 1, 0)));
+  EXPECT_TRUE(tie_order_less(screened("a", 1, 2), screened("b", 1, 2)));
+  EXPECT_FALSE(tie_order_less(screened("a", 1, 2), screened("a", 9, 2)));
+}
+
+TEST(SelectWinner, FastestOutsideTheTieBandWins) {
+  std::vector<CandidateResult> rs = {measured("slow", 12, 0), measured("fast", 10, 1)};
+  EXPECT_EQ(winner_name(rs), "fast");
+}
+
+TEST(SelectWinner, WithinTheTieBandTheFixedOrderDecides) {
+  // 10.05 is within 1% of 10.0: the lower backend rank wins although it measured slower.
+  std::vector<CandidateResult> rs = {measured("lt:b", 10.0, 1), measured("skinny:a", 10.05, 0),
+                                     measured("lt:a", 10.2, 0)};
+  EXPECT_EQ(winner_name(rs), "skinny:a");
+  // The same measurements in any order give the same winner.
+  std::sort(rs.begin(), rs.end(), [](const auto& a, const auto& b) { return a.name > b.name; });
+  EXPECT_EQ(winner_name(rs), "skinny:a");
+  std::reverse(rs.begin(), rs.end());
+  EXPECT_EQ(winner_name(rs), "skinny:a");
+}
+
+TEST(SelectWinner, CandidatesFailingChecksNeverWin) {
+  SelectOptions o;
+  o.max_err_ratio = 0.05;
+  std::vector<CandidateResult> rs = {measured("errored", 1), measured("inaccurate", 2),
+                                     measured("unchecked", 3), measured("not_strict", 4),
+                                     measured("untimed", 5), measured("ok", 50)};
+  rs[0].error = "illegal address";
+  rs[1].err_ratio = 0.06;
+  rs[2].err_ratio = -1;
+  rs[3].strict_ok = false;
+  rs[4].us = -1;
+  EXPECT_EQ(winner_name(rs, o), "ok");
+  o.require_strict = false;
+  EXPECT_EQ(winner_name(rs, o), "not_strict");
+  o.max_err_ratio = 0.1;
+  EXPECT_EQ(winner_name(rs, o), "inaccurate");
+}
+
+TEST(SelectWinner, NoPassingCandidateIsMinusOne) {
+  EXPECT_EQ(select_winner({}, SelectOptions{}), -1);
+  std::vector<CandidateResult> rs = {measured("bad", 1)};
+  rs[0].err_ratio = 1;
+  EXPECT_EQ(select_winner(rs, SelectOptions{}), -1);
+}
+
+}  // namespace
+}  // namespace tgemm
