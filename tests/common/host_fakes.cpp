@@ -15,7 +15,8 @@ FakePlatform::FakePlatform(std::string arch, int sm_count) {
 }
 
 const DeviceInfo& FakePlatform::device_info(int ordinal) const {
-  if (ordinal != 0) throw std::out_of_range("FakePlatform has one device, asked for " + std::to_string(ordinal));
+  if (ordinal != 0)
+    throw std::out_of_range("FakePlatform has one device, asked for " + std::to_string(ordinal));
   return info_;
 }
 
@@ -53,7 +54,8 @@ int FakeBackend::from_row_calls_for_m(std::int64_t m) const {
   return it == calls_by_m_.end() ? 0 : it->second;
 }
 
-SolutionPtr FakeBackend::from_row(const TableRow& row, const GemmProblem& p, std::string& why) const {
+SolutionPtr FakeBackend::from_row(const TableRow& row, const GemmProblem& p,
+                                  std::string& why) const {
   ++total_calls_;
   {
     std::lock_guard<std::mutex> lock(calls_mutex_);

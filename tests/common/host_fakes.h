@@ -68,8 +68,7 @@ class FakeBackend : public Backend {
   int from_row_calls_for_m(std::int64_t m) const;
 
   std::string_view libtype() const override { return libtype_; }
-  SolutionPtr from_row(const TableRow& row, const GemmProblem& p,
-                       std::string& why) const override;
+  SolutionPtr from_row(const TableRow& row, const GemmProblem& p, std::string& why) const override;
   SolutionPtr default_solution(const GemmProblem& p) const override;
   std::vector<SolutionPtr> candidates(const GemmProblem& p) const override;
 

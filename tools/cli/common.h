@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/table.h"
 #include "tgemm/tensor.h"
 
 namespace tgemm::cli {
@@ -27,6 +28,10 @@ std::vector<SuiteShape> read_suite(const std::string& path);
 std::string device_slug(const std::string& device_name);
 std::string today_yyyymmdd();
 std::string iso_date();
+// Writes a tuned table sorted by key and M, atomically (temp file + fsync + rename): an
+// interrupted writer never leaves a torn table.
+void write_tuned_table(const std::string& path, const std::vector<TableRow>& rows);
+
 // The commit being measured: TGEMM_COMMIT, else `git rev-parse HEAD`, else "unknown".
 std::string current_commit();
 

@@ -1,10 +1,11 @@
-// The `tgemm` command: bench, show (tune, shapes and merge come with the tuner).
+// The `tgemm` command: bench, show, tune, shapes, merge, lt-space.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
 #include "tgemm/error.h"
 #include "tools/cli/bench.h"
 #include "tools/cli/lt_space.h"
+#include "tools/cli/shapes.h"
 #include "tools/cli/show.h"
 #include "tools/cli/tune.h"
 
@@ -66,12 +67,32 @@ int main(int argc, char** argv) {
   t->add_flag("--loose", tune.loose, "accept winners that pass --errRatio but not the strict check");
   t->add_flag("--worker", tune.worker, "internal: run as a worker")->group("");
 
+  tgemm::cli::ShapesOptions shapes;
+  CLI::App* sh = app.add_subcommand("shapes", "write the untuned CSV of a model (config.json) or a shape suite");
+  sh->add_option("--model_dir", shapes.model_dir, "directory with the Hugging Face config.json (or the file)");
+  sh->add_option("--suite", shapes.suite, "shape suite CSV (model,layer,N,K) instead of a model");
+  sh->add_option("--tp", shapes.tp, "tensor-parallel degree")->capture_default_str();
+  sh->add_option("--nsets", shapes.nsets, "token counts (M), comma list")->capture_default_str();
+  sh->add_option("--batch_size", shapes.batch_size, "multiplies every token count")->capture_default_str();
+  sh->add_flag("--lm_head", shapes.lm_head, "include the LM head (vocab_size x hidden)");
+  sh->add_flag("--bias", shapes.bias, "problems with bias");
+  sh->add_option("--dtype", shapes.dtype, "input dtype (default: the model's torch_dtype, else bf16)");
+  sh->add_option("--outdtype", shapes.out_dtype, "output dtype (default: dtype)");
+  sh->add_option("-o,--output", shapes.output, "untuned CSV to write")->capture_default_str();
+
+  tgemm::cli::MergeOptions merge;
+  CLI::App* mg = app.add_subcommand("merge", "merge tuned tables (duplicates keep the lowest us)");
+  mg->add_option("inputs", merge.inputs, "tuned CSVs")->required();
+  mg->add_option("-o,--output", merge.output, "merged table")->required();
+
   CLI11_PARSE(app, argc, argv);
   try {
     if (b->parsed()) return tgemm::cli::run_bench(bench);
     if (s->parsed()) return tgemm::cli::run_show(show);
     if (l->parsed()) return tgemm::cli::run_lt_space(lts);
     if (t->parsed()) return tgemm::cli::run_tune(tune);
+    if (sh->parsed()) return tgemm::cli::run_shapes(shapes);
+    if (mg->parsed()) return tgemm::cli::run_merge(merge);
   } catch (const tgemm::Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

@@ -288,34 +288,6 @@ TableKey key_of(const UntunedProblem& p, const std::string& arch, int sm) {
   return k;
 }
 
-// Writes rows sorted by key and M, atomically (temp file + rename): an interrupted tune never
-// leaves a torn table, and every batch written before the interruption is kept.
-void write_table_atomic(const std::string& path, const std::vector<TableRow>& rows) {
-  std::vector<const TableRow*> sorted;
-  for (const auto& r : rows) sorted.push_back(&r);
-  std::sort(sorted.begin(), sorted.end(), [](const TableRow* a, const TableRow* b) {
-    return std::make_tuple(a->key.arch, a->key.sm_count, static_cast<int>(a->key.dtype), static_cast<int>(a->key.out_dtype),
-                           a->key.bias, a->key.n, a->key.k, a->m) <
-           std::make_tuple(b->key.arch, b->key.sm_count, static_cast<int>(b->key.dtype), static_cast<int>(b->key.out_dtype),
-                           b->key.bias, b->key.n, b->key.k, b->m);
-  });
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp);
-    TGEMM_CHECK(static_cast<bool>(out), "tgemm tune", "cannot write '", tmp, "'");
-    out << csv::join(tuned_table_columns()) << "\n";
-    for (const TableRow* r : sorted) out << format_tuned_row(*r) << "\n";
-    out.flush();
-    TGEMM_CHECK(static_cast<bool>(out), "tgemm tune", "write to '", tmp, "' failed");
-  }
-  int fd = ::open(tmp.c_str(), O_RDONLY);
-  if (fd >= 0) {
-    ::fsync(fd);
-    ::close(fd);
-  }
-  TGEMM_CHECK(std::rename(tmp.c_str(), path.c_str()) == 0, "tgemm tune", "rename to '", path, "' failed");
-}
-
 }  // namespace
 
 int run_tune(const TuneOptions& o) {
@@ -367,7 +339,7 @@ int run_tune(const TuneOptions& o) {
   const bool tty = ::isatty(2);
 
   auto flush_rows = [&] {
-    write_table_atomic(o.tuned_file, rows);
+    write_tuned_table(o.tuned_file, rows);
     pending_write = 0;
   };
   auto progress = [&](const std::string& last) {

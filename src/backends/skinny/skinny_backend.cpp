@@ -212,9 +212,9 @@ constexpr double kHbmBytesPerUs = 4.3e6;  // large-copy rate, bytes per microsec
 // What one SM's warps can draw from HBM: ~1.5x its fair share of 4.3 TB/s over 132 SMs. Below
 // one CTA per SM the unused SMs' share is lost.
 constexpr double kSmBytesPerUs = 0.05e6;
-// Loaded HBM latency: a warp's load batch takes at least this long, and the bytes in flight
-// over it bound the bandwidth (Little's law).
-constexpr double kLatencyUs = 0.8;
+// HBM latency near full bandwidth (~0.6 us idle, queueing adds): a warp's load batch takes at
+// least this long, and the bytes in flight over it bound the bandwidth (Little's law).
+constexpr double kLatencyUs = 1.0;
 // x re-read from L2 per CTA, charged as this fraction of a DRAM byte.
 constexpr double kXReadCost = 0.5;
 // Fixed costs of the two reductions: one CTA barrier + shared-memory pass; two cluster
@@ -240,7 +240,10 @@ double estimate_us(const SkinnySolution& s, const GemmProblem& p, int sms) {
     const double bw = std::min({kHbmBytesPerUs,
                                 static_cast<double>(std::min<std::int64_t>(c, sms)) * kSmBytesPerUs,
                                 inflight / kLatencyUs});
-    return std::max(static_cast<double>(c) * cta_bytes / bw, static_cast<double>(batches) * kLatencyUs);
+    // The SM holding the most CTAs of the wave streams them at its own limit.
+    const double per_sm = static_cast<double>(ceil_div(c, sms)) * cta_bytes / kSmBytesPerUs;
+    return std::max({static_cast<double>(c) * cta_bytes / bw, per_sm,
+                     static_cast<double>(batches) * kLatencyUs});
   };
   const std::int64_t full = ctas / slots, rest = ctas % slots;
   double us = static_cast<double>(full) * wave_us(slots) + (rest > 0 ? wave_us(rest) : 0.0);
@@ -303,9 +306,9 @@ class SkinnyBackend final : public Backend {
       }
     }
     if (best == nullptr) return nullptr;
-    // Fewer CTAs than SMs leaves HBM bandwidth unclaimed (N too small even at split-K 8):
-    // cuBLASLt's deeper split-K spreads further.
-    if (ceil_div(p.n, best->tile().block_n()) * best->split_k() < sms) return nullptr;
+    // Fewer CTAs than half the SMs even at split-K 8 (N tiny for its K): most of HBM's
+    // bandwidth stays unclaimed, cuBLASLt's deeper split-K spreads further.
+    if (2 * ceil_div(p.n, best->tile().block_n()) * best->split_k() < sms) return nullptr;
     return chosen;
   }
 

@@ -39,11 +39,14 @@ struct SkinnyTile {
   X(16, 64, 1, 4, 1)          \
   X(16, 16, 2, 4, 4)          \
   X(16, 32, 2, 4, 2)          \
+  X(16, 32, 4, 2, 2)          \
+  X(16, 64, 2, 4, 1)          \
   X(32, 16, 1, 8, 2)          \
   X(32, 16, 2, 4, 2)          \
   X(32, 32, 1, 8, 1)          \
   X(32, 32, 2, 4, 1)          \
-  X(32, 16, 4, 2, 2)
+  X(32, 16, 4, 2, 2)          \
+  X(32, 32, 4, 2, 1)
 
 struct SkinnyKernelInfo {
   int ptx_arch = 0;     // PTX arch the running image was built from (90 for compute_90a)

@@ -1,11 +1,8 @@
 // TGEMM_TUNE_GEMM capture: header once, each problem once, across Capture objects and processes.
-#include "core/capture.h"
-
+#include <gtest/gtest.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <set>
@@ -13,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/capture.h"
 #include "core/csv.h"
 #include "tests/common/host_fakes.h"
 #include "tests/common/host_test_util.h"
@@ -187,7 +185,8 @@ TEST(Capture, ConcurrentProcessesWriteTheUnionOnce) {
   for (pid_t pid : children) {
     int status = 0;
     ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child " << pid << " status " << status;
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        << "child " << pid << " status " << status;
   }
 
   std::set<std::string> expected;

@@ -1,10 +1,10 @@
-#include "core/csv.h"
-
 #include <gtest/gtest.h>
 
 #include <limits>
 #include <string>
 #include <vector>
+
+#include "core/csv.h"
 
 namespace tgemm::csv {
 namespace {
@@ -83,9 +83,8 @@ TEST(CsvRoundTrip, JoinThenSplitGivesTheFields) {
   }
 }
 
-// BUG (src/core/csv.cpp, quote()): a field with leading or trailing whitespace is written
-// unquoted, and split_line trims unquoted fields, so join/split does not round-trip it.
-// quote() must quote fields that start or end with ' ' or '\t'.
+// Unquoted fields are trimmed on reading, so quote() must quote fields that start or end with
+// whitespace for join/split to round-trip them.
 TEST(CsvRoundTrip, SurroundingWhitespaceSurvives) {
   const Fields fields = {" lead", "trail ", "\ttab", "mid dle"};
   std::string line = join(fields);

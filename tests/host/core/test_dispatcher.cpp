@@ -1,8 +1,6 @@
 // The dispatcher with a fake platform (sm_90a, 132 SMs) and fake backends: walk levels, row
 // validation with one warning per bad row, SM-count warning, defaults, caching, threads, the
 // TGEMM_LOG_TUNED_CONFIG log and TGEMM_TUNE_GEMM capture.
-#include "core/dispatcher.h"
-
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -15,6 +13,7 @@
 #include <vector>
 
 #include "core/csv.h"
+#include "core/dispatcher.h"
 #include "tests/common/host_fakes.h"
 #include "tests/common/host_test_util.h"
 #include "tgemm/error.h"
@@ -118,7 +117,8 @@ TEST_F(DispatcherTest, PaddedLevel) {
 }
 
 TEST_F(DispatcherTest, Pow2Level) {
-  const std::string path = write_table("t.csv", {{512, "fake:tile256"}, {300, "fake:tile64", "fake", 132, 8192}});
+  const std::string path =
+      write_table("t.csv", {{512, "fake:tile256"}, {300, "fake:tile64", "fake", 132, 8192}});
   auto d = make({path});
   const Resolution& r = d->resolve(problem(300));  // padded 320 absent, pow2 512
   EXPECT_EQ(r.solution, fake_->solution("fake:tile256"));
@@ -248,7 +248,8 @@ TEST_F(DispatcherTest, CannotImplementAtOtherLevelsIsSilent) {
 TEST_F(DispatcherTest, EveryBadRowIsWarnedOnceAndTheGoodOneIsUsed) {
   fake_->set_accepts("fake:tile256", [](const GemmProblem& p) { return p.m != 16; });
   const std::string path = write_table(
-      "t.csv", {{16, "fake:tile256"}, {32, "nosuch:x", "nosuch"}, {8, "fake:bogus"}, {128, "fake:tile64"}});
+      "t.csv",
+      {{16, "fake:tile256"}, {32, "nosuch:x", "nosuch"}, {8, "fake:bogus"}, {128, "fake:tile64"}});
   auto d = make({path});
   const Resolution& r = d->resolve(problem(16));
   EXPECT_EQ(r.solution, fake_->solution("fake:tile64"));
@@ -282,7 +283,8 @@ TEST_F(DispatcherTest, NoSmCountWarningWhenThisSmCountHasRowsOrTheArchHasNone) {
       "both.csv", {{16, "fake:tile64", "fake", 114}, {16, "fake:tile128", "fake", 132}});
   auto d = make({both});
   EXPECT_EQ(d->resolve(problem(16)).solution, fake_->solution("fake:tile128"));
-  const std::string other_arch = write_table("a100.csv", {{16, "fake:tile64", "fake", 108, 4096, 4096, "sm_80"}});
+  const std::string other_arch =
+      write_table("a100.csv", {{16, "fake:tile64", "fake", 108, 4096, 4096, "sm_80"}});
   auto d2 = make({other_arch});
   EXPECT_EQ(d2->resolve(problem(16)).level, WalkLevel::kDefault);
   EXPECT_TRUE(log_.warnings().empty()) << log_.dump();
@@ -358,8 +360,8 @@ TEST_F(DispatcherTest, ResolveCachesPerExactProblem) {
 }
 
 TEST_F(DispatcherTest, ResolveIsThreadSafe) {
-  const std::string path = write_table(
-      "t.csv", {{16, "fake:tile64"}, {64, "fake:tile128"}, {4096, "fake:tile256"}});
+  const std::string path =
+      write_table("t.csv", {{16, "fake:tile64"}, {64, "fake:tile128"}, {4096, "fake:tile256"}});
   auto d = make({path}, /*log_config=*/true);
   constexpr int kThreads = 8;
   constexpr int kIters = 200;
@@ -369,7 +371,7 @@ TEST_F(DispatcherTest, ResolveIsThreadSafe) {
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       const GemmProblem same = problem(16);
-      const GemmProblem own = problem(100 + t);  // nearest: 64
+      const GemmProblem own = problem(100 + t);   // nearest: 64
       const GemmProblem big = problem(3000 + t);  // nearest: 4096
       for (int i = 0; i < kIters; ++i) {
         const Resolution& a = d->resolve(same);
@@ -441,9 +443,10 @@ TEST_F(DispatcherTest, LogTunedConfigOncePerShapeWithLevelFileAndKernel) {
                 .size(),
             1u)
       << log_.dump();
-  EXPECT_EQ(log_.matching(LogLevel::kInfo, {"M=17 N=4096", "padded_m", "32", path + ":3", "fake:tile128"})
-                .size(),
-            1u)
+  EXPECT_EQ(
+      log_.matching(LogLevel::kInfo, {"M=17 N=4096", "padded_m", "32", path + ":3", "fake:tile128"})
+          .size(),
+      1u)
       << log_.dump();
   EXPECT_EQ(log_.matching(LogLevel::kInfo, {"M=16 N=1024", "default", "fake:default"}).size(), 1u)
       << log_.dump();

@@ -1,5 +1,3 @@
-#include "core/lookup.h"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,14 +6,16 @@
 #include <utility>
 #include <vector>
 
+#include "core/lookup.h"
+
 namespace tgemm {
 namespace {
 
 TEST(PaddedM, EveryBreakpoint) {
   const std::vector<std::pair<std::int64_t, std::int64_t>> cases = {
-      {1, 16},      {15, 16},     {16, 16},     {17, 32},     {255, 256},   {256, 256},
-      {257, 288},   {288, 288},   {289, 320},   {1023, 1024}, {1024, 1024}, {1025, 1088},
-      {1088, 1088}, {1089, 1152}, {4095, 4096}, {4096, 4096}, {4097, 4224}, {4224, 4224},
+      {1, 16},      {15, 16},     {16, 16},        {17, 32},     {255, 256},   {256, 256},
+      {257, 288},   {288, 288},   {289, 320},      {1023, 1024}, {1024, 1024}, {1025, 1088},
+      {1088, 1088}, {1089, 1152}, {4095, 4096},    {4096, 4096}, {4097, 4224}, {4224, 4224},
       {4225, 4352}, {8191, 8192}, {100000, 100096}};
   for (const auto& [m, want] : cases) EXPECT_EQ(padded_m(m), want) << "M=" << m;
 }
@@ -32,8 +32,17 @@ TEST(PaddedM, IsAMultipleOfItsRegionsStepAndNeverSmaller) {
 
 TEST(NextPow2, Values) {
   const std::vector<std::pair<std::int64_t, std::int64_t>> cases = {
-      {1, 1}, {2, 2}, {3, 4}, {4, 4}, {5, 8}, {17, 32}, {257, 512}, {1024, 1024}, {1025, 2048},
-      {4097, 8192}, {(std::int64_t{1} << 31) - 1, std::int64_t{1} << 31}};
+      {1, 1},
+      {2, 2},
+      {3, 4},
+      {4, 4},
+      {5, 8},
+      {17, 32},
+      {257, 512},
+      {1024, 1024},
+      {1025, 2048},
+      {4097, 8192},
+      {(std::int64_t{1} << 31) - 1, std::int64_t{1} << 31}};
   for (const auto& [m, want] : cases) EXPECT_EQ(next_pow2(m), want) << "M=" << m;
 }
 
@@ -68,7 +77,9 @@ Walk walk_of(const Table::RowsByM& rows, std::int64_t m) {
   return out;
 }
 
-std::string step(const char* level, std::int64_t m) { return std::string(level) + ":" + std::to_string(m); }
+std::string step(const char* level, std::int64_t m) {
+  return std::string(level) + ":" + std::to_string(m);
+}
 
 TEST(Walk, NullOrEmptyRowsGiveNoSteps) {
   EXPECT_TRUE(walk(nullptr, 16).empty());
@@ -135,7 +146,8 @@ TEST(Walk, NearestOrdersAllRemainingRowsByRatio) {
   auto rows = rows_at({2, 8, 40, 400, 3000});
   Walk w = walk_of(rows, 100);  // padded 112, pow2 128: none
   // Ratios from 100: 40 x2.5, 400 x4, 8 x12.5, 3000 x30, 2 x50.
-  EXPECT_EQ(w, (Walk{"nearest_m:40", "nearest_m:400", "nearest_m:8", "nearest_m:3000", "nearest_m:2"}));
+  EXPECT_EQ(
+      w, (Walk{"nearest_m:40", "nearest_m:400", "nearest_m:8", "nearest_m:3000", "nearest_m:2"}));
 }
 
 struct Tie {
@@ -156,14 +168,21 @@ TEST(Walk, NearestTiesGoToTheLargerM) {
   expect_larger_first({{32, 16, 64}, {100, 50, 200}, {6, 4, 9}, {24, 12, 48}, {3000, 2000, 4500}});
 }
 
-// BUG (src/core/lookup.cpp, the comparator in walk()): distances are compared as differences of
-// floating-point log2 values, so some exact ratio ties are broken by rounding instead of "ties
-// to the larger M": from M=10, 5 and 20 are both a factor 2 away but 5 comes first; likewise
-// M=210 with 140 and 315 (both x1.5). Comparing ratios exactly (a*b vs m*m in integers) fixes it.
+// Ties that floating-point log2 distances would break by rounding: from M=10, 5 and 20 are both a
+// factor 2 away; from M=210, 140 and 315 are both a factor 1.5 away. The larger M must come first.
 TEST(Walk, NearestTiesAreDecidedExactlyNotByRounding) {
-  expect_larger_first({{10, 5, 20}, {210, 140, 315}, {6, 3, 12}, {12, 8, 18}, {30, 20, 45},
-                       {60, 40, 90}, {96, 64, 144}, {20, 16, 25}, {40, 20, 80}, {1000, 500, 2000},
-                       {1200, 800, 1800}, {5000, 2500, 10000}});
+  expect_larger_first({{10, 5, 20},
+                       {210, 140, 315},
+                       {6, 3, 12},
+                       {12, 8, 18},
+                       {30, 20, 45},
+                       {60, 40, 90},
+                       {96, 64, 144},
+                       {20, 16, 25},
+                       {40, 20, 80},
+                       {1000, 500, 2000},
+                       {1200, 800, 1800},
+                       {5000, 2500, 10000}});
 }
 
 TEST(Walk, MBeyondEveryRow) {

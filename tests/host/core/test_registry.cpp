@@ -1,11 +1,10 @@
-#include "core/registry.h"
-
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "core/registry.h"
 #include "tests/common/host_fakes.h"
 #include "tgemm/error.h"
 

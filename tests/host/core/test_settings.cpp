@@ -1,11 +1,11 @@
-#include "core/settings.h"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
+
+#include "core/settings.h"
 
 namespace tgemm {
 namespace {

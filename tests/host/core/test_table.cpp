@@ -1,5 +1,3 @@
-#include "core/table.h"
-
 #include <gtest/gtest.h>
 
 #include <map>
@@ -8,6 +6,7 @@
 #include <vector>
 
 #include "core/csv.h"
+#include "core/table.h"
 #include "tests/common/host_test_util.h"
 
 namespace tgemm {
@@ -19,12 +18,24 @@ std::string header() { return csv::join(tuned_table_columns()); }
 
 // One line in tuned_table_columns() order: a valid bf16 row unless `changes` says otherwise.
 std::string row_line(const std::map<std::string, std::string>& changes = {}) {
-  std::map<std::string, std::string> f = {
-      {"arch", "sm_90a"},      {"sm_count", "132"},      {"M", "16"},          {"N", "4096"},
-      {"K", "4096"},           {"bias", "False"},        {"dtype", "torch.bfloat16"},
-      {"outdtype", "torch.bfloat16"}, {"scaleAB", "False"}, {"bpreshuffle", "False"},
-      {"libtype", "fake"},     {"solidx", "0"},          {"splitK", "0"},      {"us", "10"},
-      {"kernelName", "fake:tile64"}, {"err_ratio", "0"}, {"tflops", "100"},    {"bw", "200"}};
+  std::map<std::string, std::string> f = {{"arch", "sm_90a"},
+                                          {"sm_count", "132"},
+                                          {"M", "16"},
+                                          {"N", "4096"},
+                                          {"K", "4096"},
+                                          {"bias", "False"},
+                                          {"dtype", "torch.bfloat16"},
+                                          {"outdtype", "torch.bfloat16"},
+                                          {"scaleAB", "False"},
+                                          {"bpreshuffle", "False"},
+                                          {"libtype", "fake"},
+                                          {"solidx", "0"},
+                                          {"splitK", "0"},
+                                          {"us", "10"},
+                                          {"kernelName", "fake:tile64"},
+                                          {"err_ratio", "0"},
+                                          {"tflops", "100"},
+                                          {"bw", "200"}};
   for (const auto& [k, v] : changes) f.at(k) = v;
   std::vector<std::string> fields;
   for (const auto& col : tuned_table_columns()) fields.push_back(f.at(col));
@@ -72,13 +83,23 @@ TEST(TableColumns, TunedColumnsInWrittenOrder) {
 }
 
 TEST(ParseTunedTable, ReadsEveryColumn) {
-  ParsedTable t = parse(joined(
-      {header(),
-       row_line({{"M", "48"}, {"N", "1024"}, {"K", "512"}, {"bias", "True"}, {"dtype", "torch.float16"},
-                 {"outdtype", "torch.float32"}, {"scaleAB", "True"}, {"bpreshuffle", "True"},
-                 {"libtype", "cublaslt"}, {"solidx", "-1"}, {"splitK", "4"}, {"us", "12.5"},
-                 {"kernelName", "cublaslt:heuristic"}, {"err_ratio", "0.001"}, {"tflops", "456.25"},
-                 {"bw", "1234.5"}, {"sm_count", "114"}})}));
+  ParsedTable t = parse(joined({header(), row_line({{"M", "48"},
+                                                    {"N", "1024"},
+                                                    {"K", "512"},
+                                                    {"bias", "True"},
+                                                    {"dtype", "torch.float16"},
+                                                    {"outdtype", "torch.float32"},
+                                                    {"scaleAB", "True"},
+                                                    {"bpreshuffle", "True"},
+                                                    {"libtype", "cublaslt"},
+                                                    {"solidx", "-1"},
+                                                    {"splitK", "4"},
+                                                    {"us", "12.5"},
+                                                    {"kernelName", "cublaslt:heuristic"},
+                                                    {"err_ratio", "0.001"},
+                                                    {"tflops", "456.25"},
+                                                    {"bw", "1234.5"},
+                                                    {"sm_count", "114"}})}));
   ASSERT_TRUE(t.warnings.empty()) << t.warnings[0];
   ASSERT_EQ(t.rows.size(), 1u);
   const TableRow& r = t.rows[0];
@@ -134,7 +155,7 @@ TEST(ParseTunedTable, ColumnsFoundByNameInAnyOrderAndUnknownOnesIgnored) {
   EXPECT_EQ(b.kernel_name, "fake:tile128");
   EXPECT_EQ(b.m, 32);  // "32.0" as pandas writes integer columns
   EXPECT_TRUE(b.key.bias);
-  EXPECT_EQ(b.key.dtype, DType::kBFloat16);      // short name
+  EXPECT_EQ(b.key.dtype, DType::kBFloat16);     // short name
   EXPECT_EQ(b.key.out_dtype, DType::kFloat32);  // name without "torch."
   EXPECT_TRUE(b.key.bpreshuffle);
   EXPECT_DOUBLE_EQ(b.err_ratio, 0.25);
@@ -168,28 +189,28 @@ TEST(ParseTunedTable, CommentsBlankLinesAndCrlfAreSkippedButCounted) {
 
 TEST(ParseTunedTable, MalformedLinesWarnWithFileLineAndReasonAndGoodRowsSurvive) {
   std::vector<std::string> lines = {
-      header(),                                                  // 1
-      row_line({{"M", "16"}}),                                   // 2 good
-      row_line() + ",extra",                                     // 3 too many fields
-      "sm_90a,132,16,4096",                                      // 4 too few fields
-      row_line({{"M", "sixteen"}}),                              // 5 bad int
-      row_line({{"dtype", "torch.float64"}}),                    // 6 unknown dtype
-      row_line({{"kernelName", ""}}),                            // 7 empty kernelName
-      row_line({{"M", "0"}}),                                    // 8 M = 0
-      row_line({{"M", "32"}}),                                   // 9 good
-      row_line({{"bias", "maybe"}}),                             // 10 bad bool
-      "\"sm_90a,132",                                            // 11 unterminated quote
-      row_line({{"N", "-5"}}),                                   // 12 negative N
-      row_line({{"sm_count", "0"}}),                             // 13 sm_count 0
-      "",                                                        // 14 blank: no warning
-      "# a comment, with commas",                                // 15 comment: no warning
-      row_line({{"outdtype", "torch.float64"}}),                 // 16 unknown outdtype
-      row_line({{"libtype", ""}}),                               // 17 empty libtype
-      row_line({{"arch", ""}}),                                  // 18 empty arch
-      row_line({{"splitK", "-1"}}),                              // 19 negative splitK
-      row_line({{"us", "fast"}}),                                // 20 bad double
-      row_line({{"K", "4096.5"}}),                               // 21 non-integral K
-      row_line({{"M", "64"}}),                                   // 22 good
+      header(),                                   // 1
+      row_line({{"M", "16"}}),                    // 2 good
+      row_line() + ",extra",                      // 3 too many fields
+      "sm_90a,132,16,4096",                       // 4 too few fields
+      row_line({{"M", "sixteen"}}),               // 5 bad int
+      row_line({{"dtype", "torch.float64"}}),     // 6 unknown dtype
+      row_line({{"kernelName", ""}}),             // 7 empty kernelName
+      row_line({{"M", "0"}}),                     // 8 M = 0
+      row_line({{"M", "32"}}),                    // 9 good
+      row_line({{"bias", "maybe"}}),              // 10 bad bool
+      "\"sm_90a,132",                             // 11 unterminated quote
+      row_line({{"N", "-5"}}),                    // 12 negative N
+      row_line({{"sm_count", "0"}}),              // 13 sm_count 0
+      "",                                         // 14 blank: no warning
+      "# a comment, with commas",                 // 15 comment: no warning
+      row_line({{"outdtype", "torch.float64"}}),  // 16 unknown outdtype
+      row_line({{"libtype", ""}}),                // 17 empty libtype
+      row_line({{"arch", ""}}),                   // 18 empty arch
+      row_line({{"splitK", "-1"}}),               // 19 negative splitK
+      row_line({{"us", "fast"}}),                 // 20 bad double
+      row_line({{"K", "4096.5"}}),                // 21 non-integral K
+      row_line({{"M", "64"}}),                    // 22 good
   };
   ParsedTable t = parse(joined(lines), "configs/x.csv");
 
@@ -238,7 +259,8 @@ TEST(ParseTunedTable, MalformedLinesWarnWithFileLineAndReasonAndGoodRowsSurvive)
 }
 
 TEST(ParseTunedTable, MissingRequiredHeaderColumnSkipsTheFile) {
-  for (const char* missing : {"arch", "sm_count", "M", "N", "K", "dtype", "libtype", "kernelName"}) {
+  for (const char* missing :
+       {"arch", "sm_count", "M", "N", "K", "dtype", "libtype", "kernelName"}) {
     std::vector<std::string> cols;
     for (const auto& c : tuned_table_columns()) {
       if (c != missing) cols.push_back(c);
@@ -249,7 +271,8 @@ TEST(ParseTunedTable, MissingRequiredHeaderColumnSkipsTheFile) {
     for (std::size_t i = 0; i < tuned_table_columns().size(); ++i) {
       if (tuned_table_columns()[i] != missing) values.push_back(full[i]);
     }
-    ParsedTable t = parse("# comment\n" + csv::join(cols) + "\n" + csv::join(values) + "\n", "h.csv");
+    ParsedTable t =
+        parse("# comment\n" + csv::join(cols) + "\n" + csv::join(values) + "\n", "h.csv");
     EXPECT_TRUE(t.rows.empty()) << missing;
     ASSERT_EQ(t.warnings.size(), 1u) << missing;
     EXPECT_EQ(t.warnings[0],
@@ -342,9 +365,10 @@ TEST(TableMerge, WithinOneFileADuplicateKeepsTheLowestUs) {
 
 TEST(TableMerge, ALaterFileReplacesAnEarlierFilesRowEvenWhenSlower) {
   Table table;
-  table.add_rows({make_row(16, 5, "fake:tile64", "a.csv", 2), make_row(32, 6, "fake:tile64", "a.csv", 3)});
-  table.add_rows({make_row(16, 50, "fake:tile128", "b.csv", 2),
-                  make_row(16, 40, "fake:tile256", "b.csv", 3)});
+  table.add_rows(
+      {make_row(16, 5, "fake:tile64", "a.csv", 2), make_row(32, 6, "fake:tile64", "a.csv", 3)});
+  table.add_rows(
+      {make_row(16, 50, "fake:tile128", "b.csv", 2), make_row(16, 40, "fake:tile256", "b.csv", 3)});
   const Table::RowsByM* rows = table.rows_for(bf16_key());
   ASSERT_NE(rows, nullptr);
   ASSERT_EQ(rows->size(), 2u);
@@ -375,7 +399,8 @@ TEST(TableMerge, KeysAreSeparateAndRowsAreOrderedByM) {
 
   std::vector<std::int64_t> all_ns;
   for (const TableRow* r : table.all_rows()) all_ns.push_back(r->key.n * 1000 + r->m);
-  EXPECT_EQ(all_ns, (std::vector<std::int64_t>{1024 * 1000 + 32, 4096 * 1000 + 16, 4096 * 1000 + 64}));
+  EXPECT_EQ(all_ns,
+            (std::vector<std::int64_t>{1024 * 1000 + 32, 4096 * 1000 + 16, 4096 * 1000 + 64}));
 }
 
 TEST(TableSmCounts, ListsTheSmCountsOfAnArchSorted) {
@@ -397,7 +422,8 @@ TEST(TableSmCounts, ListsTheSmCountsOfAnArchSorted) {
 TEST(TableLoadFile, ReadsAFileAndReportsItsWarnings) {
   test::TempDir dir;
   const std::string path = dir.file("bf16_tuned_gemm.csv");
-  test::write_file(path, header() + "\n" + row_line({{"M", "16"}}) + "\n" + row_line({{"M", "x"}}) + "\n");
+  test::write_file(
+      path, header() + "\n" + row_line({{"M", "16"}}) + "\n" + row_line({{"M", "x"}}) + "\n");
   Table table;
   std::vector<std::string> warnings;
   table.load_file(path, warnings);

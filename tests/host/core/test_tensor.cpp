@@ -1,16 +1,15 @@
 // include/tgemm/tensor.h, implemented in src/core/tensor.cpp.
-#include "tgemm/tensor.h"
-
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "tgemm/error.h"
+#include "tgemm/tensor.h"
 
 namespace tgemm {
 namespace {
 
-constexpr DType kAll[] = {DType::kBFloat16, DType::kFloat16, DType::kFloat32, DType::kFloat8E4M3,
+constexpr DType kAll[] = {DType::kBFloat16,   DType::kFloat16, DType::kFloat32, DType::kFloat8E4M3,
                           DType::kFloat8E5M2, DType::kInt8,    DType::kInt32};
 
 TEST(DTypeNames, TorchAndShortNames) {

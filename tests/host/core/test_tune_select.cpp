@@ -1,12 +1,12 @@
 // The tuner's selection logic with injected timings (no GPU): which candidates are re-timed
 // accurately and which one wins.
-#include "core/tune_select.h"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <string>
 #include <vector>
+
+#include "core/tune_select.h"
 
 namespace tgemm {
 namespace {
@@ -28,7 +28,8 @@ CandidateResult measured(const std::string& name, double us, int backend_rank = 
   return r;
 }
 
-std::vector<std::string> names(const std::vector<CandidateResult>& rs, const std::vector<std::size_t>& idx) {
+std::vector<std::string> names(const std::vector<CandidateResult>& rs,
+                               const std::vector<std::size_t>& idx) {
   std::vector<std::string> out;
   for (std::size_t i : idx) out.push_back(rs.at(i).name);
   return out;
@@ -63,7 +64,8 @@ TEST(SelectForAccurate, AtLeastMinAccurateThenEveryoneWithinTheMargin) {
 }
 
 TEST(SelectForAccurate, EqualScreenTimesInTieOrder) {
-  std::vector<CandidateResult> rs = {screened("z", 10, 1), screened("b", 10, 0), screened("a", 10, 0)};
+  std::vector<CandidateResult> rs = {screened("z", 10, 1), screened("b", 10, 0),
+                                     screened("a", 10, 0)};
   SelectOptions o;
   EXPECT_EQ(names(rs, select_for_accurate(rs, o)), (std::vector<std::string>{"a", "b", "z"}));
 }
@@ -101,9 +103,9 @@ TEST(SelectWinner, WithinTheTieBandTheFixedOrderDecides) {
 TEST(SelectWinner, CandidatesFailingChecksNeverWin) {
   SelectOptions o;
   o.max_err_ratio = 0.05;
-  std::vector<CandidateResult> rs = {measured("errored", 1), measured("inaccurate", 2),
+  std::vector<CandidateResult> rs = {measured("errored", 1),   measured("inaccurate", 2),
                                      measured("unchecked", 3), measured("not_strict", 4),
-                                     measured("untimed", 5), measured("ok", 50)};
+                                     measured("untimed", 5),   measured("ok", 50)};
   rs[0].error = "illegal address";
   rs[1].err_ratio = 0.06;
   rs[2].err_ratio = -1;

@@ -1,7 +1,5 @@
 // validate_a16w16 never dereferences the tensors, so fake, never-mapped addresses stand in for
 // device pointers: x at 0x10000, w at 0x20000, out at 0x30000, bias at 0x40000.
-#include "core/validate.h"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/validate.h"
 #include "tgemm/error.h"
 
 namespace tgemm {
@@ -72,30 +71,58 @@ const std::vector<BadCase>& bad_cases() {
       {"null_x", [](Args& a) { a.x.data = nullptr; }, {"x.data", "null", "[4, 8]"}},
       {"null_w", [](Args& a) { a.w.data = nullptr; }, {"w.data", "null", "[16, 8]"}},
       {"null_out", [](Args& a) { a.out.data = nullptr; }, {"out.data", "null", "[4, 16]"}},
-      {"null_bias", [](Args& a) { a.with_bias = true; a.bias.data = nullptr; }, {"bias.data", "null"}},
+      {"null_bias",
+       [](Args& a) {
+         a.with_bias = true;
+         a.bias.data = nullptr;
+       },
+       {"bias.data", "null"}},
       // Dtypes.
-      {"x_fp32", [](Args& a) { a.x.dtype = a.w.dtype = DType::kFloat32; }, {"x.dtype", "torch.float32"}},
+      {"x_fp32",
+       [](Args& a) { a.x.dtype = a.w.dtype = DType::kFloat32; },
+       {"x.dtype", "torch.float32"}},
       {"x_int8", [](Args& a) { a.x.dtype = a.w.dtype = DType::kInt8; }, {"x.dtype", "torch.int8"}},
-      {"x_fp8", [](Args& a) { a.x.dtype = DType::kFloat8E4M3; }, {"x.dtype", "torch.float8_e4m3fn"}},
-      {"w_dtype_differs", [](Args& a) { a.w.dtype = DType::kFloat16; },
+      {"x_fp8",
+       [](Args& a) { a.x.dtype = DType::kFloat8E4M3; },
+       {"x.dtype", "torch.float8_e4m3fn"}},
+      {"w_dtype_differs",
+       [](Args& a) { a.w.dtype = DType::kFloat16; },
        {"w.dtype", "torch.float16", "torch.bfloat16"}},
       {"out_int8", [](Args& a) { a.out.dtype = DType::kInt8; }, {"out.dtype", "torch.int8"}},
       {"out_int32", [](Args& a) { a.out.dtype = DType::kInt32; }, {"out.dtype", "torch.int32"}},
-      {"bias_int32", [](Args& a) { a.with_bias = true; a.bias.dtype = DType::kInt32; },
+      {"bias_int32",
+       [](Args& a) {
+         a.with_bias = true;
+         a.bias.dtype = DType::kInt32;
+       },
        {"bias.dtype", "torch.int32"}},
-      {"bias_fp32_with_bf16_x_and_out", [](Args& a) { a.with_bias = true; a.bias.dtype = DType::kFloat32; },
+      {"bias_fp32_with_bf16_x_and_out",
+       [](Args& a) {
+         a.with_bias = true;
+         a.bias.dtype = DType::kFloat32;
+       },
        {"bias.dtype", "torch.float32"}},
       // Ranks.
       {"x_rank0", [](Args& a) { a.x.rank = 0; }, {"x.rank", "got 0"}},
       {"x_rank7", [](Args& a) { a.x.rank = 7; }, {"x.rank", "got 7"}},
-      {"w_rank3", [](Args& a) { a.w = view(addr(0x20000), DType::kBFloat16, {16, 8, 1}); },
+      {"w_rank3",
+       [](Args& a) {
+         a.w = view(addr(0x20000), DType::kBFloat16, {16, 8, 1});
+       },
        {"w must be 2-D", "rank 3", "[16, 8, 1]"}},
-      {"w_rank1", [](Args& a) { a.w = view(addr(0x20000), DType::kBFloat16, {16}); },
+      {"w_rank1",
+       [](Args& a) { a.w = view(addr(0x20000), DType::kBFloat16, {16}); },
        {"w must be 2-D", "rank 1", "[16]"}},
-      {"out_rank_differs", [](Args& a) { a.out = view(addr(0x30000), DType::kBFloat16, {1, 4, 16}); },
+      {"out_rank_differs",
+       [](Args& a) {
+         a.out = view(addr(0x30000), DType::kBFloat16, {1, 4, 16});
+       },
        {"out.rank", "got 3"}},
       {"bias_rank2",
-       [](Args& a) { a.with_bias = true; a.bias = view(addr(0x40000), DType::kBFloat16, {1, 16}); },
+       [](Args& a) {
+         a.with_bias = true;
+         a.bias = view(addr(0x40000), DType::kBFloat16, {1, 16});
+       },
        {"bias must be 1-D", "rank 2", "[1, 16]"}},
       // Negative sizes and strides.
       {"x_negative_size", [](Args& a) { a.x.sizes[0] = -4; }, {"x.size(0)", "got -4"}},
@@ -103,9 +130,15 @@ const std::vector<BadCase>& bad_cases() {
       {"w_negative_stride", [](Args& a) { a.w.strides[0] = -8; }, {"w.stride(0)", "got -8"}},
       {"x_negative_stride", [](Args& a) { a.x.strides[1] = -1; }, {"x.stride(1)", "got -1"}},
       // Shape agreement.
-      {"k_mismatch", [](Args& a) { a.w = view(addr(0x20000), DType::kBFloat16, {16, 9}); },
+      {"k_mismatch",
+       [](Args& a) {
+         a.w = view(addr(0x20000), DType::kBFloat16, {16, 9});
+       },
        {"w.size(1)", "got 9 vs 8"}},
-      {"n_mismatch", [](Args& a) { a.out = view(addr(0x30000), DType::kBFloat16, {4, 17}); },
+      {"n_mismatch",
+       [](Args& a) {
+         a.out = view(addr(0x30000), DType::kBFloat16, {4, 17});
+       },
        {"out.size(-1)", "got 17 vs 16"}},
       {"leading_dim_mismatch_rank3",
        [](Args& a) {
@@ -113,7 +146,11 @@ const std::vector<BadCase>& bad_cases() {
          a.out = view(addr(0x30000), DType::kBFloat16, {2, 4, 16});
        },
        {"out.size(1)", "x.size(1)", "got 4 vs 3"}},
-      {"bias_length", [](Args& a) { a.with_bias = true; a.bias = view(addr(0x40000), DType::kBFloat16, {15}); },
+      {"bias_length",
+       [](Args& a) {
+         a.with_bias = true;
+         a.bias = view(addr(0x40000), DType::kBFloat16, {15});
+       },
        {"bias.size(0)", "got 15"}},
       // Sizes beyond what the kernels index.
       {"m_2pow40",
@@ -147,25 +184,46 @@ const std::vector<BadCase>& bad_cases() {
        },
        {"K (x.size(-1))", "2147483648"}},
       {"x_extent_overflows",
-       [](Args& a) { a.x = view(addr(0x10000), DType::kBFloat16, {4, 8}, {std::int64_t{1} << 62, 1}); },
+       [](Args& a) {
+         a.x = view(addr(0x10000), DType::kBFloat16, {4, 8}, {std::int64_t{1} << 62, 1});
+       },
        {"x spans", "4611686018427387904"}},
       // Strides and layout.
-      {"x_stride_last_2", [](Args& a) { a.x = view(addr(0x10000), DType::kBFloat16, {4, 8}, {16, 2}); },
+      {"x_stride_last_2",
+       [](Args& a) {
+         a.x = view(addr(0x10000), DType::kBFloat16, {4, 8}, {16, 2});
+       },
        {"x.stride(-1)", "got 2"}},
-      {"w_stride1_2", [](Args& a) { a.w = view(addr(0x20000), DType::kBFloat16, {16, 8}, {16, 2}); },
+      {"w_stride1_2",
+       [](Args& a) {
+         a.w = view(addr(0x20000), DType::kBFloat16, {16, 8}, {16, 2});
+       },
        {"w.stride(1)", "got 2"}},
       {"out_stride_last_2",
-       [](Args& a) { a.out = view(addr(0x30000), DType::kBFloat16, {4, 16}, {32, 2}); },
+       [](Args& a) {
+         a.out = view(addr(0x30000), DType::kBFloat16, {4, 16}, {32, 2});
+       },
        {"out.stride(-1)", "got 2"}},
       {"bias_stride_2",
-       [](Args& a) { a.with_bias = true; a.bias = view(addr(0x40000), DType::kBFloat16, {16}, {2}); },
+       [](Args& a) {
+         a.with_bias = true;
+         a.bias = view(addr(0x40000), DType::kBFloat16, {16}, {2});
+       },
        {"bias.stride(0)", "got 2"}},
-      {"lda_less_than_k", [](Args& a) { a.x = view(addr(0x10000), DType::kBFloat16, {4, 8}, {4, 1}); },
+      {"lda_less_than_k",
+       [](Args& a) {
+         a.x = view(addr(0x10000), DType::kBFloat16, {4, 8}, {4, 1});
+       },
        {"x row stride", "got 4"}},
-      {"ldb_less_than_k", [](Args& a) { a.w = view(addr(0x20000), DType::kBFloat16, {16, 8}, {4, 1}); },
+      {"ldb_less_than_k",
+       [](Args& a) {
+         a.w = view(addr(0x20000), DType::kBFloat16, {16, 8}, {4, 1});
+       },
        {"w.stride(0)", "got 4"}},
       {"ldo_less_than_n",
-       [](Args& a) { a.out = view(addr(0x30000), DType::kBFloat16, {4, 16}, {8, 1}); },
+       [](Args& a) {
+         a.out = view(addr(0x30000), DType::kBFloat16, {4, 16}, {8, 1});
+       },
        {"out row stride", "got 8"}},
       {"x_not_flattenable",
        [](Args& a) {
@@ -182,8 +240,14 @@ const std::vector<BadCase>& bad_cases() {
       // Alignment: bf16 needs 2-byte, fp32 4-byte addresses.
       {"x_misaligned", [](Args& a) { a.x.data = addr(0x10001); }, {"x.data", "aligned", "0x10001"}},
       {"w_misaligned", [](Args& a) { a.w.data = addr(0x20001); }, {"w.data", "aligned", "0x20001"}},
-      {"out_misaligned", [](Args& a) { a.out.data = addr(0x30003); }, {"out.data", "aligned", "0x30003"}},
-      {"bias_misaligned", [](Args& a) { a.with_bias = true; a.bias.data = addr(0x40001); },
+      {"out_misaligned",
+       [](Args& a) { a.out.data = addr(0x30003); },
+       {"out.data", "aligned", "0x30003"}},
+      {"bias_misaligned",
+       [](Args& a) {
+         a.with_bias = true;
+         a.bias.data = addr(0x40001);
+       },
        {"bias.data", "aligned", "0x40001"}},
       {"fp32_out_misaligned",
        [](Args& a) {
@@ -192,11 +256,17 @@ const std::vector<BadCase>& bad_cases() {
        },
        {"out.data", "4 bytes", "0x30002"}},
       // Aliasing: the message names both byte ranges.
-      {"out_overlaps_x", [](Args& a) { a.out.data = addr(0x10010); },
+      {"out_overlaps_x",
+       [](Args& a) { a.out.data = addr(0x10010); },
        {"out must not overlap x", "0x10010", "0x10000"}},
-      {"out_overlaps_w", [](Args& a) { a.out.data = addr(0x20080); },
+      {"out_overlaps_w",
+       [](Args& a) { a.out.data = addr(0x20080); },
        {"out must not overlap w", "0x20080", "0x20000"}},
-      {"out_overlaps_bias", [](Args& a) { a.with_bias = true; a.bias.data = addr(0x30010); },
+      {"out_overlaps_bias",
+       [](Args& a) {
+         a.with_bias = true;
+         a.bias.data = addr(0x30010);
+       },
        {"out must not overlap bias", "0x30000", "0x30010"}},
   };
   return cases;

@@ -1,9 +1,9 @@
-#include "backends/cublaslt/cublaslt_config.h"
-
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
+
+#include "backends/cublaslt/cublaslt_config.h"
 
 namespace tgemm {
 namespace {
@@ -36,7 +36,7 @@ TEST(LtName, FormatIsTheDocumentedName) {
 TEST(LtName, ParseOfFormatGivesTheConfig) {
   const std::vector<LtConfig> configs = {
       config(66, 20, 8, 1, 0, 0, 0, 0, 0, 130100), config(1, 2, 3, 4, 5, 6, 7, 8, 9, 120804),
-      config(0, 0, 0, 1, 0, 0, 0, 0, 0, 0),         config(71, 511, 40, 16, 2, 1, 3, 12, 25, 130001),
+      config(0, 0, 0, 1, 0, 0, 0, 0, 0, 0), config(71, 511, 40, 16, 2, 1, 3, 12, 25, 130001),
       config(2147483647, 1, 1, 1, 1, 1, 1, 1, 1, 99999999)};
   for (const LtConfig& c : configs) {
     std::string name = format_lt_name(c);
@@ -49,7 +49,8 @@ TEST(LtName, ParseOfFormatGivesTheConfig) {
 
 TEST(LtName, ParsesEveryField) {
   std::string why;
-  auto c = parse_lt_name("cublaslt:algo1_tile2_stages3_splitk4_red5_swz6_opt7_inner8_cluster9_v120804", why);
+  auto c = parse_lt_name(
+      "cublaslt:algo1_tile2_stages3_splitk4_red5_swz6_opt7_inner8_cluster9_v120804", why);
   ASSERT_TRUE(c.has_value()) << why;
   EXPECT_EQ(c->algo, 1);
   EXPECT_EQ(c->tile, 2);
@@ -86,27 +87,32 @@ TEST(LtName, MalformedNamesAreRejectedWithAReason) {
       {"cutlass:algo66_tile20_stages8_splitk1_red0_swz0_opt0_inner0_cluster0_v130100", "cublaslt:"},
       {"algo66_tile20_stages8_splitk1_red0_swz0_opt0_inner0_cluster0_v130100", "cublaslt:"},
       {"", "cublaslt:"},
-      {"cuBLASLt:algo66_tile20_stages8_splitk1_red0_swz0_opt0_inner0_cluster0_v130100", "cublaslt:"},
+      {"cuBLASLt:algo66_tile20_stages8_splitk1_red0_swz0_opt0_inner0_cluster0_v130100",
+       "cublaslt:"},
       // the heuristic name is not a configuration
       {"cublaslt:heuristic", "algo"},
       // missing fields
       {"cublaslt:algo66_tile20_stages8_splitk1_swz0_opt0_inner0_cluster0_v130100", "red"},
-      {"cublaslt:algo66_tile20_stages8_splitk1_red0_swz0_opt0_inner0_cluster0", "not a cuBLASLt configuration"},
+      {"cublaslt:algo66_tile20_stages8_splitk1_red0_swz0_opt0_inner0_cluster0",
+       "not a cuBLASLt configuration"},
       {"cublaslt:algo66", "not a cuBLASLt configuration"},
       {"cublaslt:", "algo"},
       // fields out of order
       {"cublaslt:tile20_algo66_stages8_splitk1_red0_swz0_opt0_inner0_cluster0_v130100", "algo"},
       // not numbers
       {"cublaslt:algoX_tile20_stages8_splitk1_red0_swz0_opt0_inner0_cluster0_v130100", "'X'"},
-      {"cublaslt:algo_tile20_stages8_splitk1_red0_swz0_opt0_inner0_cluster0_v130100", "algo value ''"},
+      {"cublaslt:algo_tile20_stages8_splitk1_red0_swz0_opt0_inner0_cluster0_v130100",
+       "algo value ''"},
       {"cublaslt:algo66_tile2x_stages8_splitk1_red0_swz0_opt0_inner0_cluster0_v130100", "'2x'"},
       {"cublaslt:algo66_tile20_stages8_splitk1_red0_swz0_opt0_inner0_cluster0_v13.1", "'13.1'"},
       {"cublaslt:algo-1_tile20_stages8_splitk1_red0_swz0_opt0_inner0_cluster0_v130100", "'-1'"},
       // split-K of 0 slices
       {"cublaslt:algo66_tile20_stages8_splitk0_red0_swz0_opt0_inner0_cluster0_v130100", "splitk 0"},
       // trailing junk
-      {"cublaslt:algo66_tile20_stages8_splitk1_red0_swz0_opt0_inner0_cluster0_v130100_x", "cuBLASLt"},
-      {"cublaslt:algo66_tile20_stages8_splitk1_red0_swz0_opt0_inner0_cluster0_v130100x", "'130100x'"},
+      {"cublaslt:algo66_tile20_stages8_splitk1_red0_swz0_opt0_inner0_cluster0_v130100_x",
+       "cuBLASLt"},
+      {"cublaslt:algo66_tile20_stages8_splitk1_red0_swz0_opt0_inner0_cluster0_v130100x",
+       "'130100x'"},
       {"cublaslt:algo66_tile20_stages8_splitk1_red0_swz0_opt0_inner0_cluster0_v130100 ", "v value"},
   };
   for (const BadName& c : cases) {
@@ -121,9 +127,8 @@ TEST(LtName, MalformedNamesAreRejectedWithAReason) {
   }
 }
 
-// BUG (src/backends/cublaslt/cublaslt_config.cpp, parse_lt_name): values are parsed as long long
-// and cast to int without a range check, so a name whose algo id does not fit in an int is
-// accepted as a different, valid configuration (4294967362 = 2^32 + 66 parses as algo 66).
+// Fields are ints: a value that does not fit must be rejected, not wrapped into another valid
+// configuration (4294967362 = 2^32 + 66 would otherwise read as algo 66).
 TEST(LtName, ValuesThatDoNotFitAnIntAreRejected) {
   for (const char* name :
        {"cublaslt:algo4294967362_tile20_stages8_splitk1_red0_swz0_opt0_inner0_cluster0_v130100",
@@ -131,8 +136,8 @@ TEST(LtName, ValuesThatDoNotFitAnIntAreRejected) {
         "cublaslt:algo2147483648_tile20_stages8_splitk1_red0_swz0_opt0_inner0_cluster0_v130100"}) {
     std::string why;
     auto parsed = parse_lt_name(name, why);
-    EXPECT_FALSE(parsed.has_value()) << "accepted '" << name << "' as "
-                                     << (parsed ? format_lt_name(*parsed) : std::string());
+    EXPECT_FALSE(parsed.has_value())
+        << "accepted '" << name << "' as " << (parsed ? format_lt_name(*parsed) : std::string());
   }
 }
 

@@ -1,0 +1,29 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace tgemm::cli {
+
+struct ShapesOptions {
+  std::string model_dir;  // directory holding config.json (or the file itself)
+  std::string suite;      // or a shape suite CSV (model,layer,N,K)
+  int tp = 1;
+  std::string nsets = "1,16,64,128,512,2048,8192";
+  int batch_size = 1;
+  bool lm_head = false;
+  bool bias = false;
+  std::string dtype;      // default: the model's torch_dtype, else bf16
+  std::string out_dtype;  // default: dtype
+  std::string output = "bf16_untuned_gemm.csv";
+};
+
+struct MergeOptions {
+  std::vector<std::string> inputs;
+  std::string output;
+};
+
+int run_shapes(const ShapesOptions& options);
+int run_merge(const MergeOptions& options);
+
+}  // namespace tgemm::cli
