@@ -1,6 +1,7 @@
 // Skinny (decode) GEMM for sm_90a: out[M, N] = x[M, K] · w[N, K]^T (+ bias[N]) for small M
-// (1..M_TILE, M_TILE = 8, 16, 32 or 64), bf16 or fp16 inputs, fp32 accumulation, bf16/fp16/fp32
-// output, bias of bf16/fp16/fp32 added once in fp32 before the output cast.
+// (1..M_TILE; M_TILE a multiple of 8 up to 64, the backend builds 8, 16, 32), bf16 or fp16
+// inputs, fp32 accumulation, bf16/fp16/fp32 output, bias of bf16/fp16/fp32 added once in fp32
+// before the output cast.
 //
 // Design (the bytes are the weight's; FLOPs are negligible at small M):
 // - The weight streams once, straight from global memory into tensor-core A fragments: each
@@ -32,7 +33,7 @@
 // a cluster of (1, split_k, 1) when above 1.
 //
 // Test: tests/gpu/test_skinny.cu (every variant against the fp32 reference kernel, tails, bias,
-// determinism, refusals): ctest --test-dir build/release -R skinny.
+// determinism, graph replay, refusals): ctest --test-dir build/release -R Skinny.
 // Bench: `tgemm bench` over ../shared/shapes/llm_shapes.csv at M = 1, 16 with --candidates;
 // notes and floors in docs/perf-notes.md (skinny section).
 #pragma once

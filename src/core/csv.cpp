@@ -76,20 +76,22 @@ std::string join(const std::vector<std::string>& fields) {
 
 std::optional<long long> parse_int(std::string_view s) {
   s = trim(s);
-  if (s.empty()) return std::nullopt;
-  std::string tmp(s);
-  char* end = nullptr;
-  errno = 0;
-  long long v = std::strtoll(tmp.c_str(), &end, 10);
-  if (errno != 0 || end != tmp.c_str() + tmp.size()) {
-    // Accept "16.0" as written by pandas for integer columns.
-    char* end2 = nullptr;
-    double d = std::strtod(tmp.c_str(), &end2);
-    if (end2 != tmp.c_str() + tmp.size() || d != static_cast<double>(static_cast<long long>(d))) {
-      return std::nullopt;
+  // Digits with an optional sign, optionally followed by ".0..." as pandas writes integer columns.
+  std::size_t i = (!s.empty() && (s[0] == '-' || s[0] == '+')) ? 1 : 0;
+  std::size_t digits_end = i;
+  while (digits_end < s.size() && s[digits_end] >= '0' && s[digits_end] <= '9') ++digits_end;
+  if (digits_end == i) return std::nullopt;
+  if (digits_end < s.size()) {
+    if (s[digits_end] != '.') return std::nullopt;
+    for (std::size_t j = digits_end + 1; j < s.size(); ++j) {
+      if (s[j] != '0') return std::nullopt;
     }
-    return static_cast<long long>(d);
   }
+  std::string tmp(s.substr(0, digits_end));
+  errno = 0;
+  char* end = nullptr;
+  long long v = std::strtoll(tmp.c_str(), &end, 10);
+  if (errno == ERANGE || end != tmp.c_str() + tmp.size()) return std::nullopt;
   return v;
 }
 

@@ -54,7 +54,7 @@ const Resolution& Dispatcher::resolve(const GemmProblem& p) {
       if (res.level == WalkLevel::kDefault) {
         os << "no tuned row, default";
       } else {
-        os << "level " << walk_level_name(res.level) << " padded_M=" << res.matched_m << " in "
+        os << "level " << walk_level_name(res.level) << " tuned_M=" << res.matched_m << " in "
            << res.file << ":" << res.line;
       }
       os << ", libtype " << res.solution->libtype() << ", kernelName " << res.solution->name();

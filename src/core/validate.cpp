@@ -100,7 +100,7 @@ GemmCall validate_a16w16(const TensorView& x, const TensorView& w, const TensorV
               shape_str(out), ")");
   if (bias) {
     TGEMM_CHECK(bias->data != nullptr || bias->numel() == 0, op,
-                "bias.data must not be null when a bias is given");
+                "bias.data must not be null when a bias is given (bias is ", shape_str(*bias), ")");
   }
   // Dtypes.
   TGEMM_CHECK(x.dtype == DType::kBFloat16 || x.dtype == DType::kFloat16, op,
@@ -135,13 +135,17 @@ GemmCall validate_a16w16(const TensorView& x, const TensorView& w, const TensorV
   TGEMM_CHECK(out.size(-1) == n, op, "out.size(-1) must equal w.size(0) (N), got ", out.size(-1),
               " vs ", n);
   std::int64_t m = 1;
+  bool empty_rows = false;
   for (int d = 0; d + 1 < x.rank; ++d) {
     TGEMM_CHECK(out.sizes[d] == x.sizes[d], op, "out.size(", d, ") must equal x.size(", d,
                 "), got ", out.sizes[d], " vs ", x.sizes[d]);
-    TGEMM_CHECK(x.sizes[d] == 0 || m <= kMaxDim / x.sizes[d], op,
-                "x has more than 2^31-1 rows (M) after flattening ", shape_str(x));
+    empty_rows = empty_rows || x.sizes[d] == 0;
+  }
+  for (int d = 0; d + 1 < x.rank && !empty_rows; ++d) {
+    TGEMM_CHECK(m <= kMaxDim / x.sizes[d], op, "x has more than 2^31-1 rows (M) after flattening ", shape_str(x));
     m *= x.sizes[d];
   }
+  if (empty_rows) m = 0;
   TGEMM_CHECK(m <= kMaxDim, op, "M must be at most ", kMaxDim, ", got ", m);
   TGEMM_CHECK(n <= kMaxDim, op, "N (w.size(0)) must be at most ", kMaxDim, ", got ", n);
   TGEMM_CHECK(k <= kMaxDim, op, "K (x.size(-1)) must be at most ", kMaxDim, ", got ", k);

@@ -59,11 +59,13 @@ std::optional<LtConfig> parse_lt_name(std::string_view name, std::string& why) {
       return std::nullopt;
     }
     std::string digits(rest.substr(0, last ? rest.size() : end));
+    bool all_digits = !digits.empty();
+    for (char ch : digits) all_digits = all_digits && ch >= '0' && ch <= '9';
     char* stop = nullptr;
     errno = 0;
     long long value = std::strtoll(digits.c_str(), &stop, 10);
     const bool fits = i + 1 == fields.size() || value <= 2147483647LL;  // all but the version are int32
-    if (digits.empty() || stop != digits.c_str() + digits.size() || value < 0 || !fits || errno == ERANGE) {
+    if (!all_digits || stop != digits.c_str() + digits.size() || value < 0 || !fits || errno == ERANGE) {
       why = "kernelName '" + std::string(name) + "' has a bad " + std::string(f.label) +
             " value '" + digits + "'";
       return std::nullopt;
