@@ -74,17 +74,14 @@ void Dispatcher::warn_sm_count_once(const DeviceInfo& dev, OpFamily f) {
     std::lock_guard<std::mutex> lock(warn_mutex_);
     if (!sm_warned_.insert(key).second) return;
   }
-  std::vector<int> counts = table(f).sm_counts_for_arch(dev.arch);
-  if (counts.empty()) return;
-  for (int c : counts) {
-    if (c == dev.sm_count) return;
+  for (const auto& [file, counts] : table(f).files_for_other_sm_counts(dev.arch, dev.sm_count)) {
+    std::ostringstream os;
+    os << file << ": rows for " << dev.arch << " exist only for sm_count";
+    for (int c : counts) os << " " << c;
+    os << "; this device (" << dev.name << ") has " << dev.sm_count
+       << " SMs, so none of this file's rows are used: tune for this GPU";
+    log_warning(os.str());
   }
-  std::ostringstream os;
-  os << family_info(f).table << " tables have rows for " << dev.arch << " only with sm_count";
-  for (int c : counts) os << " " << c;
-  os << "; this device (" << dev.name << ") has " << dev.sm_count
-     << " SMs, so none of them is used: tune for this GPU";
-  log_warning(os.str());
 }
 
 Resolution Dispatcher::walk_and_validate(const GemmProblem& p) {

@@ -41,6 +41,8 @@ std::vector<LinearShape> model_linear_shapes(const std::string& text, const Mode
   const int tp = o.tp;
   const std::int64_t hidden = get_int(c, "hidden_size");
   const std::int64_t heads = get_int(c, "num_attention_heads");
+  TGEMM_CHECK(hidden > 0, kOp, "config.json 'hidden_size' must be positive, got ", hidden);
+  TGEMM_CHECK(heads > 0, kOp, "config.json 'num_attention_heads' must be positive, got ", heads);
   std::vector<LinearShape> out;
 
   const bool mla = c.contains("kv_lora_rank") && c["kv_lora_rank"].is_number_integer();
@@ -68,7 +70,11 @@ std::vector<LinearShape> model_linear_shapes(const std::string& text, const Mode
     TGEMM_CHECK(c.contains("head_dim") || hidden % heads == 0, kOp, "hidden_size ", hidden,
                 " is not a multiple of num_attention_heads ", heads, " and there is no head_dim");
     const std::int64_t local_heads = split(heads, tp, "num_attention_heads");
-    // KV heads are replicated when there are fewer of them than ranks (vLLM does the same).
+    TGEMM_CHECK(kv_heads > 0, kOp, "config.json 'num_key_value_heads' must be positive, got ", kv_heads);
+    // KV heads are replicated when there are fewer of them than ranks, which needs tp to be a
+    // multiple of their count (vLLM's rule).
+    TGEMM_CHECK(kv_heads >= tp || tp % kv_heads == 0, kOp, "--tp ", tp, " is not a multiple of num_key_value_heads ",
+                kv_heads);
     const std::int64_t local_kv = kv_heads >= tp ? split(kv_heads, tp, "num_key_value_heads") : 1;
     out.push_back({"qkv", (local_heads + 2 * local_kv) * head_dim, hidden});
     out.push_back({"o", hidden, local_heads * head_dim});
@@ -115,9 +121,12 @@ std::vector<LinearShape> model_linear_shapes(const std::string& text, const Mode
 std::string model_dtype(const std::string& text) {
   json doc = json::parse(text, nullptr, false);
   if (doc.is_discarded() || !doc.is_object()) return "";
-  const json& c = config_root(doc);
-  for (const char* key : {"torch_dtype", "dtype"}) {
-    if (c.contains(key) && c[key].is_string()) return "torch." + c[key].get<std::string>();
+  // The language model's own dtype first, then the top level's (Gemma 3, Llava keep it there).
+  const json* roots[] = {&config_root(doc), &doc};
+  for (const json* c : roots) {
+    for (const char* key : {"torch_dtype", "dtype"}) {
+      if (c->contains(key) && (*c)[key].is_string()) return "torch." + (*c)[key].get<std::string>();
+    }
   }
   return "";
 }

@@ -175,6 +175,7 @@ void Table::add_rows(const std::vector<TableRow>& rows) {
   // Within one file, keep the fastest of duplicate keys; then let it replace older files' rows.
   std::unordered_map<TableKey, RowsByM, TableKeyHash> file_rows;
   for (const auto& r : rows) {
+    file_arch_sms_[r.file][r.key.arch].insert(r.key.sm_count);
     auto& by_m = file_rows[r.key];
     auto it = by_m.find(r.m);
     if (it == by_m.end() || r.us < it->second.us) by_m[r.m] = r;
@@ -202,6 +203,17 @@ std::vector<int> Table::sm_counts_for_arch(const std::string& arch) const {
     if (key.arch == arch) counts.insert(key.sm_count);
   }
   return {counts.begin(), counts.end()};
+}
+
+std::vector<std::pair<std::string, std::vector<int>>> Table::files_for_other_sm_counts(const std::string& arch,
+                                                                                       int sm_count) const {
+  std::vector<std::pair<std::string, std::vector<int>>> out;
+  for (const auto& [file, archs] : file_arch_sms_) {
+    auto it = archs.find(arch);
+    if (it == archs.end() || it->second.count(sm_count)) continue;
+    out.emplace_back(file, std::vector<int>(it->second.begin(), it->second.end()));
+  }
+  return out;
 }
 
 std::vector<const TableRow*> Table::all_rows() const {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <istream>
 #include <map>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -62,11 +63,16 @@ class Table {
   std::size_t size() const;
   // SM counts for which rows of `arch` exist.
   std::vector<int> sm_counts_for_arch(const std::string& arch) const;
+  // Files that have rows for `arch` but none for `sm_count`, each with the SM counts it has: a
+  // table tuned on another GPU of the same architecture, none of whose rows apply here.
+  std::vector<std::pair<std::string, std::vector<int>>> files_for_other_sm_counts(const std::string& arch,
+                                                                                  int sm_count) const;
   // Every row, ordered by key then M (for `tgemm show`).
   std::vector<const TableRow*> all_rows() const;
 
  private:
   std::unordered_map<TableKey, RowsByM, TableKeyHash> rows_;
+  std::map<std::string, std::map<std::string, std::set<int>>> file_arch_sms_;  // file -> arch -> SMs
 };
 
 }  // namespace tgemm

@@ -37,7 +37,8 @@ int rotation_count(std::size_t bytes_per_set, std::size_t l2_bytes, double facto
 // Streaming read of [data, data + bytes) with 16-byte loads; `blocks` x `threads` grid.
 void stream_read(const void* data, std::size_t bytes, int blocks, int threads, void* sink, Stream stream);
 
-// Device-to-device copy bandwidth (bytes read + written per second, TB/s) over `bytes`.
+// Device-to-device copy bandwidth (bytes read + written per second, TB/s) over `bytes`, by a copy
+// kernel with 16-byte accesses (graph-replayed).
 double measure_copy_tbps(std::size_t bytes);
 
 }  // namespace tgemm

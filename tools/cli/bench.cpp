@@ -217,7 +217,8 @@ int run_bench(const BenchOptions& o) {
       GemmProblem p = call.problem;
       p.device = device;
       std::string why;
-      auto baseline = LtSolution::heuristic(p, why);
+      // The baseline is what F.linear runs: cuBLASLt's heuristic with PyTorch's default settings.
+      auto baseline = LtSolution::heuristic(p, why, /*torch_default=*/true);
       TGEMM_CHECK(baseline != nullptr, "tgemm bench", why);
       DeviceBuffer base_ws(baseline->workspace_size(p));
       Workspace bws{base_ws.data(), base_ws.bytes()};

@@ -292,12 +292,12 @@ TableKey key_of(const UntunedProblem& p, const std::string& arch, int sm) {
 
 int run_tune(const TuneOptions& o) {
   if (o.worker) return run_worker(o);
-  require_gpu("tune");
   TGEMM_CHECK(!o.input_file.empty() && !o.tuned_file.empty(), "tgemm tune", "-i/--input_file and ",
               "-o/--tuned_file are required");
   TGEMM_CHECK(o.mp >= 1, "tgemm tune", "--mp must be >= 1, got ", o.mp);
   TGEMM_CHECK(o.batch >= 1, "tgemm tune", "--batch must be >= 1, got ", o.batch);
   std::vector<UntunedProblem> problems = read_untuned(o.input_file);
+  require_gpu("tune");
 
   std::vector<int> devices;
   if (!o.devices.empty()) {

@@ -215,7 +215,7 @@ namespace {
 
 struct Preference {
   cublasLtMatmulPreference_t pref = nullptr;
-  explicit Preference(const GemmProblem& p) {
+  Preference(const GemmProblem& p, bool allow_output_type_reduction) {
     const char* where = "cublaslt";
     TGEMM_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref), where);
     std::uint64_t ws = kCublasLtMaxWorkspace;
@@ -225,13 +225,17 @@ struct Preference {
     TGEMM_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &ab, sizeof(ab)), where);
     TGEMM_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &ac, sizeof(ac)), where);
     TGEMM_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &ac, sizeof(ac)), where);
+    if (!allow_output_type_reduction && dtype_size(p.out_type) < 4) {
+      std::uint32_t mask = CUBLASLT_REDUCTION_SCHEME_INPLACE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+      TGEMM_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &mask, sizeof(mask)), where);
+    }
   }
   ~Preference() { cublasLtMatmulPreferenceDestroy(pref); }
 };
 
-std::vector<cublasLtMatmulHeuristicResult_t> query_heuristic(const LtSolution& s,
-                                                             const GemmProblem& p, int count) {
-  Preference pref(p);
+std::vector<cublasLtMatmulHeuristicResult_t> query_heuristic(const LtSolution& s, const GemmProblem& p, int count,
+                                                             bool allow_output_type_reduction = false) {
+  Preference pref(p, allow_output_type_reduction);
   std::vector<cublasLtMatmulHeuristicResult_t> results(static_cast<std::size_t>(count));
   int returned = 0;
   cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(s.handle(), s.desc(), s.layout_a(), s.layout_b(),
@@ -244,17 +248,17 @@ std::vector<cublasLtMatmulHeuristicResult_t> query_heuristic(const LtSolution& s
 
 }  // namespace
 
-std::shared_ptr<LtSolution> LtSolution::heuristic(const GemmProblem& p, std::string& why) {
+std::shared_ptr<LtSolution> LtSolution::heuristic(const GemmProblem& p, std::string& why, bool torch_default) {
   std::shared_ptr<LtSolution> s(new LtSolution(p));
   if (!s->make_descriptors(why)) return nullptr;
-  auto results = query_heuristic(*s, p, 1);
+  auto results = query_heuristic(*s, p, 1, torch_default);
   if (results.empty() || results[0].state != CUBLAS_STATUS_SUCCESS) {
     why = "cuBLASLt heuristic returned no algorithm for " + p.describe();
     return nullptr;
   }
   s->algo_ = results[0].algo;
   s->workspace_ = results[0].workspaceSize;
-  s->name_ = std::string(kCublasLtHeuristicName);
+  s->name_ = torch_default ? "cublaslt:heuristic_torch_default" : std::string(kCublasLtHeuristicName);
   return s;
 }
 

@@ -23,8 +23,11 @@ inline constexpr std::size_t kCublasLtMaxWorkspace = 32u << 20;
 
 class LtSolution final : public Solution {
  public:
-  // cuBLASLt's first heuristic choice for p; nullptr + why when it has none.
-  static std::shared_ptr<LtSolution> heuristic(const GemmProblem& p, std::string& why);
+  // cuBLASLt's first heuristic choice for p; nullptr + why when it has none. tgemm never lets
+  // split-K partial sums be reduced in a 16-bit output type (they lose 8+ bits per split);
+  // `torch_default` lifts that restriction to reproduce what F.linear runs with PyTorch's default
+  // allow_{bf16,fp16}_reduced_precision_reduction = True (the bench's baseline).
+  static std::shared_ptr<LtSolution> heuristic(const GemmProblem& p, std::string& why, bool torch_default = false);
   // Up to `count` heuristic candidates, each as an explicit configuration.
   static std::vector<std::shared_ptr<LtSolution>> heuristic_top(const GemmProblem& p, int count);
   // An explicit configuration; nullptr + why when cuBLASLt rejects it for p.

@@ -1,0 +1,364 @@
+#!/usr/bin/env python3
+"""tgemm vs torch.nn.functional.linear from PyTorch, on a shape suite, in one run.
+
+For every (model, layer, N, K) of the suite and every M: y = x @ w^T through F.linear (what an
+nn.Linear runs) and through torch.ops.tgemm.gemm_a16w16, each timed as a CUDA graph of launches
+whose inputs rotate over more than 3x the L2 size (so weights come from HBM, as in a model),
+median over graph replays; tgemm's output is checked against an fp32 reference. Writes
+bench/results/torch-<device>-<YYYYMMDD>.json (DESIGN.md section 6 fields) and a PNG heat map of
+the speedups next to it. A host-overhead measurement (time per call of F.linear vs the tgemm entry
+points on a tiny warm shape, host clock) runs too; --overhead-only runs just that.
+
+    python3 bench/torch_bench.py                         # llm_shapes.csv, M = 1 ... 8192
+    python3 bench/torch_bench.py --m 1,16 --filter llama3-8b
+    python3 bench/torch_bench.py --overhead-only
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime
+import json
+import math
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
+
+
+def device_slug(name: str) -> str:
+    """Same slug as the C++ bench: 'NVIDIA H100 80GB HBM3' -> 'h100-80gb-hbm3'."""
+    for prefix in ("NVIDIA ", "nvidia "):
+        if name.startswith(prefix):
+            name = name[len(prefix):]
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "gpu"
+
+
+def current_commit() -> str:
+    if os.environ.get("TGEMM_COMMIT"):
+        return os.environ["TGEMM_COMMIT"]
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, timeout=10)
+        return out.stdout.strip() if out.returncode == 0 and len(out.stdout.strip()) == 40 else "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def read_suite(path: str) -> list[dict]:
+    with open(path, newline="") as f:
+        return [{"model": r["model"], "layer": r["layer"], "N": int(r["N"]), "K": int(r["K"])} for r in csv.DictReader(f)]
+
+
+def time_graph(step, launches: int, replays: int, warmup: int = 3) -> list[float]:
+    """Microseconds per launch of step(i), captured `launches` times in one CUDA graph, for each of
+    `replays` timed replays. The eager warm-up runs on the capture stream first (first-call
+    resolution, workspaces, cuBLAS handles)."""
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for i in range(min(launches, 3)):
+            step(i)
+    stream.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=stream):
+        for i in range(launches):
+            step(i)
+    for _ in range(warmup):
+        graph.replay()
+    start = [torch.cuda.Event(enable_timing=True) for _ in range(replays)]
+    end = [torch.cuda.Event(enable_timing=True) for _ in range(replays)]
+    for r in range(replays):
+        start[r].record()
+        graph.replay()
+        end[r].record()
+    torch.cuda.synchronize()
+    times = [s.elapsed_time(e) * 1000.0 / launches for s, e in zip(start, end)]
+    del graph
+    return times
+
+
+def copy_tbps() -> float:
+    """Device copy bandwidth (read + write bytes over time) of a 1 GiB copy, for the floors."""
+    n = 1 << 29  # bf16 elements: 1 GiB
+    src = torch.empty(n, dtype=torch.bfloat16, device="cuda").normal_()
+    dst = torch.empty_like(src)
+    us = statistics.median(time_graph(lambda i: dst.copy_(src), launches=2, replays=10))
+    del src, dst
+    return 2 * 2 * n / (us * 1e-6) / 1e12
+
+
+class Problem:
+    """Rotating input sets for one (M, N, K): together more than 3x L2, within a memory budget."""
+
+    def __init__(self, m, n, k, dtype, out_dtype, bias, l2_bytes, budget, seed):
+        g = torch.Generator(device="cuda").manual_seed(seed)
+        esize = torch.finfo(dtype).bits // 8
+        set_bytes = (m * k + n * k + (n if bias else 0)) * esize
+        want = max(2, math.ceil(3 * l2_bytes / max(set_bytes, 1)))
+        count = max(1, min(want, budget // max(set_bytes, 1), 256))
+        self.sets = []
+        for _ in range(count):
+            # Inputs ~ N(0, 1), weights scaled by 1/sqrt(K): outputs ~ N(0, 1), never zeros.
+            x = torch.randn(m, k, device="cuda", dtype=torch.float32, generator=g).to(dtype)
+            w = (torch.randn(n, k, device="cuda", dtype=torch.float32, generator=g) / math.sqrt(k)).to(dtype)
+            b = torch.randn(n, device="cuda", dtype=torch.float32, generator=g).to(dtype) if bias else None
+            self.sets.append((x, w, b))
+        self.input_bytes = set_bytes
+        self.out_dtype = out_dtype
+
+
+def check(y: torch.Tensor, x, w, b, out_dtype) -> int:
+    """Elements of y outside tolerance of the fp32 reference (rtol + atol from the output dtype)."""
+    ref = x.float() @ w.float().t()
+    if b is not None:
+        ref = ref + b.float()
+    tol = {torch.bfloat16: 2e-2, torch.float16: 1e-2, torch.float32: 1e-3}[out_dtype]
+    bad = (y.float() - ref).abs() > tol + tol * ref.abs()
+    bad |= ~torch.isfinite(y.float())
+    return int(bad.sum().item())
+
+
+def run_suite(args, device_props) -> tuple[list[dict], dict]:
+    import tgemm
+
+    dtype = DTYPES[args.dtype]
+    out_dtype = DTYPES[args.out_dtype] if args.out_dtype else dtype
+    otype = None if out_dtype == dtype else out_dtype
+    suite = read_suite(args.suite)
+    if args.filter:
+        suite = [s for s in suite if args.filter in f"{s['model']}/{s['layer']}"]
+    ms = [int(v) for v in args.m.split(",") if v]
+    l2 = device_props.L2_cache_size
+    free, _ = torch.cuda.mem_get_info()
+    budget = min(free // 4, 24 << 30)
+    tbps = copy_tbps()
+    print(f"device {device_props.name} ({device_props.multi_processor_count} SMs, L2 {l2 >> 20} MB), copy {tbps:.2f} TB/s, "
+          f"torch {torch.__version__}, tables: {':'.join(tgemm.table_files()) or '(none)'}")
+    header = (f"{'model':<15} {'layer':<8} {'M':>5} {'N':>6} {'K':>6} | {'F.linear':>9} {'tgemm':>9} {'speedup':>8} | "
+              f"{'floor':>8} {'TFLOP/s':>8} | solution (level) check")
+    print(header)
+    rows = []
+    seed = 1
+    for m in ms:
+        for s in suite:
+            n, k = s["N"], s["K"]
+            p = Problem(m, n, k, dtype, out_dtype, args.bias, l2, budget, seed)
+            seed += 1
+            nsets = len(p.sets)
+            launches = max(args.launches, nsets)
+            x0, w0, b0 = p.sets[0]
+            if otype is None:
+                base = lambda i: F.linear(*p.sets[i % nsets])  # noqa: E731
+            else:  # F.linear has no output dtype: the stock path is linear + cast
+                base = lambda i: F.linear(*p.sets[i % nsets]).to(otype)  # noqa: E731
+            tg = lambda i: tgemm.gemm_a16w16(*p.sets[i % nsets], otype)  # noqa: E731
+            info = tgemm.describe(x0, w0, b0, otype)
+            status = "-"
+            if not args.no_check:
+                y = tgemm.gemm_a16w16(x0, w0, b0, otype)
+                bad = check(y, x0, w0, b0, out_dtype)
+                status = "ok" if bad == 0 else f"{bad} bad"
+                del y
+            tb = time_graph(base, launches, args.replays)
+            tt = time_graph(tg, launches, args.replays)
+            b_us, t_us = statistics.median(tb), statistics.median(tt)
+            out_bytes = m * n * (torch.finfo(out_dtype).bits // 8)
+            bytes_moved = p.input_bytes + out_bytes
+            floor_us = bytes_moved / (tbps * 1e12) * 1e6
+            row = {
+                "family": "a16w16", "model": s["model"], "layer": s["layer"], "M": m, "N": n, "K": k,
+                "dtype": str(dtype), "outdtype": str(out_dtype), "bias": bool(args.bias),
+                "baseline": "F.linear", "baseline_us": b_us, "baseline_spread": spread(tb),
+                "tgemm_us": t_us, "tgemm_spread": spread(tt), "speedup": b_us / t_us,
+                "solution": info["kernelName"], "level": info["level"], "where": info["where"],
+                "rotations": nsets, "check": status,
+                "tbps": bytes_moved / (t_us * 1e-6) / 1e12, "tflops": 2.0 * m * n * k / (t_us * 1e-6) / 1e12,
+                "floor_us": floor_us,
+            }
+            rows.append(row)
+            print(f"{s['model']:<15} {s['layer']:<8} {m:>5} {n:>6} {k:>6} | {b_us:>9.2f} {t_us:>9.2f} {row['speedup']:>7.3f}x | "
+                  f"{floor_us:>8.2f} {row['tflops']:>8.1f} | {info['kernelName']} ({info['level']}) {status}", flush=True)
+            del p, base, tg
+    torch.cuda.empty_cache()
+    speedups = [r["speedup"] for r in rows]
+    summary = {
+        "problems": len(rows),
+        "geomean_speedup": math.exp(sum(math.log(v) for v in speedups) / len(speedups)) if speedups else 0.0,
+        "min_speedup": min(speedups) if speedups else 0.0,
+        "max_speedup": max(speedups) if speedups else 0.0,
+        "below_0_98": sum(v < 0.98 for v in speedups),
+        "check_failures": sum(r["check"] not in ("ok", "-") for r in rows),
+    }
+    extra = {"copy_tbps": tbps, "tables": tgemm.table_files(), "suite": os.path.relpath(args.suite, REPO)}
+    return rows, {"summary": summary, **extra}
+
+
+def spread(times: list[float]) -> float:
+    """(p90 - p10) / median of the replays: the run's noise."""
+    q = statistics.quantiles(times, n=10)
+    return (q[-1] - q[0]) / statistics.median(times)
+
+
+def host_overhead(calls: int, rounds: int) -> dict:
+    """Host time per call (µs, median over rounds) of F.linear and the tgemm entry points on a
+    warm [1, 256] x [256, 256] bf16 problem. Each round enqueues `calls` calls (fewer than the
+    launch queue holds, so the host never waits for the GPU) and is timed from the first call to
+    the return of the last; the synchronisation after it is not timed."""
+    import tgemm
+
+    x = torch.randn(1, 256, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(256, 256, device="cuda", dtype=torch.bfloat16)
+    stock_module = torch.nn.Linear(256, 256, bias=False, device="cuda", dtype=torch.bfloat16)
+    patched_module = torch.nn.Linear(256, 256, bias=False, device="cuda", dtype=torch.bfloat16)
+    patch = tgemm.patch_linear(patched_module)
+    op = torch.ops.tgemm.gemm_a16w16.default
+    packet = torch.ops.tgemm.gemm_a16w16
+    fast = tgemm._C.gemm_a16w16
+    linear = tgemm.linear
+    paths = {
+        "F.linear": lambda: F.linear(x, w),
+        "torch.ops.tgemm.gemm_a16w16.default": lambda: op(x, w, None, None),
+        "torch.ops.tgemm.gemm_a16w16": lambda: packet(x, w),
+        "tgemm._C.gemm_a16w16": lambda: fast(x, w),
+        "tgemm.gemm_a16w16": lambda: tgemm.gemm_a16w16(x, w),
+        "tgemm.linear": lambda: linear(x, w),
+        "nn.Linear": lambda: stock_module(x),
+        "nn.Linear patched": lambda: patched_module(x),
+    }
+    results: dict[str, list[float]] = {name: [] for name in paths}
+    with torch.inference_mode():
+        for fn in paths.values():
+            for _ in range(20):
+                fn()
+        torch.cuda.synchronize()
+        for _ in range(rounds):
+            for name, fn in paths.items():
+                t0 = time.perf_counter_ns()
+                for _ in range(calls):
+                    fn()
+                t1 = time.perf_counter_ns()
+                torch.cuda.synchronize()
+                results[name].append((t1 - t0) / calls / 1000.0)
+    patch.remove()
+    per_call = {name: statistics.median(v) for name, v in results.items()}
+    base = per_call["F.linear"]
+    print(f"\nhost time per call, {rounds} rounds x {calls} calls (median), [1,256]x[256,256] bf16, inference_mode:")
+    for name, us in per_call.items():
+        print(f"  {name:<38} {us:7.2f} us   {us - base:+6.2f} vs F.linear")
+    print(f"  overhead tgemm.linear - F.linear: {per_call['tgemm.linear'] - base:+.2f} us/call (target <= 2 us); "
+          f"patched - stock nn.Linear: {per_call['nn.Linear patched'] - per_call['nn.Linear']:+.2f} us/call")
+    return {
+        "per_call_us": per_call,
+        "linear_minus_F_linear_us": per_call["tgemm.linear"] - base,
+        "op_minus_F_linear_us": per_call["torch.ops.tgemm.gemm_a16w16.default"] - base,
+        "patched_minus_stock_module_us": per_call["nn.Linear patched"] - per_call["nn.Linear"],
+        "calls": calls,
+        "rounds": rounds,
+    }
+
+
+def plot(rows: list[dict], summary: dict, device: str, path: str) -> None:
+    """Heat map of speedups: one row per suite shape, one column per M."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import TwoSlopeNorm
+
+    shapes = list(dict.fromkeys(f"{r['model']}/{r['layer']} {r['N']}x{r['K']}" for r in rows))
+    ms = sorted({r["M"] for r in rows})
+    grid = [[float("nan")] * len(ms) for _ in shapes]
+    for r in rows:
+        grid[shapes.index(f"{r['model']}/{r['layer']} {r['N']}x{r['K']}")][ms.index(r["M"])] = r["speedup"]
+    values = [v for line in grid for v in line if not math.isnan(v)]
+    lo, hi = min(values + [0.9]), max(values + [1.1])
+    fig, ax = plt.subplots(figsize=(1.2 * len(ms) + 4, 0.38 * len(shapes) + 1.8))
+    image = ax.imshow(grid, cmap="RdYlGn", norm=TwoSlopeNorm(vmin=min(lo, 0.99), vcenter=1.0, vmax=max(hi, 1.01)),
+                      aspect="auto")
+    ax.set_xticks(range(len(ms)), [str(m) for m in ms])
+    ax.set_yticks(range(len(shapes)), shapes, fontsize=8)
+    ax.set_xlabel("M (rows of x)")
+    for i, line in enumerate(grid):
+        for j, v in enumerate(line):
+            if not math.isnan(v):
+                ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7)
+    fig.colorbar(image, ax=ax, label="speedup over F.linear")
+    ax.set_title(f"tgemm vs F.linear, {device}: geomean {summary['geomean_speedup']:.3f}x, "
+                 f"min {summary['min_speedup']:.3f}x", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--suite", default=os.path.join(REPO, "bench", "shapes", "llm_shapes.csv"),
+                        help="shape suite CSV (model,layer,N,K)")
+    parser.add_argument("--m", default="1,16,64,128,512,2048,8192", help="comma-separated M values")
+    parser.add_argument("--dtype", choices=("bf16", "fp16"), default="bf16")
+    parser.add_argument("--out-dtype", choices=("bf16", "fp16", "fp32"), help="output dtype (default: --dtype)")
+    parser.add_argument("--bias", action="store_true", help="with a bias [N]")
+    parser.add_argument("--filter", help="only problems whose model/layer contains this")
+    parser.add_argument("--launches", type=int, default=20, help="launches per CUDA graph (at least the rotation count)")
+    parser.add_argument("--replays", type=int, default=20, help="timed graph replays per measurement")
+    parser.add_argument("--no-check", action="store_true", help="skip the fp32-reference check of tgemm's output")
+    parser.add_argument("--overhead-calls", type=int, default=200)
+    parser.add_argument("--overhead-rounds", type=int, default=50)
+    parser.add_argument("--no-overhead", action="store_true", help="skip the host-overhead measurement")
+    parser.add_argument("--overhead-only", action="store_true", help="only the host-overhead measurement")
+    parser.add_argument("--json", help="results JSON ('-': none; default bench/results/torch-<device>-<date>.json)")
+    parser.add_argument("--png", help="speed-up plot (default: the JSON path with .png)")
+    args = parser.parse_args(argv)
+    if not torch.cuda.is_available():
+        print("torch_bench: no CUDA device; this benchmark needs a GPU", file=sys.stderr)
+        return 2
+    import tgemm  # noqa: F401  (after the CUDA check: the message above is the useful one)
+
+    props = torch.cuda.get_device_properties(torch.cuda.current_device())
+    now = datetime.datetime.now(datetime.timezone.utc)
+    doc = {
+        "device": props.name, "sm_count": props.multi_processor_count, "commit": current_commit(),
+        "date": now.strftime("%Y-%m-%dT%H:%M:%SZ"), "torch": torch.__version__,
+    }
+    rows: list[dict] = []
+    summary: dict = {}
+    if not args.overhead_only:
+        rows, extra = run_suite(args, props)
+        summary = extra.pop("summary")
+        doc.update(extra)
+        print(f"\n{summary['problems']} problems: geomean speedup {summary['geomean_speedup']:.3f}x over F.linear, "
+              f"min {summary['min_speedup']:.3f}x, max {summary['max_speedup']:.3f}x, {summary['below_0_98']} below 0.98x, "
+              f"{summary['check_failures']} failed the correctness check")
+    if not args.no_overhead:
+        overhead = host_overhead(args.overhead_calls, args.overhead_rounds)
+        summary["host_overhead"] = overhead
+        summary["dispatch_overhead_us"] = overhead["linear_minus_F_linear_us"]
+    doc["rows"] = rows
+    doc["summary"] = summary
+    if args.json != "-":
+        stem = "torch-overhead" if args.overhead_only else "torch"
+        path = args.json or os.path.join(REPO, "bench", "results",
+                                         f"{stem}-{device_slug(props.name)}-{now.strftime('%Y%m%d')}.json")
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        with open(path, "w") as f:
+            json.dump(doc, f, indent=2)
+            f.write("\n")
+        print(f"wrote {path}")
+        if rows:
+            png = args.png or os.path.splitext(path)[0] + ".png"
+            plot(rows, summary, props.name, png)
+            print(f"wrote {png}")
+    return 1 if summary.get("check_failures") else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,172 @@
+// CUDA and autograd kernels of the a16w16 ops (declared in python/csrc/library.cpp).
+//
+// Forward: tensors -> TensorViews -> tgemm::gemm_a16w16 on at::cuda::getCurrentCUDAStream() of
+// x's device. Backward (autograd kernel, C++ so that calls without grad stay cheap):
+//   dx = g @ w, dw = g^T @ x, dbias = sum of g over rows, with g the output gradient in x's dtype
+// (as F.linear's backward computes them), by ATen ops so they are traced by torch.compile too.
+#include "python/csrc/ops_a16w16.h"
+
+#include <ATen/ATen.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <torch/autograd.h>
+#include <torch/csrc/autograd/variable.h>
+#include <torch/library.h>
+
+#include "python/csrc/torch_view.h"
+#include "tgemm/gemm.h"
+
+namespace tgemm::torch_binding {
+namespace {
+
+constexpr std::string_view kOp = "gemm_a16w16";
+
+// out = x @ w^T (+ bias) into an existing `out`, on the current stream of x's device.
+void run_a16w16(const at::Tensor& x, const at::Tensor& w, const at::Tensor& out,
+                const std::optional<at::Tensor>& bias) {
+  const c10::Device device = op_device(x, kOp);
+  const c10::cuda::CUDAGuard guard(device);
+  const TensorView xv = to_view(x, device, kOp, "x");
+  const TensorView wv = to_view(w, device, kOp, "w");
+  const TensorView ov = to_view(out, device, kOp, "out");
+  GemmOptions options;
+  TensorView bv;
+  if (has_tensor(bias)) {
+    bv = to_view(*bias, device, kOp, "bias");
+    options.bias = &bv;
+  }
+  gemm_a16w16(xv, wv, ov, options, at::cuda::getCurrentCUDAStream(device.index()).stream());
+}
+
+at::ScalarType output_type(const at::Tensor& x, std::optional<at::ScalarType> otype) {
+  const at::ScalarType t = otype.value_or(x.scalar_type());
+  to_dtype(t, kOp, "otype");  // a type tgemm has at all; the core checks which ones this op takes
+  return t;
+}
+
+at::Tensor gemm_a16w16_cuda(const at::Tensor& x, const at::Tensor& w, const std::optional<at::Tensor>& bias,
+                            std::optional<at::ScalarType> otype) {
+  const c10::Device device = op_device(x, kOp);
+  const c10::cuda::CUDAGuard guard(device);
+  at::Tensor out = at::empty(linear_output_sizes(x, w), x.options().dtype(output_type(x, otype)));
+  run_a16w16(x, w, out, bias);
+  return out;
+}
+
+void gemm_a16w16_out_cuda(const at::Tensor& x, const at::Tensor& w, const at::Tensor& out,
+                          const std::optional<at::Tensor>& bias) {
+  run_a16w16(x, w, out, bias);
+}
+
+class GemmA16W16Function : public torch::autograd::Function<GemmA16W16Function> {
+ public:
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x, const at::Tensor& w,
+                            const std::optional<at::Tensor>& bias, std::optional<at::ScalarType> otype) {
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
+    ctx->save_for_backward({x, w});
+    const bool with_bias = has_tensor(bias);
+    ctx->saved_data["with_bias"] = with_bias;
+    if (with_bias) ctx->saved_data["bias_dtype"] = bias->scalar_type();
+    return call_gemm_a16w16(x, w, bias, otype);
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const at::Tensor& x = saved[0];  // [..., K]
+    const at::Tensor& w = saved[1];  // [N, K]
+    const std::int64_t n = w.size(0);
+    const std::int64_t k = w.size(1);
+    const at::Tensor g = grads[0].to(x.scalar_type());  // [..., N]
+    at::Tensor dx, dw, dbias;
+    if (ctx->needs_input_grad(0)) dx = at::matmul(g, w);                               // [..., K]
+    if (ctx->needs_input_grad(1)) dw = g.reshape({-1, n}).t().matmul(x.reshape({-1, k}));  // [N, K]
+    // Edges exist for tensor inputs only: the bias is edge 2 when it was given.
+    if (ctx->saved_data["with_bias"].toBool() && ctx->needs_input_grad(2)) {
+      // Summed in fp32 whatever the output dtype, then cast to the bias dtype.
+      dbias = grads[0].reshape({-1, n}).sum(0, false, at::kFloat).to(ctx->saved_data["bias_dtype"].toScalarType());
+    }
+    return {dx, dw, dbias, at::Tensor()};
+  }
+};
+
+bool has_forward_grad(const at::Tensor& t) { return t.defined() && t._fw_grad(/*level=*/0).defined(); }
+
+at::Tensor gemm_a16w16_autograd(const at::Tensor& x, const at::Tensor& w, const std::optional<at::Tensor>& bias,
+                                std::optional<at::ScalarType> otype) {
+  // Forward-mode AD has no formula here: refuse rather than drop the tangent.
+  if (has_forward_grad(x) || has_forward_grad(w) || (has_tensor(bias) && has_forward_grad(*bias))) {
+    throw_error(kOp, "forward-mode AD (dual tensors) is not supported; use torch.nn.functional.linear");
+  }
+  const bool needs_grad = at::GradMode::is_enabled() &&
+                          (x.requires_grad() || w.requires_grad() || (has_tensor(bias) && bias->requires_grad()));
+  if (!needs_grad) {
+    // The common inference path: no graph node, straight to the CUDA kernel.
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
+    return call_gemm_a16w16(x, w, bias, otype);
+  }
+  return GemmA16W16Function::apply(x, w, bias, otype);
+}
+
+// out= has no derivative (as in ATen): an error when autograd would have to track it, otherwise
+// the kernel below autograd and the version bump ATen's out= kernels do for a mutated tensor.
+void gemm_a16w16_out_autograd(const at::Tensor& x, const at::Tensor& w, const at::Tensor& out,
+                              const std::optional<at::Tensor>& bias) {
+  const bool tracked = x.requires_grad() || w.requires_grad() || out.requires_grad() ||
+                       (has_tensor(bias) && bias->requires_grad());
+  if (at::GradMode::is_enabled() && tracked) {
+    throw_error("gemm_a16w16_out", "functions with an out tensor do not support automatic differentiation, "
+                "but an argument requires grad; use gemm_a16w16");
+  }
+  {
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
+    static const auto op = c10::Dispatcher::singleton()
+                               .findSchemaOrThrow("tgemm::gemm_a16w16_out", "")
+                               .typed<void(const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                                           const std::optional<at::Tensor>&)>();
+    op.call(x, w, out, bias);
+  }
+  torch::autograd::impl::bump_version(out);
+}
+
+}  // namespace
+
+at::Tensor call_gemm_a16w16(const at::Tensor& x, const at::Tensor& w, const std::optional<at::Tensor>& bias,
+                            std::optional<at::ScalarType> otype) {
+  static const auto op =
+      c10::Dispatcher::singleton()
+          .findSchemaOrThrow("tgemm::gemm_a16w16", "")
+          .typed<at::Tensor(const at::Tensor&, const at::Tensor&, const std::optional<at::Tensor>&,
+                            std::optional<at::ScalarType>)>();
+  return op.call(x, w, bias, otype);
+}
+
+DispatchInfo describe_a16w16(const at::Tensor& x, const at::Tensor& w, const std::optional<at::Tensor>& bias,
+                             std::optional<at::ScalarType> otype) {
+  const c10::Device device = op_device(x, kOp);
+  const c10::cuda::CUDAGuard guard(device);
+  // A real output, allocated as the op allocates it: its alignment is part of the dispatch key.
+  const at::Tensor out = at::empty(linear_output_sizes(x, w), x.options().dtype(output_type(x, otype)));
+  const TensorView xv = to_view(x, device, kOp, "x");
+  const TensorView wv = to_view(w, device, kOp, "w");
+  const TensorView ov = to_view(out, device, kOp, "out");
+  GemmOptions options;
+  TensorView bv;
+  if (has_tensor(bias)) {
+    bv = to_view(*bias, device, kOp, "bias");
+    options.bias = &bv;
+  }
+  return describe_gemm_a16w16(xv, wv, ov, options);
+}
+
+}  // namespace tgemm::torch_binding
+
+TORCH_LIBRARY_IMPL(tgemm, CUDA, m) {
+  m.impl("gemm_a16w16", TORCH_FN(tgemm::torch_binding::gemm_a16w16_cuda));
+  m.impl("gemm_a16w16_out", TORCH_FN(tgemm::torch_binding::gemm_a16w16_out_cuda));
+}
+
+TORCH_LIBRARY_IMPL(tgemm, Autograd, m) {
+  m.impl("gemm_a16w16", TORCH_FN(tgemm::torch_binding::gemm_a16w16_autograd));
+  m.impl("gemm_a16w16_out", TORCH_FN(tgemm::torch_binding::gemm_a16w16_out_autograd));
+}

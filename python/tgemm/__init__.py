@@ -1,0 +1,97 @@
+"""tgemm: per-shape tuned GEMMs for NVIDIA Hopper, as PyTorch ops.
+
+Every GEMM is routed, by its exact shape and types, to the fastest solution found by ``tgemm tune``
+(cuBLASLt configurations, tgemm's own kernels), through tables loaded at run time.
+
+    import tgemm
+    y = tgemm.gemm_a16w16(x, w, bias)                  # = F.linear(x, w, bias), tuned per shape
+    y = torch.ops.tgemm.gemm_a16w16(x, w, bias, None)  # the same op (torch.compile, CUDA graphs)
+    tgemm.describe(x, w)                                # which table row / kernel a call uses
+    with tgemm.patch_linear(model): model(ids)          # nn.Linear layers of a model through tgemm
+    with tgemm.route_linear(): model(ids)               # every F.linear call through tgemm
+
+Environment (read at import; call ``tgemm.reload_config()`` after changing them):
+``TGEMM_CONFIG_GEMM_BF16`` (tables), ``TGEMM_TUNE_GEMM=1`` (record untuned shapes),
+``TGEMM_LOG_TUNED_CONFIG=1`` (log each shape's dispatch), ``TGEMM_CONFIG_DIR``. See docs/python.md.
+"""
+
+from __future__ import annotations
+
+import importlib as _importlib
+import os as _os
+
+import torch as _torch  # loads libtorch before the extension needs it
+
+try:
+    from . import _C
+except ImportError as _e:  # pragma: no cover - depends on the installation
+    raise ImportError(
+        f"tgemm: cannot load the extension tgemm._C ({_e}). It must be built against the installed "
+        f"torch ({_torch.__version__}): python3 -m pip install --no-build-isolation --no-deps "
+        f"--force-reinstall <tgemm source dir>"
+    ) from _e
+
+if _C.torch_version != _torch.__version__.split("+")[0]:  # pragma: no cover
+    raise ImportError(
+        f"tgemm._C was built against torch {_C.torch_version} but torch {_torch.__version__} is "
+        f"installed; rebuild tgemm: python3 -m pip install --no-build-isolation --no-deps "
+        f"--force-reinstall <tgemm source dir>"
+    )
+
+# The shipped tables are package data; TGEMM_CONFIG_DIR still takes precedence in the library.
+_CONFIGS = _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "configs")
+if _os.path.isdir(_CONFIGS):
+    _C.set_shipped_config_dir(_CONFIGS)
+
+from . import _fake  # noqa: E402  fake (meta) kernels: torch.compile, opcheck, FakeTensorMode
+from .config import (  # noqa: E402
+    reload_config,
+    release_workspaces,
+    set_shipped_config_dir,
+    shipped_config_dir,
+    table_files,
+)
+from .linear import (  # noqa: E402
+    DEFAULT_MAX_M,
+    DEFAULT_MIN_M,
+    LinearPatch,
+    linear,
+    linear_route,
+    patch_linear,
+    route_linear,
+)
+from .ops import describe, gemm_a16w16, gemm_a16w16_out, mm  # noqa: E402
+
+TgemmError = _C.TgemmError
+TgemmError.__doc__ = "Raised for input tgemm cannot take; the message names op, argument, expected and given."
+TgemmError.__module__ = "tgemm"
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DEFAULT_MAX_M",
+    "DEFAULT_MIN_M",
+    "LinearPatch",
+    "TgemmError",
+    "describe",
+    "gemm_a16w16",
+    "gemm_a16w16_out",
+    "linear",
+    "linear_route",
+    "mm",
+    "patch_linear",
+    "profile",
+    "release_workspaces",
+    "reload_config",
+    "route_linear",
+    "set_shipped_config_dir",
+    "shipped_config_dir",
+    "table_files",
+]
+
+
+def __getattr__(name: str):
+    # tgemm.profile is imported on first use (it pulls in torch.profiler).
+    if name == "profile":
+        return _importlib.import_module(".profile", __name__)
+    raise AttributeError(f"module 'tgemm' has no attribute {name!r}")

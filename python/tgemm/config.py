@@ -1,0 +1,33 @@
+"""Tables and settings of the tgemm library (include/tgemm/config.h)."""
+
+from __future__ import annotations
+
+from . import _C
+
+
+def reload_config() -> None:
+    """Re-read the TGEMM_* environment variables and the tables they name, and forget every
+    cached dispatch decision. Call it after changing ``os.environ`` (the library reads the
+    environment once, at import) or a table file. Not while other threads run tgemm GEMMs."""
+    _C.reload_config()
+
+
+def table_files() -> list[str]:
+    """The bf16/fp16 (a16w16) table files in use, in merge order (later files win)."""
+    return list(_C.a16w16_table_files())
+
+
+def shipped_config_dir() -> str:
+    """Directory of the shipped tables: TGEMM_CONFIG_DIR, else the package's ``configs/``."""
+    return _C.shipped_config_dir()
+
+
+def set_shipped_config_dir(path: str) -> None:
+    """Use another directory of shipped tables (TGEMM_CONFIG_DIR still wins); reloads."""
+    _C.set_shipped_config_dir(str(path))
+
+
+def release_workspaces() -> None:
+    """Free the CUDA workspaces tgemm holds per (device, stream). Only when no GEMM is in flight
+    and no captured CUDA graph that uses tgemm will be replayed."""
+    _C.release_workspaces()

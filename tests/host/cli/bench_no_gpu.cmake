@@ -1,0 +1,22 @@
+# `tgemm bench` on a machine without a usable GPU: exit status 2 and a message that says so,
+# before any work. The GPU is hidden by cli_common.cmake, so this holds on GPU machines too. The
+# options cap the work at one tiny problem: if the GPU check ever let the run through, the test
+# fails fast on "exit status 0" rather than timing the whole suite.
+include("${CMAKE_CURRENT_LIST_DIR}/cli_common.cmake")
+
+tgemm_run(b bench --suite "${SOURCE_DIR}/bench/shapes/llm_shapes.csv" -m 1 --max-problems 1
+          --replays 1 --no-check --json -)
+expect_eq("exit status of tgemm bench without a GPU" "${b_RC}" "2")
+expect_contains("tgemm bench stderr" "${b_ERR}" "no CUDA GPU")
+expect_contains("tgemm bench stderr" "${b_ERR}" "Nothing was run")
+expect_eq("tgemm bench stdout (nothing may be timed)" "${b_OUT}" "")
+
+# --overhead takes the same early exit.
+tgemm_run(o bench --overhead --overhead-calls 128 --json -)
+expect_eq("exit status of tgemm bench --overhead without a GPU" "${o_RC}" "2")
+expect_contains("tgemm bench --overhead stderr" "${o_ERR}" "no CUDA GPU")
+
+# So does lt-space, the other command that needs a device for everything it does.
+tgemm_run(l lt-space -m 1 -n 64 -k 64)
+expect_eq("exit status of tgemm lt-space without a GPU" "${l_RC}" "2")
+expect_contains("tgemm lt-space stderr" "${l_ERR}" "no CUDA GPU")
