@@ -129,6 +129,17 @@ void gemm_a16w16_out_autograd(const at::Tensor& x, const at::Tensor& w, const at
   torch::autograd::impl::bump_version(out);
 }
 
+// CPU kernels: only to say which argument is not on the GPU.
+at::Tensor gemm_a16w16_cpu(const at::Tensor& x, const at::Tensor& w, const std::optional<at::Tensor>& bias,
+                           std::optional<at::ScalarType> otype) {
+  throw_not_cuda(kOp, {{"x", &x}, {"w", &w}, {"bias", has_tensor(bias) ? &*bias : nullptr}});
+}
+
+void gemm_a16w16_out_cpu(const at::Tensor& x, const at::Tensor& w, const at::Tensor& out,
+                         const std::optional<at::Tensor>& bias) {
+  throw_not_cuda(kOp, {{"x", &x}, {"w", &w}, {"out", &out}, {"bias", has_tensor(bias) ? &*bias : nullptr}});
+}
+
 }  // namespace
 
 at::Tensor call_gemm_a16w16(const at::Tensor& x, const at::Tensor& w, const std::optional<at::Tensor>& bias,
@@ -164,6 +175,11 @@ DispatchInfo describe_a16w16(const at::Tensor& x, const at::Tensor& w, const std
 TORCH_LIBRARY_IMPL(tgemm, CUDA, m) {
   m.impl("gemm_a16w16", TORCH_FN(tgemm::torch_binding::gemm_a16w16_cuda));
   m.impl("gemm_a16w16_out", TORCH_FN(tgemm::torch_binding::gemm_a16w16_out_cuda));
+}
+
+TORCH_LIBRARY_IMPL(tgemm, CPU, m) {
+  m.impl("gemm_a16w16", TORCH_FN(tgemm::torch_binding::gemm_a16w16_cpu));
+  m.impl("gemm_a16w16_out", TORCH_FN(tgemm::torch_binding::gemm_a16w16_out_cpu));
 }
 
 TORCH_LIBRARY_IMPL(tgemm, Autograd, m) {

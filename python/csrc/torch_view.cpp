@@ -7,7 +7,7 @@ std::string torch_dtype_name(at::ScalarType t) {
   return "torch." + c10::getDtypeNames(t).first;
 }
 
-DType to_dtype(at::ScalarType t, std::string_view op, std::string_view name) {
+DType to_dtype(at::ScalarType t, std::string_view op, std::string_view what) {
   switch (t) {
     case at::kBFloat16:
       return DType::kBFloat16;
@@ -24,7 +24,7 @@ DType to_dtype(at::ScalarType t, std::string_view op, std::string_view name) {
     case at::kInt:
       return DType::kInt32;
     default:
-      throw_error(op, name, ".dtype ", torch_dtype_name(t),
+      throw_error(op, what, " ", torch_dtype_name(t),
                   " is not a tgemm type (bfloat16, float16, float32, float8_e4m3fn, float8_e5m2, "
                   "int8, int32)");
   }
@@ -34,6 +34,15 @@ c10::Device op_device(const at::Tensor& x, std::string_view op) {
   if (!x.defined()) throw_error(op, "x must be a defined tensor");
   if (!x.is_cuda()) throw_error(op, "x must be a CUDA tensor, got device ", x.device().str());
   return x.device();
+}
+
+void throw_not_cuda(std::string_view op, std::initializer_list<std::pair<const char*, const at::Tensor*>> args) {
+  for (const auto& [name, t] : args) {
+    if (t != nullptr && t->defined() && !t->is_cuda()) {
+      throw_error(op, name, " must be a CUDA tensor, got device ", t->device().str());
+    }
+  }
+  throw_error(op, "every tensor argument must be a CUDA tensor");
 }
 
 TensorView to_view(const at::Tensor& t, c10::Device device, std::string_view op, std::string_view name) {
@@ -48,7 +57,7 @@ TensorView to_view(const at::Tensor& t, c10::Device device, std::string_view op,
   }
   TensorView v;
   v.data = t.data_ptr();
-  v.dtype = to_dtype(t.scalar_type(), op, name);
+  v.dtype = to_dtype(t.scalar_type(), op, std::string(name) + ".dtype");
   v.rank = static_cast<int>(rank);
   for (int d = 0; d < v.rank; ++d) {
     v.sizes[d] = t.size(d);

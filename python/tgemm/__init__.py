@@ -51,10 +51,11 @@ from .config import (  # noqa: E402
     shipped_config_dir,
     table_files,
 )
-from .linear import (  # noqa: E402
+from .routing import (  # noqa: E402
     DEFAULT_MAX_M,
     DEFAULT_MIN_M,
     LinearPatch,
+    TgemmLinear,
     linear,
     linear_route,
     patch_linear,
@@ -73,6 +74,7 @@ __all__ = [
     "DEFAULT_MIN_M",
     "LinearPatch",
     "TgemmError",
+    "TgemmLinear",
     "describe",
     "gemm_a16w16",
     "gemm_a16w16_out",

@@ -74,9 +74,11 @@ bool is_out_type(DType t) {
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 std::string variant_name(const SkinnyTile& t, int split_k) {
+  // Version-1 names (register batches) stay as they were; ring variants add _p<stages>.
   return "skinny:sm90_m" + std::to_string(t.m_tile) + "_n" + std::to_string(t.block_n()) + "_wn" +
          std::to_string(t.warps_n) + "_wk" + std::to_string(t.warps_k) + "_u" +
-         std::to_string(t.unroll) + "_sk" + std::to_string(split_k) + "_v16";
+         std::to_string(t.unroll) + (t.stages > 0 ? "_p" + std::to_string(t.stages) : "") +
+         "_sk" + std::to_string(split_k) + "_v16";
 }
 
 class SkinnySolution final : public Solution {
@@ -141,7 +143,7 @@ class SkinnySolution final : public Solution {
     CachedInfo& c = t == DType::kBFloat16 ? bf16_info_ : fp16_info_;
     int arch = c.ptx_arch.load(std::memory_order_acquire);
     if (arch == 0) {
-      const skinny::SkinnyKernelInfo q = k->query();
+      const skinny::SkinnyKernelInfo q = k->query(split_k_);
       c.ctas_per_sm.store(q.ctas_per_sm, std::memory_order_relaxed);
       arch = q.ptx_arch > 0 ? q.ptx_arch : -1;
       c.ptx_arch.store(arch, std::memory_order_release);
@@ -174,7 +176,8 @@ std::vector<std::shared_ptr<const SkinnySolution>> make_solutions() {
 #endif
   auto same_tile = [](const SkinnyTile& a, const SkinnyTile& b) {
     return a.m_tile == b.m_tile && a.rows_per_warp == b.rows_per_warp &&
-           a.warps_n == b.warps_n && a.warps_k == b.warps_k && a.unroll == b.unroll;
+           a.warps_n == b.warps_n && a.warps_k == b.warps_k && a.unroll == b.unroll &&
+           a.stages == b.stages;
   };
   std::vector<std::shared_ptr<const SkinnySolution>> out;
   std::vector<bool> used(kernels.size(), false);

@@ -14,39 +14,52 @@ struct SkinnyTile {
   int rows_per_warp = 0;  // weight rows per warp, a multiple of the MMA's 16
   int warps_n = 0;        // warps side by side over rows
   int warps_k = 0;        // warps splitting the CTA's k-range, summed in shared memory
-  int unroll = 0;         // 32-wide k-blocks a warp loads before its first MMA
+  int unroll = 0;         // 32-wide k-blocks a warp loads per batch (stages: per ring slot)
+  int stages = 0;         // 0: register batches; >= 2: cp.async ring of this many slots per warp
   int block_n() const { return rows_per_warp * warps_n; }
   int threads() const { return 32 * warps_n * warps_k; }
 };
 
-// Every tile configuration, X(m_tile, rows_per_warp, warps_n, warps_k, unroll). Each is
+// Every tile configuration, X(m_tile, rows_per_warp, warps_n, warps_k, unroll, stages). Each is
 // instantiated for bf16 and fp16 and registered with split_k 1, 2, 4, 8 (a run-time cluster
-// size, so it costs no instantiation). Chosen so that each lane keeps 4-8 16-byte weight loads
-// in flight (unroll * rows_per_warp / 8) within ~128 registers (16 warps per SM), and the
-// in-CTA partials fit 48 KB of static shared memory; docs/perf-notes.md has the reasoning and
-// each instance's resource usage.
+// size, so it costs no instantiation).
+// stages == 0 (version 1): register batches, chosen so that each lane keeps 4-8 16-byte weight
+// loads in flight (unroll * rows_per_warp / 8) within ~128 registers (16 warps per SM).
+// stages >= 2 (version 2): a per-warp cp.async ring in shared memory, stages - 1 slots of
+// unroll k-blocks in flight while one is consumed, row-contiguous copies, <= 80 registers.
+// docs/perf-notes.md has the reasoning and each instance's resource usage.
 #define TGEMM_SKINNY_TILES(X) \
-  X(8, 16, 1, 8, 4)           \
-  X(8, 16, 1, 4, 8)           \
-  X(8, 32, 1, 4, 4)           \
-  X(8, 32, 1, 8, 2)           \
-  X(8, 64, 1, 4, 1)           \
-  X(8, 16, 2, 4, 4)           \
-  X(16, 16, 1, 8, 4)          \
-  X(16, 16, 1, 4, 4)          \
-  X(16, 32, 1, 8, 2)          \
-  X(16, 32, 1, 4, 2)          \
-  X(16, 64, 1, 4, 1)          \
-  X(16, 16, 2, 4, 4)          \
-  X(16, 32, 2, 4, 2)          \
-  X(16, 32, 4, 2, 2)          \
-  X(16, 64, 2, 4, 1)          \
-  X(32, 16, 1, 8, 2)          \
-  X(32, 16, 2, 4, 2)          \
-  X(32, 32, 1, 8, 1)          \
-  X(32, 32, 2, 4, 1)          \
-  X(32, 16, 4, 2, 2)          \
-  X(32, 32, 4, 2, 1)
+  X(8, 16, 1, 8, 4, 0)        \
+  X(8, 16, 1, 4, 8, 0)        \
+  X(8, 32, 1, 4, 4, 0)        \
+  X(8, 32, 1, 8, 2, 0)        \
+  X(8, 64, 1, 4, 1, 0)        \
+  X(8, 16, 2, 4, 4, 0)        \
+  X(16, 16, 1, 8, 4, 0)       \
+  X(16, 16, 1, 4, 4, 0)       \
+  X(16, 32, 1, 8, 2, 0)       \
+  X(16, 32, 1, 4, 2, 0)       \
+  X(16, 64, 1, 4, 1, 0)       \
+  X(16, 16, 2, 4, 4, 0)       \
+  X(16, 32, 2, 4, 2, 0)       \
+  X(16, 32, 4, 2, 2, 0)       \
+  X(16, 64, 2, 4, 1, 0)       \
+  X(32, 16, 1, 8, 2, 0)       \
+  X(32, 16, 2, 4, 2, 0)       \
+  X(32, 32, 1, 8, 1, 0)       \
+  X(32, 32, 2, 4, 1, 0)       \
+  X(32, 16, 4, 2, 2, 0)       \
+  X(32, 32, 4, 2, 1, 0)       \
+  X(8, 16, 1, 4, 2, 4)        \
+  X(8, 16, 1, 4, 4, 4)        \
+  X(8, 16, 1, 8, 2, 4)        \
+  X(8, 16, 1, 4, 8, 3)        \
+  X(8, 32, 1, 4, 2, 4)        \
+  X(16, 16, 1, 4, 2, 4)       \
+  X(16, 16, 1, 4, 4, 4)       \
+  X(16, 16, 1, 8, 2, 4)       \
+  X(16, 32, 1, 4, 2, 4)       \
+  X(16, 32, 2, 4, 2, 4)
 
 struct SkinnyKernelInfo {
   int ptx_arch = 0;     // PTX arch the running image was built from (90 for compute_90a)
@@ -61,8 +74,9 @@ struct SkinnyKernel {
   // cluster when split_k > 1. Throws tgemm::Error naming `where` on a launch error.
   void (*launch)(const GemmProblem& p, const GemmArgs& args, int split_k, Stream stream,
                  const char* where) = nullptr;
-  // Facts about the loaded kernel image on the current device (all 0 if a query fails).
-  SkinnyKernelInfo (*query)() = nullptr;
+  // Facts about the loaded kernel image on the current device for a launch with this split_k
+  // (its shared memory depends on it); all 0 if a query fails.
+  SkinnyKernelInfo (*query)(int split_k) = nullptr;
 };
 
 // One appender per instance translation unit: bf16 and fp16, M tiles 8-16 ("small") and 32

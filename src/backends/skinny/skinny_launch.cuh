@@ -5,6 +5,8 @@
 
 #include <cuda_runtime.h>
 
+#include <array>
+#include <atomic>
 #include <vector>
 
 #include "backends/skinny/skinny_kernels.h"
@@ -26,10 +28,33 @@ constexpr DType dtype_of() {
   return std::is_same_v<In, bf16> ? DType::kBFloat16 : DType::kFloat16;
 }
 
-template <typename In, int M_TILE, int ROWS_PER_WARP, int WARPS_N, int WARPS_K, int UNROLL>
+// Lets `Kernel` take up to `bytes` of dynamic shared memory on the current device (the default
+// limit is 48 KB); done once per device and kernel (one state per instantiation). False if the
+// device cannot be queried or refuses the size.
+template <auto Kernel>
+bool allow_dynamic_smem(int bytes) {
+  if (bytes <= 48 * 1024) return true;
+  static std::array<std::atomic<int>, 64> state{};  // per device: 0 not yet, 1 done, -1 refused
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= 64) {
+    cudaGetLastError();
+    return false;
+  }
+  int s = state[device].load(std::memory_order_acquire);
+  if (s == 0) {
+    s = cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) == cudaSuccess
+            ? 1
+            : -1;
+    if (s < 0) cudaGetLastError();  // a refusal must not leave an error behind
+    state[device].store(s, std::memory_order_release);
+  }
+  return s > 0;
+}
+
+template <typename In, int M_TILE, int ROWS_PER_WARP, int WARPS_N, int WARPS_K, int UNROLL, int STAGES>
 void launch_skinny(const GemmProblem& p, const GemmArgs& args, int split_k, Stream stream,
                    const char* where) {
-  using Shape = kernels::SkinnyShape<M_TILE, ROWS_PER_WARP, WARPS_N, WARPS_K>;
+  using Shape = kernels::SkinnyShape<M_TILE, ROWS_PER_WARP, WARPS_N, WARPS_K, UNROLL, STAGES>;
   kernels::SkinnyParams kp;
   kp.x = args.a;
   kp.w = args.b;
@@ -48,7 +73,9 @@ void launch_skinny(const GemmProblem& p, const GemmArgs& args, int split_k, Stre
   config.gridDim = dim3(static_cast<unsigned>((p.n + Shape::kBlockN - 1) / Shape::kBlockN),
                         static_cast<unsigned>(split_k), 1);
   config.blockDim = dim3(Shape::kThreads, 1, 1);
-  config.dynamicSmemBytes = 0;
+  constexpr auto kernel = &kernels::sm90_gemm_skinny<In, M_TILE, ROWS_PER_WARP, WARPS_N, WARPS_K, UNROLL, STAGES>;
+  allow_dynamic_smem<kernel>(Shape::kMaxSmemBytes);  // a refusal shows as the launch's error
+  config.dynamicSmemBytes = static_cast<std::size_t>(Shape::smem_bytes(split_k));
   config.stream = reinterpret_cast<cudaStream_t>(stream);
   cudaLaunchAttribute cluster{};
   if (split_k > 1) {
@@ -59,23 +86,21 @@ void launch_skinny(const GemmProblem& p, const GemmArgs& args, int split_k, Stre
     config.attrs = &cluster;
     config.numAttrs = 1;
   }
-  TGEMM_CUDA_CHECK(
-      cudaLaunchKernelEx(&config,
-                         kernels::sm90_gemm_skinny<In, M_TILE, ROWS_PER_WARP, WARPS_N, WARPS_K, UNROLL>,
-                         kp),
-      where);
+  TGEMM_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, kp), where);
   TGEMM_CUDA_CHECK_LAUNCH(where);
 }
 
-template <typename In, int M_TILE, int ROWS_PER_WARP, int WARPS_N, int WARPS_K, int UNROLL>
-SkinnyKernelInfo skinny_query() {
-  using Shape = kernels::SkinnyShape<M_TILE, ROWS_PER_WARP, WARPS_N, WARPS_K>;
-  auto* kernel = kernels::sm90_gemm_skinny<In, M_TILE, ROWS_PER_WARP, WARPS_N, WARPS_K, UNROLL>;
+template <typename In, int M_TILE, int ROWS_PER_WARP, int WARPS_N, int WARPS_K, int UNROLL, int STAGES>
+SkinnyKernelInfo skinny_query(int split_k) {
+  using Shape = kernels::SkinnyShape<M_TILE, ROWS_PER_WARP, WARPS_N, WARPS_K, UNROLL, STAGES>;
+  constexpr auto kernel = &kernels::sm90_gemm_skinny<In, M_TILE, ROWS_PER_WARP, WARPS_N, WARPS_K, UNROLL, STAGES>;
   SkinnyKernelInfo info;
   cudaFuncAttributes attr{};
   int ctas = 0;
-  if (cudaFuncGetAttributes(&attr, kernel) != cudaSuccess ||
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas, kernel, Shape::kThreads, 0) != cudaSuccess) {
+  if (!allow_dynamic_smem<kernel>(Shape::kMaxSmemBytes) ||
+      cudaFuncGetAttributes(&attr, kernel) != cudaSuccess ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas, kernel, Shape::kThreads,
+                                                    static_cast<std::size_t>(Shape::smem_bytes(split_k))) != cudaSuccess) {
     cudaGetLastError();  // a failed query must not leave an error behind
     return info;
   }
@@ -89,13 +114,13 @@ SkinnyKernelInfo skinny_query() {
 // are discarded statements, so this translation unit instantiates only its share.
 template <typename In, int MIN_M_TILE, int MAX_M_TILE>
 void append_skinny_kernels(std::vector<SkinnyKernel>& out) {
-#define TGEMM_SKINNY_APPEND(MT, RW, WN, WK, U)                                               \
+#define TGEMM_SKINNY_APPEND(MT, RW, WN, WK, U, S)                                            \
   if constexpr (MT >= MIN_M_TILE && MT <= MAX_M_TILE) {                                      \
     SkinnyKernel k;                                                                          \
-    k.tile = SkinnyTile{MT, RW, WN, WK, U};                                                  \
+    k.tile = SkinnyTile{MT, RW, WN, WK, U, S};                                               \
     k.in = dtype_of<In>();                                                                   \
-    k.launch = &launch_skinny<In, MT, RW, WN, WK, U>;                                        \
-    k.query = &skinny_query<In, MT, RW, WN, WK, U>;                                          \
+    k.launch = &launch_skinny<In, MT, RW, WN, WK, U, S>;                                     \
+    k.query = &skinny_query<In, MT, RW, WN, WK, U, S>;                                       \
     out.push_back(k);                                                                        \
   }
   TGEMM_SKINNY_TILES(TGEMM_SKINNY_APPEND)

@@ -109,7 +109,7 @@ def _make_linear(min_m: int, max_m: Optional[int], grad: bool) -> LinearFn:
 
 
 linear: LinearFn = _make_linear(DEFAULT_MIN_M, DEFAULT_MAX_M, True)
-linear.__doc__ = "F.linear through tgemm with the default M window (see tgemm.linear module doc)."
+linear.__doc__ = "F.linear through tgemm with the default M window (see the tgemm.routing module doc)."
 
 
 def linear_route(

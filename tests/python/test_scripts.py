@@ -1,0 +1,79 @@
+"""Smoke runs of the scripts on tiny sizes: bench/torch_bench.py, examples/llama_e2e.py, and the
+capture -> `tgemm tune` handoff (the untuned CSV written through Python is accepted)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from tgemm_test_utils import requires_cuda
+
+pytestmark = requires_cuda
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _run(cmd, **kwargs):
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=900, **kwargs)
+    assert result.returncode == 0, f"{cmd} exited {result.returncode}\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}"
+    return result
+
+
+def test_torch_bench_small(tmp_path):
+    suite = tmp_path / "suite.csv"
+    suite.write_text("model,layer,N,K\ntiny,a,512,256\ntiny,b,1000,520\n")
+    out = tmp_path / "bench.json"
+    _run([sys.executable, os.path.join(REPO, "bench", "torch_bench.py"), "--suite", str(suite), "--m", "1,64",
+          "--replays", "5", "--overhead-calls", "50", "--overhead-rounds", "3", "--json", str(out)])
+    doc = json.loads(out.read_text())
+    assert {"device", "sm_count", "commit", "date", "rows", "summary"} <= set(doc)
+    assert len(doc["rows"]) == 4
+    for row in doc["rows"]:
+        assert row["baseline"] == "F.linear" and row["check"] == "ok"
+        assert row["baseline_us"] > 0 and row["tgemm_us"] > 0 and row["solution"]
+    assert doc["summary"]["geomean_speedup"] > 0
+    assert "tgemm.linear" in doc["summary"]["host_overhead"]["per_call_us"]
+    assert (tmp_path / "bench.png").exists()
+
+
+def test_capture_then_tune_accepts_the_csv(tmp_path):
+    exe = shutil.which("tgemm")
+    if exe is None:
+        pytest.skip("the tgemm command is not on PATH")
+    untuned, tuned = tmp_path / "bf16_untuned_gemm.csv", tmp_path / "tuned.csv"
+    script = textwrap.dedent(
+        """
+        import torch, tgemm
+        x = torch.randn(16, 256, device="cuda", dtype=torch.bfloat16)
+        w = torch.randn(512, 256, device="cuda", dtype=torch.bfloat16)
+        tgemm.gemm_a16w16(x, w)
+        torch.cuda.synchronize()
+        """
+    )
+    env = dict(os.environ, TGEMM_TUNE_GEMM="1", TGEMM_UNTUNED_GEMM_BF16=str(untuned))
+    env.pop("TGEMM_CONFIG_GEMM_BF16", None)
+    _run([sys.executable, "-c", script], env=env)
+    assert "16,512,256,False,torch.bfloat16,torch.bfloat16,False,False" in untuned.read_text()
+    _run([exe, "tune", "-i", str(untuned), "-o", str(tuned), "--timeout", "300"])
+    lines = tuned.read_text().strip().splitlines()
+    assert lines[0].startswith("arch,sm_count,M,N,K,") and len(lines) == 2
+
+
+def test_llama_e2e_tiny(tmp_path):
+    pytest.importorskip("transformers")
+    out = tmp_path / "llama.json"
+    _run([sys.executable, os.path.join(REPO, "examples", "llama_e2e.py"), "--layers", "1", "--hidden", "256",
+          "--intermediate", "512", "--heads", "4", "--kv-heads", "2", "--vocab", "1000", "--prompt", "32",
+          "--decode-batches", "1,4", "--iters", "5", "--skip-tune", "--workdir", str(tmp_path), "--json", str(out)])
+    doc = json.loads(out.read_text())
+    assert doc["captured_problems"] > 0
+    assert [(r["step"], r["batch"]) for r in doc["rows"]] == [("prefill", 1), ("decode", 1), ("decode", 4)]
+    for row in doc["rows"]:
+        assert row["ok"], row
+        assert row["graph"], row["graph_error"]

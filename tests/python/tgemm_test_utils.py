@@ -1,0 +1,57 @@
+"""Shared helpers of the Python tests: CUDA skip, random data, the fp32 reference, tolerances.
+
+Tests that need a GPU use ``requires_cuda`` and are skipped cleanly without one; the rest (kernel
+classification, routing on CPU tensors) run anywhere tgemm imports.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+HAS_CUDA = torch.cuda.is_available()
+requires_cuda = pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA device")
+
+
+def randn(*shape, dtype=torch.bfloat16, scale=1.0, seed=0, device="cuda"):
+    """N(0, scale^2) data in `dtype` (never zeros)."""
+    g = torch.Generator(device=device).manual_seed(seed)
+    return (torch.randn(*shape, generator=g, device=device, dtype=torch.float32) * scale).to(dtype)
+
+
+def make_linear_inputs(m_shape, n, k, dtype=torch.bfloat16, bias=False, bias_dtype=None, seed=0):
+    """x [*m_shape, K] ~ N(0,1), w [N, K] ~ N(0, 1/K) so outputs are ~N(0,1), bias [N] ~ N(0,1)."""
+    x = randn(*m_shape, k, dtype=dtype, seed=seed)
+    w = randn(n, k, dtype=dtype, scale=1.0 / math.sqrt(max(k, 1)), seed=seed + 1)
+    b = randn(n, dtype=bias_dtype or dtype, seed=seed + 2) if bias else None
+    return x, w, b
+
+
+def reference(x, w, bias=None):
+    """F.linear in fp32 (inputs are exactly representable, so this is the exact product up to
+    fp32 accumulation)."""
+    y = x.float() @ w.float().t()
+    if bias is not None:
+        y = y + bias.float()
+    return y
+
+
+def tolerance(out_dtype):
+    """(rtol, atol) for outputs ~N(0,1): one rounding of the output type plus fp32 accumulation."""
+    return {torch.bfloat16: (1e-2, 1e-2), torch.float16: (2e-3, 2e-3), torch.float32: (1e-4, 1e-4)}[out_dtype]
+
+
+def assert_matches_reference(y, ref, out_dtype):
+    assert y.dtype == out_dtype
+    assert y.shape == ref.shape
+    assert torch.isfinite(y).all()
+    rtol, atol = tolerance(out_dtype)
+    torch.testing.assert_close(y.float(), ref, rtol=rtol, atol=atol)
+
+
+def device_arch(device=0) -> str:
+    """The `arch` column tgemm's tables use for this device."""
+    major, minor = torch.cuda.get_device_capability(device)
+    return "sm_90a" if (major, minor) == (9, 0) else f"sm_{major}{minor}"
