@@ -9,8 +9,8 @@ bf16, on the current CUDA device. Steps:
   1. capture: this script re-runs itself in a subprocess with TGEMM_TUNE_GEMM=1 (the library reads
      it at import), runs each measured step once through tgemm, and so writes every untuned GEMM
      problem to <workdir>/bf16_untuned_gemm.csv (the C++ core's capture; nothing in Python);
-  2. tune: `tgemm tune -i <untuned> -o <workdir>/bf16_tuned_gemm.csv` (the `tgemm` command from
-     PATH or --tgemm; --skip-tune with --table uses an existing table);
+  2. tune: `tgemm tune -i <untuned> -o <workdir>/bf16_tuned_gemm.csv` (--tgemm, else the command
+     pip installed with the package, else PATH; --skip-tune with --table uses an existing table);
   3. measure, with that table: prefill of --prefill-batch x --prompt tokens (no KV cache), and one
      decode step per --decode-batches on a StaticCache holding --prompt tokens (filled by a stock
      prefill), each stock and through tgemm.patch_linear, timed as CUDA graph replays (manual
@@ -32,7 +32,6 @@ import datetime
 import inspect
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -57,7 +56,7 @@ def parse_args(argv=None):
     p.add_argument("--no-graph", action="store_true", help="time eagerly, without CUDA graphs")
     p.add_argument("--rtol", type=float, default=0.03, help="max relative L2 difference of logits, tgemm vs stock")
     p.add_argument("--workdir", help="where the untuned/tuned CSVs go (default: a new temp dir)")
-    p.add_argument("--tgemm", help="the tgemm command (default: `tgemm` on PATH)")
+    p.add_argument("--tgemm", help="the tgemm command (default: the one installed with the package, else PATH)")
     p.add_argument("--skip-capture", action="store_true", help="do not capture (needs --table or --skip-tune)")
     p.add_argument("--skip-tune", action="store_true", help="do not tune; use --table (or only the shipped tables)")
     p.add_argument("--table", help="tuned table to use (default: the one tuned here)")
@@ -232,10 +231,12 @@ def run_capture(args) -> int:
 
 
 def find_tgemm(args) -> str:
-    exe = args.tgemm or shutil.which("tgemm")
+    import tgemm
+
+    exe = args.tgemm or tgemm.cli_path()
     if not exe:
-        sys.exit("llama_e2e: the `tgemm` command is not on PATH (pip install puts it next to python; a CMake "
-                 "build has it at build/release/tools/cli/tgemm): pass --tgemm PATH, or --skip-tune")
+        sys.exit("llama_e2e: no `tgemm` command (pip install puts it in the scripts directory next to python; "
+                 "a CMake build has it at build/release/tools/cli/tgemm): pass --tgemm PATH, or --skip-tune")
     return exe
 
 

@@ -15,12 +15,19 @@
 //   UNROLL k-blocks are loaded before the first MMA: UNROLL*R*2 16-byte weight loads in flight
 //   per lane. x is read through L1 (ld.global.nc), w bypasses L1 (L1::no_allocate) so it does
 //   not evict x; x bytes re-read from L2 are M/BLOCK_N of the weight bytes.
+//   That is the register-batch main loop (STAGES == 0). With STAGES >= 2 each warp instead
+//   streams its weight rows through a private shared-memory ring of STAGES slots of UNROLL
+//   k-blocks, filled by row-contiguous 16-byte cp.async copies (STAGES - 1 slots in flight while
+//   one is consumed, no CTA barrier: wait_group + __syncwarp), read back in fragment order.
 // - A CTA is WARPS_N x WARPS_K warps over BLOCK_N = ROWS_PER_WARP*WARPS_N rows; the WARPS_K warps
 //   split the CTA's k-range and are summed through shared memory in warp order. The grid is
 //   (ceil(N/BLOCK_N), split_k); with split_k > 1 the split_k CTAs of one row tile form a thread
-//   block cluster (1, split_k, 1) and sum their partials through distributed shared memory in
-//   rank order. Every sum has a fixed order, so results are bit-identical run to run, and no
-//   state outlives the launch (no workspace, no counters): safe under CUDA-graph replay.
+//   block cluster (1, split_k, 1): every warp stores its partial into the leader CTA's shared
+//   memory (one barrier phase, the other CTAs exit) and the leader sums the parts in order; when
+//   the partials are too large for that (above 64 KB) the CTAs sum their warps first and share
+//   the final sum through distributed shared memory in rank order. Every sum has a fixed order,
+//   so results are bit-identical run to run, and no state outlives the launch (no workspace, no
+//   counters): safe under CUDA-graph replay.
 // - Rows past N and tokens past M are clamped to the last valid row (valid addresses, results
 //   discarded), so the main loop has no predicates; the k tail (K not a multiple of 32) is one
 //   predicated pass of whole 16-byte chunks, plus, for K not a multiple of 8, element loads of
@@ -30,7 +37,8 @@
 // built for compute_90 or later (older passes compile to a trap); 1 <= M <= M_TILE; N >= 1;
 // 1 <= K <= 2^30; x and w 16-byte aligned with lda, ldb multiples of 8 elements (lda is
 // ignored when M = 1, ldb when N = 1); out, bias element-aligned; split_k in 1..8, launched as
-// a cluster of (1, split_k, 1) when above 1.
+// a cluster of (1, split_k, 1) when above 1, with SkinnyShape::smem_bytes(split_k) bytes of
+// dynamic shared memory (the host raises the kernel's limit to kMaxSmemBytes first).
 //
 // Test: tests/gpu/test_skinny.cu (every variant against the fp32 reference kernel, tails, bias,
 // determinism, graph replay, refusals): ctest --test-dir build/release -R Skinny.
@@ -432,7 +440,7 @@ __global__ void __launch_bounds__(
       const int rest = p.k - (blk * 32 + 8 * (c % 4));  // elements of K from the chunk on
       const int bytes = blk < kb_end ? 2 * max(0, min(rest, 8)) : 0;
       const std::uint32_t slot = ring + (s % STAGES) * kSb;
-      const char* stage_src = src + s * (UNROLL * 64);
+      const char* stage_src = src + static_cast<std::int64_t>(s) * (UNROLL * 64);
 #pragma unroll
       for (int i = 0; i < kIssues; ++i) {
         const int b = i * kRowsPerIssue < rows_left ? bytes : 0;

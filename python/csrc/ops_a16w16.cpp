@@ -4,6 +4,10 @@
 // x's device. Backward (autograd kernel, C++ so that calls without grad stay cheap):
 //   dx = g @ w, dw = g^T @ x, dbias = sum of g over rows, with g the output gradient in x's dtype
 // (as F.linear's backward computes them), by ATen ops so they are traced by torch.compile too.
+// CPU kernels exist only to name the argument that is not on the GPU.
+//
+// Tests: tests/python/ (test_ops: results vs fp32; test_torch_integration: opcheck, compile, CUDA
+// graphs; test_errors: messages). Bench: bench/torch_bench.py.
 #include "python/csrc/ops_a16w16.h"
 
 #include <ATen/ATen.h>
@@ -21,11 +25,10 @@ namespace {
 
 constexpr std::string_view kOp = "gemm_a16w16";
 
-// out = x @ w^T (+ bias) into an existing `out`, on the current stream of x's device.
-void run_a16w16(const at::Tensor& x, const at::Tensor& w, const at::Tensor& out,
+// out = x @ w^T (+ bias) into an existing `out`, on the current stream of `device` (x's device,
+// made current by the caller).
+void run_a16w16(c10::Device device, const at::Tensor& x, const at::Tensor& w, const at::Tensor& out,
                 const std::optional<at::Tensor>& bias) {
-  const c10::Device device = op_device(x, kOp);
-  const c10::cuda::CUDAGuard guard(device);
   const TensorView xv = to_view(x, device, kOp, "x");
   const TensorView wv = to_view(w, device, kOp, "w");
   const TensorView ov = to_view(out, device, kOp, "out");
@@ -49,25 +52,41 @@ at::Tensor gemm_a16w16_cuda(const at::Tensor& x, const at::Tensor& w, const std:
   const c10::Device device = op_device(x, kOp);
   const c10::cuda::CUDAGuard guard(device);
   at::Tensor out = at::empty(linear_output_sizes(x, w), x.options().dtype(output_type(x, otype)));
-  run_a16w16(x, w, out, bias);
+  run_a16w16(device, x, w, out, bias);
   return out;
 }
 
 void gemm_a16w16_out_cuda(const at::Tensor& x, const at::Tensor& w, const at::Tensor& out,
                           const std::optional<at::Tensor>& bias) {
-  run_a16w16(x, w, out, bias);
+  const c10::Device device = op_device(x, kOp);
+  const c10::cuda::CUDAGuard guard(device);
+  run_a16w16(device, x, w, out, bias);
 }
 
+using GemmA16W16Sig = at::Tensor(const at::Tensor&, const at::Tensor&, const std::optional<at::Tensor>&,
+                                   std::optional<at::ScalarType>);
+using GemmA16W16OutSig = void(const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                              const std::optional<at::Tensor>&);
+
+const c10::TypedOperatorHandle<GemmA16W16Sig>& gemm_a16w16_handle() {
+  static const auto op =
+      c10::Dispatcher::singleton().findSchemaOrThrow("tgemm::gemm_a16w16", "").typed<GemmA16W16Sig>();
+  return op;
+}
+
+// The autograd kernels hand over to the next kernel with redispatch (keys below autograd): one
+// dispatcher entry and one profiler event per call, as ATen's own autograd kernels do.
 class GemmA16W16Function : public torch::autograd::Function<GemmA16W16Function> {
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x, const at::Tensor& w,
-                            const std::optional<at::Tensor>& bias, std::optional<at::ScalarType> otype) {
+                            const std::optional<at::Tensor>& bias, std::optional<at::ScalarType> otype,
+                            c10::DispatchKeySet below) {
     at::AutoDispatchBelowADInplaceOrView below_autograd;
     ctx->save_for_backward({x, w});
     const bool with_bias = has_tensor(bias);
     ctx->saved_data["with_bias"] = with_bias;
     if (with_bias) ctx->saved_data["bias_dtype"] = bias->scalar_type();
-    return call_gemm_a16w16(x, w, bias, otype);
+    return gemm_a16w16_handle().redispatch(below, x, w, bias, otype);
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
@@ -79,39 +98,41 @@ class GemmA16W16Function : public torch::autograd::Function<GemmA16W16Function> 
     const std::int64_t k = w.size(1);
     const at::Tensor g = grads[0].to(x.scalar_type());  // [..., N]
     at::Tensor dx, dw, dbias;
-    if (ctx->needs_input_grad(0)) dx = at::matmul(g, w);                               // [..., K]
+    if (ctx->needs_input_grad(0)) dx = at::matmul(g, w);                                   // [..., K]
     if (ctx->needs_input_grad(1)) dw = g.reshape({-1, n}).t().matmul(x.reshape({-1, k}));  // [N, K]
     // Edges exist for tensor inputs only: the bias is edge 2 when it was given.
     if (ctx->saved_data["with_bias"].toBool() && ctx->needs_input_grad(2)) {
       // Summed in fp32 whatever the output dtype, then cast to the bias dtype.
       dbias = grads[0].reshape({-1, n}).sum(0, false, at::kFloat).to(ctx->saved_data["bias_dtype"].toScalarType());
     }
-    return {dx, dw, dbias, at::Tensor()};
+    // One entry per forward argument: x, w, bias, otype, the key set.
+    return {dx, dw, dbias, at::Tensor(), at::Tensor()};
   }
 };
 
 bool has_forward_grad(const at::Tensor& t) { return t.defined() && t._fw_grad(/*level=*/0).defined(); }
 
-at::Tensor gemm_a16w16_autograd(const at::Tensor& x, const at::Tensor& w, const std::optional<at::Tensor>& bias,
-                                std::optional<at::ScalarType> otype) {
+at::Tensor gemm_a16w16_autograd(c10::DispatchKeySet keys, const at::Tensor& x, const at::Tensor& w,
+                                const std::optional<at::Tensor>& bias, std::optional<at::ScalarType> otype) {
   // Forward-mode AD has no formula here: refuse rather than drop the tangent.
   if (has_forward_grad(x) || has_forward_grad(w) || (has_tensor(bias) && has_forward_grad(*bias))) {
     throw_error(kOp, "forward-mode AD (dual tensors) is not supported; use torch.nn.functional.linear");
   }
+  const c10::DispatchKeySet below = keys & c10::after_autograd_keyset;
   const bool needs_grad = at::GradMode::is_enabled() &&
                           (x.requires_grad() || w.requires_grad() || (has_tensor(bias) && bias->requires_grad()));
   if (!needs_grad) {
     // The common inference path: no graph node, straight to the CUDA kernel.
     at::AutoDispatchBelowADInplaceOrView below_autograd;
-    return call_gemm_a16w16(x, w, bias, otype);
+    return gemm_a16w16_handle().redispatch(below, x, w, bias, otype);
   }
-  return GemmA16W16Function::apply(x, w, bias, otype);
+  return GemmA16W16Function::apply(x, w, bias, otype, below);
 }
 
 // out= has no derivative (as in ATen): an error when autograd would have to track it, otherwise
 // the kernel below autograd and the version bump ATen's out= kernels do for a mutated tensor.
-void gemm_a16w16_out_autograd(const at::Tensor& x, const at::Tensor& w, const at::Tensor& out,
-                              const std::optional<at::Tensor>& bias) {
+void gemm_a16w16_out_autograd(c10::DispatchKeySet keys, const at::Tensor& x, const at::Tensor& w,
+                              const at::Tensor& out, const std::optional<at::Tensor>& bias) {
   const bool tracked = x.requires_grad() || w.requires_grad() || out.requires_grad() ||
                        (has_tensor(bias) && bias->requires_grad());
   if (at::GradMode::is_enabled() && tracked) {
@@ -120,11 +141,9 @@ void gemm_a16w16_out_autograd(const at::Tensor& x, const at::Tensor& w, const at
   }
   {
     at::AutoDispatchBelowADInplaceOrView below_autograd;
-    static const auto op = c10::Dispatcher::singleton()
-                               .findSchemaOrThrow("tgemm::gemm_a16w16_out", "")
-                               .typed<void(const at::Tensor&, const at::Tensor&, const at::Tensor&,
-                                           const std::optional<at::Tensor>&)>();
-    op.call(x, w, out, bias);
+    static const auto op =
+        c10::Dispatcher::singleton().findSchemaOrThrow("tgemm::gemm_a16w16_out", "").typed<GemmA16W16OutSig>();
+    op.redispatch(keys & c10::after_autograd_keyset, x, w, out, bias);
   }
   torch::autograd::impl::bump_version(out);
 }
@@ -144,12 +163,7 @@ void gemm_a16w16_out_cpu(const at::Tensor& x, const at::Tensor& w, const at::Ten
 
 at::Tensor call_gemm_a16w16(const at::Tensor& x, const at::Tensor& w, const std::optional<at::Tensor>& bias,
                             std::optional<at::ScalarType> otype) {
-  static const auto op =
-      c10::Dispatcher::singleton()
-          .findSchemaOrThrow("tgemm::gemm_a16w16", "")
-          .typed<at::Tensor(const at::Tensor&, const at::Tensor&, const std::optional<at::Tensor>&,
-                            std::optional<at::ScalarType>)>();
-  return op.call(x, w, bias, otype);
+  return gemm_a16w16_handle().call(x, w, bias, otype);
 }
 
 DispatchInfo describe_a16w16(const at::Tensor& x, const at::Tensor& w, const std::optional<at::Tensor>& bias,

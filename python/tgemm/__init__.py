@@ -31,7 +31,8 @@ except ImportError as _e:  # pragma: no cover - depends on the installation
         f"--force-reinstall <tgemm source dir>"
     ) from _e
 
-if _C.torch_version != _torch.__version__.split("+")[0]:  # pragma: no cover
+# The C++ ABI of torch changes between minor versions: refuse a build made for another one.
+if _C.torch_version.split(".")[:2] != _torch.__version__.split("+")[0].split(".")[:2]:  # pragma: no cover
     raise ImportError(
         f"tgemm._C was built against torch {_C.torch_version} but torch {_torch.__version__} is "
         f"installed; rebuild tgemm: python3 -m pip install --no-build-isolation --no-deps "
@@ -45,6 +46,7 @@ if _os.path.isdir(_CONFIGS):
 
 from . import _fake  # noqa: E402  fake (meta) kernels: torch.compile, opcheck, FakeTensorMode
 from .config import (  # noqa: E402
+    cli_path,
     reload_config,
     release_workspaces,
     set_shipped_config_dir,
@@ -75,6 +77,7 @@ __all__ = [
     "LinearPatch",
     "TgemmError",
     "TgemmLinear",
+    "cli_path",
     "describe",
     "gemm_a16w16",
     "gemm_a16w16_out",

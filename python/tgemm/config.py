@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import sysconfig
+from typing import Optional
+
 from . import _C
 
 
@@ -31,3 +36,21 @@ def release_workspaces() -> None:
     """Free the CUDA workspaces tgemm holds per (device, stream). Only when no GEMM is in flight
     and no captured CUDA graph that uses tgemm will be replayed."""
     _C.release_workspaces()
+
+
+def cli_path() -> Optional[str]:
+    """The `tgemm` command (tune, bench, show, shapes, merge): the one pip installed with this
+    package (this interpreter's scripts directory, or the user scheme's), else the first on PATH;
+    None if there is none."""
+    candidates = []
+    for scheme in (None, f"{os.name}_user"):
+        try:
+            scripts = sysconfig.get_path("scripts", scheme) if scheme else sysconfig.get_path("scripts")
+        except KeyError:
+            continue
+        if scripts:
+            candidates.append(os.path.join(scripts, "tgemm"))
+    for path in candidates:
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    return shutil.which("tgemm")

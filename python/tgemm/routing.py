@@ -2,7 +2,7 @@
 
 A call ``linear(input, weight, bias)`` runs ``torch.ops.tgemm.gemm_a16w16(input, weight, bias)``
 when tgemm can take it and its row count ``M = input.numel() // input.shape[-1]`` is in
-``[min_m, max_m]``; otherwise it runs the stock ``torch.nn.functional.linear``. Never a different
+``[min_m, max_m]``; otherwise it runs the stock ``torch.nn.functional.linear``. Never a wrong
 result: every input tgemm cannot take goes to the stock path explicitly.
 
 Routed to tgemm only when all hold:
@@ -23,8 +23,9 @@ prefill with arbitrary lengths above the window keeps the stock path. Use ``max_
 upper bound.
 
 The routing function itself takes a few hundred nanoseconds of Python checks; eager calls then go
-through ``tgemm._C.gemm_a16w16`` (the op's dispatcher entry without the boxed ``torch.ops`` call),
-compiled code through ``torch.ops.tgemm.gemm_a16w16`` (traced by Dynamo, no graph break).
+through ``tgemm._C.gemm_a16w16`` (the op's dispatcher entry without the boxed ``torch.ops`` call;
+``torch.ops`` while a TorchFunctionMode is active, so the mode sees the op), compiled code through
+``torch.ops.tgemm.gemm_a16w16`` (traced by Dynamo, no graph break).
 """
 
 from __future__ import annotations
@@ -175,6 +176,19 @@ class TgemmLinear(nn.Linear):
     def extra_repr(self) -> str:
         f = self._tgemm_linear
         return f"{super().extra_repr()}, tgemm M in [{f.min_m}, {f.max_m}]"  # type: ignore[attr-defined]
+
+    # Pickling and deepcopy keep the window, not the routing closure (which cannot be pickled).
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        f = state.pop("_tgemm_linear")
+        state["_tgemm_window"] = (f.min_m, f.max_m, f.grad)
+        return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        window = state.pop("_tgemm_window")
+        super().__setstate__(state)
+        self._tgemm_linear = _make_linear(*window)
 
 
 class LinearPatch:

@@ -2,6 +2,7 @@
 // bench and the tuner. The floor kernel reads 16 bytes per load with 4 loads in flight per
 // thread and folds them so the compiler cannot drop the loads.
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "runtime/cuda_check.h"
@@ -9,12 +10,6 @@
 
 namespace tgemm {
 namespace {
-
-struct StreamGuard {
-  cudaStream_t s = nullptr;
-  StreamGuard() { TGEMM_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "time_graph"); }
-  ~StreamGuard() { cudaStreamDestroy(s); }
-};
 
 struct EventGuard {
   cudaEvent_t e = nullptr;
@@ -60,45 +55,68 @@ __global__ void copy_kernel(const uint4* __restrict__ src, uint4* __restrict__ d
 
 }  // namespace
 
-TimingStats time_graph(const std::function<void(int, Stream)>& launch, const TimingOptions& o) {
-  StreamGuard stream;
-  auto s = reinterpret_cast<Stream>(stream.s);
-  cudaGraph_t graph = nullptr;
-  TGEMM_CUDA_CHECK(cudaStreamBeginCapture(stream.s, cudaStreamCaptureModeThreadLocal), "time_graph");
-  try {
-    for (int i = 0; i < o.launches_per_graph; ++i) launch(i, s);
-  } catch (...) {
-    cudaStreamEndCapture(stream.s, &graph);
-    if (graph) cudaGraphDestroy(graph);
-    cudaGetLastError();
-    throw;
-  }
-  TGEMM_CUDA_CHECK(cudaStreamEndCapture(stream.s, &graph), "time_graph");
-  cudaGraphExec_t exec = nullptr;
-  cudaError_t err = cudaGraphInstantiate(&exec, graph, 0);
-  cudaGraphDestroy(graph);
-  TGEMM_CUDA_CHECK(err, "time_graph: cudaGraphInstantiate");
-  struct ExecGuard {
-    cudaGraphExec_t e;
-    ~ExecGuard() { cudaGraphExecDestroy(e); }
-  } exec_guard{exec};
+namespace {
 
-  for (int i = 0; i < o.warmup_replays; ++i) TGEMM_CUDA_CHECK(cudaGraphLaunch(exec, stream.s), "time_graph");
-  std::vector<EventGuard> events(static_cast<std::size_t>(o.replays) + 1);
-  TGEMM_CUDA_CHECK(cudaEventRecord(events[0].e, stream.s), "time_graph");
-  for (int i = 0; i < o.replays; ++i) {
-    TGEMM_CUDA_CHECK(cudaGraphLaunch(exec, stream.s), "time_graph");
-    TGEMM_CUDA_CHECK(cudaEventRecord(events[static_cast<std::size_t>(i) + 1].e, stream.s), "time_graph");
+// One captured, instantiated graph of a launcher, replayable on its private stream.
+class CapturedGraph {
+ public:
+  CapturedGraph(const std::function<void(int, Stream)>& launch, int launches) {
+    TGEMM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "time_graph");
+    cudaGraph_t graph = nullptr;
+    TGEMM_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), "time_graph");
+    try {
+      for (int i = 0; i < launches; ++i) launch(i, reinterpret_cast<Stream>(stream_));
+    } catch (...) {
+      cudaStreamEndCapture(stream_, &graph);
+      if (graph) cudaGraphDestroy(graph);
+      cudaGetLastError();
+      cudaStreamDestroy(stream_);
+      throw;
+    }
+    cudaError_t err = cudaStreamEndCapture(stream_, &graph);
+    if (err == cudaSuccess) {
+      err = cudaGraphInstantiate(&exec_, graph, 0);
+      cudaGraphDestroy(graph);
+    }
+    if (err != cudaSuccess) {
+      cudaStreamDestroy(stream_);
+      TGEMM_CUDA_CHECK(err, "time_graph: capture");
+    }
   }
-  TGEMM_CUDA_CHECK(cudaStreamSynchronize(stream.s), "time_graph");
-  std::vector<double> per_call;
-  for (int i = 0; i < o.replays; ++i) {
-    float ms = 0;
-    TGEMM_CUDA_CHECK(cudaEventElapsedTime(&ms, events[static_cast<std::size_t>(i)].e,
-                                          events[static_cast<std::size_t>(i) + 1].e),
-                     "time_graph");
-    per_call.push_back(ms * 1000.0 / o.launches_per_graph);
+  ~CapturedGraph() {
+    if (exec_) cudaGraphExecDestroy(exec_);
+    if (stream_) cudaStreamDestroy(stream_);
   }
+  CapturedGraph(const CapturedGraph&) = delete;
+  CapturedGraph& operator=(const CapturedGraph&) = delete;
+
+  // Per-replay times in microseconds.
+  std::vector<double> replay(int warmup, int replays) {
+    for (int i = 0; i < warmup; ++i) TGEMM_CUDA_CHECK(cudaGraphLaunch(exec_, stream_), "time_graph");
+    std::vector<EventGuard> events(static_cast<std::size_t>(replays) + 1);
+    TGEMM_CUDA_CHECK(cudaEventRecord(events[0].e, stream_), "time_graph");
+    for (int i = 0; i < replays; ++i) {
+      TGEMM_CUDA_CHECK(cudaGraphLaunch(exec_, stream_), "time_graph");
+      TGEMM_CUDA_CHECK(cudaEventRecord(events[static_cast<std::size_t>(i) + 1].e, stream_), "time_graph");
+    }
+    TGEMM_CUDA_CHECK(cudaStreamSynchronize(stream_), "time_graph");
+    std::vector<double> out;
+    for (int i = 0; i < replays; ++i) {
+      float ms = 0;
+      TGEMM_CUDA_CHECK(cudaEventElapsedTime(&ms, events[static_cast<std::size_t>(i)].e,
+                                            events[static_cast<std::size_t>(i) + 1].e),
+                       "time_graph");
+      out.push_back(ms * 1000.0);
+    }
+    return out;
+  }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+};
+
+TimingStats stats_of(std::vector<double> per_call) {
   std::sort(per_call.begin(), per_call.end());
   auto pct = [&](double q) {
     double idx = q * static_cast<double>(per_call.size() - 1);
@@ -113,6 +131,32 @@ TimingStats time_graph(const std::function<void(int, Stream)>& launch, const Tim
   st.min_us = per_call.front();
   st.samples = static_cast<int>(per_call.size());
   return st;
+}
+
+}  // namespace
+
+TimingStats time_graph(const std::function<void(int, Stream)>& launch, const TimingOptions& o) {
+  return time_graphs_interleaved({launch}, o, 1).front();
+}
+
+std::vector<TimingStats> time_graphs_interleaved(const std::vector<std::function<void(int, Stream)>>& launches,
+                                                 const TimingOptions& o, int rounds) {
+  TGEMM_CHECK(o.replays >= 1 && o.launches_per_graph >= 1 && rounds >= 1, "time_graph",
+              "replays, launches_per_graph and rounds must be >= 1");
+  std::vector<std::unique_ptr<CapturedGraph>> graphs;
+  for (const auto& l : launches) graphs.push_back(std::make_unique<CapturedGraph>(l, o.launches_per_graph));
+  std::vector<std::vector<double>> samples(graphs.size());
+  for (int r = 0; r < rounds; ++r) {
+    for (std::size_t j = 0; j < graphs.size(); ++j) {
+      std::size_t g = (r % 2 == 0) ? j : graphs.size() - 1 - j;
+      for (double t : graphs[g]->replay(o.warmup_replays, o.replays)) {
+        samples[g].push_back(t / o.launches_per_graph);
+      }
+    }
+  }
+  std::vector<TimingStats> out;
+  for (auto& s : samples) out.push_back(stats_of(std::move(s)));
+  return out;
 }
 
 int rotation_count(std::size_t bytes_per_set, std::size_t l2_bytes, double factor, int max_sets,

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <vector>
 
 #include "tgemm/tensor.h"
 
@@ -28,6 +29,13 @@ struct TimingStats {
 // launch must not allocate or synchronise (warm it up on that shape before). Throws tgemm::Error
 // on CUDA failures, including an illegal launch inside capture.
 TimingStats time_graph(const std::function<void(int, Stream)>& launch, const TimingOptions& options);
+
+// Several launchers timed in interleaved rounds: each is captured once, then every round replays
+// each graph (warm-up, then `replays` timed replays), the order reversed on odd rounds. Power and
+// clock drift on a GPU under sustained load (seconds of dense GEMMs lower the clocks) then hits
+// all of them alike instead of favouring whichever ran first. Statistics are over all rounds.
+std::vector<TimingStats> time_graphs_interleaved(const std::vector<std::function<void(int, Stream)>>& launches,
+                                                 const TimingOptions& options, int rounds);
 
 // Number of input rotations so that the inputs of the rotations together exceed `factor` times
 // the L2 size, capped at max_sets and at what fits in `memory_budget` bytes.

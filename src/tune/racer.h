@@ -42,6 +42,10 @@ struct RaceResult {
 // p: the problem (device, dtypes, shapes; contiguous operands are allocated by the racer).
 RaceResult race_problem(const GemmProblem& p, const RaceOptions& options);
 
+// Runs dense GEMMs for about `seconds` so clocks and power reach their sustained state before
+// anything is timed (a cold GPU boosts higher for the first measurements).
+void warm_up_gpu(double seconds);
+
 // AITER's tuner tolerance: rtol = atol = 5e-2 for bf16 output, 1e-2 otherwise.
 double tuner_tolerance(DType out_type);
 

@@ -3,11 +3,13 @@
 // odd N, K tails (including K not a multiple of 8 with padded rows), bias of the input and the
 // output dtype, every output dtype, both input dtypes; bit-identical reruns and CUDA-graph
 // replays of the split variants; refusals (misaligned views, odd strides, M above the tile,
-// other dtypes); the backend's from_row, candidates and default rule.
+// other dtypes); the backend's from_row, candidates and default rule. Skinny.SanitizerSubset is
+// a small, fast slice for compute-sanitizer (--gtest_filter='*Sanitizer*').
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -111,6 +113,62 @@ TEST(Skinny, EveryVariantMatchesReference) {
     }
   }
   EXPECT_EQ(failed, 0) << failed << " of " << cases << " cases wrong";
+  RecordProperty("cases", cases);
+}
+
+// A few variants that together reach every code path (register batches and ring; no split,
+// the flat cluster reduction and the distributed one; every M tile of the build) on odd shapes
+// (N not a multiple of the tile, K % 32 != 0 and K % 8 != 0, K shorter than one batch), at
+// M = 1 and M = the tile. Small enough for compute-sanitizer's memcheck, racecheck and synccheck:
+//   compute-sanitizer --tool memcheck build/release/tests/gpu/test_gpu_skinny --gtest_filter='*Sanitizer*'
+TEST(Skinny, SanitizerSubset) {
+  TGEMM_REQUIRE_GPU();
+  std::vector<SolutionPtr> all = skinny_solutions();
+  auto stages = [](const SolutionPtr& s) { return std::max(0, name_field(s->name(), "p")); };
+  auto sk = [](const SolutionPtr& s) { return name_field(s->name(), "sk"); };
+  auto rows = [](const SolutionPtr& s) { return name_field(s->name(), "n"); };
+  std::vector<SolutionPtr> picked;
+  auto pick = [&](auto pred) {
+    for (const SolutionPtr& s : all)
+      if (pred(s)) {
+        if (std::find(picked.begin(), picked.end(), s) == picked.end()) picked.push_back(s);
+        return;
+      }
+  };
+  pick([&](const SolutionPtr& s) { return stages(s) == 0 && sk(s) == 1; });
+  pick([&](const SolutionPtr& s) { return stages(s) == 0 && sk(s) == 8 && rows(s) == 16; });
+  // The largest CTA tile at split_k 8: its partials exceed the flat limit (distributed sum).
+  SolutionPtr widest;
+  for (const SolutionPtr& s : all)
+    if (stages(s) == 0 && sk(s) == 8 && (widest == nullptr || rows(s) * m_tile(s) > rows(widest) * m_tile(widest)))
+      widest = s;
+  if (widest) picked.push_back(widest);
+  pick([&](const SolutionPtr& s) { return stages(s) > 0 && sk(s) == 1; });
+  pick([&](const SolutionPtr& s) { return stages(s) > 0 && sk(s) == 2 && m_tile(s) >= 16; });
+  pick([&](const SolutionPtr& s) { return stages(s) > 0 && sk(s) == 4 && name_field(s->name(), "u") >= 4; });
+  for (int mt : {8, 16, 32}) pick([&](const SolutionPtr& s) { return m_tile(s) == mt && sk(s) == 2; });
+  ASSERT_GE(picked.size(), 3u);
+  const std::int64_t shapes[][2] = {{33, 1001}, {7, 4099}, {129, 200}, {40, 8}};
+  int cases = 0;
+  for (const SolutionPtr& s : picked) {
+    for (int mi = 0; mi < 2; ++mi) {
+      const std::int64_t m = mi == 0 ? 1 : m_tile(s);
+      for (std::size_t si = 0; si < std::size(shapes); ++si) {
+        A16W16Case c;
+        c.m = m;
+        c.n = shapes[si][0];
+        c.k = shapes[si][1];
+        c.out = si % 2 == 0 ? DType::kBFloat16 : DType::kFloat32;
+        c.bias = si % 2 == 1;
+        c.lda_pad = pad_to_8(c.k);
+        c.ldb_pad = pad_to_8(c.k);
+        A16W16Data d = make_a16w16(c, 40 + static_cast<std::uint64_t>(si) + 7 * static_cast<std::uint64_t>(m));
+        std::string err = run_solution(d, *s);
+        EXPECT_TRUE(err.empty()) << err;
+        ++cases;
+      }
+    }
+  }
   RecordProperty("cases", cases);
 }
 
@@ -295,9 +353,15 @@ TEST(Skinny, DefaultRuleCoversDecodeOnly) {
     A16W16Data d = make_a16w16(c, 12);
     EXPECT_EQ(b.default_solution(d.problem()), nullptr) << c.describe();
   }
+  // Outside the measured win region (docs/perf-notes.md, default rule): M above 8 and weights
+  // above 96 MiB stay with cuBLASLt until the ring variants are measured.
+  for (auto c : {problem(16, 576, 7168), problem(9, 4096, 4096), problem(1, 28672, 4096)}) {
+    A16W16Data d = make_a16w16(c, 12);
+    EXPECT_EQ(b.default_solution(d.problem()), nullptr) << c.describe();
+  }
   // Decode GEMMs of the shape suite: the rule offers a variant that computes them.
-  for (auto c : {problem(1, 4096, 4096), problem(16, 576, 7168), problem(8, 8192, 1024),
-                 problem(1, 1280, 8192), problem(16, 28672, 4096)}) {
+  for (auto c : {problem(1, 4096, 4096), problem(4, 576, 7168), problem(8, 8192, 1024),
+                 problem(1, 1280, 8192), problem(1, 24576, 1536)}) {
     A16W16Data d = make_a16w16(c, 13);
     SolutionPtr s = b.default_solution(d.problem());
     ASSERT_NE(s, nullptr) << c.describe();

@@ -8,6 +8,11 @@ import os
 import pytest
 
 
+def pytest_configure(config):
+    # torch.profiler's notice that each profile() block starts empty (which the tests rely on).
+    config.addinivalue_line("filterwarnings", "ignore:.*Profiler clears events:UserWarning")
+
+
 @pytest.fixture(autouse=True)
 def _restore_tgemm_env():
     """Tests that change TGEMM_* variables get them back, with the library reloaded."""

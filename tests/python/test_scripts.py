@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
 
 import pytest
 
+import tgemm
 from tgemm_test_utils import requires_cuda
 
 pytestmark = requires_cuda
@@ -43,9 +43,9 @@ def test_torch_bench_small(tmp_path):
 
 
 def test_capture_then_tune_accepts_the_csv(tmp_path):
-    exe = shutil.which("tgemm")
+    exe = tgemm.cli_path()
     if exe is None:
-        pytest.skip("the tgemm command is not on PATH")
+        pytest.skip("no tgemm command installed or on PATH")
     untuned, tuned = tmp_path / "bf16_untuned_gemm.csv", tmp_path / "tuned.csv"
     script = textwrap.dedent(
         """

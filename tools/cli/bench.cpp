@@ -197,6 +197,7 @@ int run_bench(const BenchOptions& o) {
   DeviceBuffer sink(64);
 
   double copy_tbps = measure_copy_tbps(1ull << 30);
+  warm_up_gpu(2.0);
   fmt::print("device {} ({} SMs, L2 {} MB), copy {:.2f} TB/s, tables: {}\n", dev.name, dev.sm_count,
              dev.l2_bytes >> 20, copy_tbps, fmt::join(a16w16_table_files(), ":"));
   fmt::print("{:<16} {:<8} {:>5} {:>6} {:>6} | {:>9} {:>9} {:>7} | {:>8} {:>6} {:>6} {:>7} | {}\n", "model",
@@ -249,13 +250,20 @@ int run_bench(const BenchOptions& o) {
         check = cr.bad == 0 ? "ok" : fmt::format("{} bad", cr.bad);
         if (cr.bad != 0) ++wrong;
       }
-      TimingStats tb = time_graph([&](int i, Stream s) {
-        baseline->run(p, args_of(d.sets[static_cast<std::size_t>(i) % d.sets.size()]), bws, s);
-      }, timing_options(o.replays));
-      TimingStats tt = time_graph([&](int i, Stream s) {
-        const RotationSet& r = d.sets[static_cast<std::size_t>(i) % d.sets.size()];
-        gemm_a16w16(r.xv, r.wv, r.ov, d.options(o.bias), s);
-      }, timing_options(o.replays));
+      // Baseline and tgemm interleaved over rounds, so clock/power drift under sustained load
+      // does not favour whichever runs first.
+      TimingOptions topt = timing_options(o.replays);
+      topt.replays = std::max(3, o.replays / 3);
+      topt.warmup_replays = 2;
+      std::vector<TimingStats> both = time_graphs_interleaved(
+          {[&](int i, Stream s) { baseline->run(p, args_of(d.sets[static_cast<std::size_t>(i) % d.sets.size()]), bws, s); },
+           [&](int i, Stream s) {
+             const RotationSet& r = d.sets[static_cast<std::size_t>(i) % d.sets.size()];
+             gemm_a16w16(r.xv, r.wv, r.ov, d.options(o.bias), s);
+           }},
+          topt, 4);
+      const TimingStats& tb = both[0];
+      const TimingStats& tt = both[1];
       double fl = floor_us(d, dev.sm_count, o.replays, sink.data());
       json row = {{"family", "a16w16"}, {"model", shape.model}, {"layer", shape.layer}, {"M", m}, {"N", n},
                   {"K", k}, {"dtype", std::string(dtype_name(in))}, {"outdtype", std::string(dtype_name(out))},

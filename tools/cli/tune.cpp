@@ -124,6 +124,7 @@ int run_worker(const TuneOptions& o) {
   Runtime& rt = Runtime::get();
   int device = rt.platform().current_device();
   const DeviceInfo& dev = rt.platform().device_info(device);
+  warm_up_gpu(2.0);
   emit({{"type", "hello"}, {"arch", dev.arch}, {"sm_count", dev.sm_count}, {"device", dev.name}});
   RaceOptions ro;
   ro.select.max_err_ratio = o.err_ratio;

@@ -197,12 +197,17 @@ std::vector<std::shared_ptr<const SkinnySolution>> make_solutions() {
 
 // --- Default rule --------------------------------------------------------------------------
 // Each condition with its hardware reason; the variant is then chosen by a streaming-time
-// model. Runs once per shape (the dispatcher caches the resolution).
+// model whose constants were fitted (scratch/skinny/fit_default_rule.py) on the first H200 run
+// (scratch/run2: every candidate's time at M = 1 and 16 over the 16 suite weights). Runs once
+// per shape (the dispatcher caches the resolution).
 
-// Above 16 tokens each weight byte feeds 16+ MACs and x's re-reads from L2 (M / BLOCK_N of the
-// weight bytes) grow: cuBLASLt's tiled tensor-core kernels are then at the floor too. The
-// M = 17..32 variants stay tuner candidates.
-constexpr std::int64_t kDefaultMaxM = 16;
+// Measured (run2): at M = 1 the best-modelled register-batch variant beats cuBLASLt's default on
+// every suite weight up to 80 MiB (0.84-0.98x, 56 MiB at 1.01x), but not reliably above 96 MiB
+// (0.91-1.19x) where cuBLASLt is at 1.05-1.13x of the floor; at M = 16 it loses on 8 of 16
+// (x re-read from L2 and 2x the MMA tiles: up to 1.38x). Until the ring variants (stages > 0)
+// are measured, the default takes only M <= 8 and weights up to 96 MiB.
+constexpr std::int64_t kDefaultMaxM = 8;
+constexpr double kDefaultMaxWeightBytes = 96.0 * (1 << 20);
 // Under 1 MiB the whole read takes ~1 us at the small-read rate: launch latency dominates both
 // libraries, nothing to win.
 constexpr double kDefaultMinWeightBytes = 1 << 20;
@@ -210,20 +215,25 @@ constexpr double kDefaultMinWeightBytes = 1 << 20;
 // (M * N elements) becomes a sizeable share of the bytes: a tiled GEMM's coalesced epilogue wins.
 constexpr std::int64_t kDefaultMinK = 256;
 
-// Model constants (H200; an H100's 3.35 TB/s scales every variant alike).
+// Model constants (H200, fitted on run2: the picked variant is 1.038x the best skinny variant
+// in geomean over the 32 problems, was 1.111x with the first guesses).
 constexpr double kHbmBytesPerUs = 4.3e6;  // large-copy rate, bytes per microsecond
 // What one SM's warps can draw from HBM: ~1.5x its fair share of 4.3 TB/s over 132 SMs. Below
 // one CTA per SM the unused SMs' share is lost.
 constexpr double kSmBytesPerUs = 0.05e6;
-// HBM latency near full bandwidth (~0.6 us idle, queueing adds): a warp's load batch takes at
-// least this long, and the bytes in flight over it bound the bandwidth (Little's law).
-constexpr double kLatencyUs = 1.0;
-// x re-read from L2 per CTA, charged as this fraction of a DRAM byte.
-constexpr double kXReadCost = 0.5;
-// Fixed costs of the two reductions: one CTA barrier + shared-memory pass; two cluster
-// barriers + distributed-shared-memory reads.
+// HBM latency near full bandwidth: a warp's load batch takes at least this long, and the bytes
+// in flight over it bound the bandwidth (Little's law). Fitted: 1.6 us (guess was 1.0).
+constexpr double kLatencyUs = 1.6;
+// x re-read from L2 per CTA, charged as this fraction of a DRAM byte (fitted 0.25).
+constexpr double kXReadCost = 0.25;
+// Fixed costs of the two reductions: one CTA barrier + shared-memory pass; the cluster
+// barrier(s) + distributed-shared-memory traffic.
 constexpr double kCtaReduceUs = 0.05;
-constexpr double kClusterReduceUs = 0.4;
+constexpr double kClusterReduceUs = 0.2;
+// Per wave of resident CTAs: CTA launch, first-load latency and epilogue chain; clusters add
+// more (run2: 8192x1024 at split_k 1, 2, 4, 8 = 1, 2, 4, 8 waves costs ~3 us per extra wave).
+constexpr double kWaveUs = 1.0;
+constexpr double kClusterWaveUs = 3.0;
 
 double estimate_us(const SkinnySolution& s, const GemmProblem& p, int sms) {
   const SkinnyTile& t = s.tile();
@@ -249,7 +259,9 @@ double estimate_us(const SkinnySolution& s, const GemmProblem& p, int sms) {
                      static_cast<double>(batches) * kLatencyUs});
   };
   const std::int64_t full = ctas / slots, rest = ctas % slots;
+  const std::int64_t waves = full + (rest > 0 ? 1 : 0);
   double us = static_cast<double>(full) * wave_us(slots) + (rest > 0 ? wave_us(rest) : 0.0);
+  us += static_cast<double>(waves) * (kWaveUs + (s.split_k() > 1 ? kClusterWaveUs : 0.0));
   if (t.warps_k > 1) us += kCtaReduceUs;
   if (s.split_k() > 1) us += kClusterReduceUs;
   return us;
@@ -291,9 +303,8 @@ class SkinnyBackend final : public Backend {
 
   SolutionPtr default_solution(const GemmProblem& p) const override {
     if (p.m > kDefaultMaxM || p.k < kDefaultMinK) return nullptr;
-    if (static_cast<double>(p.n) * static_cast<double>(p.k) * dtype_size(p.b_type) <
-        kDefaultMinWeightBytes)
-      return nullptr;
+    const double weight_bytes = static_cast<double>(p.n) * static_cast<double>(p.k) * dtype_size(p.b_type);
+    if (weight_bytes < kDefaultMinWeightBytes || weight_bytes > kDefaultMaxWeightBytes) return nullptr;
     const int sms = device_attribute(cudaDevAttrMultiProcessorCount, p.device);
     if (sms <= 0) return nullptr;
     const SkinnySolution* best = nullptr;
@@ -301,6 +312,9 @@ class SkinnyBackend final : public Backend {
     SolutionPtr chosen;
     for (const SolutionPtr& c : candidates(p)) {
       const auto* s = static_cast<const SkinnySolution*>(c.get());
+      // The model was fitted on the register-batch variants only; ring variants (stages > 0)
+      // join once measured (they stay tuner candidates).
+      if (s->tile().stages > 0) continue;
       const double us = estimate_us(*s, p, sms);
       if (us < best_us) {  // ties keep the earlier (registration order: fewer splits)
         best_us = us;
