@@ -92,7 +92,6 @@ def copy_tbps() -> float:
     src = torch.empty(n, dtype=torch.bfloat16, device="cuda").normal_()
     dst = torch.empty_like(src)
     us = statistics.median(time_graph(lambda i: dst.copy_(src), launches=2, replays=10))
-    del src, dst
     return 2 * 2 * n / (us * 1e-6) / 1e12
 
 
@@ -187,7 +186,6 @@ def run_suite(args, device_props) -> tuple[list[dict], dict]:
             rows.append(row)
             print(f"{s['model']:<15} {s['layer']:<8} {m:>5} {n:>6} {k:>6} | {b_us:>9.2f} {t_us:>9.2f} {row['speedup']:>7.3f}x | "
                   f"{floor_us:>8.2f} {row['tflops']:>8.1f} | {info['kernelName']} ({info['level']}) {status}", flush=True)
-            del p, base, tg
     torch.cuda.empty_cache()
     speedups = [r["speedup"] for r in rows]
     summary = {
@@ -321,8 +319,6 @@ def main(argv=None) -> int:
     if not torch.cuda.is_available():
         print("torch_bench: no CUDA device; this benchmark needs a GPU", file=sys.stderr)
         return 2
-    import tgemm  # noqa: F401  (after the CUDA check: the message above is the useful one)
-
     props = torch.cuda.get_device_properties(torch.cuda.current_device())
     now = datetime.datetime.now(datetime.timezone.utc)
     doc = {

@@ -25,20 +25,30 @@ namespace {
 
 constexpr std::string_view kOp = "gemm_a16w16";
 
+// The C++ arguments of one a16w16 call. options.bias points into the object, so it is neither
+// copied nor moved.
+struct A16W16Args {
+  TensorView x, w, out, bias;
+  GemmOptions options;
+
+  A16W16Args(c10::Device device, const at::Tensor& x_t, const at::Tensor& w_t, const at::Tensor& out_t,
+             const std::optional<at::Tensor>& bias_t)
+      : x(to_view(x_t, device, kOp, "x")), w(to_view(w_t, device, kOp, "w")), out(to_view(out_t, device, kOp, "out")) {
+    if (has_tensor(bias_t)) {
+      bias = to_view(*bias_t, device, kOp, "bias");
+      options.bias = &bias;
+    }
+  }
+  A16W16Args(const A16W16Args&) = delete;
+  A16W16Args& operator=(const A16W16Args&) = delete;
+};
+
 // out = x @ w^T (+ bias) into an existing `out`, on the current stream of `device` (x's device,
 // made current by the caller).
 void run_a16w16(c10::Device device, const at::Tensor& x, const at::Tensor& w, const at::Tensor& out,
                 const std::optional<at::Tensor>& bias) {
-  const TensorView xv = to_view(x, device, kOp, "x");
-  const TensorView wv = to_view(w, device, kOp, "w");
-  const TensorView ov = to_view(out, device, kOp, "out");
-  GemmOptions options;
-  TensorView bv;
-  if (has_tensor(bias)) {
-    bv = to_view(*bias, device, kOp, "bias");
-    options.bias = &bv;
-  }
-  gemm_a16w16(xv, wv, ov, options, at::cuda::getCurrentCUDAStream(device.index()).stream());
+  const A16W16Args args(device, x, w, out, bias);
+  gemm_a16w16(args.x, args.w, args.out, args.options, at::cuda::getCurrentCUDAStream(device.index()).stream());
 }
 
 at::ScalarType output_type(const at::Tensor& x, std::optional<at::ScalarType> otype) {
@@ -172,16 +182,8 @@ DispatchInfo describe_a16w16(const at::Tensor& x, const at::Tensor& w, const std
   const c10::cuda::CUDAGuard guard(device);
   // A real output, allocated as the op allocates it: its alignment is part of the dispatch key.
   const at::Tensor out = at::empty(linear_output_sizes(x, w), x.options().dtype(output_type(x, otype)));
-  const TensorView xv = to_view(x, device, kOp, "x");
-  const TensorView wv = to_view(w, device, kOp, "w");
-  const TensorView ov = to_view(out, device, kOp, "out");
-  GemmOptions options;
-  TensorView bv;
-  if (has_tensor(bias)) {
-    bv = to_view(*bias, device, kOp, "bias");
-    options.bias = &bv;
-  }
-  return describe_gemm_a16w16(xv, wv, ov, options);
+  const A16W16Args args(device, x, w, out, bias);
+  return describe_gemm_a16w16(args.x, args.w, args.out, args.options);
 }
 
 }  // namespace tgemm::torch_binding

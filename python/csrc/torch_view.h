@@ -48,7 +48,8 @@ c10::Device op_device(const at::Tensor& x, std::string_view op);
 
 // For the CPU kernels of ops that run on CUDA only: throws saying which argument is not CUDA
 // (instead of the dispatcher's "could not run ... with arguments from the 'CPU' backend").
-[[noreturn]] void throw_not_cuda(std::string_view op, std::initializer_list<std::pair<const char*, const at::Tensor*>> args);
+[[noreturn]] void throw_not_cuda(std::string_view op,
+                                 std::initializer_list<std::pair<const char*, const at::Tensor*>> args);
 
 // Sizes of y = x @ w^T as F.linear shapes it: (*x.shape[:-1], w.shape[0]). Tolerates bad ranks
 // (they are reported by the C++ validation, in its check order, once the output exists).

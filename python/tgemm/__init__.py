@@ -44,7 +44,7 @@ _CONFIGS = _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "configs"
 if _os.path.isdir(_CONFIGS):
     _C.set_shipped_config_dir(_CONFIGS)
 
-from . import _fake  # noqa: E402  fake (meta) kernels: torch.compile, opcheck, FakeTensorMode
+from . import _fake  # noqa: E402,F401  registers the fake kernels (torch.compile, opcheck, FakeTensorMode)
 from .config import (  # noqa: E402
     cli_path,
     reload_config,

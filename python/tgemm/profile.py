@@ -46,7 +46,7 @@ _RULES: list[tuple[str, re.Pattern]] = [
             r"elementwise|vectorized|unrolled|reduce|norm|rms|softmax|silu|gelu|relu|swiglu|"
             r"act_and_mul|rotary|rope|embedding|index|gather|scatter|copy_kernel|cat_|"
             r"fill|where|triton_poi_|triton_red_|triton_per_|cast|convert|mul_|add_|"
-            r"bias|dropout|topk|sort|argmax|cumsum",
+            r"bias|dropout|topk|sort|argmax|cumsum|broadcast",
             re.I,
         ),
     ),

@@ -1,6 +1,7 @@
 #include "core/tune_select.h"
 
 #include <algorithm>
+#include <functional>
 #include <tuple>
 
 namespace tgemm {
@@ -23,7 +24,8 @@ std::vector<std::size_t> select_for_accurate(const std::vector<CandidateResult>&
 }
 
 bool tie_order_less(const CandidateResult& a, const CandidateResult& b) {
-  return std::tie(a.backend_rank, a.name) < std::tie(b.backend_rank, b.name);
+  return std::make_tuple(!a.is_default, a.backend_rank, std::cref(a.name)) <
+         std::make_tuple(!b.is_default, b.backend_rank, std::cref(b.name));
 }
 
 int select_winner(const std::vector<CandidateResult>& results, const SelectOptions& o) {

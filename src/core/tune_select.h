@@ -14,6 +14,7 @@ struct CandidateResult {
   int solidx = 0;          // table columns of the solution
   int split_k = 0;
   int backend_rank = 0;    // registration order of its backend (fixed tie-break order)
+  bool is_default = false; // the library's own choice (cuBLASLt's heuristic): first among ties
   double screen_us = -1;   // fast screen; < 0: not measured (error)
   double us = -1;          // accurate timing; < 0: not measured
   double spread = 0;       // (p90 - p10) / median of the accurate timing
@@ -33,8 +34,9 @@ struct SelectOptions {
 // Indices (into `results`) of the candidates to time accurately: screen leaders, best first.
 std::vector<std::size_t> select_for_accurate(const std::vector<CandidateResult>& results, const SelectOptions& o);
 
-// Fixed order used inside the tie band: backend rank, then name. Two tunes that measure the same
-// candidates within the band therefore pick the same one.
+// Fixed order used inside the tie band: the library default first (a row is only worth writing
+// when it beats the default by more than the band), then backend rank, then name. Two tunes
+// that measure the same candidates within the band therefore pick the same one.
 bool tie_order_less(const CandidateResult& a, const CandidateResult& b);
 
 // The winner among candidates with an accurate time that pass the error checks; -1 if none.

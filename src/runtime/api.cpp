@@ -13,7 +13,7 @@ void gemm_a16w16(const TensorView& x, const TensorView& w, const TensorView& out
   if (p.m == 0 || p.n == 0) return;
   if (p.k == 0) {
     // An empty sum: out = bias (or 0). No GEMM backend is asked to handle K = 0.
-    broadcast_rows(call.args.out, p.out_type, p.ldo, p.m, p.n, call.args.bias, p.bias_type, stream);
+    epilogue_rows(call.args.out, p.out_type, p.ldo, nullptr, 0, p.m, p.n, call.args.bias, p.bias_type, stream);
     return;
   }
   Runtime& rt = Runtime::get();

@@ -140,6 +140,7 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
       r.solidx = s->solidx();
       r.split_k = s->split_k();
       r.backend_rank = rank;
+      r.is_default = r.name == kCublasLtHeuristicName;
       if (o.exclude.count(r.name)) r.error = "excluded (hung or crashed in an earlier attempt)";
       result.candidates.push_back(r);
       solutions.push_back(std::move(s));
@@ -292,10 +293,18 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
     if (first >= 0) {
       const double best = result.candidates[static_cast<std::size_t>(first)].us;
       std::vector<std::size_t> finalists;
-      for (std::size_t i = 0; i < result.candidates.size(); ++i) {
+      std::vector<std::size_t> order(result.candidates.size());
+      for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+      std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        double ua = result.candidates[a].us > 0 ? result.candidates[a].us : 1e300;
+        double ub = result.candidates[b].us > 0 ? result.candidates[b].us : 1e300;
+        return ua < ub;
+      });
+      for (std::size_t i : order) {
         const CandidateResult& r = result.candidates[i];
-        if (r.error.empty() && r.us > 0 && r.us <= best * (1.0 + o.final_margin) && r.err_ratio >= 0 &&
-            r.err_ratio <= o.select.max_err_ratio && (!o.select.require_strict || r.strict_ok)) {
+        if (r.error.empty() && r.us > 0 && (r.is_default || r.us <= best * (1.0 + o.final_margin)) && r.err_ratio >= 0 &&
+            r.err_ratio <= o.select.max_err_ratio && (!o.select.require_strict || r.strict_ok) &&
+            (r.is_default || finalists.size() < o.max_finalists)) {
           finalists.push_back(i);
         }
       }
@@ -312,7 +321,9 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
         notify("final", fmt_count(finalists.size()));
         TimingOptions topt = base_topt;
         topt.launches_per_graph = std::clamp(static_cast<int>(std::ceil(2000.0 / slowest)), 2, o.launches_per_graph);
-        topt.replays = std::clamp(static_cast<int>(std::ceil(20000.0 / (slowest * topt.launches_per_graph))), 3, 5);
+        // ~30 ms of GPU time per candidate and round: rounds follow each other without pauses, so
+        // the clocks stay in their sustained-load state.
+        topt.replays = std::clamp(static_cast<int>(std::ceil(30000.0 / (slowest * topt.launches_per_graph))), 3, 10);
         topt.warmup_replays = 1;
         try {
           std::vector<TimingStats> st = time_graphs_interleaved(launchers, topt, o.final_rounds);

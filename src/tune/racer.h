@@ -22,8 +22,9 @@ struct RaceOptions {
   int iters = 10;                        // timed graph replays
   int launches_per_graph = 10;
   double rotation_l2_factor = 3.0;       // inputs rotated over > this many L2 sizes
-  double final_margin = 0.03;            // candidates this close to the fastest are re-timed
-  int final_rounds = 3;                  // interleaved rounds of that re-timing
+  double final_margin = 0.03;            // candidates this close to the fastest are re-timed, with the default
+  std::size_t max_finalists = 6;         // fastest ones re-timed (plus the default)
+  int final_rounds = 4;                  // interleaved rounds of that re-timing (with the default)
   std::size_t memory_budget = 8ull << 30;
   // Called before each candidate runs (screen, accurate, check) so a watchdog knows what hung.
   std::function<void(const std::string& phase, const std::string& candidate)> on_candidate;

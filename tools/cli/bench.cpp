@@ -261,7 +261,7 @@ int run_bench(const BenchOptions& o) {
              const RotationSet& r = d.sets[static_cast<std::size_t>(i) % d.sets.size()];
              gemm_a16w16(r.xv, r.wv, r.ov, d.options(o.bias), s);
            }},
-          topt, 4);
+          topt, 6);
       const TimingStats& tb = both[0];
       const TimingStats& tt = both[1];
       double fl = floor_us(d, dev.sm_count, o.replays, sink.data());

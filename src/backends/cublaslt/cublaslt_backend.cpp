@@ -9,6 +9,7 @@
 #include "core/log.h"
 #include "core/table.h"
 #include "runtime/cuda_check.h"
+#include "runtime/elementwise.h"
 
 namespace tgemm {
 namespace {
@@ -190,6 +191,9 @@ bool LtSolution::make_descriptors(std::string& why) {
     return false;
   }
   handle_ = handle_for(p.device);
+  const bool staged = dtype_size(p.out_type) == 2 && p.out_type != p.a_type;
+  const DType d_type = staged ? DType::kFloat32 : p.out_type;
+  if (staged) staging_bytes_ = (static_cast<std::size_t>(p.m * p.n) * sizeof(float) + 255) / 256 * 256;
   // Row-major out[M,N] = x[M,K] w[N,K]^T is, column-major, out^T[N,M] = (w^T)^T[N,K] x^T[K,M]:
   // A = w viewed as K x N (ld ldb) transposed, B = x viewed as K x M (ld lda), D = N x M (ld ldo).
   const char* where = "cublaslt";
@@ -197,7 +201,7 @@ bool LtSolution::make_descriptors(std::string& why) {
   cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
   TGEMM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)), where);
   TGEMM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)), where);
-  if (p.has_bias()) {
+  if (p.has_bias() && !staged) {
     cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
     cudaDataType_t bias_type = cuda_type(p.bias_type);
     const void* bias = fake_pointer(p.align_bias);
@@ -207,7 +211,7 @@ bool LtSolution::make_descriptors(std::string& why) {
   }
   TGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout_a_, cuda_type(p.b_type), p.k, p.n, p.ldb), where);
   TGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout_b_, cuda_type(p.a_type), p.k, p.m, p.lda), where);
-  TGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout_c_, cuda_type(p.out_type), p.n, p.m, p.ldo), where);
+  TGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout_c_, cuda_type(d_type), p.n, p.m, staged ? p.n : p.ldo), where);
   return true;
 }
 
@@ -226,7 +230,7 @@ struct Preference {
     TGEMM_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &ac, sizeof(ac)), where);
     TGEMM_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &ac, sizeof(ac)), where);
     if (!allow_output_type_reduction && dtype_size(p.out_type) < 4) {
-      std::uint32_t mask = CUBLASLT_REDUCTION_SCHEME_INPLACE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+      std::uint32_t mask = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
       TGEMM_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &mask, sizeof(mask)), where);
     }
   }
@@ -501,8 +505,9 @@ std::vector<LtConfig> expand_lt_configs(const GemmProblem& p, const std::vector<
     get_cap(algo, CUBLASLT_ALGO_CAP_REDUCTION_SCHEME_MASK, red_mask);
     get_cap(algo, CUBLASLT_ALGO_CAP_CTA_SWIZZLING_SUPPORT, swizzle_support);
     get_cap(algo, CUBLASLT_ALGO_CAP_CUSTOM_OPTION_MAX, custom_max);
-    // 16-bit partial sums lose 8+ mantissa bits per split: never reduce in the output type then.
-    if (dtype_size(p.out_type) < 4) red_mask &= ~static_cast<std::uint32_t>(CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE);
+    // 16-bit partial sums lose 8+ mantissa bits per split: with a 16-bit output only the fp32
+    // (compute type) reduction is accurate; INPLACE and OUTPUT_TYPE accumulate in the output type.
+    if (dtype_size(p.out_type) < 4) red_mask &= CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
     const bool split = splitk_support && ctx->waves < o.split_k_max_waves;
     for (int opt = 0; opt <= custom_max; ++opt) {
       LtConfig c = base;
@@ -536,12 +541,18 @@ LtConfig LtSolution::chosen_config() const { return config_ ? *config_ : config_
 void LtSolution::run(const GemmProblem& p, const GemmArgs& args, const Workspace& ws,
                      Stream stream) const {
   const float alpha = 1.0f, beta = 0.0f;
+  void* d = staging_bytes_ ? ws.data : args.out;
+  void* lt_ws = static_cast<char*>(ws.data) + staging_bytes_;
+  const std::size_t lt_ws_bytes = ws.bytes - staging_bytes_;
   auto matmul = [&] {
-    return cublasLtMatmul(handle_, desc_, &alpha, args.b, layout_a_, args.a, layout_b_, &beta,
-                          args.out, layout_c_, args.out, layout_c_, &algo_, ws.data, ws.bytes,
-                          reinterpret_cast<cudaStream_t>(stream));
+    return cublasLtMatmul(handle_, desc_, &alpha, args.b, layout_a_, args.a, layout_b_, &beta, d, layout_c_, d,
+                          layout_c_, &algo_, lt_ws, lt_ws_bytes, reinterpret_cast<cudaStream_t>(stream));
   };
-  if (p.has_bias()) {
+  if (staging_bytes_) {
+    TGEMM_CUBLAS_CHECK(matmul(), "gemm_a16w16");
+    epilogue_rows(args.out, p.out_type, p.ldo, static_cast<const float*>(d), p.n, p.m, p.n, args.bias, p.bias_type,
+                  stream);
+  } else if (p.has_bias()) {
     std::lock_guard<std::mutex> lock(bias_mutex_);
     TGEMM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
                                                       &args.bias, sizeof(args.bias)),

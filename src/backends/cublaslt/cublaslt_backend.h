@@ -24,7 +24,8 @@ inline constexpr std::size_t kCublasLtMaxWorkspace = 32u << 20;
 class LtSolution final : public Solution {
  public:
   // cuBLASLt's first heuristic choice for p; nullptr + why when it has none. tgemm never lets
-  // split-K partial sums be reduced in a 16-bit output type (they lose 8+ bits per split);
+  // split-K partial sums be reduced in a 16-bit output type (the INPLACE and OUTPUT_TYPE schemes
+  // accumulate in the output buffer's type and lose 8+ bits per split: only COMPUTE_TYPE, in fp32);
   // `torch_default` lifts that restriction to reproduce what F.linear runs with PyTorch's default
   // allow_{bf16,fp16}_reduced_precision_reduction = True (the bench's baseline).
   static std::shared_ptr<LtSolution> heuristic(const GemmProblem& p, std::string& why, bool torch_default = false);
@@ -40,7 +41,7 @@ class LtSolution final : public Solution {
   int solidx() const override { return config_ ? config_->algo : -1; }
   int split_k() const override { return config_ ? config_->split_k : 0; }
   bool can_implement(const GemmProblem& p) const noexcept override { return p == problem_; }
-  std::size_t workspace_size(const GemmProblem&) const override { return workspace_; }
+  std::size_t workspace_size(const GemmProblem&) const override { return staging_bytes_ + workspace_; }
   void run(const GemmProblem& p, const GemmArgs& args, const Workspace& ws,
            Stream stream) const override;
 
@@ -66,6 +67,10 @@ class LtSolution final : public Solution {
   cublasLtMatrixLayout_t layout_a_ = nullptr, layout_b_ = nullptr, layout_c_ = nullptr;
   cublasLtMatmulAlgo_t algo_{};
   std::size_t workspace_ = 0;
+  // Mixed 16-bit types (bf16 in, fp16 out or the reverse) have no cuBLASLt kernel: the product goes
+  // to an fp32 staging buffer at the front of the workspace, and epilogue_rows adds the bias and
+  // casts. 0 when cuBLASLt writes the output directly.
+  std::size_t staging_bytes_ = 0;
   // The bias pointer is a descriptor attribute: set per call under this lock.
   mutable std::mutex bias_mutex_;
 };
