@@ -6,6 +6,11 @@
 // (as F.linear's backward computes them), by ATen ops so they are traced by torch.compile too.
 // CPU kernels exist only to name the argument that is not on the GPU.
 //
+// Errors: every kernel here raises c10::Error only (torch_view.h): the CUDA and CPU kernels run
+// their body under with_c10_errors, the autograd kernels under with_c10_tgemm_errors (what the
+// kernels below them raise, Python exceptions of fake kernels included, passes unchanged). A
+// tgemm::Error must never cross torch's dispatcher.
+//
 // Tests: tests/python/ (test_ops: results vs fp32; test_torch_integration: opcheck, compile, CUDA
 // graphs; test_errors: messages). Bench: bench/torch_bench.py.
 #include "python/csrc/ops_a16w16.h"
@@ -59,18 +64,22 @@ at::ScalarType output_type(const at::Tensor& x, std::optional<at::ScalarType> ot
 
 at::Tensor gemm_a16w16_cuda(const at::Tensor& x, const at::Tensor& w, const std::optional<at::Tensor>& bias,
                             std::optional<at::ScalarType> otype) {
-  const c10::Device device = op_device(x, kOp);
-  const c10::cuda::CUDAGuard guard(device);
-  at::Tensor out = at::empty(linear_output_sizes(x, w), x.options().dtype(output_type(x, otype)));
-  run_a16w16(device, x, w, out, bias);
-  return out;
+  return with_c10_errors(kOp, [&] {
+    const c10::Device device = op_device(x, kOp);
+    const c10::cuda::CUDAGuard guard(device);
+    at::Tensor out = at::empty(linear_output_sizes(x, w), x.options().dtype(output_type(x, otype)));
+    run_a16w16(device, x, w, out, bias);
+    return out;
+  });
 }
 
 void gemm_a16w16_out_cuda(const at::Tensor& x, const at::Tensor& w, const at::Tensor& out,
                           const std::optional<at::Tensor>& bias) {
-  const c10::Device device = op_device(x, kOp);
-  const c10::cuda::CUDAGuard guard(device);
-  run_a16w16(device, x, w, out, bias);
+  with_c10_errors(kOp, [&] {
+    const c10::Device device = op_device(x, kOp);
+    const c10::cuda::CUDAGuard guard(device);
+    run_a16w16(device, x, w, out, bias);
+  });
 }
 
 using GemmA16W16Sig = at::Tensor(const at::Tensor&, const at::Tensor&, const std::optional<at::Tensor>&,
@@ -81,6 +90,12 @@ using GemmA16W16OutSig = void(const at::Tensor&, const at::Tensor&, const at::Te
 const c10::TypedOperatorHandle<GemmA16W16Sig>& gemm_a16w16_handle() {
   static const auto op =
       c10::Dispatcher::singleton().findSchemaOrThrow("tgemm::gemm_a16w16", "").typed<GemmA16W16Sig>();
+  return op;
+}
+
+const c10::TypedOperatorHandle<GemmA16W16OutSig>& gemm_a16w16_out_handle() {
+  static const auto op =
+      c10::Dispatcher::singleton().findSchemaOrThrow("tgemm::gemm_a16w16_out", "").typed<GemmA16W16OutSig>();
   return op;
 }
 
@@ -122,8 +137,8 @@ class GemmA16W16Function : public torch::autograd::Function<GemmA16W16Function> 
 
 bool has_forward_grad(const at::Tensor& t) { return t.defined() && t._fw_grad(/*level=*/0).defined(); }
 
-at::Tensor gemm_a16w16_autograd(c10::DispatchKeySet keys, const at::Tensor& x, const at::Tensor& w,
-                                const std::optional<at::Tensor>& bias, std::optional<at::ScalarType> otype) {
+at::Tensor gemm_a16w16_autograd_impl(c10::DispatchKeySet keys, const at::Tensor& x, const at::Tensor& w,
+                                     const std::optional<at::Tensor>& bias, std::optional<at::ScalarType> otype) {
   // Forward-mode AD has no formula here: refuse rather than drop the tangent.
   if (has_forward_grad(x) || has_forward_grad(w) || (has_tensor(bias) && has_forward_grad(*bias))) {
     throw_error(kOp, "forward-mode AD (dual tensors) is not supported; use torch.nn.functional.linear");
@@ -139,10 +154,15 @@ at::Tensor gemm_a16w16_autograd(c10::DispatchKeySet keys, const at::Tensor& x, c
   return GemmA16W16Function::apply(x, w, bias, otype, below);
 }
 
+at::Tensor gemm_a16w16_autograd(c10::DispatchKeySet keys, const at::Tensor& x, const at::Tensor& w,
+                                const std::optional<at::Tensor>& bias, std::optional<at::ScalarType> otype) {
+  return with_c10_tgemm_errors([&] { return gemm_a16w16_autograd_impl(keys, x, w, bias, otype); });
+}
+
 // out= has no derivative (as in ATen): an error when autograd would have to track it, otherwise
 // the kernel below autograd and the version bump ATen's out= kernels do for a mutated tensor.
-void gemm_a16w16_out_autograd(c10::DispatchKeySet keys, const at::Tensor& x, const at::Tensor& w,
-                              const at::Tensor& out, const std::optional<at::Tensor>& bias) {
+void gemm_a16w16_out_autograd_impl(c10::DispatchKeySet keys, const at::Tensor& x, const at::Tensor& w,
+                                   const at::Tensor& out, const std::optional<at::Tensor>& bias) {
   const bool tracked = x.requires_grad() || w.requires_grad() || out.requires_grad() ||
                        (has_tensor(bias) && bias->requires_grad());
   if (at::GradMode::is_enabled() && tracked) {
@@ -151,22 +171,29 @@ void gemm_a16w16_out_autograd(c10::DispatchKeySet keys, const at::Tensor& x, con
   }
   {
     at::AutoDispatchBelowADInplaceOrView below_autograd;
-    static const auto op =
-        c10::Dispatcher::singleton().findSchemaOrThrow("tgemm::gemm_a16w16_out", "").typed<GemmA16W16OutSig>();
-    op.redispatch(keys & c10::after_autograd_keyset, x, w, out, bias);
+    gemm_a16w16_out_handle().redispatch(keys & c10::after_autograd_keyset, x, w, out, bias);
   }
   torch::autograd::impl::bump_version(out);
+}
+
+void gemm_a16w16_out_autograd(c10::DispatchKeySet keys, const at::Tensor& x, const at::Tensor& w,
+                              const at::Tensor& out, const std::optional<at::Tensor>& bias) {
+  with_c10_tgemm_errors([&] { gemm_a16w16_out_autograd_impl(keys, x, w, out, bias); });
 }
 
 // CPU kernels: only to say which argument is not on the GPU.
 at::Tensor gemm_a16w16_cpu(const at::Tensor& x, const at::Tensor& w, const std::optional<at::Tensor>& bias,
                            std::optional<at::ScalarType> otype) {
-  throw_not_cuda(kOp, {{"x", &x}, {"w", &w}, {"bias", has_tensor(bias) ? &*bias : nullptr}});
+  return with_c10_errors(kOp, [&]() -> at::Tensor {
+    throw_not_cuda(kOp, {{"x", &x}, {"w", &w}, {"bias", has_tensor(bias) ? &*bias : nullptr}});
+  });
 }
 
 void gemm_a16w16_out_cpu(const at::Tensor& x, const at::Tensor& w, const at::Tensor& out,
                          const std::optional<at::Tensor>& bias) {
-  throw_not_cuda(kOp, {{"x", &x}, {"w", &w}, {"out", &out}, {"bias", has_tensor(bias) ? &*bias : nullptr}});
+  with_c10_errors(kOp, [&] {
+    throw_not_cuda(kOp, {{"x", &x}, {"w", &w}, {"out", &out}, {"bias", has_tensor(bias) ? &*bias : nullptr}});
+  });
 }
 
 }  // namespace
@@ -176,14 +203,21 @@ at::Tensor call_gemm_a16w16(const at::Tensor& x, const at::Tensor& w, const std:
   return gemm_a16w16_handle().call(x, w, bias, otype);
 }
 
+void call_gemm_a16w16_out(const at::Tensor& x, const at::Tensor& w, const at::Tensor& out,
+                          const std::optional<at::Tensor>& bias) {
+  gemm_a16w16_out_handle().call(x, w, out, bias);
+}
+
 DispatchInfo describe_a16w16(const at::Tensor& x, const at::Tensor& w, const std::optional<at::Tensor>& bias,
                              std::optional<at::ScalarType> otype) {
-  const c10::Device device = op_device(x, kOp);
-  const c10::cuda::CUDAGuard guard(device);
-  // A real output, allocated as the op allocates it: its alignment is part of the dispatch key.
-  const at::Tensor out = at::empty(linear_output_sizes(x, w), x.options().dtype(output_type(x, otype)));
-  const A16W16Args args(device, x, w, out, bias);
-  return describe_gemm_a16w16(args.x, args.w, args.out, args.options);
+  return with_c10_errors(kOp, [&] {
+    const c10::Device device = op_device(x, kOp);
+    const c10::cuda::CUDAGuard guard(device);
+    // A real output, allocated as the op allocates it: its alignment is part of the dispatch key.
+    const at::Tensor out = at::empty(linear_output_sizes(x, w), x.options().dtype(output_type(x, otype)));
+    const A16W16Args args(device, x, w, out, bias);
+    return describe_gemm_a16w16(args.x, args.w, args.out, args.options);
+  });
 }
 
 }  // namespace tgemm::torch_binding

@@ -2,6 +2,8 @@
 
 namespace tgemm::torch_binding {
 
+void throw_c10_error(const std::string& msg) { C10_THROW_ERROR(Error, msg); }
+
 std::string torch_dtype_name(at::ScalarType t) {
   // getDtypeNames gives ("float64", "double"); torch prints the first one.
   return "torch." + c10::getDtypeNames(t).first;

@@ -5,6 +5,7 @@
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/ScalarType.h>
+#include <c10/util/Exception.h>
 
 #include <cstdint>
 #include <initializer_list>
@@ -20,14 +21,52 @@
 
 namespace tgemm::torch_binding {
 
-// Throws tgemm::Error("op: parts...") as the core's TGEMM_CHECK does, so the binding's own checks
-// read like the core's and reach Python as the same tgemm.TgemmError.
+// Errors of the binding. Only c10::Error may leave a kernel that torch's dispatcher calls (torch
+// turns it into a Python RuntimeError with the message, without the C++ backtrace unless
+// TORCH_SHOW_CPP_STACKTRACES=1); tgemm::Error and other C++ exceptions must not cross the dispatcher.
+// The message is "op: ...", the core's wording, for every error whatever its origin.
+
+// Throws c10::Error(msg): msg is the whole message (what_without_backtrace() returns it unchanged).
+[[noreturn]] void throw_c10_error(const std::string& msg);
+
+// Throws c10::Error("op: parts...") as the core's TGEMM_CHECK words a tgemm::Error, so the binding's
+// own checks read like the core's.
 template <typename... Parts>
 [[noreturn]] void throw_error(std::string_view op, const Parts&... parts) {
   std::ostringstream os;
   os << op << ": ";
   (os << ... << parts);
-  throw Error(os.str());
+  throw_c10_error(os.str());
+}
+
+// Runs body() for code that runs no Python and calls no other kernel that could (the CUDA and CPU
+// kernels, the calls into the C++ core): every exception leaves as c10::Error. A c10::Error
+// (OutOfMemoryError and the other subclasses included) is rethrown as it is; a tgemm::Error
+// becomes a c10::Error with its message unchanged (the core's messages start with the op);
+// another std::exception (std::bad_alloc, ...) becomes "op: what()".
+template <typename Body>
+decltype(auto) with_c10_errors(std::string_view op, Body&& body) {
+  try {
+    return std::forward<Body>(body)();
+  } catch (const c10::Error&) {
+    throw;
+  } catch (const Error& e) {
+    throw_c10_error(e.what());
+  } catch (const std::exception& e) {
+    throw_c10_error(std::string(op) + ": " + e.what());
+  }
+}
+
+// Runs body() for kernels that redispatch (autograd): a tgemm::Error becomes a c10::Error with its
+// message unchanged; everything else passes unchanged, above all the Python exceptions that fake
+// kernels and dispatch modes below raise (FakeTensor's, Dynamo's), whose type must survive.
+template <typename Body>
+decltype(auto) with_c10_tgemm_errors(Body&& body) {
+  try {
+    return std::forward<Body>(body)();
+  } catch (const Error& e) {
+    throw_c10_error(e.what());
+  }
 }
 
 // "torch.bfloat16": the name the core's messages and the tables use.

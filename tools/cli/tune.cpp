@@ -277,16 +277,14 @@ struct ProblemState {
   std::string failure;
 };
 
-TableKey key_of(const UntunedProblem& p, const std::string& arch, int sm) {
-  TableKey k;
-  k.arch = arch;
-  k.sm_count = sm;
-  k.n = p.n;
-  k.k = p.k;
-  k.bias = p.bias;
-  k.dtype = p.dtype;
-  k.out_dtype = p.out_dtype;
-  return k;
+TableKey key_of(const UntunedProblem& u, const std::string& arch, int sm) {
+  GemmProblem p;
+  p.n = u.n;
+  p.k = u.k;
+  p.a_type = p.b_type = u.dtype;
+  p.out_type = u.out_dtype;
+  p.epilogue = u.bias ? Epilogue::kBias : Epilogue::kNone;
+  return table_key(p, arch, sm);
 }
 
 }  // namespace

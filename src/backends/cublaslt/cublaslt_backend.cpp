@@ -282,20 +282,19 @@ std::vector<std::shared_ptr<LtSolution>> LtSolution::heuristic_top(const GemmPro
   return out;
 }
 
-std::shared_ptr<LtSolution> LtSolution::configured(const GemmProblem& p, const LtConfig& c,
-                                                   std::string& why) {
-  std::shared_ptr<LtSolution> s(new LtSolution(p));
-  if (!s->make_descriptors(why)) return nullptr;
-  cublasLtMatmulAlgo_t algo{};
-  // A = w (b_type), B = x (a_type), C = D = out.
-  cublasStatus_t st = cublasLtMatmulAlgoInit(s->handle_, CUBLAS_COMPUTE_32F, CUDA_R_32F,
-                                             cuda_type(p.b_type), cuda_type(p.a_type),
-                                             cuda_type(p.out_type), cuda_type(p.out_type), c.algo,
-                                             &algo);
+bool LtSolution::check_config(const LtConfig& c, cublasLtMatmulAlgo_t& algo, std::size_t& workspace,
+                              std::string* why) const {
+  const GemmProblem& p = problem_;
+  const DType d_type = staging_bytes_ ? DType::kFloat32 : p.out_type;
+  // A = w (b_type), B = x (a_type), C = D = out (or the fp32 staging buffer).
+  cublasStatus_t st = cublasLtMatmulAlgoInit(handle_, CUBLAS_COMPUTE_32F, CUDA_R_32F, cuda_type(p.b_type),
+                                             cuda_type(p.a_type), cuda_type(d_type), cuda_type(d_type), c.algo, &algo);
   if (st != CUBLAS_STATUS_SUCCESS) {
-    why = "cuBLASLt has no algorithm id " + std::to_string(c.algo) + " for these types (" +
-          detail::cublas_status_name(st) + ")";
-    return nullptr;
+    if (why) {
+      *why = "cuBLASLt has no algorithm id " + std::to_string(c.algo) + " for these types (" +
+             detail::cublas_status_name(st) + ")";
+    }
+    return false;
   }
   bool ok = set_config<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_TILE_ID, static_cast<std::uint32_t>(c.tile)) &&
             set_config<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, static_cast<std::uint32_t>(c.stages)) &&
@@ -306,35 +305,53 @@ std::shared_ptr<LtSolution> LtSolution::configured(const GemmProblem& p, const L
             set_config<std::uint16_t>(algo, CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, static_cast<std::uint16_t>(c.inner_shape)) &&
             set_config<std::uint16_t>(algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, static_cast<std::uint16_t>(c.cluster_shape));
   if (!ok) {
-    why = "cuBLASLt rejected a configuration attribute of " + format_lt_name(c);
-    return nullptr;
+    if (why) *why = "cuBLASLt rejected a configuration attribute of " + format_lt_name(c);
+    return false;
   }
-  // AlgoCheck sees no pointers, so compare the algorithm's alignment needs with the problem's.
+  // AlgoCheck sees no pointers, so compare the algorithm's alignment needs with the problem's
+  // (the staging buffer, when there is one, is 256-byte aligned).
+  const std::uint32_t align_d = staging_bytes_ ? 16 : p.align_out;
   std::uint32_t need_a = 0, need_b = 0, need_c = 0, need_d = 0;
   get_cap(algo, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_A_BYTES, need_a);
   get_cap(algo, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_B_BYTES, need_b);
   get_cap(algo, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_C_BYTES, need_c);
   get_cap(algo, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_D_BYTES, need_d);
-  if (need_a > p.align_b || need_b > p.align_a || need_c > p.align_out || need_d > p.align_out) {
-    why = format_lt_name(c) + " needs " + std::to_string(std::max({need_a, need_b, need_c, need_d})) +
-          "-byte aligned operands";
-    return nullptr;
+  if (need_a > p.align_b || need_b > p.align_a || need_c > align_d || need_d > align_d) {
+    if (why) {
+      *why = format_lt_name(c) + " needs " + std::to_string(std::max({need_a, need_b, need_c, need_d})) +
+             "-byte aligned operands";
+    }
+    return false;
   }
   cublasLtMatmulHeuristicResult_t result{};
-  st = cublasLtMatmulAlgoCheck(s->handle_, s->desc_, s->layout_a_, s->layout_b_, s->layout_c_,
-                               s->layout_c_, &algo, &result);
+  st = cublasLtMatmulAlgoCheck(handle_, desc_, layout_a_, layout_b_, layout_c_, layout_c_, &algo, &result);
   if (st != CUBLAS_STATUS_SUCCESS || result.state != CUBLAS_STATUS_SUCCESS) {
-    why = "cublasLtMatmulAlgoCheck rejects " + format_lt_name(c) + " for " + p.describe() + " (" +
-          detail::cublas_status_name(st != CUBLAS_STATUS_SUCCESS ? st : result.state) + ")";
-    return nullptr;
+    if (why) {
+      *why = "cublasLtMatmulAlgoCheck rejects " + format_lt_name(c) + " for " + p.describe() + " (" +
+             detail::cublas_status_name(st != CUBLAS_STATUS_SUCCESS ? st : result.state) + ")";
+    }
+    return false;
   }
   if (result.workspaceSize > kCublasLtMaxWorkspace) {
-    why = format_lt_name(c) + " needs " + std::to_string(result.workspaceSize) +
-          " bytes of workspace, more than the " + std::to_string(kCublasLtMaxWorkspace) + " allowed";
-    return nullptr;
+    if (why) {
+      *why = format_lt_name(c) + " needs " + std::to_string(result.workspaceSize) +
+             " bytes of workspace, more than the " + std::to_string(kCublasLtMaxWorkspace) + " allowed";
+    }
+    return false;
   }
+  workspace = result.workspaceSize;
+  return true;
+}
+
+std::shared_ptr<LtSolution> LtSolution::configured(const GemmProblem& p, const LtConfig& c,
+                                                   std::string& why) {
+  std::shared_ptr<LtSolution> s(new LtSolution(p));
+  if (!s->make_descriptors(why)) return nullptr;
+  cublasLtMatmulAlgo_t algo{};
+  std::size_t workspace = 0;
+  if (!s->check_config(c, algo, workspace, &why)) return nullptr;
   s->algo_ = algo;
-  s->workspace_ = result.workspaceSize;
+  s->workspace_ = workspace;
   s->config_ = c;
   s->name_ = format_lt_name(c);
   return s;
@@ -392,26 +409,8 @@ struct LtSpaceContext {
   bool check(const LtConfig& c) {
     ++st.checked;
     cublasLtMatmulAlgo_t algo{};
-    if (!init_algo(c.algo, algo)) return false;
-    bool ok = set_config<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_TILE_ID, static_cast<std::uint32_t>(c.tile)) &&
-              set_config<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, static_cast<std::uint32_t>(c.stages)) &&
-              set_config<std::int32_t>(algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, c.split_k) &&
-              set_config<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, static_cast<std::uint32_t>(c.reduction)) &&
-              set_config<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, static_cast<std::uint32_t>(c.swizzle)) &&
-              set_config<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, static_cast<std::uint32_t>(c.custom)) &&
-              set_config<std::uint16_t>(algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, static_cast<std::uint16_t>(c.cluster_shape));
-    if (!ok) return false;
-    cublasLtMatmulHeuristicResult_t result{};
-    if (cublasLtMatmulAlgoCheck(probe->handle(), probe->desc(), probe->layout_a(), probe->layout_b(), probe->layout_c(),
-                                probe->layout_c(), &algo, &result) != CUBLAS_STATUS_SUCCESS ||
-        result.state != CUBLAS_STATUS_SUCCESS || result.workspaceSize > kCublasLtMaxWorkspace) {
-      return false;
-    }
-    std::uint32_t need_a = 0, need_b = 0, need_c = 0;
-    get_cap(algo, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_A_BYTES, need_a);
-    get_cap(algo, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_B_BYTES, need_b);
-    get_cap(algo, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_C_BYTES, need_c);
-    return need_a <= p.align_b && need_b <= p.align_a && need_c <= p.align_out;
+    std::size_t workspace = 0;
+    return probe->check_config(c, algo, workspace, nullptr);
   }
 };
 
@@ -419,7 +418,8 @@ std::optional<LtSpaceContext> make_context(const GemmProblem& p, LtSpaceStats& s
   std::string why;
   std::shared_ptr<LtSolution> probe = LtSolution::heuristic(p, why);
   if (!probe) return std::nullopt;
-  LtSpaceContext ctx{p, probe, cuda_type(p.b_type), cuda_type(p.a_type), cuda_type(p.out_type),
+  const cudaDataType_t d_type = probe->staged() ? CUDA_R_32F : cuda_type(p.out_type);
+  LtSpaceContext ctx{p, probe, cuda_type(p.b_type), cuda_type(p.a_type), d_type,
                      cublaslt_runtime_version(), 0, false, st};
   int sms = 0;
   TGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, p.device), "cublaslt");

@@ -45,6 +45,13 @@ class LtSolution final : public Solution {
   void run(const GemmProblem& p, const GemmArgs& args, const Workspace& ws,
            Stream stream) const override;
 
+  // Builds configuration c for this solution's problem and checks it (attributes, alignment,
+  // cublasLtMatmulAlgoCheck, workspace limit); false with *why (when given) set otherwise.
+  bool check_config(const LtConfig& c, cublasLtMatmulAlgo_t& algo, std::size_t& workspace, std::string* why) const;
+
+  // Whether the product goes through the fp32 staging buffer (mixed 16-bit types).
+  bool staged() const { return staging_bytes_ != 0; }
+
   // The configuration actually run (for the heuristic: what it chose).
   LtConfig chosen_config() const;
   // For the bench's overhead mode: the raw objects, to call cublasLtMatmul directly.
