@@ -57,9 +57,9 @@ void run_a16w16(c10::Device device, const at::Tensor& x, const at::Tensor& w, co
 }
 
 at::ScalarType output_type(const at::Tensor& x, std::optional<at::ScalarType> otype) {
-  const at::ScalarType t = otype.value_or(x.scalar_type());
-  to_dtype(t, kOp, "otype");  // a type tgemm has at all; the core checks which ones this op takes
-  return t;
+  if (!otype) return x.scalar_type();  // x's view names x.dtype if it is not a tgemm type
+  to_dtype(*otype, kOp, "otype");      // a type tgemm has at all; the core checks which ones this op takes
+  return *otype;
 }
 
 at::Tensor gemm_a16w16_cuda(const at::Tensor& x, const at::Tensor& w, const std::optional<at::Tensor>& bias,

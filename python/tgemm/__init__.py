@@ -39,6 +39,11 @@ if _C.torch_version.split(".")[:2] != _torch.__version__.split("+")[0].split("."
         f"--force-reinstall <tgemm source dir>"
     )
 
+# Before any call into the extension: the exception its functions raise for bad input.
+from ._errors import TgemmError  # noqa: E402
+
+_C._set_error_type(TgemmError)
+
 # The shipped tables are package data; TGEMM_CONFIG_DIR still takes precedence in the library.
 _CONFIGS = _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "configs")
 if _os.path.isdir(_CONFIGS):
@@ -64,10 +69,6 @@ from .routing import (  # noqa: E402
     route_linear,
 )
 from .ops import describe, gemm_a16w16, gemm_a16w16_out, mm  # noqa: E402
-
-TgemmError = _C.TgemmError
-TgemmError.__doc__ = "Raised for input tgemm cannot take; the message names op, argument, expected and given."
-TgemmError.__module__ = "tgemm"
 
 __version__ = "0.1.0"
 

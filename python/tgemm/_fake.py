@@ -2,63 +2,133 @@
 torch.compile, torch.library.opcheck and FakeTensorMode. The C++ library names this module
 (``set_python_module``), so torch imports it when it needs a fake kernel.
 
-Each fake checks what it can see without data (ranks, K agreement, dtypes) with the C++ core's
-wording, so a bad call fails at trace time as it would at run time.
+Each fake runs the checks the real kernel runs that need no data and no device, in the real
+kernel's order and with its exact text (python/csrc/torch_view.cpp's conversions, then
+src/core/validate.cpp's validate_a16w16), so the first error a bad call meets is the same at trace
+time as at run time: the same message, and an exception class that is a RuntimeError in both
+cases (here :class:`tgemm.TgemmError`; the real kernel through ``torch.ops`` raises a plain
+RuntimeError, through ``tgemm.*`` a TgemmError). Not checked here, left to the real kernel:
+devices, strides, alignment, overlap and the 2^31-1 size limits.
 """
 
 from __future__ import annotations
 
+from typing import Callable
+
 import torch
 
-from . import _C
+from ._errors import TgemmError
 
 _A16W16_IN = (torch.bfloat16, torch.float16)
 _A16W16_OUT = (torch.bfloat16, torch.float16, torch.float32)
+# The torch dtypes tgemm has a type for (torch_view.cpp's to_dtype).
+_TGEMM_DTYPES = (
+    torch.bfloat16,
+    torch.float16,
+    torch.float32,
+    torch.float8_e4m3fn,
+    torch.float8_e5m2,
+    torch.int8,
+    torch.int32,
+)
+_NOT_TGEMM = "is not a tgemm type (bfloat16, float16, float32, float8_e4m3fn, float8_e5m2, int8, int32)"
+_MAX_RANK = 6  # tgemm::kMaxRank
 
 
-def _check(cond, message: str) -> None:
-    # A plain bool fails now, with the library's exception; a symbolic one becomes a guard.
-    if isinstance(cond, bool):
-        if not cond:
-            raise _C.TgemmError(message)
-    else:
-        torch._check(cond, lambda: message)
+def _check(cond, message: Callable[[], str]) -> None:
+    # A plain bool fails now; a symbolic one fails now when its hint is false (with a guard), and
+    # becomes a runtime assert of the graph when it has none. Always with TgemmError.
+    if cond is True:
+        return
+    if cond is False:
+        raise TgemmError(message())
+    torch._check_with(TgemmError, cond, message)
 
 
-def _check_a16w16(op: str, x: torch.Tensor, w: torch.Tensor, bias, out_dtype: torch.dtype) -> None:
-    _check(1 <= x.dim() <= 6, f"{op}: x.rank must be in [1, 6], got {x.dim()}")
-    _check(1 <= w.dim() <= 6, f"{op}: w.rank must be in [1, 6], got {w.dim()}")
-    _check(x.dtype in _A16W16_IN, f"{op}: x.dtype must be torch.bfloat16 or torch.float16, got {x.dtype}")
-    _check(w.dtype == x.dtype, f"{op}: w.dtype must equal x.dtype ({x.dtype}), got {w.dtype}")
+def _n(v) -> str:
+    # A size as the real kernel prints it: its value (a symbolic size's hint, as traced).
+    if isinstance(v, torch.SymInt):
+        from torch.fx.experimental.symbolic_shapes import has_hint, hint_int
+
+        return str(hint_int(v)) if has_hint(v) else str(v)
+    return str(v)
+
+
+def _shape(shape) -> str:
+    # The core's shape_str: "[2, 32, 64]".
+    return "[" + ", ".join(_n(s) for s in shape) + "]"
+
+
+def _check_view(op: str, name: str, t: torch.Tensor) -> None:
+    # to_view (torch_view.cpp): rank bound, then a dtype tgemm has a type for.
+    _check(t.dim() <= _MAX_RANK, lambda: f"{op}: {name}.rank must be in [1, {_MAX_RANK}], got {t.dim()}")
+    _check(t.dtype in _TGEMM_DTYPES, lambda: f"{op}: {name}.dtype {t.dtype} {_NOT_TGEMM}")
+
+
+def _check_a16w16(op: str, x, w, bias, out_shape, out_dtype) -> None:
+    """validate_a16w16 (src/core/validate.cpp) without data: ranks, dtypes, ranks again, shapes."""
+    ranks = [("x", x.dim()), ("w", w.dim()), ("out", len(out_shape))]
+    if bias is not None:
+        ranks.append(("bias", bias.dim()))
+    for name, rank in ranks:
+        _check(
+            1 <= rank <= _MAX_RANK,
+            lambda name=name, rank=rank: f"{op}: {name}.rank must be in [1, {_MAX_RANK}], got {rank}",
+        )
+    _check(x.dtype in _A16W16_IN, lambda: f"{op}: x.dtype must be torch.bfloat16 or torch.float16, got {x.dtype}")
+    _check(w.dtype == x.dtype, lambda: f"{op}: w.dtype must equal x.dtype ({x.dtype}), got {w.dtype}")
     _check(
         out_dtype in _A16W16_OUT,
-        f"{op}: out.dtype must be torch.bfloat16, torch.float16 or torch.float32, got {out_dtype}",
+        lambda: f"{op}: out.dtype must be torch.bfloat16, torch.float16 or torch.float32, got {out_dtype}",
     )
     if bias is not None:
         _check(
             bias.dtype == x.dtype or bias.dtype == out_dtype,
-            f"{op}: bias.dtype must equal x.dtype ({x.dtype}) or out.dtype ({out_dtype}), got {bias.dtype}",
+            lambda: f"{op}: bias.dtype must equal x.dtype ({x.dtype}) or out.dtype ({out_dtype}), got {bias.dtype}",
         )
-    _check(w.dim() == 2, f"{op}: w must be 2-D [N, K], got rank {w.dim()} {tuple(w.shape)}")
-    _check(w.shape[1] == x.shape[-1], f"{op}: w.size(1) must equal x.size(-1) (K), got {w.shape[1]} vs {x.shape[-1]}")
+    _check(w.dim() == 2, lambda: f"{op}: w must be 2-D [N, K], got rank {w.dim()} {_shape(w.shape)}")
+    _check(len(out_shape) == x.dim(), lambda: f"{op}: out.rank must equal x.rank ({x.dim()}), got {len(out_shape)}")
     if bias is not None:
-        _check(bias.dim() == 1, f"{op}: bias must be 1-D [N], got rank {bias.dim()} {tuple(bias.shape)}")
-        _check(bias.shape[0] == w.shape[0], f"{op}: bias.size(0) must equal N ({w.shape[0]}), got {bias.shape[0]}")
+        _check(bias.dim() == 1, lambda: f"{op}: bias must be 1-D [N], got rank {bias.dim()} {_shape(bias.shape)}")
+    k, n = x.shape[-1], w.shape[0]
+    _check(w.shape[1] == k, lambda: f"{op}: w.size(1) must equal x.size(-1) (K), got {_n(w.shape[1])} vs {_n(k)}")
+    _check(
+        out_shape[-1] == n,
+        lambda: f"{op}: out.size(-1) must equal w.size(0) (N), got {_n(out_shape[-1])} vs {_n(n)}",
+    )
+    for d in range(x.dim() - 1):
+        _check(
+            out_shape[d] == x.shape[d],
+            lambda d=d: f"{op}: out.size({d}) must equal x.size({d}), got {_n(out_shape[d])} vs {_n(x.shape[d])}",
+        )
+    if bias is not None:
+        _check(bias.shape[0] == n, lambda: f"{op}: bias.size(0) must equal N ({_n(n)}), got {_n(bias.shape[0])}")
 
 
 @torch.library.register_fake("tgemm::gemm_a16w16")
 def gemm_a16w16_fake(x, w, bias=None, otype=None):
+    op = "gemm_a16w16"
     out_dtype = x.dtype if otype is None else otype
-    _check_a16w16("gemm_a16w16", x, w, bias, out_dtype)
-    return x.new_empty((*x.shape[:-1], w.shape[0]), dtype=out_dtype)
+    # The real kernel's order: otype, the views of x, w (and out, fine once x and otype are), bias,
+    # then the core.
+    if otype is not None:
+        _check(otype in _TGEMM_DTYPES, lambda: f"{op}: otype {otype} {_NOT_TGEMM}")
+    _check_view(op, "x", x)
+    _check_view(op, "w", w)
+    if bias is not None:
+        _check_view(op, "bias", bias)
+    # linear_output_sizes (torch_view.cpp): (*x.shape[:-1], N); [N] for a 0-d x, 0 for N of a 0-d
+    # w (both rejected by the checks).
+    out_shape = (*x.shape[:-1], w.shape[0] if w.dim() >= 1 else 0)
+    _check_a16w16(op, x, w, bias, out_shape, out_dtype)
+    return x.new_empty(out_shape, dtype=out_dtype)
 
 
 @torch.library.register_fake("tgemm::gemm_a16w16_out")
 def gemm_a16w16_out_fake(x, w, out, bias=None):
-    _check_a16w16("gemm_a16w16", x, w, bias, out.dtype)
-    _check(out.dim() == x.dim(), f"gemm_a16w16: out.rank must equal x.rank ({x.dim()}), got {out.dim()}")
-    _check(
-        out.shape[-1] == w.shape[0],
-        f"gemm_a16w16: out.size(-1) must equal w.size(0) (N), got {out.shape[-1]} vs {w.shape[0]}",
-    )
+    op = "gemm_a16w16"
+    for name, t in (("x", x), ("w", w), ("out", out), ("bias", bias)):
+        if t is not None:
+            _check_view(op, name, t)
+    _check_a16w16(op, x, w, bias, tuple(out.shape), out.dtype)
     return None
