@@ -10,12 +10,12 @@
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "core/check.h"
 #include "tgemm/error.h"
 #include "tgemm/tensor.h"
 
@@ -33,10 +33,8 @@ namespace tgemm::torch_binding {
 // own checks read like the core's.
 template <typename... Parts>
 [[noreturn]] void throw_error(std::string_view op, const Parts&... parts) {
-  std::ostringstream os;
-  os << op << ": ";
-  (os << ... << parts);
-  throw_c10_error(os.str());
+  // Formatted without iostreams, like the core's messages (core/check.h says why).
+  throw_c10_error(tgemm::detail::concat(op, ": ", parts...));
 }
 
 // Runs body() for code that runs no Python and calls no other kernel that could (the CUDA and CPU

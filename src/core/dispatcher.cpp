@@ -1,7 +1,6 @@
 #include "core/dispatcher.h"
 
 #include <mutex>
-#include <sstream>
 
 #include "core/check.h"
 #include "core/log.h"
@@ -49,16 +48,15 @@ const Resolution& Dispatcher::resolve(const GemmProblem& p) {
   if (inserted) {
     const Resolution& res = it->second;
     if (settings_.log_tuned_config) {
-      std::ostringstream os;
-      os << family_info(p.family).op << " " << p.describe() << ": ";
+      std::string msg = detail::concat(family_info(p.family).op, " ", p.describe(), ": ");
       if (res.level == WalkLevel::kDefault) {
-        os << "no tuned row, default";
+        msg += "no tuned row, default";
       } else {
-        os << "level " << walk_level_name(res.level) << " tuned_M=" << res.matched_m << " in "
-           << res.file << ":" << res.line;
+        msg += detail::concat("level ", walk_level_name(res.level), " tuned_M=", res.matched_m, " in ", res.file, ":",
+                              res.line);
       }
-      os << ", libtype " << res.solution->libtype() << ", kernelName " << res.solution->name();
-      log_info(os.str());
+      msg += detail::concat(", libtype ", res.solution->libtype(), ", kernelName ", res.solution->name());
+      log_info(msg);
     }
     if (a16w16_capture_ && p.family == OpFamily::kA16W16 && res.level != WalkLevel::kExact) {
       a16w16_capture_->record(p);
@@ -75,12 +73,11 @@ void Dispatcher::warn_sm_count_once(const DeviceInfo& dev, OpFamily f) {
     if (!sm_warned_.insert(key).second) return;
   }
   for (const auto& [file, counts] : table(f).files_for_other_sm_counts(dev.arch, dev.sm_count)) {
-    std::ostringstream os;
-    os << file << ": rows for " << dev.arch << " exist only for sm_count";
-    for (int c : counts) os << " " << c;
-    os << "; this device (" << dev.name << ") has " << dev.sm_count
-       << " SMs, so none of this file's rows are used: tune for this GPU";
-    log_warning(os.str());
+    std::string msg = detail::concat(file, ": rows for ", dev.arch, " exist only for sm_count");
+    for (int c : counts) msg += detail::concat(" ", c);
+    msg += detail::concat("; this device (", dev.name, ") has ", dev.sm_count,
+                          " SMs, so none of this file's rows are used: tune for this GPU");
+    log_warning(msg);
   }
 }
 

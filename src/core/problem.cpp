@@ -1,6 +1,5 @@
 #include "core/problem.h"
 
-#include <sstream>
 #include <tuple>
 
 #include "core/check.h"
@@ -46,12 +45,11 @@ bool GemmProblem::operator==(const GemmProblem& o) const {
 }
 
 std::string GemmProblem::describe() const {
-  std::ostringstream os;
-  os << "M=" << m << " N=" << n << " K=" << k << " bias=" << py_bool(has_bias())
-     << " dtype=" << dtype_name(a_type) << " outdtype=" << dtype_name(out_type);
-  if (scale_ab) os << " scaleAB=True";
-  if (bpreshuffle) os << " bpreshuffle=True";
-  return os.str();
+  std::string s = detail::concat("M=", m, " N=", n, " K=", k, " bias=", py_bool(has_bias()),
+                                  " dtype=", dtype_name(a_type), " outdtype=", dtype_name(out_type));
+  if (scale_ab) s += " scaleAB=True";
+  if (bpreshuffle) s += " bpreshuffle=True";
+  return s;
 }
 
 std::size_t GemmProblemHash::operator()(const GemmProblem& p) const noexcept {
@@ -94,12 +92,9 @@ bool TableKey::operator==(const TableKey& o) const {
 }
 
 std::string TableKey::describe() const {
-  std::ostringstream os;
-  os << "arch=" << arch << " sm_count=" << sm_count << " N=" << n << " K=" << k
-     << " bias=" << py_bool(bias) << " dtype=" << dtype_name(dtype)
-     << " outdtype=" << dtype_name(out_dtype) << " scaleAB=" << py_bool(scale_ab)
-     << " bpreshuffle=" << py_bool(bpreshuffle);
-  return os.str();
+  return detail::concat("arch=", arch, " sm_count=", sm_count, " N=", n, " K=", k, " bias=", py_bool(bias),
+                        " dtype=", dtype_name(dtype), " outdtype=", dtype_name(out_dtype),
+                        " scaleAB=", py_bool(scale_ab), " bpreshuffle=", py_bool(bpreshuffle));
 }
 
 std::size_t TableKeyHash::operator()(const TableKey& k) const noexcept {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <fstream>
 #include <set>
-#include <sstream>
+#include <cstdio>
 #include <tuple>
 
 #include "core/csv.h"
@@ -14,10 +14,9 @@ namespace {
 const char* py_bool(bool b) { return b ? "True" : "False"; }
 
 std::string format_number(double v) {
-  std::ostringstream os;
-  os.precision(6);
-  os << v;
-  return os.str();
+  char buf[32];
+  int n = std::snprintf(buf, sizeof(buf), "%.6g", v);
+  return std::string(buf, static_cast<std::size_t>(n > 0 ? n : 0));
 }
 
 struct Columns {

@@ -2,7 +2,6 @@
 
 #include <cstdint>
 #include <limits>
-#include <sstream>
 
 #include "core/check.h"
 
@@ -14,19 +13,17 @@ namespace {
 constexpr std::int64_t kMaxDim = std::numeric_limits<std::int32_t>::max();
 
 std::string shape_str(const TensorView& t) {
-  std::ostringstream os;
-  os << "[";
-  for (int d = 0; d < t.rank; ++d) os << (d ? ", " : "") << t.sizes[d];
-  os << "]";
-  return os.str();
+  std::string s = "[";
+  for (int d = 0; d < t.rank && d < kMaxRank; ++d) detail::append(s, detail::concat(d ? ", " : "", t.sizes[d]));
+  s += "]";
+  return s;
 }
 
 std::string strides_str(const TensorView& t) {
-  std::ostringstream os;
-  os << "(";
-  for (int d = 0; d < t.rank; ++d) os << (d ? ", " : "") << t.strides[d];
-  os << ")";
-  return os.str();
+  std::string s = "(";
+  for (int d = 0; d < t.rank && d < kMaxRank; ++d) detail::append(s, detail::concat(d ? ", " : "", t.strides[d]));
+  s += ")";
+  return s;
 }
 
 void check_rank_and_sizes(const TensorView& t, const char* name, std::string_view op) {
@@ -66,10 +63,8 @@ std::string overlap(const TensorView& a, const char* an, const TensorView& b, co
   auto pa = reinterpret_cast<std::uintptr_t>(a.data);
   auto pb = reinterpret_cast<std::uintptr_t>(b.data);
   if (!(pa < pb + static_cast<std::uintptr_t>(eb) && pb < pa + static_cast<std::uintptr_t>(ea))) return "";
-  std::ostringstream os;
-  os << an << " spans [" << a.data << ", +" << ea << " bytes) and " << bn << " spans [" << b.data << ", +" << eb
-     << " bytes)";
-  return os.str();
+  return detail::concat(an, " spans [", a.data, ", +", ea, " bytes) and ", bn, " spans [", b.data, ", +", eb,
+                        " bytes)");
 }
 
 void check_element_alignment(const TensorView& t, const char* name, std::string_view op) {
