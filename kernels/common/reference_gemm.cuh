@@ -1,23 +1,42 @@
-// Reference GEMM: out[m, n] = sum_k x[m, k] * w[n, k] (+ bias[n]), fp32 accumulation in a fixed
-// order (k ascending), plain loads, any alignment and leading dimension. Slow on purpose: it is
-// the yardstick the tests and the tuner compare every other solution with.
+// Reference GEMM: out[m, n] = act(alpha * sum_k x[m, k] * w[n, k] + beta * c[m, n] + bias[n]),
+// fp32 accumulation in a fixed order (k ascending), plain loads, any alignment and leading
+// dimension. Slow on purpose: it is the yardstick the tests and the tuner compare every other
+// solution with.
 // Preconditions: row-major x [M, K] (ld lda), w [N, K] (ld ldb), out [M, N] (ld ldo).
 // Test: tests/gpu/test_reference.cu checks it against a float64 CPU product.
 #pragma once
 
 #include <cstdint>
 
+#include "kernels/common/activation.cuh"
 #include "kernels/common/numeric.cuh"
 
 namespace tgemm::kernels {
 
 inline constexpr int kRefTile = 16;
 
+// The epilogue of the reference, run-time typed: c (when beta != 0) has dtype c_type
+// (0 bf16, 1 fp16, 2 fp32).
+struct RefEpilogue {
+  float alpha = 1.0f;
+  float beta = 0.0f;
+  const void* c = nullptr;
+  std::int64_t ldc = 0;
+  int c_type = 0;
+  int activation = 0;
+};
+
+__device__ __forceinline__ float load_as_float(const void* base, int type, std::int64_t i) {
+  if (type == 0) return to_float(static_cast<const bf16*>(base)[i]);
+  if (type == 1) return to_float(static_cast<const fp16*>(base)[i]);
+  return static_cast<const float*>(base)[i];
+}
+
 template <typename In, typename Out, typename Bias>
 __global__ void reference_gemm(const In* __restrict__ x, const In* __restrict__ w,
                                Out* __restrict__ out, const Bias* __restrict__ bias,
                                std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t lda,
-                               std::int64_t ldb, std::int64_t ldo) {
+                               std::int64_t ldb, std::int64_t ldo, RefEpilogue epi) {
   __shared__ float xs[kRefTile][kRefTile + 1];  // (BLK_M, BLK_K), padded against bank conflicts
   __shared__ float ws[kRefTile][kRefTile + 1];  // (BLK_N, BLK_K)
   const std::int64_t row = static_cast<std::int64_t>(blockIdx.y) * kRefTile + threadIdx.y;
@@ -34,8 +53,10 @@ __global__ void reference_gemm(const In* __restrict__ x, const In* __restrict__ 
     __syncthreads();
   }
   if (row < m && col < n) {
-    if (bias != nullptr) acc += to_float(bias[col]);
-    out[row * ldo + col] = from_float<Out>(acc);
+    float v = epi.alpha * acc;
+    if (epi.beta != 0.0f) v += epi.beta * load_as_float(epi.c, epi.c_type, row * epi.ldc + col);
+    if (bias != nullptr) v += to_float(bias[col]);
+    out[row * ldo + col] = from_float<Out>(activate(epi.activation, v));
   }
 }
 

@@ -58,7 +58,7 @@ std::string format_untuned_row(const GemmProblem& p) {
   return csv::join({std::to_string(p.m), std::to_string(p.n), std::to_string(p.k),
                     p.has_bias() ? "True" : "False", std::string(dtype_name(p.a_type)),
                     std::string(dtype_name(p.out_type)), p.scale_ab ? "True" : "False",
-                    p.bpreshuffle ? "True" : "False"});
+                    p.bpreshuffle ? "True" : "False", format_epilogue_key(p.epilogue_key())});
 }
 
 void Capture::record(const GemmProblem& p) {

@@ -35,11 +35,62 @@ std::string_view epilogue_name(Epilogue e) {
   return "?";
 }
 
+std::string_view activation_name(Activation a) {
+  switch (a) {
+    case Activation::kNone:
+      return "none";
+    case Activation::kGelu:
+      return "gelu";
+    case Activation::kGeluTanh:
+      return "gelu_tanh";
+    case Activation::kRelu:
+      return "relu";
+  }
+  return "?";
+}
+
+std::string format_epilogue_key(const EpilogueKey& e) {
+  std::string s(activation_name(e.activation));
+  if (e.scaled) s += "+alpha";
+  if (e.use_c) s += "+c";
+  return s;
+}
+
+std::optional<EpilogueKey> parse_epilogue_key(std::string_view text) {
+  EpilogueKey e;
+  bool first = true;
+  while (true) {
+    std::size_t plus = text.find('+');
+    std::string_view token = text.substr(0, plus);
+    if (first) {
+      bool found = false;
+      for (Activation a : {Activation::kNone, Activation::kGelu, Activation::kGeluTanh, Activation::kRelu}) {
+        if (token == activation_name(a)) {
+          e.activation = a;
+          found = true;
+        }
+      }
+      if (!found) return std::nullopt;
+      first = false;
+    } else if (token == "alpha") {
+      e.scaled = true;
+    } else if (token == "c") {
+      e.use_c = true;
+    } else {
+      return std::nullopt;
+    }
+    if (plus == std::string_view::npos) break;
+    text.remove_prefix(plus + 1);
+  }
+  return e;
+}
+
 bool GemmProblem::operator==(const GemmProblem& o) const {
   auto tie = [](const GemmProblem& p) {
     return std::tie(p.family, p.m, p.n, p.k, p.a_type, p.b_type, p.out_type, p.bias_type,
-                    p.epilogue, p.scale_ab, p.bpreshuffle, p.lda, p.ldb, p.ldo, p.align_a,
-                    p.align_b, p.align_out, p.align_bias, p.device);
+                    p.epilogue, p.activation, p.unit_alpha, p.use_c, p.scale_ab, p.bpreshuffle, p.lda,
+                    p.ldb, p.ldo, p.ldc, p.align_a, p.align_b, p.align_out, p.align_bias, p.align_c,
+                    p.device);
   };
   return tie(*this) == tie(o);
 }
@@ -49,6 +100,7 @@ std::string GemmProblem::describe() const {
                                   " dtype=", dtype_name(a_type), " outdtype=", dtype_name(out_type));
   if (scale_ab) s += " scaleAB=True";
   if (bpreshuffle) s += " bpreshuffle=True";
+  if (!plain_epilogue()) s += " epilogue=" + format_epilogue_key(epilogue_key());
   return s;
 }
 
@@ -60,6 +112,9 @@ std::size_t GemmProblemHash::operator()(const GemmProblem& p) const noexcept {
   hash_mix(h, p.lda);
   hash_mix(h, p.ldb);
   hash_mix(h, p.ldo);
+  hash_mix(h, p.ldc);
+  hash_mix(h, static_cast<int>(p.activation) | (static_cast<int>(p.unit_alpha) << 4) |
+                  (static_cast<int>(p.use_c) << 5) | (static_cast<int>(p.align_c) << 6));
   std::uint64_t packed = 0;
   packed |= static_cast<std::uint64_t>(p.family);
   packed |= static_cast<std::uint64_t>(p.a_type) << 4;
@@ -87,14 +142,16 @@ std::uint8_t address_alignment(const void* p) {
 
 bool TableKey::operator==(const TableKey& o) const {
   return std::tie(arch, sm_count, n, k, bias, dtype, out_dtype, scale_ab, bpreshuffle) ==
-         std::tie(o.arch, o.sm_count, o.n, o.k, o.bias, o.dtype, o.out_dtype, o.scale_ab,
-                  o.bpreshuffle);
+             std::tie(o.arch, o.sm_count, o.n, o.k, o.bias, o.dtype, o.out_dtype, o.scale_ab,
+                      o.bpreshuffle) &&
+         epilogue == o.epilogue;
 }
 
 std::string TableKey::describe() const {
   return detail::concat("arch=", arch, " sm_count=", sm_count, " N=", n, " K=", k, " bias=", py_bool(bias),
                         " dtype=", dtype_name(dtype), " outdtype=", dtype_name(out_dtype),
-                        " scaleAB=", py_bool(scale_ab), " bpreshuffle=", py_bool(bpreshuffle));
+                        " scaleAB=", py_bool(scale_ab), " bpreshuffle=", py_bool(bpreshuffle),
+                        " epilogue=", format_epilogue_key(epilogue));
 }
 
 std::size_t TableKeyHash::operator()(const TableKey& k) const noexcept {
@@ -104,7 +161,8 @@ std::size_t TableKeyHash::operator()(const TableKey& k) const noexcept {
   hash_mix(h, k.k);
   hash_mix(h, (static_cast<int>(k.bias) << 0) | (static_cast<int>(k.scale_ab) << 1) |
                   (static_cast<int>(k.bpreshuffle) << 2) | (static_cast<int>(k.dtype) << 3) |
-                  (static_cast<int>(k.out_dtype) << 8));
+                  (static_cast<int>(k.out_dtype) << 8) | (static_cast<int>(k.epilogue.activation) << 16) |
+                  (static_cast<int>(k.epilogue.scaled) << 20) | (static_cast<int>(k.epilogue.use_c) << 21));
   return h;
 }
 
@@ -119,6 +177,7 @@ TableKey table_key(const GemmProblem& p, const std::string& arch, int sm_count) 
   k.out_dtype = p.out_type;
   k.scale_ab = p.scale_ab;
   k.bpreshuffle = p.bpreshuffle;
+  k.epilogue = p.epilogue_key();
   return k;
 }
 

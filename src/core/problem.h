@@ -5,8 +5,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 
+#include "tgemm/gemm.h"
 #include "tgemm/tensor.h"
 
 namespace tgemm {
@@ -28,6 +31,22 @@ enum class Epilogue : std::uint8_t {
   kBias,  // + bias[N]
 };
 std::string_view epilogue_name(Epilogue e);
+std::string_view activation_name(Activation a);  // none | gelu | gelu_tanh | relu
+
+// What a table row's `epilogue` column holds: the activation, then "+alpha" when alpha != 1 and
+// "+c" when beta * c is added ("none", "gelu", "relu+c", "none+alpha+c"). The bias has its own
+// column, as in AITER's tables.
+struct EpilogueKey {
+  Activation activation = Activation::kNone;
+  bool scaled = false;  // alpha != 1
+  bool use_c = false;   // beta != 0
+  bool operator==(const EpilogueKey& o) const {
+    return activation == o.activation && scaled == o.scaled && use_c == o.use_c;
+  }
+};
+std::string format_epilogue_key(const EpilogueKey& e);
+// nullopt for an unknown token.
+std::optional<EpilogueKey> parse_epilogue_key(std::string_view text);
 
 struct GemmProblem {
   OpFamily family = OpFamily::kA16W16;
@@ -37,16 +56,23 @@ struct GemmProblem {
   DType out_type = DType::kBFloat16;
   DType bias_type = DType::kBFloat16;  // meaningful only with a bias epilogue
   Epilogue epilogue = Epilogue::kNone;
+  Activation activation = Activation::kNone;
+  bool unit_alpha = true;  // alpha == 1 (solutions that cannot scale check this)
+  bool use_c = false;      // beta != 0: beta * c is added (c: [M, N], out's dtype, ld ldc)
   bool scale_ab = false;
   bool bpreshuffle = false;
   // Leading dimensions in elements: x [M,K] row stride, w [N,K] row stride, out [M,N] row stride.
   std::int64_t lda = 0, ldb = 0, ldo = 0;
+  std::int64_t ldc = 0;  // row stride of c when use_c
   // Largest power of two (capped at 16) dividing each base address, in bytes. Part of the problem
   // because kernels with 16-byte vector or TMA loads can only run on 16-byte-aligned operands.
-  std::uint8_t align_a = 16, align_b = 16, align_out = 16, align_bias = 16;
+  std::uint8_t align_a = 16, align_b = 16, align_out = 16, align_bias = 16, align_c = 16;
   int device = 0;  // ordinal; tables are per arch and SM count, so decisions are per device
 
   bool has_bias() const { return epilogue == Epilogue::kBias; }
+  // Only the product (and optionally bias): what every backend implements.
+  bool plain_epilogue() const { return activation == Activation::kNone && unit_alpha && !use_c; }
+  EpilogueKey epilogue_key() const { return {activation, !unit_alpha, use_c}; }
   bool operator==(const GemmProblem& o) const;
   bool operator!=(const GemmProblem& o) const { return !(*this == o); }
   // "M=1 N=4096 K=4096 bias=False dtype=torch.bfloat16 outdtype=torch.bfloat16"
@@ -70,6 +96,7 @@ struct TableKey {
   DType out_dtype = DType::kBFloat16;
   bool scale_ab = false;
   bool bpreshuffle = false;
+  EpilogueKey epilogue;
 
   bool operator==(const TableKey& o) const;
   std::string describe() const;
@@ -87,6 +114,9 @@ struct GemmArgs {
   const void* b = nullptr;     // w [N,K]
   void* out = nullptr;         // [M,N]
   const void* bias = nullptr;  // [N]
+  const void* c = nullptr;     // [M,N], read when the problem's use_c
+  float alpha = 1.0f;
+  float beta = 0.0f;
 };
 
 // Scratch memory handed to a solution; owned by the runtime, per device and stream.

@@ -29,13 +29,13 @@ struct Columns {
 const std::vector<std::string>& tuned_table_columns() {
   static const std::vector<std::string> kColumns = {
       "arch", "sm_count", "M",       "N",  "K",          "bias",      "dtype",  "outdtype", "scaleAB",
-      "bpreshuffle", "libtype", "solidx", "splitK", "us", "kernelName", "err_ratio", "tflops", "bw"};
+      "bpreshuffle", "libtype", "solidx", "splitK", "us", "kernelName", "err_ratio", "tflops", "bw", "epilogue"};
   return kColumns;
 }
 
 const std::vector<std::string>& untuned_table_columns() {
-  static const std::vector<std::string> kColumns = {"M",     "N",        "K",       "bias",
-                                                    "dtype", "outdtype", "scaleAB", "bpreshuffle"};
+  static const std::vector<std::string> kColumns = {"M",     "N",        "K",       "bias",       "dtype",
+                                                    "outdtype", "scaleAB", "bpreshuffle", "epilogue"};
   return kColumns;
 }
 
@@ -127,6 +127,12 @@ ParsedTable parse_tuned_table(std::istream& in, const std::string& file) {
     } else {
       row.key.out_dtype = row.key.dtype;
     }
+    const std::string* ep = field("epilogue");
+    if (ep && !ep->empty()) {
+      auto e = parse_epilogue_key(*ep);
+      if (!e) bad = "unknown epilogue '" + *ep + "' (expected none|gelu|gelu_tanh|relu, optionally +alpha, +c)";
+      row.key.epilogue = e.value_or(EpilogueKey{});
+    }
     row.libtype = *field("libtype");
     if (row.libtype.empty()) bad = "empty libtype";
     row.kernel_name = *field("kernelName");
@@ -156,7 +162,7 @@ std::string format_tuned_row(const TableRow& r) {
                     py_bool(r.key.scale_ab), py_bool(r.key.bpreshuffle), r.libtype,
                     std::to_string(r.solidx), std::to_string(r.split_k), format_number(r.us),
                     r.kernel_name, format_number(r.err_ratio), format_number(r.tflops),
-                    format_number(r.bw)});
+                    format_number(r.bw), format_epilogue_key(r.key.epilogue)});
 }
 
 void Table::load_file(const std::string& path, std::vector<std::string>& warnings) {

@@ -1,5 +1,6 @@
 #include "core/validate.h"
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 
@@ -81,11 +82,21 @@ GemmCall validate_a16w16(const TensorView& x, const TensorView& w, const TensorV
                          const GemmOptions& options, std::string_view op) {
   const TensorView* bias = options.bias;
   // Rank bounds first: everything below indexes sizes[0, rank).
-  for (auto [t, name] : {std::pair<const TensorView*, const char*>{&x, "x"}, {&w, "w"}, {&out, "out"}, {bias, "bias"}}) {
+  const TensorView* c = options.c;
+  for (auto [t, name] : {std::pair<const TensorView*, const char*>{&x, "x"}, {&w, "w"}, {&out, "out"}, {bias, "bias"},
+                         {c, "c"}}) {
     if (t == nullptr) continue;
     TGEMM_CHECK(t->rank >= 1 && t->rank <= kMaxRank, op, name, ".rank must be in [1, ", kMaxRank, "], got ",
                 t->rank);
   }
+  // Epilogue options.
+  const auto act = static_cast<int>(options.activation);
+  TGEMM_CHECK(act >= 0 && act <= static_cast<int>(Activation::kRelu), op,
+              "options.activation must be none, gelu, gelu_tanh or relu, got value ", act);
+  TGEMM_CHECK(std::isfinite(options.alpha), op, "alpha must be finite, got ", options.alpha);
+  TGEMM_CHECK(std::isfinite(options.beta), op, "beta must be finite, got ", options.beta);
+  TGEMM_CHECK(options.beta == 0.0f || c != nullptr, op, "c must be given when beta != 0 (beta = ", options.beta,
+              ")");
   // Null pointers (an empty tensor may have none).
   TGEMM_CHECK(x.data != nullptr || x.numel() == 0, op, "x.data must not be null (x is ",
               shape_str(x), ")");
@@ -189,6 +200,32 @@ GemmCall validate_a16w16(const TensorView& x, const TensorView& w, const TensorV
     TGEMM_CHECK(n <= 1 || bias->stride(0) == 1, op, "bias.stride(0) must be 1, got ",
                 bias->stride(0));
   }
+  // c: shaped, typed and laid out like out; may be out itself.
+  std::int64_t ldc = 0;
+  bool c_is_out = false;
+  if (c) {
+    TGEMM_CHECK(c->data != nullptr || c->numel() == 0, op, "c.data must not be null (c is ", shape_str(*c), ")");
+    TGEMM_CHECK(c->dtype == out.dtype, op, "c.dtype must equal out.dtype (", dtype_name(out.dtype), "), got ",
+                dtype_name(c->dtype));
+    check_rank_and_sizes(*c, "c", op);
+    TGEMM_CHECK(c->rank == out.rank, op, "c.rank must equal out.rank (", out.rank, "), got ", c->rank);
+    for (int d = 0; d < c->rank; ++d) {
+      TGEMM_CHECK(c->sizes[d] == out.sizes[d], op, "c.size(", d, ") must equal out.size(", d, "), got ",
+                  c->sizes[d], " vs ", out.sizes[d]);
+    }
+    check_extent(*c, "c", op);
+    TGEMM_CHECK(n <= 1 || c->stride(-1) == 1, op, "c.stride(-1) must be 1, got ", c->stride(-1), " for c ",
+                shape_str(*c), " strides ", strides_str(*c));
+    ldc = row_stride(*c, "c", n);
+    TGEMM_CHECK(m <= 1 || ldc >= n, op, "c row stride must be >= N (", n, "), got ", ldc);
+    check_element_alignment(*c, "c", op);
+    c_is_out = c->data == out.data;
+    for (int d = 0; d < c->rank && c_is_out; ++d) c_is_out = c->strides[d] == out.strides[d];
+    if (!c_is_out) {
+      std::string both = overlap(out, "out", *c, "c");
+      TGEMM_CHECK(both.empty(), op, "c must be out itself or not overlap it: ", both);
+    }
+  }
   // Alignment.
   check_element_alignment(x, "x", op);
   check_element_alignment(w, "w", op);
@@ -223,6 +260,16 @@ GemmCall validate_a16w16(const TensorView& x, const TensorView& w, const TensorV
   call.args.b = w.data;
   call.args.out = out.data;
   call.args.bias = bias ? bias->data : nullptr;
+  p.activation = options.activation;
+  p.unit_alpha = options.alpha == 1.0f;
+  p.use_c = options.beta != 0.0f;
+  if (p.use_c) {
+    p.ldc = std::max<std::int64_t>(ldc, 1);
+    p.align_c = address_alignment(c->data);
+    call.args.c = c->data;
+  }
+  call.args.alpha = options.alpha;
+  call.args.beta = options.beta;
   return call;
 }
 

@@ -6,14 +6,29 @@
 
 namespace tgemm {
 
-void gemm_a16w16(const TensorView& x, const TensorView& w, const TensorView& out,
-                 const GemmOptions& options, Stream stream) {
-  GemmCall call = validate_a16w16(x, w, out, options);
+namespace {
+
+// Every public a16w16 entry point: `op` names it in error messages.
+void run_a16w16(const TensorView& x, const TensorView& w, const TensorView& out, const GemmOptions& options,
+                Stream stream, std::string_view op) {
+  GemmCall call = validate_a16w16(x, w, out, options, op);
   GemmProblem& p = call.problem;
   if (p.m == 0 || p.n == 0) return;
   if (p.k == 0) {
-    // An empty sum: out = bias (or 0). No GEMM backend is asked to handle K = 0.
-    epilogue_rows(call.args.out, p.out_type, p.ldo, nullptr, 0, p.m, p.n, call.args.bias, p.bias_type, stream);
+    // An empty sum: out = act(beta * c + bias). No GEMM backend is asked to handle K = 0.
+    EpilogueParams e;
+    e.out = call.args.out;
+    e.out_type = p.out_type;
+    e.ldo = p.ldo;
+    e.c = call.args.c;
+    e.ldc = p.ldc;
+    e.beta = p.use_c ? call.args.beta : 0.0f;
+    e.bias = call.args.bias;
+    e.bias_type = p.bias_type;
+    e.activation = p.activation;
+    e.m = p.m;
+    e.n = p.n;
+    epilogue_rows(e, stream);
     return;
   }
   Runtime& rt = Runtime::get();
@@ -21,6 +36,45 @@ void gemm_a16w16(const TensorView& x, const TensorView& w, const TensorView& out
   const Resolution& r = rt.dispatcher().resolve(p);
   Workspace ws = rt.workspaces().get(p.device, stream, r.solution->workspace_size(p));
   r.solution->run(p, call.args, ws, stream);
+}
+
+}  // namespace
+
+void gemm_a16w16(const TensorView& x, const TensorView& w, const TensorView& out, const GemmOptions& options,
+                 Stream stream) {
+  run_a16w16(x, w, out, options, stream, "gemm_a16w16");
+}
+
+void gemm_bias(const TensorView& x, const TensorView& w, const TensorView& bias, const TensorView& out,
+               Stream stream) {
+  GemmOptions o;
+  o.bias = &bias;
+  run_a16w16(x, w, out, o, stream, "gemm_bias");
+}
+
+void gemm_gelu(const TensorView& x, const TensorView& w, const TensorView* bias, const TensorView& out,
+               bool tanh_approximation, Stream stream) {
+  GemmOptions o;
+  o.bias = bias;
+  o.activation = tanh_approximation ? Activation::kGeluTanh : Activation::kGelu;
+  run_a16w16(x, w, out, o, stream, "gemm_gelu");
+}
+
+void gemm_relu(const TensorView& x, const TensorView& w, const TensorView* bias, const TensorView& out,
+               Stream stream) {
+  GemmOptions o;
+  o.bias = bias;
+  o.activation = Activation::kRelu;
+  run_a16w16(x, w, out, o, stream, "gemm_relu");
+}
+
+void gemm_alpha_beta(const TensorView& x, const TensorView& w, const TensorView& c, float alpha, float beta,
+                     const TensorView& out, Stream stream) {
+  GemmOptions o;
+  o.alpha = alpha;
+  o.beta = beta;
+  o.c = &c;
+  run_a16w16(x, w, out, o, stream, "gemm_alpha_beta");
 }
 
 DispatchInfo describe_gemm_a16w16(const TensorView& x, const TensorView& w, const TensorView& out,

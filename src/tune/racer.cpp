@@ -38,10 +38,11 @@ RaceData make_data(const GemmProblem& p, const RaceOptions& o, const DeviceInfo&
   const std::size_t w_bytes = round_up(static_cast<std::size_t>(p.n * p.k) * es, kAlign);
   const std::size_t b_bytes = p.has_bias() ? round_up(static_cast<std::size_t>(p.n) * dtype_size(p.bias_type), kAlign) : 0;
   const std::size_t o_bytes = static_cast<std::size_t>(p.m * p.n) * dtype_size(p.out_type);
-  int sets = rotation_count(x_bytes + w_bytes + o_bytes, dev.l2_bytes, o.rotation_l2_factor, 32, o.memory_budget);
+  const std::size_t c_bytes = p.use_c ? round_up(o_bytes, kAlign) : 0;
+  int sets = rotation_count(x_bytes + w_bytes + o_bytes + c_bytes, dev.l2_bytes, o.rotation_l2_factor, 32, o.memory_budget);
   for (int i = 0; i < sets; ++i) {
     Operands op;
-    op.buf = DeviceBuffer(x_bytes + w_bytes + b_bytes);
+    op.buf = DeviceBuffer(x_bytes + w_bytes + b_bytes + c_bytes);
     op.out = DeviceBuffer(std::max<std::size_t>(o_bytes, 16));
     char* base = static_cast<char*>(op.buf.data());
     auto seed = static_cast<std::uint64_t>(i) * 3 + 11;
@@ -52,6 +53,14 @@ RaceData make_data(const GemmProblem& p, const RaceOptions& o, const DeviceInfo&
     op.args.b = base + x_bytes;
     op.args.bias = p.has_bias() ? base + x_bytes + w_bytes : nullptr;
     op.args.out = op.out.data();
+    if (p.use_c) {
+      // c is a separate input here (ldc = N); in-place accumulation (c = out) is the same kernel.
+      op.args.c = base + x_bytes + w_bytes + b_bytes;
+      fill_uniform(base + x_bytes + w_bytes + b_bytes, p.out_type, p.m * p.n, seed + 3, -1.0f, 1.0f, nullptr);
+    }
+    // Representative scalars for the epilogue the problem is keyed by.
+    op.args.alpha = p.unit_alpha ? 1.0f : 0.75f;
+    op.args.beta = p.use_c ? 0.5f : 0.0f;
     d.sets.push_back(std::move(op));
   }
   d.ref = DeviceBuffer(std::max<std::size_t>(static_cast<std::size_t>(p.m * p.n) * sizeof(float), 16));

@@ -2,6 +2,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cmath>
 #include <sstream>
 
 #include "backends/reference/reference_backend.h"
@@ -21,6 +22,9 @@ std::string A16W16Case::describe() const {
   os << "M=" << m << " N=" << n << " K=" << k << " in=" << dtype_short_name(in)
      << " out=" << dtype_short_name(out) << " bias=" << (bias ? dtype_short_name(bias_type) : "none");
   if (lda_pad || ldb_pad || ldo_pad) os << " pads=" << lda_pad << "/" << ldb_pad << "/" << ldo_pad;
+  if (activation != Activation::kNone) os << " act=" << activation_name(activation);
+  if (alpha != 1.0f) os << " alpha=" << alpha;
+  if (beta != 0.0f) os << " beta=" << beta << (c_in_place ? " c=out" : " c=separate");
   return os.str();
 }
 
@@ -43,6 +47,11 @@ A16W16Data make_a16w16(const A16W16Case& c, std::uint64_t seed) {
     fill_uniform(d.bias.data(), c.bias_type, c.n, seed * 4 + 3, -1.0f, 1.0f, nullptr);
     d.bv = TensorView::contiguous(d.bias.data(), c.bias_type, {c.n});
   }
+  if (c.beta != 0.0f && !c.c_in_place) {
+    d.cbuf = DeviceBuffer(static_cast<std::size_t>(std::max<std::int64_t>(c.m * ldo, 1)) * es_out);
+    fill_uniform(d.cbuf.data(), c.out, c.m * ldo, seed * 4 + 5, -1.0f, 1.0f, nullptr);
+    d.cv = TensorView::strided(d.cbuf.data(), c.out, {c.m, c.n}, {ldo, 1});
+  }
   return d;
 }
 
@@ -64,15 +73,26 @@ std::string run_and_compare_views(const TensorView& x, const TensorView& w, cons
   cudaGetDevice(&device);
   p.device = device;
   const std::int64_t extent = p.m == 0 ? 0 : (p.m - 1) * p.ldo + p.n;
-  fill_nan(out.data, out.dtype, extent, nullptr);
+  const bool in_place = p.use_c && call.args.c == out.data;
+  DeviceBuffer saved_c;
+  GemmArgs ref_args = call.args;
+  if (in_place) {
+    // out holds c: fresh random values, copied for the reference before the run overwrites them.
+    fill_uniform(out.data, out.dtype, extent, 0x5eed, -1.0f, 1.0f, nullptr);
+    saved_c = DeviceBuffer(static_cast<std::size_t>(std::max<std::int64_t>(extent, 1)) * dtype_size(out.dtype));
+    cudaMemcpy(saved_c.data(), out.data, saved_c.bytes(), cudaMemcpyDeviceToDevice);
+    ref_args.c = saved_c.data();
+  } else {
+    fill_nan(out.data, out.dtype, extent, nullptr);
+  }
   run();
   cudaError_t err = cudaDeviceSynchronize();
   if (err != cudaSuccess) return std::string("CUDA error after run: ") + cudaGetErrorString(err);
   DeviceBuffer ref(static_cast<std::size_t>(std::max<std::int64_t>(p.m * p.n, 1)) * sizeof(float));
-  GemmArgs ref_args = call.args;
   ref_args.out = ref.data();
   run_reference_gemm(p, ref_args, DType::kFloat32, p.n, nullptr);
-  Tolerance tol = gemm_tolerance(p.out_type, p.k, p.has_bias());
+  Tolerance tol = gemm_tolerance(p.out_type, p.k, p.has_bias() || p.use_c || p.activation != Activation::kNone);
+  tol.atol *= std::max(1.0f, std::abs(options.alpha));
   CompareResult r = compare_with_reference(out.data, p.out_type, p.ldo, ref.as<float>(), p.n, p.m, p.n,
                                            tol.rtol, tol.atol, nullptr);
   if (r.bad == 0) return "";

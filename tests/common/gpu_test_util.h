@@ -30,17 +30,26 @@ struct A16W16Case {
   std::int64_t lda_pad = 0;   // extra elements per x row
   std::int64_t ldb_pad = 0;   // extra elements per w row
   std::int64_t ldo_pad = 0;   // extra elements per out row
+  // Epilogue: out = act(alpha * x @ w^T + beta * c + bias).
+  Activation activation = Activation::kNone;
+  float alpha = 1.0f;
+  float beta = 0.0f;
+  bool c_in_place = false;    // with beta != 0: c is out itself (else a separate [M, N] buffer, ld N + ldo_pad)
   std::string describe() const;
 };
 
 // Device buffers of one case, filled with uniform(-1, 1) values; out poisoned with NaN.
 struct A16W16Data {
   A16W16Case c;
-  DeviceBuffer x, w, out, bias, ref;
-  TensorView xv, wv, ov, bv;
+  DeviceBuffer x, w, out, bias, ref, cbuf;
+  TensorView xv, wv, ov, bv, cv;
   GemmOptions options() const {
     GemmOptions o;
     if (c.bias) o.bias = &bv;
+    o.activation = c.activation;
+    o.alpha = c.alpha;
+    o.beta = c.beta;
+    if (c.beta != 0.0f) o.c = c.c_in_place ? &ov : &cv;
     return o;
   }
   // The problem as validate_a16w16 builds it (device 0 filled in).
@@ -51,7 +60,9 @@ struct A16W16Data {
 A16W16Data make_a16w16(const A16W16Case& c, std::uint64_t seed);
 
 // Poisons out, runs `run`, runs the reference into an fp32 buffer, compares with the tolerance
-// of gemm_tolerance(). Returns a non-empty failure description on mismatch.
+// of gemm_tolerance(). Returns a non-empty failure description on mismatch. With an in-place c
+// (c is out), out is filled with fresh random c values instead of NaN and the reference reads a
+// copy of them.
 std::string run_and_compare(A16W16Data& d, const std::function<void()>& run);
 // The same for arbitrary views (offset pointers, odd strides, rank > 2).
 std::string run_and_compare_views(const TensorView& x, const TensorView& w, const TensorView& out,

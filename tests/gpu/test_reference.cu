@@ -27,9 +27,18 @@ std::vector<char> to_host(const DeviceBuffer& b) {
   return h;
 }
 
-struct RefCase {
-  A16W16Case c;
-};
+double activate_host(Activation a, double v) {
+  switch (a) {
+    case Activation::kGelu:
+      return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
+    case Activation::kGeluTanh:
+      return 0.5 * v * (1.0 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+    case Activation::kRelu:
+      return v > 0 ? v : 0.0;
+    default:
+      return v;
+  }
+}
 
 class ReferenceVsCpu : public ::testing::TestWithParam<A16W16Case> {};
 
@@ -43,15 +52,20 @@ TEST_P(ReferenceVsCpu, MatchesFloat64) {
   device_synchronize();
   auto hx = to_host(d.x), hw = to_host(d.w), ho = to_host(d.out);
   std::vector<char> hb = c.bias ? to_host(d.bias) : std::vector<char>();
+  std::vector<char> hc = c.beta != 0.0f ? to_host(d.cbuf) : std::vector<char>();
   const std::int64_t lda = c.k + c.lda_pad, ldb = c.k + c.ldb_pad, ldo = c.n + c.ldo_pad;
   double rtol = c.out == DType::kBFloat16 ? 1.0 / 128 : c.out == DType::kFloat16 ? 1.0 / 1024 : 1e-5;
   int bad = 0;
   for (std::int64_t i = 0; i < c.m; ++i) {
     for (std::int64_t j = 0; j < c.n; ++j) {
-      double want = c.bias ? host_value(hb.data(), c.bias_type, j) : 0.0;
+      double acc = 0.0;
       for (std::int64_t kk = 0; kk < c.k; ++kk) {
-        want += host_value(hx.data(), c.in, i * lda + kk) * host_value(hw.data(), c.in, j * ldb + kk);
+        acc += host_value(hx.data(), c.in, i * lda + kk) * host_value(hw.data(), c.in, j * ldb + kk);
       }
+      double want = static_cast<double>(c.alpha) * acc;
+      if (c.beta != 0.0f) want += static_cast<double>(c.beta) * host_value(hc.data(), c.out, i * ldo + j);
+      if (c.bias) want += host_value(hb.data(), c.bias_type, j);
+      want = activate_host(c.activation, want);
       double got = host_value(ho.data(), c.out, i * ldo + j);
       double tol = 1e-5 * static_cast<double>(c.k) + rtol * std::abs(want) + 1e-6;
       if (!(std::abs(got - want) <= tol)) {
@@ -81,6 +95,10 @@ std::vector<A16W16Case> reference_cases() {
       c.lda_pad = i % 3;
       c.ldb_pad = (i + 1) % 4;
       c.ldo_pad = i % 5;
+      // Epilogues: every activation, alpha != 1 and beta * c on some of the cases.
+      c.activation = static_cast<Activation>(i % 4);
+      if (i % 3 == 1) c.alpha = 0.75f;
+      if (i % 5 == 2) c.beta = -0.5f;
       cases.push_back(c);
       ++i;
     }

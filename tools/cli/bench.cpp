@@ -16,6 +16,7 @@
 #include "core/validate.h"
 #include "runtime/cuda_check.h"
 #include "runtime/device_utils.h"
+#include "runtime/elementwise.h"
 #include "runtime/runtime.h"
 #include "runtime/timing.h"
 #include "tgemm/tgemm.h"
@@ -43,9 +44,11 @@ struct ProblemData {
   DeviceBuffer bias;
   TensorView bv;
   std::size_t input_bytes = 0;  // w + x
+  Activation activation = Activation::kNone;
   GemmOptions options(bool with_bias) const {
     GemmOptions o;
     if (with_bias) o.bias = &bv;
+    o.activation = activation;
     return o;
   }
 };
@@ -126,7 +129,7 @@ int run_overhead(const BenchOptions& o) {
   auto direct = [&] {
     TGEMM_CUBLAS_CHECK(cublasLtMatmul(lt->handle(), lt->desc(), &alpha, call.args.b, lt->layout_a(),
                                       call.args.a, lt->layout_b(), &beta, call.args.out, lt->layout_c(),
-                                      call.args.out, lt->layout_c(), &lt->algo(), ws.data, ws.bytes, stream),
+                                      call.args.out, lt->layout_d(), &lt->algo(), ws.data, ws.bytes, stream),
                        "bench");
   };
   auto via_tgemm = [&] { gemm_a16w16(r.xv, r.wv, r.ov, {}, s); };
@@ -189,6 +192,13 @@ int run_bench(const BenchOptions& o) {
   const DeviceInfo& dev = rt.platform().device_info(device);
   DType in = parse_dtype(o.dtype, "--dtype");
   DType out = o.out_dtype.empty() ? in : parse_dtype(o.out_dtype, "--out-dtype");
+  Activation activation = Activation::kNone;
+  if (!o.epilogue.empty()) {
+    auto e = parse_epilogue_key(o.epilogue);
+    TGEMM_CHECK(e && !e->scaled && !e->use_c, "tgemm bench", "--epilogue must be none, gelu, gelu_tanh or relu, got '",
+                o.epilogue, "'");
+    activation = e->activation;
+  }
   std::vector<std::int64_t> ms = parse_int_list(o.ms, "--m");
   std::vector<SuiteShape> suite = read_suite(o.suite);
   std::size_t free_b = 0, total_b = 0;
@@ -213,15 +223,20 @@ int run_bench(const BenchOptions& o) {
       if (o.max_problems > 0 && count >= o.max_problems) break;
       const std::int64_t n = shape.n, k = shape.k;
       ProblemData d = make_problem(m, n, k, in, out, o.bias, dev.l2_bytes, budget, seed++);
+      d.activation = activation;
       const RotationSet& r0 = d.sets[0];
       GemmCall call = validate_a16w16(r0.xv, r0.wv, r0.ov, d.options(o.bias));
       GemmProblem p = call.problem;
       p.device = device;
       std::string why;
-      // The baseline is what F.linear runs: cuBLASLt's heuristic with PyTorch's default settings.
-      auto baseline = LtSolution::heuristic(p, why, /*torch_default=*/true);
+      // The baseline is what F.linear runs: cuBLASLt's heuristic with PyTorch's default settings;
+      // with --epilogue, that GEMM followed by the activation as a separate pass over out (what
+      // F.gelu(F.linear(...)) does), both from tgemm.
+      GemmProblem plain = p;
+      plain.activation = Activation::kNone;
+      auto baseline = LtSolution::heuristic(plain, why, /*torch_default=*/true);
       TGEMM_CHECK(baseline != nullptr, "tgemm bench", why);
-      DeviceBuffer base_ws(baseline->workspace_size(p));
+      DeviceBuffer base_ws(baseline->workspace_size(plain));
       Workspace bws{base_ws.data(), base_ws.bytes()};
       auto args_of = [&](const RotationSet& r) {
         GemmArgs a;
@@ -231,8 +246,24 @@ int run_bench(const BenchOptions& o) {
         a.bias = o.bias ? d.bv.data : nullptr;
         return a;
       };
+      auto run_baseline = [&](const RotationSet& r, Stream s) {
+        baseline->run(plain, args_of(r), bws, s);
+        if (activation != Activation::kNone) {
+          EpilogueParams e;
+          e.out = r.ov.data;
+          e.out_type = out;
+          e.ldo = n;
+          e.c = r.ov.data;
+          e.ldc = n;
+          e.beta = 1.0f;
+          e.activation = activation;
+          e.m = m;
+          e.n = n;
+          epilogue_rows(e, s);
+        }
+      };
       // Warm both paths (resolution, workspaces) before capture.
-      baseline->run(p, args_of(r0), bws, nullptr);
+      run_baseline(r0, nullptr);
       gemm_a16w16(r0.xv, r0.wv, r0.ov, d.options(o.bias), nullptr);
       DispatchInfo info = describe_gemm_a16w16(r0.xv, r0.wv, r0.ov, d.options(o.bias));
       TGEMM_CUDA_CHECK(cudaDeviceSynchronize(), "bench");
@@ -256,7 +287,7 @@ int run_bench(const BenchOptions& o) {
       topt.replays = std::max(3, o.replays / 3);
       topt.warmup_replays = 2;
       std::vector<TimingStats> both = time_graphs_interleaved(
-          {[&](int i, Stream s) { baseline->run(p, args_of(d.sets[static_cast<std::size_t>(i) % d.sets.size()]), bws, s); },
+          {[&](int i, Stream s) { run_baseline(d.sets[static_cast<std::size_t>(i) % d.sets.size()], s); },
            [&](int i, Stream s) {
              const RotationSet& r = d.sets[static_cast<std::size_t>(i) % d.sets.size()];
              gemm_a16w16(r.xv, r.wv, r.ov, d.options(o.bias), s);
@@ -267,7 +298,9 @@ int run_bench(const BenchOptions& o) {
       double fl = floor_us(d, dev.sm_count, o.replays, sink.data());
       json row = {{"family", "a16w16"}, {"model", shape.model}, {"layer", shape.layer}, {"M", m}, {"N", n},
                   {"K", k}, {"dtype", std::string(dtype_name(in))}, {"outdtype", std::string(dtype_name(out))},
-                  {"bias", o.bias}, {"baseline", "cublaslt_default"}, {"baseline_us", tb.median_us},
+                  {"bias", o.bias}, {"epilogue", std::string(activation_name(activation))},
+                  {"baseline", activation == Activation::kNone ? "cublaslt_default" : "cublaslt_default+separate_activation"},
+                  {"baseline_us", tb.median_us},
                   {"baseline_spread", spread(tb)}, {"tgemm_us", tt.median_us}, {"tgemm_spread", spread(tt)},
                   {"speedup", tb.median_us / tt.median_us}, {"solution", info.kernel_name},
                   {"level", info.level}, {"rotations", d.sets.size()}, {"check", check}};

@@ -16,6 +16,7 @@ struct BenchOptions {
   std::string dtype = "bf16";
   std::string out_dtype;  // empty: same as dtype
   bool bias = false;
+  std::string epilogue;   // activation: gelu, gelu_tanh or relu (baseline: GEMM + separate pass)
   std::string json;       // empty: bench/results/<suite>-<device>-<date>.json; "-": none
   bool candidates = false;
   bool check = true;

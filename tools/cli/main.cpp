@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   b->add_option("--dtype", bench.dtype, "input dtype (bf16, fp16)")->capture_default_str();
   b->add_option("--out-dtype", bench.out_dtype, "output dtype (default: input dtype)");
   b->add_flag("--bias", bench.bias, "add a bias [N]");
+  b->add_option("--epilogue", bench.epilogue, "activation gelu|gelu_tanh|relu: fused vs GEMM + separate pass");
   b->add_option("--json", bench.json, "results JSON path ('-' for none; default bench/results/<suite>-<device>-<date>.json)");
   b->add_flag("--candidates", bench.candidates, "also time every registered candidate and report the best");
   b->add_flag("!--no-check", bench.check, "skip the correctness check of tgemm's output against the reference");

@@ -53,7 +53,7 @@ int run_shapes(const ShapesOptions& o) {
       m = std::max<std::int64_t>(m, 1);
       if (!seen.emplace(std::make_tuple(m, s.n, s.k), true).second) continue;
       lines.push_back(csv::join({std::to_string(m), std::to_string(s.n), std::to_string(s.k), o.bias ? "True" : "False",
-                                 std::string(dtype_name(in)), std::string(dtype_name(out)), "False", "False"}));
+                                 std::string(dtype_name(in)), std::string(dtype_name(out)), "False", "False", "none"}));
     }
   }
   std::ofstream f(o.output);

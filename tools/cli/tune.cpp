@@ -40,9 +40,12 @@ struct UntunedProblem {
   bool bias = false;
   DType dtype = DType::kBFloat16, out_dtype = DType::kBFloat16;
   bool scale_ab = false, bpreshuffle = false;
+  EpilogueKey epilogue;
   std::string describe() const {
-    return fmt::format("M={} N={} K={} bias={} dtype={} outdtype={}", m, n, k, bias ? "True" : "False",
-                       dtype_name(dtype), dtype_name(out_dtype));
+    std::string s = fmt::format("M={} N={} K={} bias={} dtype={} outdtype={}", m, n, k, bias ? "True" : "False",
+                                dtype_name(dtype), dtype_name(out_dtype));
+    if (!(epilogue == EpilogueKey{})) s += " epilogue=" + format_epilogue_key(epilogue);
+    return s;
   }
 };
 
@@ -80,6 +83,12 @@ std::vector<UntunedProblem> read_untuned(const std::string& path) {
     p.bias = csv::parse_bool(get("bias")).value_or(false);
     p.scale_ab = csv::parse_bool(get("scaleAB")).value_or(false);
     p.bpreshuffle = csv::parse_bool(get("bpreshuffle")).value_or(false);
+    std::string ep = get("epilogue");
+    if (!ep.empty()) {
+      auto e = parse_epilogue_key(ep);
+      TGEMM_CHECK(e.has_value(), "tgemm tune", path, ":", line_no, ": unknown epilogue '", ep, "'");
+      p.epilogue = *e;
+    }
     std::string dt = get("dtype");
     if (!dt.empty()) {
       auto d = dtype_from_name(dt);
@@ -98,7 +107,7 @@ std::vector<UntunedProblem> read_untuned(const std::string& path) {
     bool dup = false;
     for (const auto& q : out) {
       dup = dup || (q.m == p.m && q.n == p.n && q.k == p.k && q.bias == p.bias && q.dtype == p.dtype &&
-                    q.out_dtype == p.out_dtype);
+                    q.out_dtype == p.out_dtype && q.epilogue == p.epilogue);
     }
     if (!dup) out.push_back(p);
   }
@@ -106,8 +115,13 @@ std::vector<UntunedProblem> read_untuned(const std::string& path) {
 }
 
 json problem_json(const UntunedProblem& p) {
-  return {{"M", p.m}, {"N", p.n}, {"K", p.k}, {"bias", p.bias}, {"dtype", std::string(dtype_name(p.dtype))},
-          {"outdtype", std::string(dtype_name(p.out_dtype))}};
+  return {{"M", p.m},
+          {"N", p.n},
+          {"K", p.k},
+          {"bias", p.bias},
+          {"dtype", std::string(dtype_name(p.dtype))},
+          {"outdtype", std::string(dtype_name(p.out_dtype))},
+          {"epilogue", format_epilogue_key(p.epilogue)}};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -150,6 +164,11 @@ int run_worker(const TuneOptions& o) {
       p.epilogue = Epilogue::kBias;
       p.bias_type = p.a_type;
     }
+    const EpilogueKey e = *parse_epilogue_key(pj["epilogue"].get<std::string>());
+    p.activation = e.activation;
+    p.unit_alpha = !e.scaled;
+    p.use_c = e.use_c;
+    if (p.use_c) p.ldc = p.n;
     p.lda = p.ldb = p.k;
     p.ldo = p.n;
     p.device = device;
@@ -284,6 +303,9 @@ TableKey key_of(const UntunedProblem& u, const std::string& arch, int sm) {
   p.a_type = p.b_type = u.dtype;
   p.out_type = u.out_dtype;
   p.epilogue = u.bias ? Epilogue::kBias : Epilogue::kNone;
+  p.activation = u.epilogue.activation;
+  p.unit_alpha = !u.epilogue.scaled;
+  p.use_c = u.epilogue.use_c;
   return table_key(p, arch, sm);
 }
 
@@ -323,7 +345,7 @@ int run_tune(const TuneOptions& o) {
   if (!o.profile_file.empty()) {
     bool fresh = !std::filesystem::exists(o.profile_file);
     profile.open(o.profile_file, std::ios::app);
-    if (fresh) profile << "arch,sm_count,M,N,K,bias,dtype,outdtype,libtype,kernelName,screen_us,us,spread,err_ratio,strict_ok,error\n";
+    if (fresh) profile << "arch,sm_count,M,N,K,bias,dtype,outdtype,epilogue,libtype,kernelName,screen_us,us,spread,err_ratio,strict_ok,error\n";
   }
 
   std::vector<ProblemState> states;
@@ -408,6 +430,7 @@ int run_tune(const TuneOptions& o) {
       for (const auto& c : cands) {
         profile << csv::join({arch, std::to_string(sm_count), std::to_string(p.m), std::to_string(p.n), std::to_string(p.k),
                               p.bias ? "True" : "False", std::string(dtype_name(p.dtype)), std::string(dtype_name(p.out_dtype)),
+                              format_epilogue_key(p.epilogue),
                               c["libtype"], c["name"], fmt::format("{:.4f}", c["screen_us"].get<double>()),
                               fmt::format("{:.4f}", c["us"].get<double>()), fmt::format("{:.4f}", c["spread"].get<double>()),
                               fmt::format("{:.6f}", c["err_ratio"].get<double>()), c["strict_ok"].get<bool>() ? "True" : "False",

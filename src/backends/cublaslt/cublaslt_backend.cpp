@@ -46,6 +46,12 @@ cublasLtHandle_t handle_for(int device) {
 
 // A bias pointer value with exactly the problem's bias alignment, for queries that read only
 // its alignment (cuBLASLt documents that the heuristic does).
+// Problems cuBLASLt cannot write directly: mixed 16-bit types (no bf16 x bf16 -> fp16 kernels or
+// the reverse) and the erf GELU (its GELU epilogue is the tanh approximation).
+bool needs_staging(const GemmProblem& p) {
+  return (dtype_size(p.out_type) == 2 && p.out_type != p.a_type) || p.activation == Activation::kGelu;
+}
+
 const void* fake_pointer(std::uint8_t alignment) {
   return reinterpret_cast<const void*>(static_cast<std::uintptr_t>(0x100000) + alignment);
 }
@@ -181,6 +187,7 @@ LtSolution::~LtSolution() {
   if (layout_a_) cublasLtMatrixLayoutDestroy(layout_a_);
   if (layout_b_) cublasLtMatrixLayoutDestroy(layout_b_);
   if (layout_c_) cublasLtMatrixLayoutDestroy(layout_c_);
+  if (layout_d_) cublasLtMatrixLayoutDestroy(layout_d_);
   if (desc_) cublasLtMatmulDescDestroy(desc_);
 }
 
@@ -191,7 +198,7 @@ bool LtSolution::make_descriptors(std::string& why) {
     return false;
   }
   handle_ = handle_for(p.device);
-  const bool staged = dtype_size(p.out_type) == 2 && p.out_type != p.a_type;
+  const bool staged = needs_staging(p);
   const DType d_type = staged ? DType::kFloat32 : p.out_type;
   if (staged) staging_bytes_ = (static_cast<std::size_t>(p.m * p.n) * sizeof(float) + 255) / 256 * 256;
   // Row-major out[M,N] = x[M,K] w[N,K]^T is, column-major, out^T[N,M] = (w^T)^T[N,K] x^T[K,M]:
@@ -201,17 +208,35 @@ bool LtSolution::make_descriptors(std::string& why) {
   cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
   TGEMM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)), where);
   TGEMM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)), where);
-  if (p.has_bias() && !staged) {
-    cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
-    cudaDataType_t bias_type = cuda_type(p.bias_type);
-    const void* bias = fake_pointer(p.align_bias);
-    TGEMM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)), where);
-    TGEMM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof(bias_type)), where);
-    TGEMM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)), where);
+  if (!staged) {
+    const bool bias = p.has_bias();
+    switch (p.activation) {
+      case Activation::kRelu:
+        epilogue_ = bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
+        break;
+      case Activation::kGeluTanh:
+        epilogue_ = bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
+        break;
+      default:
+        epilogue_ = bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+        break;
+    }
+    TGEMM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue_, sizeof(epilogue_)), where);
+    if (bias) {
+      cudaDataType_t bias_type = cuda_type(p.bias_type);
+      const void* bias_ptr = fake_pointer(p.align_bias);
+      TGEMM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof(bias_type)), where);
+      TGEMM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias_ptr, sizeof(bias_ptr)), where);
+    }
   }
   TGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout_a_, cuda_type(p.b_type), p.k, p.n, p.ldb), where);
   TGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout_b_, cuda_type(p.a_type), p.k, p.m, p.lda), where);
-  TGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout_c_, cuda_type(d_type), p.n, p.m, staged ? p.n : p.ldo), where);
+  TGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout_d_, cuda_type(d_type), p.n, p.m, staged ? p.n : p.ldo), where);
+  // C is read (beta != 0) only when cuBLASLt writes out directly; it has out's layout rules.
+  const bool lt_reads_c = p.use_c && !staged;
+  TGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout_c_, cuda_type(d_type), p.n, p.m,
+                                                lt_reads_c ? p.ldc : (staged ? p.n : p.ldo)),
+                     where);
   return true;
 }
 
@@ -223,12 +248,16 @@ struct Preference {
     const char* where = "cublaslt";
     TGEMM_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref), where);
     std::uint64_t ws = kCublasLtMaxWorkspace;
-    std::uint32_t aa = p.align_b, ab = p.align_a, ac = p.align_out;  // A = w, B = x, C = D = out
+    // A = w, B = x, C = c (or D), D = out (or the 256-byte aligned staging buffer).
+    const bool staged = needs_staging(p);
+    std::uint32_t aa = p.align_b, ab = p.align_a;
+    std::uint32_t ad = staged ? 16 : p.align_out;
+    std::uint32_t ac = (p.use_c && !staged) ? std::min(p.align_c, p.align_out) : ad;
     TGEMM_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)), where);
     TGEMM_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &aa, sizeof(aa)), where);
     TGEMM_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &ab, sizeof(ab)), where);
     TGEMM_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &ac, sizeof(ac)), where);
-    TGEMM_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &ac, sizeof(ac)), where);
+    TGEMM_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &ad, sizeof(ad)), where);
     if (!allow_output_type_reduction && dtype_size(p.out_type) < 4) {
       std::uint32_t mask = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
       TGEMM_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &mask, sizeof(mask)), where);
@@ -243,7 +272,7 @@ std::vector<cublasLtMatmulHeuristicResult_t> query_heuristic(const LtSolution& s
   std::vector<cublasLtMatmulHeuristicResult_t> results(static_cast<std::size_t>(count));
   int returned = 0;
   cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(s.handle(), s.desc(), s.layout_a(), s.layout_b(),
-                                                     s.layout_c(), s.layout_c(), pref.pref, count,
+                                                     s.layout_c(), s.layout_d(), pref.pref, count,
                                                      results.data(), &returned);
   if (st != CUBLAS_STATUS_SUCCESS) returned = 0;
   results.resize(static_cast<std::size_t>(returned));
@@ -311,12 +340,13 @@ bool LtSolution::check_config(const LtConfig& c, cublasLtMatmulAlgo_t& algo, std
   // AlgoCheck sees no pointers, so compare the algorithm's alignment needs with the problem's
   // (the staging buffer, when there is one, is 256-byte aligned).
   const std::uint32_t align_d = staging_bytes_ ? 16 : p.align_out;
+  const std::uint32_t align_c = (p.use_c && !staging_bytes_) ? p.align_c : align_d;
   std::uint32_t need_a = 0, need_b = 0, need_c = 0, need_d = 0;
   get_cap(algo, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_A_BYTES, need_a);
   get_cap(algo, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_B_BYTES, need_b);
   get_cap(algo, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_C_BYTES, need_c);
   get_cap(algo, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_D_BYTES, need_d);
-  if (need_a > p.align_b || need_b > p.align_a || need_c > align_d || need_d > align_d) {
+  if (need_a > p.align_b || need_b > p.align_a || need_c > align_c || need_d > align_d) {
     if (why) {
       *why = format_lt_name(c) + " needs " + std::to_string(std::max({need_a, need_b, need_c, need_d})) +
              "-byte aligned operands";
@@ -324,7 +354,7 @@ bool LtSolution::check_config(const LtConfig& c, cublasLtMatmulAlgo_t& algo, std
     return false;
   }
   cublasLtMatmulHeuristicResult_t result{};
-  st = cublasLtMatmulAlgoCheck(handle_, desc_, layout_a_, layout_b_, layout_c_, layout_c_, &algo, &result);
+  st = cublasLtMatmulAlgoCheck(handle_, desc_, layout_a_, layout_b_, layout_c_, layout_d_, &algo, &result);
   if (st != CUBLAS_STATUS_SUCCESS || result.state != CUBLAS_STATUS_SUCCESS) {
     if (why) {
       *why = "cublasLtMatmulAlgoCheck rejects " + format_lt_name(c) + " for " + p.describe() + " (" +
@@ -452,11 +482,10 @@ std::vector<LtConfig> enumerate_lt_bases(const GemmProblem& p, const LtSpaceOpti
   for (int i = 0; i < n_ids; ++i) {
     cublasLtMatmulAlgo_t algo{};
     if (!ctx->init_algo(ids[i], algo)) continue;
-    if (p.has_bias()) {
+    const auto needed = static_cast<std::uint32_t>(ctx->probe->epilogue());
+    if (needed != CUBLASLT_EPILOGUE_DEFAULT) {
       std::uint32_t epilogues = 0;
-      if (!get_cap(algo, CUBLASLT_ALGO_CAP_EPILOGUE_MASK, epilogues) || (epilogues & CUBLASLT_EPILOGUE_BIAS) == 0) {
-        continue;
-      }
+      if (!get_cap(algo, CUBLASLT_ALGO_CAP_EPILOGUE_MASK, epilogues) || (epilogues & needed) != needed) continue;
     }
     std::vector<std::uint32_t> tiles = cap_array<std::uint32_t>(algo, CUBLASLT_ALGO_CAP_TILE_IDS);
     std::vector<std::uint32_t> stages = cap_array<std::uint32_t>(algo, CUBLASLT_ALGO_CAP_STAGES_IDS);
@@ -540,18 +569,34 @@ LtConfig LtSolution::chosen_config() const { return config_ ? *config_ : config_
 
 void LtSolution::run(const GemmProblem& p, const GemmArgs& args, const Workspace& ws,
                      Stream stream) const {
-  const float alpha = 1.0f, beta = 0.0f;
-  void* d = staging_bytes_ ? ws.data : args.out;
+  const bool staged = staging_bytes_ != 0;
+  const float alpha = args.alpha;
+  const float beta = (p.use_c && !staged) ? args.beta : 0.0f;
+  void* d = staged ? ws.data : args.out;
+  const void* c = (p.use_c && !staged) ? args.c : d;
   void* lt_ws = static_cast<char*>(ws.data) + staging_bytes_;
   const std::size_t lt_ws_bytes = ws.bytes - staging_bytes_;
   auto matmul = [&] {
-    return cublasLtMatmul(handle_, desc_, &alpha, args.b, layout_a_, args.a, layout_b_, &beta, d, layout_c_, d,
-                          layout_c_, &algo_, lt_ws, lt_ws_bytes, reinterpret_cast<cudaStream_t>(stream));
+    return cublasLtMatmul(handle_, desc_, &alpha, args.b, layout_a_, args.a, layout_b_, &beta, c, layout_c_, d,
+                          layout_d_, &algo_, lt_ws, lt_ws_bytes, reinterpret_cast<cudaStream_t>(stream));
   };
-  if (staging_bytes_) {
+  if (staged) {
     TGEMM_CUBLAS_CHECK(matmul(), "gemm_a16w16");
-    epilogue_rows(args.out, p.out_type, p.ldo, static_cast<const float*>(d), p.n, p.m, p.n, args.bias, p.bias_type,
-                  stream);
+    EpilogueParams e;
+    e.out = args.out;
+    e.out_type = p.out_type;
+    e.ldo = p.ldo;
+    e.src = static_cast<const float*>(d);
+    e.ld_src = p.n;
+    e.c = args.c;
+    e.ldc = p.ldc;
+    e.beta = p.use_c ? args.beta : 0.0f;
+    e.bias = args.bias;
+    e.bias_type = p.bias_type;
+    e.activation = p.activation;
+    e.m = p.m;
+    e.n = p.n;
+    epilogue_rows(e, stream);
   } else if (p.has_bias()) {
     std::lock_guard<std::mutex> lock(bias_mutex_);
     TGEMM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER,

@@ -60,6 +60,9 @@ class LtSolution final : public Solution {
   cublasLtMatrixLayout_t layout_a() const { return layout_a_; }
   cublasLtMatrixLayout_t layout_b() const { return layout_b_; }
   cublasLtMatrixLayout_t layout_c() const { return layout_c_; }
+  cublasLtMatrixLayout_t layout_d() const { return layout_d_; }
+  // The cuBLASLt epilogue the descriptor uses (what an algorithm's EPILOGUE_MASK must include).
+  cublasLtEpilogue_t epilogue() const { return epilogue_; }
   const cublasLtMatmulAlgo_t& algo() const { return algo_; }
 
  private:
@@ -71,12 +74,14 @@ class LtSolution final : public Solution {
   std::optional<LtConfig> config_;
   cublasLtHandle_t handle_ = nullptr;
   cublasLtMatmulDesc_t desc_ = nullptr;
-  cublasLtMatrixLayout_t layout_a_ = nullptr, layout_b_ = nullptr, layout_c_ = nullptr;
+  cublasLtMatrixLayout_t layout_a_ = nullptr, layout_b_ = nullptr, layout_c_ = nullptr, layout_d_ = nullptr;
+  cublasLtEpilogue_t epilogue_ = CUBLASLT_EPILOGUE_DEFAULT;
   cublasLtMatmulAlgo_t algo_{};
   std::size_t workspace_ = 0;
-  // Mixed 16-bit types (bf16 in, fp16 out or the reverse) have no cuBLASLt kernel: the product goes
-  // to an fp32 staging buffer at the front of the workspace, and epilogue_rows adds the bias and
-  // casts. 0 when cuBLASLt writes the output directly.
+  // Mixed 16-bit types (bf16 in, fp16 out or the reverse) and the erf GELU (cuBLASLt's GELU
+  // epilogue is the tanh approximation) have no cuBLASLt kernel: alpha * product goes to an fp32
+  // staging buffer at the front of the workspace, and epilogue_rows adds beta * c and the bias,
+  // applies the activation and casts. 0 when cuBLASLt writes the output directly.
   std::size_t staging_bytes_ = 0;
   // The bias pointer is a descriptor attribute: set per call under this lock.
   mutable std::mutex bias_mutex_;

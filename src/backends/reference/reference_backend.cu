@@ -10,9 +10,18 @@ namespace {
 
 constexpr std::string_view kReferenceName = "reference:simt_f32acc";
 
+int type_code(DType t) { return t == DType::kBFloat16 ? 0 : t == DType::kFloat16 ? 1 : 2; }
+
 template <typename In, typename Out>
 void launch_with_bias(const GemmProblem& p, const GemmArgs& args, std::int64_t ldo,
                       cudaStream_t stream) {
+  kernels::RefEpilogue epi;
+  epi.alpha = args.alpha;
+  epi.beta = p.use_c ? args.beta : 0.0f;
+  epi.c = args.c;
+  epi.ldc = p.ldc;
+  epi.c_type = type_code(p.out_type);
+  epi.activation = static_cast<int>(p.activation);
   dim3 block(kernels::kRefTile, kernels::kRefTile);
   dim3 grid(static_cast<unsigned>((p.n + kernels::kRefTile - 1) / kernels::kRefTile),
             static_cast<unsigned>((p.m + kernels::kRefTile - 1) / kernels::kRefTile));
@@ -23,16 +32,16 @@ void launch_with_bias(const GemmProblem& p, const GemmArgs& args, std::int64_t l
   auto* out = static_cast<Out*>(args.out);
   if (!p.has_bias()) {
     kernels::reference_gemm<In, Out, float><<<grid, block, 0, stream>>>(
-        x, w, out, nullptr, p.m, p.n, p.k, p.lda, p.ldb, ldo);
+        x, w, out, nullptr, p.m, p.n, p.k, p.lda, p.ldb, ldo, epi);
   } else if (p.bias_type == DType::kBFloat16) {
     kernels::reference_gemm<<<grid, block, 0, stream>>>(x, w, out, static_cast<const bf16*>(args.bias),
-                                                        p.m, p.n, p.k, p.lda, p.ldb, ldo);
+                                                        p.m, p.n, p.k, p.lda, p.ldb, ldo, epi);
   } else if (p.bias_type == DType::kFloat16) {
     kernels::reference_gemm<<<grid, block, 0, stream>>>(x, w, out, static_cast<const fp16*>(args.bias),
-                                                        p.m, p.n, p.k, p.lda, p.ldb, ldo);
+                                                        p.m, p.n, p.k, p.lda, p.ldb, ldo, epi);
   } else {
     kernels::reference_gemm<<<grid, block, 0, stream>>>(x, w, out, static_cast<const float*>(args.bias),
-                                                        p.m, p.n, p.k, p.lda, p.ldb, ldo);
+                                                        p.m, p.n, p.k, p.lda, p.ldb, ldo, epi);
   }
   TGEMM_CUDA_CHECK_LAUNCH("reference_gemm");
 }

@@ -97,6 +97,7 @@ class SkinnySolution final : public Solution {
 
   bool can_implement(const GemmProblem& p) const noexcept override {
     if (p.family != OpFamily::kA16W16 || p.scale_ab || p.bpreshuffle) return false;
+    if (!p.plain_epilogue()) return false;  // product (+ bias) only: no activation, alpha or beta * c yet
     if (p.a_type != p.b_type || kernel_for(p.a_type) == nullptr) return false;  // built dtypes
     if (!is_out_type(p.out_type) || p.align_out < dtype_size(p.out_type)) return false;
     if (p.has_bias() && (!is_out_type(p.bias_type) || p.align_bias < dtype_size(p.bias_type)))

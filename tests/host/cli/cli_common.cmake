@@ -75,6 +75,6 @@ function(expect_file path expected)
 endfunction()
 
 # The untuned CSV header `tgemm shapes` writes (AITER's column order).
-set(UNTUNED_HEADER "M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle")
+set(UNTUNED_HEADER "M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle,epilogue")
 # The tuned CSV header `tgemm merge` and `tgemm show --rows` write.
-set(TUNED_HEADER "arch,sm_count,M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle,libtype,solidx,splitK,us,kernelName,err_ratio,tflops,bw")
+set(TUNED_HEADER "arch,sm_count,M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle,libtype,solidx,splitK,us,kernelName,err_ratio,tflops,bw,epilogue")

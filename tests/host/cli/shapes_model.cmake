@@ -3,7 +3,7 @@
 include("${CMAKE_CURRENT_LIST_DIR}/cli_common.cmake")
 
 set(configs "${SOURCE_DIR}/tests/data/configs")
-set(bf16 "False,torch.bfloat16,torch.bfloat16,False,False")
+set(bf16 "False,torch.bfloat16,torch.bfloat16,False,False,none")
 
 # Llama-3-70B at tp 8, M in {1, 16}: exactly the suite's four llama3-70b-tp8 GEMMs per M.
 set(expected_70b "${UNTUNED_HEADER}
@@ -48,7 +48,7 @@ expect_contains("stdout (mixtral)" "${x_OUT}" "(M = tokens x 0.2500)")
 tgemm_run(o shapes --model_dir "${configs}/llama3-8b.json" --nsets 3 --batch_size 2 --lm_head
           --dtype fp16 --outdtype fp32 --bias -o "${SCRATCH}/8b.csv")
 expect_eq("exit status (options)" "${o_RC}" "0")
-set(f16 "True,torch.float16,torch.float32,False,False")
+set(f16 "True,torch.float16,torch.float32,False,False,none")
 expect_file("${SCRATCH}/8b.csv" "${UNTUNED_HEADER}
 6,6144,4096,${f16}
 6,4096,4096,${f16}

@@ -20,22 +20,22 @@ namespace {
 
 using test::a16w16_problem;
 
-const std::string kHeader = "M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle";
+const std::string kHeader = "M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle,epilogue";
 
 std::string row(std::int64_t m, std::int64_t n = 4096, std::int64_t k = 4096) {
   return std::to_string(m) + "," + std::to_string(n) + "," + std::to_string(k) +
-         ",False,torch.bfloat16,torch.bfloat16,False,False";
+         ",False,torch.bfloat16,torch.bfloat16,False,False,none";
 }
 
 TEST(FormatUntunedRow, Columns) {
   EXPECT_EQ(format_untuned_row(a16w16_problem(16, 4096, 1024)),
-            "16,4096,1024,False,torch.bfloat16,torch.bfloat16,False,False");
+            "16,4096,1024,False,torch.bfloat16,torch.bfloat16,False,False,none");
   GemmProblem p = a16w16_problem(1, 8, 32, /*bias=*/true);
   p.a_type = p.b_type = DType::kFloat16;
   p.out_type = DType::kFloat32;
   p.scale_ab = true;
   p.bpreshuffle = true;
-  EXPECT_EQ(format_untuned_row(p), "1,8,32,True,torch.float16,torch.float32,True,True");
+  EXPECT_EQ(format_untuned_row(p), "1,8,32,True,torch.float16,torch.float32,True,True,none");
 }
 
 TEST(FormatUntunedRow, LeadingDimsAndAlignmentAreNotPartOfTheRow) {
@@ -209,7 +209,7 @@ TEST(Capture, ConcurrentProcessesWriteTheUnionOnce) {
   for (const auto& l : lines) {
     auto fields = csv::split_line(l);
     ASSERT_TRUE(fields.has_value()) << l;
-    EXPECT_EQ(fields->size(), 8u) << "torn line: " << l;
+    EXPECT_EQ(fields->size(), 9u) << "torn line: " << l;
   }
 }
 

@@ -474,10 +474,10 @@ TEST_F(DispatcherTest, CaptureRecordsOnlyProblemsNotResolvedExactly) {
   d->resolve(biased);  // no row for the bias key: default
   std::vector<std::string> lines = test::read_lines(untuned);
   EXPECT_EQ(lines, (std::vector<std::string>{
-                       "M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle",
-                       "17,4096,4096,False,torch.bfloat16,torch.bfloat16,False,False",
-                       "3,1024,4096,False,torch.bfloat16,torch.bfloat16,False,False",
-                       "16,4096,4096,True,torch.bfloat16,torch.bfloat16,False,False",
+                       "M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle,epilogue",
+                       "17,4096,4096,False,torch.bfloat16,torch.bfloat16,False,False,none",
+                       "3,1024,4096,False,torch.bfloat16,torch.bfloat16,False,False,none",
+                       "16,4096,4096,True,torch.bfloat16,torch.bfloat16,False,False,none",
                    }));
 }
 

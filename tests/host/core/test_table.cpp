@@ -35,7 +35,8 @@ std::string row_line(const std::map<std::string, std::string>& changes = {}) {
                                           {"kernelName", "fake:tile64"},
                                           {"err_ratio", "0"},
                                           {"tflops", "100"},
-                                          {"bw", "200"}};
+                                          {"bw", "200"},
+                                          {"epilogue", "none"}};
   for (const auto& [k, v] : changes) f.at(k) = v;
   std::vector<std::string> fields;
   for (const auto& col : tuned_table_columns()) fields.push_back(f.at(col));
@@ -78,8 +79,8 @@ TableRow make_row(std::int64_t m, double us, const std::string& kernel, const st
 TEST(TableColumns, TunedColumnsInWrittenOrder) {
   EXPECT_EQ(header(),
             "arch,sm_count,M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle,libtype,solidx,splitK,us,"
-            "kernelName,err_ratio,tflops,bw");
-  EXPECT_EQ(csv::join(untuned_table_columns()), "M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle");
+            "kernelName,err_ratio,tflops,bw,epilogue");
+  EXPECT_EQ(csv::join(untuned_table_columns()), "M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle,epilogue");
 }
 
 TEST(ParseTunedTable, ReadsEveryColumn) {
@@ -225,8 +226,8 @@ TEST(ParseTunedTable, MalformedLinesWarnWithFileLineAndReasonAndGoodRowsSurvive)
 
   // One warning per bad line, in order: "file:line: reason, row skipped".
   const std::vector<std::pair<int, std::vector<std::string>>> expected = {
-      {3, {"19 fields", "18"}},
-      {4, {"4 fields", "18"}},
+      {3, {"20 fields", "19"}},
+      {4, {"4 fields", "19"}},
       {5, {"M", "'sixteen'"}},
       {6, {"unknown dtype", "torch.float64"}},
       {7, {"empty kernelName"}},
@@ -300,7 +301,7 @@ TEST(FormatTunedRow, WritesColumnsInOrder) {
   r.bw = 200;
   EXPECT_EQ(format_tuned_row(r),
             "sm_90a,132,16,4096,4096,False,torch.bfloat16,torch.bfloat16,False,False,fake,0,0,10,"
-            "fake:tile64,0,100,200");
+            "fake:tile64,0,100,200,none");
 }
 
 TEST(FormatTunedRow, ParseOfFormatGivesTheSameRow) {
@@ -445,6 +446,35 @@ TEST(TableLoadFile, MissingFileIsAWarningNotAnError) {
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_TRUE(contains(warnings[0], path)) << warnings[0];
   EXPECT_TRUE(contains(warnings[0], "cannot be opened")) << warnings[0];
+}
+
+}  // namespace
+}  // namespace tgemm
+
+namespace tgemm {
+namespace {
+
+TEST(ParseTunedTable, EpilogueColumnIsPartOfTheKey) {
+  const std::string text = csv::join(tuned_table_columns()) + "\n" +
+                           "sm_90a,132,16,4096,4096,True,torch.bfloat16,torch.bfloat16,False,False,cublaslt,-1,0,9,"
+                           "cublaslt:heuristic,0,1,1,gelu_tanh+c\n" +
+                           "sm_90a,132,16,4096,4096,True,torch.bfloat16,torch.bfloat16,False,False,cublaslt,-1,0,9,"
+                           "cublaslt:heuristic,0,1,1,swish\n";
+  std::istringstream in(text);
+  ParsedTable t = parse_tuned_table(in, "e.csv");
+  ASSERT_EQ(t.rows.size(), 1u);
+  EXPECT_EQ(t.rows[0].key.epilogue.activation, Activation::kGeluTanh);
+  EXPECT_TRUE(t.rows[0].key.epilogue.use_c);
+  EXPECT_FALSE(t.rows[0].key.epilogue.scaled);
+  ASSERT_EQ(t.warnings.size(), 1u);
+  EXPECT_NE(t.warnings[0].find("e.csv:3: unknown epilogue 'swish'"), std::string::npos) << t.warnings[0];
+  // Tables without the column (AITER's layout) are plain-epilogue rows.
+  std::istringstream old("arch,sm_count,M,N,K,dtype,libtype,kernelName\nsm_90a,132,1,8,8,torch.bfloat16,x,x:y\n");
+  ParsedTable o = parse_tuned_table(old, "o.csv");
+  ASSERT_EQ(o.rows.size(), 1u);
+  EXPECT_TRUE(o.rows[0].key.epilogue == EpilogueKey{});
+  TableRow r = t.rows[0];
+  EXPECT_NE(format_tuned_row(r).find(",gelu_tanh+c"), std::string::npos);
 }
 
 }  // namespace

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cmath>
 #include <functional>
+#include <limits>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -41,11 +43,20 @@ struct Args {
   TensorView w = view(addr(0x20000), DType::kBFloat16, {16, 8});
   TensorView out = view(addr(0x30000), DType::kBFloat16, {4, 16});
   TensorView bias = view(addr(0x40000), DType::kBFloat16, {16});
+  TensorView c = view(addr(0x50000), DType::kBFloat16, {4, 16});
   bool with_bias = false;
+  bool with_c = false;
+  Activation activation = Activation::kNone;
+  float alpha = 1.0f;
+  float beta = 0.0f;
 
   GemmCall validate(std::string_view op = "gemm_a16w16") const {
     GemmOptions o;
     if (with_bias) o.bias = &bias;
+    if (with_c) o.c = &c;
+    o.activation = activation;
+    o.alpha = alpha;
+    o.beta = beta;
     return validate_a16w16(x, w, out, o, op);
   }
 };
@@ -67,6 +78,22 @@ void x_rank3(Args& a) {
 
 const std::vector<BadCase>& bad_cases() {
   static const std::vector<BadCase> cases = {
+      // Epilogue arguments.
+      {"beta_without_c", [](Args& a) { a.beta = 0.5f; }, {"c must be given when beta != 0", "0.5"}},
+      {"alpha_nan", [](Args& a) { a.alpha = std::nanf(""); }, {"alpha must be finite", "nan"}},
+      {"beta_inf", [](Args& a) { a.beta = std::numeric_limits<float>::infinity(); }, {"beta must be finite", "inf"}},
+      {"activation_out_of_range", [](Args& a) { a.activation = static_cast<Activation>(7); },
+       {"options.activation", "got value 7"}},
+      {"c_dtype", [](Args& a) { a.with_c = true; a.beta = 1.0f; a.c.dtype = DType::kFloat16; },
+       {"c.dtype must equal out.dtype", "torch.float16"}},
+      {"c_shape", [](Args& a) { a.with_c = true; a.beta = 1.0f; a.c = view(addr(0x50000), DType::kBFloat16, {4, 15}); },
+       {"c.size(1) must equal out.size(1)", "15 vs 16"}},
+      {"c_rank", [](Args& a) { a.with_c = true; a.beta = 1.0f; a.c = view(addr(0x50000), DType::kBFloat16, {64}); },
+       {"c.rank must equal out.rank", "got 1"}},
+      {"c_inner_stride", [](Args& a) { a.with_c = true; a.beta = 1.0f; a.c = view(addr(0x50000), DType::kBFloat16, {4, 16}, {64, 2}); },
+       {"c.stride(-1) must be 1", "got 2"}},
+      {"c_partly_overlaps_out", [](Args& a) { a.with_c = true; a.beta = 1.0f; a.c.data = addr(0x30002); },
+       {"c must be out itself or not overlap it", "0x30002"}},
       // Null pointers with non-empty shapes.
       {"null_x", [](Args& a) { a.x.data = nullptr; }, {"x.data", "null", "[4, 8]"}},
       {"null_w", [](Args& a) { a.w.data = nullptr; }, {"w.data", "null", "[16, 8]"}},
@@ -535,6 +562,55 @@ TEST(AddressAlignment, LargestPowerOfTwoUpTo16) {
   EXPECT_EQ(address_alignment(addr(0x100c)), 4);
   EXPECT_EQ(address_alignment(addr(0x1006)), 2);
   EXPECT_EQ(address_alignment(addr(0x1003)), 1);
+}
+
+TEST(ValidateA16W16, EpilogueFieldsOfTheProblem) {
+  Args a;
+  a.activation = Activation::kGeluTanh;
+  a.alpha = 0.5f;
+  a.beta = 2.0f;
+  a.with_c = true;
+  a.c = view(addr(0x50010), DType::kBFloat16, {4, 16}, {20, 1});
+  GemmCall call = a.validate();
+  EXPECT_EQ(call.problem.activation, Activation::kGeluTanh);
+  EXPECT_FALSE(call.problem.unit_alpha);
+  EXPECT_TRUE(call.problem.use_c);
+  EXPECT_EQ(call.problem.ldc, 20);
+  EXPECT_EQ(call.problem.align_c, 16);
+  EXPECT_EQ(call.args.c, addr(0x50010));
+  EXPECT_EQ(call.args.alpha, 0.5f);
+  EXPECT_EQ(call.args.beta, 2.0f);
+  EXPECT_FALSE(call.problem.plain_epilogue());
+  EXPECT_EQ(format_epilogue_key(call.problem.epilogue_key()), "gelu_tanh+alpha+c");
+}
+
+TEST(ValidateA16W16, CMayBeOutItselfAndIsIgnoredWithBetaZero) {
+  Args a;
+  a.with_c = true;
+  a.beta = 1.0f;
+  a.c = a.out;  // in-place accumulation
+  EXPECT_TRUE(a.validate().problem.use_c);
+  Args b;
+  b.with_c = true;  // beta 0: c is not read
+  EXPECT_FALSE(b.validate().problem.use_c);
+  EXPECT_TRUE(b.validate().problem.plain_epilogue());
+}
+
+TEST(EpilogueKey, FormatsAndParsesEveryCombination) {
+  for (Activation act : {Activation::kNone, Activation::kGelu, Activation::kGeluTanh, Activation::kRelu}) {
+    for (bool scaled : {false, true}) {
+      for (bool use_c : {false, true}) {
+        EpilogueKey e{act, scaled, use_c};
+        auto back = parse_epilogue_key(format_epilogue_key(e));
+        ASSERT_TRUE(back.has_value()) << format_epilogue_key(e);
+        EXPECT_TRUE(*back == e) << format_epilogue_key(e);
+      }
+    }
+  }
+  EXPECT_EQ(format_epilogue_key(EpilogueKey{}), "none");
+  EXPECT_FALSE(parse_epilogue_key("silu").has_value());
+  EXPECT_FALSE(parse_epilogue_key("gelu+beta").has_value());
+  EXPECT_FALSE(parse_epilogue_key("").has_value());
 }
 
 TEST(ValidateA16W16, AdjacentOutputIsNotAnOverlap) {
