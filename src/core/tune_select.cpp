@@ -44,6 +44,15 @@ int select_winner(const std::vector<CandidateResult>& results, const SelectOptio
     if (!passes(r) || r.us > best * (1.0 + o.tie_band)) continue;
     if (winner < 0 || tie_order_less(r, results[static_cast<std::size_t>(winner)])) winner = static_cast<int>(i);
   }
+  if (winner >= 0 && !results[static_cast<std::size_t>(winner)].is_default && o.default_margin > 0) {
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      const auto& d = results[i];
+      if (d.is_default && passes(d) &&
+          results[static_cast<std::size_t>(winner)].us > d.us * (1.0 - o.default_margin)) {
+        return static_cast<int>(i);
+      }
+    }
+  }
   return winner;
 }
 

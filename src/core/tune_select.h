@@ -27,6 +27,10 @@ struct SelectOptions {
   std::size_t min_accurate = 20;   // at least this many screened candidates get accurate timing
   double accurate_margin = 0.10;   // and all within this fraction of the screen leader
   double tie_band = 0.01;          // candidates within this fraction of the fastest tie
+  // A winner other than the library default must beat it by more than this fraction, else the
+  // default is kept (the racer raises it for compute-bound problems, whose timings move with the
+  // GPU's power state more than the differences between configurations).
+  double default_margin = 0.0;
   double max_err_ratio = 0.05;     // --errRatio
   bool require_strict = true;      // also require strict_ok
 };
@@ -40,7 +44,8 @@ std::vector<std::size_t> select_for_accurate(const std::vector<CandidateResult>&
 bool tie_order_less(const CandidateResult& a, const CandidateResult& b);
 
 // The winner among candidates with an accurate time that pass the error checks; -1 if none.
-// Fastest wins; all within (1 + tie_band) of the fastest tie and are resolved by tie_order_less.
+// Fastest wins; all within (1 + tie_band) of the fastest tie and are resolved by tie_order_less;
+// then a winner that is not the default must be faster than (1 - default_margin) x the default.
 int select_winner(const std::vector<CandidateResult>& results, const SelectOptions& o);
 
 }  // namespace tgemm

@@ -25,6 +25,12 @@ struct RaceOptions {
   double final_margin = 0.03;            // candidates this close to the fastest are re-timed, with the default
   std::size_t max_finalists = 6;         // fastest ones re-timed (plus the default)
   int final_rounds = 4;                  // interleaved rounds of that re-timing (with the default)
+  // Compute-bound problems (FLOPs per byte above ~128): the finals run in the GPU's sustained
+  // power state (a warm-up of sustained_warmup_ms with the default first, ~sustained_round_ms per
+  // candidate and round), and a winner must beat the default by sustained_default_margin.
+  double sustained_warmup_ms = 500.0;
+  double sustained_round_ms = 100.0;
+  double sustained_default_margin = 0.02;
   std::size_t memory_budget = 8ull << 30;
   // Called before each candidate runs (screen, accurate, check) so a watchdog knows what hung.
   std::function<void(const std::string& phase, const std::string& candidate)> on_candidate;

@@ -125,5 +125,29 @@ TEST(SelectWinner, NoPassingCandidateIsMinusOne) {
   EXPECT_EQ(select_winner(rs, SelectOptions{}), -1);
 }
 
+TEST(SelectWinner, TheDefaultComesFirstAmongTies) {
+  CandidateResult def = measured("lt:heuristic", 10.05, 1);
+  def.is_default = true;
+  // Within the 1% band: the default wins although its name sorts after "lt:a".
+  EXPECT_EQ(winner_name({measured("lt:a", 10.0, 1), def}), "lt:heuristic");
+}
+
+TEST(SelectWinner, DefaultMarginKeepsTheDefaultUnlessClearlyBeaten) {
+  CandidateResult def = measured("lt:heuristic", 10.0, 1);
+  def.is_default = true;
+  SelectOptions o;
+  o.default_margin = 0.02;
+  // 1.5% faster: not enough to replace the default.
+  EXPECT_EQ(winner_name({measured("lt:a", 9.85, 1), def}, o), "lt:heuristic");
+  // 3% faster: replaces it.
+  EXPECT_EQ(winner_name({measured("lt:a", 9.7, 1), def}, o), "lt:a");
+  // Without a margin the faster one wins.
+  EXPECT_EQ(winner_name({measured("lt:a", 9.85, 1), def}), "lt:a");
+  // A default that failed its checks is no fallback.
+  CandidateResult bad_default = def;
+  bad_default.strict_ok = false;
+  EXPECT_EQ(winner_name({measured("lt:a", 9.85, 1), bad_default}, o), "lt:a");
+}
+
 }  // namespace
 }  // namespace tgemm
