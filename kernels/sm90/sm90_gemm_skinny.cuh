@@ -197,6 +197,20 @@ __device__ __forceinline__ int thread_index() {
   return static_cast<int>(v);
 }
 
+// Release + acquire fence at GPU scope (the stream-K split reduction of version 3).
+__device__ __forceinline__ void fence_acq_rel_gpu() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
+
+// Version 3: asks L2 to fetch `bytes` (a multiple of 16) from ptr (16-byte aligned); no data
+// reaches the SM, so it is safe before the grid dependency is resolved.
+__device__ __forceinline__ void prefetch_l2_bulk(const void* ptr, std::uint32_t bytes) {
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(ptr), "r"(bytes) : "memory");
+}
+// Programmatic dependent launch: wait until the previous grid in the stream has completed and its
+// memory is visible (returns at once when the launch had no such dependency); let the next grid,
+// if launched as a dependent, start its own prologue.
+__device__ __forceinline__ void grid_dependency_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+__device__ __forceinline__ void launch_dependents() { asm volatile("griddepcontrol.launch_dependents;" :::); }
+
 // --- Cluster barrier halves (split-K across a (1, split_k, 1) cluster). ---------------------
 __device__ __forceinline__ void cluster_arrive_relaxed() {
   asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");

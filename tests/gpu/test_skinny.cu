@@ -1,10 +1,13 @@
-// The skinny backend (src/backends/skinny, kernels/sm90/sm90_gemm_skinny.cuh) on the real GPU:
-// every variant against the fp32 reference kernel for every M it claims, crossed (sampled) with
-// odd N, K tails (including K not a multiple of 8 with padded rows), bias of the input and the
-// output dtype, every output dtype, both input dtypes; bit-identical reruns and CUDA-graph
-// replays of the split variants; refusals (misaligned views, odd strides, M above the tile,
-// other dtypes); the backend's from_row, candidates and default rule. Skinny.SanitizerSubset is
-// a small, fast slice for compute-sanitizer (--gtest_filter='*Sanitizer*').
+// The skinny backend (src/backends/skinny, kernels/sm90/sm90_gemm_skinny.cuh and, version 3,
+// sm90_gemm_skinny_stream.cuh) on the real GPU: every variant against the fp32 reference kernel
+// for every M it claims, crossed (sampled) with odd N, K tails (including K not a multiple of 8
+// with padded rows), bias of the input and the output dtype, every output dtype, both input
+// dtypes; the version-3 stream-K geometry (CTAs over several tiles, many contributors per split
+// tile, waves); bit-identical reruns and CUDA-graph replays of the split variants (version 3 with
+// its first call inside the capture and the workspace scribbled between replays); refusals
+// (misaligned views, odd strides, M above the tile, other dtypes); the backend's from_row,
+// candidates and default rule. Skinny.SanitizerSubset is a small, fast slice for
+// compute-sanitizer (--gtest_filter='*Sanitizer*').
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -34,6 +37,8 @@ int name_field(const std::string& name, const std::string& key) {
 }
 
 int m_tile(const SolutionPtr& s) { return name_field(s->name(), "m"); }
+// Version 3 (persistent stream-K, `_pk<CTAs per SM>` in the name).
+bool is_stream(const SolutionPtr& s) { return name_field(s->name(), "pk") > 0; }
 
 const Backend& skinny_backend() {
   static Registry registry = [] {
@@ -47,10 +52,18 @@ const Backend& skinny_backend() {
 // Leading-dimension padding that makes rows of K elements a multiple of 8 (16 bytes).
 std::int64_t pad_to_8(std::int64_t k) { return (8 - k % 8) % 8; }
 
+// A workspace of the size the solution asks for p (none for versions 1-2).
+struct TestWorkspace {
+  DeviceBuffer buf;
+  Workspace ws;
+  TestWorkspace(const Solution& s, const GemmProblem& p) : buf(s.workspace_size(p)), ws{buf.data(), buf.bytes()} {}
+};
+
 std::string run_solution(A16W16Data& d, const Solution& s) {
   GemmProblem p = d.problem();
   if (!s.can_implement(p)) return s.name() + " refuses " + d.c.describe();
-  std::string err = run_and_compare(d, [&] { s.run(p, d.args(), Workspace{}, nullptr); });
+  TestWorkspace w(s, p);
+  std::string err = run_and_compare(d, [&] { s.run(p, d.args(), w.ws, nullptr); });
   return err.empty() ? "" : s.name() + ": " + err;
 }
 
@@ -61,9 +74,16 @@ TEST(Skinny, NamesAreUniqueAndComplete) {
   for (const auto& s : all) {
     EXPECT_EQ(s->libtype(), "skinny");
     EXPECT_EQ(s->name().rfind("skinny:sm90_m", 0), 0u) << s->name();
-    for (const char* key : {"m", "n", "wn", "wk", "u", "sk", "v"})
+    for (const char* key : {"m", "n", "wn", "wk", "u", "v"})
       EXPECT_GT(name_field(s->name(), key), 0) << s->name() << " lacks _" << key;
-    EXPECT_EQ(s->split_k(), name_field(s->name(), "sk"));
+    if (is_stream(s)) {  // version 3: stream-K, the split is decided per launch
+      EXPECT_GT(name_field(s->name(), "x"), 0) << s->name() << " lacks _x";
+      EXPECT_EQ(name_field(s->name(), "sk"), -1) << s->name();
+      EXPECT_EQ(s->split_k(), 0) << s->name();
+    } else {
+      EXPECT_GT(name_field(s->name(), "sk"), 0) << s->name() << " lacks _sk";
+      EXPECT_EQ(s->split_k(), name_field(s->name(), "sk"));
+    }
     names.push_back(s->name());
   }
   std::sort(names.begin(), names.end());
@@ -147,8 +167,17 @@ TEST(Skinny, SanitizerSubset) {
   pick([&](const SolutionPtr& s) { return stages(s) > 0 && sk(s) == 2 && m_tile(s) >= 16; });
   pick([&](const SolutionPtr& s) { return stages(s) > 0 && sk(s) == 4 && name_field(s->name(), "u") >= 4; });
   for (int mt : {8, 16, 32}) pick([&](const SolutionPtr& s) { return m_tile(s) == mt && sk(s) == 2; });
+  // Version 3 (stream-K): 128 and 256 threads, the half-occupancy grid, M tile 32.
+  auto threads = [](const SolutionPtr& s) { return 32 * name_field(s->name(), "wn") * name_field(s->name(), "wk"); };
+  auto pk = [](const SolutionPtr& s) { return name_field(s->name(), "pk"); };
+  pick([&](const SolutionPtr& s) { return is_stream(s) && threads(s) == 128 && pk(s) == 4; });
+  pick([&](const SolutionPtr& s) { return is_stream(s) && threads(s) == 256 && pk(s) == 2; });
+  pick([&](const SolutionPtr& s) { return is_stream(s) && pk(s) * threads(s) == 256; });
+  pick([&](const SolutionPtr& s) { return is_stream(s) && m_tile(s) == 32; });
   ASSERT_GE(picked.size(), 3u);
-  const std::int64_t shapes[][2] = {{33, 1001}, {7, 4099}, {129, 200}, {40, 8}};
+  // Version 3 on these: 33x1001 and 7x4099 split every tile over tens to a hundred-odd CTAs,
+  // 40x8 has whole tiles only, 4423x40 (K = 32 + 8) has CTAs over one and a half tiles.
+  const std::int64_t shapes[][2] = {{33, 1001}, {7, 4099}, {129, 200}, {40, 8}, {4423, 40}};
   int cases = 0;
   for (const SolutionPtr& s : picked) {
     for (int mi = 0; mi < 2; ++mi) {
@@ -187,11 +216,12 @@ TEST(Skinny, SplitVariantsAreBitIdenticalRunToRun) {
     ASSERT_TRUE(s->can_implement(p)) << s->name();
     const std::size_t bytes = static_cast<std::size_t>(c.m * c.n) * sizeof(float);
     std::vector<char> first(bytes), again(bytes);
-    s->run(p, d.args(), Workspace{}, nullptr);
+    TestWorkspace w(*s, p);
+    s->run(p, d.args(), w.ws, nullptr);
     copy_to_host(first.data(), d.out.data(), bytes);
     for (int rep = 0; rep < 3; ++rep) {
       fill_nan(d.out.data(), c.out, c.m * c.n, nullptr);
-      s->run(p, d.args(), Workspace{}, nullptr);
+      s->run(p, d.args(), w.ws, nullptr);
       copy_to_host(again.data(), d.out.data(), bytes);
       ASSERT_EQ(std::memcmp(first.data(), again.data(), bytes), 0) << s->name() << " differs on rerun " << rep;
     }
@@ -229,6 +259,127 @@ TEST(Skinny, SplitVariantReplaysInCudaGraph) {
     cudaGraphDestroy(graph);
     cudaStreamDestroy(stream);
   }
+}
+
+// Version 3 keeps its split-tile counters in a buffer of its own per (device, stream), zero
+// between launches: its first call on a fresh stream happens inside the capture (the buffer is
+// allocated and zeroed there), the graph is replayed with the workspace scribbled over before
+// each replay (as another solution on the stream may do between calls), then run eagerly on the
+// same stream, and every result is checked.
+TEST(Skinny, StreamKReplaysInCudaGraph) {
+  TGEMM_REQUIRE_GPU();
+  for (const SolutionPtr& s : skinny_solutions()) {
+    if (!is_stream(s)) continue;
+    A16W16Case c;
+    c.m = m_tile(s);
+    c.n = 1031;
+    c.k = 4104;
+    c.bias = true;
+    A16W16Data d = make_a16w16(c, 16);
+    GemmProblem p = d.problem();
+    ASSERT_TRUE(s->can_implement(p)) << s->name();
+    TestWorkspace w(*s, p);
+    ASSERT_GT(w.ws.bytes, 0u) << s->name();
+    cudaStream_t stream = nullptr;
+    ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+    cudaGraph_t graph = nullptr;
+    ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), cudaSuccess);
+    s->run(p, d.args(), w.ws, reinterpret_cast<Stream>(stream));
+    ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+    cudaGraphExec_t exec = nullptr;
+    ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+    for (int rep = 0; rep < 3; ++rep) {
+      std::string err = run_and_compare(d, [&] {
+        cudaMemsetAsync(w.ws.data, 0xff, w.ws.bytes, stream);
+        cudaGraphLaunch(exec, stream);
+        cudaStreamSynchronize(stream);
+      });
+      EXPECT_TRUE(err.empty()) << s->name() << " replay " << rep << ": " << err;
+    }
+    std::string err = run_and_compare(d, [&] {
+      s->run(p, d.args(), w.ws, reinterpret_cast<Stream>(stream));
+      cudaStreamSynchronize(stream);
+    });
+    EXPECT_TRUE(err.empty()) << s->name() << " eager after replays: " << err;
+    EXPECT_EQ(cudaGetLastError(), cudaSuccess) << s->name();
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    cudaStreamDestroy(stream);
+  }
+}
+
+// Version 3's stream-K geometry on shapes that reach each case of the unit walk: CTAs over two
+// tiles (16411 x 200: K = 6 x 32 + 8, more row tiles than CTAs), the x stage's cap making several
+// waves (577 x 16392), one tile split over 129 CTAs (8 x 4104, K % 32 = 8), K % 8 != 0 with
+// split tiles (1000 x 1001), at M = 1, the tile, and in between.
+TEST(Skinny, StreamKGeometry) {
+  TGEMM_REQUIRE_GPU();
+  const std::int64_t shapes[][3] = {{1, 16411, 200}, {0, 577, 16392}, {3, 8, 4104}, {9, 1000, 1001}};
+  int cases = 0;
+  for (const SolutionPtr& s : skinny_solutions()) {
+    if (!is_stream(s)) continue;
+    for (std::size_t si = 0; si < std::size(shapes); ++si) {
+      A16W16Case c;
+      c.m = std::min<std::int64_t>(shapes[si][0] == 0 ? m_tile(s) : shapes[si][0], m_tile(s));
+      c.n = shapes[si][1];
+      c.k = shapes[si][2];
+      c.out = si % 2 == 0 ? DType::kFloat32 : DType::kBFloat16;
+      c.bias = si % 2 == 1;
+      c.lda_pad = pad_to_8(c.k);
+      c.ldb_pad = pad_to_8(c.k);
+      A16W16Data d = make_a16w16(c, 70 + si);
+      std::string err = run_solution(d, *s);
+      EXPECT_TRUE(err.empty()) << err;
+      ++cases;
+    }
+  }
+  RecordProperty("cases", cases);
+}
+
+// Version 3 is a programmatic dependent launch: it may start while the previous kernel in the
+// stream finishes, and must not read x (or write anything) before that kernel's results are
+// visible. Two dependent GEMMs back to back on one stream, no synchronisation between them: the
+// second reads the first's output (NaN-poisoned beforehand) as its x.
+TEST(Skinny, StreamKReadsThePreviousKernelsOutput) {
+  TGEMM_REQUIRE_GPU();
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  const GemmOptions none;
+  for (const SolutionPtr& s : skinny_solutions()) {
+    if (!is_stream(s)) continue;
+    const std::int64_t m = m_tile(s), n1 = 4104, n2 = 1031;
+    // y1 = x1 · w1^T with K = 1 (rows padded to 8): entries in (-1, 1), as the tolerance expects.
+    DeviceBuffer x1(static_cast<std::size_t>(m * 8 * 2)), w1(static_cast<std::size_t>(n1 * 8 * 2));
+    DeviceBuffer y1(static_cast<std::size_t>(m * n1 * 2)), w2(static_cast<std::size_t>(n2 * n1 * 2));
+    DeviceBuffer y2(static_cast<std::size_t>(m * n2 * 4));
+    fill_uniform(x1.data(), DType::kBFloat16, m * 8, 81, -1.0f, 1.0f, nullptr);
+    fill_uniform(w1.data(), DType::kBFloat16, n1 * 8, 82, -1.0f, 1.0f, nullptr);
+    fill_uniform(w2.data(), DType::kBFloat16, n2 * n1, 83, -1.0f, 1.0f, nullptr);
+    TensorView x1v = TensorView::strided(x1.data(), DType::kBFloat16, {m, 1}, {8, 1});
+    TensorView w1v = TensorView::strided(w1.data(), DType::kBFloat16, {n1, 1}, {8, 1});
+    TensorView y1v = TensorView::contiguous(y1.data(), DType::kBFloat16, {m, n1});
+    TensorView w2v = TensorView::contiguous(w2.data(), DType::kBFloat16, {n2, n1});
+    TensorView y2v = TensorView::contiguous(y2.data(), DType::kFloat32, {m, n2});
+    GemmCall c1 = validate_a16w16(x1v, w1v, y1v, none), c2 = validate_a16w16(y1v, w2v, y2v, none);
+    int device = 0;
+    cudaGetDevice(&device);
+    c1.problem.device = c2.problem.device = device;
+    ASSERT_TRUE(s->can_implement(c1.problem)) << s->name();
+    ASSERT_TRUE(s->can_implement(c2.problem)) << s->name();
+    TestWorkspace ws1(*s, c1.problem), ws2(*s, c2.problem);
+    device_synchronize();
+    for (int rep = 0; rep < 2; ++rep) {
+      std::string err = run_and_compare_views(y1v, w2v, y2v, none, [&] {
+        device_synchronize();  // y2's poison went to the legacy stream, which `stream` does not wait for
+        fill_nan(y1.data(), DType::kBFloat16, m * n1, reinterpret_cast<Stream>(stream));
+        s->run(c1.problem, c1.args, ws1.ws, reinterpret_cast<Stream>(stream));
+        s->run(c2.problem, c2.args, ws2.ws, reinterpret_cast<Stream>(stream));
+        cudaStreamSynchronize(stream);
+      });
+      EXPECT_TRUE(err.empty()) << s->name() << " rep " << rep << ": " << err;
+    }
+  }
+  cudaStreamDestroy(stream);
 }
 
 TEST(Skinny, RefusesWhatItCannotCompute) {
@@ -322,18 +473,24 @@ TEST(Skinny, CandidatesUseTheSmallestFittingTile) {
     A16W16Data d = make_a16w16(c, 10);
     GemmProblem p = d.problem();
     std::vector<SolutionPtr> cands = b.candidates(p);
-    int smallest = 0;
-    for (const SolutionPtr& s : skinny_solutions())
-      if (s->can_implement(p) && (smallest == 0 || m_tile(s) < smallest)) smallest = m_tile(s);
-    if (smallest == 0) {
+    // Per scheme (versions 1-2, version 3): the smallest M tile that fits.
+    int smallest[2] = {0, 0};
+    for (const SolutionPtr& s : skinny_solutions()) {
+      int& sm = smallest[is_stream(s) ? 1 : 0];
+      if (s->can_implement(p) && (sm == 0 || m_tile(s) < sm)) sm = m_tile(s);
+    }
+    if (smallest[0] == 0 && smallest[1] == 0) {
       EXPECT_TRUE(cands.empty()) << "M=" << m;
       continue;
     }
     EXPECT_FALSE(cands.empty()) << "M=" << m;
     for (const SolutionPtr& s : cands) {
       EXPECT_TRUE(s->can_implement(p)) << s->name();
-      EXPECT_EQ(m_tile(s), smallest) << s->name() << " for M=" << m;
+      EXPECT_EQ(m_tile(s), smallest[is_stream(s) ? 1 : 0]) << s->name() << " for M=" << m;
     }
+    // 4096 x 4096 is one wave for version 3: its variants are raced.
+    if (smallest[1] != 0)
+      EXPECT_TRUE(std::any_of(cands.begin(), cands.end(), is_stream)) << "M=" << m;
   }
 }
 
@@ -366,6 +523,7 @@ TEST(Skinny, DefaultRuleCoversDecodeOnly) {
     SolutionPtr s = b.default_solution(d.problem());
     ASSERT_NE(s, nullptr) << c.describe();
     EXPECT_EQ(s->libtype(), "skinny");
+    EXPECT_FALSE(is_stream(s)) << s->name() << ": version 3 is not measured yet, so not a default";
     std::string err = run_solution(d, *s);
     EXPECT_TRUE(err.empty()) << err;
   }

@@ -7,13 +7,19 @@
 #include <atomic>
 #include <cstdint>
 #include <limits>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
+#include <tuple>
 #include <unordered_map>
+#include <utility>
 
 #include "backends/skinny/skinny_kernels.h"
 #include "core/check.h"
 #include "core/table.h"
+#include "runtime/cuda_check.h"
 
 namespace tgemm {
 namespace {
@@ -46,9 +52,9 @@ int cached_attribute(std::array<std::atomic<int>, kMaxDevices>& cache, cudaDevic
 }
 
 int device_attribute(cudaDeviceAttr attr, int device) noexcept {
-  static std::array<std::atomic<int>, kMaxDevices> major, minor, sms;
+  static std::array<std::atomic<int>, kMaxDevices> major, minor, sms, l2;
   static const bool init = [] {
-    for (auto* c : {&major, &minor, &sms})
+    for (auto* c : {&major, &minor, &sms, &l2})
       for (auto& a : *c) a.store(kUnknown);
     return true;
   }();
@@ -57,6 +63,7 @@ int device_attribute(cudaDeviceAttr attr, int device) noexcept {
     case cudaDevAttrComputeCapabilityMajor: return cached_attribute(major, attr, device);
     case cudaDevAttrComputeCapabilityMinor: return cached_attribute(minor, attr, device);
     case cudaDevAttrMultiProcessorCount: return cached_attribute(sms, attr, device);
+    case cudaDevAttrL2CacheSize: return cached_attribute(l2, attr, device);
     default: return -1;
   }
 }
@@ -72,6 +79,26 @@ bool is_out_type(DType t) {
 }
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// What every skinny kernel requires of a problem, apart from the dtypes it was built for and the
+// device: the plain epilogue, output and bias types, 1 <= M <= m_tile, sizes within int32, and
+// 16-byte vector loads of x and w rows (aligned bases, row strides a multiple of 8 elements; a
+// single row's stride is never used).
+bool accepts_operands(const GemmProblem& p, int m_tile) noexcept {
+  if (p.family != OpFamily::kA16W16 || p.scale_ab || p.bpreshuffle) return false;
+  if (!p.plain_epilogue()) return false;  // product (+ bias) only: no activation, alpha or beta * c yet
+  if (!is_out_type(p.out_type) || p.align_out < dtype_size(p.out_type)) return false;
+  if (p.has_bias() && (!is_out_type(p.bias_type) || p.align_bias < dtype_size(p.bias_type)))
+    return false;
+  if (p.m < 1 || p.m > m_tile) return false;  // one CTA covers every token
+  if (p.n < 1 || p.n > std::numeric_limits<std::int32_t>::max()) return false;
+  if (p.k < 1 || p.k > kMaxK) return false;
+  if (p.align_a < 16 || p.align_b < 16) return false;
+  if (p.m > 1 && p.lda % 8 != 0) return false;
+  if (p.n > 1 && p.ldb % 8 != 0) return false;
+  if (p.m > 1 && p.ldo < p.n) return false;
+  return true;
+}
 
 std::string variant_name(const SkinnyTile& t, int split_k) {
   // Version-1 names (register batches) stay as they were; ring variants add _p<stages>.
@@ -96,21 +123,8 @@ class SkinnySolution final : public Solution {
   int split_k() const override { return split_k_; }
 
   bool can_implement(const GemmProblem& p) const noexcept override {
-    if (p.family != OpFamily::kA16W16 || p.scale_ab || p.bpreshuffle) return false;
-    if (!p.plain_epilogue()) return false;  // product (+ bias) only: no activation, alpha or beta * c yet
     if (p.a_type != p.b_type || kernel_for(p.a_type) == nullptr) return false;  // built dtypes
-    if (!is_out_type(p.out_type) || p.align_out < dtype_size(p.out_type)) return false;
-    if (p.has_bias() && (!is_out_type(p.bias_type) || p.align_bias < dtype_size(p.bias_type)))
-      return false;
-    if (p.m < 1 || p.m > tile_.m_tile) return false;  // one CTA covers every token
-    if (p.n < 1 || p.n > std::numeric_limits<std::int32_t>::max()) return false;
-    if (p.k < 1 || p.k > kMaxK) return false;
-    // 16-byte vector loads of x and w rows: aligned bases, row strides a multiple of 8
-    // elements (a single row's stride is never used).
-    if (p.align_a < 16 || p.align_b < 16) return false;
-    if (p.m > 1 && p.lda % 8 != 0) return false;
-    if (p.n > 1 && p.ldb % 8 != 0) return false;
-    if (p.m > 1 && p.ldo < p.n) return false;
+    if (!accepts_operands(p, tile_.m_tile)) return false;
     return is_sm90(p.device) && info(p.a_type).ptx_arch >= 90;
   }
 
@@ -166,6 +180,237 @@ class SkinnySolution final : public Solution {
   std::string name_;
   mutable CachedInfo bf16_info_, fp16_info_;
 };
+
+// --- Version 3: persistent stream-K solutions ------------------------------------------------
+
+using skinny::SkinnyStreamKernel;
+using skinny::SkinnyStreamPlan;
+using skinny::SkinnyStreamTile;
+
+// Length of a counter buffer, so the most CTAs a version-3 launch may have.
+constexpr int kMaxStreamCtas = 16384;
+
+// The split-tile counters of the version-3 kernels: one buffer of kMaxStreamCtas zeroed words per
+// (device, stream), owned here and written by nothing else, so no other solution's use of the
+// per-stream workspace between two calls can disturb them (the kernels leave them at zero).
+// Allocated on the first call for a stream, with the capture mode relaxed (like the runtime's
+// workspaces), so that the first call may happen inside CUDA-graph capture; zeroed through a
+// private non-blocking stream (an operation on the legacy stream would invalidate the capture of a
+// blocking stream). The handle cudaStreamPerThread names a different stream in every thread, so
+// its buffers are per thread. Kept until exit: work queued on a stream may still use its buffer.
+class StreamCounters {
+ public:
+  static unsigned* get(Stream stream) {
+    int device = -1;
+    TGEMM_CUDA_CHECK(cudaGetDevice(&device), "skinny stream-K counters");
+    const std::thread::id thread =
+        stream == reinterpret_cast<Stream>(cudaStreamPerThread) ? std::this_thread::get_id() : std::thread::id();
+    thread_local Key last{-1, nullptr, std::thread::id()};
+    thread_local unsigned* last_ptr = nullptr;
+    const Key key{device, stream, thread};
+    if (last_ptr != nullptr && last == key) return last_ptr;
+    StreamCounters& self = instance();
+    std::lock_guard<std::mutex> lock(self.mutex_);
+    unsigned*& ptr = self.buffers_[key];
+    if (ptr == nullptr) ptr = allocate();
+    last = key;
+    last_ptr = ptr;
+    return ptr;
+  }
+
+  ~StreamCounters() {
+    // At exit, if the driver is still up; errors are ignored on purpose.
+    for (auto& [key, ptr] : buffers_) cudaFree(ptr);
+    cudaGetLastError();
+  }
+
+ private:
+  struct Key {
+    int device;
+    Stream stream;
+    std::thread::id thread;
+    bool operator==(const Key& o) const { return device == o.device && stream == o.stream && thread == o.thread; }
+    bool operator<(const Key& o) const {
+      return std::tie(device, stream, thread) < std::tie(o.device, o.stream, o.thread);
+    }
+  };
+
+  static StreamCounters& instance() {
+    static StreamCounters counters;
+    return counters;
+  }
+
+  static unsigned* allocate() {
+    constexpr std::size_t kBytes = sizeof(unsigned) * kMaxStreamCtas;
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    cudaThreadExchangeStreamCaptureMode(&mode);
+    void* p = nullptr;
+    cudaStream_t zeroing = nullptr;
+    cudaError_t err = cudaMalloc(&p, kBytes);
+    if (err == cudaSuccess) err = cudaStreamCreateWithFlags(&zeroing, cudaStreamNonBlocking);
+    if (err == cudaSuccess) err = cudaMemsetAsync(p, 0, kBytes, zeroing);
+    if (err == cudaSuccess) err = cudaStreamSynchronize(zeroing);
+    if (zeroing != nullptr) cudaStreamDestroy(zeroing);
+    cudaThreadExchangeStreamCaptureMode(&mode);
+    if (err != cudaSuccess && p != nullptr) cudaFree(p);
+    TGEMM_CUDA_CHECK(err, "skinny stream-K counters");
+    return static_cast<unsigned*>(p);
+  }
+
+  std::mutex mutex_;
+  std::map<Key, unsigned*> buffers_;
+};
+
+std::string stream_variant_name(const SkinnyStreamTile& t, int ctas_per_sm) {
+  return "skinny:sm90_m" + std::to_string(t.m_tile) + "_n" + std::to_string(t.block_n()) + "_wn" +
+         std::to_string(t.warps_n) + "_wk" + std::to_string(t.warps_k) + "_u" + std::to_string(t.unroll) +
+         "_x" + std::to_string(t.xkb) + "_pk" + std::to_string(ctas_per_sm) + "_v16";
+}
+
+// One version-3 tile with a CTAs-per-SM target: the persistent grid is SMs x min(target,
+// occupancy) CTAs (fewer when the problem is small, more, in waves, when the x stage's capacity
+// caps the units per CTA).
+class SkinnyStreamSolution final : public Solution {
+ public:
+  SkinnyStreamSolution(const SkinnyStreamTile& tile, int ctas_per_sm, std::optional<SkinnyStreamKernel> bf16,
+                       std::optional<SkinnyStreamKernel> fp16)
+      : tile_(tile),
+        ctas_per_sm_(ctas_per_sm),
+        bf16_(bf16),
+        fp16_(fp16),
+        name_(stream_variant_name(tile, ctas_per_sm)) {}
+
+  const std::string& name() const override { return name_; }
+  std::string_view libtype() const override { return kLibtype; }
+  int split_k() const override { return 0; }  // stream-K: decided per launch
+
+  bool can_implement(const GemmProblem& p) const noexcept override {
+    if (p.a_type != p.b_type || kernel_for(p.a_type) == nullptr) return false;
+    if (!accepts_operands(p, tile_.m_tile)) return false;
+    // Units (row tiles x k-blocks) in int32, and a grid within the counter buffer even when the
+    // x stage caps every CTA at xkb units.
+    const std::int64_t units = ceil_div(p.n, tile_.block_n()) * ceil_div(p.k, 32);
+    if (units >= std::numeric_limits<std::int32_t>::max() || ceil_div(units, tile_.xkb) > kMaxStreamCtas)
+      return false;
+    if (!is_sm90(p.device) || info(p.a_type).ptx_arch < 90) return false;
+    return plan(p).grid > 0;
+  }
+
+  std::size_t workspace_size(const GemmProblem& p) const override {
+    const SkinnyStreamPlan g = plan(p);
+    return g.grid > 0 ? 2 * static_cast<std::size_t>(g.grid) * static_cast<std::size_t>(tile_.partial_bytes()) : 0;
+  }
+
+  void run(const GemmProblem& p, const GemmArgs& args, const Workspace& ws, Stream stream) const override {
+    TGEMM_CHECK(can_implement(p), name_, "cannot implement ", p.describe());
+    const SkinnyStreamPlan g = plan(p);
+    const std::size_t need = 2 * static_cast<std::size_t>(g.grid) * static_cast<std::size_t>(tile_.partial_bytes());
+    TGEMM_CHECK(ws.bytes >= need && reinterpret_cast<std::uintptr_t>(ws.data) % 16 == 0, name_,
+                "needs a 16-byte aligned workspace of ", need, " bytes, got ", ws.bytes);
+    kernel_for(p.a_type)->launch(p, args, g, ws.data, StreamCounters::get(stream), stream, name_.c_str());
+  }
+
+  const SkinnyStreamTile& tile() const { return tile_; }
+
+  // The launch geometry for p (grid 0 if the device cannot be queried): slots = SMs x
+  // min(target, occupancy) resident CTAs; waves = ceil(units / (slots x xkb)) (one, unless the x
+  // stage's capacity caps the units per CTA); units per CTA = ceil(units / (waves x slots)), so
+  // that every wave is full (a few CTAs left for a last wave would each take as long as a whole
+  // wave); grid = ceil(units / units per CTA) <= kMaxStreamCtas.
+  SkinnyStreamPlan plan(const GemmProblem& p) const noexcept {
+    SkinnyStreamPlan g;
+    const int sms = device_attribute(cudaDevAttrMultiProcessorCount, p.device);
+    const int occupancy = info(p.a_type).ctas_per_sm;
+    if (sms <= 0 || occupancy <= 0) return g;
+    const std::int64_t slots = static_cast<std::int64_t>(sms) * std::min(ctas_per_sm_, occupancy);
+    g.kb_total = static_cast<int>(ceil_div(p.k, 32));
+    g.units = ceil_div(p.n, tile_.block_n()) * g.kb_total;
+    const std::int64_t waves = ceil_div(g.units, slots * tile_.xkb);
+    g.per_cta = ceil_div(g.units, waves * slots);  // <= xkb
+    const std::int64_t grid = ceil_div(g.units, g.per_cta);
+    g.grid = grid <= kMaxStreamCtas ? static_cast<int>(grid) : 0;
+    // L2 prefetch at kernel start: every CTA's whole range when the grid's first wave fits in half
+    // of L2 (all small weights), else as much of each range as fits there (prefetched lines must
+    // not be evicted before their loads).
+    const int l2 = device_attribute(cudaDevAttrL2CacheSize, p.device);
+    if (g.grid > 0 && l2 > 0) {
+      const std::int64_t unit_bytes = 64 * std::int64_t{tile_.block_n()};
+      const std::int64_t resident = std::min<std::int64_t>(g.grid, slots);
+      g.prefetch_units = static_cast<int>(std::min<std::int64_t>(g.per_cta, l2 / 2 / (resident * unit_bytes)));
+    }
+    return g;
+  }
+
+  // Resident CTAs per SM the launches use (>= 1 where the device answers).
+  int ctas_per_sm(const GemmProblem& p) const noexcept {
+    return std::min(ctas_per_sm_, std::max(1, info(p.a_type).ctas_per_sm));
+  }
+
+ private:
+  const SkinnyStreamKernel* kernel_for(DType t) const noexcept {
+    if (t == DType::kBFloat16 && bf16_) return &*bf16_;
+    if (t == DType::kFloat16 && fp16_) return &*fp16_;
+    return nullptr;
+  }
+
+  // The loaded image's facts, queried on first use (see SkinnySolution::info).
+  skinny::SkinnyKernelInfo info(DType t) const noexcept {
+    const SkinnyStreamKernel* k = kernel_for(t);
+    if (k == nullptr) return {};
+    CachedInfo& c = t == DType::kBFloat16 ? bf16_info_ : fp16_info_;
+    int arch = c.ptx_arch.load(std::memory_order_acquire);
+    if (arch == 0) {
+      const skinny::SkinnyKernelInfo q = k->query();
+      c.ctas_per_sm.store(q.ctas_per_sm, std::memory_order_relaxed);
+      arch = q.ptx_arch > 0 ? q.ptx_arch : -1;
+      c.ptx_arch.store(arch, std::memory_order_release);
+    }
+    skinny::SkinnyKernelInfo out;
+    out.ptx_arch = arch;
+    out.ctas_per_sm = c.ctas_per_sm.load(std::memory_order_relaxed);
+    return out;
+  }
+
+  struct CachedInfo {
+    std::atomic<int> ptx_arch{0};  // 0: not queried yet, -1: query failed
+    std::atomic<int> ctas_per_sm{0};
+  };
+
+  SkinnyStreamTile tile_;
+  int ctas_per_sm_;
+  std::optional<SkinnyStreamKernel> bf16_, fp16_;
+  std::string name_;
+  mutable CachedInfo bf16_info_, fp16_info_;
+};
+
+std::vector<std::shared_ptr<const SkinnyStreamSolution>> make_stream_solutions() {
+  std::vector<SkinnyStreamKernel> kernels;
+  skinny::append_skinny_stream_kernels_bf16_small(kernels);
+#ifndef TGEMM_SKINNY_CI_SUBSET
+  skinny::append_skinny_stream_kernels_bf16_large(kernels);
+  skinny::append_skinny_stream_kernels_fp16_small(kernels);
+  skinny::append_skinny_stream_kernels_fp16_large(kernels);
+#endif
+  auto same_tile = [](const SkinnyStreamTile& a, const SkinnyStreamTile& b) {
+    return a.m_tile == b.m_tile && a.rows_per_warp == b.rows_per_warp && a.warps_n == b.warps_n &&
+           a.warps_k == b.warps_k && a.unroll == b.unroll && a.xkb == b.xkb;
+  };
+  std::vector<std::shared_ptr<const SkinnyStreamSolution>> out;
+  std::vector<bool> used(kernels.size(), false);
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    if (used[i]) continue;
+    std::optional<SkinnyStreamKernel> bf16, fp16;
+    for (std::size_t j = i; j < kernels.size(); ++j) {
+      if (used[j] || !same_tile(kernels[i].tile, kernels[j].tile)) continue;
+      used[j] = true;
+      (kernels[j].in == DType::kBFloat16 ? bf16 : fp16) = kernels[j];
+    }
+    const int most = kernels[i].tile.max_ctas_per_sm();
+    for (int pk : {most, most / 2})
+      if (pk >= 1) out.push_back(std::make_shared<SkinnyStreamSolution>(kernels[i].tile, pk, bf16, fp16));
+  }
+  return out;
+}
 
 std::vector<std::shared_ptr<const SkinnySolution>> make_solutions() {
   std::vector<SkinnyKernel> kernels;
@@ -270,8 +515,9 @@ double estimate_us(const SkinnySolution& s, const GemmProblem& p, int sms) {
 
 class SkinnyBackend final : public Backend {
  public:
-  SkinnyBackend() : solutions_(make_solutions()) {
+  SkinnyBackend() : solutions_(make_solutions()), stream_solutions_(make_stream_solutions()) {
     for (const auto& s : solutions_) by_name_.emplace(s->name(), s);
+    for (const auto& s : stream_solutions_) by_name_.emplace(s->name(), s);
   }
 
   std::string_view libtype() const override { return kLibtype; }
@@ -286,17 +532,16 @@ class SkinnyBackend final : public Backend {
   }
 
   std::vector<SolutionPtr> candidates(const GemmProblem& p) const override {
-    // Only the smallest M tile that fits: a larger one reads more x and holds more registers
-    // for the same weight stream, so it never wins.
+    std::vector<SolutionPtr> out = legacy_candidates(p);
+    // Version 3, also its smallest fitting M tile only; a plan of more than two waves (the x
+    // stage's capacity caps every CTA's units) gives up what the persistent grid is for.
     int m_tile = std::numeric_limits<int>::max();
-    for (const auto& s : solutions_)
+    for (const auto& s : stream_solutions_)
       if (s->tile().m_tile < m_tile && s->can_implement(p)) m_tile = s->tile().m_tile;
-    std::vector<SolutionPtr> out;
-    const std::int64_t kb = ceil_div(p.k, 32);
-    for (const auto& s : solutions_) {
+    const int sms = device_attribute(cudaDevAttrMultiProcessorCount, p.device);
+    for (const auto& s : stream_solutions_) {
       if (s->tile().m_tile != m_tile || !s->can_implement(p)) continue;
-      // More k-parts than k-blocks leaves warps idle: split only while each has a block.
-      if (s->split_k() > 1 && std::int64_t{s->split_k()} * s->tile().warps_k > kb) continue;
+      if (static_cast<std::int64_t>(s->plan(p).grid) > 2 * static_cast<std::int64_t>(sms) * s->ctas_per_sm(p)) continue;
       out.push_back(s);
     }
     return out;
@@ -311,10 +556,10 @@ class SkinnyBackend final : public Backend {
     const SkinnySolution* best = nullptr;
     double best_us = std::numeric_limits<double>::infinity();
     SolutionPtr chosen;
-    for (const SolutionPtr& c : candidates(p)) {
+    // Versions 1-2 only: the model was fitted on the register-batch variants; ring variants
+    // (stages > 0) and the version-3 stream-K ones stay tuner candidates until measured.
+    for (const SolutionPtr& c : legacy_candidates(p)) {
       const auto* s = static_cast<const SkinnySolution*>(c.get());
-      // The model was fitted on the register-batch variants only; ring variants (stages > 0)
-      // join once measured (they stay tuner candidates).
       if (s->tile().stages > 0) continue;
       const double us = estimate_us(*s, p, sms);
       if (us < best_us) {  // ties keep the earlier (registration order: fewer splits)
@@ -331,15 +576,36 @@ class SkinnyBackend final : public Backend {
   }
 
  private:
+  // Versions 1-2 (SkinnySolution): only the smallest M tile that fits (a larger one reads more x
+  // and holds more registers for the same weight stream, so it never wins), and split-K only
+  // while each k-part has a k-block.
+  std::vector<SolutionPtr> legacy_candidates(const GemmProblem& p) const {
+    int m_tile = std::numeric_limits<int>::max();
+    for (const auto& s : solutions_)
+      if (s->tile().m_tile < m_tile && s->can_implement(p)) m_tile = s->tile().m_tile;
+    std::vector<SolutionPtr> out;
+    const std::int64_t kb = ceil_div(p.k, 32);
+    for (const auto& s : solutions_) {
+      if (s->tile().m_tile != m_tile || !s->can_implement(p)) continue;
+      if (s->split_k() > 1 && std::int64_t{s->split_k()} * s->tile().warps_k > kb) continue;
+      out.push_back(s);
+    }
+    return out;
+  }
+
   std::vector<std::shared_ptr<const SkinnySolution>> solutions_;
-  std::unordered_map<std::string, std::shared_ptr<const SkinnySolution>> by_name_;
+  std::vector<std::shared_ptr<const SkinnyStreamSolution>> stream_solutions_;
+  std::unordered_map<std::string, SolutionPtr> by_name_;
 };
 
 }  // namespace
 
 std::vector<SolutionPtr> skinny_solutions() {
   auto made = make_solutions();
-  return std::vector<SolutionPtr>(made.begin(), made.end());
+  auto stream = make_stream_solutions();
+  std::vector<SolutionPtr> out(made.begin(), made.end());
+  out.insert(out.end(), stream.begin(), stream.end());
+  return out;
 }
 
 void register_skinny_solutions(Registry& registry) {

@@ -8,4 +8,8 @@ void append_skinny_kernels_bf16_small(std::vector<SkinnyKernel>& out) {
   append_skinny_kernels<bf16, 8, 16>(out);
 }
 
+void append_skinny_stream_kernels_bf16_small(std::vector<SkinnyStreamKernel>& out) {
+  append_skinny_stream_kernels<bf16, 8, 16>(out);
+}
+
 }  // namespace tgemm::skinny

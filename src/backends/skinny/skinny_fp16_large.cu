@@ -8,4 +8,8 @@ void append_skinny_kernels_fp16_large(std::vector<SkinnyKernel>& out) {
   append_skinny_kernels<fp16, 32, 32>(out);
 }
 
+void append_skinny_stream_kernels_fp16_large(std::vector<SkinnyStreamKernel>& out) {
+  append_skinny_stream_kernels<fp16, 32, 32>(out);
+}
+
 }  // namespace tgemm::skinny

@@ -8,4 +8,8 @@ void append_skinny_kernels_fp16_small(std::vector<SkinnyKernel>& out) {
   append_skinny_kernels<fp16, 8, 16>(out);
 }
 
+void append_skinny_stream_kernels_fp16_small(std::vector<SkinnyStreamKernel>& out) {
+  append_skinny_stream_kernels<fp16, 8, 16>(out);
+}
+
 }  // namespace tgemm::skinny

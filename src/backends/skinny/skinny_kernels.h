@@ -79,6 +79,70 @@ struct SkinnyKernel {
   SkinnyKernelInfo (*query)(int split_k) = nullptr;
 };
 
+// --- Version 3: persistent stream-K (kernels/sm90/sm90_gemm_skinny_stream.cuh) ---------------
+
+struct SkinnyStreamTile {
+  int m_tile = 0;         // tokens per CTA: 8 (M = 1..8), 16 or 32
+  int rows_per_warp = 0;  // 8, 16, 32 or 64 (n8 MMA tiles of weight rows)
+  int warps_n = 0;        // warps side by side over rows
+  int warps_k = 0;        // warps splitting each segment's k-blocks, summed in shared memory
+  int unroll = 0;         // k-blocks per register batch (two batches in flight per warp)
+  int xkb = 0;            // x staged in shared memory: at most xkb k-blocks (units) per CTA
+  int block_n() const { return rows_per_warp * warps_n; }
+  int threads() const { return 32 * warps_n * warps_k; }
+  // One CTA's fp32 partial of a tile (block_n rows x the MMA's 16 tokens per m16 tile), as the
+  // kernel stores it.
+  int partial_bytes() const { return block_n() * (m_tile < 16 ? 16 : m_tile) * 4; }
+  // The most CTAs per SM that 128 registers per thread allow (512 threads per SM).
+  int max_ctas_per_sm() const { return 512 / threads(); }
+};
+
+// X(m_tile, rows_per_warp, warps_n, warps_k, unroll, xkb); each is instantiated for bf16 and
+// fp16 and registered with CTAs-per-SM targets of max_ctas_per_sm() and half of it (run-time, no
+// extra instance). xkb is sized so that the x stage still lets the register-bound number of CTAs
+// reside (128 threads: 4 per SM, 256: 2: x stage + partial slots + 1 KB reserved per CTA within
+// the SM's 228 KB); it caps the
+// units per CTA, so one wave covers up to SMs x CTAs x xkb x block_n x 64 bytes of weight
+// (132 SMs, M tile 8: 50-100 MB; 16: 25-50 MB). The M-tile-32 tiles trade waves for shared memory.
+// docs/perf-notes.md ("Version 3") has the reasoning and each instance's resources.
+#define TGEMM_SKINNY_STREAM_TILES(X) \
+  X(8, 16, 1, 4, 4, 96)              \
+  X(8, 32, 1, 4, 2, 88)              \
+  X(8, 8, 1, 4, 8, 96)               \
+  X(8, 16, 1, 8, 4, 192)             \
+  X(8, 16, 2, 4, 4, 192)             \
+  X(16, 16, 1, 4, 4, 48)             \
+  X(16, 32, 1, 4, 2, 44)             \
+  X(16, 8, 1, 4, 8, 48)              \
+  X(16, 16, 1, 8, 4, 96)             \
+  X(16, 16, 2, 4, 4, 96)             \
+  X(16, 32, 2, 4, 2, 96)             \
+  X(32, 16, 1, 4, 2, 16)             \
+  X(32, 16, 2, 4, 2, 48)
+
+// The launch geometry the host computed for one problem (SkinnyStreamSolution::plan).
+struct SkinnyStreamPlan {
+  long long units = 0;    // row tiles x k-blocks
+  long long per_cta = 0;  // units per CTA
+  int kb_total = 0;       // ceil(K / 32)
+  int grid = 0;           // ceil(units / per_cta)
+  int prefetch_units = 0;  // units of each CTA's range prefetched into L2 at kernel start
+};
+
+struct SkinnyStreamKernel {
+  SkinnyStreamTile tile;
+  DType in = DType::kBFloat16;
+  // Enqueues the kernel: grid plan.grid, partials (2 * grid * partial_bytes, 16-byte aligned)
+  // and counters (grid entries, zero) as described in the kernel header; as a programmatic
+  // dependent launch (it may start while the previous kernel in the stream finishes) unless
+  // TGEMM_SKINNY_PDL=0 or the launch is refused. Throws tgemm::Error naming `where` on a launch
+  // error.
+  void (*launch)(const GemmProblem& p, const GemmArgs& args, const SkinnyStreamPlan& plan,
+                 void* partials, unsigned* counters, Stream stream, const char* where) = nullptr;
+  // Facts about the loaded kernel image on the current device; all 0 if a query fails.
+  SkinnyKernelInfo (*query)() = nullptr;
+};
+
 // One appender per instance translation unit: bf16 and fp16, M tiles 8-16 ("small") and 32
 // ("large"). The CI build (TGEMM_KERNELS=ci) compiles bf16 small only and defines
 // TGEMM_SKINNY_CI_SUBSET, so the backend registers just those.
@@ -86,5 +150,9 @@ void append_skinny_kernels_bf16_small(std::vector<SkinnyKernel>& out);
 void append_skinny_kernels_bf16_large(std::vector<SkinnyKernel>& out);
 void append_skinny_kernels_fp16_small(std::vector<SkinnyKernel>& out);
 void append_skinny_kernels_fp16_large(std::vector<SkinnyKernel>& out);
+void append_skinny_stream_kernels_bf16_small(std::vector<SkinnyStreamKernel>& out);
+void append_skinny_stream_kernels_bf16_large(std::vector<SkinnyStreamKernel>& out);
+void append_skinny_stream_kernels_fp16_small(std::vector<SkinnyStreamKernel>& out);
+void append_skinny_stream_kernels_fp16_large(std::vector<SkinnyStreamKernel>& out);
 
 }  // namespace tgemm::skinny

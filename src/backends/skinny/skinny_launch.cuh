@@ -7,10 +7,12 @@
 
 #include <array>
 #include <atomic>
+#include <cstdlib>
 #include <vector>
 
 #include "backends/skinny/skinny_kernels.h"
 #include "kernels/sm90/sm90_gemm_skinny.cuh"
+#include "kernels/sm90/sm90_gemm_skinny_stream.cuh"
 #include "runtime/cuda_check.h"
 
 namespace tgemm::skinny {
@@ -51,10 +53,7 @@ bool allow_dynamic_smem(int bytes) {
   return s > 0;
 }
 
-template <typename In, int M_TILE, int ROWS_PER_WARP, int WARPS_N, int WARPS_K, int UNROLL, int STAGES>
-void launch_skinny(const GemmProblem& p, const GemmArgs& args, int split_k, Stream stream,
-                   const char* where) {
-  using Shape = kernels::SkinnyShape<M_TILE, ROWS_PER_WARP, WARPS_N, WARPS_K, UNROLL, STAGES>;
+inline kernels::SkinnyParams skinny_params(const GemmProblem& p, const GemmArgs& args) {
   kernels::SkinnyParams kp;
   kp.x = args.a;
   kp.w = args.b;
@@ -68,6 +67,14 @@ void launch_skinny(const GemmProblem& p, const GemmArgs& args, int split_k, Stre
   kp.ldo = p.ldo;
   kp.out_type = skinny_elem(p.out_type);
   kp.bias_type = p.has_bias() ? skinny_elem(p.bias_type) : kernels::kSkinnyNone;
+  return kp;
+}
+
+template <typename In, int M_TILE, int ROWS_PER_WARP, int WARPS_N, int WARPS_K, int UNROLL, int STAGES>
+void launch_skinny(const GemmProblem& p, const GemmArgs& args, int split_k, Stream stream,
+                   const char* where) {
+  using Shape = kernels::SkinnyShape<M_TILE, ROWS_PER_WARP, WARPS_N, WARPS_K, UNROLL, STAGES>;
+  const kernels::SkinnyParams kp = skinny_params(p, args);
 
   cudaLaunchConfig_t config{};
   config.gridDim = dim3(static_cast<unsigned>((p.n + Shape::kBlockN - 1) / Shape::kBlockN),
@@ -108,6 +115,100 @@ SkinnyKernelInfo skinny_query(int split_k) {
   info.ctas_per_sm = ctas;
   info.registers = attr.numRegs;
   return info;
+}
+
+// --- Version 3: persistent stream-K ---------------------------------------------------------
+
+// Programmatic dependent launch of the version-3 kernels: on unless the environment sets
+// TGEMM_SKINNY_PDL=0 (for A/B timing), off for the rest of the process once a launch with it is
+// refused. One state for the process (inline: shared by every instance translation unit).
+inline std::atomic<int>& skinny_pdl_state() {
+  static std::atomic<int> state{-1};  // -1 not read yet, 0 off, 1 on
+  return state;
+}
+inline bool skinny_pdl_enabled() {
+  int s = skinny_pdl_state().load(std::memory_order_relaxed);
+  if (s < 0) {
+    const char* env = std::getenv("TGEMM_SKINNY_PDL");
+    s = env != nullptr && env[0] == '0' && env[1] == '\0' ? 0 : 1;
+    int expected = -1;
+    skinny_pdl_state().compare_exchange_strong(expected, s, std::memory_order_relaxed);
+    s = skinny_pdl_state().load(std::memory_order_relaxed);
+  }
+  return s == 1;
+}
+inline void skinny_pdl_disable() { skinny_pdl_state().store(0, std::memory_order_relaxed); }
+
+template <typename In, int M_TILE, int ROWS_PER_WARP, int WARPS_N, int WARPS_K, int UNROLL, int XKB>
+void launch_skinny_stream(const GemmProblem& p, const GemmArgs& args, const SkinnyStreamPlan& plan,
+                          void* partials, unsigned* counters, Stream stream, const char* where) {
+  using Shape = kernels::SkinnyStreamShape<M_TILE, ROWS_PER_WARP, WARPS_N, WARPS_K, UNROLL, XKB>;
+  constexpr auto kernel = &kernels::sm90_gemm_skinny_stream<In, M_TILE, ROWS_PER_WARP, WARPS_N, WARPS_K, UNROLL, XKB>;
+  const kernels::SkinnyParams kp = skinny_params(p, args);
+  kernels::SkinnyStreamArgs sa;
+  sa.partials = static_cast<float4*>(partials);
+  sa.counters = counters;
+  sa.units = static_cast<int>(plan.units);
+  sa.per_cta = static_cast<int>(plan.per_cta);
+  sa.kb_total = plan.kb_total;
+  sa.prefetch_units = plan.prefetch_units;
+  allow_dynamic_smem<kernel>(Shape::kSmemBytes);  // a refusal shows as the launch's error
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(static_cast<unsigned>(plan.grid), 1, 1);
+  config.blockDim = dim3(Shape::kThreads, 1, 1);
+  config.dynamicSmemBytes = static_cast<std::size_t>(Shape::kSmemBytes);
+  config.stream = reinterpret_cast<cudaStream_t>(stream);
+  cudaLaunchAttribute pdl{};
+  pdl.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  pdl.val.programmaticStreamSerializationAllowed = 1;
+  if (skinny_pdl_enabled()) {
+    config.attrs = &pdl;
+    config.numAttrs = 1;
+    if (cudaLaunchKernelEx(&config, kernel, kp, sa) == cudaSuccess) return;
+    // Refused (a driver or stream that cannot take it): clear the error, launch plainly from now
+    // on. The kernel is the same either way (its dependency wait returns at once).
+    cudaGetLastError();
+    skinny_pdl_disable();
+    config.attrs = nullptr;
+    config.numAttrs = 0;
+  }
+  TGEMM_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, kp, sa), where);
+  TGEMM_CUDA_CHECK_LAUNCH(where);
+}
+
+template <typename In, int M_TILE, int ROWS_PER_WARP, int WARPS_N, int WARPS_K, int UNROLL, int XKB>
+SkinnyKernelInfo skinny_stream_query() {
+  using Shape = kernels::SkinnyStreamShape<M_TILE, ROWS_PER_WARP, WARPS_N, WARPS_K, UNROLL, XKB>;
+  constexpr auto kernel = &kernels::sm90_gemm_skinny_stream<In, M_TILE, ROWS_PER_WARP, WARPS_N, WARPS_K, UNROLL, XKB>;
+  SkinnyKernelInfo info;
+  cudaFuncAttributes attr{};
+  int ctas = 0;
+  if (!allow_dynamic_smem<kernel>(Shape::kSmemBytes) || cudaFuncGetAttributes(&attr, kernel) != cudaSuccess ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas, kernel, Shape::kThreads,
+                                                    static_cast<std::size_t>(Shape::kSmemBytes)) != cudaSuccess) {
+    cudaGetLastError();  // a failed query must not leave an error behind
+    return info;
+  }
+  info.ptx_arch = attr.ptxVersion;
+  info.ctas_per_sm = ctas;
+  info.registers = attr.numRegs;
+  return info;
+}
+
+// Appends the TGEMM_SKINNY_STREAM_TILES entries with MIN_M_TILE <= m_tile <= MAX_M_TILE.
+template <typename In, int MIN_M_TILE, int MAX_M_TILE>
+void append_skinny_stream_kernels(std::vector<SkinnyStreamKernel>& out) {
+#define TGEMM_SKINNY_STREAM_APPEND(MT, RW, WN, WK, U, XKB)                                   \
+  if constexpr (MT >= MIN_M_TILE && MT <= MAX_M_TILE) {                                      \
+    SkinnyStreamKernel k;                                                                    \
+    k.tile = SkinnyStreamTile{MT, RW, WN, WK, U, XKB};                                       \
+    k.in = dtype_of<In>();                                                                   \
+    k.launch = &launch_skinny_stream<In, MT, RW, WN, WK, U, XKB>;                            \
+    k.query = &skinny_stream_query<In, MT, RW, WN, WK, U, XKB>;                              \
+    out.push_back(k);                                                                        \
+  }
+  TGEMM_SKINNY_STREAM_TILES(TGEMM_SKINNY_STREAM_APPEND)
+#undef TGEMM_SKINNY_STREAM_APPEND
 }
 
 // Appends the TGEMM_SKINNY_TILES entries with MIN_M_TILE <= m_tile <= MAX_M_TILE; the others
