@@ -9,9 +9,15 @@ bench/results/torch-<device>-<YYYYMMDD>.json (DESIGN.md section 6 fields) and a 
 the speedups next to it. A host-overhead measurement (time per call of F.linear vs the tgemm entry
 points on a tiny warm shape, host clock) runs too; --overhead-only runs just that.
 
+--gelu times the fused epilogue instead: tgemm.gemm_gelu(x, w, b) against tgemm.gemm_a16w16
+followed by a separate F.gelu, and against F.gelu(F.linear(x, w, b)), the same way (CUDA graphs,
+rotated inputs, medians), with both ratios per problem and their geomeans in the JSON
+(bench/results/torch-gelu-<device>-<YYYYMMDD>.json).
+
     python3 bench/torch_bench.py                         # llm_shapes.csv, M = 1 ... 8192
     python3 bench/torch_bench.py --m 1,16 --filter llama3-8b
     python3 bench/torch_bench.py --overhead-only
+    python3 bench/torch_bench.py --gelu [--approximate tanh] [--bias]
 """
 
 from __future__ import annotations
@@ -200,6 +206,101 @@ def run_suite(args, device_props) -> tuple[list[dict], dict]:
     return rows, {"summary": summary, **extra}
 
 
+def check_gelu(y: torch.Tensor, x, w, b, approximate: str) -> int:
+    """Elements of y outside tolerance of F.gelu of the fp32 reference (the output dtype's)."""
+    ref = x.float() @ w.float().t()
+    if b is not None:
+        ref = ref + b.float()
+    ref = F.gelu(ref, approximate=approximate)
+    tol = {torch.bfloat16: 2e-2, torch.float16: 1e-2}[y.dtype]
+    bad = (y.float() - ref).abs() > tol + tol * ref.abs()
+    bad |= ~torch.isfinite(y.float())
+    return int(bad.sum().item())
+
+
+def geomean(values: list[float]) -> float:
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else 0.0
+
+
+def run_gelu_suite(args, device_props) -> tuple[list[dict], dict]:
+    """y = gelu(x @ w^T (+ b)) three ways on every suite problem: tgemm.gemm_gelu (fused),
+    tgemm.gemm_a16w16 then F.gelu (split), F.gelu(F.linear(...)) (stock). Each row's "speedup" is
+    stock / fused (the heat map's), "vs_split" split / fused."""
+    import tgemm
+
+    dtype = DTYPES[args.dtype]
+    approximate = args.approximate
+    suite = read_suite(args.suite)
+    if args.filter:
+        suite = [s for s in suite if args.filter in f"{s['model']}/{s['layer']}"]
+    ms = [int(v) for v in args.m.split(",") if v]
+    l2 = device_props.L2_cache_size
+    free, _ = torch.cuda.mem_get_info()
+    budget = min(free // 4, 24 << 30)
+    tbps = copy_tbps()
+    print(f"device {device_props.name} ({device_props.multi_processor_count} SMs, L2 {l2 >> 20} MB), copy {tbps:.2f} TB/s, "
+          f"torch {torch.__version__}, gelu approximate={approximate!r}, bias={bool(args.bias)}, "
+          f"tables: {':'.join(tgemm.table_files()) or '(none)'}")
+    print(f"{'model':<15} {'layer':<8} {'M':>5} {'N':>6} {'K':>6} | {'stock':>9} {'split':>9} {'fused':>9} | "
+          f"{'vs stock':>8} {'vs split':>8} | check")
+    rows = []
+    seed = 1
+    for m in ms:
+        for s in suite:
+            n, k = s["N"], s["K"]
+            p = Problem(m, n, k, dtype, dtype, args.bias, l2, budget, seed)
+            seed += 1
+            nsets = len(p.sets)
+            launches = max(args.launches, nsets)
+            x0, w0, b0 = p.sets[0]
+            stock = lambda i: F.gelu(F.linear(*p.sets[i % nsets]), approximate=approximate)  # noqa: E731
+            split = lambda i: F.gelu(tgemm.gemm_a16w16(*p.sets[i % nsets]), approximate=approximate)  # noqa: E731
+            fused = lambda i: tgemm.gemm_gelu(*p.sets[i % nsets], approximate)  # noqa: E731
+            status = "-"
+            if not args.no_check:
+                y = tgemm.gemm_gelu(x0, w0, b0, approximate)
+                bad = check_gelu(y, x0, w0, b0, approximate)
+                status = "ok" if bad == 0 else f"{bad} bad"
+                del y
+            ts = time_graph(stock, launches, args.replays)
+            tp = time_graph(split, launches, args.replays)
+            tf = time_graph(fused, launches, args.replays)
+            s_us, p_us, f_us = statistics.median(ts), statistics.median(tp), statistics.median(tf)
+            esize = torch.finfo(dtype).bits // 8
+            bytes_moved = p.input_bytes + m * n * esize
+            row = {
+                "family": "a16w16", "epilogue": f"gelu_{approximate}" + ("_bias" if args.bias else ""),
+                "model": s["model"], "layer": s["layer"], "M": m, "N": n, "K": k,
+                "dtype": str(dtype), "outdtype": str(dtype), "bias": bool(args.bias), "approximate": approximate,
+                "baseline": "F.gelu(F.linear)", "baseline_us": s_us, "baseline_spread": spread(ts),
+                "split": "F.gelu(tgemm.gemm_a16w16)", "split_us": p_us, "split_spread": spread(tp),
+                "tgemm_us": f_us, "tgemm_spread": spread(tf),
+                "speedup": s_us / f_us, "vs_split": p_us / f_us,
+                "rotations": nsets, "check": status,
+                "tbps": bytes_moved / (f_us * 1e-6) / 1e12, "tflops": 2.0 * m * n * k / (f_us * 1e-6) / 1e12,
+                "floor_us": bytes_moved / (tbps * 1e12) * 1e6,
+            }
+            rows.append(row)
+            print(f"{s['model']:<15} {s['layer']:<8} {m:>5} {n:>6} {k:>6} | {s_us:>9.2f} {p_us:>9.2f} {f_us:>9.2f} | "
+                  f"{row['speedup']:>7.3f}x {row['vs_split']:>7.3f}x | {status}", flush=True)
+    torch.cuda.empty_cache()
+    vs_stock = [r["speedup"] for r in rows]
+    vs_split = [r["vs_split"] for r in rows]
+    summary = {
+        "problems": len(rows),
+        "geomean_speedup": geomean(vs_stock),
+        "min_speedup": min(vs_stock) if rows else 0.0,
+        "max_speedup": max(vs_stock) if rows else 0.0,
+        "below_0_98": sum(v < 0.98 for v in vs_stock),
+        "geomean_vs_split": geomean(vs_split),
+        "min_vs_split": min(vs_split) if rows else 0.0,
+        "max_vs_split": max(vs_split) if rows else 0.0,
+        "check_failures": sum(r["check"] not in ("ok", "-") for r in rows),
+    }
+    extra = {"mode": "gelu", "copy_tbps": tbps, "tables": tgemm.table_files(), "suite": os.path.relpath(args.suite, REPO)}
+    return rows, {"summary": summary, **extra}
+
+
 def spread(times: list[float]) -> float:
     """(p90 - p10) / median of the replays: the run's noise."""
     q = statistics.quantiles(times, n=10)
@@ -264,7 +365,7 @@ def host_overhead(calls: int, rounds: int) -> dict:
     }
 
 
-def plot(rows: list[dict], summary: dict, device: str, path: str) -> None:
+def plot(rows: list[dict], summary: dict, device: str, path: str, baseline: str = "F.linear") -> None:
     """Heat map of speedups: one row per suite shape, one column per M."""
     import matplotlib
 
@@ -289,8 +390,8 @@ def plot(rows: list[dict], summary: dict, device: str, path: str) -> None:
         for j, v in enumerate(line):
             if not math.isnan(v):
                 ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7)
-    fig.colorbar(image, ax=ax, label="speedup over F.linear")
-    ax.set_title(f"tgemm vs F.linear, {device}: geomean {summary['geomean_speedup']:.3f}x, "
+    fig.colorbar(image, ax=ax, label=f"speedup over {baseline}")
+    ax.set_title(f"tgemm vs {baseline}, {device}: geomean {summary['geomean_speedup']:.3f}x, "
                  f"min {summary['min_speedup']:.3f}x", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -313,9 +414,16 @@ def main(argv=None) -> int:
     parser.add_argument("--overhead-rounds", type=int, default=50)
     parser.add_argument("--no-overhead", action="store_true", help="skip the host-overhead measurement")
     parser.add_argument("--overhead-only", action="store_true", help="only the host-overhead measurement")
+    parser.add_argument("--gelu", action="store_true",
+                        help="time tgemm.gemm_gelu vs gemm_a16w16 + F.gelu and vs F.gelu(F.linear) instead")
+    parser.add_argument("--approximate", choices=("none", "tanh"), default="none", help="GELU of --gelu (F.gelu's)")
     parser.add_argument("--json", help="results JSON ('-': none; default bench/results/torch-<device>-<date>.json)")
     parser.add_argument("--png", help="speed-up plot (default: the JSON path with .png)")
     args = parser.parse_args(argv)
+    if args.gelu and args.out_dtype and args.out_dtype != args.dtype:
+        parser.error("--gelu times outputs in --dtype (F.gelu(F.linear) has no output dtype); drop --out-dtype")
+    if args.gelu and args.overhead_only:
+        parser.error("--gelu and --overhead-only exclude each other")
     if not torch.cuda.is_available():
         print("torch_bench: no CUDA device; this benchmark needs a GPU", file=sys.stderr)
         return 2
@@ -327,7 +435,15 @@ def main(argv=None) -> int:
     }
     rows: list[dict] = []
     summary: dict = {}
-    if not args.overhead_only:
+    if args.gelu:
+        rows, extra = run_gelu_suite(args, props)
+        summary = extra.pop("summary")
+        doc.update(extra)
+        print(f"\n{summary['problems']} problems: fused gemm_gelu geomean {summary['geomean_speedup']:.3f}x over "
+              f"F.gelu(F.linear) (min {summary['min_speedup']:.3f}x, max {summary['max_speedup']:.3f}x), "
+              f"{summary['geomean_vs_split']:.3f}x over gemm_a16w16 + F.gelu (min {summary['min_vs_split']:.3f}x, "
+              f"max {summary['max_vs_split']:.3f}x), {summary['check_failures']} failed the correctness check")
+    elif not args.overhead_only:
         rows, extra = run_suite(args, props)
         summary = extra.pop("summary")
         doc.update(extra)
@@ -341,7 +457,7 @@ def main(argv=None) -> int:
     doc["rows"] = rows
     doc["summary"] = summary
     if args.json != "-":
-        stem = "torch-overhead" if args.overhead_only else "torch"
+        stem = "torch-overhead" if args.overhead_only else "torch-gelu" if args.gelu else "torch"
         path = args.json or os.path.join(REPO, "bench", "results",
                                          f"{stem}-{device_slug(props.name)}-{now.strftime('%Y%m%d')}.json")
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
@@ -351,7 +467,7 @@ def main(argv=None) -> int:
         print(f"wrote {path}")
         if rows:
             png = args.png or os.path.splitext(path)[0] + ".png"
-            plot(rows, summary, props.name, png)
+            plot(rows, summary, props.name, png, baseline="F.gelu(F.linear)" if args.gelu else "F.linear")
             print(f"wrote {png}")
     return 1 if summary.get("check_failures") else 0
 

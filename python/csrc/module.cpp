@@ -18,10 +18,12 @@
 #include <torch/csrc/utils/pybind.h>
 #include <torch/version.h>
 
+#include <string>
 #include <typeinfo>
 #include <utility>
 
 #include "python/csrc/ops_a16w16.h"
+#include "python/csrc/ops_epilogue.h"
 #include "tgemm/config.h"
 #include "tgemm/error.h"
 #include "tgemm/gemm.h"
@@ -127,6 +129,94 @@ PYBIND11_MODULE(_C, m) {
       py::arg("x"), py::arg("w"), py::arg("out"), py::arg("bias") = py::none(),
       "torch.ops.tgemm.gemm_a16w16_out without the boxed-call overhead (eager only, as "
       "gemm_a16w16); raises tgemm.TgemmError for bad input");
+
+  // The fused-epilogue ops, each the fast path of its torch.ops.tgemm op (eager only, as
+  // gemm_a16w16; tgemm.<op> picks the right one); raise tgemm.TgemmError for bad input.
+  namespace tb = tgemm::torch_binding;
+  m.def(
+      "gemm_bias",
+      [](const at::Tensor& x, const at::Tensor& w, const at::Tensor& bias, std::optional<at::ScalarType> otype) {
+        return python_errors([&] {
+          const py::gil_scoped_release no_gil;
+          return tb::call_gemm_bias(x, w, bias, otype);
+        });
+      },
+      py::arg("x"), py::arg("w"), py::arg("bias"), py::arg("otype") = py::none(),
+      "torch.ops.tgemm.gemm_bias without the boxed-call overhead (eager only)");
+  m.def(
+      "gemm_bias_out",
+      [](const at::Tensor& x, const at::Tensor& w, const at::Tensor& bias, const at::Tensor& out) {
+        python_errors([&] {
+          const py::gil_scoped_release no_gil;
+          tb::call_gemm_bias_out(x, w, bias, out);
+        });
+      },
+      py::arg("x"), py::arg("w"), py::arg("bias"), py::arg("out"),
+      "torch.ops.tgemm.gemm_bias_out without the boxed-call overhead (eager only)");
+  m.def(
+      "gemm_gelu",
+      [](const at::Tensor& x, const at::Tensor& w, const std::optional<at::Tensor>& bias, const std::string& approximate,
+         std::optional<at::ScalarType> otype) {
+        return python_errors([&] {
+          const py::gil_scoped_release no_gil;
+          return tb::call_gemm_gelu(x, w, bias, approximate, otype);
+        });
+      },
+      py::arg("x"), py::arg("w"), py::arg("bias") = py::none(), py::arg("approximate") = "none",
+      py::arg("otype") = py::none(), "torch.ops.tgemm.gemm_gelu without the boxed-call overhead (eager only)");
+  m.def(
+      "gemm_gelu_out",
+      [](const at::Tensor& x, const at::Tensor& w, const at::Tensor& out, const std::optional<at::Tensor>& bias,
+         const std::string& approximate) {
+        python_errors([&] {
+          const py::gil_scoped_release no_gil;
+          tb::call_gemm_gelu_out(x, w, out, bias, approximate);
+        });
+      },
+      py::arg("x"), py::arg("w"), py::arg("out"), py::arg("bias") = py::none(), py::arg("approximate") = "none",
+      "torch.ops.tgemm.gemm_gelu_out without the boxed-call overhead (eager only)");
+  m.def(
+      "gemm_relu",
+      [](const at::Tensor& x, const at::Tensor& w, const std::optional<at::Tensor>& bias,
+         std::optional<at::ScalarType> otype) {
+        return python_errors([&] {
+          const py::gil_scoped_release no_gil;
+          return tb::call_gemm_relu(x, w, bias, otype);
+        });
+      },
+      py::arg("x"), py::arg("w"), py::arg("bias") = py::none(), py::arg("otype") = py::none(),
+      "torch.ops.tgemm.gemm_relu without the boxed-call overhead (eager only)");
+  m.def(
+      "gemm_relu_out",
+      [](const at::Tensor& x, const at::Tensor& w, const at::Tensor& out, const std::optional<at::Tensor>& bias) {
+        python_errors([&] {
+          const py::gil_scoped_release no_gil;
+          tb::call_gemm_relu_out(x, w, out, bias);
+        });
+      },
+      py::arg("x"), py::arg("w"), py::arg("out"), py::arg("bias") = py::none(),
+      "torch.ops.tgemm.gemm_relu_out without the boxed-call overhead (eager only)");
+  m.def(
+      "gemm_alpha_beta",
+      [](const at::Tensor& x, const at::Tensor& w, const at::Tensor& c, double alpha, double beta) {
+        return python_errors([&] {
+          const py::gil_scoped_release no_gil;
+          return tb::call_gemm_alpha_beta(x, w, c, alpha, beta);
+        });
+      },
+      py::arg("x"), py::arg("w"), py::arg("c"), py::arg("alpha") = 1.0, py::arg("beta") = 1.0,
+      "torch.ops.tgemm.gemm_alpha_beta without the boxed-call overhead (eager only)");
+  m.def(
+      "gemm_alpha_beta_out",
+      [](const at::Tensor& x, const at::Tensor& w, const at::Tensor& c, const at::Tensor& out, double alpha,
+         double beta) {
+        python_errors([&] {
+          const py::gil_scoped_release no_gil;
+          tb::call_gemm_alpha_beta_out(x, w, c, out, alpha, beta);
+        });
+      },
+      py::arg("x"), py::arg("w"), py::arg("c"), py::arg("out"), py::arg("alpha") = 1.0, py::arg("beta") = 1.0,
+      "torch.ops.tgemm.gemm_alpha_beta_out without the boxed-call overhead (eager only)");
 
   m.def(
       "describe_gemm_a16w16",

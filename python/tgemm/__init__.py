@@ -5,6 +5,7 @@ Every GEMM is routed, by its exact shape and types, to the fastest solution foun
 
     import tgemm
     y = tgemm.gemm_a16w16(x, w, bias)                  # = F.linear(x, w, bias), tuned per shape
+    y = tgemm.gemm_gelu(x, w, bias)                    # = F.gelu(F.linear(x, w, bias)), fused
     y = torch.ops.tgemm.gemm_a16w16(x, w, bias, None)  # the same op (torch.compile, CUDA graphs)
     tgemm.describe(x, w)                                # which table row / kernel a call uses
     with tgemm.patch_linear(model): model(ids)          # nn.Linear layers of a model through tgemm
@@ -68,7 +69,20 @@ from .routing import (  # noqa: E402
     patch_linear,
     route_linear,
 )
-from .ops import describe, gemm_a16w16, gemm_a16w16_out, mm  # noqa: E402
+from .ops import (  # noqa: E402
+    describe,
+    gemm_a16w16,
+    gemm_a16w16_out,
+    gemm_alpha_beta,
+    gemm_alpha_beta_out,
+    gemm_bias,
+    gemm_bias_out,
+    gemm_gelu,
+    gemm_gelu_out,
+    gemm_relu,
+    gemm_relu_out,
+    mm,
+)
 
 __version__ = "0.1.0"
 
@@ -82,6 +96,14 @@ __all__ = [
     "describe",
     "gemm_a16w16",
     "gemm_a16w16_out",
+    "gemm_alpha_beta",
+    "gemm_alpha_beta_out",
+    "gemm_bias",
+    "gemm_bias_out",
+    "gemm_gelu",
+    "gemm_gelu_out",
+    "gemm_relu",
+    "gemm_relu_out",
     "linear",
     "linear_route",
     "mm",

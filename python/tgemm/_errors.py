@@ -22,7 +22,11 @@ TgemmError.__module__ = "tgemm"
 # The start of every message the ops raise for bad input ("<op>: ..."): how the eager calls that
 # have to go through torch.ops (a TorchFunctionMode or a tensor subclass's __torch_function__
 # takes the call) tell their own errors from the others.
-OP_MESSAGE_PREFIXES = ("gemm_a16w16: ", "gemm_a16w16_out: ")
+OP_MESSAGE_PREFIXES = tuple(
+    f"{op}{suffix}: "
+    for op in ("gemm_a16w16", "gemm_bias", "gemm_gelu", "gemm_relu", "gemm_alpha_beta")
+    for suffix in ("", "_out")
+)
 
 
 def as_tgemm_error(e: BaseException) -> BaseException:

@@ -13,6 +13,7 @@ devices, strides, alignment, overlap and the 2^31-1 size limits.
 
 from __future__ import annotations
 
+import math
 from typing import Callable
 
 import torch
@@ -33,6 +34,7 @@ _TGEMM_DTYPES = (
 )
 _NOT_TGEMM = "is not a tgemm type (bfloat16, float16, float32, float8_e4m3fn, float8_e5m2, int8, int32)"
 _MAX_RANK = 6  # tgemm::kMaxRank
+_FLT_MAX = 3.4028234663852886e38  # std::numeric_limits<float>::max()
 
 
 def _check(cond, message: Callable[[], str]) -> None:
@@ -65,11 +67,14 @@ def _check_view(op: str, name: str, t: torch.Tensor) -> None:
     _check(t.dtype in _TGEMM_DTYPES, lambda: f"{op}: {name}.dtype {t.dtype} {_NOT_TGEMM}")
 
 
-def _check_a16w16(op: str, x, w, bias, out_shape, out_dtype) -> None:
-    """validate_a16w16 (src/core/validate.cpp) without data: ranks, dtypes, ranks again, shapes."""
+def _check_a16w16(op: str, x, w, bias, out_shape, out_dtype, c=None) -> None:
+    """validate_a16w16 (src/core/validate.cpp) without data: ranks, dtypes, ranks again, shapes,
+    then c's dtype, rank and shape (gemm_alpha_beta)."""
     ranks = [("x", x.dim()), ("w", w.dim()), ("out", len(out_shape))]
     if bias is not None:
         ranks.append(("bias", bias.dim()))
+    if c is not None:
+        ranks.append(("c", c.dim()))
     for name, rank in ranks:
         _check(
             1 <= rank <= _MAX_RANK,
@@ -103,6 +108,17 @@ def _check_a16w16(op: str, x, w, bias, out_shape, out_dtype) -> None:
         )
     if bias is not None:
         _check(bias.shape[0] == n, lambda: f"{op}: bias.size(0) must equal N ({_n(n)}), got {_n(bias.shape[0])}")
+    if c is not None:
+        _check(
+            c.dtype == out_dtype,
+            lambda: f"{op}: c.dtype must equal out.dtype ({out_dtype}), got {c.dtype}",
+        )
+        _check(c.dim() == len(out_shape), lambda: f"{op}: c.rank must equal out.rank ({len(out_shape)}), got {c.dim()}")
+        for d in range(c.dim()):
+            _check(
+                c.shape[d] == out_shape[d],
+                lambda d=d: f"{op}: c.size({d}) must equal out.size({d}), got {_n(c.shape[d])} vs {_n(out_shape[d])}",
+            )
 
 
 @torch.library.register_fake("tgemm::gemm_a16w16")
@@ -131,4 +147,122 @@ def gemm_a16w16_out_fake(x, w, out, bias=None):
         if t is not None:
             _check_view(op, name, t)
     _check_a16w16(op, x, w, bias, tuple(out.shape), out.dtype)
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Fused epilogues (python/csrc/ops_epilogue.cpp): the same checks, with the op's own name, after
+# the binding's own checks of its non-tensor arguments (approximate, alpha, beta), which the real
+# kernels run first.
+
+
+def _linear_out_shape(x, w):
+    # linear_output_sizes (torch_view.cpp).
+    return (*x.shape[:-1], w.shape[0] if w.dim() >= 1 else 0)
+
+
+def _functional_fake(op, x, w, bias, otype):
+    out_dtype = x.dtype if otype is None else otype
+    if otype is not None:
+        _check(otype in _TGEMM_DTYPES, lambda: f"{op}: otype {otype} {_NOT_TGEMM}")
+    _check_view(op, "x", x)
+    _check_view(op, "w", w)
+    if bias is not None:
+        _check_view(op, "bias", bias)
+    out_shape = _linear_out_shape(x, w)
+    _check_a16w16(op, x, w, bias, out_shape, out_dtype)
+    return x.new_empty(out_shape, dtype=out_dtype)
+
+
+def _out_fake(op, x, w, out, bias):
+    for name, t in (("x", x), ("w", w), ("out", out), ("bias", bias)):
+        if t is not None:
+            _check_view(op, name, t)
+    _check_a16w16(op, x, w, bias, tuple(out.shape), out.dtype)
+
+
+def _check_approximate(approximate) -> None:
+    # gelu_tanh (ops_epilogue.cpp).
+    _check(
+        approximate in ("none", "tanh"),
+        lambda: f"gemm_gelu: approximate must be 'none' or 'tanh', got '{approximate}'",
+    )
+
+
+def _check_fp32_scalar(op: str, name: str, v) -> None:
+    # to_fp32_scalar (ops_epilogue.cpp); "%g" is the real message's format. A symbolic float is
+    # left to the real kernel.
+    if not isinstance(v, (int, float)):
+        return
+    _check(
+        math.isfinite(v) and abs(v) <= _FLT_MAX,
+        lambda: f"{op}: {name} must be finite and within float32 range, got {'%g' % v}",
+    )
+
+
+@torch.library.register_fake("tgemm::gemm_bias")
+def gemm_bias_fake(x, w, bias, otype=None):
+    return _functional_fake("gemm_bias", x, w, bias, otype)
+
+
+@torch.library.register_fake("tgemm::gemm_bias_out")
+def gemm_bias_out_fake(x, w, bias, out):
+    _out_fake("gemm_bias", x, w, out, bias)
+    return None
+
+
+@torch.library.register_fake("tgemm::gemm_gelu")
+def gemm_gelu_fake(x, w, bias=None, approximate="none", otype=None):
+    _check_approximate(approximate)
+    return _functional_fake("gemm_gelu", x, w, bias, otype)
+
+
+@torch.library.register_fake("tgemm::gemm_gelu_out")
+def gemm_gelu_out_fake(x, w, out, bias=None, approximate="none"):
+    _check_approximate(approximate)
+    _out_fake("gemm_gelu", x, w, out, bias)
+    return None
+
+
+@torch.library.register_fake("tgemm::gemm_relu")
+def gemm_relu_fake(x, w, bias=None, otype=None):
+    return _functional_fake("gemm_relu", x, w, bias, otype)
+
+
+@torch.library.register_fake("tgemm::gemm_relu_out")
+def gemm_relu_out_fake(x, w, out, bias=None):
+    _out_fake("gemm_relu", x, w, out, bias)
+    return None
+
+
+_ALPHA_BETA_C = (torch.bfloat16, torch.float16, torch.float32)
+
+
+@torch.library.register_fake("tgemm::gemm_alpha_beta")
+def gemm_alpha_beta_fake(x, w, c, alpha=1.0, beta=1.0):
+    op = "gemm_alpha_beta"
+    # The real kernel's order: alpha, beta, the views of x, w, c, c's dtype (the output's), the
+    # view of out (fine by then), the core.
+    _check_fp32_scalar(op, "alpha", alpha)
+    _check_fp32_scalar(op, "beta", beta)
+    for name, t in (("x", x), ("w", w), ("c", c)):
+        _check_view(op, name, t)
+    _check(
+        c.dtype in _ALPHA_BETA_C,
+        lambda: f"{op}: c.dtype must be torch.bfloat16, torch.float16 or torch.float32 (the output has c's dtype), "
+        f"got {c.dtype}",
+    )
+    out_shape = _linear_out_shape(x, w)
+    _check_a16w16(op, x, w, None, out_shape, c.dtype, c=c)
+    return x.new_empty(out_shape, dtype=c.dtype)
+
+
+@torch.library.register_fake("tgemm::gemm_alpha_beta_out")
+def gemm_alpha_beta_out_fake(x, w, c, out, alpha=1.0, beta=1.0):
+    op = "gemm_alpha_beta"
+    _check_fp32_scalar(op, "alpha", alpha)
+    _check_fp32_scalar(op, "beta", beta)
+    for name, t in (("x", x), ("w", w), ("c", c), ("out", out)):
+        _check_view(op, name, t)
+    _check_a16w16(op, x, w, None, tuple(out.shape), out.dtype, c=c)
     return None

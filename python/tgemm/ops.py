@@ -1,4 +1,5 @@
-"""The tgemm ops with AITER's Python API (``aiter.tuned_gemm``: ``gemm_a16w16``, ``tgemm.mm``).
+"""The tgemm ops with AITER's Python API (``aiter.tuned_gemm``: ``gemm_a16w16``, ``tgemm.mm``) and
+the fused-epilogue ops (``gemm_bias``, ``gemm_gelu``, ``gemm_relu``, ``gemm_alpha_beta``).
 
 Each function is a thin wrapper over ``torch.ops.tgemm.<op>`` (the custom op: schema, CUDA and
 autograd kernels in C++, fake kernel in ``tgemm._fake``), so it works under torch.compile
@@ -25,6 +26,14 @@ from ._errors import as_tgemm_error
 # The op overloads themselves: calling .default skips the overload resolution of the packet.
 gemm_a16w16_op = torch.ops.tgemm.gemm_a16w16.default
 gemm_a16w16_out_op = torch.ops.tgemm.gemm_a16w16_out.default
+gemm_bias_op = torch.ops.tgemm.gemm_bias.default
+gemm_bias_out_op = torch.ops.tgemm.gemm_bias_out.default
+gemm_gelu_op = torch.ops.tgemm.gemm_gelu.default
+gemm_gelu_out_op = torch.ops.tgemm.gemm_gelu_out.default
+gemm_relu_op = torch.ops.tgemm.gemm_relu.default
+gemm_relu_out_op = torch.ops.tgemm.gemm_relu_out.default
+gemm_alpha_beta_op = torch.ops.tgemm.gemm_alpha_beta.default
+gemm_alpha_beta_out_op = torch.ops.tgemm.gemm_alpha_beta_out.default
 
 _is_compiling = torch.compiler.is_compiling
 # True when a TorchFunctionMode is active or an argument's type overrides __torch_function__ (the
@@ -32,6 +41,14 @@ _is_compiling = torch.compiler.is_compiling
 _has_torch_function = torch._C._has_torch_function_variadic
 _fast_a16w16 = _C.gemm_a16w16
 _fast_a16w16_out = _C.gemm_a16w16_out
+_fast_bias = _C.gemm_bias
+_fast_bias_out = _C.gemm_bias_out
+_fast_gelu = _C.gemm_gelu
+_fast_gelu_out = _C.gemm_gelu_out
+_fast_relu = _C.gemm_relu
+_fast_relu_out = _C.gemm_relu_out
+_fast_alpha_beta = _C.gemm_alpha_beta
+_fast_alpha_beta_out = _C.gemm_alpha_beta_out
 
 
 def _call_op(op, *args):
@@ -86,6 +103,165 @@ def gemm_a16w16_out(
         _fast_a16w16_out(x, w, out, bias)
     else:
         _call_op(gemm_a16w16_out_op, x, w, out, bias)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Fused epilogues: gemm_a16w16 with the epilogue applied in fp32 inside the GEMM, before the one
+# rounding to the output dtype (no extra pass over the output). Each shape and epilogue is tuned and
+# dispatched as its own problem. Same entry rules as gemm_a16w16 (torch.ops under torch.compile,
+# tgemm._C in plain eager, torch.ops when a __torch_function__ override applies).
+
+
+def gemm_bias(
+    x: torch.Tensor,
+    w: torch.Tensor,
+    bias: torch.Tensor,
+    otype: Optional[torch.dtype] = None,
+) -> torch.Tensor:
+    """``y = x @ w.T + bias`` (``F.linear(x, w, bias)``) with a required bias.
+
+    x, w, otype as in :func:`gemm_a16w16`; bias ``[N]`` of x's dtype or of the output dtype, added
+    once in fp32 before the output cast. Returns a new ``[..., N]`` tensor. Bad input raises
+    :class:`tgemm.TgemmError` naming the argument. Differentiable (F.linear's backward).
+    """
+    if _is_compiling():
+        return gemm_bias_op(x, w, bias, otype)
+    if not _has_torch_function(x, w, bias):
+        return _fast_bias(x, w, bias, otype)
+    return _call_op(gemm_bias_op, x, w, bias, otype)
+
+
+def gemm_bias_out(x: torch.Tensor, w: torch.Tensor, bias: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+    """:func:`gemm_bias` into an existing ``out`` (``[..., N]``, rows contiguous, bf16, fp16 or fp32,
+    not overlapping the inputs). Returns ``out``. Not differentiable."""
+    if _is_compiling():
+        gemm_bias_out_op(x, w, bias, out)
+    elif not _has_torch_function(x, w, bias, out):
+        _fast_bias_out(x, w, bias, out)
+    else:
+        _call_op(gemm_bias_out_op, x, w, bias, out)
+    return out
+
+
+def gemm_gelu(
+    x: torch.Tensor,
+    w: torch.Tensor,
+    bias: Optional[torch.Tensor] = None,
+    approximate: str = "none",
+    otype: Optional[torch.dtype] = None,
+) -> torch.Tensor:
+    """``y = F.gelu(x @ w.T (+ bias), approximate=approximate)`` in one kernel.
+
+    approximate: ``"none"`` (the exact GELU, ``x * Phi(x)`` with the erf normal CDF, F.gelu's
+    default) or ``"tanh"`` (the tanh approximation). x, w, bias, otype as in :func:`gemm_a16w16`;
+    the bias is added before the activation, the activation is computed in fp32 and rounded once
+    to the output dtype (``F.gelu(F.linear(x, w, b))`` in bf16 rounds twice: after the GEMM and
+    after the GELU). Returns a new ``[..., N]`` tensor.
+    Bad input (including another ``approximate``) raises :class:`tgemm.TgemmError`.
+    Differentiable: the backward recomputes ``x @ w.T (+ bias)`` with ATen and applies GELU's
+    derivative in fp32.
+    """
+    if _is_compiling():
+        return gemm_gelu_op(x, w, bias, approximate, otype)
+    if not _has_torch_function(x, w, bias):
+        return _fast_gelu(x, w, bias, approximate, otype)
+    return _call_op(gemm_gelu_op, x, w, bias, approximate, otype)
+
+
+def gemm_gelu_out(
+    x: torch.Tensor,
+    w: torch.Tensor,
+    out: torch.Tensor,
+    bias: Optional[torch.Tensor] = None,
+    approximate: str = "none",
+) -> torch.Tensor:
+    """:func:`gemm_gelu` into an existing ``out`` (as :func:`gemm_a16w16_out`). Returns ``out``.
+    Not differentiable."""
+    if _is_compiling():
+        gemm_gelu_out_op(x, w, out, bias, approximate)
+    elif not _has_torch_function(x, w, out, bias):
+        _fast_gelu_out(x, w, out, bias, approximate)
+    else:
+        _call_op(gemm_gelu_out_op, x, w, out, bias, approximate)
+    return out
+
+
+def gemm_relu(
+    x: torch.Tensor,
+    w: torch.Tensor,
+    bias: Optional[torch.Tensor] = None,
+    otype: Optional[torch.dtype] = None,
+) -> torch.Tensor:
+    """``y = F.relu(x @ w.T (+ bias))`` in one kernel (the activation in fp32, one rounding to the
+    output dtype). Arguments as in :func:`gemm_a16w16`. Returns a new ``[..., N]`` tensor. Bad input
+    raises :class:`tgemm.TgemmError`. Differentiable (the mask is taken from the output, as
+    ReLU's own backward does)."""
+    if _is_compiling():
+        return gemm_relu_op(x, w, bias, otype)
+    if not _has_torch_function(x, w, bias):
+        return _fast_relu(x, w, bias, otype)
+    return _call_op(gemm_relu_op, x, w, bias, otype)
+
+
+def gemm_relu_out(
+    x: torch.Tensor,
+    w: torch.Tensor,
+    out: torch.Tensor,
+    bias: Optional[torch.Tensor] = None,
+) -> torch.Tensor:
+    """:func:`gemm_relu` into an existing ``out`` (as :func:`gemm_a16w16_out`). Returns ``out``.
+    Not differentiable."""
+    if _is_compiling():
+        gemm_relu_out_op(x, w, out, bias)
+    elif not _has_torch_function(x, w, out, bias):
+        _fast_relu_out(x, w, out, bias)
+    else:
+        _call_op(gemm_relu_out_op, x, w, out, bias)
+    return out
+
+
+def gemm_alpha_beta(
+    x: torch.Tensor,
+    w: torch.Tensor,
+    c: torch.Tensor,
+    alpha: float = 1.0,
+    beta: float = 1.0,
+) -> torch.Tensor:
+    """``y = alpha * (x @ w.T) + beta * c`` (``torch.addmm(c, x, w.T, beta=beta, alpha=alpha)`` for
+    2-D x), all in fp32 inside the GEMM, one rounding to the output dtype.
+
+    x, w as in :func:`gemm_a16w16`. c: ``[..., N]``, the shape of the result (no broadcasting),
+    rows contiguous, dtype bf16, fp16 or fp32: the result has c's dtype. alpha, beta: finite and
+    within float32 range (they are applied as float32). With ``beta == 0`` c is not read (but
+    still checked). Returns a new tensor. Bad input raises :class:`tgemm.TgemmError`.
+    Differentiable (``dx = alpha * g @ w``, ``dw = alpha * g.T @ x``, ``dc = beta * g``).
+    """
+    if _is_compiling():
+        return gemm_alpha_beta_op(x, w, c, alpha, beta)
+    if not _has_torch_function(x, w, c):
+        return _fast_alpha_beta(x, w, c, alpha, beta)
+    return _call_op(gemm_alpha_beta_op, x, w, c, alpha, beta)
+
+
+def gemm_alpha_beta_out(
+    x: torch.Tensor,
+    w: torch.Tensor,
+    c: torch.Tensor,
+    out: torch.Tensor,
+    alpha: float = 1.0,
+    beta: float = 1.0,
+) -> torch.Tensor:
+    """:func:`gemm_alpha_beta` into ``out`` (c's dtype and shape). ``out`` may be ``c`` itself
+    (the same tensor, not another view of its memory) to accumulate in place:
+    ``gemm_alpha_beta_out(x, w, c, c, alpha, beta)`` is ``c = alpha * x @ w.T + beta * c``.
+    Otherwise out must not overlap c or the inputs. Returns ``out``. Not differentiable."""
+    if _is_compiling():
+        gemm_alpha_beta_out_op(x, w, c, out, alpha, beta)
+    elif not _has_torch_function(x, w, c, out):
+        _fast_alpha_beta_out(x, w, c, out, alpha, beta)
+    else:
+        _call_op(gemm_alpha_beta_out_op, x, w, c, out, alpha, beta)
     return out
 
 

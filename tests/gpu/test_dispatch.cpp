@@ -106,7 +106,7 @@ TEST_F(DispatchTables, RowsRouteBrokenRowsWarnMissingRowsDefault) {
   {
     std::ofstream out(path);
     out << "arch,sm_count,M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle,libtype,solidx,splitK,us,kernelName,"
-           "err_ratio,tflops,bw\n";
+           "err_ratio,tflops,bw,epilogue\n";
     for (const auto& r : rows) out << format_tuned_row(r) << "\n";
     out << "sm_90a,132,64,1600,512,False\n";  // line 9: malformed
   }
@@ -114,7 +114,7 @@ TEST_F(DispatchTables, RowsRouteBrokenRowsWarnMissingRowsDefault) {
   {
     std::ofstream out(other_path);
     out << "arch,sm_count,M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle,libtype,solidx,splitK,us,kernelName,"
-           "err_ratio,tflops,bw\n"
+           "err_ratio,tflops,bw,epilogue\n"
         << format_tuned_row(other_sm) << "\n";
   }
 

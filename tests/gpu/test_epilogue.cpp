@@ -27,6 +27,7 @@ TEST(Epilogue, RandomProblemsMatchReference) {
     c.in = rng() % 2 ? DType::kBFloat16 : DType::kFloat16;
     c.out = outs[rng() % 3];
     c.bias = rng() % 2;
+    c.bias_type = c.in;  // the default is bf16; fp16 inputs take an fp16 (or out-typed) bias
     c.activation = static_cast<Activation>(rng() % 4);
     if (rng() % 3 == 0) c.alpha = 0.5f + static_cast<float>(rng() % 100) / 100.0f;
     if (rng() % 3 == 0) {

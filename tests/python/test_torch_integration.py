@@ -12,7 +12,9 @@ pytestmark = requires_cuda
 
 # Every public op of the tgemm torch library (python/csrc/library.cpp). A new op adds its cases
 # here, so opcheck covers it.
-OPS = {"gemm_a16w16", "gemm_a16w16_out"}
+OPS = {"gemm_a16w16", "gemm_a16w16_out"} | {
+    f"gemm_{e}{suffix}" for e in ("bias", "gelu", "relu", "alpha_beta") for suffix in ("", "_out")
+}  # the epilogue ops' opcheck cases are in test_epilogue_ops.py
 
 
 def test_every_op_has_opcheck_cases():
