@@ -21,6 +21,7 @@
 //
 // Tests: tests/python/test_epilogue_ops.py. Bench: bench/torch_bench.py --gelu.
 #include "python/csrc/ops_epilogue.h"
+#include "python/csrc/ops_a16w16.h"
 
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
@@ -370,10 +371,11 @@ class GemmGeluFunction : public torch::autograd::Function<GemmGeluFunction> {
     const auto saved = ctx->get_saved_variables();
     const at::Tensor& x = saved[0];  // [..., K]
     const at::Tensor& w = saved[1];  // [N, K]
-    // z = x @ w^T (+ bias) in fp32, as the fused epilogue saw it up to the rounding of x @ w^T to
-    // x's dtype (gelu' is smooth, so that rounding moves the gradient by about one such ulp).
-    at::Tensor z = at::matmul(x, w.t()).to(at::kFloat);  // [..., N]
-    if (saved.size() > 2) z = z + saved[2].to(at::kFloat);
+    // z = x @ w^T + bias recomputed as the fused epilogue saw it: fp32 accumulation and fp32
+    // output (tgemm's own GEMM, otype float32), not rounded to x's dtype first.
+    std::optional<at::Tensor> bias;
+    if (saved.size() > 2) bias = saved[2];
+    const at::Tensor z = call_gemm_a16w16(x, w, bias, at::kFloat);  // fp32 [..., N]
     const std::string approximate = ctx->saved_data["approximate"].toStringRef();
     const at::Tensor dz = at::gelu_backward(grads[0].to(at::kFloat), z, approximate);  // fp32 [..., N]
     at::Tensor dx, dw, dbias;

@@ -366,6 +366,44 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
     }
   }
   result.winner = select_winner(result.candidates, select);
+  // Confirmation against the default under the bench's conditions: finals of many candidates in
+  // long rounds measured compute-bound winners up to ~15% faster than `tgemm bench` then saw them
+  // (docs/perf-notes.md, "tuner"), so a winner must also win this paired comparison.
+  int def = -1;
+  for (std::size_t i = 0; i < result.candidates.size(); ++i) {
+    const CandidateResult& r = result.candidates[i];
+    if (r.is_default && r.error.empty() && r.us > 0) def = static_cast<int>(i);
+  }
+  if (o.confirm_rounds > 0 && result.winner >= 0 && def >= 0 && result.winner != def) {
+    const auto w = static_cast<std::size_t>(result.winner);
+    const auto d = static_cast<std::size_t>(def);
+    const Solution* sols[2] = {solutions[d].get(), solutions[w].get()};
+    std::vector<std::function<void(int, Stream)>> pair;
+    for (const Solution* sol : sols) {
+      pair.push_back([&, sol](int i, Stream gs) {
+        sol->run(p, data.sets[static_cast<std::size_t>(i) % data.sets.size()].args, ws, gs);
+      });
+    }
+    notify("confirm", result.candidates[w].name);
+    const double est = std::max({result.candidates[w].us, result.candidates[d].us, 1.0});
+    TimingOptions ct = base_topt;
+    ct.launches_per_graph = std::clamp(static_cast<int>(std::ceil(20000.0 / est)), 2, 20);
+    ct.replays = 5;
+    ct.warmup_replays = 2;
+    try {
+      std::vector<TimingStats> st = time_graphs_interleaved(pair, ct, o.confirm_rounds);
+      result.confirm_default_us = st[0].median_us;
+      result.confirm_winner_us = st[1].median_us;
+      const double margin = std::max(o.confirm_margin, select.default_margin);
+      result.confirmed = st[1].median_us < st[0].median_us * (1.0 - margin);
+      result.candidates[d].us = st[0].median_us;
+      result.candidates[w].us = st[1].median_us;
+      if (!result.confirmed) result.winner = def;
+    } catch (const Error& e) {
+      if (std::string(e.what()).find("sticky") != std::string::npos) throw;
+      result.winner = def;  // unconfirmed: keep the default
+    }
+  }
   // The default for comparison: cuBLASLt's heuristic if it was timed.
   for (const auto& r : result.candidates) {
     if (r.name == "cublaslt:heuristic" && r.us > 0) result.default_us = r.us;

@@ -31,6 +31,12 @@ struct RaceOptions {
   double sustained_warmup_ms = 500.0;
   double sustained_round_ms = 100.0;
   double sustained_default_margin = 0.02;
+  // Confirmation: a winner other than the default is timed against the default once more, the
+  // way `tgemm bench` compares them (two graphs, interleaved over confirm_rounds rounds, ~20 ms of
+  // GPU time per graph replay), and is kept only if it is faster than the default by
+  // confirm_margin (compute-bound problems: by the larger sustained_default_margin). 0 rounds: off.
+  int confirm_rounds = 6;
+  double confirm_margin = 0.01;
   std::size_t memory_budget = 8ull << 30;
   // Called before each candidate runs (screen, accurate, check) so a watchdog knows what hung.
   std::function<void(const std::string& phase, const std::string& candidate)> on_candidate;
@@ -43,6 +49,10 @@ struct RaceResult {
   int screened = 0;
   int accurate = 0;
   double default_us = -1;   // accurate time of the dispatcher's default (cuBLASLt heuristic)
+  // The confirmation of a winner against the default (RaceOptions::confirm_rounds): -1 when not
+  // run, else the two medians; confirmed false when the default was kept.
+  double confirm_default_us = -1, confirm_winner_us = -1;
+  bool confirmed = false;
   double seconds = 0;
 };
 
