@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <filesystem>
 #include <fmt/core.h>
@@ -235,8 +236,28 @@ void spawn_worker(Worker& w, const TuneOptions& o) {
   for (char** e = environ; *e; ++e) {
     if (std::string(*e).rfind("CUDA_VISIBLE_DEVICES=", 0) != 0) env_store.emplace_back(*e);
   }
-  // Each worker sees exactly one GPU: the one it tunes on.
-  env_store.push_back("CUDA_VISIBLE_DEVICES=" + std::to_string(w.device));
+  // Each worker sees exactly one GPU: the one it tunes on. Ordinals are this process's, so a
+  // CUDA_VISIBLE_DEVICES of the caller maps them (CUDA_VISIBLE_DEVICES=1 tgemm tune tunes on
+  // physical GPU 1, not 0); its entries (indices, UUIDs, MIG ids) are passed through as given.
+  std::string visible = std::to_string(w.device);
+  if (const char* parent = std::getenv("CUDA_VISIBLE_DEVICES"); parent != nullptr && *parent != '\0') {
+    std::vector<std::string> entries;
+    std::string cur;
+    for (const char* c = parent;; ++c) {
+      if (*c == ',' || *c == '\0') {
+        entries.push_back(cur);
+        cur.clear();
+        if (*c == '\0') break;
+      } else if (*c != ' ') {
+        cur += *c;
+      }
+    }
+    TGEMM_CHECK(w.device >= 0 && static_cast<std::size_t>(w.device) < entries.size(), "tgemm tune",
+                "GPU ordinal ", w.device, " is not among the ", entries.size(), " GPU(s) of CUDA_VISIBLE_DEVICES='",
+                parent, "'");
+    visible = entries[static_cast<std::size_t>(w.device)];
+  }
+  env_store.push_back("CUDA_VISIBLE_DEVICES=" + visible);
   std::vector<char*> envp;
   for (auto& e : env_store) envp.push_back(e.data());
   envp.push_back(nullptr);
