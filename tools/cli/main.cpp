@@ -1,4 +1,4 @@
-// The `tgemm` command: bench, show, tune, shapes, merge, lt-space.
+// The `tgemm` command: bench, show, tune, shapes, merge, compare, lt-space.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
@@ -86,6 +86,13 @@ int main(int argc, char** argv) {
   mg->add_option("inputs", merge.inputs, "tuned CSVs")->required();
   mg->add_option("-o,--output", merge.output, "merged table")->required();
 
+  tgemm::cli::CompareOptions compare;
+  CLI::App* cmp = app.add_subcommand("compare", "how far two tuned tables of the same problems agree");
+  cmp->add_option("a", compare.a, "tuned CSV A")->required();
+  cmp->add_option("b", compare.b, "tuned CSV B")->required();
+  cmp->add_option("--tie-band", compare.tie_band, "rows whose times differ by at most this fraction tie")
+      ->capture_default_str();
+
   CLI11_PARSE(app, argc, argv);
   try {
     if (b->parsed()) return tgemm::cli::run_bench(bench);
@@ -94,6 +101,7 @@ int main(int argc, char** argv) {
     if (t->parsed()) return tgemm::cli::run_tune(tune);
     if (sh->parsed()) return tgemm::cli::run_shapes(shapes);
     if (mg->parsed()) return tgemm::cli::run_merge(merge);
+    if (cmp->parsed()) return tgemm::cli::run_compare(compare);
   } catch (const tgemm::Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

@@ -1,9 +1,11 @@
 // `tgemm shapes`: the untuned CSV of a model (from its config.json) or of a shape suite, with
 // M = tokens. `tgemm merge`: tuned tables merged, duplicates keeping the lowest `us`.
+// `tgemm compare`: how far two tuned tables of the same problems agree.
 #include "tools/cli/shapes.h"
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -89,6 +91,55 @@ int run_merge(const MergeOptions& o) {
   }
   write_tuned_table(o.output, rows);
   fmt::print("merged {} files into {} ({} rows)\n", o.inputs.size(), o.output, rows.size());
+  return 0;
+}
+
+namespace {
+std::vector<TableRow> read_table(const std::string& path, const char* what) {
+  std::ifstream in(path);
+  TGEMM_CHECK(static_cast<bool>(in), "tgemm compare", "cannot open ", what, " '", path, "'");
+  ParsedTable t = parse_tuned_table(in, path);
+  for (const auto& w : t.warnings) fmt::print(stderr, "warning: {}\n", w);
+  return t.rows;
+}
+}  // namespace
+
+int run_compare(const CompareOptions& o) {
+  TGEMM_CHECK(o.tie_band >= 0 && o.tie_band < 1, "tgemm compare", "--tie-band must be in [0, 1), got ", o.tie_band);
+  const std::vector<TableRow> a = read_table(o.a, "table A");
+  const std::vector<TableRow> b = read_table(o.b, "table B");
+  int common = 0, identical = 0, within = 0, beyond = 0, only_b = 0;
+  std::vector<bool> matched(a.size(), false);
+  std::vector<std::string> lines;
+  for (const TableRow& rb : b) {
+    std::size_t i = 0;
+    while (i < a.size() && !(a[i].key == rb.key && a[i].m == rb.m)) ++i;
+    if (i == a.size()) {
+      ++only_b;
+      continue;
+    }
+    matched[i] = true;
+    const TableRow& ra = a[i];
+    ++common;
+    if (ra.kernel_name == rb.kernel_name) {
+      ++identical;
+      continue;
+    }
+    const double lo = std::min(ra.us, rb.us), hi = std::max(ra.us, rb.us);
+    const bool tie = lo > 0 && hi <= lo * (1.0 + o.tie_band);
+    ++(tie ? within : beyond);
+    lines.push_back(fmt::format("  {} M={}: {} {:.3f} us | {} {:.3f} us ({:+.2f}%, {})", rb.key.describe(), rb.m,
+                                ra.kernel_name, ra.us, rb.kernel_name, rb.us, lo > 0 ? (rb.us / ra.us - 1.0) * 100.0 : 0.0,
+                                tie ? "within the tie band" : "beyond the tie band"));
+  }
+  int only_a = 0;
+  for (bool m : matched) only_a += m ? 0 : 1;
+  if (!lines.empty()) fmt::print("rows that differ (A | B):\n");
+  for (const auto& l : lines) fmt::print("{}\n", l);
+  const double pct = common > 0 ? 100.0 * identical / common : 0.0;
+  fmt::print("{} rows in both tables: {} identical ({:.1f}%), {} differ within the tie band of {:.1f}%, "
+             "{} differ beyond it; {} only in A, {} only in B\n",
+             common, identical, pct, within, o.tie_band * 100.0, beyond, only_a, only_b);
   return 0;
 }
 

@@ -23,7 +23,16 @@ struct MergeOptions {
   std::string output;
 };
 
+struct CompareOptions {
+  std::string a, b;
+  double tie_band = 0.01;  // the tuner's SelectOptions::tie_band
+};
+
 int run_shapes(const ShapesOptions& options);
 int run_merge(const MergeOptions& options);
+// Two tuned tables of the same problems (e.g. two independent tunes): rows per (key, M) that are
+// identical (same kernelName), that differ with both rows' times within the tie band, that differ
+// beyond it, and rows only one table has.
+int run_compare(const CompareOptions& options);
 
 }  // namespace tgemm::cli

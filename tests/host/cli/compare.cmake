@@ -1,0 +1,36 @@
+# `tgemm compare a.csv b.csv`: rows matched by key and M; identical kernelName, differing with
+# both times within the tie band, differing beyond it, and rows only one table has.
+include("${CMAKE_CURRENT_LIST_DIR}/cli_common.cmake")
+
+set(bf16 "torch.bfloat16,torch.bfloat16,False,False")
+set(same_a "sm_90a,132,16,4096,4096,False,${bf16},cublaslt,3,0,10.5,lt_x,0,1.25,0.5,none")
+set(same_b "sm_90a,132,16,4096,4096,False,${bf16},cublaslt,3,0,10.7,lt_x,0,1.25,0.5,none")
+set(tie_a "sm_90a,132,1,4096,4096,False,${bf16},cublaslt,4,0,5,lt_t1,0,0.125,2.5,none")
+set(tie_b "sm_90a,132,1,4096,4096,False,${bf16},cublaslt,5,0,5.04,lt_t2,0,0.125,2.5,none")
+set(far_a "sm_90a,132,64,4096,4096,False,${bf16},cublaslt,6,0,20,lt_f1,0,3,4,none")
+set(far_b "sm_90a,132,64,4096,4096,False,${bf16},skinny,0,0,15,skinny_f2,0,4,5,none")
+set(only_a "sm_90a,132,128,4096,4096,False,${bf16},cublaslt,7,0,30,lt_o1,0,3,4,none")
+set(only_b "sm_90a,132,128,4096,4096,True,${bf16},cublaslt,8,0,31,lt_o2,0,3,4,none")
+
+file(WRITE "${SCRATCH}/a.csv" "${TUNED_HEADER}\n${same_a}\n${tie_a}\n${far_a}\n${only_a}\n")
+file(WRITE "${SCRATCH}/b.csv" "${TUNED_HEADER}\n${far_b}\n${same_b}\n${only_b}\n${tie_b}\n")
+
+tgemm_run(c compare "${SCRATCH}/a.csv" "${SCRATCH}/b.csv")
+expect_eq("exit status" "${c_RC}" "0")
+expect_contains("summary" "${c_OUT}"
+  "3 rows in both tables: 1 identical (33.3%), 1 differ within the tie band of 1.0%, 1 differ beyond it; 1 only in A, 1 only in B")
+expect_contains("tie row" "${c_OUT}" "M=1: lt_t1 5.000 us | lt_t2 5.040 us (+0.80%, within the tie band)")
+expect_contains("far row" "${c_OUT}" "M=64: lt_f1 20.000 us | skinny_f2 15.000 us (-25.00%, beyond the tie band)")
+expect_not_contains("identical row listed" "${c_OUT}" "lt_x")
+
+# A wider band counts the far row as a tie.
+tgemm_run(w compare "${SCRATCH}/a.csv" "${SCRATCH}/b.csv" --tie-band 0.5)
+expect_contains("wide band" "${w_OUT}" "1 identical (33.3%), 2 differ within the tie band of 50.0%, 0 differ beyond it")
+
+# Bad input: a missing file and a band out of range are errors naming what is wrong.
+tgemm_run(m compare "${SCRATCH}/a.csv" "${SCRATCH}/missing.csv")
+expect_eq("missing file exit status" "${m_RC}" "1")
+expect_contains("missing file" "${m_ERR}" "cannot open table B")
+tgemm_run(n compare "${SCRATCH}/a.csv" "${SCRATCH}/b.csv" --tie-band 2)
+expect_eq("bad band exit status" "${n_RC}" "1")
+expect_contains("bad band" "${n_ERR}" "--tie-band must be in [0, 1), got 2")
