@@ -108,6 +108,28 @@ std::string variant_name(const SkinnyTile& t, int split_k) {
          "_sk" + std::to_string(split_k) + "_v16";
 }
 
+// A kernel image's facts (PTX arch, co-resident CTAs), queried on first use and cached: the
+// solutions' can_implement must stay cheap and noexcept.
+struct CachedInfo {
+  std::atomic<int> ptx_arch{0};  // 0: not queried yet, -1: query failed
+  std::atomic<int> ctas_per_sm{0};
+
+  template <class Query>
+  skinny::SkinnyKernelInfo get(Query&& query) noexcept {
+    int arch = ptx_arch.load(std::memory_order_acquire);
+    if (arch == 0) {
+      const skinny::SkinnyKernelInfo q = query();
+      ctas_per_sm.store(q.ctas_per_sm, std::memory_order_relaxed);
+      arch = q.ptx_arch > 0 ? q.ptx_arch : -1;
+      ptx_arch.store(arch, std::memory_order_release);
+    }
+    skinny::SkinnyKernelInfo out;
+    out.ptx_arch = arch;
+    out.ctas_per_sm = ctas_per_sm.load(std::memory_order_relaxed);
+    return out;
+  }
+};
+
 class SkinnySolution final : public Solution {
  public:
   SkinnySolution(const SkinnyTile& tile, int split_k, std::optional<SkinnyKernel> bf16,
@@ -156,23 +178,8 @@ class SkinnySolution final : public Solution {
     const SkinnyKernel* k = kernel_for(t);
     if (k == nullptr) return {};
     CachedInfo& c = t == DType::kBFloat16 ? bf16_info_ : fp16_info_;
-    int arch = c.ptx_arch.load(std::memory_order_acquire);
-    if (arch == 0) {
-      const skinny::SkinnyKernelInfo q = k->query(split_k_);
-      c.ctas_per_sm.store(q.ctas_per_sm, std::memory_order_relaxed);
-      arch = q.ptx_arch > 0 ? q.ptx_arch : -1;
-      c.ptx_arch.store(arch, std::memory_order_release);
-    }
-    skinny::SkinnyKernelInfo out;
-    out.ptx_arch = arch;
-    out.ctas_per_sm = c.ctas_per_sm.load(std::memory_order_relaxed);
-    return out;
+    return c.get([&] { return k->query(split_k_); });
   }
-
-  struct CachedInfo {
-    std::atomic<int> ptx_arch{0};  // 0: not queried yet, -1: query failed
-    std::atomic<int> ctas_per_sm{0};
-  };
 
   SkinnyTile tile_;
   int split_k_;
@@ -358,23 +365,8 @@ class SkinnyStreamSolution final : public Solution {
     const SkinnyStreamKernel* k = kernel_for(t);
     if (k == nullptr) return {};
     CachedInfo& c = t == DType::kBFloat16 ? bf16_info_ : fp16_info_;
-    int arch = c.ptx_arch.load(std::memory_order_acquire);
-    if (arch == 0) {
-      const skinny::SkinnyKernelInfo q = k->query();
-      c.ctas_per_sm.store(q.ctas_per_sm, std::memory_order_relaxed);
-      arch = q.ptx_arch > 0 ? q.ptx_arch : -1;
-      c.ptx_arch.store(arch, std::memory_order_release);
-    }
-    skinny::SkinnyKernelInfo out;
-    out.ptx_arch = arch;
-    out.ctas_per_sm = c.ctas_per_sm.load(std::memory_order_relaxed);
-    return out;
+    return c.get([&] { return k->query(); });
   }
-
-  struct CachedInfo {
-    std::atomic<int> ptx_arch{0};  // 0: not queried yet, -1: query failed
-    std::atomic<int> ctas_per_sm{0};
-  };
 
   SkinnyStreamTile tile_;
   int ctas_per_sm_;
