@@ -241,17 +241,7 @@ void spawn_worker(Worker& w, const TuneOptions& o) {
   // physical GPU 1, not 0); its entries (indices, UUIDs, MIG ids) are passed through as given.
   std::string visible = std::to_string(w.device);
   if (const char* parent = std::getenv("CUDA_VISIBLE_DEVICES"); parent != nullptr && *parent != '\0') {
-    std::vector<std::string> entries;
-    std::string cur;
-    for (const char* c = parent;; ++c) {
-      if (*c == ',' || *c == '\0') {
-        entries.push_back(cur);
-        cur.clear();
-        if (*c == '\0') break;
-      } else if (*c != ' ') {
-        cur += *c;
-      }
-    }
+    const std::vector<std::string> entries = csv::split_line(parent).value_or(std::vector<std::string>{});
     TGEMM_CHECK(w.device >= 0 && static_cast<std::size_t>(w.device) < entries.size(), "tgemm tune",
                 "GPU ordinal ", w.device, " is not among the ", entries.size(), " GPU(s) of CUDA_VISIBLE_DEVICES='",
                 parent, "'");
