@@ -403,7 +403,8 @@ TEST(Cutlass, DefaultOnlyForTheErfGelu) {
     A16W16Data d = make_a16w16(c, 4);
     EXPECT_EQ(b.default_solution(d.problem()), nullptr) << c.describe();
   }
-  const std::int64_t shapes[][3] = {{1, 4096, 4096}, {64, 1024, 1024}, {1000, 1024, 1008}, {4096, 4096, 1024}};
+  // M <= 64 (pingpong) and grids of at least half a wave of 128x128 tiles on 132 SMs.
+  const std::int64_t shapes[][3] = {{1, 4096, 4096}, {64, 1024, 1024}, {1000, 2048, 1008}, {4096, 4096, 1024}};
   const DType outs[] = {DType::kBFloat16, DType::kFloat32};
   int i = 0;
   for (const auto& sh : shapes) {
@@ -429,13 +430,53 @@ TEST(Cutlass, DefaultOnlyForTheErfGelu) {
       EXPECT_TRUE(err.empty()) << err;
     }
   }
+  // M > 64 with fewer 128x128 tiles than half the SMs: no fused default (cuBLASLt staged wins
+  // there, docs/perf-notes.md).
+  A16W16Case narrow;
+  narrow.m = 512;
+  narrow.n = 576;
+  narrow.k = 1024;
+  narrow.bias = true;
+  narrow.activation = Activation::kGelu;
+  A16W16Data d = make_a16w16(narrow, 30);
+  EXPECT_EQ(b.default_solution(d.problem()), nullptr) << narrow.describe();
+}
+
+// Version 2 of the rule picks by the last wave's fill (132 SMs): 128x256 c2x1 when its grid is
+// >= 80% efficient, else the less wasteful of it and 128x128.
+TEST(Cutlass, DefaultRulePicksByWaveFill) {
+  TGEMM_REQUIRE_GPU();
+  int sms = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
+  if (sms != 132) GTEST_SKIP() << "the expected picks are for 132 SMs, this GPU has " << sms;
+  const Backend& b = cutlass_backend();
+  struct Want {
+    std::int64_t m, n, k;
+    int tile_n, cluster_m;
+  };
+  // 512x28672: 448 tiles of 128x256 (0.85 of 4 waves); 512x10240: 160 of them (0.61) against 320
+  // of 128x128 (0.81); 8192x576: 128x256 pads N to 768 (0.73 x 0.75) against 128x128 (0.81 x 0.9).
+  for (const Want& w : {Want{512, 28672, 4096, 256, 2}, Want{512, 10240, 5120, 128, 1}, Want{8192, 576, 7168, 128, 1}}) {
+    A16W16Case c;
+    c.m = w.m;
+    c.n = w.n;
+    c.k = w.k;
+    c.bias = true;
+    c.activation = Activation::kGelu;
+    A16W16Data d = make_a16w16(c, 31);
+    SolutionPtr s = b.default_solution(d.problem());
+    ASSERT_NE(s, nullptr) << c.describe();
+    EXPECT_EQ(info(s).config.tile_n, w.tile_n) << c.describe() << " -> " << s->name();
+    EXPECT_EQ(info(s).config.cluster_m, w.cluster_m) << c.describe() << " -> " << s->name();
+    EXPECT_EQ(info(s).config.scheduler, TileScheduler::kPersistent) << s->name();
+  }
 }
 
 TEST(Cutlass, PublicApiFusesTheErfGeluByDefault) {
   TGEMM_REQUIRE_GPU();
   A16W16Case c;
   c.m = 300;
-  c.n = 512;
+  c.n = 3072;
   c.k = 1024;
   c.bias = true;
   c.activation = Activation::kGelu;

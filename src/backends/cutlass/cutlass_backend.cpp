@@ -364,11 +364,13 @@ std::vector<std::shared_ptr<const CutlassSolution>> make_solutions() {
 // Only where cuBLASLt cannot fuse the epilogue: the erf GELU (its GELU epilogue is the tanh
 // approximation, so tgemm runs cuBLASLt into an fp32 staging buffer and a second elementwise
 // pass; a fused CUTLASS epilogue writes the output once). Elsewhere cuBLASLt's heuristic stays
-// the default until tuned tables say otherwise. The configuration is picked by the size of the
-// output tiling (a first, unmeasured rule; docs/perf-notes.md):
+// the default until tuned tables say otherwise. Version 2 of the rule, from the session-2 bench
+// of version 1 (docs/perf-notes.md, "Why the default rule loses where it does"):
 //   M <= 64: pingpong 64x128 (a 128-row tile would compute mostly padding);
-//   else 128x256 with a 2x1 cluster when its tiles fill every SM, else 128x128;
-//   then stream-K (128x128) when that tiling leaves more than half the SMs idle.
+//   fewer 128x128 tiles than half the SMs (M > 64): no default, cuBLASLt staged (version 1's
+//     stream-K ran 0.55-0.83x of GEMM + a separate GELU there);
+//   else 128x256 with a 2x1 cluster when its tiles fill every SM with a last wave at least 80%
+//     full (N padding counted), else whichever of it and 128x128 wastes less of the last wave.
 struct Pick {
   Schedule schedule;
   int tile_m, tile_n, cluster_m, cluster_n;
@@ -415,14 +417,23 @@ class CutlassBackend final : public Backend {
     const int sms = device_attribute(cudaDevAttrMultiProcessorCount, p.device);
     if (sms <= 0) return nullptr;
     auto tiles = [&](int tm, int tn) { return ceil_div(p.m, tm) * ceil_div(p.n, tn); };
+    // Useful share of the grid's work: the last wave's fill times the N padding of the tile.
+    auto efficiency = [&](int tm, int tn) {
+      const std::int64_t t = tiles(tm, tn);
+      const double waves = static_cast<double>(ceil_div(t, sms));
+      const double fill = static_cast<double>(t) / (waves * sms);
+      return fill * static_cast<double>(p.n) / static_cast<double>(ceil_div(p.n, tn) * tn);
+    };
     Pick pick{Schedule::kCooperative, 128, 128, 1, 1, TileScheduler::kPersistent};
     if (p.m <= 64) {
       pick = {Schedule::kPingpong, 64, 128, 1, 1, TileScheduler::kPersistent};
-    } else if (tiles(128, 256) >= sms) {
-      pick = {Schedule::kCooperative, 128, 256, 2, 1, TileScheduler::kPersistent};
+    } else {
+      if (2 * tiles(128, 128) < sms) return nullptr;
+      const bool wide = tiles(128, 256) >= sms;
+      const double wide_eff = wide ? efficiency(128, 256) : 0.0;
+      if (wide && (wide_eff >= 0.8 || wide_eff >= efficiency(128, 128)))
+        pick = {Schedule::kCooperative, 128, 256, 2, 1, TileScheduler::kPersistent};
     }
-    if (2 * tiles(pick.tile_m, pick.tile_n) < sms)
-      pick = {Schedule::kCooperative, 128, 128, 1, 1, TileScheduler::kStreamK};
     // CUTLASS's heuristic raster: along M when the grid is wider than tall.
     const Raster raster = ceil_div(p.n, pick.tile_n) > ceil_div(p.m, pick.tile_m) ? Raster::kAlongM : Raster::kAlongN;
     SolutionPtr fallback;
