@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <utility>
 
 #include "backends/cublaslt/cublaslt_backend.h"
 #include "backends/reference/reference_backend.h"
@@ -184,9 +186,94 @@ int run_overhead(const BenchOptions& o) {
 
 }  // namespace
 
+// The layout study of issue 5 (`shuffle_weight`): for each weight [N, K] of the suite, the linear
+// streaming read of its bytes against the best row-tiled read in the skinny kernels' pattern
+// (rows_read: 8 rows x 64 bytes a warp load, K split over warps and, by viewing [N, K] as
+// [N x S, K / S], over CTAs). A preshuffled layout turns the row-tiled read into a linear one at
+// best, so rows / linear bounds what any weight layout can gain for those kernels; the TMA
+// kernels of M >= 512 are compute-bound (docs/perf-notes.md).
+int run_layout_study(const BenchOptions& o) {
+  Runtime& rt = Runtime::get();
+  const DeviceInfo& dev = rt.platform().device_info(rt.platform().current_device());
+  const DType in = parse_dtype(o.dtype, "--dtype");
+  std::vector<SuiteShape> suite = read_suite(o.suite);
+  std::size_t free_b = 0, total_b = 0;
+  TGEMM_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b), "bench");
+  const std::size_t budget = std::min<std::size_t>(free_b / 3, 24ull << 30);
+  DeviceBuffer sink(64);
+  warm_up_gpu(1.0);
+  fmt::print("layout study on {} ({} SMs): linear read vs row-tiled read of each weight\n", dev.name, dev.sm_count);
+  fmt::print("{:<16} {:<8} {:>6} {:>6} {:>8} | {:>9} {:>9} {:>6} | {}\n", "model", "layer", "N", "K", "MiB",
+             "linear", "rows", "ratio", "rows pattern (threads, warps_k, k split)");
+  json rows = json::array();
+  std::set<std::pair<std::int64_t, std::int64_t>> seen;
+  double worst = 0, log_sum = 0;
+  int count = 0;
+  for (const SuiteShape& shape : suite) {
+    if (!o.filter.empty() && (shape.model + "/" + shape.layer).find(o.filter) == std::string::npos) continue;
+    if (!seen.insert({shape.n, shape.k}).second) continue;
+    const std::int64_t n = shape.n, k = shape.k;
+    ProblemData d = make_problem(1, n, k, in, in, false, dev.l2_bytes, budget, 7);
+    const std::int64_t row_bytes = k * static_cast<std::int64_t>(dtype_size(in));
+    const auto w_bytes = static_cast<std::size_t>(n * row_bytes);
+    auto set_of = [&](int i) { return d.sets[static_cast<std::size_t>(i) % d.sets.size()].wx.data(); };
+    double linear = 1e30;
+    for (int waves : {2, 4, 8, 16, 32})
+      for (int threads : {256, 512}) {
+        TimingStats st = time_graph([&](int i, Stream s) {
+          stream_read(set_of(i), w_bytes, dev.sm_count * waves, threads, sink.data(), s);
+        }, timing_options(o.replays));
+        linear = std::min(linear, st.median_us);
+      }
+    double best = 1e30;
+    std::string best_cfg;
+    for (int split : {1, 2, 4, 8, 16}) {
+      if (row_bytes % (16 * split) != 0) continue;
+      const std::int64_t seg = row_bytes / split;
+      for (int threads : {256, 512})
+        for (int warps_k : {1, 2, 4, 8}) {
+          if (threads % (32 * warps_k) != 0) continue;
+          TimingStats st = time_graph([&](int i, Stream s) {
+            rows_read(set_of(i), n * split, seg, seg, threads, warps_k, sink.data(), s);
+          }, timing_options(o.replays));
+          if (st.median_us < best) {
+            best = st.median_us;
+            best_cfg = fmt::format("{}, {}, {}", threads, warps_k, split);
+          }
+        }
+    }
+    const double ratio = best / linear;
+    worst = std::max(worst, ratio);
+    log_sum += std::log(ratio);
+    ++count;
+    fmt::print("{:<16} {:<8} {:>6} {:>6} {:>8.1f} | {:>9.2f} {:>9.2f} {:>6.3f} | {}\n", shape.model, shape.layer, n, k,
+               static_cast<double>(w_bytes) / (1 << 20), linear, best, ratio, best_cfg);
+    std::fflush(stdout);
+    rows.push_back({{"model", shape.model}, {"layer", shape.layer}, {"N", n}, {"K", k}, {"weight_bytes", w_bytes},
+                    {"linear_us", linear}, {"rows_us", best}, {"ratio", ratio}, {"rows_config", best_cfg},
+                    {"rotations", d.sets.size()}});
+  }
+  const double geomean = count ? std::exp(log_sum / count) : 0;
+  fmt::print("\n{} weights: row-tiled / linear read geomean {:.3f}, max {:.3f}\n", count, geomean, worst);
+  if (o.json != "-") {
+    const std::string path = o.json.empty() ? "bench/results/layout_study-" + device_slug(dev.name) + "-" +
+                                                  today_yyyymmdd() + ".json"
+                                            : o.json;
+    json doc = {{"device", dev.name}, {"sm_count", dev.sm_count}, {"commit", current_commit()}, {"date", iso_date()},
+                {"suite", o.suite}, {"rows", rows},
+                {"summary", {{"weights", count}, {"geomean_ratio", geomean}, {"max_ratio", worst}}}};
+    auto parent = std::filesystem::path(path).parent_path();
+    if (!parent.empty()) std::filesystem::create_directories(parent);
+    std::ofstream(path) << doc.dump(2) << "\n";
+    fmt::print("wrote {}\n", path);
+  }
+  return 0;
+}
+
 int run_bench(const BenchOptions& o) {
   require_gpu("bench");
   if (o.overhead) return run_overhead(o);
+  if (o.layout_study) return run_layout_study(o);
   Runtime& rt = Runtime::get();
   int device = rt.platform().current_device();
   const DeviceInfo& dev = rt.platform().device_info(device);

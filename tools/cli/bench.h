@@ -21,6 +21,7 @@ struct BenchOptions {
   bool candidates = false;
   bool check = true;
   bool overhead = false;
+  bool layout_study = false;  // linear vs row-tiled read of each suite weight (run_layout_study)
   int overhead_calls = 100000;
   int replays = 15;
   std::string filter;     // substring of "model/layer"

@@ -25,6 +25,8 @@ int main(int argc, char** argv) {
   b->add_flag("--candidates", bench.candidates, "also time every registered candidate and report the best");
   b->add_flag("!--no-check", bench.check, "skip the correctness check of tgemm's output against the reference");
   b->add_flag("--overhead", bench.overhead, "time host dispatch overhead vs cublasLtMatmul (100k calls)");
+  b->add_flag("--layout-study", bench.layout_study,
+              "per suite weight: linear read vs the skinny kernels' row-tiled read (what a weight layout could gain)");
   b->add_option("--overhead-calls", bench.overhead_calls, "calls per side in --overhead mode")->capture_default_str();
   b->add_option("--replays", bench.replays, "timed graph replays per measurement")->capture_default_str();
   b->add_option("--filter", bench.filter, "only problems whose model/layer contains this");
