@@ -54,8 +54,10 @@ TEST(Split, EveryCandidateMatchesReference) {
       }
     }
   }
+  // At least one candidate per problem (the cuBLASLt default's product; the skinny and CUTLASS
+  // defaults join only where their default rules take the plain product).
   EXPECT_EQ(failed, 0);
-  EXPECT_GT(cases, 40);
+  EXPECT_GE(cases, 40);
   RecordProperty("cases", cases);
 }
 

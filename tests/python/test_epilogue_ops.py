@@ -262,13 +262,20 @@ def test_backward_matches_torch(name):
         ),
     }
     tensors, ours, theirs = cases[name]
-    # The reference runs in fp32 on the same bf16 values.
+    # The reference runs in fp32 on the same bf16 values. Stock torch on the bf16 tensors rounds
+    # its intermediates (the activation's gradient) to bf16 as tgemm does; where a gradient element
+    # cancels, that rounding alone can exceed a fixed 3e-2, so the bound is also relative to stock's
+    # own error against the fp32 reference.
     got = _grads(ours, tensors, grad)
     want = _grads(lambda *t: theirs(*(v.float() for v in t)), tensors, grad.float())
-    assert len(got) == len(want)
-    for g, r in zip(got, want):
+    stock = _grads(theirs, tensors, grad)
+    assert len(got) == len(want) == len(stock)
+    for g, r, s in zip(got, want, stock):
         assert g is not None and g.dtype == r.dtype == torch.bfloat16
-        torch.testing.assert_close(g.float(), r.float(), rtol=3e-2, atol=3e-2)
+        err = (g.float() - r.float()).abs().max().item()
+        stock_err = (s.float() - r.float()).abs().max().item()
+        assert err <= max(3e-2, 2.0 * stock_err), f"max error {err} (stock bf16 torch: {stock_err})"
+        assert (g.float() - r.float()).norm() <= 1e-2 * r.float().norm()
 
 
 @requires_cuda

@@ -204,9 +204,9 @@ def test_capture_writes_untuned_csv(tmp_path):
                TGEMM_CONFIG_GEMM_BF16=str(empty_table))
     subprocess.run([sys.executable, "-c", script], env=env, check=True, timeout=300)
     lines = untuned.read_text().strip().splitlines()
-    assert lines[0] == "M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle"
+    assert lines[0] == "M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle,epilogue"
     assert sorted(lines[1:]) == sorted([
-        "48,256,512,False,torch.bfloat16,torch.bfloat16,False,False",
-        "48,256,512,True,torch.bfloat16,torch.float32,False,False",
-        "3,128,512,True,torch.bfloat16,torch.bfloat16,False,False",
+        "48,256,512,False,torch.bfloat16,torch.bfloat16,False,False,none",
+        "48,256,512,True,torch.bfloat16,torch.float32,False,False,none",
+        "3,128,512,True,torch.bfloat16,torch.bfloat16,False,False,none",
     ])
