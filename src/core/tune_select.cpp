@@ -4,7 +4,22 @@
 #include <functional>
 #include <tuple>
 
+#include "core/check.h"
+
 namespace tgemm {
+
+double paired_ratio(const std::vector<double>& a, const std::vector<double>& b) {
+  TGEMM_CHECK(a.size() == b.size(), "paired_ratio", "needs one time of each per round, got ", a.size(), " and ",
+              b.size());
+  std::vector<double> r;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i] > 0 && b[i] > 0) r.push_back(a[i] / b[i]);
+  }
+  if (r.empty()) return 0;
+  std::sort(r.begin(), r.end());
+  const std::size_t h = r.size() / 2;
+  return r.size() % 2 ? r[h] : 0.5 * (r[h - 1] + r[h]);
+}
 
 std::vector<std::size_t> select_for_accurate(const std::vector<CandidateResult>& results, const SelectOptions& o) {
   std::vector<std::size_t> ok;

@@ -35,6 +35,13 @@ struct SelectOptions {
   bool require_strict = true;      // also require strict_ok
 };
 
+// Paired estimate of how many times longer a takes than b, from interleaved rounds (a[r] and b[r]
+// are the two medians of round r, timed back to back): the median over rounds of a[r] / b[r].
+// Drift of the GPU's clocks between rounds (power state under sustained load) cancels in each
+// round's ratio, where a ratio of medians pooled over all rounds keeps it as noise. Rounds with a
+// non-positive time are skipped; 0 if none is left. Throws tgemm::Error on unequal lengths.
+double paired_ratio(const std::vector<double>& a, const std::vector<double>& b);
+
 // Indices (into `results`) of the candidates to time accurately: screen leaders, best first.
 std::vector<std::size_t> select_for_accurate(const std::vector<CandidateResult>& results, const SelectOptions& o);
 

@@ -168,18 +168,21 @@ TimingStats time_graph(const std::function<void(int, Stream)>& launch, const Tim
 }
 
 std::vector<TimingStats> time_graphs_interleaved(const std::vector<std::function<void(int, Stream)>>& launches,
-                                                 const TimingOptions& o, int rounds) {
+                                                 const TimingOptions& o, int rounds,
+                                                 std::vector<std::vector<double>>* round_medians) {
   TGEMM_CHECK(o.replays >= 1 && o.launches_per_graph >= 1 && rounds >= 1, "time_graph",
               "replays, launches_per_graph and rounds must be >= 1");
   std::vector<std::unique_ptr<CapturedGraph>> graphs;
   for (const auto& l : launches) graphs.push_back(std::make_unique<CapturedGraph>(l, o.launches_per_graph));
   std::vector<std::vector<double>> samples(graphs.size());
+  if (round_medians) round_medians->assign(graphs.size(), std::vector<double>(static_cast<std::size_t>(rounds), 0.0));
   for (int r = 0; r < rounds; ++r) {
     for (std::size_t j = 0; j < graphs.size(); ++j) {
       std::size_t g = (r % 2 == 0) ? j : graphs.size() - 1 - j;
-      for (double t : graphs[g]->replay(o.warmup_replays, o.replays)) {
-        samples[g].push_back(t / o.launches_per_graph);
-      }
+      std::vector<double> round;
+      for (double t : graphs[g]->replay(o.warmup_replays, o.replays)) round.push_back(t / o.launches_per_graph);
+      samples[g].insert(samples[g].end(), round.begin(), round.end());
+      if (round_medians) (*round_medians)[g][static_cast<std::size_t>(r)] = stats_of(std::move(round)).median_us;
     }
   }
   std::vector<TimingStats> out;

@@ -34,9 +34,12 @@ TimingStats time_graph(const std::function<void(int, Stream)>& launch, const Tim
 // Several launchers timed in interleaved rounds: each is captured once, then every round replays
 // each graph (warm-up, then `replays` timed replays), the order reversed on odd rounds. Power and
 // clock drift on a GPU under sustained load (seconds of dense GEMMs lower the clocks) then hits
-// all of them alike instead of favouring whichever ran first. Statistics are over all rounds.
+// all of them alike instead of favouring whichever ran first. Statistics are over all rounds;
+// round_medians, when given, receives each launcher's median per call in each round
+// ([launcher][round], for paired_ratio in core/tune_select.h).
 std::vector<TimingStats> time_graphs_interleaved(const std::vector<std::function<void(int, Stream)>>& launches,
-                                                 const TimingOptions& options, int rounds);
+                                                 const TimingOptions& options, int rounds,
+                                                 std::vector<std::vector<double>>* round_medians = nullptr);
 
 // Number of input rotations so that the inputs of the rotations together exceed `factor` times
 // the L2 size, capped at max_sets and at what fits in `memory_budget` bytes.

@@ -391,11 +391,14 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
     ct.replays = 5;
     ct.warmup_replays = 2;
     try {
-      std::vector<TimingStats> st = time_graphs_interleaved(pair, ct, o.confirm_rounds);
+      std::vector<std::vector<double>> per_round;
+      std::vector<TimingStats> st = time_graphs_interleaved(pair, ct, o.confirm_rounds, &per_round);
       result.confirm_default_us = st[0].median_us;
       result.confirm_winner_us = st[1].median_us;
       const double margin = std::max(o.confirm_margin, select.default_margin);
-      result.confirmed = st[1].median_us < st[0].median_us * (1.0 - margin);
+      // The paired estimate (as `tgemm bench` compares): default / winner over back-to-back rounds.
+      result.confirm_ratio = paired_ratio(per_round[0], per_round[1]);
+      result.confirmed = result.confirm_ratio * (1.0 - margin) > 1.0;
       result.candidates[d].us = st[0].median_us;
       result.candidates[w].us = st[1].median_us;
       if (!result.confirmed) result.winner = def;

@@ -50,8 +50,9 @@ struct RaceResult {
   int accurate = 0;
   double default_us = -1;   // accurate time of the dispatcher's default (cuBLASLt heuristic)
   // The confirmation of a winner against the default (RaceOptions::confirm_rounds): -1 when not
-  // run, else the two medians; confirmed false when the default was kept.
-  double confirm_default_us = -1, confirm_winner_us = -1;
+  // run, else the two medians and the paired ratio default / winner (core/tune_select.h), which
+  // decides; confirmed false when the default was kept.
+  double confirm_default_us = -1, confirm_winner_us = -1, confirm_ratio = -1;
   bool confirmed = false;
   double seconds = 0;
 };

@@ -190,7 +190,7 @@ int run_worker(const TuneOptions& o) {
       emit({{"type", "result"}, {"id", id}, {"winner", r.winner}, {"candidates", cands},
             {"enumerated", r.enumerated}, {"screened", r.screened}, {"accurate", r.accurate},
             {"default_us", r.default_us}, {"confirm_default_us", r.confirm_default_us},
-            {"confirm_winner_us", r.confirm_winner_us}, {"confirmed", r.confirmed}, {"seconds", r.seconds}, {"arch", dev.arch}, {"sm_count", dev.sm_count}});
+            {"confirm_winner_us", r.confirm_winner_us}, {"confirm_ratio", r.confirm_ratio}, {"confirmed", r.confirmed}, {"seconds", r.seconds}, {"arch", dev.arch}, {"sm_count", dev.sm_count}});
     } catch (const std::exception& e) {
       emit({{"type", "fatal"}, {"id", id}, {"error", e.what()}});
       return 3;
@@ -479,10 +479,10 @@ int run_tune(const TuneOptions& o) {
     ++finished;
     ++pending_write;
     double def = msg["default_us"];
-    const double cw = msg.value("confirm_winner_us", -1.0), cd = msg.value("confirm_default_us", -1.0);
+    const double cratio = msg.value("confirm_ratio", -1.0);
     const std::string confirm =
-        cw > 0 ? fmt::format(", confirmation {:.3f}x: {}", cd / cw, msg.value("confirmed", false) ? "kept" : "default kept")
-               : std::string();
+        cratio > 0 ? fmt::format(", confirmation {:.3f}x: {}", cratio, msg.value("confirmed", false) ? "kept" : "default kept")
+                   : std::string();
     progress(fmt::format("{} -> {} {:.2f} us ({}x vs default, {} candidates, {:.1f} s{})", p.describe(), r.kernel_name,
                          r.us, def > 0 ? fmt::format("{:.3f}", def / r.us) : std::string("?"),
                          msg["enumerated"].get<int>(), msg["seconds"].get<double>(), confirm));

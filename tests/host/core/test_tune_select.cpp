@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/tune_select.h"
+#include "tgemm/error.h"
 
 namespace tgemm {
 namespace {
@@ -147,6 +148,29 @@ TEST(SelectWinner, DefaultMarginKeepsTheDefaultUnlessClearlyBeaten) {
   CandidateResult bad_default = def;
   bad_default.strict_ok = false;
   EXPECT_EQ(winner_name({measured("lt:a", 9.85, 1), bad_default}, o), "lt:a");
+}
+
+TEST(PairedRatio, MedianOfPerRoundRatios) {
+  // Round 2 ran at lower clocks for both: the pooled medians would compare 10 vs 10.5, the rounds
+  // all say a takes 5% longer than b.
+  EXPECT_NEAR(paired_ratio({10.5, 10.5, 21.0}, {10.0, 10.0, 20.0}), 1.05, 1e-12);
+  // Even count: the mean of the two middle ratios.
+  EXPECT_NEAR(paired_ratio({1.0, 2.0, 3.0, 4.0}, {1.0, 1.0, 1.0, 1.0}), 2.5, 1e-12);
+  // One outlier round does not move it.
+  EXPECT_NEAR(paired_ratio({10.0, 10.0, 10.0, 10.0, 30.0}, {10.0, 10.0, 10.0, 10.0, 10.0}), 1.0, 1e-12);
+}
+
+TEST(PairedRatio, SkipsUnmeasuredRoundsAndRefusesUnequalLengths) {
+  EXPECT_NEAR(paired_ratio({0.0, 12.0, 9.0}, {10.0, 10.0, -1.0}), 1.2, 1e-12);
+  EXPECT_EQ(paired_ratio({}, {}), 0.0);
+  EXPECT_EQ(paired_ratio({0.0}, {1.0}), 0.0);
+  try {
+    paired_ratio({1.0, 2.0}, {1.0});
+    FAIL() << "unequal lengths accepted";
+  } catch (const tgemm::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("paired_ratio: needs one time of each per round, got 2 and 1"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace
