@@ -9,7 +9,7 @@
 namespace tgemm {
 
 double paired_ratio(const std::vector<double>& a, const std::vector<double>& b) {
-  TGEMM_CHECK(a.size() == b.size(), "paired_ratio", "needs one time of each per round, got ", a.size(), " and ",
+  TGEMM_CHECK(a.size() == b.size(), "paired_ratio", "a and b must hold one time per round each (equal lengths), got ", a.size(), " and ",
               b.size());
   std::vector<double> r;
   for (std::size_t i = 0; i < a.size(); ++i) {

@@ -168,7 +168,7 @@ TEST(PairedRatio, SkipsUnmeasuredRoundsAndRefusesUnequalLengths) {
     paired_ratio({1.0, 2.0}, {1.0});
     FAIL() << "unequal lengths accepted";
   } catch (const tgemm::Error& e) {
-    EXPECT_NE(std::string(e.what()).find("paired_ratio: needs one time of each per round, got 2 and 1"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("paired_ratio: a and b must hold one time per round each (equal lengths), got 2 and 1"), std::string::npos)
         << e.what();
   }
 }
