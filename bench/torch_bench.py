@@ -4,7 +4,10 @@
 For every (model, layer, N, K) of the suite and every M: y = x @ w^T through F.linear (what an
 nn.Linear runs) and through torch.ops.tgemm.gemm_a16w16, each timed as a CUDA graph of launches
 whose inputs rotate over more than 3x the L2 size (so weights come from HBM, as in a model),
-median over graph replays; tgemm's output is checked against an fp32 reference. Writes
+the two graphs replayed in 10 interleaved rounds (order reversed on odd rounds); the speedup is
+the median over rounds of the two back-to-back medians' ratio, as `tgemm bench` computes it
+(timing one path after the other favoured whichever ran first at the GPU's higher clocks);
+tgemm's output is checked against an fp32 reference. Writes
 bench/results/torch-<device>-<YYYYMMDD>.json (DESIGN.md section 6 fields) and a PNG heat map of
 the speedups next to it. A host-overhead measurement (time per call of F.linear vs the tgemm entry
 points on a tiny warm shape, host clock) runs too; --overhead-only runs just that.
@@ -64,32 +67,65 @@ def read_suite(path: str) -> list[dict]:
         return [{"model": r["model"], "layer": r["layer"], "N": int(r["N"]), "K": int(r["K"])} for r in csv.DictReader(f)]
 
 
+class _Graph:
+    """step(0..launches-1) captured in one CUDA graph on a private stream, after an eager warm-up
+    on that stream (first-call resolution, workspaces, cuBLAS handles)."""
+
+    def __init__(self, step, launches: int):
+        self.launches = launches
+        self.stream = torch.cuda.Stream()
+        self.stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(self.stream):
+            for i in range(min(launches, 3)):
+                step(i)
+        self.stream.synchronize()
+        self.graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(self.graph, stream=self.stream):
+            for i in range(launches):
+                step(i)
+
+    def replay(self, replays: int, warmup: int) -> list[float]:
+        """Microseconds per launch for each of `replays` timed replays, after `warmup` untimed ones."""
+        for _ in range(warmup):
+            self.graph.replay()
+        start = [torch.cuda.Event(enable_timing=True) for _ in range(replays)]
+        end = [torch.cuda.Event(enable_timing=True) for _ in range(replays)]
+        for r in range(replays):
+            start[r].record()
+            self.graph.replay()
+            end[r].record()
+        torch.cuda.synchronize()
+        return [s.elapsed_time(e) * 1000.0 / self.launches for s, e in zip(start, end)]
+
+
 def time_graph(step, launches: int, replays: int, warmup: int = 3) -> list[float]:
     """Microseconds per launch of step(i), captured `launches` times in one CUDA graph, for each of
-    `replays` timed replays. The eager warm-up runs on the capture stream first (first-call
-    resolution, workspaces, cuBLAS handles)."""
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        for i in range(min(launches, 3)):
-            step(i)
-    stream.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph, stream=stream):
-        for i in range(launches):
-            step(i)
-    for _ in range(warmup):
-        graph.replay()
-    start = [torch.cuda.Event(enable_timing=True) for _ in range(replays)]
-    end = [torch.cuda.Event(enable_timing=True) for _ in range(replays)]
-    for r in range(replays):
-        start[r].record()
-        graph.replay()
-        end[r].record()
-    torch.cuda.synchronize()
-    times = [s.elapsed_time(e) * 1000.0 / launches for s, e in zip(start, end)]
-    del graph
-    return times
+    `replays` timed replays."""
+    return _Graph(step, launches).replay(replays, warmup)
+
+
+def time_interleaved(steps: list, launches: int, replays: int, rounds: int = 10) -> tuple[list, list]:
+    """The steps' graphs timed in interleaved rounds, as `tgemm bench` times baseline and tgemm:
+    each round replays every graph (2 warm-up + ~replays / 5 timed replays), the order reversed
+    on odd rounds, so the GPU's clock drift under sustained load hits all of them alike. Returns
+    (all samples per step, each step's median per round) for paired_ratio."""
+    graphs = [_Graph(step, launches) for step in steps]
+    per_round = max(3, replays // 5)
+    samples: list[list[float]] = [[] for _ in steps]
+    medians: list[list[float]] = [[] for _ in steps]
+    for r in range(rounds):
+        order = range(len(graphs)) if r % 2 == 0 else reversed(range(len(graphs)))
+        for j in order:
+            t = graphs[j].replay(per_round, 2)
+            samples[j] += t
+            medians[j].append(statistics.median(t))
+    return samples, medians
+
+
+def paired_ratio(a: list[float], b: list[float]) -> float:
+    """Median over rounds of a[r] / b[r] (the two medians of round r, timed back to back): drift
+    between rounds cancels in each ratio (the C++ bench's estimate, core/tune_select.h)."""
+    return statistics.median(x / y for x, y in zip(a, b) if x > 0 and y > 0)
 
 
 def copy_tbps() -> float:
@@ -173,8 +209,7 @@ def run_suite(args, device_props) -> tuple[list[dict], dict]:
                 bad = check(y, x0, w0, b0, out_dtype)
                 status = "ok" if bad == 0 else f"{bad} bad"
                 del y
-            tb = time_graph(base, launches, args.replays)
-            tt = time_graph(tg, launches, args.replays)
+            (tb, tt), (rb, rt) = time_interleaved([base, tg], launches, args.replays)
             b_us, t_us = statistics.median(tb), statistics.median(tt)
             out_bytes = m * n * (torch.finfo(out_dtype).bits // 8)
             bytes_moved = p.input_bytes + out_bytes
@@ -183,7 +218,8 @@ def run_suite(args, device_props) -> tuple[list[dict], dict]:
                 "family": "a16w16", "model": s["model"], "layer": s["layer"], "M": m, "N": n, "K": k,
                 "dtype": str(dtype), "outdtype": str(out_dtype), "bias": bool(args.bias),
                 "baseline": "F.linear", "baseline_us": b_us, "baseline_spread": spread(tb),
-                "tgemm_us": t_us, "tgemm_spread": spread(tt), "speedup": b_us / t_us,
+                "tgemm_us": t_us, "tgemm_spread": spread(tt), "speedup": paired_ratio(rb, rt),
+                "speedup_of_medians": b_us / t_us,
                 "solution": info["kernelName"], "level": info["level"], "where": info["where"],
                 "rotations": nsets, "check": status,
                 "tbps": bytes_moved / (t_us * 1e-6) / 1e12, "tflops": 2.0 * m * n * k / (t_us * 1e-6) / 1e12,
@@ -262,9 +298,7 @@ def run_gelu_suite(args, device_props) -> tuple[list[dict], dict]:
                 bad = check_gelu(y, x0, w0, b0, approximate)
                 status = "ok" if bad == 0 else f"{bad} bad"
                 del y
-            ts = time_graph(stock, launches, args.replays)
-            tp = time_graph(split, launches, args.replays)
-            tf = time_graph(fused, launches, args.replays)
+            (ts, tp, tf), (rs, rp, rf) = time_interleaved([stock, split, fused], launches, args.replays)
             s_us, p_us, f_us = statistics.median(ts), statistics.median(tp), statistics.median(tf)
             esize = torch.finfo(dtype).bits // 8
             bytes_moved = p.input_bytes + m * n * esize
@@ -275,7 +309,7 @@ def run_gelu_suite(args, device_props) -> tuple[list[dict], dict]:
                 "baseline": "F.gelu(F.linear)", "baseline_us": s_us, "baseline_spread": spread(ts),
                 "split": "F.gelu(tgemm.gemm_a16w16)", "split_us": p_us, "split_spread": spread(tp),
                 "tgemm_us": f_us, "tgemm_spread": spread(tf),
-                "speedup": s_us / f_us, "vs_split": p_us / f_us,
+                "speedup": paired_ratio(rs, rf), "vs_split": paired_ratio(rp, rf),
                 "rotations": nsets, "check": status,
                 "tbps": bytes_moved / (f_us * 1e-6) / 1e12, "tflops": 2.0 * m * n * k / (f_us * 1e-6) / 1e12,
                 "floor_us": bytes_moved / (tbps * 1e12) * 1e6,

@@ -40,6 +40,20 @@ import time
 
 import torch
 
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _commit() -> str:
+    """The repository's commit for the results JSON: $TGEMM_COMMIT (a copied tree's .git may be
+    stale), else git, else "unknown"."""
+    if os.environ.get("TGEMM_COMMIT"):
+        return os.environ["TGEMM_COMMIT"]
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return out.stdout.strip() if out.returncode == 0 else "unknown"
+
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description="Llama prefill/decode latency: stock vs tgemm (capture -> tune -> measure)")
@@ -353,7 +367,7 @@ def main(argv=None) -> int:
 
     props = torch.cuda.get_device_properties(torch.cuda.current_device())
     doc = {
-        "device": props.name, "sm_count": props.multi_processor_count,
+        "device": props.name, "sm_count": props.multi_processor_count, "commit": _commit(),
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "torch": torch.__version__, "transformers": transformers.__version__, "tgemm": tgemm.__version__,
         "model": {"arch": "LlamaForCausalLM (random weights)", "layers": args.layers, "hidden": args.hidden,
