@@ -181,4 +181,24 @@ TableKey table_key(const GemmProblem& p, const std::string& arch, int sm_count) 
   return k;
 }
 
+GemmProblem problem_of_key(const TableKey& key, std::int64_t m, int device) {
+  GemmProblem p;
+  p.m = m;
+  p.n = key.n;
+  p.k = key.k;
+  p.a_type = p.b_type = key.dtype;
+  p.out_type = key.out_dtype;
+  p.bias_type = key.dtype;
+  p.epilogue = key.bias ? Epilogue::kBias : Epilogue::kNone;
+  p.activation = key.epilogue.activation;
+  p.unit_alpha = !key.epilogue.scaled;
+  p.use_c = key.epilogue.use_c;
+  p.scale_ab = key.scale_ab;
+  p.bpreshuffle = key.bpreshuffle;
+  p.lda = p.ldb = key.k;
+  p.ldo = p.ldc = key.n;
+  p.device = device;
+  return p;
+}
+
 }  // namespace tgemm

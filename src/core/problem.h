@@ -107,6 +107,9 @@ struct TableKeyHash {
 };
 
 TableKey table_key(const GemmProblem& p, const std::string& arch, int sm_count);
+// The problem a table row describes, with contiguous, 16-byte aligned operands (what the tuner
+// races): table_key(problem_of_key(k, m, d), k.arch, k.sm_count) == k.
+GemmProblem problem_of_key(const TableKey& key, std::int64_t m, int device);
 
 // Device arguments of one call; shapes and types live in the GemmProblem.
 struct GemmArgs {

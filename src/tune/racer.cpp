@@ -71,6 +71,26 @@ RaceData make_data(const GemmProblem& p, const RaceOptions& o, const DeviceInfo&
   return d;
 }
 
+// Two solutions of p timed against each other the way `tgemm bench` compares two paths: two graphs
+// of <= 20 launches (~20 ms of GPU time a replay, from est_us), 5 timed replays + 2 warm-up a
+// round, `rounds` interleaved rounds; ratio = a's time / b's, the paired estimate.
+PairTiming time_pair(const GemmProblem& p, const RaceData& data, const Solution& a, const Solution& b,
+                     const Workspace& ws, double est_us, int rounds) {
+  std::vector<std::function<void(int, Stream)>> pair;
+  for (const Solution* sol : {&a, &b}) {
+    pair.push_back([&, sol](int i, Stream gs) {
+      sol->run(p, data.sets[static_cast<std::size_t>(i) % data.sets.size()].args, ws, gs);
+    });
+  }
+  TimingOptions ct;
+  ct.launches_per_graph = std::clamp(static_cast<int>(std::ceil(20000.0 / std::max(est_us, 1.0))), 2, 20);
+  ct.replays = 5;
+  ct.warmup_replays = 2;
+  std::vector<std::vector<double>> per_round;
+  std::vector<TimingStats> st = time_graphs_interleaved(pair, ct, rounds, &per_round);
+  return {st[0].median_us, st[1].median_us, paired_ratio(per_round[0], per_round[1])};
+}
+
 // A sticky error (illegal address, ...) poisons the context: the worker must die and be replaced.
 void check_context(const std::string& candidate) {
   cudaError_t err = cudaDeviceSynchronize();
@@ -377,30 +397,18 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
   if (o.confirm_rounds > 0 && result.winner >= 0 && def >= 0 && result.winner != def) {
     const auto w = static_cast<std::size_t>(result.winner);
     const auto d = static_cast<std::size_t>(def);
-    const Solution* sols[2] = {solutions[d].get(), solutions[w].get()};
-    std::vector<std::function<void(int, Stream)>> pair;
-    for (const Solution* sol : sols) {
-      pair.push_back([&, sol](int i, Stream gs) {
-        sol->run(p, data.sets[static_cast<std::size_t>(i) % data.sets.size()].args, ws, gs);
-      });
-    }
     notify("confirm", result.candidates[w].name);
-    const double est = std::max({result.candidates[w].us, result.candidates[d].us, 1.0});
-    TimingOptions ct = base_topt;
-    ct.launches_per_graph = std::clamp(static_cast<int>(std::ceil(20000.0 / est)), 2, 20);
-    ct.replays = 5;
-    ct.warmup_replays = 2;
+    const double est = std::max(result.candidates[w].us, result.candidates[d].us);
     try {
-      std::vector<std::vector<double>> per_round;
-      std::vector<TimingStats> st = time_graphs_interleaved(pair, ct, o.confirm_rounds, &per_round);
-      result.confirm_default_us = st[0].median_us;
-      result.confirm_winner_us = st[1].median_us;
+      const PairTiming t = time_pair(p, data, *solutions[d], *solutions[w], ws, est, o.confirm_rounds);
+      result.confirm_default_us = t.a_us;
+      result.confirm_winner_us = t.b_us;
       const double margin = std::max(o.confirm_margin, select.default_margin);
       // The paired estimate (as `tgemm bench` compares): default / winner over back-to-back rounds.
-      result.confirm_ratio = paired_ratio(per_round[0], per_round[1]);
+      result.confirm_ratio = t.ratio;
       result.confirmed = result.confirm_ratio * (1.0 - margin) > 1.0;
-      result.candidates[d].us = st[0].median_us;
-      result.candidates[w].us = st[1].median_us;
+      result.candidates[d].us = t.a_us;
+      result.candidates[w].us = t.b_us;
       if (!result.confirmed) result.winner = def;
     } catch (const Error& e) {
       if (std::string(e.what()).find("sticky") != std::string::npos) throw;
@@ -413,6 +421,27 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return result;
+}
+
+PairTiming time_solution_pair(const GemmProblem& p, const Solution& a, const Solution& b, const RaceOptions& o,
+                              int rounds) {
+  TGEMM_CHECK(rounds >= 1, "time_solution_pair", "rounds must be >= 1, got ", rounds);
+  TGEMM_CHECK(a.can_implement(p), "time_solution_pair", a.name(), " cannot implement ", p.describe());
+  TGEMM_CHECK(b.can_implement(p), "time_solution_pair", b.name(), " cannot implement ", p.describe());
+  const DeviceInfo& dev = Runtime::get().platform().device_info(p.device);
+  RaceData data = make_data(p, o, dev);
+  DeviceBuffer ws_buf(std::max<std::size_t>({a.workspace_size(p), b.workspace_size(p), 256}));
+  const Workspace ws{ws_buf.data(), ws_buf.bytes()};
+  // Warm both (first-call resolution, lazy state) and estimate their time for the graph size.
+  double est = 1.0;
+  for (const Solution* sol : {&a, &b}) {
+    sol->run(p, data.sets[0].args, ws, nullptr);
+    est = std::max(est, time_graph([&](int i, Stream s) {
+                          sol->run(p, data.sets[static_cast<std::size_t>(i) % data.sets.size()].args, ws, s);
+                        }, TimingOptions{2, 1, 3}).median_us);
+  }
+  TGEMM_CUDA_CHECK(cudaDeviceSynchronize(), "time_solution_pair");
+  return time_pair(p, data, a, b, ws, est, rounds);
 }
 
 }  // namespace tgemm

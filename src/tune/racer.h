@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/problem.h"
+#include "core/solution.h"
 #include "core/tune_select.h"
 
 namespace tgemm {
@@ -59,6 +60,17 @@ struct RaceResult {
 
 // p: the problem (device, dtypes, shapes; contiguous operands are allocated by the racer).
 RaceResult race_problem(const GemmProblem& p, const RaceOptions& options);
+
+struct PairTiming {
+  double a_us = -1, b_us = -1;  // medians per call over all rounds
+  double ratio = -1;            // a's time / b's, paired (core/tune_select.h paired_ratio)
+};
+
+// Solutions a and b of p timed against each other on fresh rotated inputs, the way the tuner's
+// confirmation and `tgemm bench` compare two paths (two graphs, `rounds` interleaved rounds);
+// `tgemm compare --measure` uses it to judge two tunes' different rows in one run on one GPU.
+PairTiming time_solution_pair(const GemmProblem& p, const Solution& a, const Solution& b, const RaceOptions& options,
+                              int rounds);
 
 // Runs dense GEMMs for about `seconds` so clocks and power reach their sustained state before
 // anything is timed (a cold GPU boosts higher for the first measurements).

@@ -94,6 +94,10 @@ int main(int argc, char** argv) {
   cmp->add_option("b", compare.b, "tuned CSV B")->required();
   cmp->add_option("--tie-band", compare.tie_band, "rows whose times differ by at most this fraction tie")
       ->capture_default_str();
+  cmp->add_flag("--measure", compare.measure,
+                "time each differing row's two solutions against each other on this GPU (one run, paired) "
+                "and judge the tie band on those times");
+  cmp->add_option("--rounds", compare.rounds, "interleaved rounds of --measure")->capture_default_str();
 
   CLI11_PARSE(app, argc, argv);
   try {

@@ -17,7 +17,9 @@
 #include "core/csv.h"
 #include "core/model_shapes.h"
 #include "core/table.h"
+#include "runtime/runtime.h"
 #include "tools/cli/common.h"
+#include "tune/racer.h"
 
 namespace tgemm::cli {
 
@@ -102,13 +104,40 @@ std::vector<TableRow> read_table(const std::string& path, const char* what) {
   for (const auto& w : t.warnings) fmt::print(stderr, "warning: {}\n", w);
   return t.rows;
 }
+
+// --measure: the two rows' solutions of one problem timed against each other on this GPU; the
+// ratio is A's time / B's (paired). Throws when a row cannot be turned into a runnable solution.
+PairTiming measure_rows(const TableRow& ra, const TableRow& rb, int rounds) {
+  Runtime& rt = Runtime::get();
+  const int device = rt.platform().current_device();
+  const DeviceInfo& dev = rt.platform().device_info(device);
+  TGEMM_CHECK(rb.key.arch == dev.arch && rb.key.sm_count == dev.sm_count, "tgemm compare --measure", "the row ",
+              rb.key.describe(), " M=", rb.m, " is for ", rb.key.arch, " with ", rb.key.sm_count, " SMs, this GPU (",
+              dev.name, ") is ", dev.arch, " with ", dev.sm_count, " SMs");
+  const GemmProblem p = problem_of_key(rb.key, rb.m, device);
+  SolutionPtr sol[2];
+  const TableRow* rows[2] = {&ra, &rb};
+  for (int i = 0; i < 2; ++i) {
+    const Backend* backend = rt.registry().find(rows[i]->libtype);
+    TGEMM_CHECK(backend != nullptr, "tgemm compare --measure", "no backend '", rows[i]->libtype, "' in this build (",
+                rows[i]->file, ":", rows[i]->line, ")");
+    std::string why;
+    sol[i] = backend->from_row(*rows[i], p, why);
+    TGEMM_CHECK(sol[i] != nullptr, "tgemm compare --measure", "the row ", rows[i]->kernel_name, " (", rows[i]->file,
+                ":", rows[i]->line, ") cannot run ", p.describe(), ": ", why);
+  }
+  return time_solution_pair(p, *sol[0], *sol[1], RaceOptions{}, rounds);
+}
+
 }  // namespace
 
 int run_compare(const CompareOptions& o) {
   TGEMM_CHECK(o.tie_band >= 0 && o.tie_band < 1, "tgemm compare", "--tie-band must be in [0, 1), got ", o.tie_band);
+  TGEMM_CHECK(o.rounds >= 1, "tgemm compare", "--rounds must be >= 1, got ", o.rounds);
   const std::vector<TableRow> a = read_table(o.a, "table A");
   const std::vector<TableRow> b = read_table(o.b, "table B");
-  int common = 0, identical = 0, within = 0, beyond = 0, only_b = 0;
+  if (o.measure) require_gpu("compare --measure");
+  int common = 0, identical = 0, within = 0, beyond = 0, only_b = 0, a_faster = 0, b_faster = 0;
   std::vector<bool> matched(a.size(), false);
   std::vector<std::string> lines;
   for (const TableRow& rb : b) {
@@ -125,21 +154,42 @@ int run_compare(const CompareOptions& o) {
       ++identical;
       continue;
     }
-    const double lo = std::min(ra.us, rb.us), hi = std::max(ra.us, rb.us);
+    // Times: the tables' own (two runs), or with --measure both timed here, paired.
+    double ta = ra.us, tb = rb.us;
+    if (o.measure) {
+      const PairTiming t = measure_rows(ra, rb, o.rounds);
+      ta = t.ratio;
+      tb = 1.0;
+    }
+    const double lo = std::min(ta, tb), hi = std::max(ta, tb);
     const bool tie = lo > 0 && hi <= lo * (1.0 + o.tie_band);
     ++(tie ? within : beyond);
-    lines.push_back(fmt::format("  {} M={}: {} {:.3f} us | {} {:.3f} us ({:+.2f}%, {})", rb.key.describe(), rb.m,
-                                ra.kernel_name, ra.us, rb.kernel_name, rb.us, lo > 0 ? (rb.us / ra.us - 1.0) * 100.0 : 0.0,
-                                tie ? "within the tie band" : "beyond the tie band"));
+    if (!tie) ++(ta < tb ? a_faster : b_faster);
+    const double diff = lo > 0 ? (tb / ta - 1.0) * 100.0 : 0.0;
+    lines.push_back(o.measure ? fmt::format("  {} M={}: {} | {} (B {:+.2f}% vs A, measured here, paired; tables: {:.3f} | "
+                                            "{:.3f} us; {})",
+                                            rb.key.describe(), rb.m, ra.kernel_name, rb.kernel_name, diff, ra.us, rb.us,
+                                            tie ? "within the tie band" : "beyond the tie band")
+                              : fmt::format("  {} M={}: {} {:.3f} us | {} {:.3f} us ({:+.2f}%, {})", rb.key.describe(),
+                                            rb.m, ra.kernel_name, ra.us, rb.kernel_name, rb.us, diff,
+                                            tie ? "within the tie band" : "beyond the tie band"));
+    if (o.measure) fmt::print("{}\n", lines.back());
   }
   int only_a = 0;
   for (bool m : matched) only_a += m ? 0 : 1;
-  if (!lines.empty()) fmt::print("rows that differ (A | B):\n");
-  for (const auto& l : lines) fmt::print("{}\n", l);
+  if (!lines.empty() && !o.measure) {
+    fmt::print("rows that differ (A | B):\n");
+    for (const auto& l : lines) fmt::print("{}\n", l);
+  }
   const double pct = common > 0 ? 100.0 * identical / common : 0.0;
   fmt::print("{} rows in both tables: {} identical ({:.1f}%), {} differ within the tie band of {:.1f}%, "
              "{} differ beyond it; {} only in A, {} only in B\n",
              common, identical, pct, within, o.tie_band * 100.0, beyond, only_a, only_b);
+  if (o.measure) {
+    fmt::print("measured on this GPU: {} of {} rows agree or tie ({:.1f}%); beyond the band A's row faster in {}, "
+               "B's in {}\n",
+               identical + within, common, common > 0 ? 100.0 * (identical + within) / common : 0.0, a_faster, b_faster);
+  }
   return 0;
 }
 

@@ -26,6 +26,11 @@ struct MergeOptions {
 struct CompareOptions {
   std::string a, b;
   double tie_band = 0.01;  // the tuner's SelectOptions::tie_band
+  // Time each differing row's two solutions against each other on this GPU (paired, `rounds`
+  // interleaved rounds) and judge the tie band on those times instead of the recorded ones,
+  // which come from two runs and possibly two GPUs.
+  bool measure = false;
+  int rounds = 10;
 };
 
 int run_shapes(const ShapesOptions& options);

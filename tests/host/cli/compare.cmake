@@ -34,3 +34,12 @@ expect_contains("missing file" "${m_ERR}" "cannot open table B")
 tgemm_run(n compare "${SCRATCH}/a.csv" "${SCRATCH}/b.csv" --tie-band 2)
 expect_eq("bad band exit status" "${n_RC}" "1")
 expect_contains("bad band" "${n_ERR}" "--tie-band must be in [0, 1), got 2")
+
+# --measure times the differing rows on a GPU: without one it says so and runs nothing; its
+# round count is checked first.
+tgemm_run(r compare "${SCRATCH}/a.csv" "${SCRATCH}/b.csv" --measure --rounds 0)
+expect_eq("bad rounds exit status" "${r_RC}" "1")
+expect_contains("bad rounds" "${r_ERR}" "--rounds must be >= 1, got 0")
+tgemm_run(g compare "${SCRATCH}/a.csv" "${SCRATCH}/b.csv" --measure)
+expect_eq("no GPU exit status" "${g_RC}" "2")
+expect_contains("no GPU" "${g_ERR}" "tgemm compare --measure: no CUDA GPU is usable on this machine")

@@ -477,5 +477,28 @@ TEST(ParseTunedTable, EpilogueColumnIsPartOfTheKey) {
   EXPECT_NE(format_tuned_row(r).find(",gelu_tanh+c"), std::string::npos);
 }
 
+TEST(ProblemOfKey, InvertsTableKeyWithContiguousOperands) {
+  TableKey key = bf16_key(1000, 520);
+  key.bias = true;
+  key.dtype = DType::kFloat16;
+  key.out_dtype = DType::kFloat32;
+  key.epilogue = {Activation::kGeluTanh, true, true};
+  const GemmProblem p = problem_of_key(key, 37, 1);
+  EXPECT_EQ(p.m, 37);
+  EXPECT_EQ(p.device, 1);
+  EXPECT_TRUE(p.has_bias());
+  EXPECT_EQ(p.bias_type, DType::kFloat16);
+  EXPECT_EQ(p.lda, 520);
+  EXPECT_EQ(p.ldb, 520);
+  EXPECT_EQ(p.ldo, 1000);
+  EXPECT_EQ(p.ldc, 1000);
+  EXPECT_TRUE(table_key(p, key.arch, key.sm_count) == key);
+  // The plain key gives the plain problem.
+  const GemmProblem q = problem_of_key(bf16_key(), 1, 0);
+  EXPECT_TRUE(q.plain_epilogue());
+  EXPECT_FALSE(q.has_bias());
+  EXPECT_TRUE(table_key(q, "sm_90a", 132) == bf16_key());
+}
+
 }  // namespace
 }  // namespace tgemm
