@@ -399,6 +399,12 @@ int run_bench(const BenchOptions& o) {
                   {"speedup_of_medians", tb.median_us / tt.median_us}, {"rounds", kBenchRounds},
                   {"solution", info.kernel_name},
                   {"level", info.level}, {"rotations", d.sets.size()}, {"check", check}};
+      // The cuBLASLt configurations behind the baseline and (when cuBLASLt runs it) tgemm's row, so
+      // a "cublaslt:heuristic" row shows whether it is the baseline's algorithm: tgemm's own
+      // heuristic query excludes split-K reductions in the 16-bit output, PyTorch's does not.
+      row["baseline_algo"] = format_lt_name(baseline->chosen_config());
+      if (auto lt = std::dynamic_pointer_cast<const LtSolution>(Runtime::get().dispatcher().resolve(p).solution))
+        row["tgemm_algo"] = format_lt_name(lt->chosen_config());
       double bytes = static_cast<double>(d.input_bytes) + static_cast<double>(m * n) * dtype_size(out);
       row["tbps"] = bytes / (tt.median_us * 1e-6) / 1e12;
       row["tflops"] = 2.0 * m * n * k / (tt.median_us * 1e-6) / 1e12;
