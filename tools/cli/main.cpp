@@ -1,10 +1,11 @@
-// The `tgemm` command: bench, show, tune, shapes, merge, compare, lt-space.
+// The `tgemm` command: bench, show, tune, shapes, merge, compare, run, lt-space.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
 #include "tgemm/error.h"
 #include "tools/cli/bench.h"
 #include "tools/cli/lt_space.h"
+#include "tools/cli/run.h"
 #include "tools/cli/shapes.h"
 #include "tools/cli/show.h"
 #include "tools/cli/tune.h"
@@ -99,6 +100,20 @@ int main(int argc, char** argv) {
                 "and judge the tie band on those times");
   cmp->add_option("--rounds", compare.rounds, "interleaved rounds of --measure")->capture_default_str();
 
+  tgemm::cli::RunOptions run;
+  CLI::App* rn = app.add_subcommand(
+      "run", "one problem through one named solution (or dispatch), checked: for ncu, nsys, compute-sanitizer");
+  rn->add_option("--solution", run.solution, "a table kernelName ('skinny:...', 'cublaslt:...'); default: dispatch");
+  rn->add_option("-m", run.m, "M")->capture_default_str();
+  rn->add_option("-n", run.n, "N")->capture_default_str();
+  rn->add_option("-k", run.k, "K")->capture_default_str();
+  rn->add_option("--dtype", run.dtype, "input dtype (bf16, fp16)")->capture_default_str();
+  rn->add_option("--out-dtype", run.out_dtype, "output dtype (default: input dtype)");
+  rn->add_flag("--bias", run.bias, "add a bias [N]");
+  rn->add_option("--epilogue", run.epilogue, "none, gelu, gelu_tanh or relu")->capture_default_str();
+  rn->add_option("--iters", run.iters, "eager calls")->capture_default_str();
+  rn->add_flag("!--no-check", run.check, "skip the check against the fp32 reference");
+
   CLI11_PARSE(app, argc, argv);
   try {
     if (b->parsed()) return tgemm::cli::run_bench(bench);
@@ -108,6 +123,7 @@ int main(int argc, char** argv) {
     if (sh->parsed()) return tgemm::cli::run_shapes(shapes);
     if (mg->parsed()) return tgemm::cli::run_merge(merge);
     if (cmp->parsed()) return tgemm::cli::run_compare(compare);
+    if (rn->parsed()) return tgemm::cli::run_run(run);
   } catch (const tgemm::Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;
