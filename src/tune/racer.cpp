@@ -376,8 +376,22 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
           }
         }
         try {
-          std::vector<TimingStats> st = time_graphs_interleaved(launchers, topt, o.final_rounds);
-          for (std::size_t f = 0; f < finalists.size(); ++f) result.candidates[finalists[f]].us = st[f].median_us;
+          std::vector<std::vector<double>> per_round;
+          std::vector<TimingStats> st = time_graphs_interleaved(launchers, topt, o.final_rounds, &per_round);
+          // Ranked on the paired estimate against the default (the bench's and the confirmation's):
+          // a finalist's time is the default's median times the median over rounds of its ratio
+          // to the default in the same round, so drift between rounds does not reorder near-ties.
+          std::size_t def_f = finalists.size();
+          for (std::size_t f = 0; f < finalists.size(); ++f)
+            if (result.candidates[finalists[f]].is_default) def_f = f;
+          for (std::size_t f = 0; f < finalists.size(); ++f) {
+            double us = st[f].median_us;
+            if (def_f < finalists.size() && f != def_f) {
+              const double ratio = paired_ratio(per_round[f], per_round[def_f]);
+              if (ratio > 0) us = st[def_f].median_us * ratio;
+            }
+            result.candidates[finalists[f]].us = us;
+          }
         } catch (const Error& e) {
           if (std::string(e.what()).find("sticky") != std::string::npos) throw;
           // Keep the accurate-phase times: they were measured and checked.
