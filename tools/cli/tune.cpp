@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
@@ -35,6 +36,12 @@ namespace {
 
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
+
+// SIGINT/SIGTERM/SIGHUP to the tune (Ctrl-C, `timeout`, a closed terminal): the main loop writes
+// every finished result before exiting, so a stopped tune loses only the problems in flight
+// (SIGKILL still loses the results since the last --batch write).
+volatile std::sig_atomic_t g_stop_signal = 0;
+extern "C" void on_stop_signal(int sig) { g_stop_signal = sig; }
 
 struct UntunedProblem {
   std::int64_t m = 0, n = 0, k = 0;
@@ -344,6 +351,10 @@ int run_tune(const TuneOptions& o) {
     spawn_worker(workers[i], o);
   }
   ::signal(SIGPIPE, SIG_IGN);
+  struct sigaction stop_action {};
+  stop_action.sa_handler = on_stop_signal;
+  sigemptyset(&stop_action.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(sig, &stop_action, nullptr);
 
   // Existing rows (resume) and the rows of this run.
   std::vector<TableRow> rows;
@@ -490,7 +501,7 @@ int run_tune(const TuneOptions& o) {
   };
 
   bool planned = false;
-  while (true) {
+  while (g_stop_signal == 0) {
     // Plan once the first worker said which GPU it is on (arch, SM count key the rows).
     if (!planned && !arch.empty()) {
       for (const auto& p : problems) {
@@ -521,6 +532,7 @@ int run_tune(const TuneOptions& o) {
     std::vector<pollfd> fds;
     for (auto& w : workers) fds.push_back({w.out_fd, POLLIN, 0});
     ::poll(fds.data(), fds.size(), 200);
+    if (g_stop_signal != 0) break;  // before a worker that got the signal too counts as failed
     for (std::size_t i = 0; i < workers.size(); ++i) {
       Worker& w = workers[i];
       if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) {
@@ -581,6 +593,14 @@ int run_tune(const TuneOptions& o) {
   }
   for (auto& w : workers) kill_worker(w);
   flush_rows();
+  const int stop_signal = g_stop_signal;
+  if (stop_signal != 0) {
+    int in_flight = 0;
+    for (const auto& st : states) in_flight += !st.done && !st.failed;
+    fmt::print(stderr, "{}tgemm tune: stopped by signal {}: the {} finished results are written; {} problems left "
+                       "(rerun the same command to resume)\n",
+               tty ? "\n" : "", stop_signal, finished, in_flight);
+  }
 
   std::sort(enumerated_counts.begin(), enumerated_counts.end());
   double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
@@ -595,6 +615,7 @@ int run_tune(const TuneOptions& o) {
     if (st.failed) fmt::print("FAILED {}: {}\n", st.problem.describe(), st.failure);
   }
   fmt::print("wrote {} ({} rows)\n", o.tuned_file, rows.size());
+  if (stop_signal != 0) return 128 + stop_signal;
   return failed == 0 ? 0 : 1;
 }
 
