@@ -181,8 +181,8 @@ TEST_F(DispatchTables, RowsRouteBrokenRowsWarnMissingRowsDefault) {
 
 TEST_F(DispatchTables, ShippedTableRowsAreAllValidOnThisDevice) {
   TGEMM_REQUIRE_GPU();
-  // Every row of the shipped table for this device must resolve to itself at the exact level:
-  // a stale or broken shipped row would silently fall back.
+  // Every row of the shipped table for this device, whatever its epilogue, must resolve to itself
+  // at the exact level: a stale or broken shipped row would silently fall back.
   LogCapture log;
   reload_config();
   Runtime& rt = Runtime::get();
@@ -199,6 +199,10 @@ TEST_F(DispatchTables, ShippedTableRowsAreAllValidOnThisDevice) {
     c.in = r->key.dtype;
     c.out = r->key.out_dtype;
     c.bias = r->key.bias;
+    // The row's epilogue (gelu rows, scaled, + beta*c): the call must ask for the same one.
+    c.activation = r->key.epilogue.activation;
+    if (r->key.epilogue.scaled) c.alpha = 0.5f;
+    if (r->key.epilogue.use_c) c.beta = 1.0f;
     A16W16Data d = make_a16w16(c, static_cast<std::uint64_t>(checked) + 100);
     DispatchInfo info = describe_gemm_a16w16(d.xv, d.wv, d.ov, d.options());
     EXPECT_EQ(info.level, "exact") << r->file << ":" << r->line;
