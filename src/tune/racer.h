@@ -36,8 +36,13 @@ struct RaceOptions {
   // way `tgemm bench` compares them (two graphs, interleaved over confirm_rounds rounds, ~20 ms of
   // GPU time per graph replay), and is kept only if it is faster than the default by
   // confirm_margin (compute-bound problems: by the larger sustained_default_margin). 0 rounds: off.
+  // It runs on confirm_placements placements of the operands (fresh allocations behind pads; as
+  // many as memory_budget holds) and a candidate must not lose on any of them; if the winner
+  // fails, the next fastest finalists are tried, confirm_tries candidates in all.
   int confirm_rounds = 6;
   double confirm_margin = 0.01;
+  int confirm_placements = 4;
+  int confirm_tries = 3;
   std::size_t memory_budget = 8ull << 30;
   // Called before each candidate runs (screen, accurate, check) so a watchdog knows what hung.
   std::function<void(const std::string& phase, const std::string& candidate)> on_candidate;
@@ -53,7 +58,10 @@ struct RaceResult {
   // The confirmation of a winner against the default (RaceOptions::confirm_rounds): -1 when not
   // run, else the two medians and the paired ratio default / winner (core/tune_select.h), which
   // decides; confirmed false when the default was kept.
-  double confirm_default_us = -1, confirm_winner_us = -1, confirm_ratio = -1;
+  // Over confirm_placements placements: the medians and the median ratio of the last candidate
+  // confirmed (the kept one when confirmed), its smallest ratio, how many candidates were tried.
+  double confirm_default_us = -1, confirm_winner_us = -1, confirm_ratio = -1, confirm_min_ratio = -1;
+  int confirm_placements = 0, confirm_tried = 0;
   bool confirmed = false;
   double seconds = 0;
 };

@@ -67,6 +67,10 @@ int main(int argc, char** argv) {
   t->add_option("--candidate_timeout", tune.candidate_timeout, "seconds without progress before a worker counts as hung")->capture_default_str();
   t->add_option("--warmup", tune.warmup, "graph replays before accurate timing")->capture_default_str();
   t->add_option("--iters", tune.iters, "timed graph replays of accurate timing")->capture_default_str();
+  t->add_option("--confirm_placements", tune.confirm_placements,
+                 "operand placements a winner must beat the default on (1: the race's only)")
+      ->check(CLI::Range(1, 16))
+      ->capture_default_str();
   t->add_flag("-v,--verbose", tune.verbose, "more output");
   t->add_flag("--loose", tune.loose, "accept winners that pass --errRatio but not the strict check");
   t->add_flag("--worker", tune.worker, "internal: run as a worker")->group("");

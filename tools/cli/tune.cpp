@@ -153,6 +153,7 @@ int run_worker(const TuneOptions& o) {
   ro.select.require_strict = !o.loose;
   ro.warmup = o.warmup;
   ro.iters = o.iters;
+  ro.confirm_placements = o.confirm_placements;
   if (o.libtype != "all") {
     auto f = csv::split_line(o.libtype);
     if (f) ro.libtypes = *f;
@@ -197,7 +198,8 @@ int run_worker(const TuneOptions& o) {
       emit({{"type", "result"}, {"id", id}, {"winner", r.winner}, {"candidates", cands},
             {"enumerated", r.enumerated}, {"screened", r.screened}, {"accurate", r.accurate},
             {"default_us", r.default_us}, {"confirm_default_us", r.confirm_default_us},
-            {"confirm_winner_us", r.confirm_winner_us}, {"confirm_ratio", r.confirm_ratio}, {"confirmed", r.confirmed}, {"seconds", r.seconds}, {"arch", dev.arch}, {"sm_count", dev.sm_count}});
+            {"confirm_winner_us", r.confirm_winner_us}, {"confirm_ratio", r.confirm_ratio}, {"confirm_min_ratio", r.confirm_min_ratio},
+            {"confirm_placements", r.confirm_placements}, {"confirm_tried", r.confirm_tried}, {"confirmed", r.confirmed}, {"seconds", r.seconds}, {"arch", dev.arch}, {"sm_count", dev.sm_count}});
     } catch (const std::exception& e) {
       emit({{"type", "fatal"}, {"id", id}, {"error", e.what()}});
       return 3;
@@ -234,7 +236,8 @@ void spawn_worker(Worker& w, const TuneOptions& o) {
   posix_spawn_file_actions_addclose(&fa, from_child[0]);
   std::vector<std::string> args = {"/proc/self/exe", "tune", "--worker", "--errRatio", fmt::format("{}", o.err_ratio),
                                    "--libtype", o.libtype, "--warmup", std::to_string(o.warmup), "--iters",
-                                   std::to_string(o.iters)};
+                                   std::to_string(o.iters), "--confirm_placements",
+                                   std::to_string(o.confirm_placements)};
   if (o.loose) args.push_back("--loose");
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
@@ -492,7 +495,9 @@ int run_tune(const TuneOptions& o) {
     double def = msg["default_us"];
     const double cratio = msg.value("confirm_ratio", -1.0);
     const std::string confirm =
-        cratio > 0 ? fmt::format(", confirmation {:.3f}x: {}", cratio, msg.value("confirmed", false) ? "kept" : "default kept")
+        cratio > 0 ? fmt::format(", confirmation {:.3f}x, min {:.3f}x over {} placements, {} tried: {}", cratio,
+                                 msg.value("confirm_min_ratio", -1.0), msg.value("confirm_placements", 0),
+                                 msg.value("confirm_tried", 0), msg.value("confirmed", false) ? "kept" : "default kept")
                    : std::string();
     progress(fmt::format("{} -> {} {:.2f} us ({}x vs default, {} candidates, {:.1f} s{})", p.describe(), r.kernel_name,
                          r.us, def > 0 ? fmt::format("{:.3f}", def / r.us) : std::string("?"),

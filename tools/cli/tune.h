@@ -22,6 +22,7 @@ struct TuneOptions {
   double candidate_timeout = 60;   // seconds without progress = hang
   int warmup = 3;
   int iters = 10;
+  int confirm_placements = 4;      // operand placements a winner is confirmed on (RaceOptions)
   bool verbose = false;
   bool loose = false;              // accept candidates that fail the strict check
   bool worker = false;             // internal: run as a worker
