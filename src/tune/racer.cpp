@@ -104,6 +104,15 @@ PairTiming time_pair(const GemmProblem& p, const RaceData& data, const Solution&
   return {st[0].median_us, st[1].median_us, paired_ratio(per_round[0], per_round[1])};
 }
 
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
+// The pad in front of placement j >= 1: 20, 43, 11, ... MB (distinct, not multiples of each other).
+std::size_t placement_pad(int j) { return static_cast<std::size_t>(3 + (j * 14 + j * j * 3) % 61) << 20; }
+
 // A sticky error (illegal address, ...) poisons the context: the worker must die and be replaced.
 void check_context(const std::string& candidate) {
   cudaError_t err = cudaDeviceSynchronize();
@@ -458,8 +467,7 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
     result.winner = def;
     try {
       for (int j = 1; j < placements; ++j) {
-        // Pads of 3, 17, 40, ... MB (distinct, not multiples of each other).
-        extra.push_back(make_data(p, o, dev, static_cast<std::size_t>(3 + (j * 14 + j * j * 3) % 61) << 20));
+        extra.push_back(make_data(p, o, dev, placement_pad(j)));
       }
       for (std::size_t w : tries) {
         notify("confirm", result.candidates[w].name);
@@ -474,17 +482,12 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
           win_us.push_back(t.b_us);
           lost = t.ratio < 1.0;
         }
-        auto median = [](std::vector<double> v) {
-          std::sort(v.begin(), v.end());
-          const std::size_t h = v.size() / 2;
-          return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
-        };
         ++result.confirm_tried;
-        result.confirm_ratio = median(ratios);
+        result.confirm_ratio = median_of(ratios);
         result.confirm_min_ratio = *std::min_element(ratios.begin(), ratios.end());
         result.confirm_placements = static_cast<int>(ratios.size());
-        result.confirm_default_us = median(def_us);
-        result.confirm_winner_us = median(win_us);
+        result.confirm_default_us = median_of(def_us);
+        result.confirm_winner_us = median_of(win_us);
         result.confirmed = !lost && result.confirm_ratio * (1.0 - margin) > 1.0;
         if (result.confirmed) {
           result.winner = static_cast<int>(w);
@@ -508,24 +511,42 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
 }
 
 PairTiming time_solution_pair(const GemmProblem& p, const Solution& a, const Solution& b, const RaceOptions& o,
-                              int rounds) {
+                              int rounds, int placements) {
   TGEMM_CHECK(rounds >= 1, "time_solution_pair", "rounds must be >= 1, got ", rounds);
+  TGEMM_CHECK(placements >= 1, "time_solution_pair", "placements must be >= 1, got ", placements);
   TGEMM_CHECK(a.can_implement(p), "time_solution_pair", a.name(), " cannot implement ", p.describe());
   TGEMM_CHECK(b.can_implement(p), "time_solution_pair", b.name(), " cannot implement ", p.describe());
   const DeviceInfo& dev = Runtime::get().platform().device_info(p.device);
-  RaceData data = make_data(p, o, dev);
+  // As the tuner's confirmation: the first placement, then fresh ones behind pads, all kept
+  // alive until the end so that each lands elsewhere (as many as the memory budget holds).
+  const std::size_t bytes = std::max<std::size_t>(data_bytes(p, o, dev), 1);
+  placements = static_cast<int>(std::clamp<std::size_t>(o.memory_budget / bytes, 1, static_cast<std::size_t>(placements)));
+  std::vector<RaceData> data;
+  data.push_back(make_data(p, o, dev));
+  for (int j = 1; j < placements; ++j) data.push_back(make_data(p, o, dev, placement_pad(j)));
   DeviceBuffer ws_buf(std::max<std::size_t>({a.workspace_size(p), b.workspace_size(p), 256}));
   const Workspace ws{ws_buf.data(), ws_buf.bytes()};
   // Warm both (first-call resolution, lazy state) and estimate their time for the graph size.
   double est = 1.0;
   for (const Solution* sol : {&a, &b}) {
-    sol->run(p, data.sets[0].args, ws, nullptr);
+    sol->run(p, data[0].sets[0].args, ws, nullptr);
     est = std::max(est, time_graph([&](int i, Stream s) {
-                          sol->run(p, data.sets[static_cast<std::size_t>(i) % data.sets.size()].args, ws, s);
+                          sol->run(p, data[0].sets[static_cast<std::size_t>(i) % data[0].sets.size()].args, ws, s);
                         }, TimingOptions{2, 1, 3}).median_us);
   }
   TGEMM_CUDA_CHECK(cudaDeviceSynchronize(), "time_solution_pair");
-  return time_pair(p, data, a, b, ws, est, rounds);
+  std::vector<double> a_us, b_us, ratio;
+  for (const RaceData& d : data) {
+    const PairTiming t = time_pair(p, d, a, b, ws, est, rounds);
+    a_us.push_back(t.a_us);
+    b_us.push_back(t.b_us);
+    ratio.push_back(t.ratio);
+  }
+  PairTiming out{median_of(a_us), median_of(b_us), median_of(ratio)};
+  out.min_ratio = *std::min_element(ratio.begin(), ratio.end());
+  out.max_ratio = *std::max_element(ratio.begin(), ratio.end());
+  out.placements = static_cast<int>(ratio.size());
+  return out;
 }
 
 }  // namespace tgemm

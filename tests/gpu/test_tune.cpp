@@ -45,6 +45,31 @@ TEST(TimeSolutionPair, ASolutionAgainstItselfIsATie) {
   }
 }
 
+TEST(TimeSolutionPair, SeveralPlacementsReportTheirRange) {
+  TGEMM_REQUIRE_GPU();
+  const GemmProblem p = plain_problem(16, 4096, 4096);
+  SolutionPtr s = cublaslt_default(p);
+  ASSERT_NE(s, nullptr);
+  const PairTiming t = time_solution_pair(p, *s, *s, RaceOptions{}, 4, 3);
+  EXPECT_EQ(t.placements, 3);
+  EXPECT_GT(t.a_us, 0);
+  EXPECT_GT(t.b_us, 0);
+  EXPECT_LE(t.min_ratio, t.ratio);
+  EXPECT_GE(t.max_ratio, t.ratio);
+  EXPECT_GT(t.min_ratio, 0.9);
+  EXPECT_LT(t.max_ratio, 1.1);
+  // A memory budget that holds one placement only: one is measured.
+  RaceOptions small;
+  small.memory_budget = 1;
+  EXPECT_EQ(time_solution_pair(p, *s, *s, small, 2, 3).placements, 1);
+  try {
+    time_solution_pair(p, *s, *s, RaceOptions{}, 2, 0);
+    FAIL() << "0 placements accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("placements must be >= 1, got 0"), std::string::npos) << e.what();
+  }
+}
+
 TEST(TimeSolutionPair, RefusesZeroRounds) {
   TGEMM_REQUIRE_GPU();
   const GemmProblem p = plain_problem(16, 256, 128);
