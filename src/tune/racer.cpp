@@ -469,6 +469,11 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
       for (int j = 1; j < placements; ++j) {
         extra.push_back(make_data(p, o, dev, placement_pad(j)));
       }
+      struct Confirmed {
+        std::size_t idx;
+        double ratio, min_ratio, def_us, win_us;
+      };
+      std::vector<Confirmed> passed;
       for (std::size_t w : tries) {
         notify("confirm", result.candidates[w].name);
         const double est = std::max(result.candidates[w].us, result.candidates[d].us);
@@ -490,11 +495,34 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
         result.confirm_winner_us = median_of(win_us);
         result.confirmed = !lost && result.confirm_ratio * (1.0 - margin) > 1.0;
         if (result.confirmed) {
-          result.winner = static_cast<int>(w);
-          result.candidates[d].us = result.confirm_default_us;
-          result.candidates[w].us = result.confirm_winner_us;
-          break;
+          passed.push_back({w, result.confirm_ratio, result.confirm_min_ratio, result.confirm_default_us,
+                            result.confirm_winner_us});
+          if (!o.confirm_best) break;
         }
+      }
+      if (!passed.empty()) {
+        // The first that passed; with confirm_best, the best median ratio among those that
+        // passed, near-ties (within the tie band) resolved by the fixed tie order.
+        std::size_t k = 0;
+        if (o.confirm_best) {
+          double best = 0;
+          for (const Confirmed& c : passed) best = std::max(best, c.ratio);
+          bool have = false;
+          for (std::size_t i = 0; i < passed.size(); ++i) {
+            if (passed[i].ratio * (1.0 + o.select.tie_band) < best) continue;
+            if (!have || tie_order_less(result.candidates[passed[i].idx], result.candidates[passed[k].idx])) k = i;
+            have = true;
+          }
+        }
+        const Confirmed& c = passed[k];
+        result.winner = static_cast<int>(c.idx);
+        result.confirmed = true;
+        result.confirm_ratio = c.ratio;
+        result.confirm_min_ratio = c.min_ratio;
+        result.confirm_default_us = c.def_us;
+        result.confirm_winner_us = c.win_us;
+        result.candidates[d].us = c.def_us;
+        result.candidates[c.idx].us = c.win_us;
       }
     } catch (const Error& e) {
       if (std::string(e.what()).find("sticky") != std::string::npos) throw;

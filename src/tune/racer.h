@@ -43,6 +43,10 @@ struct RaceOptions {
   double confirm_margin = 0.01;
   int confirm_placements = 4;
   int confirm_tries = 3;
+  // Confirm all confirm_tries candidates and keep the one with the best median ratio (near-ties
+  // by the fixed tie order) instead of the first that passes: more confirmation time, meant to
+  // make two tunes pick the same row (docs/perf-notes.md, "Tuner v7 measured"). Off by default.
+  bool confirm_best = false;
   std::size_t memory_budget = 8ull << 30;
   // Called before each candidate runs (screen, accurate, check) so a watchdog knows what hung.
   std::function<void(const std::string& phase, const std::string& candidate)> on_candidate;
