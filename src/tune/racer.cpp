@@ -110,8 +110,19 @@ double median_of(std::vector<double> v) {
   return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
 }
 
-// The pad in front of placement j >= 1: 20, 43, 11, ... MB (distinct, not multiples of each other).
-std::size_t placement_pad(int j) { return static_cast<std::size_t>(3 + (j * 14 + j * j * 3) % 61) << 20; }
+// Placements 1 .. wanted-1 of p's operands (placement 0 is the caller's), each behind a pad of
+// 20, 43, 11, ... MB (distinct, not multiples of each other), all alive together so that each
+// lands elsewhere in memory; as many as o.memory_budget holds next to the caller's.
+std::vector<RaceData> more_placements(const GemmProblem& p, const RaceOptions& o, const DeviceInfo& dev, int wanted) {
+  const std::size_t bytes = std::max<std::size_t>(data_bytes(p, o, dev), 1);
+  const auto n = static_cast<int>(
+      std::clamp<std::size_t>(o.memory_budget / bytes, 1, static_cast<std::size_t>(std::max(1, wanted))));
+  std::vector<RaceData> out;
+  for (int j = 1; j < n; ++j) {
+    out.push_back(make_data(p, o, dev, static_cast<std::size_t>(3 + (j * 14 + j * j * 3) % 61) << 20));
+  }
+  return out;
+}
 
 // A sticky error (illegal address, ...) poisons the context: the worker must die and be replaced.
 void check_context(const std::string& candidate) {
@@ -461,14 +472,10 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
     }
     // Placements: the race's data, then fresh ones as far as the memory budget allows.
     std::vector<RaceData> extra;
-    const std::size_t bytes = std::max<std::size_t>(data_bytes(p, o, dev), 1);
-    const int placements = static_cast<int>(
-        std::clamp<std::size_t>(o.memory_budget / bytes, 1, static_cast<std::size_t>(std::max(1, o.confirm_placements))));
     result.winner = def;
     try {
-      for (int j = 1; j < placements; ++j) {
-        extra.push_back(make_data(p, o, dev, placement_pad(j)));
-      }
+      extra = more_placements(p, o, dev, o.confirm_placements);
+      const int placements = 1 + static_cast<int>(extra.size());
       struct Confirmed {
         std::size_t idx;
         double ratio, min_ratio, def_us, win_us;
@@ -545,13 +552,10 @@ PairTiming time_solution_pair(const GemmProblem& p, const Solution& a, const Sol
   TGEMM_CHECK(a.can_implement(p), "time_solution_pair", a.name(), " cannot implement ", p.describe());
   TGEMM_CHECK(b.can_implement(p), "time_solution_pair", b.name(), " cannot implement ", p.describe());
   const DeviceInfo& dev = Runtime::get().platform().device_info(p.device);
-  // As the tuner's confirmation: the first placement, then fresh ones behind pads, all kept
-  // alive until the end so that each lands elsewhere (as many as the memory budget holds).
-  const std::size_t bytes = std::max<std::size_t>(data_bytes(p, o, dev), 1);
-  placements = static_cast<int>(std::clamp<std::size_t>(o.memory_budget / bytes, 1, static_cast<std::size_t>(placements)));
+  // As the tuner's confirmation: the first placement, then fresh ones behind pads.
   std::vector<RaceData> data;
   data.push_back(make_data(p, o, dev));
-  for (int j = 1; j < placements; ++j) data.push_back(make_data(p, o, dev, placement_pad(j)));
+  for (RaceData& d : more_placements(p, o, dev, placements)) data.push_back(std::move(d));
   DeviceBuffer ws_buf(std::max<std::size_t>({a.workspace_size(p), b.workspace_size(p), 256}));
   const Workspace ws{ws_buf.data(), ws_buf.bytes()};
   // Warm both (first-call resolution, lazy state) and estimate their time for the graph size.
