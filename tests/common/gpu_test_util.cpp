@@ -110,4 +110,17 @@ std::string run_and_compare(A16W16Data& d, const std::function<void()>& run) {
   return err.empty() ? err : d.c.describe() + ": " + err;
 }
 
+double activate_host(Activation a, double v) {
+  switch (a) {
+    case Activation::kGelu:
+      return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
+    case Activation::kGeluTanh:
+      return 0.5 * v * (1.0 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+    case Activation::kRelu:
+      return v > 0.0 ? v : 0.0;
+    default:
+      return v;
+  }
+}
+
 }  // namespace tgemm::test

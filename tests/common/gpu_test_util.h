@@ -59,6 +59,10 @@ struct A16W16Data {
 
 A16W16Data make_a16w16(const A16W16Case& c, std::uint64_t seed);
 
+// The activation in float64 on the host (the exact erf GELU, the tanh form, ReLU, identity):
+// the reference side of the epilogue tests.
+double activate_host(Activation a, double v);
+
 // Poisons out, runs `run`, runs the reference into an fp32 buffer, compares with the tolerance
 // of gemm_tolerance(). Returns a non-empty failure description on mismatch. With an in-place c
 // (c is out), out is filled with fresh random c values instead of NaN and the reference reads a

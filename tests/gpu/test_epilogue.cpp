@@ -240,19 +240,6 @@ float element_as_float(const unsigned char* bytes, DType type, std::int64_t i) {
   return f;
 }
 
-double activate_ref(Activation a, double v) {
-  switch (a) {
-    case Activation::kGelu:
-      return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
-    case Activation::kGeluTanh:
-      return 0.5 * v * (1.0 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
-    case Activation::kRelu:
-      return v > 0.0 ? v : 0.0;
-    default:
-      return v;
-  }
-}
-
 struct RowsResult {
   std::string error;       // empty when out matches the reference and nothing else was written
   std::vector<float> out;  // out[m, n] as read back (row-major, ld n)
@@ -278,7 +265,7 @@ RowsResult run_rows(const RowsCase& rc, std::uint64_t seed) {
       double v = rc.src ? static_cast<double>(rc.alpha) * src[i] : 0.0;
       if (use_c) v += static_cast<double>(rc.beta) * c[i];
       if (rc.bias) v += bias[static_cast<std::size_t>(j)];
-      ref[i] = static_cast<float>(activate_ref(rc.activation, v));
+      ref[i] = static_cast<float>(activate_host(rc.activation, v));
     }
   }
 

@@ -27,19 +27,6 @@ std::vector<char> to_host(const DeviceBuffer& b) {
   return h;
 }
 
-double activate_host(Activation a, double v) {
-  switch (a) {
-    case Activation::kGelu:
-      return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
-    case Activation::kGeluTanh:
-      return 0.5 * v * (1.0 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
-    case Activation::kRelu:
-      return v > 0 ? v : 0.0;
-    default:
-      return v;
-  }
-}
-
 class ReferenceVsCpu : public ::testing::TestWithParam<A16W16Case> {};
 
 TEST_P(ReferenceVsCpu, MatchesFloat64) {
