@@ -173,6 +173,18 @@ struct RowsCase {
   }
 };
 
+// The split backend's pass: out = act(out + bias) in place (c = out, beta = 1), bf16 bias.
+RowsCase in_place_case(std::int64_t m, std::int64_t n, Activation act) {
+  RowsCase rc;
+  rc.m = m;
+  rc.n = n;
+  rc.beta = 1.0f;
+  rc.c_in_place = true;
+  rc.bias = true;
+  rc.activation = act;
+  return rc;
+}
+
 float bits_to_float(std::uint32_t u) {
   float f;
   std::memcpy(&f, &u, sizeof(f));
@@ -361,25 +373,9 @@ TEST(EpilogueRows, VectorPathInPlaceBiasActivation) {
   TGEMM_REQUIRE_GPU();
   // The split backend's pass: out = act(out + bias) in place, bf16, n a multiple of 8.
   const Activation acts[] = {Activation::kGelu, Activation::kGeluTanh, Activation::kRelu, Activation::kNone};
-  for (Activation act : acts) {
-    RowsCase rc;
-    rc.m = 48;
-    rc.n = 4096;
-    rc.beta = 1.0f;
-    rc.c_in_place = true;
-    rc.bias = true;
-    rc.activation = act;
-    EXPECT_EQ(run_rows(rc, 1).error, "");
-  }
+  for (Activation act : acts) EXPECT_EQ(run_rows(in_place_case(48, 4096, act), 1).error, "");
   // More vectors than the fast path's grid has threads: the grid-stride loop goes round.
-  RowsCase big;
-  big.m = 1100;
-  big.n = 4096;
-  big.beta = 1.0f;
-  big.c_in_place = true;
-  big.bias = true;
-  big.activation = Activation::kGelu;
-  EXPECT_EQ(run_rows(big, 2).error, "");
+  EXPECT_EQ(run_rows(in_place_case(1100, 4096, Activation::kGelu), 2).error, "");
   // fp32 bias, padded rows (ld a multiple of 8), a separate c with beta != 1.
   RowsCase sep;
   sep.m = 33;
@@ -434,13 +430,7 @@ TEST(EpilogueRows, VectorPathFp32Out) {
 TEST(EpilogueRows, ScalarFallback) {
   TGEMM_REQUIRE_GPU();
   // Each case breaks one condition of the vectorized path.
-  RowsCase base;
-  base.m = 19;
-  base.n = 4096;
-  base.beta = 1.0f;
-  base.c_in_place = true;
-  base.bias = true;
-  base.activation = Activation::kGelu;
+  const RowsCase base = in_place_case(19, 4096, Activation::kGelu);
   std::vector<RowsCase> cases;
   RowsCase rc = base;
   rc.n = 4099;  // n % 8 != 0
@@ -477,13 +467,7 @@ TEST(EpilogueRows, BothPathsGiveTheSameBits) {
   // The same data through the vectorized path (aligned) and the scalar one (out shifted by one
   // element): the same arithmetic, so the same bits.
   std::vector<RowsCase> cases;
-  RowsCase rc;
-  rc.m = 24;
-  rc.n = 2048;
-  rc.beta = 1.0f;
-  rc.c_in_place = true;
-  rc.bias = true;
-  rc.activation = Activation::kGelu;
+  RowsCase rc = in_place_case(24, 2048, Activation::kGelu);
   cases.push_back(rc);
   rc.c_in_place = false;
   rc.beta = 0.5f;
