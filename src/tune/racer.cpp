@@ -104,6 +104,26 @@ PairTiming time_pair(const GemmProblem& p, const RaceData& data, const Solution&
   return {st[0].median_us, st[1].median_us, paired_ratio(per_round[0], per_round[1])};
 }
 
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
+// Placements 1 .. wanted-1 of p's operands (placement 0 is the caller's), each behind a pad of
+// 20, 43, 11, ... MB (distinct, not multiples of each other), all alive together so that each
+// lands elsewhere in memory; as many as o.memory_budget holds next to the caller's.
+std::vector<RaceData> more_placements(const GemmProblem& p, const RaceOptions& o, const DeviceInfo& dev, int wanted) {
+  const std::size_t bytes = std::max<std::size_t>(data_bytes(p, o, dev), 1);
+  const auto n = static_cast<int>(
+      std::clamp<std::size_t>(o.memory_budget / bytes, 1, static_cast<std::size_t>(std::max(1, wanted))));
+  std::vector<RaceData> out;
+  for (int j = 1; j < n; ++j) {
+    out.push_back(make_data(p, o, dev, static_cast<std::size_t>(3 + (j * 14 + j * j * 3) % 61) << 20));
+  }
+  return out;
+}
+
 // A sticky error (illegal address, ...) poisons the context: the worker must die and be replaced.
 void check_context(const std::string& candidate) {
   cudaError_t err = cudaDeviceSynchronize();
@@ -452,15 +472,15 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
     }
     // Placements: the race's data, then fresh ones as far as the memory budget allows.
     std::vector<RaceData> extra;
-    const std::size_t bytes = std::max<std::size_t>(data_bytes(p, o, dev), 1);
-    const int placements = static_cast<int>(
-        std::clamp<std::size_t>(o.memory_budget / bytes, 1, static_cast<std::size_t>(std::max(1, o.confirm_placements))));
     result.winner = def;
     try {
-      for (int j = 1; j < placements; ++j) {
-        // Pads of 3, 17, 40, ... MB (distinct, not multiples of each other).
-        extra.push_back(make_data(p, o, dev, static_cast<std::size_t>(3 + (j * 14 + j * j * 3) % 61) << 20));
-      }
+      extra = more_placements(p, o, dev, o.confirm_placements);
+      const int placements = 1 + static_cast<int>(extra.size());
+      struct Confirmed {
+        std::size_t idx;
+        double ratio, min_ratio, def_us, win_us;
+      };
+      std::vector<Confirmed> passed;
       for (std::size_t w : tries) {
         notify("confirm", result.candidates[w].name);
         const double est = std::max(result.candidates[w].us, result.candidates[d].us);
@@ -474,24 +494,42 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
           win_us.push_back(t.b_us);
           lost = t.ratio < 1.0;
         }
-        auto median = [](std::vector<double> v) {
-          std::sort(v.begin(), v.end());
-          const std::size_t h = v.size() / 2;
-          return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
-        };
         ++result.confirm_tried;
-        result.confirm_ratio = median(ratios);
+        result.confirm_ratio = median_of(ratios);
         result.confirm_min_ratio = *std::min_element(ratios.begin(), ratios.end());
         result.confirm_placements = static_cast<int>(ratios.size());
-        result.confirm_default_us = median(def_us);
-        result.confirm_winner_us = median(win_us);
+        result.confirm_default_us = median_of(def_us);
+        result.confirm_winner_us = median_of(win_us);
         result.confirmed = !lost && result.confirm_ratio * (1.0 - margin) > 1.0;
         if (result.confirmed) {
-          result.winner = static_cast<int>(w);
-          result.candidates[d].us = result.confirm_default_us;
-          result.candidates[w].us = result.confirm_winner_us;
-          break;
+          passed.push_back({w, result.confirm_ratio, result.confirm_min_ratio, result.confirm_default_us,
+                            result.confirm_winner_us});
+          if (!o.confirm_best) break;
         }
+      }
+      if (!passed.empty()) {
+        // The first that passed; with confirm_best, the best median ratio among those that
+        // passed, near-ties (within the tie band) resolved by the fixed tie order.
+        std::size_t k = 0;
+        if (o.confirm_best) {
+          double best = 0;
+          for (const Confirmed& c : passed) best = std::max(best, c.ratio);
+          bool have = false;
+          for (std::size_t i = 0; i < passed.size(); ++i) {
+            if (passed[i].ratio * (1.0 + o.select.tie_band) < best) continue;
+            if (!have || tie_order_less(result.candidates[passed[i].idx], result.candidates[passed[k].idx])) k = i;
+            have = true;
+          }
+        }
+        const Confirmed& c = passed[k];
+        result.winner = static_cast<int>(c.idx);
+        result.confirmed = true;
+        result.confirm_ratio = c.ratio;
+        result.confirm_min_ratio = c.min_ratio;
+        result.confirm_default_us = c.def_us;
+        result.confirm_winner_us = c.win_us;
+        result.candidates[d].us = c.def_us;
+        result.candidates[c.idx].us = c.win_us;
       }
     } catch (const Error& e) {
       if (std::string(e.what()).find("sticky") != std::string::npos) throw;
@@ -508,24 +546,39 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
 }
 
 PairTiming time_solution_pair(const GemmProblem& p, const Solution& a, const Solution& b, const RaceOptions& o,
-                              int rounds) {
+                              int rounds, int placements) {
   TGEMM_CHECK(rounds >= 1, "time_solution_pair", "rounds must be >= 1, got ", rounds);
+  TGEMM_CHECK(placements >= 1, "time_solution_pair", "placements must be >= 1, got ", placements);
   TGEMM_CHECK(a.can_implement(p), "time_solution_pair", a.name(), " cannot implement ", p.describe());
   TGEMM_CHECK(b.can_implement(p), "time_solution_pair", b.name(), " cannot implement ", p.describe());
   const DeviceInfo& dev = Runtime::get().platform().device_info(p.device);
-  RaceData data = make_data(p, o, dev);
+  // As the tuner's confirmation: the first placement, then fresh ones behind pads.
+  std::vector<RaceData> data;
+  data.push_back(make_data(p, o, dev));
+  for (RaceData& d : more_placements(p, o, dev, placements)) data.push_back(std::move(d));
   DeviceBuffer ws_buf(std::max<std::size_t>({a.workspace_size(p), b.workspace_size(p), 256}));
   const Workspace ws{ws_buf.data(), ws_buf.bytes()};
   // Warm both (first-call resolution, lazy state) and estimate their time for the graph size.
   double est = 1.0;
   for (const Solution* sol : {&a, &b}) {
-    sol->run(p, data.sets[0].args, ws, nullptr);
+    sol->run(p, data[0].sets[0].args, ws, nullptr);
     est = std::max(est, time_graph([&](int i, Stream s) {
-                          sol->run(p, data.sets[static_cast<std::size_t>(i) % data.sets.size()].args, ws, s);
+                          sol->run(p, data[0].sets[static_cast<std::size_t>(i) % data[0].sets.size()].args, ws, s);
                         }, TimingOptions{2, 1, 3}).median_us);
   }
   TGEMM_CUDA_CHECK(cudaDeviceSynchronize(), "time_solution_pair");
-  return time_pair(p, data, a, b, ws, est, rounds);
+  std::vector<double> a_us, b_us, ratio;
+  for (const RaceData& d : data) {
+    const PairTiming t = time_pair(p, d, a, b, ws, est, rounds);
+    a_us.push_back(t.a_us);
+    b_us.push_back(t.b_us);
+    ratio.push_back(t.ratio);
+  }
+  PairTiming out{median_of(a_us), median_of(b_us), median_of(ratio)};
+  out.min_ratio = *std::min_element(ratio.begin(), ratio.end());
+  out.max_ratio = *std::max_element(ratio.begin(), ratio.end());
+  out.placements = static_cast<int>(ratio.size());
+  return out;
 }
 
 }  // namespace tgemm

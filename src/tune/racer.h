@@ -43,6 +43,10 @@ struct RaceOptions {
   double confirm_margin = 0.01;
   int confirm_placements = 4;
   int confirm_tries = 3;
+  // Confirm all confirm_tries candidates and keep the one with the best median ratio (near-ties
+  // by the fixed tie order) instead of the first that passes: more confirmation time, meant to
+  // make two tunes pick the same row (docs/perf-notes.md, "Tuner v7 measured"). Off by default.
+  bool confirm_best = false;
   std::size_t memory_budget = 8ull << 30;
   // Called before each candidate runs (screen, accurate, check) so a watchdog knows what hung.
   std::function<void(const std::string& phase, const std::string& candidate)> on_candidate;
@@ -70,15 +74,19 @@ struct RaceResult {
 RaceResult race_problem(const GemmProblem& p, const RaceOptions& options);
 
 struct PairTiming {
-  double a_us = -1, b_us = -1;  // medians per call over all rounds
-  double ratio = -1;            // a's time / b's, paired (core/tune_select.h paired_ratio)
+  double a_us = -1, b_us = -1;  // medians per call over all rounds (over placements: their median)
+  double ratio = -1;            // a's time / b's, paired (core/tune_select.h paired_ratio); median over placements
+  double min_ratio = -1, max_ratio = -1;  // over placements (time_solution_pair)
+  int placements = 1;
 };
 
 // Solutions a and b of p timed against each other on fresh rotated inputs, the way the tuner's
 // confirmation and `tgemm bench` compare two paths (two graphs, `rounds` interleaved rounds);
 // `tgemm compare --measure` uses it to judge two tunes' different rows in one run on one GPU.
+// placements > 1: measured on that many placements of the operands (as the confirmation; as
+// many as options.memory_budget holds), medians reported, with the ratio's range.
 PairTiming time_solution_pair(const GemmProblem& p, const Solution& a, const Solution& b, const RaceOptions& options,
-                              int rounds);
+                              int rounds, int placements = 1);
 
 // Runs dense GEMMs for about `seconds` so clocks and power reach their sustained state before
 // anything is timed (a cold GPU boosts higher for the first measurements).

@@ -1,5 +1,6 @@
-// The tuner's pair timing on the GPU (what the confirmation and `tgemm compare --measure` use):
-// a solution timed against itself is a tie, and bad arguments are refused with a clear error.
+// The tuner on the GPU: its pair timing (what the confirmation and `tgemm compare --measure`
+// use): a solution timed against itself is a tie, bad arguments are refused with a clear error;
+// and a whole race of one problem, whose kept row obeys the confirmation's rules.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -45,6 +46,31 @@ TEST(TimeSolutionPair, ASolutionAgainstItselfIsATie) {
   }
 }
 
+TEST(TimeSolutionPair, SeveralPlacementsReportTheirRange) {
+  TGEMM_REQUIRE_GPU();
+  const GemmProblem p = plain_problem(16, 4096, 4096);
+  SolutionPtr s = cublaslt_default(p);
+  ASSERT_NE(s, nullptr);
+  const PairTiming t = time_solution_pair(p, *s, *s, RaceOptions{}, 4, 3);
+  EXPECT_EQ(t.placements, 3);
+  EXPECT_GT(t.a_us, 0);
+  EXPECT_GT(t.b_us, 0);
+  EXPECT_LE(t.min_ratio, t.ratio);
+  EXPECT_GE(t.max_ratio, t.ratio);
+  EXPECT_GT(t.min_ratio, 0.9);
+  EXPECT_LT(t.max_ratio, 1.1);
+  // A memory budget that holds one placement only: one is measured.
+  RaceOptions small;
+  small.memory_budget = 1;
+  EXPECT_EQ(time_solution_pair(p, *s, *s, small, 2, 3).placements, 1);
+  try {
+    time_solution_pair(p, *s, *s, RaceOptions{}, 2, 0);
+    FAIL() << "0 placements accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("placements must be >= 1, got 0"), std::string::npos) << e.what();
+  }
+}
+
 TEST(TimeSolutionPair, RefusesZeroRounds) {
   TGEMM_REQUIRE_GPU();
   const GemmProblem p = plain_problem(16, 256, 128);
@@ -55,6 +81,40 @@ TEST(TimeSolutionPair, RefusesZeroRounds) {
     FAIL() << "0 rounds accepted";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("time_solution_pair: rounds must be >= 1, got 0"), std::string::npos) << e.what();
+  }
+}
+
+// A race of one decode problem over cuBLASLt's space: the kept row passes the checks, and a row
+// other than the default was confirmed on every placement (no placement lost, median ratio
+// beyond the margin); with confirm_best as well.
+TEST(RaceProblem, KeptRowObeysTheConfirmation) {
+  TGEMM_REQUIRE_GPU();
+  for (bool best : {false, true}) {
+    const GemmProblem p = plain_problem(16, 1280, 8192);
+    RaceOptions o;
+    o.libtypes = {"cublaslt"};
+    o.confirm_best = best;
+    const RaceResult r = race_problem(p, o);
+    ASSERT_GE(r.winner, 0) << "confirm_best " << best;
+    const CandidateResult& w = r.candidates[static_cast<std::size_t>(r.winner)];
+    EXPECT_TRUE(w.error.empty()) << w.name << ": " << w.error;
+    EXPECT_GT(w.us, 0) << w.name;
+    EXPECT_GE(w.err_ratio, 0) << w.name;
+    EXPECT_LE(w.err_ratio, o.select.max_err_ratio) << w.name;
+    EXPECT_TRUE(w.strict_ok) << w.name;
+    EXPECT_GT(r.enumerated, 100);
+    if (!w.is_default) {
+      EXPECT_TRUE(r.confirmed) << w.name;
+      EXPECT_GE(r.confirm_tried, 1);
+      EXPECT_LE(r.confirm_tried, o.confirm_tries);
+      EXPECT_GE(r.confirm_placements, 1);
+      EXPECT_LE(r.confirm_placements, o.confirm_placements);
+      EXPECT_GE(r.confirm_min_ratio, 1.0) << w.name;
+      EXPECT_GT(r.confirm_ratio * (1.0 - o.confirm_margin), 1.0) << w.name;
+      EXPECT_DOUBLE_EQ(w.us, r.confirm_winner_us);
+    } else if (r.confirm_tried > 0) {
+      EXPECT_FALSE(r.confirmed);  // every try failed: the default is kept
+    }
   }
 }
 

@@ -71,6 +71,8 @@ int main(int argc, char** argv) {
                  "operand placements a winner must beat the default on (1: the race's only)")
       ->check(CLI::Range(1, 16))
       ->capture_default_str();
+  t->add_flag("--confirm_best", tune.confirm_best,
+              "confirm each of the top finalists on every placement and keep the best (slower)");
   t->add_flag("-v,--verbose", tune.verbose, "more output");
   t->add_flag("--loose", tune.loose, "accept winners that pass --errRatio but not the strict check");
   t->add_flag("--worker", tune.worker, "internal: run as a worker")->group("");
@@ -103,6 +105,9 @@ int main(int argc, char** argv) {
                 "time each differing row's two solutions against each other on this GPU (one run, paired) "
                 "and judge the tie band on those times");
   cmp->add_option("--rounds", compare.rounds, "interleaved rounds of --measure")->capture_default_str();
+  cmp->add_option("--placements", compare.placements,
+                  "operand placements of --measure (the median ratio is judged)")
+      ->capture_default_str();
 
   tgemm::cli::RunOptions run;
   CLI::App* rn = app.add_subcommand(

@@ -154,6 +154,7 @@ int run_worker(const TuneOptions& o) {
   ro.warmup = o.warmup;
   ro.iters = o.iters;
   ro.confirm_placements = o.confirm_placements;
+  ro.confirm_best = o.confirm_best;
   if (o.libtype != "all") {
     auto f = csv::split_line(o.libtype);
     if (f) ro.libtypes = *f;
@@ -239,6 +240,7 @@ void spawn_worker(Worker& w, const TuneOptions& o) {
                                    std::to_string(o.iters), "--confirm_placements",
                                    std::to_string(o.confirm_placements)};
   if (o.loose) args.push_back("--loose");
+  if (o.confirm_best) args.push_back("--confirm_best");
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

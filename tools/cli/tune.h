@@ -23,6 +23,7 @@ struct TuneOptions {
   int warmup = 3;
   int iters = 10;
   int confirm_placements = 4;      // operand placements a winner is confirmed on (RaceOptions)
+  bool confirm_best = false;       // confirm every try, keep the best (RaceOptions::confirm_best)
   bool verbose = false;
   bool loose = false;              // accept candidates that fail the strict check
   bool worker = false;             // internal: run as a worker
