@@ -354,6 +354,16 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
   const double bytes = static_cast<double>(dtype_size(p.a_type)) * static_cast<double>(p.m * p.k + p.n * p.k) +
                        static_cast<double>(dtype_size(p.out_type)) * static_cast<double>(p.m * p.n);
   const bool sustained = flops / bytes > 128.0;
+  // Placements beyond the race's (finals with final_placements > 1, the confirmation): made once,
+  // on first use, as many as the larger of the two asks and the memory budget allows.
+  std::vector<RaceData> extra;
+  bool extra_made = false;
+  auto make_extra = [&] {
+    if (extra_made) return;
+    extra = more_placements(p, o, dev, std::max(o.final_placements, o.confirm_placements));
+    extra_made = true;
+  };
+  auto placement = [&](int j) -> const RaceData& { return j == 0 ? data : extra[static_cast<std::size_t>(j - 1)]; };
   SelectOptions select = o.select;
   if (sustained) select.default_margin = std::max(select.default_margin, o.sustained_default_margin);
   {
@@ -377,15 +387,19 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
         }
       }
       if (finalists.size() > 1) {
-        std::vector<std::function<void(int, Stream)>> launchers;
         double slowest = 0;
-        for (std::size_t idx : finalists) {
-          const Solution* sol = solutions[idx].get();
-          slowest = std::max(slowest, result.candidates[idx].us);
-          launchers.push_back([&, sol](int i, Stream gs) {
-            sol->run(p, data.sets[static_cast<std::size_t>(i) % data.sets.size()].args, ws, gs);
-          });
-        }
+        for (std::size_t idx : finalists) slowest = std::max(slowest, result.candidates[idx].us);
+        // The finalists' launchers on placement j's operands.
+        auto launchers_on = [&](const RaceData& pd) {
+          std::vector<std::function<void(int, Stream)>> launchers;
+          for (std::size_t idx : finalists) {
+            const Solution* sol = solutions[idx].get();
+            launchers.push_back([&p, &pd, &ws, sol](int i, Stream gs) {
+              sol->run(p, pd.sets[static_cast<std::size_t>(i) % pd.sets.size()].args, ws, gs);
+            });
+          }
+          return launchers;
+        };
         notify("final", fmt_count(finalists.size()));
         TimingOptions topt = base_topt;
         topt.launches_per_graph = std::clamp(static_cast<int>(std::ceil(2000.0 / slowest)), 2, o.launches_per_graph);
@@ -409,19 +423,39 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
           }
         }
         try {
-          std::vector<std::vector<double>> per_round;
-          std::vector<TimingStats> st = time_graphs_interleaved(launchers, topt, o.final_rounds, &per_round);
+          int nplace = 1;
+          if (o.final_placements > 1) {
+            make_extra();
+            nplace = std::min(o.final_placements, 1 + static_cast<int>(extra.size()));
+          }
+          const int rounds_each = nplace > 1 ? std::max(1, (o.final_rounds + nplace - 1) / nplace) : o.final_rounds;
+          // per_round[f]: finalist f's median in each round, the placements' rounds one after another.
+          std::vector<std::vector<double>> per_round(finalists.size());
+          std::vector<double> median_us(finalists.size());
+          for (int j = 0; j < nplace; ++j) {
+            std::vector<std::vector<double>> pr;
+            std::vector<TimingStats> st = time_graphs_interleaved(launchers_on(placement(j)), topt, rounds_each, &pr);
+            for (std::size_t f = 0; f < finalists.size(); ++f) {
+              per_round[f].insert(per_round[f].end(), pr[f].begin(), pr[f].end());
+              median_us[f] = st[f].median_us;
+            }
+          }
+          if (nplace > 1) {
+            for (std::size_t f = 0; f < finalists.size(); ++f) median_us[f] = median_of(per_round[f]);
+          }
+          result.final_placements = nplace;
           // Ranked on the paired estimate against the default (the bench's and the confirmation's):
-          // a finalist's time is the default's median times the median over rounds of its ratio
-          // to the default in the same round, so drift between rounds does not reorder near-ties.
+          // a finalist's time is the default's median times the median over rounds (of every
+          // placement) of its ratio to the default in the same round, so drift between rounds does
+          // not reorder near-ties.
           std::size_t def_f = finalists.size();
           for (std::size_t f = 0; f < finalists.size(); ++f)
             if (result.candidates[finalists[f]].is_default) def_f = f;
           for (std::size_t f = 0; f < finalists.size(); ++f) {
-            double us = st[f].median_us;
+            double us = median_us[f];
             if (def_f < finalists.size() && f != def_f) {
               const double ratio = paired_ratio(per_round[f], per_round[def_f]);
-              if (ratio > 0) us = st[def_f].median_us * ratio;
+              if (ratio > 0) us = median_us[def_f] * ratio;
             }
             result.candidates[finalists[f]].us = us;
           }
@@ -471,11 +505,10 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
       }
     }
     // Placements: the race's data, then fresh ones as far as the memory budget allows.
-    std::vector<RaceData> extra;
     result.winner = def;
     try {
-      extra = more_placements(p, o, dev, o.confirm_placements);
-      const int placements = 1 + static_cast<int>(extra.size());
+      make_extra();
+      const int placements = std::min(std::max(1, o.confirm_placements), 1 + static_cast<int>(extra.size()));
       struct Confirmed {
         std::size_t idx;
         double ratio, min_ratio, def_us, win_us;
@@ -487,8 +520,7 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
         std::vector<double> ratios, def_us, win_us;
         bool lost = false;
         for (int j = 0; j < placements && !lost; ++j) {
-          const RaceData& pd = j == 0 ? data : extra[static_cast<std::size_t>(j - 1)];
-          const PairTiming t = time_pair(p, pd, *solutions[d], *solutions[w], ws, est, o.confirm_rounds);
+          const PairTiming t = time_pair(p, placement(j), *solutions[d], *solutions[w], ws, est, o.confirm_rounds);
           ratios.push_back(t.ratio);
           def_us.push_back(t.a_us);
           win_us.push_back(t.b_us);

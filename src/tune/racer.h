@@ -26,6 +26,13 @@ struct RaceOptions {
   double final_margin = 0.03;            // candidates this close to the fastest are re-timed, with the default
   std::size_t max_finalists = 6;         // fastest ones re-timed (plus the default)
   int final_rounds = 4;                  // interleaved rounds of that re-timing (with the default)
+  // > 1: the finals are spread over this many placements of the operands (the race's, then the
+  // confirmation's fresh allocations behind pads), ceil(final_rounds / final_placements) rounds
+  // on each, and a finalist is ranked on its paired ratio to the default over all of them. Two
+  // tunes then rank on the statistic `tgemm compare --measure --placements` judges (a median over
+  // placements) rather than on one process's placement, where bimodal configurations look fast
+  // or slow by chance (docs/perf-notes.md, "placement study"). 1: the race's placement only.
+  int final_placements = 1;
   // Compute-bound problems (FLOPs per byte above ~128): the finals run in the GPU's sustained
   // power state (a warm-up of sustained_warmup_ms with the default first, ~sustained_round_ms per
   // candidate and round), and a winner must beat the default by sustained_default_margin.
@@ -66,6 +73,7 @@ struct RaceResult {
   // confirmed (the kept one when confirmed), its smallest ratio, how many candidates were tried.
   double confirm_default_us = -1, confirm_winner_us = -1, confirm_ratio = -1, confirm_min_ratio = -1;
   int confirm_placements = 0, confirm_tried = 0;
+  int final_placements = 0;  // placements the finals ran on (0: no finals, one finalist)
   bool confirmed = false;
   double seconds = 0;
 };

@@ -86,16 +86,25 @@ TEST(TimeSolutionPair, RefusesZeroRounds) {
 
 // A race of one decode problem over cuBLASLt's space: the kept row passes the checks, and a row
 // other than the default was confirmed on every placement (no placement lost, median ratio
-// beyond the margin); with confirm_best as well.
+// beyond the margin); with confirm_best as well, and with the finals spread over placements.
 TEST(RaceProblem, KeptRowObeysTheConfirmation) {
   TGEMM_REQUIRE_GPU();
-  for (bool best : {false, true}) {
+  struct Case {
+    bool best;
+    int final_placements;
+  };
+  for (const Case c : {Case{false, 1}, Case{true, 1}, Case{false, 4}}) {
     const GemmProblem p = plain_problem(16, 1280, 8192);
     RaceOptions o;
     o.libtypes = {"cublaslt"};
-    o.confirm_best = best;
+    o.confirm_best = c.best;
+    o.final_placements = c.final_placements;
     const RaceResult r = race_problem(p, o);
-    ASSERT_GE(r.winner, 0) << "confirm_best " << best;
+    SCOPED_TRACE(testing::Message() << "confirm_best " << c.best << ", final_placements " << c.final_placements);
+    ASSERT_GE(r.winner, 0);
+    // Finals ran (a 20 MB weight has many candidates within the margin of the fastest) on every
+    // placement asked for: 4 of this problem fit the memory budget many times over.
+    EXPECT_EQ(r.final_placements, c.final_placements);
     const CandidateResult& w = r.candidates[static_cast<std::size_t>(r.winner)];
     EXPECT_TRUE(w.error.empty()) << w.name << ": " << w.error;
     EXPECT_GT(w.us, 0) << w.name;

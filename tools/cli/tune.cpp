@@ -155,6 +155,7 @@ int run_worker(const TuneOptions& o) {
   ro.iters = o.iters;
   ro.confirm_placements = o.confirm_placements;
   ro.confirm_best = o.confirm_best;
+  ro.final_placements = o.final_placements;
   if (o.libtype != "all") {
     auto f = csv::split_line(o.libtype);
     if (f) ro.libtypes = *f;
@@ -200,7 +201,8 @@ int run_worker(const TuneOptions& o) {
             {"enumerated", r.enumerated}, {"screened", r.screened}, {"accurate", r.accurate},
             {"default_us", r.default_us}, {"confirm_default_us", r.confirm_default_us},
             {"confirm_winner_us", r.confirm_winner_us}, {"confirm_ratio", r.confirm_ratio}, {"confirm_min_ratio", r.confirm_min_ratio},
-            {"confirm_placements", r.confirm_placements}, {"confirm_tried", r.confirm_tried}, {"confirmed", r.confirmed}, {"seconds", r.seconds}, {"arch", dev.arch}, {"sm_count", dev.sm_count}});
+            {"confirm_placements", r.confirm_placements}, {"confirm_tried", r.confirm_tried}, {"confirmed", r.confirmed},
+            {"final_placements", r.final_placements}, {"seconds", r.seconds}, {"arch", dev.arch}, {"sm_count", dev.sm_count}});
     } catch (const std::exception& e) {
       emit({{"type", "fatal"}, {"id", id}, {"error", e.what()}});
       return 3;
@@ -238,7 +240,8 @@ void spawn_worker(Worker& w, const TuneOptions& o) {
   std::vector<std::string> args = {"/proc/self/exe", "tune", "--worker", "--errRatio", fmt::format("{}", o.err_ratio),
                                    "--libtype", o.libtype, "--warmup", std::to_string(o.warmup), "--iters",
                                    std::to_string(o.iters), "--confirm_placements",
-                                   std::to_string(o.confirm_placements)};
+                                   std::to_string(o.confirm_placements), "--final_placements",
+                                   std::to_string(o.final_placements)};
   if (o.loose) args.push_back("--loose");
   if (o.confirm_best) args.push_back("--confirm_best");
   std::vector<char*> argv;
@@ -501,9 +504,11 @@ int run_tune(const TuneOptions& o) {
                                  msg.value("confirm_min_ratio", -1.0), msg.value("confirm_placements", 0),
                                  msg.value("confirm_tried", 0), msg.value("confirmed", false) ? "kept" : "default kept")
                    : std::string();
-    progress(fmt::format("{} -> {} {:.2f} us ({}x vs default, {} candidates, {:.1f} s{})", p.describe(), r.kernel_name,
+    const int fplace = msg.value("final_placements", 0);
+    const std::string finals = fplace > 1 ? fmt::format(", finals over {} placements", fplace) : std::string();
+    progress(fmt::format("{} -> {} {:.2f} us ({}x vs default, {} candidates, {:.1f} s{}{})", p.describe(), r.kernel_name,
                          r.us, def > 0 ? fmt::format("{:.3f}", def / r.us) : std::string("?"),
-                         msg["enumerated"].get<int>(), msg["seconds"].get<double>(), confirm));
+                         msg["enumerated"].get<int>(), msg["seconds"].get<double>(), finals, confirm));
     if (pending_write >= o.batch) flush_rows();
   };
 
