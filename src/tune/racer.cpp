@@ -5,12 +5,15 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
+#include <string>
 #include <unordered_set>
 
 #include "backends/cublaslt/cublaslt_backend.h"
 #include "backends/reference/reference_backend.h"
 #include "runtime/cuda_check.h"
 #include "runtime/device_utils.h"
+#include "runtime/launch_fingerprint.h"
 #include "runtime/runtime.h"
 #include "runtime/timing.h"
 
@@ -248,7 +251,7 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
     ensure_workspace();
     for (std::size_t i = begin; i < end; ++i) {
       CandidateResult& r = result.candidates[i];
-      if (!r.error.empty()) continue;
+      if (!r.error.empty() || !r.same_as.empty()) continue;
       notify("screen", r.name);
       try {
         TGEMM_CUDA_CHECK(cudaEventRecord(timer.a, stream), "tune");
@@ -275,6 +278,21 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
       }
     }
   };
+  // Identical launches (dedupe_launches): fingerprints of the candidates from `begin` on, each
+  // captured (not run) on the race's first operands and workspace, as the screen runs it.
+  std::vector<std::optional<std::string>> fingerprints;
+  auto mark_duplicates = [&](std::size_t begin) {
+    if (!o.dedupe_launches) return;
+    ensure_workspace();
+    for (std::size_t i = begin; i < solutions.size(); ++i) {
+      const Solution* sol = solutions[i].get();
+      fingerprints.push_back(result.candidates[i].error.empty()
+                                 ? launch_fingerprint([&](Stream st) { sol->run(p, data.sets[0].args, ws, st); })
+                                 : std::nullopt);
+    }
+    result.same_launches += static_cast<int>(mark_same_launches(result.candidates, fingerprints, begin));
+  };
+  mark_duplicates(0);
   screen(0, solutions.size());
   // Second stage: each backend refines around its fastest screened candidates.
   for (std::size_t b = 0; b < backends.size(); ++b) {
@@ -286,6 +304,7 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
                      [](const ScreenedCandidate& a, const ScreenedCandidate& c) { return a.screen_us < c.screen_us; });
     std::size_t before = solutions.size();
     add_candidates(backends[b]->refine(p, mine), ranks[b]);
+    mark_duplicates(before);
     screen(before, solutions.size());
   }
   result.enumerated = static_cast<int>(solutions.size());

@@ -33,6 +33,10 @@ struct RaceOptions {
   // placements) rather than on one process's placement, where bimodal configurations look fast
   // or slow by chance (docs/perf-notes.md, "placement study"). 1: the race's placement only.
   int final_placements = 1;
+  // Candidates that launch exactly the same work (runtime/launch_fingerprint.h: kernels, shapes,
+  // attributes and argument bytes) are raced once, by the first in tie order; the others are
+  // reported with same_as. Fewer candidates to screen, and finalists that are distinct kernels.
+  bool dedupe_launches = false;
   // Compute-bound problems (FLOPs per byte above ~128): the finals run in the GPU's sustained
   // power state (a warm-up of sustained_warmup_ms with the default first, ~sustained_round_ms per
   // candidate and round), and a winner must beat the default by sustained_default_margin.
@@ -74,6 +78,7 @@ struct RaceResult {
   double confirm_default_us = -1, confirm_winner_us = -1, confirm_ratio = -1, confirm_min_ratio = -1;
   int confirm_placements = 0, confirm_tried = 0;
   int final_placements = 0;  // placements the finals ran on (0: no finals, one finalist)
+  int same_launches = 0;     // candidates not raced: they launch what another candidate launches
   bool confirmed = false;
   double seconds = 0;
 };

@@ -1,11 +1,17 @@
 // The tuner on the GPU: its pair timing (what the confirmation and `tgemm compare --measure`
 // use): a solution timed against itself is a tie, bad arguments are refused with a clear error;
-// and a whole race of one problem, whose kept row obeys the confirmation's rules.
+// launch fingerprints (equal for the same launch, different for another configuration or other
+// arguments, absent for what cannot be captured); and a whole race of one problem, whose kept
+// row obeys the confirmation's rules.
 #include <gtest/gtest.h>
+#include <cuda_runtime.h>
 
+#include <map>
+#include <optional>
 #include <string>
 
 #include "core/problem.h"
+#include "runtime/launch_fingerprint.h"
 #include "runtime/runtime.h"
 #include "tests/common/gpu_test_util.h"
 #include "tgemm/error.h"
@@ -84,6 +90,83 @@ TEST(TimeSolutionPair, RefusesZeroRounds) {
   }
 }
 
+// The same call fingerprints the same; another split-K configuration of cuBLASLt, or the same
+// one on another output, does not.
+TEST(LaunchFingerprint, EqualExactlyForTheSameLaunch) {
+  TGEMM_REQUIRE_GPU();
+  A16W16Case c;
+  c.m = 16;
+  c.n = 1280;
+  c.k = 8192;
+  A16W16Data d = make_a16w16(c, 7);
+  const GemmProblem p = d.problem();
+  const GemmArgs args = d.args();
+  DeviceBuffer other_out(static_cast<std::size_t>(c.m * c.n) * 2);
+  GemmArgs other_args = args;
+  other_args.out = other_out.data();
+  const Backend* lt = Runtime::get().registry().find("cublaslt");
+  ASSERT_NE(lt, nullptr);
+  SolutionPtr a = lt->default_solution(p);
+  ASSERT_NE(a, nullptr);
+  // A configuration with another split-K factor than the default's.
+  SolutionPtr b;
+  for (SolutionPtr& s : lt->candidates(p)) {
+    if (s->can_implement(p) && s->split_k() > 1 && s->split_k() != a->split_k()) {
+      b = std::move(s);
+      break;
+    }
+  }
+  ASSERT_NE(b, nullptr) << "no split-K configuration for " << p.describe();
+  DeviceBuffer ws(std::max<std::size_t>({a->workspace_size(p), b->workspace_size(p), 256}));
+  const Workspace w{ws.data(), ws.bytes()};
+  // Warm both (module loading, first-call state), as the tuner's screen does.
+  a->run(p, args, w, nullptr);
+  b->run(p, args, w, nullptr);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  auto fp = [&](const Solution& s, const GemmArgs& ga) {
+    return launch_fingerprint([&](Stream st) { s.run(p, ga, w, st); });
+  };
+  const std::optional<std::string> a1 = fp(*a, args), a2 = fp(*a, args), b1 = fp(*b, args), a3 = fp(*a, other_args);
+  ASSERT_TRUE(a1.has_value()) << a->name();
+  ASSERT_TRUE(a2.has_value());
+  ASSERT_TRUE(b1.has_value()) << b->name();
+  ASSERT_TRUE(a3.has_value());
+  EXPECT_EQ(*a1, *a2) << a->name();
+  EXPECT_NE(*a1, *b1) << a->name() << " vs " << b->name();
+  EXPECT_NE(*a1, *a3) << "another output pointer";
+  // Nothing ran: the output still holds what the warm-up runs wrote, and no error is pending.
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+}
+
+TEST(LaunchFingerprint, NothingForCallsThatCannotBeCapturedAndNoErrorLeft) {
+  TGEMM_REQUIRE_GPU();
+  // Synchronising inside a capture invalidates it.
+  EXPECT_FALSE(launch_fingerprint([](Stream) { (void)cudaDeviceSynchronize(); }).has_value());
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  // A call that throws.
+  EXPECT_FALSE(launch_fingerprint([](Stream) { throw Error("test: refused"); }).has_value());
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  // A call that enqueues nothing: an empty graph, the same every time.
+  const auto e1 = launch_fingerprint([](Stream) {}), e2 = launch_fingerprint([](Stream) {});
+  ASSERT_TRUE(e1.has_value());
+  ASSERT_TRUE(e2.has_value());
+  EXPECT_EQ(*e1, *e2);
+  // A memset is compared by its destination and value.
+  DeviceBuffer buf(4096);
+  auto memset_fp = [&](int value) {
+    return launch_fingerprint([&](Stream st) {
+      (void)cudaMemsetAsync(buf.data(), value, 4096, reinterpret_cast<cudaStream_t>(st));
+    });
+  };
+  const auto m0 = memset_fp(0), m0b = memset_fp(0), m1 = memset_fp(1);
+  ASSERT_TRUE(m0.has_value() && m0b.has_value() && m1.has_value());
+  EXPECT_EQ(*m0, *m0b);
+  EXPECT_NE(*m0, *m1);
+  EXPECT_NE(*m0, *e1);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+}
+
 // A race of one decode problem over cuBLASLt's space: the kept row passes the checks, and a row
 // other than the default was confirmed on every placement (no placement lost, median ratio
 // beyond the margin); with confirm_best as well, and with the finals spread over placements.
@@ -92,16 +175,34 @@ TEST(RaceProblem, KeptRowObeysTheConfirmation) {
   struct Case {
     bool best;
     int final_placements;
+    bool dedupe;
   };
-  for (const Case c : {Case{false, 1}, Case{true, 1}, Case{false, 4}}) {
+  for (const Case c : {Case{false, 1, false}, Case{true, 1, false}, Case{false, 4, false}, Case{false, 1, true}}) {
     const GemmProblem p = plain_problem(16, 1280, 8192);
     RaceOptions o;
     o.libtypes = {"cublaslt"};
     o.confirm_best = c.best;
     o.final_placements = c.final_placements;
+    o.dedupe_launches = c.dedupe;
     const RaceResult r = race_problem(p, o);
-    SCOPED_TRACE(testing::Message() << "confirm_best " << c.best << ", final_placements " << c.final_placements);
+    SCOPED_TRACE(testing::Message() << "confirm_best " << c.best << ", final_placements " << c.final_placements
+                                    << ", dedupe " << c.dedupe);
     ASSERT_GE(r.winner, 0);
+    // Candidates not raced because they launch what another does: each names one that stands for
+    // itself; none of them was timed.
+    std::map<std::string, const CandidateResult*> by_name;
+    for (const CandidateResult& x : r.candidates) by_name[x.name] = &x;
+    int same = 0;
+    for (const CandidateResult& x : r.candidates) {
+      if (x.same_as.empty()) continue;
+      ++same;
+      EXPECT_LT(x.screen_us, 0) << x.name;
+      EXPECT_LT(x.us, 0) << x.name;
+      ASSERT_EQ(by_name.count(x.same_as), 1u) << x.name << " -> " << x.same_as;
+      EXPECT_TRUE(by_name[x.same_as]->same_as.empty()) << x.same_as;
+    }
+    EXPECT_EQ(same, r.same_launches);
+    if (!c.dedupe) EXPECT_EQ(same, 0);
     // Finals ran (a 20 MB weight has many candidates within the margin of the fastest) on every
     // placement asked for: 4 of this problem fit the memory budget many times over.
     EXPECT_EQ(r.final_placements, c.final_placements);

@@ -75,6 +75,8 @@ int main(int argc, char** argv) {
                  "operand placements the finalists are ranked over (paired with the default; 1: the race's only)")
       ->check(CLI::Range(1, 16))
       ->capture_default_str();
+  t->add_flag("--dedupe_launches", tune.dedupe_launches,
+              "race candidates that launch identical kernels with identical arguments once (the first in tie order)");
   t->add_flag("--confirm_best", tune.confirm_best,
               "confirm each of the top finalists on every placement and keep the best (slower)");
   t->add_flag("-v,--verbose", tune.verbose, "more output");

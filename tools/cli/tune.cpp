@@ -156,6 +156,7 @@ int run_worker(const TuneOptions& o) {
   ro.confirm_placements = o.confirm_placements;
   ro.confirm_best = o.confirm_best;
   ro.final_placements = o.final_placements;
+  ro.dedupe_launches = o.dedupe_launches;
   if (o.libtype != "all") {
     auto f = csv::split_line(o.libtype);
     if (f) ro.libtypes = *f;
@@ -195,14 +196,14 @@ int run_worker(const TuneOptions& o) {
       for (const auto& c : r.candidates) {
         cands.push_back({{"name", c.name}, {"libtype", c.libtype}, {"solidx", c.solidx}, {"splitK", c.split_k},
                          {"screen_us", c.screen_us}, {"us", c.us}, {"spread", c.spread}, {"err_ratio", c.err_ratio},
-                         {"strict_ok", c.strict_ok}, {"error", c.error}});
+                         {"strict_ok", c.strict_ok}, {"error", c.error}, {"same_as", c.same_as}});
       }
       emit({{"type", "result"}, {"id", id}, {"winner", r.winner}, {"candidates", cands},
             {"enumerated", r.enumerated}, {"screened", r.screened}, {"accurate", r.accurate},
             {"default_us", r.default_us}, {"confirm_default_us", r.confirm_default_us},
             {"confirm_winner_us", r.confirm_winner_us}, {"confirm_ratio", r.confirm_ratio}, {"confirm_min_ratio", r.confirm_min_ratio},
             {"confirm_placements", r.confirm_placements}, {"confirm_tried", r.confirm_tried}, {"confirmed", r.confirmed},
-            {"final_placements", r.final_placements}, {"seconds", r.seconds}, {"arch", dev.arch}, {"sm_count", dev.sm_count}});
+            {"final_placements", r.final_placements}, {"same_launches", r.same_launches}, {"seconds", r.seconds}, {"arch", dev.arch}, {"sm_count", dev.sm_count}});
     } catch (const std::exception& e) {
       emit({{"type", "fatal"}, {"id", id}, {"error", e.what()}});
       return 3;
@@ -244,6 +245,7 @@ void spawn_worker(Worker& w, const TuneOptions& o) {
                                    std::to_string(o.final_placements)};
   if (o.loose) args.push_back("--loose");
   if (o.confirm_best) args.push_back("--confirm_best");
+  if (o.dedupe_launches) args.push_back("--dedupe_launches");
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -312,6 +314,13 @@ std::string format_duration(double s) {
   if (s < 0 || !std::isfinite(s)) return "?";
   int t = static_cast<int>(s + 0.5);
   return t >= 60 ? fmt::format("{}m{:02d}s", t / 60, t % 60) : fmt::format("{}s", t);
+}
+
+// The profile's error column: the candidate's error, or for one not raced because it launches
+// what another candidate launches (--dedupe_launches), which one.
+std::string profile_error(const json& c) {
+  const std::string same = c.value("same_as", std::string());
+  return same.empty() ? c["error"].get<std::string>() : "not raced: same launch as " + same;
 }
 
 struct ProblemState {
@@ -387,6 +396,7 @@ int run_tune(const TuneOptions& o) {
   int finished = 0, failed = 0, skipped = 0, pending_write = 0;
   long long candidates_raced = 0;
   std::vector<int> enumerated_counts;
+  std::vector<int> distinct_counts;  // enumerated less those that launch what another one does
   double tuned_seconds = 0;
   const bool tty = ::isatty(2);
 
@@ -455,6 +465,7 @@ int run_tune(const TuneOptions& o) {
     const json& cands = msg["candidates"];
     candidates_raced += static_cast<long long>(cands.size());
     enumerated_counts.push_back(msg["enumerated"].get<int>());
+    distinct_counts.push_back(msg["enumerated"].get<int>() - msg.value("same_launches", 0));
     tuned_seconds += msg["seconds"].get<double>();
     const UntunedProblem& p = st.problem;
     if (profile.is_open()) {
@@ -465,7 +476,7 @@ int run_tune(const TuneOptions& o) {
                               c["libtype"], c["name"], fmt::format("{:.4f}", c["screen_us"].get<double>()),
                               fmt::format("{:.4f}", c["us"].get<double>()), fmt::format("{:.4f}", c["spread"].get<double>()),
                               fmt::format("{:.6f}", c["err_ratio"].get<double>()), c["strict_ok"].get<bool>() ? "True" : "False",
-                              c["error"].get<std::string>()})
+                              profile_error(c)})
                 << "\n";
       }
       profile.flush();
@@ -622,6 +633,11 @@ int run_tune(const TuneOptions& o) {
   if (!enumerated_counts.empty()) {
     fmt::print("candidates per problem: min {}, median {}, max {}\n", enumerated_counts.front(),
                enumerated_counts[enumerated_counts.size() / 2], enumerated_counts.back());
+  }
+  if (o.dedupe_launches && !distinct_counts.empty()) {
+    std::sort(distinct_counts.begin(), distinct_counts.end());
+    fmt::print("distinct launches per problem (--dedupe_launches): min {}, median {}, max {}\n", distinct_counts.front(),
+               distinct_counts[distinct_counts.size() / 2], distinct_counts.back());
   }
   for (const auto& st : states) {
     if (st.failed) fmt::print("FAILED {}: {}\n", st.problem.describe(), st.failure);
