@@ -51,6 +51,8 @@ int main(int argc, char** argv) {
   l->add_option("-k", lts.k, "K")->capture_default_str();
   l->add_flag("--bias", lts.bias, "with bias");
   l->add_option("--dtype", lts.dtype, "input dtype")->capture_default_str();
+  l->add_flag("--launches", lts.launches,
+              "run every configuration once and count the distinct launches (kernel, shape, arguments) among them");
 
   tgemm::cli::TuneOptions tune;
   CLI::App* t = app.add_subcommand("tune", "race every candidate of every backend per problem; write the tuned CSV");
