@@ -1,10 +1,6 @@
 # `tgemm tune` without -i/--input_file: a non-zero exit and a message naming the missing option.
-# The GPU is hidden (cli_common.cmake), as on a CI machine or a login node.
-#
-# BUG (tools/cli/tune.cpp:295): run_tune calls require_gpu("tune") before checking its arguments,
-# so without a GPU a missing -i is reported as "no CUDA GPU is usable" (exit 2); the user fixes
-# that, and only then learns the command line was wrong. Arguments should be checked first (the
-# --worker path aside), as `tgemm shapes`/`merge` do.
+# The GPU is hidden (cli_common.cmake), as on a CI machine or a login node: the arguments are
+# checked before the GPU is asked for (the --worker path aside), as `tgemm shapes`/`merge` do.
 include("${CMAKE_CURRENT_LIST_DIR}/cli_common.cmake")
 
 tgemm_run(t tune -o "${SCRATCH}/tuned.csv")
@@ -21,3 +17,10 @@ if(bare_RC EQUAL 0)
   message(FATAL_ERROR "tgemm tune without arguments exited 0")
 endif()
 expect_contains("tgemm tune without arguments: stderr" "${bare_ERR}" "--input_file")
+
+# A placement count outside 1..16 is refused by the command line itself, naming the option.
+tgemm_run(cp tune -i "${SCRATCH}/missing.csv" -o "${SCRATCH}/tuned.csv" --confirm_placements 0)
+if(cp_RC EQUAL 0)
+  message(FATAL_ERROR "tgemm tune --confirm_placements 0 exited 0")
+endif()
+expect_contains("tgemm tune --confirm_placements 0: stderr" "${cp_ERR}" "--confirm_placements")
