@@ -1,9 +1,11 @@
 // `tgemm shapes` from a Hugging Face config.json: the (N, K) of each projection under tensor
 // parallelism, the MoE token share, the padded LM head, and the errors on bad configs. The shared
-// shape suite (bench/shapes/llm_shapes.csv) must come out of the committed configs exactly.
+// shape suite (bench/shapes/llm_shapes.csv) must come out of the committed configs exactly, and
+// the shipped table (configs/bf16_tuned_gemm.csv) must hold a row for each of its problems.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "core/model_shapes.h"
+#include "core/table.h"
 #include "tests/common/host_test_util.h"
 #include "tgemm/error.h"
 
@@ -113,6 +116,38 @@ const std::map<std::string, std::pair<std::string, int>>& suite_models() {
       {"dsv3", {"deepseek-v3", 1}},
   };
   return kModels;
+}
+
+// The shipped table parses without a warning, is keyed for 132-SM sm_90a, and has exactly one
+// plain bf16 row (no bias, no epilogue) for every problem of the suite at the bench's token
+// counts, so no suite problem is left to the nearest-M fallback (a row tuned for another M); its
+// erf-GELU + bias rows are suite shapes too.
+TEST(ShippedTable, OneRowForEverySuiteProblem) {
+  const std::string path = kSourceDir + "/configs/bf16_tuned_gemm.csv";
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << path;
+  const ParsedTable t = parse_tuned_table(in, path);
+  EXPECT_TRUE(t.warnings.empty()) << t.warnings.front();
+  std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, int> plain;
+  std::map<std::pair<std::int64_t, std::int64_t>, int> suite;
+  for (const SuiteRow& r : read_suite()) suite[{r.n, r.k}] = 1;
+  for (const TableRow& r : t.rows) {
+    EXPECT_EQ(r.key.arch, "sm_90a") << r.file << ":" << r.line;
+    EXPECT_EQ(r.key.sm_count, 132) << r.file << ":" << r.line;
+    EXPECT_EQ(suite.count({r.key.n, r.key.k}), 1u) << r.file << ":" << r.line << ": not a suite shape";
+    const bool is_plain = !r.key.bias && r.key.epilogue == EpilogueKey{} && r.key.dtype == DType::kBFloat16 &&
+                          r.key.out_dtype == DType::kBFloat16;
+    if (is_plain) ++plain[{r.m, r.key.n, r.key.k}];
+  }
+  ASSERT_EQ(suite.size(), 16u);
+  EXPECT_EQ(plain.size(), 112u);  // no plain row outside the 7 x 16 problems
+  for (std::int64_t m : {1, 16, 64, 128, 512, 2048, 8192}) {
+    for (const auto& entry : suite) {
+      const auto [n, k] = entry.first;
+      const auto it = plain.find({m, n, k});
+      EXPECT_EQ(it == plain.end() ? 0 : it->second, 1) << "plain rows for M=" << m << " N=" << n << " K=" << k;
+    }
+  }
 }
 
 TEST(ModelShapes, ReproducesTheSharedShapeSuite) {
