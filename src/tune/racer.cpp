@@ -409,10 +409,12 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
         double slowest = 0;
         for (std::size_t idx : finalists) slowest = std::max(slowest, result.candidates[idx].us);
         // The finalists' launchers on placement j's operands.
-        auto launchers_on = [&](const RaceData& pd) {
+        // The finalists' launchers on placement pd's operands, in the order `order` (positions
+        // into finalists).
+        auto launchers_on = [&](const RaceData& pd, const std::vector<std::size_t>& order) {
           std::vector<std::function<void(int, Stream)>> launchers;
-          for (std::size_t idx : finalists) {
-            const Solution* sol = solutions[idx].get();
+          for (std::size_t f : order) {
+            const Solution* sol = solutions[finalists[f]].get();
             launchers.push_back([&p, &pd, &ws, sol](int i, Stream gs) {
               sol->run(p, pd.sets[static_cast<std::size_t>(i) % pd.sets.size()].args, ws, gs);
             });
@@ -452,11 +454,18 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
           std::vector<std::vector<double>> per_round(finalists.size());
           std::vector<double> median_us(finalists.size());
           for (int j = 0; j < nplace; ++j) {
+            // Within a call the order reverses on odd rounds; with an odd number of rounds per
+            // placement it also reverses on odd placements, so no finalist always runs first.
+            std::vector<std::size_t> order(finalists.size());
+            for (std::size_t f = 0; f < order.size(); ++f) order[f] = f;
+            if (j % 2 == 1 && rounds_each % 2 == 1) std::reverse(order.begin(), order.end());
             std::vector<std::vector<double>> pr;
-            std::vector<TimingStats> st = time_graphs_interleaved(launchers_on(placement(j)), topt, rounds_each, &pr);
-            for (std::size_t f = 0; f < finalists.size(); ++f) {
-              per_round[f].insert(per_round[f].end(), pr[f].begin(), pr[f].end());
-              median_us[f] = st[f].median_us;
+            std::vector<TimingStats> st =
+                time_graphs_interleaved(launchers_on(placement(j), order), topt, rounds_each, &pr);
+            for (std::size_t q = 0; q < order.size(); ++q) {
+              const std::size_t f = order[q];
+              per_round[f].insert(per_round[f].end(), pr[q].begin(), pr[q].end());
+              median_us[f] = st[q].median_us;
             }
           }
           if (nplace > 1) {
