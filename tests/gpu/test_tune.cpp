@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
