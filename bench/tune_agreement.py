@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""Why two tunes of the same problems picked different rows.
+
+    python3 bench/tune_agreement.py A.csv B.csv [--profiles profA.csv[.gz] profB.csv[.gz]] [--top 6]
+
+For every problem in both tuned tables: identical rows, or the two picks. With the tunes'
+`--profile_file` outputs, each pick's rank among the other tune's timed candidates that passed
+the checks (by accurate time), and whether the other tune did not race it because it launches
+what another candidate launches (`tgemm tune --dedupe_launches`: error column "not raced: same
+launch as X"). The summary says how often each pick was among the other tune's `--top` fastest:
+when it rarely is, the tunes disagree before their confirmations (docs/perf-notes.md, "Tuner v7
+measured"). Standard library only; no GPU.
+"""
+
+import argparse
+import csv
+import gzip
+import sys
+
+KEY = ("M", "N", "K", "bias", "dtype", "outdtype", "epilogue")
+SAME_LAUNCH = "not raced: same launch as "
+
+
+def read_csv(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", newline="") as f:
+        lines = [line for line in f if not line.startswith("#")]
+    return list(csv.DictReader(lines))
+
+
+def key_of(row):
+    return tuple(row.get(c, "none" if c == "epilogue" else "") for c in KEY)
+
+
+def read_table(path):
+    return {key_of(r): r["kernelName"] for r in read_csv(path)}
+
+
+class Profile:
+    """One tune's candidates per problem: passing ones ranked by accurate time, and which
+    candidates stood for others (same launch)."""
+
+    def __init__(self, path, max_err_ratio=0.05):
+        self.ranked = {}
+        self.same_as = {}
+        for r in read_csv(path):
+            k = key_of(r)
+            err = r.get("error", "")
+            if err.startswith(SAME_LAUNCH):
+                self.same_as.setdefault(k, {})[r["kernelName"]] = err[len(SAME_LAUNCH):]
+                continue
+            us = float(r.get("us") or -1)
+            ok = (not err and us > 0 and r.get("strict_ok") == "True"
+                  and 0 <= float(r.get("err_ratio") or -1) <= max_err_ratio)
+            if ok:
+                self.ranked.setdefault(k, []).append((us, r["kernelName"]))
+        for v in self.ranked.values():
+            v.sort()
+
+    def stand_in(self, key, name):
+        """The candidate this tune raced for `name` (itself unless it was a same-launch one)."""
+        return self.same_as.get(key, {}).get(name, name)
+
+    def rank(self, key, name):
+        """1-based rank of `name` (or its stand-in) among the passing timed candidates, or None."""
+        name = self.stand_in(key, name)
+        for i, (_, n) in enumerate(self.ranked.get(key, [])):
+            if n == name:
+                return i + 1
+        return None
+
+
+def describe(key):
+    m, n, k, bias, _, _, epi = key
+    return f"{m}x{n}x{k}" + (" bias" if bias == "True" else "") + ("" if epi in ("", "none") else f" {epi}")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("a")
+    ap.add_argument("b")
+    ap.add_argument("--profiles", nargs=2, metavar=("PROF_A", "PROF_B"))
+    ap.add_argument("--top", type=int, default=6)
+    o = ap.parse_args(argv)
+    ta, tb = read_table(o.a), read_table(o.b)
+    pa, pb = (Profile(o.profiles[0]), Profile(o.profiles[1])) if o.profiles else (None, None)
+    common = sorted(set(ta) & set(tb), key=lambda k: (k[6], int(k[0]), int(k[1]), int(k[2]), k[3]))
+    identical = same_launch = a_in_b = b_in_a = both = 0
+    differing = []
+    for k in common:
+        if ta[k] == tb[k]:
+            identical += 1
+            continue
+        line = f"{describe(k)}: A {ta[k]} | B {tb[k]}"
+        if pa:
+            if pa.stand_in(k, tb[k]) == ta[k] or pb.stand_in(k, ta[k]) == tb[k]:
+                same_launch += 1
+                line += " (same launch)"
+            ra, rb = pb.rank(k, ta[k]), pa.rank(k, tb[k])
+            in_b = ra is not None and ra <= o.top
+            in_a = rb is not None and rb <= o.top
+            a_in_b += in_b
+            b_in_a += in_a
+            both += in_b and in_a
+            line += f"; A's pick is #{ra or '-'} in B, B's is #{rb or '-'} in A"
+        differing.append(line)
+    for line in differing:
+        print(line)
+    print(f"{len(common)} problems in both ({len(ta) - len(common)} only in A, {len(tb) - len(common)} only in B): "
+          f"{identical} identical, {len(differing)} differ")
+    if pa:
+        print(f"of the {len(differing)} that differ: {same_launch} are the same launch; A's pick among B's {o.top} "
+              f"fastest in {a_in_b}, B's among A's in {b_in_a}, both in {both}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

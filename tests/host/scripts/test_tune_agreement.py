@@ -1,0 +1,83 @@
+"""bench/tune_agreement.py on two small synthetic tunes (no GPU): identical rows, ranks of each
+pick in the other tune's profile, same-launch stand-ins, and the summary counts."""
+
+import contextlib
+import csv
+import gzip
+import io
+import os
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "bench"))
+import tune_agreement  # noqa: E402
+
+TABLE = ["arch", "sm_count", "M", "N", "K", "bias", "dtype", "outdtype", "scaleAB", "bpreshuffle", "libtype",
+         "solidx", "splitK", "us", "kernelName", "err_ratio", "tflops", "bw", "epilogue"]
+PROFILE = ["arch", "sm_count", "M", "N", "K", "bias", "dtype", "outdtype", "epilogue", "libtype", "kernelName",
+           "screen_us", "us", "spread", "err_ratio", "strict_ok", "error"]
+BF = "torch.bfloat16"
+
+
+def table_row(m, name):
+    return ["sm_90a", "132", m, "4096", "4096", "False", BF, BF, "False", "False", "cublaslt", "0", "1", "10",
+            name, "0", "1", "1", "none"]
+
+
+def prof_row(m, name, us, error="", strict="True"):
+    return ["sm_90a", "132", m, "4096", "4096", "False", BF, BF, "none", "cublaslt", name, us, us, "0", "0",
+            strict, error]
+
+
+class TuneAgreement(unittest.TestCase):
+    def write(self, name, header, rows, gz=False):
+        path = os.path.join(self.dir.name, name)
+        with (gzip.open(path, "wt", newline="") if gz else open(path, "w", newline="")) as f:
+            w = csv.writer(f)
+            w.writerow(header)
+            w.writerows(rows)
+        return path
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.addCleanup(self.dir.cleanup)
+
+    def run_tool(self, *args):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            self.assertEqual(tune_agreement.main(list(args)), 0)
+        return out.getvalue()
+
+    def test_ranks_stand_ins_and_counts(self):
+        a = self.write("a.csv", TABLE, [table_row("1", "x"), table_row("16", "p"), table_row("64", "s")])
+        b = self.write("b.csv", TABLE, [table_row("1", "x"), table_row("16", "q"), table_row("64", "t"),
+                                        table_row("128", "z")])
+        # M=16: A picked p, B picked q. In B's profile p is 2nd; in A's profile q is 3rd (r, the
+        # failed one and an unmeasured one do not count).
+        # M=64: A picked s; B raced s' stand-in t (same launch), so the pair is one launch.
+        pa = self.write("pa.csv", PROFILE, [
+            prof_row("16", "p", "9"), prof_row("16", "r", "9.5"), prof_row("16", "bad", "1", strict="False"),
+            prof_row("16", "q", "9.9"), prof_row("16", "n", "-1"),
+            prof_row("64", "s", "5"), prof_row("64", "t", "-1", error="not raced: same launch as s")])
+        pb = self.write("pb.csv.gz", PROFILE, [
+            prof_row("16", "q", "8"), prof_row("16", "p", "8.5"),
+            prof_row("64", "t", "5"), prof_row("64", "s", "-1", error="not raced: same launch as t")], gz=True)
+        out = self.run_tool(a, b, "--profiles", pa, pb, "--top", "2")
+        self.assertIn("16x4096x4096: A p | B q; A's pick is #2 in B, B's is #3 in A", out)
+        self.assertIn("64x4096x4096: A s | B t (same launch); A's pick is #1 in B, B's is #1 in A", out)
+        self.assertIn("3 problems in both (0 only in A, 1 only in B): 1 identical, 2 differ", out)
+        self.assertIn("of the 2 that differ: 1 are the same launch; A's pick among B's 2 fastest in 2, "
+                      "B's among A's in 1, both in 1", out)
+
+    def test_tables_alone(self):
+        a = self.write("a.csv", TABLE, [table_row("1", "x")])
+        b = self.write("b.csv", TABLE, [table_row("1", "y")])
+        out = self.run_tool(a, b)
+        self.assertIn("1x4096x4096: A x | B y\n", out)
+        self.assertIn("1 problems in both (0 only in A, 0 only in B): 0 identical, 1 differ", out)
+        self.assertNotIn("fastest", out)
+
+
+if __name__ == "__main__":
+    unittest.main()
