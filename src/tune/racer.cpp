@@ -408,7 +408,6 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
       if (finalists.size() > 1) {
         double slowest = 0;
         for (std::size_t idx : finalists) slowest = std::max(slowest, result.candidates[idx].us);
-        // The finalists' launchers on placement j's operands.
         // The finalists' launchers on placement pd's operands, in the order `order` (positions
         // into finalists).
         auto launchers_on = [&](const RaceData& pd, const std::vector<std::size_t>& order) {
