@@ -463,9 +463,10 @@ int run_tune(const TuneOptions& o) {
     w.busy_id = -1;
     int winner = msg["winner"];
     const json& cands = msg["candidates"];
-    candidates_raced += static_cast<long long>(cands.size());
+    const int same_launches = msg.value("same_launches", 0);  // listed, not raced (--dedupe_launches)
+    candidates_raced += static_cast<long long>(cands.size()) - same_launches;
     enumerated_counts.push_back(msg["enumerated"].get<int>());
-    distinct_counts.push_back(msg["enumerated"].get<int>() - msg.value("same_launches", 0));
+    distinct_counts.push_back(msg["enumerated"].get<int>() - same_launches);
     tuned_seconds += msg["seconds"].get<double>();
     const UntunedProblem& p = st.problem;
     if (profile.is_open()) {
@@ -517,9 +518,11 @@ int run_tune(const TuneOptions& o) {
                    : std::string();
     const int fplace = msg.value("final_placements", 0);
     const std::string finals = fplace > 1 ? fmt::format(", finals over {} placements", fplace) : std::string();
-    progress(fmt::format("{} -> {} {:.2f} us ({}x vs default, {} candidates, {:.1f} s{}{})", p.describe(), r.kernel_name,
-                         r.us, def > 0 ? fmt::format("{:.3f}", def / r.us) : std::string("?"),
-                         msg["enumerated"].get<int>(), msg["seconds"].get<double>(), finals, confirm));
+    const std::string distinct =
+        same_launches > 0 ? fmt::format(" ({} distinct launches)", msg["enumerated"].get<int>() - same_launches) : std::string();
+    progress(fmt::format("{} -> {} {:.2f} us ({}x vs default, {} candidates{}, {:.1f} s{}{})", p.describe(),
+                         r.kernel_name, r.us, def > 0 ? fmt::format("{:.3f}", def / r.us) : std::string("?"),
+                         msg["enumerated"].get<int>(), distinct, msg["seconds"].get<double>(), finals, confirm));
     if (pending_write >= o.batch) flush_rows();
   };
 
