@@ -91,8 +91,9 @@ TEST(TimeSolutionPair, RefusesZeroRounds) {
   }
 }
 
-// The same call fingerprints the same; another split-K configuration of cuBLASLt, or the same
-// one on another output, does not.
+// The same call fingerprints the same, and so do the heuristic's choice and its top-1 as an
+// explicit configuration; another split-K configuration of cuBLASLt, or the same one on another
+// output, does not.
 TEST(LaunchFingerprint, EqualExactlyForTheSameLaunch) {
   TGEMM_REQUIRE_GPU();
   A16W16Case c;
@@ -107,20 +108,30 @@ TEST(LaunchFingerprint, EqualExactlyForTheSameLaunch) {
   other_args.out = other_out.data();
   const Backend* lt = Runtime::get().registry().find("cublaslt");
   ASSERT_NE(lt, nullptr);
-  SolutionPtr a = lt->default_solution(p);
-  ASSERT_NE(a, nullptr);
-  // A configuration with another split-K factor than the default's.
+  // candidates() starts with the heuristic's choice (split_k() 0: its configuration is not
+  // decoded), then the heuristic's top configurations as explicit ones, the first of which is
+  // the same algorithm. Session 7's run on an H200 showed their captures equal: the first
+  // split-K configuration after the default was that top-1, so the test now takes both
+  // configurations of the "different launch" pair from the explicit ones.
+  std::vector<SolutionPtr> cands = lt->candidates(p);
+  ASSERT_GE(cands.size(), 3u);
+  SolutionPtr def = cands[0], top1 = cands[1];
+  ASSERT_EQ(def->name(), "cublaslt:heuristic");
+  ASSERT_GT(top1->split_k(), 0) << top1->name();
+  SolutionPtr a = top1;
+  // An explicit configuration with another split-K factor than a's.
   SolutionPtr b;
-  for (SolutionPtr& s : lt->candidates(p)) {
-    if (s->can_implement(p) && s->split_k() > 1 && s->split_k() != a->split_k()) {
-      b = std::move(s);
+  for (SolutionPtr& s : cands) {
+    if (s->split_k() > 1 && s->split_k() != a->split_k() && s->can_implement(p)) {
+      b = s;
       break;
     }
   }
-  ASSERT_NE(b, nullptr) << "no split-K configuration for " << p.describe();
-  DeviceBuffer ws(std::max<std::size_t>({a->workspace_size(p), b->workspace_size(p), 256}));
+  ASSERT_NE(b, nullptr) << "no split-K configuration other than " << a->split_k() << " for " << p.describe();
+  DeviceBuffer ws(std::max<std::size_t>({def->workspace_size(p), a->workspace_size(p), b->workspace_size(p), 256}));
   const Workspace w{ws.data(), ws.bytes()};
   // Warm both (module loading, first-call state), as the tuner's screen does.
+  def->run(p, args, w, nullptr);
   a->run(p, args, w, nullptr);
   b->run(p, args, w, nullptr);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
@@ -135,6 +146,11 @@ TEST(LaunchFingerprint, EqualExactlyForTheSameLaunch) {
   EXPECT_EQ(*a1, *a2) << a->name();
   EXPECT_NE(*a1, *b1) << a->name() << " vs " << b->name();
   EXPECT_NE(*a1, *a3) << "another output pointer";
+  // The heuristic's choice and its top-1 as an explicit configuration: one launch, so that
+  // --dedupe_launches races the top-1 once.
+  const std::optional<std::string> d1 = fp(*def, args);
+  ASSERT_TRUE(d1.has_value());
+  EXPECT_EQ(*d1, *a1) << def->name() << " vs " << a->name();
   // Nothing ran: the output still holds what the warm-up runs wrote, and no error is pending.
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
 }
