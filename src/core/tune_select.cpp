@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <tuple>
 
 #include "core/check.h"
@@ -41,6 +42,36 @@ std::vector<std::size_t> select_for_accurate(const std::vector<CandidateResult>&
 bool tie_order_less(const CandidateResult& a, const CandidateResult& b) {
   return std::make_tuple(!a.is_default, a.backend_rank, std::cref(a.name)) <
          std::make_tuple(!b.is_default, b.backend_rank, std::cref(b.name));
+}
+
+std::size_t mark_same_launches(std::vector<CandidateResult>& results,
+                               const std::vector<std::optional<std::string>>& fingerprints, std::size_t begin) {
+  TGEMM_CHECK(fingerprints.size() == results.size(), "mark_same_launches",
+              "one fingerprint per candidate expected, got ", fingerprints.size(), " for ", results.size());
+  TGEMM_CHECK(begin <= results.size(), "mark_same_launches", "begin must be <= ", results.size(), ", got ", begin);
+  auto eligible = [&](std::size_t i) { return fingerprints[i].has_value() && results[i].error.empty(); };
+  // Fingerprint -> the candidate that stands for it: earlier ones first (the first in tie order
+  // if, unexpectedly, two earlier ones stand for the same launch).
+  std::map<std::string, std::size_t> stands;
+  for (std::size_t i = 0; i < begin; ++i) {
+    if (!eligible(i) || !results[i].same_as.empty()) continue;
+    auto [it, fresh] = stands.emplace(*fingerprints[i], i);
+    if (!fresh && tie_order_less(results[i], results[it->second])) it->second = i;
+  }
+  std::vector<std::size_t> fresh;
+  for (std::size_t i = begin; i < results.size(); ++i) {
+    if (eligible(i)) fresh.push_back(i);
+  }
+  std::stable_sort(fresh.begin(), fresh.end(),
+                   [&](std::size_t a, std::size_t b) { return tie_order_less(results[a], results[b]); });
+  std::size_t marked = 0;
+  for (std::size_t i : fresh) {
+    auto [it, first] = stands.emplace(*fingerprints[i], i);
+    if (first) continue;
+    results[i].same_as = results[it->second].name;
+    ++marked;
+  }
+  return marked;
 }
 
 int select_winner(const std::vector<CandidateResult>& results, const SelectOptions& o) {

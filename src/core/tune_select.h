@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,9 @@ struct CandidateResult {
   double err_ratio = -1;   // fraction of elements outside the tuner tolerance; < 0: not checked
   bool strict_ok = false;  // every element within the library's test tolerance, none NaN/Inf
   std::string error;       // non-empty: the candidate failed (exception, launch error, hang)
+  // Non-empty: this candidate enqueues exactly what the named one does (same kernels, launch
+  // shapes and arguments: mark_same_launches), so it is not raced; that one stands for both.
+  std::string same_as;
 };
 
 struct SelectOptions {
@@ -49,6 +53,15 @@ std::vector<std::size_t> select_for_accurate(const std::vector<CandidateResult>&
 // when it beats the default by more than the band), then backend rank, then name. Two tunes
 // that measure the same candidates within the band therefore pick the same one.
 bool tie_order_less(const CandidateResult& a, const CandidateResult& b);
+
+// Candidates whose launches are identical are one candidate. fingerprints[i] is candidate i's
+// (runtime/launch_fingerprint.h; nullopt: unknown, never equal to another). Candidates from
+// `begin` on are new: a new candidate whose fingerprint equals an earlier candidate's that
+// stands for itself (no same_as, no error) gets same_as = that one's name; among new candidates
+// of equal fingerprints, the first in tie order stands for the others. Candidates with an error
+// are left alone. Returns how many were marked.
+std::size_t mark_same_launches(std::vector<CandidateResult>& results,
+                               const std::vector<std::optional<std::string>>& fingerprints, std::size_t begin = 0);
 
 // The winner among candidates with an accurate time that pass the error checks; -1 if none.
 // Fastest wins; all within (1 + tie_band) of the fastest tie and are resolved by tie_order_less;

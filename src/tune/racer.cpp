@@ -5,12 +5,15 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
+#include <string>
 #include <unordered_set>
 
 #include "backends/cublaslt/cublaslt_backend.h"
 #include "backends/reference/reference_backend.h"
 #include "runtime/cuda_check.h"
 #include "runtime/device_utils.h"
+#include "runtime/launch_fingerprint.h"
 #include "runtime/runtime.h"
 #include "runtime/timing.h"
 
@@ -102,6 +105,26 @@ PairTiming time_pair(const GemmProblem& p, const RaceData& data, const Solution&
   std::vector<std::vector<double>> per_round;
   std::vector<TimingStats> st = time_graphs_interleaved(pair, ct, rounds, &per_round);
   return {st[0].median_us, st[1].median_us, paired_ratio(per_round[0], per_round[1])};
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
+// Placements 1 .. wanted-1 of p's operands (placement 0 is the caller's), each behind a pad of
+// 20, 43, 11, ... MB (distinct, not multiples of each other), all alive together so that each
+// lands elsewhere in memory; as many as o.memory_budget holds next to the caller's.
+std::vector<RaceData> more_placements(const GemmProblem& p, const RaceOptions& o, const DeviceInfo& dev, int wanted) {
+  const std::size_t bytes = std::max<std::size_t>(data_bytes(p, o, dev), 1);
+  const auto n = static_cast<int>(
+      std::clamp<std::size_t>(o.memory_budget / bytes, 1, static_cast<std::size_t>(std::max(1, wanted))));
+  std::vector<RaceData> out;
+  for (int j = 1; j < n; ++j) {
+    out.push_back(make_data(p, o, dev, static_cast<std::size_t>(3 + (j * 14 + j * j * 3) % 61) << 20));
+  }
+  return out;
 }
 
 // A sticky error (illegal address, ...) poisons the context: the worker must die and be replaced.
@@ -228,7 +251,7 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
     ensure_workspace();
     for (std::size_t i = begin; i < end; ++i) {
       CandidateResult& r = result.candidates[i];
-      if (!r.error.empty()) continue;
+      if (!r.error.empty() || !r.same_as.empty()) continue;
       notify("screen", r.name);
       try {
         TGEMM_CUDA_CHECK(cudaEventRecord(timer.a, stream), "tune");
@@ -255,6 +278,21 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
       }
     }
   };
+  // Identical launches (dedupe_launches): fingerprints of the candidates from `begin` on, each
+  // captured (not run) on the race's first operands and workspace, as the screen runs it.
+  std::vector<std::optional<std::string>> fingerprints;
+  auto mark_duplicates = [&](std::size_t begin) {
+    if (!o.dedupe_launches) return;
+    ensure_workspace();
+    for (std::size_t i = begin; i < solutions.size(); ++i) {
+      const Solution* sol = solutions[i].get();
+      fingerprints.push_back(result.candidates[i].error.empty()
+                                 ? launch_fingerprint([&](Stream st) { sol->run(p, data.sets[0].args, ws, st); })
+                                 : std::nullopt);
+    }
+    result.same_launches += static_cast<int>(mark_same_launches(result.candidates, fingerprints, begin));
+  };
+  mark_duplicates(0);
   screen(0, solutions.size());
   // Second stage: each backend refines around its fastest screened candidates.
   for (std::size_t b = 0; b < backends.size(); ++b) {
@@ -266,6 +304,7 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
                      [](const ScreenedCandidate& a, const ScreenedCandidate& c) { return a.screen_us < c.screen_us; });
     std::size_t before = solutions.size();
     add_candidates(backends[b]->refine(p, mine), ranks[b]);
+    mark_duplicates(before);
     screen(before, solutions.size());
   }
   result.enumerated = static_cast<int>(solutions.size());
@@ -334,6 +373,16 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
   const double bytes = static_cast<double>(dtype_size(p.a_type)) * static_cast<double>(p.m * p.k + p.n * p.k) +
                        static_cast<double>(dtype_size(p.out_type)) * static_cast<double>(p.m * p.n);
   const bool sustained = flops / bytes > 128.0;
+  // Placements beyond the race's (finals with final_placements > 1, the confirmation): made once,
+  // on first use, as many as the larger of the two asks and the memory budget allows.
+  std::vector<RaceData> extra;
+  bool extra_made = false;
+  auto make_extra = [&] {
+    if (extra_made) return;
+    extra = more_placements(p, o, dev, std::max(o.final_placements, o.confirm_placements));
+    extra_made = true;
+  };
+  auto placement = [&](int j) -> const RaceData& { return j == 0 ? data : extra[static_cast<std::size_t>(j - 1)]; };
   SelectOptions select = o.select;
   if (sustained) select.default_margin = std::max(select.default_margin, o.sustained_default_margin);
   {
@@ -357,15 +406,20 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
         }
       }
       if (finalists.size() > 1) {
-        std::vector<std::function<void(int, Stream)>> launchers;
         double slowest = 0;
-        for (std::size_t idx : finalists) {
-          const Solution* sol = solutions[idx].get();
-          slowest = std::max(slowest, result.candidates[idx].us);
-          launchers.push_back([&, sol](int i, Stream gs) {
-            sol->run(p, data.sets[static_cast<std::size_t>(i) % data.sets.size()].args, ws, gs);
-          });
-        }
+        for (std::size_t idx : finalists) slowest = std::max(slowest, result.candidates[idx].us);
+        // The finalists' launchers on placement pd's operands, in the order `order` (positions
+        // into finalists).
+        auto launchers_on = [&](const RaceData& pd, const std::vector<std::size_t>& order) {
+          std::vector<std::function<void(int, Stream)>> launchers;
+          for (std::size_t f : order) {
+            const Solution* sol = solutions[finalists[f]].get();
+            launchers.push_back([&p, &pd, &ws, sol](int i, Stream gs) {
+              sol->run(p, pd.sets[static_cast<std::size_t>(i) % pd.sets.size()].args, ws, gs);
+            });
+          }
+          return launchers;
+        };
         notify("final", fmt_count(finalists.size()));
         TimingOptions topt = base_topt;
         topt.launches_per_graph = std::clamp(static_cast<int>(std::ceil(2000.0 / slowest)), 2, o.launches_per_graph);
@@ -389,19 +443,46 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
           }
         }
         try {
-          std::vector<std::vector<double>> per_round;
-          std::vector<TimingStats> st = time_graphs_interleaved(launchers, topt, o.final_rounds, &per_round);
+          int nplace = 1;
+          if (o.final_placements > 1) {
+            make_extra();
+            nplace = std::min(o.final_placements, 1 + static_cast<int>(extra.size()));
+          }
+          const int rounds_each = nplace > 1 ? std::max(1, (o.final_rounds + nplace - 1) / nplace) : o.final_rounds;
+          // per_round[f]: finalist f's median in each round, the placements' rounds one after another.
+          std::vector<std::vector<double>> per_round(finalists.size());
+          std::vector<double> median_us(finalists.size());
+          for (int j = 0; j < nplace; ++j) {
+            // Within a call the order reverses on odd rounds; with an odd number of rounds per
+            // placement it also reverses on odd placements, so no finalist always runs first.
+            std::vector<std::size_t> order(finalists.size());
+            for (std::size_t f = 0; f < order.size(); ++f) order[f] = f;
+            if (j % 2 == 1 && rounds_each % 2 == 1) std::reverse(order.begin(), order.end());
+            std::vector<std::vector<double>> pr;
+            std::vector<TimingStats> st =
+                time_graphs_interleaved(launchers_on(placement(j), order), topt, rounds_each, &pr);
+            for (std::size_t q = 0; q < order.size(); ++q) {
+              const std::size_t f = order[q];
+              per_round[f].insert(per_round[f].end(), pr[q].begin(), pr[q].end());
+              median_us[f] = st[q].median_us;
+            }
+          }
+          if (nplace > 1) {
+            for (std::size_t f = 0; f < finalists.size(); ++f) median_us[f] = median_of(per_round[f]);
+          }
+          result.final_placements = nplace;
           // Ranked on the paired estimate against the default (the bench's and the confirmation's):
-          // a finalist's time is the default's median times the median over rounds of its ratio
-          // to the default in the same round, so drift between rounds does not reorder near-ties.
+          // a finalist's time is the default's median times the median over rounds (of every
+          // placement) of its ratio to the default in the same round, so drift between rounds does
+          // not reorder near-ties.
           std::size_t def_f = finalists.size();
           for (std::size_t f = 0; f < finalists.size(); ++f)
             if (result.candidates[finalists[f]].is_default) def_f = f;
           for (std::size_t f = 0; f < finalists.size(); ++f) {
-            double us = st[f].median_us;
+            double us = median_us[f];
             if (def_f < finalists.size() && f != def_f) {
               const double ratio = paired_ratio(per_round[f], per_round[def_f]);
-              if (ratio > 0) us = st[def_f].median_us * ratio;
+              if (ratio > 0) us = median_us[def_f] * ratio;
             }
             result.candidates[finalists[f]].us = us;
           }
@@ -451,47 +532,63 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
       }
     }
     // Placements: the race's data, then fresh ones as far as the memory budget allows.
-    std::vector<RaceData> extra;
-    const std::size_t bytes = std::max<std::size_t>(data_bytes(p, o, dev), 1);
-    const int placements = static_cast<int>(
-        std::clamp<std::size_t>(o.memory_budget / bytes, 1, static_cast<std::size_t>(std::max(1, o.confirm_placements))));
     result.winner = def;
     try {
-      for (int j = 1; j < placements; ++j) {
-        // Pads of 3, 17, 40, ... MB (distinct, not multiples of each other).
-        extra.push_back(make_data(p, o, dev, static_cast<std::size_t>(3 + (j * 14 + j * j * 3) % 61) << 20));
-      }
+      make_extra();
+      const int placements = std::min(std::max(1, o.confirm_placements), 1 + static_cast<int>(extra.size()));
+      struct Confirmed {
+        std::size_t idx;
+        double ratio, min_ratio, def_us, win_us;
+      };
+      std::vector<Confirmed> passed;
       for (std::size_t w : tries) {
         notify("confirm", result.candidates[w].name);
         const double est = std::max(result.candidates[w].us, result.candidates[d].us);
         std::vector<double> ratios, def_us, win_us;
         bool lost = false;
         for (int j = 0; j < placements && !lost; ++j) {
-          const RaceData& pd = j == 0 ? data : extra[static_cast<std::size_t>(j - 1)];
-          const PairTiming t = time_pair(p, pd, *solutions[d], *solutions[w], ws, est, o.confirm_rounds);
+          const PairTiming t = time_pair(p, placement(j), *solutions[d], *solutions[w], ws, est, o.confirm_rounds);
           ratios.push_back(t.ratio);
           def_us.push_back(t.a_us);
           win_us.push_back(t.b_us);
           lost = t.ratio < 1.0;
         }
-        auto median = [](std::vector<double> v) {
-          std::sort(v.begin(), v.end());
-          const std::size_t h = v.size() / 2;
-          return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
-        };
         ++result.confirm_tried;
-        result.confirm_ratio = median(ratios);
+        result.confirm_ratio = median_of(ratios);
         result.confirm_min_ratio = *std::min_element(ratios.begin(), ratios.end());
         result.confirm_placements = static_cast<int>(ratios.size());
-        result.confirm_default_us = median(def_us);
-        result.confirm_winner_us = median(win_us);
+        result.confirm_default_us = median_of(def_us);
+        result.confirm_winner_us = median_of(win_us);
         result.confirmed = !lost && result.confirm_ratio * (1.0 - margin) > 1.0;
         if (result.confirmed) {
-          result.winner = static_cast<int>(w);
-          result.candidates[d].us = result.confirm_default_us;
-          result.candidates[w].us = result.confirm_winner_us;
-          break;
+          passed.push_back({w, result.confirm_ratio, result.confirm_min_ratio, result.confirm_default_us,
+                            result.confirm_winner_us});
+          if (!o.confirm_best) break;
         }
+      }
+      if (!passed.empty()) {
+        // The first that passed; with confirm_best, the best median ratio among those that
+        // passed, near-ties (within the tie band) resolved by the fixed tie order.
+        std::size_t k = 0;
+        if (o.confirm_best) {
+          double best = 0;
+          for (const Confirmed& c : passed) best = std::max(best, c.ratio);
+          bool have = false;
+          for (std::size_t i = 0; i < passed.size(); ++i) {
+            if (passed[i].ratio * (1.0 + o.select.tie_band) < best) continue;
+            if (!have || tie_order_less(result.candidates[passed[i].idx], result.candidates[passed[k].idx])) k = i;
+            have = true;
+          }
+        }
+        const Confirmed& c = passed[k];
+        result.winner = static_cast<int>(c.idx);
+        result.confirmed = true;
+        result.confirm_ratio = c.ratio;
+        result.confirm_min_ratio = c.min_ratio;
+        result.confirm_default_us = c.def_us;
+        result.confirm_winner_us = c.win_us;
+        result.candidates[d].us = c.def_us;
+        result.candidates[c.idx].us = c.win_us;
       }
     } catch (const Error& e) {
       if (std::string(e.what()).find("sticky") != std::string::npos) throw;
@@ -508,24 +605,39 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
 }
 
 PairTiming time_solution_pair(const GemmProblem& p, const Solution& a, const Solution& b, const RaceOptions& o,
-                              int rounds) {
+                              int rounds, int placements) {
   TGEMM_CHECK(rounds >= 1, "time_solution_pair", "rounds must be >= 1, got ", rounds);
+  TGEMM_CHECK(placements >= 1, "time_solution_pair", "placements must be >= 1, got ", placements);
   TGEMM_CHECK(a.can_implement(p), "time_solution_pair", a.name(), " cannot implement ", p.describe());
   TGEMM_CHECK(b.can_implement(p), "time_solution_pair", b.name(), " cannot implement ", p.describe());
   const DeviceInfo& dev = Runtime::get().platform().device_info(p.device);
-  RaceData data = make_data(p, o, dev);
+  // As the tuner's confirmation: the first placement, then fresh ones behind pads.
+  std::vector<RaceData> data;
+  data.push_back(make_data(p, o, dev));
+  for (RaceData& d : more_placements(p, o, dev, placements)) data.push_back(std::move(d));
   DeviceBuffer ws_buf(std::max<std::size_t>({a.workspace_size(p), b.workspace_size(p), 256}));
   const Workspace ws{ws_buf.data(), ws_buf.bytes()};
   // Warm both (first-call resolution, lazy state) and estimate their time for the graph size.
   double est = 1.0;
   for (const Solution* sol : {&a, &b}) {
-    sol->run(p, data.sets[0].args, ws, nullptr);
+    sol->run(p, data[0].sets[0].args, ws, nullptr);
     est = std::max(est, time_graph([&](int i, Stream s) {
-                          sol->run(p, data.sets[static_cast<std::size_t>(i) % data.sets.size()].args, ws, s);
+                          sol->run(p, data[0].sets[static_cast<std::size_t>(i) % data[0].sets.size()].args, ws, s);
                         }, TimingOptions{2, 1, 3}).median_us);
   }
   TGEMM_CUDA_CHECK(cudaDeviceSynchronize(), "time_solution_pair");
-  return time_pair(p, data, a, b, ws, est, rounds);
+  std::vector<double> a_us, b_us, ratio;
+  for (const RaceData& d : data) {
+    const PairTiming t = time_pair(p, d, a, b, ws, est, rounds);
+    a_us.push_back(t.a_us);
+    b_us.push_back(t.b_us);
+    ratio.push_back(t.ratio);
+  }
+  PairTiming out{median_of(a_us), median_of(b_us), median_of(ratio)};
+  out.min_ratio = *std::min_element(ratio.begin(), ratio.end());
+  out.max_ratio = *std::max_element(ratio.begin(), ratio.end());
+  out.placements = static_cast<int>(ratio.size());
+  return out;
 }
 
 }  // namespace tgemm

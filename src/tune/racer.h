@@ -26,6 +26,17 @@ struct RaceOptions {
   double final_margin = 0.03;            // candidates this close to the fastest are re-timed, with the default
   std::size_t max_finalists = 6;         // fastest ones re-timed (plus the default)
   int final_rounds = 4;                  // interleaved rounds of that re-timing (with the default)
+  // > 1: the finals are spread over this many placements of the operands (the race's, then the
+  // confirmation's fresh allocations behind pads), ceil(final_rounds / final_placements) rounds
+  // on each, and a finalist is ranked on its paired ratio to the default over all of them. Two
+  // tunes then rank on the statistic `tgemm compare --measure --placements` judges (a median over
+  // placements) rather than on one process's placement, where bimodal configurations look fast
+  // or slow by chance (docs/perf-notes.md, "placement study"). 1: the race's placement only.
+  int final_placements = 1;
+  // Candidates that launch exactly the same work (runtime/launch_fingerprint.h: kernels, shapes,
+  // attributes and argument bytes) are raced once, by the first in tie order; the others are
+  // reported with same_as. Fewer candidates to screen, and finalists that are distinct kernels.
+  bool dedupe_launches = false;
   // Compute-bound problems (FLOPs per byte above ~128): the finals run in the GPU's sustained
   // power state (a warm-up of sustained_warmup_ms with the default first, ~sustained_round_ms per
   // candidate and round), and a winner must beat the default by sustained_default_margin.
@@ -43,6 +54,10 @@ struct RaceOptions {
   double confirm_margin = 0.01;
   int confirm_placements = 4;
   int confirm_tries = 3;
+  // Confirm all confirm_tries candidates and keep the one with the best median ratio (near-ties
+  // by the fixed tie order) instead of the first that passes: more confirmation time, meant to
+  // make two tunes pick the same row (docs/perf-notes.md, "Tuner v7 measured"). Off by default.
+  bool confirm_best = false;
   std::size_t memory_budget = 8ull << 30;
   // Called before each candidate runs (screen, accurate, check) so a watchdog knows what hung.
   std::function<void(const std::string& phase, const std::string& candidate)> on_candidate;
@@ -62,6 +77,8 @@ struct RaceResult {
   // confirmed (the kept one when confirmed), its smallest ratio, how many candidates were tried.
   double confirm_default_us = -1, confirm_winner_us = -1, confirm_ratio = -1, confirm_min_ratio = -1;
   int confirm_placements = 0, confirm_tried = 0;
+  int final_placements = 0;  // placements the finals ran on (0: no finals, one finalist)
+  int same_launches = 0;     // candidates not raced: they launch what another candidate launches
   bool confirmed = false;
   double seconds = 0;
 };
@@ -70,15 +87,19 @@ struct RaceResult {
 RaceResult race_problem(const GemmProblem& p, const RaceOptions& options);
 
 struct PairTiming {
-  double a_us = -1, b_us = -1;  // medians per call over all rounds
-  double ratio = -1;            // a's time / b's, paired (core/tune_select.h paired_ratio)
+  double a_us = -1, b_us = -1;  // medians per call over all rounds (over placements: their median)
+  double ratio = -1;            // a's time / b's, paired (core/tune_select.h paired_ratio); median over placements
+  double min_ratio = -1, max_ratio = -1;  // over placements (time_solution_pair)
+  int placements = 1;
 };
 
 // Solutions a and b of p timed against each other on fresh rotated inputs, the way the tuner's
 // confirmation and `tgemm bench` compare two paths (two graphs, `rounds` interleaved rounds);
 // `tgemm compare --measure` uses it to judge two tunes' different rows in one run on one GPU.
+// placements > 1: measured on that many placements of the operands (as the confirmation; as
+// many as options.memory_budget holds), medians reported, with the ratio's range.
 PairTiming time_solution_pair(const GemmProblem& p, const Solution& a, const Solution& b, const RaceOptions& options,
-                              int rounds);
+                              int rounds, int placements = 1);
 
 // Runs dense GEMMs for about `seconds` so clocks and power reach their sustained state before
 // anything is timed (a cold GPU boosts higher for the first measurements).

@@ -1,10 +1,18 @@
-// The tuner's pair timing on the GPU (what the confirmation and `tgemm compare --measure` use):
-// a solution timed against itself is a tie, and bad arguments are refused with a clear error.
+// The tuner on the GPU: its pair timing (what the confirmation and `tgemm compare --measure`
+// use): a solution timed against itself is a tie, bad arguments are refused with a clear error;
+// launch fingerprints (equal for the same launch, different for another configuration or other
+// arguments, absent for what cannot be captured); and a whole race of one problem, whose kept
+// row obeys the confirmation's rules.
 #include <gtest/gtest.h>
+#include <cuda_runtime.h>
 
+#include <algorithm>
+#include <map>
+#include <optional>
 #include <string>
 
 #include "core/problem.h"
+#include "runtime/launch_fingerprint.h"
 #include "runtime/runtime.h"
 #include "tests/common/gpu_test_util.h"
 #include "tgemm/error.h"
@@ -45,6 +53,31 @@ TEST(TimeSolutionPair, ASolutionAgainstItselfIsATie) {
   }
 }
 
+TEST(TimeSolutionPair, SeveralPlacementsReportTheirRange) {
+  TGEMM_REQUIRE_GPU();
+  const GemmProblem p = plain_problem(16, 4096, 4096);
+  SolutionPtr s = cublaslt_default(p);
+  ASSERT_NE(s, nullptr);
+  const PairTiming t = time_solution_pair(p, *s, *s, RaceOptions{}, 4, 3);
+  EXPECT_EQ(t.placements, 3);
+  EXPECT_GT(t.a_us, 0);
+  EXPECT_GT(t.b_us, 0);
+  EXPECT_LE(t.min_ratio, t.ratio);
+  EXPECT_GE(t.max_ratio, t.ratio);
+  EXPECT_GT(t.min_ratio, 0.9);
+  EXPECT_LT(t.max_ratio, 1.1);
+  // A memory budget that holds one placement only: one is measured.
+  RaceOptions small;
+  small.memory_budget = 1;
+  EXPECT_EQ(time_solution_pair(p, *s, *s, small, 2, 3).placements, 1);
+  try {
+    time_solution_pair(p, *s, *s, RaceOptions{}, 2, 0);
+    FAIL() << "0 placements accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("placements must be >= 1, got 0"), std::string::npos) << e.what();
+  }
+}
+
 TEST(TimeSolutionPair, RefusesZeroRounds) {
   TGEMM_REQUIRE_GPU();
   const GemmProblem p = plain_problem(16, 256, 128);
@@ -55,6 +88,160 @@ TEST(TimeSolutionPair, RefusesZeroRounds) {
     FAIL() << "0 rounds accepted";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("time_solution_pair: rounds must be >= 1, got 0"), std::string::npos) << e.what();
+  }
+}
+
+// The same call fingerprints the same, and so do the heuristic's choice and its top-1 as an
+// explicit configuration; another split-K configuration of cuBLASLt, or the same one on another
+// output, does not.
+TEST(LaunchFingerprint, EqualExactlyForTheSameLaunch) {
+  TGEMM_REQUIRE_GPU();
+  A16W16Case c;
+  c.m = 16;
+  c.n = 1280;
+  c.k = 8192;
+  A16W16Data d = make_a16w16(c, 7);
+  const GemmProblem p = d.problem();
+  const GemmArgs args = d.args();
+  DeviceBuffer other_out(static_cast<std::size_t>(c.m * c.n) * 2);
+  GemmArgs other_args = args;
+  other_args.out = other_out.data();
+  const Backend* lt = Runtime::get().registry().find("cublaslt");
+  ASSERT_NE(lt, nullptr);
+  // candidates() starts with the heuristic's choice (split_k() 0: its configuration is not
+  // decoded), then the heuristic's top configurations as explicit ones, the first of which is
+  // the same algorithm. Session 7's run on an H200 showed their captures equal: the first
+  // split-K configuration after the default was that top-1, so the test now takes both
+  // configurations of the "different launch" pair from the explicit ones.
+  std::vector<SolutionPtr> cands = lt->candidates(p);
+  ASSERT_GE(cands.size(), 3u);
+  SolutionPtr def = cands[0], top1 = cands[1];
+  ASSERT_EQ(def->name(), "cublaslt:heuristic");
+  ASSERT_GT(top1->split_k(), 0) << top1->name();
+  SolutionPtr a = top1;
+  // An explicit configuration with another split-K factor than a's.
+  SolutionPtr b;
+  for (SolutionPtr& s : cands) {
+    if (s->split_k() > 1 && s->split_k() != a->split_k() && s->can_implement(p)) {
+      b = s;
+      break;
+    }
+  }
+  ASSERT_NE(b, nullptr) << "no split-K configuration other than " << a->split_k() << " for " << p.describe();
+  DeviceBuffer ws(std::max<std::size_t>({def->workspace_size(p), a->workspace_size(p), b->workspace_size(p), 256}));
+  const Workspace w{ws.data(), ws.bytes()};
+  // Warm both (module loading, first-call state), as the tuner's screen does.
+  def->run(p, args, w, nullptr);
+  a->run(p, args, w, nullptr);
+  b->run(p, args, w, nullptr);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  auto fp = [&](const Solution& s, const GemmArgs& ga) {
+    return launch_fingerprint([&](Stream st) { s.run(p, ga, w, st); });
+  };
+  const std::optional<std::string> a1 = fp(*a, args), a2 = fp(*a, args), b1 = fp(*b, args), a3 = fp(*a, other_args);
+  ASSERT_TRUE(a1.has_value()) << a->name();
+  ASSERT_TRUE(a2.has_value());
+  ASSERT_TRUE(b1.has_value()) << b->name();
+  ASSERT_TRUE(a3.has_value());
+  EXPECT_EQ(*a1, *a2) << a->name();
+  EXPECT_NE(*a1, *b1) << a->name() << " vs " << b->name();
+  EXPECT_NE(*a1, *a3) << "another output pointer";
+  // The heuristic's choice and its top-1 as an explicit configuration: one launch, so that
+  // --dedupe_launches races the top-1 once.
+  const std::optional<std::string> d1 = fp(*def, args);
+  ASSERT_TRUE(d1.has_value());
+  EXPECT_EQ(*d1, *a1) << def->name() << " vs " << a->name();
+  // Nothing ran: the output still holds what the warm-up runs wrote, and no error is pending.
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+}
+
+TEST(LaunchFingerprint, NothingForCallsThatCannotBeCapturedAndNoErrorLeft) {
+  TGEMM_REQUIRE_GPU();
+  // Synchronising inside a capture invalidates it.
+  EXPECT_FALSE(launch_fingerprint([](Stream) { (void)cudaDeviceSynchronize(); }).has_value());
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  // A call that throws.
+  EXPECT_FALSE(launch_fingerprint([](Stream) { throw Error("test: refused"); }).has_value());
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  // A call that enqueues nothing: an empty graph, the same every time.
+  const auto e1 = launch_fingerprint([](Stream) {}), e2 = launch_fingerprint([](Stream) {});
+  ASSERT_TRUE(e1.has_value());
+  ASSERT_TRUE(e2.has_value());
+  EXPECT_EQ(*e1, *e2);
+  // A memset is compared by its destination and value.
+  DeviceBuffer buf(4096);
+  auto memset_fp = [&](int value) {
+    return launch_fingerprint([&](Stream st) {
+      (void)cudaMemsetAsync(buf.data(), value, 4096, reinterpret_cast<cudaStream_t>(st));
+    });
+  };
+  const auto m0 = memset_fp(0), m0b = memset_fp(0), m1 = memset_fp(1);
+  ASSERT_TRUE(m0.has_value() && m0b.has_value() && m1.has_value());
+  EXPECT_EQ(*m0, *m0b);
+  EXPECT_NE(*m0, *m1);
+  EXPECT_NE(*m0, *e1);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+}
+
+// A race of one decode problem over cuBLASLt's space: the kept row passes the checks, and a row
+// other than the default was confirmed on every placement (no placement lost, median ratio
+// beyond the margin); with confirm_best as well, and with the finals spread over placements.
+TEST(RaceProblem, KeptRowObeysTheConfirmation) {
+  TGEMM_REQUIRE_GPU();
+  struct Case {
+    bool best;
+    int final_placements;
+    bool dedupe;
+  };
+  for (const Case c : {Case{false, 1, false}, Case{true, 1, false}, Case{false, 4, false}, Case{false, 1, true}}) {
+    const GemmProblem p = plain_problem(16, 1280, 8192);
+    RaceOptions o;
+    o.libtypes = {"cublaslt"};
+    o.confirm_best = c.best;
+    o.final_placements = c.final_placements;
+    o.dedupe_launches = c.dedupe;
+    const RaceResult r = race_problem(p, o);
+    SCOPED_TRACE(testing::Message() << "confirm_best " << c.best << ", final_placements " << c.final_placements
+                                    << ", dedupe " << c.dedupe);
+    ASSERT_GE(r.winner, 0);
+    // Candidates not raced because they launch what another does: each names one that stands for
+    // itself; none of them was timed.
+    std::map<std::string, const CandidateResult*> by_name;
+    for (const CandidateResult& x : r.candidates) by_name[x.name] = &x;
+    int same = 0;
+    for (const CandidateResult& x : r.candidates) {
+      if (x.same_as.empty()) continue;
+      ++same;
+      EXPECT_LT(x.screen_us, 0) << x.name;
+      EXPECT_LT(x.us, 0) << x.name;
+      ASSERT_EQ(by_name.count(x.same_as), 1u) << x.name << " -> " << x.same_as;
+      EXPECT_TRUE(by_name[x.same_as]->same_as.empty()) << x.same_as;
+    }
+    EXPECT_EQ(same, r.same_launches);
+    if (!c.dedupe) EXPECT_EQ(same, 0);
+    // Finals ran (a 20 MB weight has many candidates within the margin of the fastest) on every
+    // placement asked for: 4 of this problem fit the memory budget many times over.
+    EXPECT_EQ(r.final_placements, c.final_placements);
+    const CandidateResult& w = r.candidates[static_cast<std::size_t>(r.winner)];
+    EXPECT_TRUE(w.error.empty()) << w.name << ": " << w.error;
+    EXPECT_GT(w.us, 0) << w.name;
+    EXPECT_GE(w.err_ratio, 0) << w.name;
+    EXPECT_LE(w.err_ratio, o.select.max_err_ratio) << w.name;
+    EXPECT_TRUE(w.strict_ok) << w.name;
+    EXPECT_GT(r.enumerated, 100);
+    if (!w.is_default) {
+      EXPECT_TRUE(r.confirmed) << w.name;
+      EXPECT_GE(r.confirm_tried, 1);
+      EXPECT_LE(r.confirm_tried, o.confirm_tries);
+      EXPECT_GE(r.confirm_placements, 1);
+      EXPECT_LE(r.confirm_placements, o.confirm_placements);
+      EXPECT_GE(r.confirm_min_ratio, 1.0) << w.name;
+      EXPECT_GT(r.confirm_ratio * (1.0 - o.confirm_margin), 1.0) << w.name;
+      EXPECT_DOUBLE_EQ(w.us, r.confirm_winner_us);
+    } else if (r.confirm_tried > 0) {
+      EXPECT_FALSE(r.confirmed);  // every try failed: the default is kept
+    }
   }
 }
 

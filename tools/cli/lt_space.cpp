@@ -4,17 +4,70 @@
 #include <fmt/core.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
+#include <optional>
+#include <vector>
 
 #include "backends/cublaslt/cublaslt_backend.h"
 #include "core/validate.h"
+#include "runtime/cuda_check.h"
 #include "runtime/device_utils.h"
+#include "runtime/launch_fingerprint.h"
 #include "runtime/runtime.h"
 #include "tools/cli/common.h"
 #include "tools/cli/lt_space.h"
 
 namespace tgemm::cli {
+namespace {
+
+// --launches: every configuration run once (module loading, first-call state), then captured and
+// fingerprinted; the groups of configurations that launch the same work, largest first. Tells how
+// much of the space `tgemm tune --dedupe_launches` races once.
+void print_launch_groups(const GemmProblem& p, const GemmArgs& args, const std::vector<LtConfig>& configs) {
+  std::map<std::string, std::vector<std::string>> groups;
+  int refused = 0, failed = 0, unknown = 0;
+  DeviceBuffer ws;
+  for (const LtConfig& c : configs) {
+    std::string why;
+    std::shared_ptr<LtSolution> s = LtSolution::configured(p, c, why);
+    if (!s || !s->can_implement(p)) {
+      ++refused;
+      continue;
+    }
+    if (s->workspace_size(p) > ws.bytes()) ws = DeviceBuffer(s->workspace_size(p));
+    const Workspace w{ws.data(), ws.bytes()};
+    try {
+      s->run(p, args, w, nullptr);
+      TGEMM_CUDA_CHECK(cudaDeviceSynchronize(), "lt-space");
+    } catch (const Error&) {
+      cudaGetLastError();
+      ++failed;
+      continue;
+    }
+    const std::optional<std::string> fp = launch_fingerprint([&](Stream st) { s->run(p, args, w, st); });
+    if (fp) groups[*fp].push_back(s->name());
+    else ++unknown;
+  }
+  std::vector<const std::vector<std::string>*> sorted;
+  std::size_t ran = 0;
+  for (const auto& [fp, names] : groups) {
+    sorted.push_back(&names);
+    ran += names.size();
+  }
+  std::stable_sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->size() > b->size(); });
+  fmt::print("launches: {} configurations ran, {} distinct launches among them, {} not capturable, {} refused, "
+             "{} failed\n",
+             ran + unknown, groups.size(), unknown, refused, failed);
+  for (std::size_t g = 0; g < sorted.size() && g < 5; ++g) {
+    const auto& names = *sorted[g];
+    fmt::print("  {} configurations launch the same work, e.g. {}{}\n", names.size(), names.front(),
+               names.size() > 1 ? fmt::format(" and {}", names.back()) : std::string());
+  }
+}
+
+}  // namespace
 
 int run_lt_space(const LtSpaceCliOptions& o) {
   require_gpu("lt-space");
@@ -50,6 +103,17 @@ int run_lt_space(const LtSpaceCliOptions& o) {
     bool in_space = false;
     for (const auto& e : configs) in_space = in_space || e == c;
     fmt::print("  {} (ws {} B){}\n", s->name(), s->workspace_size(p), in_space ? "" : "  [outside enumeration]");
+  }
+  if (o.launches) {
+    fill_uniform(x.data(), in, o.m * o.k, 1, -1.0f, 1.0f, nullptr);
+    fill_uniform(w.data(), in, o.n * o.k, 2, -1.0f, 1.0f, nullptr);
+    fill_uniform(b.data(), in, o.n, 3, -1.0f, 1.0f, nullptr);
+    GemmArgs args;
+    args.a = x.data();
+    args.b = w.data();
+    args.bias = o.bias ? b.data() : nullptr;
+    args.out = y.data();
+    print_launch_groups(p, args, configs);
   }
   return 0;
 }

@@ -51,6 +51,8 @@ int main(int argc, char** argv) {
   l->add_option("-k", lts.k, "K")->capture_default_str();
   l->add_flag("--bias", lts.bias, "with bias");
   l->add_option("--dtype", lts.dtype, "input dtype")->capture_default_str();
+  l->add_flag("--launches", lts.launches,
+              "run every configuration once and count the distinct launches (kernel, shape, arguments) among them");
 
   tgemm::cli::TuneOptions tune;
   CLI::App* t = app.add_subcommand("tune", "race every candidate of every backend per problem; write the tuned CSV");
@@ -71,6 +73,14 @@ int main(int argc, char** argv) {
                  "operand placements a winner must beat the default on (1: the race's only)")
       ->check(CLI::Range(1, 16))
       ->capture_default_str();
+  t->add_option("--final_placements", tune.final_placements,
+                 "operand placements the finalists are ranked over (paired with the default; 1: the race's only)")
+      ->check(CLI::Range(1, 16))
+      ->capture_default_str();
+  t->add_flag("--dedupe_launches", tune.dedupe_launches,
+              "race candidates that launch identical kernels with identical arguments once (the first in tie order)");
+  t->add_flag("--confirm_best", tune.confirm_best,
+              "confirm each of the top finalists on every placement and keep the best (slower)");
   t->add_flag("-v,--verbose", tune.verbose, "more output");
   t->add_flag("--loose", tune.loose, "accept winners that pass --errRatio but not the strict check");
   t->add_flag("--worker", tune.worker, "internal: run as a worker")->group("");
@@ -103,6 +113,9 @@ int main(int argc, char** argv) {
                 "time each differing row's two solutions against each other on this GPU (one run, paired) "
                 "and judge the tie band on those times");
   cmp->add_option("--rounds", compare.rounds, "interleaved rounds of --measure")->capture_default_str();
+  cmp->add_option("--placements", compare.placements,
+                  "operand placements of --measure (the median ratio is judged)")
+      ->capture_default_str();
 
   tgemm::cli::RunOptions run;
   CLI::App* rn = app.add_subcommand(

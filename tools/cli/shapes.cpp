@@ -107,7 +107,7 @@ std::vector<TableRow> read_table(const std::string& path, const char* what) {
 
 // --measure: the two rows' solutions of one problem timed against each other on this GPU; the
 // ratio is A's time / B's (paired). Throws when a row cannot be turned into a runnable solution.
-PairTiming measure_rows(const TableRow& ra, const TableRow& rb, int rounds) {
+PairTiming measure_rows(const TableRow& ra, const TableRow& rb, int rounds, int placements) {
   Runtime& rt = Runtime::get();
   const int device = rt.platform().current_device();
   const DeviceInfo& dev = rt.platform().device_info(device);
@@ -126,7 +126,7 @@ PairTiming measure_rows(const TableRow& ra, const TableRow& rb, int rounds) {
     TGEMM_CHECK(sol[i] != nullptr, "tgemm compare --measure", "the row ", rows[i]->kernel_name, " (", rows[i]->file,
                 ":", rows[i]->line, ") cannot run ", p.describe(), ": ", why);
   }
-  return time_solution_pair(p, *sol[0], *sol[1], RaceOptions{}, rounds);
+  return time_solution_pair(p, *sol[0], *sol[1], RaceOptions{}, rounds, placements);
 }
 
 }  // namespace
@@ -134,6 +134,7 @@ PairTiming measure_rows(const TableRow& ra, const TableRow& rb, int rounds) {
 int run_compare(const CompareOptions& o) {
   TGEMM_CHECK(o.tie_band >= 0 && o.tie_band < 1, "tgemm compare", "--tie-band must be in [0, 1), got ", o.tie_band);
   TGEMM_CHECK(o.rounds >= 1, "tgemm compare", "--rounds must be >= 1, got ", o.rounds);
+  TGEMM_CHECK(o.placements >= 1, "tgemm compare", "--placements must be >= 1, got ", o.placements);
   const std::vector<TableRow> a = read_table(o.a, "table A");
   const std::vector<TableRow> b = read_table(o.b, "table B");
   if (o.measure) require_gpu("compare --measure");
@@ -156,11 +157,15 @@ int run_compare(const CompareOptions& o) {
     }
     // Times: the tables' own (two runs), or with --measure both timed here, paired.
     double ta = ra.us, tb = rb.us;
+    std::string range;
     if (o.measure) {
       try {
-        const PairTiming t = measure_rows(ra, rb, o.rounds);
+        const PairTiming t = measure_rows(ra, rb, o.rounds, o.placements);
         ta = t.ratio;
         tb = 1.0;
+        if (t.placements > 1)
+          range = fmt::format(", median of {} placements, B {:+.2f}..{:+.2f}%", t.placements, (1.0 / t.max_ratio - 1.0) * 100.0,
+                              (1.0 / t.min_ratio - 1.0) * 100.0);
       } catch (const Error& e) {
         // A row this build cannot run (stale, unknown solution): reported, the others measured.
         if (std::string(e.what()).find("sticky") != std::string::npos) throw;
@@ -174,9 +179,9 @@ int run_compare(const CompareOptions& o) {
     ++(tie ? within : beyond);
     if (!tie) ++(ta < tb ? a_faster : b_faster);
     const double diff = lo > 0 ? (tb / ta - 1.0) * 100.0 : 0.0;
-    lines.push_back(o.measure ? fmt::format("  {} M={}: {} | {} (B {:+.2f}% vs A, measured here, paired; tables: {:.3f} | "
+    lines.push_back(o.measure ? fmt::format("  {} M={}: {} | {} (B {:+.2f}% vs A, measured here, paired{}; tables: {:.3f} | "
                                             "{:.3f} us; {})",
-                                            rb.key.describe(), rb.m, ra.kernel_name, rb.kernel_name, diff, ra.us, rb.us,
+                                            rb.key.describe(), rb.m, ra.kernel_name, rb.kernel_name, diff, range, ra.us, rb.us,
                                             tie ? "within the tie band" : "beyond the tie band")
                               : fmt::format("  {} M={}: {} {:.3f} us | {} {:.3f} us ({:+.2f}%, {})", rb.key.describe(),
                                             rb.m, ra.kernel_name, ra.us, rb.kernel_name, rb.us, diff,

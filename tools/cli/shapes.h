@@ -31,6 +31,9 @@ struct CompareOptions {
   // which come from two runs and possibly two GPUs.
   bool measure = false;
   int rounds = 10;
+  // --measure on this many placements of the operands (as the tuner's confirmation), median
+  // ratio judged; some configurations are bimodal over placements (docs/perf-notes.md).
+  int placements = 4;
 };
 
 int run_shapes(const ShapesOptions& options);

@@ -154,6 +154,9 @@ int run_worker(const TuneOptions& o) {
   ro.warmup = o.warmup;
   ro.iters = o.iters;
   ro.confirm_placements = o.confirm_placements;
+  ro.confirm_best = o.confirm_best;
+  ro.final_placements = o.final_placements;
+  ro.dedupe_launches = o.dedupe_launches;
   if (o.libtype != "all") {
     auto f = csv::split_line(o.libtype);
     if (f) ro.libtypes = *f;
@@ -193,13 +196,14 @@ int run_worker(const TuneOptions& o) {
       for (const auto& c : r.candidates) {
         cands.push_back({{"name", c.name}, {"libtype", c.libtype}, {"solidx", c.solidx}, {"splitK", c.split_k},
                          {"screen_us", c.screen_us}, {"us", c.us}, {"spread", c.spread}, {"err_ratio", c.err_ratio},
-                         {"strict_ok", c.strict_ok}, {"error", c.error}});
+                         {"strict_ok", c.strict_ok}, {"error", c.error}, {"same_as", c.same_as}});
       }
       emit({{"type", "result"}, {"id", id}, {"winner", r.winner}, {"candidates", cands},
             {"enumerated", r.enumerated}, {"screened", r.screened}, {"accurate", r.accurate},
             {"default_us", r.default_us}, {"confirm_default_us", r.confirm_default_us},
             {"confirm_winner_us", r.confirm_winner_us}, {"confirm_ratio", r.confirm_ratio}, {"confirm_min_ratio", r.confirm_min_ratio},
-            {"confirm_placements", r.confirm_placements}, {"confirm_tried", r.confirm_tried}, {"confirmed", r.confirmed}, {"seconds", r.seconds}, {"arch", dev.arch}, {"sm_count", dev.sm_count}});
+            {"confirm_placements", r.confirm_placements}, {"confirm_tried", r.confirm_tried}, {"confirmed", r.confirmed},
+            {"final_placements", r.final_placements}, {"same_launches", r.same_launches}, {"seconds", r.seconds}, {"arch", dev.arch}, {"sm_count", dev.sm_count}});
     } catch (const std::exception& e) {
       emit({{"type", "fatal"}, {"id", id}, {"error", e.what()}});
       return 3;
@@ -237,8 +241,11 @@ void spawn_worker(Worker& w, const TuneOptions& o) {
   std::vector<std::string> args = {"/proc/self/exe", "tune", "--worker", "--errRatio", fmt::format("{}", o.err_ratio),
                                    "--libtype", o.libtype, "--warmup", std::to_string(o.warmup), "--iters",
                                    std::to_string(o.iters), "--confirm_placements",
-                                   std::to_string(o.confirm_placements)};
+                                   std::to_string(o.confirm_placements), "--final_placements",
+                                   std::to_string(o.final_placements)};
   if (o.loose) args.push_back("--loose");
+  if (o.confirm_best) args.push_back("--confirm_best");
+  if (o.dedupe_launches) args.push_back("--dedupe_launches");
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -307,6 +314,13 @@ std::string format_duration(double s) {
   if (s < 0 || !std::isfinite(s)) return "?";
   int t = static_cast<int>(s + 0.5);
   return t >= 60 ? fmt::format("{}m{:02d}s", t / 60, t % 60) : fmt::format("{}s", t);
+}
+
+// The profile's error column: the candidate's error, or for one not raced because it launches
+// what another candidate launches (--dedupe_launches), which one.
+std::string profile_error(const json& c) {
+  const std::string same = c.value("same_as", std::string());
+  return same.empty() ? c["error"].get<std::string>() : "not raced: same launch as " + same;
 }
 
 struct ProblemState {
@@ -382,6 +396,7 @@ int run_tune(const TuneOptions& o) {
   int finished = 0, failed = 0, skipped = 0, pending_write = 0;
   long long candidates_raced = 0;
   std::vector<int> enumerated_counts;
+  std::vector<int> distinct_counts;  // enumerated less those that launch what another one does
   double tuned_seconds = 0;
   const bool tty = ::isatty(2);
 
@@ -448,8 +463,10 @@ int run_tune(const TuneOptions& o) {
     w.busy_id = -1;
     int winner = msg["winner"];
     const json& cands = msg["candidates"];
-    candidates_raced += static_cast<long long>(cands.size());
+    const int same_launches = msg.value("same_launches", 0);  // listed, not raced (--dedupe_launches)
+    candidates_raced += static_cast<long long>(cands.size()) - same_launches;
     enumerated_counts.push_back(msg["enumerated"].get<int>());
+    distinct_counts.push_back(msg["enumerated"].get<int>() - same_launches);
     tuned_seconds += msg["seconds"].get<double>();
     const UntunedProblem& p = st.problem;
     if (profile.is_open()) {
@@ -460,7 +477,7 @@ int run_tune(const TuneOptions& o) {
                               c["libtype"], c["name"], fmt::format("{:.4f}", c["screen_us"].get<double>()),
                               fmt::format("{:.4f}", c["us"].get<double>()), fmt::format("{:.4f}", c["spread"].get<double>()),
                               fmt::format("{:.6f}", c["err_ratio"].get<double>()), c["strict_ok"].get<bool>() ? "True" : "False",
-                              c["error"].get<std::string>()})
+                              profile_error(c)})
                 << "\n";
       }
       profile.flush();
@@ -499,9 +516,13 @@ int run_tune(const TuneOptions& o) {
                                  msg.value("confirm_min_ratio", -1.0), msg.value("confirm_placements", 0),
                                  msg.value("confirm_tried", 0), msg.value("confirmed", false) ? "kept" : "default kept")
                    : std::string();
-    progress(fmt::format("{} -> {} {:.2f} us ({}x vs default, {} candidates, {:.1f} s{})", p.describe(), r.kernel_name,
-                         r.us, def > 0 ? fmt::format("{:.3f}", def / r.us) : std::string("?"),
-                         msg["enumerated"].get<int>(), msg["seconds"].get<double>(), confirm));
+    const int fplace = msg.value("final_placements", 0);
+    const std::string finals = fplace > 1 ? fmt::format(", finals over {} placements", fplace) : std::string();
+    const std::string distinct =
+        same_launches > 0 ? fmt::format(" ({} distinct launches)", msg["enumerated"].get<int>() - same_launches) : std::string();
+    progress(fmt::format("{} -> {} {:.2f} us ({}x vs default, {} candidates{}, {:.1f} s{}{})", p.describe(),
+                         r.kernel_name, r.us, def > 0 ? fmt::format("{:.3f}", def / r.us) : std::string("?"),
+                         msg["enumerated"].get<int>(), distinct, msg["seconds"].get<double>(), finals, confirm));
     if (pending_write >= o.batch) flush_rows();
   };
 
@@ -615,6 +636,11 @@ int run_tune(const TuneOptions& o) {
   if (!enumerated_counts.empty()) {
     fmt::print("candidates per problem: min {}, median {}, max {}\n", enumerated_counts.front(),
                enumerated_counts[enumerated_counts.size() / 2], enumerated_counts.back());
+  }
+  if (o.dedupe_launches && !distinct_counts.empty()) {
+    std::sort(distinct_counts.begin(), distinct_counts.end());
+    fmt::print("distinct launches per problem (--dedupe_launches): min {}, median {}, max {}\n", distinct_counts.front(),
+               distinct_counts[distinct_counts.size() / 2], distinct_counts.back());
   }
   for (const auto& st : states) {
     if (st.failed) fmt::print("FAILED {}: {}\n", st.problem.describe(), st.failure);

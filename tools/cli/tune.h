@@ -23,6 +23,9 @@ struct TuneOptions {
   int warmup = 3;
   int iters = 10;
   int confirm_placements = 4;      // operand placements a winner is confirmed on (RaceOptions)
+  bool confirm_best = false;       // confirm every try, keep the best (RaceOptions::confirm_best)
+  int final_placements = 1;        // placements the finals are spread over (RaceOptions)
+  bool dedupe_launches = false;    // race identical launches once (RaceOptions::dedupe_launches)
   bool verbose = false;
   bool loose = false;              // accept candidates that fail the strict check
   bool worker = false;             // internal: run as a worker

@@ -433,6 +433,10 @@ class CutlassBackend final : public Backend {
       const double wide_eff = wide ? efficiency(128, 256) : 0.0;
       if (wide && (wide_eff >= 0.8 || wide_eff >= efficiency(128, 128)))
         pick = {Schedule::kCooperative, 128, 256, 2, 1, TileScheduler::kPersistent};
+      // Rule v3 (session 5): below 80% wave efficiency the staged path (cuBLASLt's default GEMM,
+      // then the vectorized bias + GELU pass) is faster: on the session-5 gelu profile the cut
+      // turns 1.043x / 8 losses into 1.091x / 2 against it (docs/perf-notes.md, "CUTLASS").
+      if (efficiency(pick.tile_m, pick.tile_n) < 0.8) return nullptr;
     }
     // CUTLASS's heuristic raster: along M when the grid is wider than tall.
     const Raster raster = ceil_div(p.n, pick.tile_n) > ceil_div(p.m, pick.tile_m) ? Raster::kAlongM : Raster::kAlongN;

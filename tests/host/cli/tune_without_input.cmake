@@ -18,9 +18,11 @@ if(bare_RC EQUAL 0)
 endif()
 expect_contains("tgemm tune without arguments: stderr" "${bare_ERR}" "--input_file")
 
-# A placement count outside 1..16 is refused by the command line itself, naming the option.
-tgemm_run(cp tune -i "${SCRATCH}/missing.csv" -o "${SCRATCH}/tuned.csv" --confirm_placements 0)
-if(cp_RC EQUAL 0)
-  message(FATAL_ERROR "tgemm tune --confirm_placements 0 exited 0")
-endif()
-expect_contains("tgemm tune --confirm_placements 0: stderr" "${cp_ERR}" "--confirm_placements")
+# Placement counts outside 1..16 are refused by the command line itself, naming the option.
+foreach(opt confirm_placements final_placements)
+  tgemm_run(${opt} tune -i "${SCRATCH}/missing.csv" -o "${SCRATCH}/tuned.csv" --${opt} 0)
+  if(${opt}_RC EQUAL 0)
+    message(FATAL_ERROR "tgemm tune --${opt} 0 exited 0")
+  endif()
+  expect_contains("tgemm tune --${opt} 0: stderr" "${${opt}_ERR}" "--${opt}")
+endforeach()

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -169,6 +170,60 @@ TEST(PairedRatio, SkipsUnmeasuredRoundsAndRefusesUnequalLengths) {
     FAIL() << "unequal lengths accepted";
   } catch (const tgemm::Error& e) {
     EXPECT_NE(std::string(e.what()).find("paired_ratio: a and b must hold one time per round each (equal lengths), got 2 and 1"), std::string::npos)
+        << e.what();
+  }
+}
+
+// Candidates that launch the same work are raced once: the first in tie order stands for them.
+TEST(MarkSameLaunches, TheFirstInTieOrderStandsForEqualLaunches) {
+  std::vector<CandidateResult> rs = {screened("lt:b", -1, 1), screened("lt:a", -1, 1), screened("lt:heuristic", -1, 1),
+                                     screened("skinny:x", -1, 2), screened("lt:c", -1, 1)};
+  rs[2].is_default = true;
+  using F = std::optional<std::string>;
+  // b, a and the default launch the same kernel; skinny:x happens to be that launch too (kept
+  // apart only by its fingerprint, as any other); c has no fingerprint (capture failed).
+  const std::vector<F> fp = {F("k1"), F("k1"), F("k1"), F("k2"), std::nullopt};
+  EXPECT_EQ(mark_same_launches(rs, fp), 2u);
+  EXPECT_EQ(rs[0].same_as, "lt:heuristic");  // the default comes first in tie order
+  EXPECT_EQ(rs[1].same_as, "lt:heuristic");
+  EXPECT_EQ(rs[2].same_as, "");
+  EXPECT_EQ(rs[3].same_as, "");
+  EXPECT_EQ(rs[4].same_as, "");  // unknown launches are never merged
+  // Without the default, the name decides among one backend's equal launches.
+  std::vector<CandidateResult> two = {screened("lt:b", -1, 1), screened("lt:a", -1, 1)};
+  EXPECT_EQ(mark_same_launches(two, {F("k"), F("k")}), 1u);
+  EXPECT_EQ(two[0].same_as, "lt:a");
+  EXPECT_EQ(two[1].same_as, "");
+}
+
+TEST(MarkSameLaunches, NewCandidatesDeferToEarlierOnesAndFailuresAreLeftAlone) {
+  using F = std::optional<std::string>;
+  std::vector<CandidateResult> rs = {screened("lt:m", 5, 1), screened("lt:n", 6, 1), screened("lt:broken", -1, 1)};
+  rs[2].error = "launch failed";
+  std::vector<F> fp = {F("k1"), F("k2"), F("k3")};
+  EXPECT_EQ(mark_same_launches(rs, fp), 0u);
+  // A refinement adds candidates: one launches what lt:n does (it stays with lt:n even though
+  // "lt:a" sorts first), one launches what the failed one did (not merged into a failure), two
+  // new ones are equal to each other.
+  for (const char* n : {"lt:a", "lt:z", "lt:y", "lt:x"}) rs.push_back(screened(n, -1, 1));
+  fp.insert(fp.end(), {F("k2"), F("k3"), F("k4"), F("k4")});
+  EXPECT_EQ(mark_same_launches(rs, fp, 3), 2u);
+  EXPECT_EQ(rs[3].same_as, "lt:n");
+  EXPECT_EQ(rs[4].same_as, "");
+  EXPECT_EQ(rs[5].same_as, "lt:x");
+  EXPECT_EQ(rs[6].same_as, "");
+  EXPECT_EQ(rs[1].same_as, "");
+  EXPECT_EQ(rs[2].same_as, "");
+}
+
+TEST(MarkSameLaunches, RefusesMismatchedFingerprints) {
+  std::vector<CandidateResult> rs = {screened("a", 1), screened("b", 1)};
+  try {
+    mark_same_launches(rs, {std::string("k")});
+    FAIL() << "one fingerprint for two candidates accepted";
+  } catch (const tgemm::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("mark_same_launches: one fingerprint per candidate expected, got 1 for 2"),
+              std::string::npos)
         << e.what();
   }
 }
