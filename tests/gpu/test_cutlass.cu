@@ -445,6 +445,7 @@ TEST(Cutlass, DefaultOnlyForTheErfGelu) {
 // Version 2 of the rule picks by the last wave's fill (132 SMs): 128x256 c2x1 when its grid is
 // >= 80% efficient, else the less wasteful of it and 128x128. Version 3 keeps that pick only when
 // it is >= 80% efficient, else no fused default (the staged path: cuBLASLt, then the pass).
+// Version 4 also stages every problem with K > 4096.
 TEST(Cutlass, DefaultRulePicksByWaveFill) {
   TGEMM_REQUIRE_GPU();
   int sms = 0;
@@ -459,8 +460,9 @@ TEST(Cutlass, DefaultRulePicksByWaveFill) {
   // of 128x128 (0.81); 8192x576: 128x256 pads N to 768 (0.73 x 0.75) against 128x128 (0.81 x 0.9
   // = 0.73 < 0.8: staged, tile_n 0); 512x6144: 96 tiles of 128x256 (< 1 wave) and 192 of 128x128
   // (0.73: staged).
-  for (const Want& w : {Want{512, 28672, 4096, 256, 2}, Want{512, 10240, 5120, 128, 1}, Want{8192, 576, 7168, 0, 0},
-                        Want{512, 6144, 4096, 0, 0}}) {
+  // 512x28672x8192: the first pick again, but K > 4096 (v4: staged).
+  for (const Want& w : {Want{512, 28672, 4096, 256, 2}, Want{512, 10240, 4096, 128, 1}, Want{8192, 576, 4096, 0, 0},
+                        Want{512, 6144, 4096, 0, 0}, Want{512, 28672, 8192, 0, 0}}) {
     A16W16Case c;
     c.m = w.m;
     c.n = w.n;

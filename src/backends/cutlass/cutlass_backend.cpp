@@ -438,6 +438,12 @@ class CutlassBackend final : public Backend {
       // turns 1.043x / 8 losses into 1.091x / 2 against it (docs/perf-notes.md, "CUTLASS").
       if (efficiency(pick.tile_m, pick.tile_n) < 0.8) return nullptr;
     }
+    // Rule v4 (session 7): fusion saves the pass (4·M·N bytes), a share of ~400/K of the GEMM
+    // (2·M·N·K flops at ~600 TFLOP/s against ~3 TB/s); the untuned instances give up 5-15% of
+    // the GEMM to cuBLASLt's kernel, so above K = 4096 the staged path wins. Session 7's bench
+    // of v3 (M = 512/2048): fused picks 1.029x for K <= 4096, 0.933x above (perf-notes, "CUTLASS").
+    // For M <= 64 the share is smaller still (the pass against the weight's 2·N·K bytes: 2·M/K).
+    if (p.k > 4096) return nullptr;
     // CUTLASS's heuristic raster: along M when the grid is wider than tall.
     const Raster raster = ceil_div(p.n, pick.tile_n) > ceil_div(p.m, pick.tile_m) ? Raster::kAlongM : Raster::kAlongN;
     SolutionPtr fallback;
