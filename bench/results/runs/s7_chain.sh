@@ -6,7 +6,7 @@
 # (cuBLASLt, --dedupe_launches --final_placements 4 --confirm_best; a cut tune resumes from its
 # last written batch), then the table compare and tune_agreement.py, the bench of table A, the
 # measured compare of A and B over 4 placements, the gelu benches, the measured compare of
-# session 5's tables. Needs /tmp/bin/tgemm (s7_run1.sh) or scratch/tgemm.gz. One tar in $OUT.
+# session 5's tables. Needs /tmp/bin/tgemm (s7_call1.sh) or scratch/tgemm.gz. One tar in $OUT.
 export PATH=/tmp/bin:$PATH:/usr/local/cuda/bin PYTHONUNBUFFERED=1
 export TGEMM_COMMIT=${TGEMM_COMMIT:-$(cat scratch/COMMIT)}
 END=${END:-570}
