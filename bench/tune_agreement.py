@@ -9,7 +9,9 @@ the checks (by accurate time), and whether the other tune did not race it becaus
 what another candidate launches (`tgemm tune --dedupe_launches`: error column "not raced: same
 launch as X"). The summary says how often each pick was among the other tune's `--top` fastest:
 when it rarely is, the tunes disagree before their confirmations (docs/perf-notes.md, "Tuner v7
-measured"). Standard library only; no GPU.
+measured"). Last, how far the two tunes' accurate times of the same candidates agree (p10, median,
+p90 of their ratio): the run-to-run resolution that the tie band is up against. Standard library
+only; no GPU.
 """
 
 import argparse
@@ -70,6 +72,28 @@ class Profile:
         return None
 
 
+def quantile(values, q):
+    """The q-quantile of sorted `values` by linear interpolation."""
+    x = (len(values) - 1) * q
+    lo = int(x)
+    hi = min(lo + 1, len(values) - 1)
+    return values[lo] + (values[hi] - values[lo]) * (x - lo)
+
+
+def timing_noise(pa, pb):
+    """How far the two tunes' accurate times of the same candidate agree: for every (problem,
+    candidate) timed in both, time in A / time in B. Returns (count, p10, median, p90), or None
+    when no candidate was timed in both."""
+    ratios = []
+    for key, timed in pa.ranked.items():
+        other = dict((n, us) for us, n in pb.ranked.get(key, []))
+        ratios += [us / other[n] for us, n in timed if n in other]
+    if not ratios:
+        return None
+    ratios.sort()
+    return len(ratios), quantile(ratios, 0.1), quantile(ratios, 0.5), quantile(ratios, 0.9)
+
+
 def describe(key):
     m, n, k, bias, _, _, epi = key
     return f"{m}x{n}x{k}" + (" bias" if bias == "True" else "") + ("" if epi in ("", "none") else f" {epi}")
@@ -111,6 +135,11 @@ def main(argv=None):
     if pa:
         print(f"of the {len(differing)} that differ: {same_launch} are the same launch; A's pick among B's {o.top} "
               f"fastest in {a_in_b}, B's among A's in {b_in_a}, both in {both}")
+        noise = timing_noise(pa, pb)
+        if noise:
+            n, p10, med, p90 = noise
+            print(f"timing noise: {n} candidates timed in both tunes; time in A / time in B: p10 {p10:.4f}, "
+                  f"median {med:.4f}, p90 {p90:.4f}")
     return 0
 
 

@@ -69,6 +69,9 @@ class TuneAgreement(unittest.TestCase):
         self.assertIn("3 problems in both (0 only in A, 1 only in B): 1 identical, 2 differ", out)
         self.assertIn("of the 2 that differ: 1 are the same launch; A's pick among B's 2 fastest in 2, "
                       "B's among A's in 1, both in 1", out)
+        # Timed in both: p (9 / 8.5) and q (9.9 / 8); s and t were each timed by one tune only.
+        self.assertIn("timing noise: 2 candidates timed in both tunes; time in A / time in B: p10 1.0767, "
+                      "median 1.1482, p90 1.2196", out)
 
     def test_tables_alone(self):
         a = self.write("a.csv", TABLE, [table_row("1", "x")])
@@ -77,6 +80,7 @@ class TuneAgreement(unittest.TestCase):
         self.assertIn("1x4096x4096: A x | B y\n", out)
         self.assertIn("1 problems in both (0 only in A, 0 only in B): 0 identical, 1 differ", out)
         self.assertNotIn("fastest", out)
+        self.assertNotIn("timing noise", out)
 
 
 if __name__ == "__main__":
