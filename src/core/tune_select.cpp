@@ -9,6 +9,13 @@
 
 namespace tgemm {
 
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
 double paired_ratio(const std::vector<double>& a, const std::vector<double>& b) {
   TGEMM_CHECK(a.size() == b.size(), "paired_ratio", "a and b must hold one time per round each (equal lengths), got ", a.size(), " and ",
               b.size());
@@ -16,10 +23,7 @@ double paired_ratio(const std::vector<double>& a, const std::vector<double>& b) 
   for (std::size_t i = 0; i < a.size(); ++i) {
     if (a[i] > 0 && b[i] > 0) r.push_back(a[i] / b[i]);
   }
-  if (r.empty()) return 0;
-  std::sort(r.begin(), r.end());
-  const std::size_t h = r.size() / 2;
-  return r.size() % 2 ? r[h] : 0.5 * (r[h - 1] + r[h]);
+  return median(std::move(r));
 }
 
 std::vector<std::size_t> select_for_accurate(const std::vector<CandidateResult>& results, const SelectOptions& o) {
@@ -74,12 +78,14 @@ std::size_t mark_same_launches(std::vector<CandidateResult>& results,
   return marked;
 }
 
+bool passes_checks(const CandidateResult& r, const SelectOptions& o) {
+  return r.error.empty() && r.us > 0 && r.err_ratio >= 0 && r.err_ratio <= o.max_err_ratio &&
+         (!o.require_strict || r.strict_ok);
+}
+
 int select_winner(const std::vector<CandidateResult>& results, const SelectOptions& o) {
   double best = -1;
-  auto passes = [&](const CandidateResult& r) {
-    return r.error.empty() && r.us > 0 && r.err_ratio >= 0 && r.err_ratio <= o.max_err_ratio &&
-           (!o.require_strict || r.strict_ok);
-  };
+  auto passes = [&](const CandidateResult& r) { return passes_checks(r, o); };
   for (const auto& r : results) {
     if (passes(r) && (best < 0 || r.us < best)) best = r.us;
   }

@@ -39,6 +39,9 @@ struct SelectOptions {
   bool require_strict = true;      // also require strict_ok
 };
 
+// Median of v (the mean of the two middle values for an even count); 0 for an empty v.
+double median(std::vector<double> v);
+
 // Paired estimate of how many times longer a takes than b, from interleaved rounds (a[r] and b[r]
 // are the two medians of round r, timed back to back): the median over rounds of a[r] / b[r].
 // Drift of the GPU's clocks between rounds (power state under sustained load) cancels in each
@@ -62,6 +65,10 @@ bool tie_order_less(const CandidateResult& a, const CandidateResult& b);
 // are left alone. Returns how many were marked.
 std::size_t mark_same_launches(std::vector<CandidateResult>& results,
                                const std::vector<std::optional<std::string>>& fingerprints, std::size_t begin = 0);
+
+// A candidate that may win: no error, an accurate time, and it passed the error checks
+// (err_ratio within o.max_err_ratio, and strict_ok where o.require_strict).
+bool passes_checks(const CandidateResult& r, const SelectOptions& o);
 
 // The winner among candidates with an accurate time that pass the error checks; -1 if none.
 // Fastest wins; all within (1 + tie_band) of the fastest tie and are resolved by tie_order_less;

@@ -107,12 +107,6 @@ PairTiming time_pair(const GemmProblem& p, const RaceData& data, const Solution&
   return {st[0].median_us, st[1].median_us, paired_ratio(per_round[0], per_round[1])};
 }
 
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t h = v.size() / 2;
-  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
-}
-
 // Placements 1 .. wanted-1 of p's operands (placement 0 is the caller's), each behind a pad of
 // 20, 43, 11, ... MB (distinct, not multiples of each other), all alive together so that each
 // lands elsewhere in memory; as many as o.memory_budget holds next to the caller's.
@@ -468,7 +462,7 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
             }
           }
           if (nplace > 1) {
-            for (std::size_t f = 0; f < finalists.size(); ++f) median_us[f] = median_of(per_round[f]);
+            for (std::size_t f = 0; f < finalists.size(); ++f) median_us[f] = median(per_round[f]);
           }
           result.final_placements = nplace;
           // Ranked on the paired estimate against the default (the bench's and the confirmation's):
@@ -516,8 +510,7 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
       std::vector<std::size_t> order;
       for (std::size_t i = 0; i < result.candidates.size(); ++i) {
         const CandidateResult& r = result.candidates[i];
-        if (i == d || static_cast<int>(i) == result.winner || !r.error.empty() || r.us <= 0 || r.err_ratio < 0 ||
-            r.err_ratio > o.select.max_err_ratio || (o.select.require_strict && !r.strict_ok) ||
+        if (i == d || static_cast<int>(i) == result.winner || !passes_checks(r, o.select) ||
             r.us > result.candidates[d].us) {
           continue;
         }
@@ -554,11 +547,11 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
           lost = t.ratio < 1.0;
         }
         ++result.confirm_tried;
-        result.confirm_ratio = median_of(ratios);
+        result.confirm_ratio = median(ratios);
         result.confirm_min_ratio = *std::min_element(ratios.begin(), ratios.end());
         result.confirm_placements = static_cast<int>(ratios.size());
-        result.confirm_default_us = median_of(def_us);
-        result.confirm_winner_us = median_of(win_us);
+        result.confirm_default_us = median(def_us);
+        result.confirm_winner_us = median(win_us);
         result.confirmed = !lost && result.confirm_ratio * (1.0 - margin) > 1.0;
         if (result.confirmed) {
           passed.push_back({w, result.confirm_ratio, result.confirm_min_ratio, result.confirm_default_us,
@@ -633,7 +626,7 @@ PairTiming time_solution_pair(const GemmProblem& p, const Solution& a, const Sol
     b_us.push_back(t.b_us);
     ratio.push_back(t.ratio);
   }
-  PairTiming out{median_of(a_us), median_of(b_us), median_of(ratio)};
+  PairTiming out{median(a_us), median(b_us), median(ratio)};
   out.min_ratio = *std::min_element(ratio.begin(), ratio.end());
   out.max_ratio = *std::max_element(ratio.begin(), ratio.end());
   out.placements = static_cast<int>(ratio.size());

@@ -151,6 +151,39 @@ TEST(SelectWinner, DefaultMarginKeepsTheDefaultUnlessClearlyBeaten) {
   EXPECT_EQ(winner_name({measured("lt:a", 9.85, 1), bad_default}, o), "lt:a");
 }
 
+TEST(Median, OddEvenAndEmpty) {
+  EXPECT_EQ(median({3.0, 1.0, 2.0}), 2.0);
+  EXPECT_EQ(median({4.0, 1.0, 3.0, 2.0}), 2.5);
+  EXPECT_EQ(median({7.0}), 7.0);
+  EXPECT_EQ(median({}), 0.0);
+}
+
+TEST(PassesChecks, ErrorTimeErrRatioAndStrictness) {
+  SelectOptions o;
+  CandidateResult r;
+  r.us = 10;
+  r.err_ratio = 0.0;
+  r.strict_ok = true;
+  EXPECT_TRUE(passes_checks(r, o));
+  CandidateResult bad = r;
+  bad.error = "launch failed";
+  EXPECT_FALSE(passes_checks(bad, o));
+  bad = r;
+  bad.us = -1;  // no accurate time
+  EXPECT_FALSE(passes_checks(bad, o));
+  bad = r;
+  bad.err_ratio = -1;  // not checked
+  EXPECT_FALSE(passes_checks(bad, o));
+  bad = r;
+  bad.err_ratio = 0.06;  // above --errRatio 0.05
+  EXPECT_FALSE(passes_checks(bad, o));
+  bad = r;
+  bad.strict_ok = false;
+  EXPECT_FALSE(passes_checks(bad, o));
+  o.require_strict = false;
+  EXPECT_TRUE(passes_checks(bad, o));
+}
+
 TEST(PairedRatio, MedianOfPerRoundRatios) {
   // Round 2 ran at lower clocks for both: the pooled medians would compare 10 vs 10.5, the rounds
   // all say a takes 5% longer than b.
