@@ -2,11 +2,11 @@
 # Session 8's resumable chain (the pattern of s7_chain.sh): every call runs the steps still undone,
 # in this order, each only when its time is left before $END seconds; a finished step leaves a
 # marker under /tmp/s8, so the next call on the same warm machine goes on where this one stopped.
-# Steps: (1) gelu bench, empty table (default rule v4), M = 512/2048/8192; (2) bench of session 7's
-# cuBLASLt table A (tuner options on); (3) measured compare of session 7's tables A and B over 4
-# placements; (4) tune of the 16 M = 8192 erf-GELU+bias rows (resumable); (5) gelu bench with
-# those rows added to the shipped table; (6) all-backend tune of the 48 plain M >= 512 rows
-# (resumable), then its bench. Needs /tmp/bin/tgemm (s8_call1.sh) or scratch/tgemm.gz.
+# Steps: (1) all-backend tune of the 48 plain M >= 512 rows (resumable), then its bench; (2) gelu
+# bench, empty table (default rule v4), M = 512/2048/8192; (3) bench of session 7's cuBLASLt
+# table A (tuner options on); (4) tune of the 16 M = 8192 erf-GELU+bias rows (resumable); (5) gelu
+# bench with those rows added to the shipped table; (6) measured compare of session 7's tables A
+# and B over 4 placements. Needs /tmp/bin/tgemm (s8_call1.sh) or scratch/tgemm.gz.
 export PATH=/tmp/bin:$PATH:/usr/local/cuda/bin PYTHONUNBUFFERED=1
 export TGEMM_COMMIT=${TGEMM_COMMIT:-$(cat scratch/COMMIT 2>/dev/null)}
 END=${END:-570}
@@ -64,12 +64,14 @@ big_bench() {
   grep -i geomean $S/bench_big_all.log
 }
 
-step gelu_rule 95 gelu_rule
-step bench_A7 115 bench_a7
-step measure_AB7 155 measure_ab7
-gelu8192_input
-tune_until gelu8192 16 --batch 2 --libtype cutlass,cublaslt,split -i $S/gelu8192_in.csv && step gelu8192_bench 105 gelu8192_bench
+# Order by what the open targets need most: issue 5's M >= 512 target first (tune + bench), then
+# the default-rule and table-A benches, the M = 8192 gelu rows, and the measured compare last.
 big_input
 tune_until big 48 --batch 2 --libtype all -i $S/big_in.csv && step big_bench 95 big_bench
+step gelu_rule 95 gelu_rule
+step bench_A7 115 bench_a7
+gelu8192_input
+tune_until gelu8192 16 --batch 2 --libtype cutlass,cublaslt,split -i $S/gelu8192_in.csv && step gelu8192_bench 105 gelu8192_bench
+step measure_AB7 155 measure_ab7
 for f in $S/prof_*.csv; do [ -f "$f" ] && gzip -kf "$f"; done
 echo "chain ends at $SECONDS s"
