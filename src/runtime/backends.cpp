@@ -1,5 +1,6 @@
 // Every backend of this build, in the order their defaults are offered: specialised kernels
-// first (they decline problems they do not win), cuBLASLt's heuristic next, the reference last.
+// first (they decline problems they do not win), the staged GELU default, cuBLASLt's heuristic
+// next, the reference last.
 #include "backends/cublaslt/cublaslt_backend.h"
 #include "backends/cutlass/cutlass_backend.h"
 #include "backends/reference/reference_backend.h"
@@ -13,8 +14,8 @@ namespace tgemm {
 void register_all_backends(Registry& registry) {
   register_skinny_solutions(registry);
   register_cutlass_solutions(registry);
-  register_cublaslt_solutions(registry);
   // Bias splitting: another backend's plain product, then out = act(out + bias) in one pass.
+  // Before cuBLASLt, whose fused GELU_BIAS epilogue its default rule replaces at large M.
   register_split_solutions(registry, [](const GemmProblem& p, const GemmArgs& args, Stream stream) {
     EpilogueParams e;
     e.out = args.out;
@@ -30,6 +31,7 @@ void register_all_backends(Registry& registry) {
     e.n = p.n;
     epilogue_rows(e, stream);
   });
+  register_cublaslt_solutions(registry);
   register_reference_solutions(registry);
 }
 

@@ -111,5 +111,51 @@ TEST(Split, TableRowRoutesThroughThePublicApi) {
   reload_config();
 }
 
+// With no table row, an erf-GELU + bias problem of M >= 512 that CUTLASS's rule declines (here
+// K > 4096) runs staged: cuBLASLt's default product, then the pass; below that M, without the
+// bias or with another activation, the fused defaults stay.
+TEST(Split, DefaultStagesTheErfGeluWithBiasAtLargeM) {
+  TGEMM_REQUIRE_GPU();
+  const std::string path = ::testing::TempDir() + "tgemm_split_empty_table.csv";
+  {
+    std::ofstream out(path);
+    out << "arch,sm_count,M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle,libtype,solidx,splitK,us,kernelName,"
+           "err_ratio,tflops,bw,epilogue\n";
+  }
+  setenv("TGEMM_CONFIG_GEMM_BF16", path.c_str(), 1);
+  reload_config();
+  struct Want {
+    std::int64_t m;
+    bool bias;
+    Activation act;
+    bool staged;
+  };
+  for (const Want w : {Want{600, true, Activation::kGelu, true}, Want{8192, true, Activation::kGelu, true},
+                       Want{511, true, Activation::kGelu, false}, Want{16, true, Activation::kGelu, false},
+                       Want{600, false, Activation::kGelu, false}, Want{600, true, Activation::kGeluTanh, false},
+                       Want{600, true, Activation::kRelu, false}}) {
+    A16W16Case c;
+    c.m = w.m;
+    c.n = 1000;
+    c.k = 5000;
+    c.bias = w.bias;
+    c.activation = w.act;
+    A16W16Data d = make_a16w16(c, 500 + static_cast<std::uint64_t>(w.m));
+    DispatchInfo info = describe_gemm_a16w16(d.xv, d.wv, d.ov, d.options());
+    EXPECT_EQ(info.level, "default") << c.describe();
+    if (w.staged) {
+      EXPECT_EQ(info.libtype, "split") << c.describe();
+      EXPECT_EQ(info.kernel_name, "split:cublaslt:heuristic") << c.describe();
+    } else {
+      EXPECT_NE(info.libtype, "split") << c.describe() << " -> " << info.kernel_name;
+    }
+    if (w.m > 1000) continue;  // the reference of 8192 x 1000 x 5000 adds time, not coverage
+    std::string err = run_and_compare(d, [&] { gemm_a16w16(d.xv, d.wv, d.ov, d.options(), nullptr); });
+    EXPECT_TRUE(err.empty()) << err << " " << c.describe() << " [" << info.kernel_name << "]";
+  }
+  unsetenv("TGEMM_CONFIG_GEMM_BF16");
+  reload_config();
+}
+
 }  // namespace
 }  // namespace tgemm::test

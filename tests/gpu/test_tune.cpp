@@ -201,6 +201,9 @@ TEST(RaceProblem, KeptRowObeysTheConfirmation) {
     o.confirm_best = c.best;
     o.final_placements = c.final_placements;
     o.dedupe_launches = c.dedupe;
+    // Finals run only with two finalists or more; session 8 saw the default lead the others by
+    // more than the default 3% margin, so the test widens it to make the finals certain.
+    o.final_margin = 0.5;
     const RaceResult r = race_problem(p, o);
     SCOPED_TRACE(testing::Message() << "confirm_best " << c.best << ", final_placements " << c.final_placements
                                     << ", dedupe " << c.dedupe);
@@ -220,8 +223,8 @@ TEST(RaceProblem, KeptRowObeysTheConfirmation) {
     }
     EXPECT_EQ(same, r.same_launches);
     if (!c.dedupe) EXPECT_EQ(same, 0);
-    // Finals ran (a 20 MB weight has many candidates within the margin of the fastest) on every
-    // placement asked for: 4 of this problem fit the memory budget many times over.
+    // Finals ran (with the 50% margin every accurate candidate qualifies) on every placement asked
+    // for: 4 of this problem fit the memory budget many times over.
     EXPECT_EQ(r.final_placements, c.final_placements);
     const CandidateResult& w = r.candidates[static_cast<std::size_t>(r.winner)];
     EXPECT_TRUE(w.error.empty()) << w.name << ": " << w.error;

@@ -92,8 +92,21 @@ class SplitBackend final : public Backend {
     return std::make_shared<SplitSolution>(std::move(inner), pass_);
   }
 
-  // Only tuned rows route here.
-  SolutionPtr default_solution(const GemmProblem&) const override { return nullptr; }
+  // Default rule (session 8): an erf-GELU + bias problem of M >= kStagedGeluMinM that the
+  // specialised kernels decline (CUTLASS's rule takes the ones it wins) runs staged: cuBLASLt's
+  // default plain product, then the bias + GELU pass. Without this the next default is cuBLASLt's
+  // own fused GELU_BIAS epilogue, which session 8 measured at 0.988x of the staged path (31
+  // problems at M = 512/2048/8192, min 0.946x; docs/perf-notes.md, "CUTLASS"). Below that M,
+  // and without a bias or with another activation, nothing was measured: no staged default.
+  SolutionPtr default_solution(const GemmProblem& p) const override {
+    if (p.activation != Activation::kGelu || !p.has_bias() || p.m < kStagedGeluMinM) return nullptr;
+    const std::optional<GemmProblem> ip = split_inner_problem(p);
+    const Backend* lt = registry_.find("cublaslt");
+    if (!ip || lt == nullptr) return nullptr;
+    SolutionPtr inner = lt->default_solution(*ip);
+    if (inner == nullptr || !inner->can_implement(*ip)) return nullptr;
+    return std::make_shared<SplitSolution>(std::move(inner), pass_);
+  }
 
   // The default of every other backend (but the reference) for the plain problem: what the
   // product costs without a table row, plus the pass.
