@@ -5,7 +5,7 @@ Every GEMM is routed, by its exact shape and types, to the fastest solution foun
 
     import tgemm
     y = tgemm.gemm_a16w16(x, w, bias)                  # = F.linear(x, w, bias), tuned per shape
-    y = tgemm.gemm_gelu(x, w, bias)                    # = F.gelu(F.linear(x, w, bias)), fused
+    y = tgemm.gemm_gelu(x, w, bias)                    # = F.gelu(F.linear(x, w, bias)), fused or staged
     y = torch.ops.tgemm.gemm_a16w16(x, w, bias, None)  # the same op (torch.compile, CUDA graphs)
     tgemm.describe(x, w)                                # which table row / kernel a call uses
     with tgemm.patch_linear(model): model(ids)          # nn.Linear layers of a model through tgemm

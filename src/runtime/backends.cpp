@@ -15,7 +15,7 @@ void register_all_backends(Registry& registry) {
   register_skinny_solutions(registry);
   register_cutlass_solutions(registry);
   // Bias splitting: another backend's plain product, then out = act(out + bias) in one pass.
-  // Before cuBLASLt, whose fused GELU_BIAS epilogue its default rule replaces at large M.
+  // Before cuBLASLt, whose fp32-staged erf-GELU path its default rule replaces at large M.
   register_split_solutions(registry, [](const GemmProblem& p, const GemmArgs& args, Stream stream) {
     EpilogueParams e;
     e.out = args.out;
