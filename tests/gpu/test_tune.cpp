@@ -223,8 +223,8 @@ TEST(RaceProblem, KeptRowObeysTheConfirmation) {
     }
     EXPECT_EQ(same, r.same_launches);
     if (!c.dedupe) EXPECT_EQ(same, 0);
-    // Finals ran (with the 50% margin every accurate candidate qualifies) on every placement asked
-    // for: 4 of this problem fit the memory budget many times over.
+    // Finals ran (with the 50% margin, the accurate candidates near the fastest qualify) on every
+    // placement asked for: 4 of this problem fit the memory budget many times over.
     EXPECT_EQ(r.final_placements, c.final_placements);
     const CandidateResult& w = r.candidates[static_cast<std::size_t>(r.winner)];
     EXPECT_TRUE(w.error.empty()) << w.name << ": " << w.error;
