@@ -69,7 +69,9 @@ struct RaceResult {
   int enumerated = 0;       // candidates offered by the backends
   int screened = 0;
   int accurate = 0;
-  double default_us = -1;   // accurate time of the dispatcher's default (cuBLASLt heuristic)
+  // Accurate time of the race's default: cuBLASLt's heuristic, or where the dispatcher's own
+  // default is the staged erf-GELU path (split:cublaslt:heuristic) and split is raced, that.
+  double default_us = -1;
   // The confirmation of a winner against the default (RaceOptions::confirm_rounds): -1 when not
   // run, else the two medians and the paired ratio default / winner (core/tune_select.h), which
   // decides; confirmed false when the default was kept.
