@@ -10,7 +10,7 @@
 # (2) fixed: the skinny fixed-cost attribution (docs/perf-notes.md, skinny, "Session 8"): floors
 #     and dispatch of bench/shapes/skinny_fixed_cost.csv at M = 1, 16 (K from 64 up: the
 #     intercept of time over bytes), then a tune of the same 18 problems with skinny and cuBLASLt,
-#     every candidate's time in the profile.
+#     every candidate's time in the profile; and a skinny-only tune with TGEMM_SKINNY_PDL=0.
 # (3) ncu of the skinny dispatch and cuBLASLt's default on 1x576x64, 1x576x7168, 1x8192x1024.
 export PATH=/tmp/bin:$PATH:/usr/local/cuda/bin PYTHONUNBUFFERED=1
 export TGEMM_COMMIT=${TGEMM_COMMIT:-$(cat scratch/COMMIT 2>/dev/null)}
@@ -70,6 +70,10 @@ tune_until gelu_kept $KEPT --batch 2 --libtype cutlass,cublaslt,split -i $S/gelu
 step fixed_bench 85 fixed_bench
 fixed_input
 tune_until fixed 18 --batch 2 --libtype skinny,cublaslt -i $S/fixed_in.csv
+# The same problems, skinny only, with programmatic dependent launch off for the version-3 kernels
+# (the only ones that use it): their times against the tune above separate PDL's share of the
+# per-launch cost.
+TGEMM_SKINNY_PDL=0 tune_until fixed_nopdl 18 --batch 6 --libtype skinny -i $S/fixed_in.csv
 step ncu_fixed 155 ncu_fixed
 for f in $S/prof_*.csv; do [ -f "$f" ] && gzip -kf "$f"; done
 echo "chain ends at $SECONDS s"
