@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_set>
@@ -21,6 +22,18 @@ namespace tgemm {
 namespace {
 
 constexpr std::size_t kAlign = 256;
+
+// True the first time this process asks about `name`. Kernels load on first use (CUDA's lazy
+// module loading): session 7's two tunes screened 367 configurations within 30% of the leader
+// in one tune at 1.6-2.7 ms in the other, whose screen times were their first launch in that
+// process (docs/perf-notes.md, "What happened (session 8)"). Solution names stand for the kernels
+// they launch closely enough for this: a name seen once has loaded its kernels.
+bool first_use_in_process(const std::string& name) {
+  static std::mutex mutex;
+  static std::unordered_set<std::string> seen;
+  std::lock_guard<std::mutex> lock(mutex);
+  return seen.insert(name).second;
+}
 std::size_t round_up(std::size_t v, std::size_t q) { return (v + q - 1) / q * q; }
 
 struct Operands {
@@ -265,6 +278,19 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
         float ms = 0;
         TGEMM_CUDA_CHECK(cudaEventElapsedTime(&ms, timer.a, timer.b), "tune");
         r.screen_us = ms * 1000.0;
+        // A slow first launch of a solution new to this process may be its kernels loading: one
+        // more launch, and the faster of the two counts.
+        if (r.screen_us >= kSlowScreenUs && first_use_in_process(r.name)) {
+          TGEMM_CUDA_CHECK(cudaEventRecord(timer.a, stream), "tune");
+          solutions[i]->run(p, data.sets[1 % data.sets.size()].args, ws, s);
+          TGEMM_CUDA_CHECK(cudaEventRecord(timer.b, stream), "tune");
+          check_context(r.name);
+          TGEMM_CUDA_CHECK(cudaEventElapsedTime(&ms, timer.a, timer.b), "tune");
+          r.screen_us = std::min(r.screen_us, ms * 1000.0);
+          ++result.rescreened;
+        } else {
+          first_use_in_process(r.name);
+        }
         if (r.screen_us < kSlowScreenUs) {
           TGEMM_CUDA_CHECK(cudaEventRecord(timer.a, stream), "tune");
           for (int it = 0; it < o.screen_iters; ++it) {

@@ -81,6 +81,9 @@ struct RaceResult {
   int confirm_placements = 0, confirm_tried = 0;
   int final_placements = 0;  // placements the finals ran on (0: no finals, one finalist)
   int same_launches = 0;     // candidates not raced: they launch what another candidate launches
+  // Candidates whose slow first screen launch was their first use in this process, launched once
+  // more (the faster counts): kernels load on first use.
+  int rescreened = 0;
   bool confirmed = false;
   double seconds = 0;
 };
