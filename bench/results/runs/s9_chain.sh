@@ -3,6 +3,10 @@
 # in this order, each only when its time is left before $END seconds; a finished step leaves a
 # marker under /tmp/s9. Needs /tmp/bin/tgemm (s9_call1.sh builds it) or scratch/tgemm.gz.
 # Steps:
+# (0) sub_A, sub_B: two independent cuBLASLt tunes (options of session 7: --final_placements 4
+#     --confirm_best) of the 64 suite problems with M <= 128, with the screen's first-use relaunch
+#     (session 8, racer); then `compare --measure --placements 4` of the two. Session 7's tunes
+#     agreed or tied on 79.7% of these 64 rows (13 beyond the band); prediction: 85-90%.
 # (1) gelu_kept: retune the shipped erf-GELU + bias rows that kept cuBLASLt's fp32-staged default
 #     (12 rows, M >= 512), now that the race's default there is the staged split path
 #     (racer change of session 8); merge them into the shipped table; gelu bench with it.
@@ -65,6 +69,15 @@ ncu_fixed() {
     timeout 150 scripts/gpu-check 2>&1 | tail -2
 }
 
+sub_input() { [ -f $S/sub_in.csv ] || tgemm shapes --suite bench/shapes/llm_shapes.csv --nsets 1,16,64,128 -o $S/sub_in.csv > /dev/null; }
+compare_sub() {
+  timeout 120 tgemm compare --measure --placements 4 $S/sub_A.csv $S/sub_B.csv > $S/compare_sub_AB.txt 2>&1
+  tail -2 $S/compare_sub_AB.txt
+}
+OPTS="--final_placements 4 --confirm_best --libtype cublaslt"
+sub_input
+tune_until sub_A 64 --batch 4 $OPTS -i $S/sub_in.csv && tune_until sub_B 64 --batch 4 $OPTS -i $S/sub_in.csv && \
+  step compare_sub 125 compare_sub
 kept_input
 tune_until gelu_kept $KEPT --batch 2 --libtype cutlass,cublaslt,split -i $S/gelu_kept_in.csv && step gelu_kept_bench 105 gelu_kept_bench
 step fixed_bench 85 fixed_bench
