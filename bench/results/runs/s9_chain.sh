@@ -3,6 +3,7 @@
 # in this order, each only when its time is left before $END seconds; a finished step leaves a
 # marker under /tmp/s9. Needs /tmp/bin/tgemm (s9_call1.sh builds it) or scratch/tgemm.gz.
 # Steps:
+# (p) pytest of tests/python (package from s9_call1.sh's pybuild) and the overhead probe.
 # (0) sub_A, sub_B: two independent cuBLASLt tunes (options of session 7: --final_placements 4
 #     --confirm_best) of the 64 suite problems with M <= 128, with the screen's first-use relaunch
 #     (session 8, racer); then `compare --measure --placements 4` of the two. Session 7's tunes
@@ -75,6 +76,10 @@ compare_sub() {
   tail -2 $S/compare_sub_AB.txt
 }
 OPTS="--final_placements 4 --confirm_best --libtype cublaslt"
+pytests() {  # the Python tests against the package pybuild installed (new: the staged-default shape)
+  GPU_CHECK_DIR=$S/py GPU_CHECK_REUSE=1 GPU_CHECK_STEPS="python" timeout 170 scripts/gpu-check 2>&1 | tail -2
+}
+step pytests 175 pytests
 sub_input
 tune_until sub_A 64 --batch 4 $OPTS -i $S/sub_in.csv && tune_until sub_B 64 --batch 4 $OPTS -i $S/sub_in.csv && \
   step compare_sub 125 compare_sub
