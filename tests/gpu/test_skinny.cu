@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "backends/skinny/skinny_backend.h"
+#include "backends/skinny/skinny_kernels.h"
 #include "core/registry.h"
 #include "core/table.h"
 #include "core/validate.h"
@@ -379,6 +380,64 @@ TEST(Skinny, StreamKReadsThePreviousKernelsOutput) {
       EXPECT_TRUE(err.empty()) << s->name() << " rep " << rep << ": " << err;
     }
   }
+  cudaStreamDestroy(stream);
+}
+
+// Versions 1-2 launched as programmatic dependent launches (set_skinny_v2_pdl): the second of two
+// chained GEMMs reads the first one's output after its grid-dependency wait, for every bf16
+// variant; its result is bit-identical to the same chain launched plainly.
+TEST(Skinny, PdlLaunchReadsThePreviousKernelsOutput) {
+  TGEMM_REQUIRE_GPU();
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  const GemmOptions none;
+  int chains = 0;
+  for (const SolutionPtr& s : skinny_solutions()) {
+    if (is_stream(s)) continue;
+    const std::int64_t m = std::min(m_tile(s), 13), n1 = 1032, n2 = 777;
+    // y1 = x1 · w1^T with K = 1 (rows padded to 8): entries in (-1, 1), as the tolerance expects.
+    DeviceBuffer x1(static_cast<std::size_t>(m * 8 * 2)), w1(static_cast<std::size_t>(n1 * 8 * 2));
+    DeviceBuffer y1(static_cast<std::size_t>(m * n1 * 2)), w2(static_cast<std::size_t>(n2 * n1 * 2));
+    DeviceBuffer y2(static_cast<std::size_t>(m * n2 * 4));
+    fill_uniform(x1.data(), DType::kBFloat16, m * 8, 91, -1.0f, 1.0f, nullptr);
+    fill_uniform(w1.data(), DType::kBFloat16, n1 * 8, 92, -1.0f, 1.0f, nullptr);
+    fill_uniform(w2.data(), DType::kBFloat16, n2 * n1, 93, -1.0f, 1.0f, nullptr);
+    TensorView x1v = TensorView::strided(x1.data(), DType::kBFloat16, {m, 1}, {8, 1});
+    TensorView w1v = TensorView::strided(w1.data(), DType::kBFloat16, {n1, 1}, {8, 1});
+    TensorView y1v = TensorView::contiguous(y1.data(), DType::kBFloat16, {m, n1});
+    TensorView w2v = TensorView::contiguous(w2.data(), DType::kBFloat16, {n2, n1});
+    TensorView y2v = TensorView::contiguous(y2.data(), DType::kFloat32, {m, n2});
+    GemmCall c1 = validate_a16w16(x1v, w1v, y1v, none), c2 = validate_a16w16(y1v, w2v, y2v, none);
+    int device = 0;
+    cudaGetDevice(&device);
+    c1.problem.device = c2.problem.device = device;
+    if (!s->can_implement(c1.problem) || !s->can_implement(c2.problem)) continue;  // fp16 variants
+    TestWorkspace ws1(*s, c1.problem), ws2(*s, c2.problem);
+    const std::size_t bytes = static_cast<std::size_t>(m * n2 * 4);
+    std::vector<char> plain(bytes), chained(bytes);
+    auto chain = [&] {
+      device_synchronize();  // y2's poison went to the legacy stream, which `stream` does not wait for
+      fill_nan(y1.data(), DType::kBFloat16, m * n1, reinterpret_cast<Stream>(stream));
+      s->run(c1.problem, c1.args, ws1.ws, reinterpret_cast<Stream>(stream));
+      s->run(c2.problem, c2.args, ws2.ws, reinterpret_cast<Stream>(stream));
+      cudaStreamSynchronize(stream);
+    };
+    skinny::set_skinny_v2_pdl(false);
+    chain();
+    copy_to_host(plain.data(), y2.data(), bytes);
+    skinny::set_skinny_v2_pdl(true);
+    for (int rep = 0; rep < 2; ++rep) {
+      std::string err = run_and_compare_views(y1v, w2v, y2v, none, chain);
+      EXPECT_TRUE(err.empty()) << s->name() << " rep " << rep << ": " << err;
+      copy_to_host(chained.data(), y2.data(), bytes);
+      EXPECT_EQ(std::memcmp(plain.data(), chained.data(), bytes), 0) << s->name() << " rep " << rep;
+    }
+    EXPECT_TRUE(skinny::skinny_v2_pdl_enabled()) << s->name() << ": the PDL launch was refused";
+    skinny::set_skinny_v2_pdl(false);
+    ++chains;
+  }
+  EXPECT_GT(chains, 60);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
   cudaStreamDestroy(stream);
 }
 

@@ -3,6 +3,8 @@
 // Host-only header (no CUDA types); the kernel itself is kernels/sm90/sm90_gemm_skinny.cuh.
 #pragma once
 
+#include <atomic>
+#include <cstdlib>
 #include <vector>
 
 #include "core/problem.h"
@@ -78,6 +80,28 @@ struct SkinnyKernel {
   // (its shared memory depends on it); all 0 if a query fails.
   SkinnyKernelInfo (*query)(int split_k) = nullptr;
 };
+
+// Versions 1-2 as programmatic dependent launches (the kernel prefetches its weight rows into
+// L2, then waits for the previous grid; the next grid may launch early): off unless the
+// environment sets TGEMM_SKINNY_V2_PDL=1 when the first launch reads it, or set_skinny_v2_pdl
+// says otherwise; off for the rest of the process once a launch with it is refused. Not yet
+// measured (docs/perf-notes.md, skinny, "Session 8"). One state for the process.
+inline std::atomic<int>& skinny_v2_pdl_state() {
+  static std::atomic<int> state{-1};  // -1 not read yet, 0 off, 1 on
+  return state;
+}
+inline bool skinny_v2_pdl_enabled() {
+  int s = skinny_v2_pdl_state().load(std::memory_order_relaxed);
+  if (s < 0) {
+    const char* env = std::getenv("TGEMM_SKINNY_V2_PDL");
+    s = env != nullptr && env[0] == '1' && env[1] == '\0' ? 1 : 0;
+    int expected = -1;
+    skinny_v2_pdl_state().compare_exchange_strong(expected, s, std::memory_order_relaxed);
+    s = skinny_v2_pdl_state().load(std::memory_order_relaxed);
+  }
+  return s == 1;
+}
+inline void set_skinny_v2_pdl(bool on) { skinny_v2_pdl_state().store(on ? 1 : 0, std::memory_order_relaxed); }
 
 // --- Version 3: persistent stream-K (kernels/sm90/sm90_gemm_skinny_stream.cuh) ---------------
 

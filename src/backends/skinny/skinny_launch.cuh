@@ -84,14 +84,33 @@ void launch_skinny(const GemmProblem& p, const GemmArgs& args, int split_k, Stre
   allow_dynamic_smem<kernel>(Shape::kMaxSmemBytes);  // a refusal shows as the launch's error
   config.dynamicSmemBytes = static_cast<std::size_t>(Shape::smem_bytes(split_k));
   config.stream = reinterpret_cast<cudaStream_t>(stream);
-  cudaLaunchAttribute cluster{};
+  cudaLaunchAttribute attrs[2]{};
+  unsigned n_attrs = 0;
   if (split_k > 1) {
-    cluster.id = cudaLaunchAttributeClusterDimension;
-    cluster.val.clusterDim.x = 1;
-    cluster.val.clusterDim.y = static_cast<unsigned>(split_k);
-    cluster.val.clusterDim.z = 1;
-    config.attrs = &cluster;
-    config.numAttrs = 1;
+    attrs[n_attrs].id = cudaLaunchAttributeClusterDimension;
+    attrs[n_attrs].val.clusterDim.x = 1;
+    attrs[n_attrs].val.clusterDim.y = static_cast<unsigned>(split_k);
+    attrs[n_attrs].val.clusterDim.z = 1;
+    ++n_attrs;
+  }
+  config.attrs = n_attrs > 0 ? attrs : nullptr;
+  config.numAttrs = n_attrs;
+  if (skinny_v2_pdl_enabled()) {
+    attrs[n_attrs].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attrs[n_attrs].val.programmaticStreamSerializationAllowed = 1;
+    config.attrs = attrs;
+    config.numAttrs = n_attrs + 1;
+    kernels::SkinnyParams pdl_kp = kp;
+    pdl_kp.pdl = 1;
+    if (cudaLaunchKernelEx(&config, kernel, pdl_kp) == cudaSuccess) {
+      TGEMM_CUDA_CHECK_LAUNCH(where);
+      return;
+    }
+    // Refused: clear the error and launch plainly from now on.
+    cudaGetLastError();
+    set_skinny_v2_pdl(false);
+    config.attrs = n_attrs > 0 ? attrs : nullptr;
+    config.numAttrs = n_attrs;
   }
   TGEMM_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, kp), where);
   TGEMM_CUDA_CHECK_LAUNCH(where);
