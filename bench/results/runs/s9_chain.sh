@@ -3,7 +3,10 @@
 # in this order, each only when its time is left before $END seconds; a finished step leaves a
 # marker under /tmp/s9. Needs /tmp/bin/tgemm (s9_call1.sh builds it) or scratch/tgemm.gz.
 # Steps:
-# (p) pytest of tests/python (package from s9_call1.sh's pybuild) and the overhead probe.
+# (p) pytest of tests/python (package from s9_call1.sh's pybuild) and the overhead probe; then
+#     the decode bench (M = 1, 16, shipped table) with skinny v1-2 launched plainly and as
+#     programmatic dependent launches (TGEMM_SKINNY_V2_PDL=1, session 8): issue 4's geomean
+#     (1.070x) with and without. Prediction: +3-8% with PDL if the per-launch cost dominates.
 # (0) sub_A, sub_B: two independent cuBLASLt tunes (options of session 7: --final_placements 4
 #     --confirm_best) of the 64 suite problems with M <= 128, with the screen's first-use relaunch
 #     (session 8, racer); then `compare --measure --placements 4` of the two. Session 7's tunes
@@ -80,6 +83,12 @@ pytests() {  # the Python tests against the package pybuild installed (new: the 
   GPU_CHECK_DIR=$S/py GPU_CHECK_REUSE=1 GPU_CHECK_STEPS="python" timeout 170 scripts/gpu-check 2>&1 | tail -2
 }
 step pytests 175 pytests
+pdl_bench() {  # the decode bench, shipped table, skinny v1-2 launched plainly and as PDL, one after the other
+  timeout 60 tgemm bench --m 1,16 --json $S/bench_decode_pdl0.json > $S/bench_decode_pdl0.log 2>&1
+  TGEMM_SKINNY_V2_PDL=1 timeout 60 tgemm bench --m 1,16 --json $S/bench_decode_pdl1.json > $S/bench_decode_pdl1.log 2>&1
+  grep -i geomean $S/bench_decode_pdl0.log $S/bench_decode_pdl1.log
+}
+step pdl_bench 125 pdl_bench
 sub_input
 tune_until sub_A 64 --batch 4 $OPTS -i $S/sub_in.csv && tune_until sub_B 64 --batch 4 $OPTS -i $S/sub_in.csv && \
   step compare_sub 125 compare_sub
@@ -92,6 +101,9 @@ tune_until fixed 18 --batch 2 --libtype skinny,cublaslt -i $S/fixed_in.csv
 # (the only ones that use it): their times against the tune above separate PDL's share of the
 # per-launch cost.
 TGEMM_SKINNY_PDL=0 tune_until fixed_nopdl 18 --batch 6 --libtype skinny -i $S/fixed_in.csv
+# And with versions 1-2 launched as PDL (session 8's TGEMM_SKINNY_V2_PDL): their times against
+# the first tune's give PDL's share for them.
+TGEMM_SKINNY_V2_PDL=1 tune_until fixed_v2pdl 18 --batch 6 --libtype skinny -i $S/fixed_in.csv
 step ncu_fixed 155 ncu_fixed
 for f in $S/prof_*.csv; do [ -f "$f" ] && gzip -kf "$f"; done
 echo "chain ends at $SECONDS s"
