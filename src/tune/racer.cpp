@@ -22,6 +22,7 @@ namespace tgemm {
 namespace {
 
 constexpr std::size_t kAlign = 256;
+std::size_t round_up(std::size_t v, std::size_t q) { return (v + q - 1) / q * q; }
 
 // True the first time this process asks about `name`. Kernels load on first use (CUDA's lazy
 // module loading): session 7's two tunes screened 367 configurations within 30% of the leader
@@ -34,7 +35,6 @@ bool first_use_in_process(const std::string& name) {
   std::lock_guard<std::mutex> lock(mutex);
   return seen.insert(name).second;
 }
-std::size_t round_up(std::size_t v, std::size_t q) { return (v + q - 1) / q * q; }
 
 struct Operands {
   DeviceBuffer buf;  // [x | w | bias] per rotation
@@ -204,7 +204,8 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
   std::string default_name(kCublasLtHeuristicName);
   {
     SolutionPtr disp = rt.registry().default_solution(p);
-    const bool split_raced = o.libtypes.empty() || std::find(o.libtypes.begin(), o.libtypes.end(), "split") != o.libtypes.end();
+    const bool split_raced =
+        o.libtypes.empty() || std::find(o.libtypes.begin(), o.libtypes.end(), "split") != o.libtypes.end();
     if (disp != nullptr && disp->libtype() == "split" && split_raced) default_name = disp->name();
   }
 
