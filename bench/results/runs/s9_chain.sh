@@ -20,33 +20,9 @@
 #     intercept of time over bytes), then a tune of the same 18 problems with skinny and cuBLASLt,
 #     every candidate's time in the profile; and a skinny-only tune with TGEMM_SKINNY_PDL=0.
 # (3) ncu of the skinny dispatch and cuBLASLt's default on 1x576x64, 1x576x7168, 1x8192x1024.
-export PATH=/tmp/bin:$PATH:/usr/local/cuda/bin PYTHONUNBUFFERED=1
-export TGEMM_COMMIT=${TGEMM_COMMIT:-$(cat scratch/COMMIT 2>/dev/null)}
 END=${END:-570}
-S=/tmp/s9; mkdir -p $S /tmp/bin
-[ -x /tmp/bin/tgemm ] || { gunzip -c scratch/tgemm.gz > /tmp/bin/tgemm; chmod +x /tmp/bin/tgemm; }
-left() { echo $((END - SECONDS)); }
-rows() { [ -f $1 ] && echo $(($(wc -l < $1) - 1)) || echo 0; }
-step() {  # name, seconds needed, command...
-  local name=$1 need=$2; shift 2
-  [ -f $S/$name.done ] && return 0
-  [ $(left) -lt $need ] && { echo "skip $name: $(left) s left, needs $need"; return 1; }
-  local t0=$SECONDS
-  "$@"; local rc=$?
-  echo "$name rc=$rc in $((SECONDS - t0)) s" | tee -a $S/steps.txt
-  touch $S/$name.done
-}
-tune_until() {  # name, expected rows, tune arguments... (resumable: returns 0 once complete)
-  local name=$1 want=$2; shift 2
-  [ "$(rows $S/$name.csv)" -ge $want ] && return 0
-  local t=$(( $(left) - 8 ))
-  [ $t -lt 45 ] && return 1
-  local t0=$SECONDS
-  timeout -s TERM $t tgemm tune "$@" -o $S/$name.csv --profile_file $S/prof_$name.csv >> $S/$name.log 2>&1
-  echo "tune $name rc=$? rows $(rows $S/$name.csv) of $want in $((SECONDS - t0)) s" | tee -a $S/steps.txt
-  tail -3 $S/$name.log
-  [ "$(rows $S/$name.csv)" -ge $want ]
-}
+S=/tmp/s9
+. bench/results/runs/chain_lib.sh
 TABLE=configs/bf16_tuned_gemm.csv
 kept_input() {  # the shipped gelu rows that kept cuBLASLt's default, as tuner input
   [ -f $S/gelu_kept_in.csv ] && return 0

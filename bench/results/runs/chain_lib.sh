@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Helpers of the resumable device chains (s8_chain.sh, s9_chain.sh), sourced after S (the
+# chain's directory under /tmp) and END (the seconds this call may use, counted by $SECONDS from
+# the chain's start) are set. Sets PATH and TGEMM_COMMIT, and unpacks scratch/tgemm.gz to
+# /tmp/bin/tgemm when no CLI is there yet.
+export PATH=/tmp/bin:$PATH:/usr/local/cuda/bin PYTHONUNBUFFERED=1
+export TGEMM_COMMIT=${TGEMM_COMMIT:-$(cat scratch/COMMIT 2>/dev/null)}
+mkdir -p "$S" /tmp/bin
+[ -x /tmp/bin/tgemm ] || { gunzip -c scratch/tgemm.gz > /tmp/bin/tgemm; chmod +x /tmp/bin/tgemm; }
+left() { echo $((END - SECONDS)); }
+rows() { [ -f $1 ] && echo $(($(wc -l < $1) - 1)) || echo 0; }
+step() {  # name, seconds needed, command... (runs once: a finished step leaves $S/<name>.done)
+  local name=$1 need=$2; shift 2
+  [ -f $S/$name.done ] && return 0
+  [ $(left) -lt $need ] && { echo "skip $name: $(left) s left, needs $need"; return 1; }
+  local t0=$SECONDS
+  "$@"; local rc=$?
+  echo "$name rc=$rc in $((SECONDS - t0)) s" | tee -a $S/steps.txt
+  touch $S/$name.done
+}
+tune_until() {  # name, expected rows, tune arguments... (resumable: returns 0 once complete)
+  local name=$1 want=$2; shift 2
+  [ "$(rows $S/$name.csv)" -ge $want ] && return 0
+  local t=$(( $(left) - 8 ))
+  [ $t -lt 45 ] && return 1
+  local t0=$SECONDS
+  timeout -s TERM $t tgemm tune "$@" -o $S/$name.csv --profile_file $S/prof_$name.csv >> $S/$name.log 2>&1
+  echo "tune $name rc=$? rows $(rows $S/$name.csv) of $want in $((SECONDS - t0)) s" | tee -a $S/steps.txt
+  tail -3 $S/$name.log
+  [ "$(rows $S/$name.csv)" -ge $want ]
+}
