@@ -6,7 +6,8 @@
 // tile, waves); bit-identical reruns and CUDA-graph replays of the split variants (version 3 with
 // its first call inside the capture and the workspace scribbled between replays); refusals
 // (misaligned views, odd strides, M above the tile, other dtypes); the backend's from_row,
-// candidates and default rule. Skinny.SanitizerSubset is a small, fast slice for
+// candidates and default rule; version 4 (GEMV, sm90_gemv_skinny.cuh) in every variant test.
+// Skinny.SanitizerSubset is a small, fast slice for
 // compute-sanitizer (--gtest_filter='*Sanitizer*').
 #include <cuda_runtime.h>
 
@@ -40,6 +41,10 @@ int name_field(const std::string& name, const std::string& key) {
 int m_tile(const SolutionPtr& s) { return name_field(s->name(), "m"); }
 // Version 3 (persistent stream-K, `_pk<CTAs per SM>` in the name).
 bool is_stream(const SolutionPtr& s) { return name_field(s->name(), "pk") > 0; }
+// Version 4 (GEMV on CUDA cores, `_gemv_w<warps>_c<chunks>`; m_tile is its token count).
+bool is_gemv(const SolutionPtr& s) { return s->name().find("_gemv_") != std::string::npos; }
+// Scheme of a variant: 0 versions 1-2, 1 version 3, 2 version 4.
+int scheme(const SolutionPtr& s) { return is_gemv(s) ? 2 : (is_stream(s) ? 1 : 0); }
 
 const Backend& skinny_backend() {
   static Registry registry = [] {
@@ -75,6 +80,14 @@ TEST(Skinny, NamesAreUniqueAndComplete) {
   for (const auto& s : all) {
     EXPECT_EQ(s->libtype(), "skinny");
     EXPECT_EQ(s->name().rfind("skinny:sm90_m", 0), 0u) << s->name();
+    if (is_gemv(s)) {  // version 4: GEMV, no split
+      for (const char* key : {"m", "w", "c", "v"})
+        EXPECT_GT(name_field(s->name(), key), 0) << s->name() << " lacks _" << key;
+      EXPECT_EQ(name_field(s->name(), "sk"), -1) << s->name();
+      EXPECT_EQ(s->split_k(), 1) << s->name();
+      names.push_back(s->name());
+      continue;
+    }
     for (const char* key : {"m", "n", "wn", "wk", "u", "v"})
       EXPECT_GT(name_field(s->name(), key), 0) << s->name() << " lacks _" << key;
     if (is_stream(s)) {  // version 3: stream-K, the split is decided per launch
@@ -175,6 +188,9 @@ TEST(Skinny, SanitizerSubset) {
   pick([&](const SolutionPtr& s) { return is_stream(s) && threads(s) == 256 && pk(s) == 2; });
   pick([&](const SolutionPtr& s) { return is_stream(s) && pk(s) * threads(s) == 256; });
   pick([&](const SolutionPtr& s) { return is_stream(s) && m_tile(s) == 32; });
+  // Version 4 (GEMV): one token, and four with the most chunks a lane.
+  pick([&](const SolutionPtr& s) { return is_gemv(s) && m_tile(s) == 1; });
+  pick([&](const SolutionPtr& s) { return is_gemv(s) && m_tile(s) == 4 && name_field(s->name(), "c") == 8; });
   ASSERT_GE(picked.size(), 3u);
   // Version 3 on these: 33x1001 and 7x4099 split every tile over tens to a hundred-odd CTAs,
   // 40x8 has whole tiles only, 4423x40 (K = 32 + 8) has CTAs over one and a half tiles.
@@ -393,7 +409,7 @@ TEST(Skinny, PdlLaunchReadsThePreviousKernelsOutput) {
   const GemmOptions none;
   int chains = 0;
   for (const SolutionPtr& s : skinny_solutions()) {
-    if (is_stream(s)) continue;
+    if (is_stream(s) || is_gemv(s)) continue;
     const std::int64_t m = std::min(m_tile(s), 13), n1 = 1032, n2 = 777;
     // y1 = x1 · w1^T with K = 1 (rows padded to 8): entries in (-1, 1), as the tolerance expects.
     DeviceBuffer x1(static_cast<std::size_t>(m * 8 * 2)), w1(static_cast<std::size_t>(n1 * 8 * 2));
@@ -532,20 +548,20 @@ TEST(Skinny, CandidatesUseTheSmallestFittingTile) {
     A16W16Data d = make_a16w16(c, 10);
     GemmProblem p = d.problem();
     std::vector<SolutionPtr> cands = b.candidates(p);
-    // Per scheme (versions 1-2, version 3): the smallest M tile that fits.
-    int smallest[2] = {0, 0};
+    // Per scheme (versions 1-2, version 3, version 4): the smallest M tile that fits.
+    int smallest[3] = {0, 0, 0};
     for (const SolutionPtr& s : skinny_solutions()) {
-      int& sm = smallest[is_stream(s) ? 1 : 0];
+      int& sm = smallest[scheme(s)];
       if (s->can_implement(p) && (sm == 0 || m_tile(s) < sm)) sm = m_tile(s);
     }
-    if (smallest[0] == 0 && smallest[1] == 0) {
+    if (smallest[0] == 0 && smallest[1] == 0 && smallest[2] == 0) {
       EXPECT_TRUE(cands.empty()) << "M=" << m;
       continue;
     }
     EXPECT_FALSE(cands.empty()) << "M=" << m;
     for (const SolutionPtr& s : cands) {
       EXPECT_TRUE(s->can_implement(p)) << s->name();
-      EXPECT_EQ(m_tile(s), smallest[is_stream(s) ? 1 : 0]) << s->name() << " for M=" << m;
+      EXPECT_EQ(m_tile(s), smallest[scheme(s)]) << s->name() << " for M=" << m;
     }
     // 4096 x 4096 is one wave for version 3: its variants are raced.
     if (smallest[1] != 0)

@@ -433,6 +433,86 @@ std::vector<std::shared_ptr<const SkinnySolution>> make_solutions() {
   return out;
 }
 
+// --- Version 4: GEMV solutions ----------------------------------------------------------------
+
+using skinny::SkinnyGemvKernel;
+using skinny::SkinnyGemvTile;
+
+std::string gemv_variant_name(const SkinnyGemvTile& t) {
+  return "skinny:sm90_m" + std::to_string(t.m_max) + "_gemv_w" + std::to_string(t.warps) + "_c" +
+         std::to_string(t.chunks) + "_v16";
+}
+
+class SkinnyGemvSolution final : public Solution {
+ public:
+  SkinnyGemvSolution(const SkinnyGemvTile& tile, std::optional<SkinnyGemvKernel> bf16,
+                     std::optional<SkinnyGemvKernel> fp16)
+      : tile_(tile), bf16_(bf16), fp16_(fp16), name_(gemv_variant_name(tile)) {}
+
+  const std::string& name() const override { return name_; }
+  std::string_view libtype() const override { return kLibtype; }
+  int split_k() const override { return 1; }
+
+  bool can_implement(const GemmProblem& p) const noexcept override {
+    if (p.a_type != p.b_type || kernel_for(p.a_type) == nullptr) return false;
+    if (!accepts_operands(p, tile_.m_max)) return false;
+    if (ceil_div(p.n, tile_.rows_per_cta(p.k)) > std::numeric_limits<std::int32_t>::max()) return false;
+    return is_sm90(p.device) && info(p.a_type).ptx_arch >= 90;
+  }
+
+  std::size_t workspace_size(const GemmProblem&) const override { return 0; }
+
+  void run(const GemmProblem& p, const GemmArgs& args, const Workspace&, Stream stream) const override {
+    TGEMM_CHECK(can_implement(p), name_, "cannot implement ", p.describe());
+    kernel_for(p.a_type)->launch(p, args, stream, name_.c_str());
+  }
+
+  const SkinnyGemvTile& tile() const { return tile_; }
+
+ private:
+  const SkinnyGemvKernel* kernel_for(DType t) const noexcept {
+    if (t == DType::kBFloat16 && bf16_) return &*bf16_;
+    if (t == DType::kFloat16 && fp16_) return &*fp16_;
+    return nullptr;
+  }
+
+  // The loaded image's facts, queried on first use (see SkinnySolution::info).
+  skinny::SkinnyKernelInfo info(DType t) const noexcept {
+    const SkinnyGemvKernel* k = kernel_for(t);
+    if (k == nullptr) return {};
+    CachedInfo& c = t == DType::kBFloat16 ? bf16_info_ : fp16_info_;
+    return c.get([&] { return k->query(); });
+  }
+
+  SkinnyGemvTile tile_;
+  std::optional<SkinnyGemvKernel> bf16_, fp16_;
+  std::string name_;
+  mutable CachedInfo bf16_info_, fp16_info_;
+};
+
+std::vector<std::shared_ptr<const SkinnyGemvSolution>> make_gemv_solutions() {
+  std::vector<SkinnyGemvKernel> kernels;
+  skinny::append_skinny_gemv_kernels_bf16(kernels);
+#ifndef TGEMM_SKINNY_CI_SUBSET
+  skinny::append_skinny_gemv_kernels_fp16(kernels);
+#endif
+  std::vector<std::shared_ptr<const SkinnyGemvSolution>> out;
+  std::vector<bool> used(kernels.size(), false);
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    if (used[i]) continue;
+    std::optional<SkinnyGemvKernel> bf16, fp16;
+    for (std::size_t j = i; j < kernels.size(); ++j) {
+      const SkinnyGemvTile& a = kernels[i].tile;
+      const SkinnyGemvTile& b = kernels[j].tile;
+      if (used[j] || a.m_max != b.m_max || a.warps != b.warps || a.chunks != b.chunks) continue;
+      used[j] = true;
+      (kernels[j].in == DType::kBFloat16 ? bf16 : fp16) = kernels[j];
+    }
+    out.push_back(std::make_shared<SkinnyGemvSolution>(kernels[i].tile, bf16, fp16));
+  }
+  return out;
+}
+
 // --- Default rule --------------------------------------------------------------------------
 // Each condition with its hardware reason; the variant is then chosen by a streaming-time
 // model whose constants were fitted (scratch/skinny/fit_default_rule.py) on the first H200 run
@@ -507,9 +587,11 @@ double estimate_us(const SkinnySolution& s, const GemmProblem& p, int sms) {
 
 class SkinnyBackend final : public Backend {
  public:
-  SkinnyBackend() : solutions_(make_solutions()), stream_solutions_(make_stream_solutions()) {
+  SkinnyBackend()
+      : solutions_(make_solutions()), stream_solutions_(make_stream_solutions()), gemv_solutions_(make_gemv_solutions()) {
     for (const auto& s : solutions_) by_name_.emplace(s->name(), s);
     for (const auto& s : stream_solutions_) by_name_.emplace(s->name(), s);
+    for (const auto& s : gemv_solutions_) by_name_.emplace(s->name(), s);
   }
 
   std::string_view libtype() const override { return kLibtype; }
@@ -536,6 +618,12 @@ class SkinnyBackend final : public Backend {
       if (static_cast<std::int64_t>(s->plan(p).grid) > 2 * static_cast<std::int64_t>(sms) * s->ctas_per_sm(p)) continue;
       out.push_back(s);
     }
+    // Version 4 (GEMV, M <= 4), also its smallest fitting token count only.
+    int m_max = std::numeric_limits<int>::max();
+    for (const auto& s : gemv_solutions_)
+      if (s->tile().m_max < m_max && s->can_implement(p)) m_max = s->tile().m_max;
+    for (const auto& s : gemv_solutions_)
+      if (s->tile().m_max == m_max && s->can_implement(p)) out.push_back(s);
     return out;
   }
 
@@ -587,6 +675,7 @@ class SkinnyBackend final : public Backend {
 
   std::vector<std::shared_ptr<const SkinnySolution>> solutions_;
   std::vector<std::shared_ptr<const SkinnyStreamSolution>> stream_solutions_;
+  std::vector<std::shared_ptr<const SkinnyGemvSolution>> gemv_solutions_;
   std::unordered_map<std::string, SolutionPtr> by_name_;
 };
 
@@ -595,8 +684,10 @@ class SkinnyBackend final : public Backend {
 std::vector<SolutionPtr> skinny_solutions() {
   auto made = make_solutions();
   auto stream = make_stream_solutions();
+  auto gemv = make_gemv_solutions();
   std::vector<SolutionPtr> out(made.begin(), made.end());
   out.insert(out.end(), stream.begin(), stream.end());
+  out.insert(out.end(), gemv.begin(), gemv.end());
   return out;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <vector>
 
@@ -167,6 +168,48 @@ struct SkinnyStreamKernel {
   SkinnyKernelInfo (*query)() = nullptr;
 };
 
+// --- Version 4: GEMV on CUDA cores (kernels/sm90/sm90_gemv_skinny.cuh) -----------------------
+
+struct SkinnyGemvTile {
+  int m_max = 0;   // tokens: M <= m_max (1, 2, 4)
+  int warps = 0;   // warps per CTA (a power of two)
+  int chunks = 0;  // 16-byte weight chunks each lane loads before its arithmetic
+  int threads() const { return 32 * warps; }
+  // Segments a weight row of K elements is split into (warps per row): the smallest power of
+  // two that gives each lane at most `chunks` chunks of its segment, capped at `warps` (longer
+  // rows loop).
+  int segs(std::int64_t k) const {
+    const std::int64_t per_warp = 32LL * chunks;
+    const std::int64_t want = (((k + 7) / 8) + per_warp - 1) / per_warp;
+    int s = 1;
+    while (s < warps && s < want) s *= 2;
+    return s;
+  }
+  int rows_per_cta(std::int64_t k) const { return warps / segs(k); }
+};
+
+// X(m_max, warps, chunks); each is instantiated for bf16 and fp16 (the "small" translation
+// units). Chunks 2-8: 1-4 KB of a row per warp and pass, 4 KB-16 KB of loads in flight per CTA.
+#define TGEMM_SKINNY_GEMV_TILES(X) \
+  X(1, 8, 2)                       \
+  X(1, 8, 4)                       \
+  X(1, 8, 8)                       \
+  X(1, 4, 4)                       \
+  X(2, 8, 4)                       \
+  X(2, 8, 8)                       \
+  X(4, 8, 4)                       \
+  X(4, 8, 8)
+
+struct SkinnyGemvKernel {
+  SkinnyGemvTile tile;
+  DType in = DType::kBFloat16;
+  // Enqueues the kernel: grid ceil(N / tile.rows_per_cta(K)), tile.threads() threads. Throws
+  // tgemm::Error naming `where` on a launch error.
+  void (*launch)(const GemmProblem& p, const GemmArgs& args, Stream stream, const char* where) = nullptr;
+  // Facts about the loaded kernel image on the current device; all 0 if a query fails.
+  SkinnyKernelInfo (*query)() = nullptr;
+};
+
 // One appender per instance translation unit: bf16 and fp16, M tiles 8-16 ("small") and 32
 // ("large"). The CI build (TGEMM_KERNELS=ci) compiles bf16 small only and defines
 // TGEMM_SKINNY_CI_SUBSET, so the backend registers just those.
@@ -178,5 +221,7 @@ void append_skinny_stream_kernels_bf16_small(std::vector<SkinnyStreamKernel>& ou
 void append_skinny_stream_kernels_bf16_large(std::vector<SkinnyStreamKernel>& out);
 void append_skinny_stream_kernels_fp16_small(std::vector<SkinnyStreamKernel>& out);
 void append_skinny_stream_kernels_fp16_large(std::vector<SkinnyStreamKernel>& out);
+void append_skinny_gemv_kernels_bf16(std::vector<SkinnyGemvKernel>& out);
+void append_skinny_gemv_kernels_fp16(std::vector<SkinnyGemvKernel>& out);
 
 }  // namespace tgemm::skinny

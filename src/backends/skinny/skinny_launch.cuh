@@ -13,6 +13,7 @@
 #include "backends/skinny/skinny_kernels.h"
 #include "kernels/sm90/sm90_gemm_skinny.cuh"
 #include "kernels/sm90/sm90_gemm_skinny_stream.cuh"
+#include "kernels/sm90/sm90_gemv_skinny.cuh"
 #include "runtime/cuda_check.h"
 
 namespace tgemm::skinny {
@@ -228,6 +229,51 @@ void append_skinny_stream_kernels(std::vector<SkinnyStreamKernel>& out) {
   }
   TGEMM_SKINNY_STREAM_TILES(TGEMM_SKINNY_STREAM_APPEND)
 #undef TGEMM_SKINNY_STREAM_APPEND
+}
+
+// --- Version 4: GEMV ----------------------------------------------------------------------------
+
+template <typename In, int M_MAX, int WARPS, int CHUNKS>
+void launch_skinny_gemv(const GemmProblem& p, const GemmArgs& args, Stream stream, const char* where) {
+  constexpr SkinnyGemvTile kTile{M_MAX, WARPS, CHUNKS};
+  const int segs = kTile.segs(p.k);
+  const std::int64_t grid = (p.n + kTile.rows_per_cta(p.k) - 1) / kTile.rows_per_cta(p.k);
+  kernels::sm90_gemv_skinny<In, M_MAX, WARPS, CHUNKS>
+      <<<static_cast<unsigned>(grid), 32 * WARPS, 0, reinterpret_cast<cudaStream_t>(stream)>>>(skinny_params(p, args),
+                                                                                               segs);
+  TGEMM_CUDA_CHECK_LAUNCH(where);
+}
+
+template <typename In, int M_MAX, int WARPS, int CHUNKS>
+SkinnyKernelInfo skinny_gemv_query() {
+  constexpr auto kernel = &kernels::sm90_gemv_skinny<In, M_MAX, WARPS, CHUNKS>;
+  SkinnyKernelInfo info;
+  cudaFuncAttributes attr{};
+  int ctas = 0;
+  if (cudaFuncGetAttributes(&attr, kernel) != cudaSuccess ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas, kernel, 32 * WARPS, 0) != cudaSuccess) {
+    cudaGetLastError();  // a failed query must not leave an error behind
+    return info;
+  }
+  info.ptx_arch = attr.ptxVersion;
+  info.ctas_per_sm = ctas;
+  info.registers = attr.numRegs;
+  return info;
+}
+
+template <typename In>
+void append_skinny_gemv_kernels(std::vector<SkinnyGemvKernel>& out) {
+#define TGEMM_SKINNY_GEMV_APPEND(MM, W, C)                  \
+  {                                                         \
+    SkinnyGemvKernel k;                                     \
+    k.tile = SkinnyGemvTile{MM, W, C};                      \
+    k.in = dtype_of<In>();                                  \
+    k.launch = &launch_skinny_gemv<In, MM, W, C>;           \
+    k.query = &skinny_gemv_query<In, MM, W, C>;             \
+    out.push_back(k);                                       \
+  }
+  TGEMM_SKINNY_GEMV_TILES(TGEMM_SKINNY_GEMV_APPEND)
+#undef TGEMM_SKINNY_GEMV_APPEND
 }
 
 // Appends the TGEMM_SKINNY_TILES entries with MIN_M_TILE <= m_tile <= MAX_M_TILE; the others
