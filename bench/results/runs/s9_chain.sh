@@ -7,6 +7,9 @@
 #     the decode bench (M = 1, 16, shipped table) with skinny v1-2 launched plainly and as
 #     programmatic dependent launches (TGEMM_SKINNY_V2_PDL=1, session 8): issue 4's geomean
 #     (1.070x) with and without. Prediction: +3-8% with PDL if the per-launch cost dominates.
+#     Then dec1: the 16 M = 1 rows retuned with skinny (now with version 4, GEMV on CUDA cores)
+#     and cuBLASLt, benched in place of the shipped M = 1 rows. Prediction: M = 1 at ~1.15x
+#     (now 1.07x) if GEMV runs near the floor.
 # (0) sub_A, sub_B: two independent cuBLASLt tunes (options of session 7: --final_placements 4
 #     --confirm_best) of the 64 suite problems with M <= 128, with the screen's first-use relaunch
 #     (session 8, racer); then `compare --measure --placements 4` of the two. Session 7's tunes
@@ -65,6 +68,17 @@ pdl_bench() {  # the decode bench, shipped table, skinny v1-2 launched plainly a
   grep -i geomean $S/bench_decode_pdl0.log $S/bench_decode_pdl1.log
 }
 step pdl_bench 125 pdl_bench
+# Skinny version 4 (GEMV, M <= 4; session 8): retune the 16 M = 1 suite rows with skinny and
+# cuBLASLt, put them in place of the shipped M = 1 rows, bench M = 1, 16.
+dec1_input() { [ -f $S/dec1_in.csv ] || tgemm shapes --suite bench/shapes/llm_shapes.csv --nsets 1 -o $S/dec1_in.csv > /dev/null; }
+dec1_bench() {
+  awk -F, 'NR == 1 || $3 != 1' $TABLE > $S/with_dec1.csv
+  tail -n +2 $S/dec1.csv >> $S/with_dec1.csv
+  TGEMM_CONFIG_GEMM_BF16=$S/with_dec1.csv timeout 60 tgemm bench --m 1,16 --json $S/bench_decode_dec1.json \
+    > $S/bench_decode_dec1.log 2>&1; grep -i geomean $S/bench_decode_dec1.log
+}
+dec1_input
+tune_until dec1 16 --batch 4 --libtype skinny,cublaslt -i $S/dec1_in.csv && step dec1_bench 65 dec1_bench
 sub_input
 tune_until sub_A 64 --batch 4 $OPTS -i $S/sub_in.csv && tune_until sub_B 64 --batch 4 $OPTS -i $S/sub_in.csv && \
   step compare_sub 125 compare_sub
