@@ -3,7 +3,8 @@
 # in this order, each only when its time is left before $END seconds; a finished step leaves a
 # marker under /tmp/s9. Needs /tmp/bin/tgemm (s9_call1.sh builds it) or scratch/tgemm.gz.
 # Steps:
-# (p) pytest of tests/python (package from s9_call1.sh's pybuild) and the overhead probe; then
+# (p) pytest of tests/python (package from s9_call1.sh's pybuild) and the overhead probe;
+#     compute-sanitizer memcheck and racecheck of the skinny subset (with the GEMV variants); then
 #     the decode bench (M = 1, 16, shipped table) with skinny v1-2 launched plainly and as
 #     programmatic dependent launches (TGEMM_SKINNY_V2_PDL=1, session 8): issue 4's geomean
 #     (1.070x) with and without. Prediction: +3-8% with PDL if the per-launch cost dominates.
@@ -62,6 +63,13 @@ pytests() {  # the Python tests against the package pybuild installed (new: the 
   GPU_CHECK_DIR=$S/py GPU_CHECK_REUSE=1 GPU_CHECK_STEPS="python" timeout 170 scripts/gpu-check 2>&1 | tail -2
 }
 step pytests 175 pytests
+san_skinny() {  # memcheck and racecheck of the skinny sanitizer subset (new: the GEMV variants)
+  local B=$(ls -d build/pip/*/ | head -1)tests/gpu/test_gpu_skinny
+  compute-sanitizer --tool memcheck --error-exitcode 17 $B --gtest_filter='*Sanitizer*' > $S/san_skinny.log 2>&1
+  compute-sanitizer --tool racecheck --error-exitcode 17 $B --gtest_filter='*Sanitizer*' >> $S/san_skinny.log 2>&1
+  grep -E "ERROR SUMMARY|PASSED|FAILED" $S/san_skinny.log | sort | uniq -c
+}
+step san_skinny 90 san_skinny
 pdl_bench() {  # the decode bench, shipped table, skinny v1-2 launched plainly and as PDL, one after the other
   timeout 60 tgemm bench --m 1,16 --json $S/bench_decode_pdl0.json > $S/bench_decode_pdl0.log 2>&1
   TGEMM_SKINNY_V2_PDL=1 timeout 60 tgemm bench --m 1,16 --json $S/bench_decode_pdl1.json > $S/bench_decode_pdl1.log 2>&1
