@@ -1,16 +1,13 @@
 """bench/skinny_fixed_cost.py on synthetic runs (no GPU): the fitted per-launch costs and rates of
 the floor, the baseline and the dispatch, the candidates' ranking, and the ratio by weight size."""
 
-import contextlib
 import csv
-import io
 import json
 import os
-import sys
-import tempfile
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "bench"))
+from script_case import ScriptCase  # puts bench/ on sys.path
+
 import skinny_fixed_cost  # noqa: E402
 
 PROFILE = ["arch", "sm_count", "M", "N", "K", "bias", "dtype", "outdtype", "epilogue", "libtype", "kernelName",
@@ -22,10 +19,8 @@ def t(m, n, k, t0, tbps):
     return t0 + skinny_fixed_cost.problem_bytes(m, n, k) / (tbps * 1e6)
 
 
-class SkinnyFixedCost(unittest.TestCase):
-    def setUp(self):
-        self.dir = tempfile.TemporaryDirectory()
-        self.addCleanup(self.dir.cleanup)
+class SkinnyFixedCost(ScriptCase):
+    tool = skinny_fixed_cost
 
     def path(self, name):
         return os.path.join(self.dir.name, name)
@@ -47,11 +42,6 @@ class SkinnyFixedCost(unittest.TestCase):
             w.writerows(rows)
         return self.path(name)
 
-    def run_tool(self, *args):
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            self.assertEqual(skinny_fixed_cost.main(list(args)), 0)
-        return out.getvalue()
 
     def test_fits_series_candidates_and_ratios(self):
         rows = [{"M": 1, "N": n, "K": k, "floor_us": t(1, n, k, 1.7, 4.5), "baseline_us": t(1, n, k, 4.0, 4.2),

@@ -1,16 +1,13 @@
 """bench/tune_agreement.py on two small synthetic tunes (no GPU): identical rows, ranks of each
 pick in the other tune's profile, same-launch stand-ins, and the summary counts."""
 
-import contextlib
 import csv
 import gzip
-import io
 import os
-import sys
-import tempfile
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "bench"))
+from script_case import ScriptCase  # puts bench/ on sys.path
+
 import tune_agreement  # noqa: E402
 
 TABLE = ["arch", "sm_count", "M", "N", "K", "bias", "dtype", "outdtype", "scaleAB", "bpreshuffle", "libtype",
@@ -30,7 +27,9 @@ def prof_row(m, name, us, error="", strict="True"):
             strict, error]
 
 
-class TuneAgreement(unittest.TestCase):
+class TuneAgreement(ScriptCase):
+    tool = tune_agreement
+
     def write(self, name, header, rows, gz=False):
         path = os.path.join(self.dir.name, name)
         with (gzip.open(path, "wt", newline="") if gz else open(path, "w", newline="")) as f:
@@ -39,15 +38,6 @@ class TuneAgreement(unittest.TestCase):
             w.writerows(rows)
         return path
 
-    def setUp(self):
-        self.dir = tempfile.TemporaryDirectory()
-        self.addCleanup(self.dir.cleanup)
-
-    def run_tool(self, *args):
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            self.assertEqual(tune_agreement.main(list(args)), 0)
-        return out.getvalue()
 
     def test_ranks_stand_ins_and_counts(self):
         a = self.write("a.csv", TABLE, [table_row("1", "x"), table_row("16", "p"), table_row("64", "s")])
