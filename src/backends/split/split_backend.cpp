@@ -105,10 +105,7 @@ class SplitBackend final : public Backend {
     if (p.activation != Activation::kGelu || !p.has_bias() || p.m < kStagedGeluMinM) return nullptr;
     const std::optional<GemmProblem> ip = split_inner_problem(p);
     const Backend* lt = registry_.find("cublaslt");
-    if (!ip || lt == nullptr) return nullptr;
-    SolutionPtr inner = lt->default_solution(*ip);
-    if (inner == nullptr || !inner->can_implement(*ip)) return nullptr;
-    return std::make_shared<SplitSolution>(std::move(inner), pass_);
+    return ip && lt != nullptr ? staged_default(*lt, *ip) : nullptr;
   }
 
   // The default of every other backend (but the reference) for the plain problem: what the
@@ -120,14 +117,20 @@ class SplitBackend final : public Backend {
     std::unordered_set<std::string> names;
     for (const auto& backend : registry_.backends()) {
       if (backend->libtype() == kLibtype || backend->libtype() == "reference") continue;
-      SolutionPtr inner = backend->default_solution(*ip);
-      if (inner == nullptr || !inner->can_implement(*ip) || !names.insert(inner->name()).second) continue;
-      out.push_back(std::make_shared<SplitSolution>(std::move(inner), pass_));
+      SolutionPtr s = staged_default(*backend, *ip);
+      if (s != nullptr && names.insert(s->name()).second) out.push_back(std::move(s));
     }
     return out;
   }
 
  private:
+  // `inner`'s default for the plain problem ip, then the pass; nullptr if it has none for ip.
+  SolutionPtr staged_default(const Backend& inner, const GemmProblem& ip) const {
+    SolutionPtr s = inner.default_solution(ip);
+    if (s == nullptr || !s->can_implement(ip)) return nullptr;
+    return std::make_shared<SplitSolution>(std::move(s), pass_);
+  }
+
   const Registry& registry_;
   std::shared_ptr<const SplitEpiloguePass> pass_;
 };

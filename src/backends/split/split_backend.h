@@ -22,11 +22,11 @@
 
 namespace tgemm {
 
-// The elementwise pass: out[i, j] = act(out[i, j] + bias[j]) for the problem's M x N, on stream.
-// Injected so the backend's logic stays host-only (the runtime passes its epilogue kernel).
 // The smallest M whose untuned erf-GELU + bias problems run staged by default (see above).
 inline constexpr std::int64_t kStagedGeluMinM = 512;
 
+// The elementwise pass: out[i, j] = act(out[i, j] + bias[j]) for the problem's M x N, on stream.
+// Injected so the backend's logic stays host-only (the runtime passes its epilogue kernel).
 using SplitEpiloguePass = std::function<void(const GemmProblem& p, const GemmArgs& args, Stream stream)>;
 
 // Registers the split backend; it finds inner solutions through `registry` (which must outlive
