@@ -130,14 +130,68 @@ struct CachedInfo {
   }
 };
 
+// One tile's instances per input dtype (bf16, fp16; a build may carry only one) and the loaded
+// images' facts, queried on first use. A build whose CUDA architectures lack compute_90 holds
+// trap-only kernels (ptx_arch < 90): the solutions' can_implement then refuses.
+template <class Kernel>
+class DtypeKernels {
+ public:
+  DtypeKernels(std::optional<Kernel> bf16, std::optional<Kernel> fp16) : bf16_(bf16), fp16_(fp16) {}
+
+  const Kernel* get(DType t) const noexcept {
+    if (t == DType::kBFloat16 && bf16_) return &*bf16_;
+    if (t == DType::kFloat16 && fp16_) return &*fp16_;
+    return nullptr;
+  }
+  // A dtype this build has an instance for (bf16 first).
+  DType any() const noexcept { return bf16_ ? DType::kBFloat16 : DType::kFloat16; }
+
+  // query(kernel) -> SkinnyKernelInfo, run once per dtype; all 0 without an instance.
+  template <class Query>
+  skinny::SkinnyKernelInfo info(DType t, Query&& query) const noexcept {
+    const Kernel* k = get(t);
+    if (k == nullptr) return {};
+    CachedInfo& c = t == DType::kBFloat16 ? bf16_info_ : fp16_info_;
+    return c.get([&] { return query(*k); });
+  }
+
+ private:
+  std::optional<Kernel> bf16_, fp16_;
+  mutable CachedInfo bf16_info_, fp16_info_;
+};
+
+// The instances of a translation-unit list grouped by tile (`same` says two tiles are equal): one
+// entry per tile, in the order of first appearance, with its bf16 and fp16 instances.
+template <class Kernel>
+struct TileInstances {
+  decltype(Kernel::tile) tile;
+  std::optional<Kernel> bf16, fp16;
+};
+
+template <class Kernel, class Same>
+std::vector<TileInstances<Kernel>> group_by_tile(const std::vector<Kernel>& kernels, Same same) {
+  std::vector<TileInstances<Kernel>> out;
+  std::vector<bool> used(kernels.size(), false);
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    if (used[i]) continue;
+    TileInstances<Kernel> g{kernels[i].tile, std::nullopt, std::nullopt};
+    for (std::size_t j = i; j < kernels.size(); ++j) {
+      if (used[j] || !same(kernels[i].tile, kernels[j].tile)) continue;
+      used[j] = true;
+      (kernels[j].in == DType::kBFloat16 ? g.bf16 : g.fp16) = kernels[j];
+    }
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
 class SkinnySolution final : public Solution {
  public:
   SkinnySolution(const SkinnyTile& tile, int split_k, std::optional<SkinnyKernel> bf16,
                  std::optional<SkinnyKernel> fp16)
       : tile_(tile),
         split_k_(split_k),
-        bf16_(bf16),
-        fp16_(fp16),
+        kernels_(bf16, fp16),
         name_(variant_name(tile, split_k)) {}
 
   const std::string& name() const override { return name_; }
@@ -162,30 +216,19 @@ class SkinnySolution final : public Solution {
 
   // Resident CTAs per SM of the bf16 kernel (the fp16 one has the same resources), >= 1.
   int ctas_per_sm() const {
-    return std::max(1, info(bf16_ ? DType::kBFloat16 : DType::kFloat16).ctas_per_sm);
+    return std::max(1, info(kernels_.any()).ctas_per_sm);
   }
 
  private:
-  const SkinnyKernel* kernel_for(DType t) const noexcept {
-    if (t == DType::kBFloat16 && bf16_) return &*bf16_;
-    if (t == DType::kFloat16 && fp16_) return &*fp16_;
-    return nullptr;
-  }
-
-  // The loaded image's facts, queried on first use. A build whose CUDA architectures lack
-  // compute_90 holds trap-only kernels (ptx_arch < 90): can_implement then refuses.
+  const SkinnyKernel* kernel_for(DType t) const noexcept { return kernels_.get(t); }
   skinny::SkinnyKernelInfo info(DType t) const noexcept {
-    const SkinnyKernel* k = kernel_for(t);
-    if (k == nullptr) return {};
-    CachedInfo& c = t == DType::kBFloat16 ? bf16_info_ : fp16_info_;
-    return c.get([&] { return k->query(split_k_); });
+    return kernels_.info(t, [&](const SkinnyKernel& k) { return k.query(split_k_); });
   }
 
   SkinnyTile tile_;
   int split_k_;
-  std::optional<SkinnyKernel> bf16_, fp16_;
+  DtypeKernels<SkinnyKernel> kernels_;
   std::string name_;
-  mutable CachedInfo bf16_info_, fp16_info_;
 };
 
 // --- Version 3: persistent stream-K solutions ------------------------------------------------
@@ -283,8 +326,7 @@ class SkinnyStreamSolution final : public Solution {
                        std::optional<SkinnyStreamKernel> fp16)
       : tile_(tile),
         ctas_per_sm_(ctas_per_sm),
-        bf16_(bf16),
-        fp16_(fp16),
+        kernels_(bf16, fp16),
         name_(stream_variant_name(tile, ctas_per_sm)) {}
 
   const std::string& name() const override { return name_; }
@@ -354,25 +396,15 @@ class SkinnyStreamSolution final : public Solution {
   }
 
  private:
-  const SkinnyStreamKernel* kernel_for(DType t) const noexcept {
-    if (t == DType::kBFloat16 && bf16_) return &*bf16_;
-    if (t == DType::kFloat16 && fp16_) return &*fp16_;
-    return nullptr;
-  }
-
-  // The loaded image's facts, queried on first use (see SkinnySolution::info).
+  const SkinnyStreamKernel* kernel_for(DType t) const noexcept { return kernels_.get(t); }
   skinny::SkinnyKernelInfo info(DType t) const noexcept {
-    const SkinnyStreamKernel* k = kernel_for(t);
-    if (k == nullptr) return {};
-    CachedInfo& c = t == DType::kBFloat16 ? bf16_info_ : fp16_info_;
-    return c.get([&] { return k->query(); });
+    return kernels_.info(t, [](const SkinnyStreamKernel& k) { return k.query(); });
   }
 
   SkinnyStreamTile tile_;
   int ctas_per_sm_;
-  std::optional<SkinnyStreamKernel> bf16_, fp16_;
+  DtypeKernels<SkinnyStreamKernel> kernels_;
   std::string name_;
-  mutable CachedInfo bf16_info_, fp16_info_;
 };
 
 std::vector<std::shared_ptr<const SkinnyStreamSolution>> make_stream_solutions() {
@@ -388,18 +420,10 @@ std::vector<std::shared_ptr<const SkinnyStreamSolution>> make_stream_solutions()
            a.warps_k == b.warps_k && a.unroll == b.unroll && a.xkb == b.xkb;
   };
   std::vector<std::shared_ptr<const SkinnyStreamSolution>> out;
-  std::vector<bool> used(kernels.size(), false);
-  for (std::size_t i = 0; i < kernels.size(); ++i) {
-    if (used[i]) continue;
-    std::optional<SkinnyStreamKernel> bf16, fp16;
-    for (std::size_t j = i; j < kernels.size(); ++j) {
-      if (used[j] || !same_tile(kernels[i].tile, kernels[j].tile)) continue;
-      used[j] = true;
-      (kernels[j].in == DType::kBFloat16 ? bf16 : fp16) = kernels[j];
-    }
-    const int most = kernels[i].tile.max_ctas_per_sm();
+  for (const auto& g : group_by_tile(kernels, same_tile)) {
+    const int most = g.tile.max_ctas_per_sm();
     for (int pk : {most, most / 2})
-      if (pk >= 1) out.push_back(std::make_shared<SkinnyStreamSolution>(kernels[i].tile, pk, bf16, fp16));
+      if (pk >= 1) out.push_back(std::make_shared<SkinnyStreamSolution>(g.tile, pk, g.bf16, g.fp16));
   }
   return out;
 }
@@ -418,18 +442,8 @@ std::vector<std::shared_ptr<const SkinnySolution>> make_solutions() {
            a.stages == b.stages;
   };
   std::vector<std::shared_ptr<const SkinnySolution>> out;
-  std::vector<bool> used(kernels.size(), false);
-  for (std::size_t i = 0; i < kernels.size(); ++i) {
-    if (used[i]) continue;
-    std::optional<SkinnyKernel> bf16, fp16;
-    for (std::size_t j = i; j < kernels.size(); ++j) {
-      if (used[j] || !same_tile(kernels[i].tile, kernels[j].tile)) continue;
-      used[j] = true;
-      (kernels[j].in == DType::kBFloat16 ? bf16 : fp16) = kernels[j];
-    }
-    for (int sk : kSplitKs)
-      out.push_back(std::make_shared<SkinnySolution>(kernels[i].tile, sk, bf16, fp16));
-  }
+  for (const auto& g : group_by_tile(kernels, same_tile))
+    for (int sk : kSplitKs) out.push_back(std::make_shared<SkinnySolution>(g.tile, sk, g.bf16, g.fp16));
   return out;
 }
 
@@ -447,7 +461,7 @@ class SkinnyGemvSolution final : public Solution {
  public:
   SkinnyGemvSolution(const SkinnyGemvTile& tile, std::optional<SkinnyGemvKernel> bf16,
                      std::optional<SkinnyGemvKernel> fp16)
-      : tile_(tile), bf16_(bf16), fp16_(fp16), name_(gemv_variant_name(tile)) {}
+      : tile_(tile), kernels_(bf16, fp16), name_(gemv_variant_name(tile)) {}
 
   const std::string& name() const override { return name_; }
   std::string_view libtype() const override { return kLibtype; }
@@ -470,24 +484,14 @@ class SkinnyGemvSolution final : public Solution {
   const SkinnyGemvTile& tile() const { return tile_; }
 
  private:
-  const SkinnyGemvKernel* kernel_for(DType t) const noexcept {
-    if (t == DType::kBFloat16 && bf16_) return &*bf16_;
-    if (t == DType::kFloat16 && fp16_) return &*fp16_;
-    return nullptr;
-  }
-
-  // The loaded image's facts, queried on first use (see SkinnySolution::info).
+  const SkinnyGemvKernel* kernel_for(DType t) const noexcept { return kernels_.get(t); }
   skinny::SkinnyKernelInfo info(DType t) const noexcept {
-    const SkinnyGemvKernel* k = kernel_for(t);
-    if (k == nullptr) return {};
-    CachedInfo& c = t == DType::kBFloat16 ? bf16_info_ : fp16_info_;
-    return c.get([&] { return k->query(); });
+    return kernels_.info(t, [](const SkinnyGemvKernel& k) { return k.query(); });
   }
 
   SkinnyGemvTile tile_;
-  std::optional<SkinnyGemvKernel> bf16_, fp16_;
+  DtypeKernels<SkinnyGemvKernel> kernels_;
   std::string name_;
-  mutable CachedInfo bf16_info_, fp16_info_;
 };
 
 std::vector<std::shared_ptr<const SkinnyGemvSolution>> make_gemv_solutions() {
@@ -496,20 +500,12 @@ std::vector<std::shared_ptr<const SkinnyGemvSolution>> make_gemv_solutions() {
 #ifndef TGEMM_SKINNY_CI_SUBSET
   skinny::append_skinny_gemv_kernels_fp16(kernels);
 #endif
+  auto same_tile = [](const SkinnyGemvTile& a, const SkinnyGemvTile& b) {
+    return a.m_max == b.m_max && a.warps == b.warps && a.chunks == b.chunks;
+  };
   std::vector<std::shared_ptr<const SkinnyGemvSolution>> out;
-  std::vector<bool> used(kernels.size(), false);
-  for (std::size_t i = 0; i < kernels.size(); ++i) {
-    if (used[i]) continue;
-    std::optional<SkinnyGemvKernel> bf16, fp16;
-    for (std::size_t j = i; j < kernels.size(); ++j) {
-      const SkinnyGemvTile& a = kernels[i].tile;
-      const SkinnyGemvTile& b = kernels[j].tile;
-      if (used[j] || a.m_max != b.m_max || a.warps != b.warps || a.chunks != b.chunks) continue;
-      used[j] = true;
-      (kernels[j].in == DType::kBFloat16 ? bf16 : fp16) = kernels[j];
-    }
-    out.push_back(std::make_shared<SkinnyGemvSolution>(kernels[i].tile, bf16, fp16));
-  }
+  for (const auto& g : group_by_tile(kernels, same_tile))
+    out.push_back(std::make_shared<SkinnyGemvSolution>(g.tile, g.bf16, g.fp16));
   return out;
 }
 
