@@ -72,6 +72,9 @@ struct SkinnyParams {
   // ask L2 for this warp's weight rows, then wait for the previous grid, before any read of x or
   // w and any write. Version 3 always waits (its own prologue) and ignores this.
   int pdl = 0;
+  // With pdl: at most this many bytes of each warp's (row, k-range) are prefetched (the host
+  // bounds it so that the prefetched lines of all resident CTAs fit in half of L2).
+  int pdl_prefetch_bytes = 0;
 };
 
 namespace skinny_detail {
@@ -326,12 +329,14 @@ __global__ void __launch_bounds__(
   }
 
   // Programmatic dependent launch: before the grid dependency resolves, only an L2 prefetch of
-  // this warp's weight rows over its k-range (whole 16-byte chunks inside K; L2 is the point of
+  // this warp's weight rows over the first pdl_prefetch_bytes of its k-range (whole 16-byte chunks
+  // inside K; L2 is the point of
   // coherence, so nothing stale can reach this kernel), then the wait; nothing that the previous
   // kernel may write (x, out) is touched before it. Lets the next grid launch early.
   if (p.pdl) {
     const int k_lo = kb_begin * 32, k_hi = min(kb_end * 32, p.k);
-    const std::uint32_t bytes = k_hi > k_lo ? static_cast<std::uint32_t>((k_hi - k_lo) * 2) & ~15u : 0u;
+    const int range = k_hi > k_lo ? min((k_hi - k_lo) * 2, p.pdl_prefetch_bytes) : 0;
+    const std::uint32_t bytes = static_cast<std::uint32_t>(max(range, 0)) & ~15u;
     for (int i = lane; i < ROWS_PER_WARP && bytes > 0; i += 32) {
       const int row = n_warp + i;
       if (row < p.n)

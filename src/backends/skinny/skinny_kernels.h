@@ -83,10 +83,11 @@ struct SkinnyKernel {
 };
 
 // Versions 1-2 as programmatic dependent launches (the kernel prefetches its weight rows into
-// L2, then waits for the previous grid; the next grid may launch early): off unless the
-// environment sets TGEMM_SKINNY_V2_PDL=1 when the first launch reads it, or set_skinny_v2_pdl
-// says otherwise; off for the rest of the process once a launch with it is refused. Not yet
-// measured (docs/perf-notes.md, skinny, "Session 8"). One state for the process.
+// L2, up to a bound that keeps all resident CTAs' prefetches within half of L2, then waits for
+// the previous grid; the next grid may launch early): off unless the environment sets
+// TGEMM_SKINNY_V2_PDL=1 when the first launch reads it, or set_skinny_v2_pdl says otherwise; off
+// for the rest of the process once a launch with it is refused. Measurements: docs/perf-notes.md,
+// skinny, "Session 9". One state for the process.
 inline std::atomic<int>& skinny_v2_pdl_state() {
   static std::atomic<int> state{-1};  // -1 not read yet, 0 off, 1 on
   return state;

@@ -5,8 +5,10 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <vector>
 
@@ -71,6 +73,31 @@ inline kernels::SkinnyParams skinny_params(const GemmProblem& p, const GemmArgs&
   return kp;
 }
 
+// Bytes of each warp's (row, k-range) that a programmatic dependent launch of versions 1-2 asks
+// L2 for before its grid dependency resolves: the whole range when every resident CTA's ranges fit
+// in half of L2, else an equal share of that half (session 9: prefetching whole ranges of
+// 16-50 MiB weights evicted the lines before their loads and slowed those problems by 15-75%).
+// Residency is bounded from above by the threads per SM, which only makes the share smaller.
+// 0 when the device cannot be queried (the kernel then waits without a prefetch).
+inline int pdl_prefetch_cap(int device, std::int64_t ctas, int threads_per_cta, int ranges_per_cta) {
+  static std::array<std::atomic<std::int64_t>, 64> cache{};  // (L2 bytes << 20) | SMs, 0 unknown
+  std::int64_t facts = device >= 0 && device < 64 ? cache[device].load(std::memory_order_relaxed) : 0;
+  if (facts == 0) {
+    int l2 = 0, sms = 0;
+    if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || l2 <= 0 || sms <= 0) {
+      cudaGetLastError();
+      return 0;
+    }
+    facts = (static_cast<std::int64_t>(l2) << 20) | sms;
+    if (device >= 0 && device < 64) cache[device].store(facts, std::memory_order_relaxed);
+  }
+  const std::int64_t l2 = facts >> 20, sms = facts & ((1 << 20) - 1);
+  const std::int64_t resident = std::min<std::int64_t>(ctas, sms * std::max(1, 2048 / threads_per_cta));
+  const std::int64_t share = l2 / 2 / std::max<std::int64_t>(1, resident * ranges_per_cta);
+  return static_cast<int>(std::min<std::int64_t>(share, std::int64_t{1} << 30)) & ~15;
+}
+
 template <typename In, int M_TILE, int ROWS_PER_WARP, int WARPS_N, int WARPS_K, int UNROLL, int STAGES>
 void launch_skinny(const GemmProblem& p, const GemmArgs& args, int split_k, Stream stream,
                    const char* where) {
@@ -103,6 +130,8 @@ void launch_skinny(const GemmProblem& p, const GemmArgs& args, int split_k, Stre
     config.numAttrs = n_attrs + 1;
     kernels::SkinnyParams pdl_kp = kp;
     pdl_kp.pdl = 1;
+    pdl_kp.pdl_prefetch_bytes = pdl_prefetch_cap(p.device, std::int64_t{config.gridDim.x} * config.gridDim.y,
+                                                 Shape::kThreads, Shape::kBlockN * WARPS_K);
     if (cudaLaunchKernelEx(&config, kernel, pdl_kp) == cudaSuccess) {
       TGEMM_CUDA_CHECK_LAUNCH(where);
       return;
