@@ -68,6 +68,13 @@ struct SkinnyParams {
   std::int64_t lda = 0, ldb = 0, ldo = 0;
   int out_type = kSkinnyBf16;
   int bias_type = kSkinnyNone;
+  // Versions 1-2: launched as a programmatic dependent launch (the host's TGEMM_SKINNY_V2_PDL):
+  // ask L2 for this warp's weight rows, then wait for the previous grid, before any read of x or
+  // w and any write. Version 3 always waits (its own prologue) and ignores this.
+  int pdl = 0;
+  // With pdl: at most this many bytes of each warp's (row, k-range) are prefetched (the host
+  // bounds it so that the prefetched lines of all resident CTAs fit in half of L2).
+  int pdl_prefetch_bytes = 0;
 };
 
 namespace skinny_detail {
@@ -319,6 +326,24 @@ __global__ void __launch_bounds__(
     const int row = min(j * 8 + g, p.m - 1);
     x_rows[j] = static_cast<const In*>(p.x) + static_cast<std::int64_t>(row) * p.lda + 8 * t +
                 static_cast<std::int64_t>(kb_begin) * 32;
+  }
+
+  // Programmatic dependent launch: before the grid dependency resolves, only an L2 prefetch of
+  // this warp's weight rows over the first pdl_prefetch_bytes of its k-range (whole 16-byte chunks
+  // inside K; L2 is the point of
+  // coherence, so nothing stale can reach this kernel), then the wait; nothing that the previous
+  // kernel may write (x, out) is touched before it. Lets the next grid launch early.
+  if (p.pdl) {
+    const int k_lo = kb_begin * 32, k_hi = min(kb_end * 32, p.k);
+    const int range = k_hi > k_lo ? min((k_hi - k_lo) * 2, p.pdl_prefetch_bytes) : 0;
+    const std::uint32_t bytes = static_cast<std::uint32_t>(max(range, 0)) & ~15u;
+    for (int i = lane; i < ROWS_PER_WARP && bytes > 0; i += 32) {
+      const int row = n_warp + i;
+      if (row < p.n)
+        sd::prefetch_l2_bulk(static_cast<const In*>(p.w) + static_cast<std::int64_t>(row) * p.ldb + k_lo, bytes);
+    }
+    sd::grid_dependency_wait();
+    sd::launch_dependents();
   }
 
   // Split-K: announce this CTA has started; the wait before the first distributed-shared-memory

@@ -15,7 +15,9 @@ struct CandidateResult {
   int solidx = 0;          // table columns of the solution
   int split_k = 0;
   int backend_rank = 0;    // registration order of its backend (fixed tie-break order)
-  bool is_default = false; // the library's own choice (cuBLASLt's heuristic): first among ties
+  // The race's default (tune/racer.cpp: cuBLASLt's heuristic, or the staged erf-GELU path where
+  // that is the dispatcher's default): first among ties.
+  bool is_default = false;
   double screen_us = -1;   // fast screen; < 0: not measured (error)
   double us = -1;          // accurate timing; < 0: not measured
   double spread = 0;       // (p90 - p10) / median of the accurate timing

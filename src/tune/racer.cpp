@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_set>
@@ -22,6 +23,18 @@ namespace {
 
 constexpr std::size_t kAlign = 256;
 std::size_t round_up(std::size_t v, std::size_t q) { return (v + q - 1) / q * q; }
+
+// True the first time this process asks about `name`. Kernels load on first use (CUDA's lazy
+// module loading): session 7's two tunes screened 367 configurations within 30% of the leader
+// in one tune at 1.6-2.7 ms in the other, whose screen times were their first launch in that
+// process (docs/perf-notes.md, "What happened (session 8)"). Solution names stand for the kernels
+// they launch closely enough for this: a name seen once has loaded its kernels.
+bool first_use_in_process(const std::string& name) {
+  static std::mutex mutex;
+  static std::unordered_set<std::string> seen;
+  std::lock_guard<std::mutex> lock(mutex);
+  return seen.insert(name).second;
+}
 
 struct Operands {
   DeviceBuffer buf;  // [x | w | bias] per rotation
@@ -185,6 +198,17 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
   RaceResult result;
   RaceData data = make_data(p, o, dev);
 
+  // The race's default, which a winner must beat: cuBLASLt's heuristic (what F.linear runs),
+  // except where the dispatcher's own default without a row is the staged erf-GELU path of the
+  // split backend (docs/design-choices.md, "Epilogues"); there that path, when it is raced.
+  std::string default_name(kCublasLtHeuristicName);
+  {
+    SolutionPtr disp = rt.registry().default_solution(p);
+    const bool split_raced =
+        o.libtypes.empty() || std::find(o.libtypes.begin(), o.libtypes.end(), "split") != o.libtypes.end();
+    if (disp != nullptr && disp->libtype() == "split" && split_raced) default_name = disp->name();
+  }
+
   // Candidates, in backend registration order.
   std::vector<SolutionPtr> solutions;
   std::vector<const Backend*> backends;  // enabled, with their rank
@@ -199,7 +223,7 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
       r.solidx = s->solidx();
       r.split_k = s->split_k();
       r.backend_rank = rank;
-      r.is_default = r.name == kCublasLtHeuristicName;
+      r.is_default = r.name == default_name;
       if (o.exclude.count(r.name)) r.error = "excluded (hung or crashed in an earlier attempt)";
       result.candidates.push_back(r);
       solutions.push_back(std::move(s));
@@ -255,6 +279,19 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
         float ms = 0;
         TGEMM_CUDA_CHECK(cudaEventElapsedTime(&ms, timer.a, timer.b), "tune");
         r.screen_us = ms * 1000.0;
+        // A slow first launch of a solution new to this process may be its kernels loading: one
+        // more launch, and the faster of the two counts.
+        if (r.screen_us >= kSlowScreenUs && first_use_in_process(r.name)) {
+          TGEMM_CUDA_CHECK(cudaEventRecord(timer.a, stream), "tune");
+          solutions[i]->run(p, data.sets[1 % data.sets.size()].args, ws, s);
+          TGEMM_CUDA_CHECK(cudaEventRecord(timer.b, stream), "tune");
+          check_context(r.name);
+          TGEMM_CUDA_CHECK(cudaEventElapsedTime(&ms, timer.a, timer.b), "tune");
+          r.screen_us = std::min(r.screen_us, ms * 1000.0);
+          ++result.rescreened;
+        } else {
+          first_use_in_process(r.name);
+        }
         if (r.screen_us < kSlowScreenUs) {
           TGEMM_CUDA_CHECK(cudaEventRecord(timer.a, stream), "tune");
           for (int it = 0; it < o.screen_iters; ++it) {
@@ -326,7 +363,7 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
   // The library default is always timed: it is what the winner is compared with.
   for (std::size_t i = 0; i < result.candidates.size(); ++i) {
     const CandidateResult& r = result.candidates[i];
-    if (r.name == "cublaslt:heuristic" && r.error.empty() && r.screen_us > 0 &&
+    if (r.is_default && r.error.empty() && r.screen_us > 0 &&
         std::find(accurate.begin(), accurate.end(), i) == accurate.end()) {
       accurate.push_back(i);
     }
@@ -591,7 +628,7 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
   }
   // The default for comparison: cuBLASLt's heuristic if it was timed.
   for (const auto& r : result.candidates) {
-    if (r.name == "cublaslt:heuristic" && r.us > 0) result.default_us = r.us;
+    if (r.is_default && r.us > 0) result.default_us = r.us;
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return result;

@@ -69,7 +69,9 @@ struct RaceResult {
   int enumerated = 0;       // candidates offered by the backends
   int screened = 0;
   int accurate = 0;
-  double default_us = -1;   // accurate time of the dispatcher's default (cuBLASLt heuristic)
+  // Accurate time of the race's default: cuBLASLt's heuristic, or where the dispatcher's own
+  // default is the staged erf-GELU path (split:cublaslt:heuristic) and split is raced, that.
+  double default_us = -1;
   // The confirmation of a winner against the default (RaceOptions::confirm_rounds): -1 when not
   // run, else the two medians and the paired ratio default / winner (core/tune_select.h), which
   // decides; confirmed false when the default was kept.
@@ -79,6 +81,9 @@ struct RaceResult {
   int confirm_placements = 0, confirm_tried = 0;
   int final_placements = 0;  // placements the finals ran on (0: no finals, one finalist)
   int same_launches = 0;     // candidates not raced: they launch what another candidate launches
+  // Candidates whose slow first screen launch was their first use in this process, launched once
+  // more (the faster counts): kernels load on first use.
+  int rescreened = 0;
   bool confirmed = false;
   double seconds = 0;
 };

@@ -6,7 +6,8 @@
 // tile, waves); bit-identical reruns and CUDA-graph replays of the split variants (version 3 with
 // its first call inside the capture and the workspace scribbled between replays); refusals
 // (misaligned views, odd strides, M above the tile, other dtypes); the backend's from_row,
-// candidates and default rule. Skinny.SanitizerSubset is a small, fast slice for
+// candidates and default rule; version 4 (GEMV, sm90_gemv_skinny.cuh) in every variant test.
+// Skinny.SanitizerSubset is a small, fast slice for
 // compute-sanitizer (--gtest_filter='*Sanitizer*').
 #include <cuda_runtime.h>
 
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "backends/skinny/skinny_backend.h"
+#include "backends/skinny/skinny_kernels.h"
 #include "core/registry.h"
 #include "core/table.h"
 #include "core/validate.h"
@@ -39,6 +41,10 @@ int name_field(const std::string& name, const std::string& key) {
 int m_tile(const SolutionPtr& s) { return name_field(s->name(), "m"); }
 // Version 3 (persistent stream-K, `_pk<CTAs per SM>` in the name).
 bool is_stream(const SolutionPtr& s) { return name_field(s->name(), "pk") > 0; }
+// Version 4 (GEMV on CUDA cores, `_gemv_w<warps>_c<chunks>`; m_tile is its token count).
+bool is_gemv(const SolutionPtr& s) { return s->name().find("_gemv_") != std::string::npos; }
+// Scheme of a variant: 0 versions 1-2, 1 version 3, 2 version 4.
+int scheme(const SolutionPtr& s) { return is_gemv(s) ? 2 : (is_stream(s) ? 1 : 0); }
 
 const Backend& skinny_backend() {
   static Registry registry = [] {
@@ -74,6 +80,14 @@ TEST(Skinny, NamesAreUniqueAndComplete) {
   for (const auto& s : all) {
     EXPECT_EQ(s->libtype(), "skinny");
     EXPECT_EQ(s->name().rfind("skinny:sm90_m", 0), 0u) << s->name();
+    if (is_gemv(s)) {  // version 4: GEMV, no split
+      for (const char* key : {"m", "w", "c", "v"})
+        EXPECT_GT(name_field(s->name(), key), 0) << s->name() << " lacks _" << key;
+      EXPECT_EQ(name_field(s->name(), "sk"), -1) << s->name();
+      EXPECT_EQ(s->split_k(), 1) << s->name();
+      names.push_back(s->name());
+      continue;
+    }
     for (const char* key : {"m", "n", "wn", "wk", "u", "v"})
       EXPECT_GT(name_field(s->name(), key), 0) << s->name() << " lacks _" << key;
     if (is_stream(s)) {  // version 3: stream-K, the split is decided per launch
@@ -174,6 +188,9 @@ TEST(Skinny, SanitizerSubset) {
   pick([&](const SolutionPtr& s) { return is_stream(s) && threads(s) == 256 && pk(s) == 2; });
   pick([&](const SolutionPtr& s) { return is_stream(s) && pk(s) * threads(s) == 256; });
   pick([&](const SolutionPtr& s) { return is_stream(s) && m_tile(s) == 32; });
+  // Version 4 (GEMV): one token, and four with the most chunks a lane.
+  pick([&](const SolutionPtr& s) { return is_gemv(s) && m_tile(s) == 1; });
+  pick([&](const SolutionPtr& s) { return is_gemv(s) && m_tile(s) == 4 && name_field(s->name(), "c") == 8; });
   ASSERT_GE(picked.size(), 3u);
   // Version 3 on these: 33x1001 and 7x4099 split every tile over tens to a hundred-odd CTAs,
   // 40x8 has whole tiles only, 4423x40 (K = 32 + 8) has CTAs over one and a half tiles.
@@ -382,6 +399,64 @@ TEST(Skinny, StreamKReadsThePreviousKernelsOutput) {
   cudaStreamDestroy(stream);
 }
 
+// Versions 1-2 launched as programmatic dependent launches (set_skinny_v2_pdl): the second of two
+// chained GEMMs reads the first one's output after its grid-dependency wait, for every bf16
+// variant; its result is bit-identical to the same chain launched plainly.
+TEST(Skinny, PdlLaunchReadsThePreviousKernelsOutput) {
+  TGEMM_REQUIRE_GPU();
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  const GemmOptions none;
+  int chains = 0;
+  for (const SolutionPtr& s : skinny_solutions()) {
+    if (is_stream(s) || is_gemv(s)) continue;
+    const std::int64_t m = std::min(m_tile(s), 13), n1 = 1032, n2 = 777;
+    // y1 = x1 · w1^T with K = 1 (rows padded to 8): entries in (-1, 1), as the tolerance expects.
+    DeviceBuffer x1(static_cast<std::size_t>(m * 8 * 2)), w1(static_cast<std::size_t>(n1 * 8 * 2));
+    DeviceBuffer y1(static_cast<std::size_t>(m * n1 * 2)), w2(static_cast<std::size_t>(n2 * n1 * 2));
+    DeviceBuffer y2(static_cast<std::size_t>(m * n2 * 4));
+    fill_uniform(x1.data(), DType::kBFloat16, m * 8, 91, -1.0f, 1.0f, nullptr);
+    fill_uniform(w1.data(), DType::kBFloat16, n1 * 8, 92, -1.0f, 1.0f, nullptr);
+    fill_uniform(w2.data(), DType::kBFloat16, n2 * n1, 93, -1.0f, 1.0f, nullptr);
+    TensorView x1v = TensorView::strided(x1.data(), DType::kBFloat16, {m, 1}, {8, 1});
+    TensorView w1v = TensorView::strided(w1.data(), DType::kBFloat16, {n1, 1}, {8, 1});
+    TensorView y1v = TensorView::contiguous(y1.data(), DType::kBFloat16, {m, n1});
+    TensorView w2v = TensorView::contiguous(w2.data(), DType::kBFloat16, {n2, n1});
+    TensorView y2v = TensorView::contiguous(y2.data(), DType::kFloat32, {m, n2});
+    GemmCall c1 = validate_a16w16(x1v, w1v, y1v, none), c2 = validate_a16w16(y1v, w2v, y2v, none);
+    int device = 0;
+    cudaGetDevice(&device);
+    c1.problem.device = c2.problem.device = device;
+    if (!s->can_implement(c1.problem) || !s->can_implement(c2.problem)) continue;  // fp16 variants
+    TestWorkspace ws1(*s, c1.problem), ws2(*s, c2.problem);
+    const std::size_t bytes = static_cast<std::size_t>(m * n2 * 4);
+    std::vector<char> plain(bytes), chained(bytes);
+    auto chain = [&] {
+      device_synchronize();  // y2's poison went to the legacy stream, which `stream` does not wait for
+      fill_nan(y1.data(), DType::kBFloat16, m * n1, reinterpret_cast<Stream>(stream));
+      s->run(c1.problem, c1.args, ws1.ws, reinterpret_cast<Stream>(stream));
+      s->run(c2.problem, c2.args, ws2.ws, reinterpret_cast<Stream>(stream));
+      cudaStreamSynchronize(stream);
+    };
+    skinny::set_skinny_v2_pdl(false);
+    chain();
+    copy_to_host(plain.data(), y2.data(), bytes);
+    skinny::set_skinny_v2_pdl(true);
+    for (int rep = 0; rep < 2; ++rep) {
+      std::string err = run_and_compare_views(y1v, w2v, y2v, none, chain);
+      EXPECT_TRUE(err.empty()) << s->name() << " rep " << rep << ": " << err;
+      copy_to_host(chained.data(), y2.data(), bytes);
+      EXPECT_EQ(std::memcmp(plain.data(), chained.data(), bytes), 0) << s->name() << " rep " << rep;
+    }
+    EXPECT_TRUE(skinny::skinny_v2_pdl_enabled()) << s->name() << ": the PDL launch was refused";
+    skinny::set_skinny_v2_pdl(false);
+    ++chains;
+  }
+  EXPECT_GT(chains, 60);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  cudaStreamDestroy(stream);
+}
+
 TEST(Skinny, RefusesWhatItCannotCompute) {
   TGEMM_REQUIRE_GPU();
   A16W16Case c;
@@ -473,20 +548,20 @@ TEST(Skinny, CandidatesUseTheSmallestFittingTile) {
     A16W16Data d = make_a16w16(c, 10);
     GemmProblem p = d.problem();
     std::vector<SolutionPtr> cands = b.candidates(p);
-    // Per scheme (versions 1-2, version 3): the smallest M tile that fits.
-    int smallest[2] = {0, 0};
+    // Per scheme (versions 1-2, version 3, version 4): the smallest M tile that fits.
+    int smallest[3] = {0, 0, 0};
     for (const SolutionPtr& s : skinny_solutions()) {
-      int& sm = smallest[is_stream(s) ? 1 : 0];
+      int& sm = smallest[scheme(s)];
       if (s->can_implement(p) && (sm == 0 || m_tile(s) < sm)) sm = m_tile(s);
     }
-    if (smallest[0] == 0 && smallest[1] == 0) {
+    if (smallest[0] == 0 && smallest[1] == 0 && smallest[2] == 0) {
       EXPECT_TRUE(cands.empty()) << "M=" << m;
       continue;
     }
     EXPECT_FALSE(cands.empty()) << "M=" << m;
     for (const SolutionPtr& s : cands) {
       EXPECT_TRUE(s->can_implement(p)) << s->name();
-      EXPECT_EQ(m_tile(s), smallest[is_stream(s) ? 1 : 0]) << s->name() << " for M=" << m;
+      EXPECT_EQ(m_tile(s), smallest[scheme(s)]) << s->name() << " for M=" << m;
     }
     // 4096 x 4096 is one wave for version 3: its variants are raced.
     if (smallest[1] != 0)

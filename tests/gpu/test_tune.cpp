@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "core/problem.h"
 #include "runtime/launch_fingerprint.h"
@@ -194,6 +196,7 @@ TEST(RaceProblem, KeptRowObeysTheConfirmation) {
     int final_placements;
     bool dedupe;
   };
+  std::set<std::string> raced_before;  // names this process has raced (a race seeds no others)
   for (const Case c : {Case{false, 1, false}, Case{true, 1, false}, Case{false, 4, false}, Case{false, 1, true}}) {
     const GemmProblem p = plain_problem(16, 1280, 8192);
     RaceOptions o;
@@ -223,6 +226,12 @@ TEST(RaceProblem, KeptRowObeysTheConfirmation) {
     }
     EXPECT_EQ(same, r.same_launches);
     if (!c.dedupe) EXPECT_EQ(same, 0);
+    // A second screen launch only for a candidate's first use in this process (kernels load
+    // lazily): never more than the names this test has not raced before.
+    int new_names = 0;
+    for (const CandidateResult& x : r.candidates) new_names += raced_before.insert(x.name).second ? 1 : 0;
+    EXPECT_GE(r.rescreened, 0);
+    EXPECT_LE(r.rescreened, new_names);
     // Finals ran (with the 50% margin, the accurate candidates near the fastest qualify) on every
     // placement asked for: 4 of this problem fit the memory budget many times over.
     EXPECT_EQ(r.final_placements, c.final_placements);
@@ -246,6 +255,46 @@ TEST(RaceProblem, KeptRowObeysTheConfirmation) {
       EXPECT_FALSE(r.confirmed);  // every try failed: the default is kept
     }
   }
+}
+
+// The race's default is what the dispatcher runs without a row: for an erf-GELU + bias problem of
+// M >= 512 that CUTLASS declines, the staged path (split:cublaslt:heuristic) when split is raced;
+// cuBLASLt's heuristic otherwise. It is always timed (default_us), and the kept row is it or one
+// confirmed against it.
+TEST(RaceProblem, DefaultIsTheDispatchersDefault) {
+  TGEMM_REQUIRE_GPU();
+  TableKey key;
+  key.arch = "sm_90a";
+  key.sm_count = 132;
+  key.n = 512;  // 4 x 4 tiles of 128 x 128: CUTLASS's rule declines (below half a wave)
+  key.k = 4160;
+  key.bias = true;
+  key.epilogue.activation = Activation::kGelu;
+  const GemmProblem p = problem_of_key(key, 512, Runtime::get().platform().current_device());
+  struct Case {
+    std::vector<std::string> libtypes;
+    const char* want;
+  };
+  for (const Case& c : {Case{{"cublaslt", "split"}, "split:cublaslt:heuristic"}, Case{{"cublaslt"}, "cublaslt:heuristic"}}) {
+    RaceOptions o;
+    o.libtypes = c.libtypes;
+    const RaceResult r = race_problem(p, o);
+    SCOPED_TRACE(testing::Message() << "libtypes " << c.libtypes.size() << ", want " << c.want);
+    int defaults = 0;
+    for (const CandidateResult& x : r.candidates) {
+      if (!x.is_default) continue;
+      ++defaults;
+      EXPECT_EQ(x.name, c.want);
+      EXPECT_GT(x.us, 0) << x.name;
+      EXPECT_DOUBLE_EQ(r.default_us, x.us);
+    }
+    EXPECT_EQ(defaults, 1);
+    ASSERT_GE(r.winner, 0);
+    const CandidateResult& w = r.candidates[static_cast<std::size_t>(r.winner)];
+    EXPECT_TRUE(w.is_default || r.confirmed) << w.name;
+    EXPECT_TRUE(w.strict_ok) << w.name;
+  }
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
 }
 
 }  // namespace

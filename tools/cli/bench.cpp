@@ -9,12 +9,14 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <utility>
 
 #include "backends/cublaslt/cublaslt_backend.h"
 #include "backends/reference/reference_backend.h"
+#include "backends/split/split_backend.h"
 #include "core/tune_select.h"
 #include "core/validate.h"
 #include "runtime/cuda_check.h"
@@ -403,8 +405,22 @@ int run_bench(const BenchOptions& o) {
       // a "cublaslt:heuristic" row shows whether it is the baseline's algorithm: tgemm's own
       // heuristic query excludes split-K reductions in the 16-bit output, PyTorch's does not.
       row["baseline_algo"] = format_lt_name(baseline->chosen_config());
-      if (auto lt = std::dynamic_pointer_cast<const LtSolution>(Runtime::get().dispatcher().resolve(p).solution))
+      const SolutionPtr chosen = Runtime::get().dispatcher().resolve(p).solution;
+      if (auto lt = std::dynamic_pointer_cast<const LtSolution>(chosen)) {
         row["tgemm_algo"] = format_lt_name(lt->chosen_config());
+      } else if (chosen->name().rfind("split:cublaslt:", 0) == 0) {
+        // A staged row (cuBLASLt's plain product, then the pass): its inner configuration, the
+        // heuristic's choice for the plain problem where the row names the heuristic.
+        const std::string inner = chosen->name().substr(6);
+        const std::optional<GemmProblem> ip = split_inner_problem(p);
+        std::string why;
+        SolutionPtr h = inner == "cublaslt:heuristic" && ip ? LtSolution::heuristic(*ip, why) : nullptr;
+        if (auto hl = std::dynamic_pointer_cast<const LtSolution>(h)) {
+          row["tgemm_algo"] = format_lt_name(hl->chosen_config());
+        } else if (inner != "cublaslt:heuristic") {
+          row["tgemm_algo"] = inner;
+        }
+      }
       double bytes = static_cast<double>(d.input_bytes) + static_cast<double>(m * n) * dtype_size(out);
       row["tbps"] = bytes / (tt.median_us * 1e-6) / 1e12;
       row["tflops"] = 2.0 * m * n * k / (tt.median_us * 1e-6) / 1e12;

@@ -203,7 +203,7 @@ int run_worker(const TuneOptions& o) {
             {"default_us", r.default_us}, {"confirm_default_us", r.confirm_default_us},
             {"confirm_winner_us", r.confirm_winner_us}, {"confirm_ratio", r.confirm_ratio}, {"confirm_min_ratio", r.confirm_min_ratio},
             {"confirm_placements", r.confirm_placements}, {"confirm_tried", r.confirm_tried}, {"confirmed", r.confirmed},
-            {"final_placements", r.final_placements}, {"same_launches", r.same_launches}, {"seconds", r.seconds}, {"arch", dev.arch}, {"sm_count", dev.sm_count}});
+            {"final_placements", r.final_placements}, {"same_launches", r.same_launches}, {"rescreened", r.rescreened}, {"seconds", r.seconds}, {"arch", dev.arch}, {"sm_count", dev.sm_count}});
     } catch (const std::exception& e) {
       emit({{"type", "fatal"}, {"id", id}, {"error", e.what()}});
       return 3;
@@ -520,9 +520,12 @@ int run_tune(const TuneOptions& o) {
     const std::string finals = fplace > 1 ? fmt::format(", finals over {} placements", fplace) : std::string();
     const std::string distinct =
         same_launches > 0 ? fmt::format(" ({} distinct launches)", msg["enumerated"].get<int>() - same_launches) : std::string();
-    progress(fmt::format("{} -> {} {:.2f} us ({}x vs default, {} candidates{}, {:.1f} s{}{})", p.describe(),
+    const int rescreened = msg.value("rescreened", 0);
+    const std::string loads = rescreened > 0 ? fmt::format(", {} first uses rescreened", rescreened) : std::string();
+    progress(fmt::format("{} -> {} {:.2f} us ({}x vs default, {} candidates{}{}, {:.1f} s{}{})", p.describe(),
                          r.kernel_name, r.us, def > 0 ? fmt::format("{:.3f}", def / r.us) : std::string("?"),
-                         msg["enumerated"].get<int>(), distinct, msg["seconds"].get<double>(), finals, confirm));
+                         msg["enumerated"].get<int>(), distinct, loads, msg["seconds"].get<double>(), finals,
+                         confirm));
     if (pending_write >= o.batch) flush_rows();
   };
 

@@ -130,14 +130,68 @@ struct CachedInfo {
   }
 };
 
+// One tile's instances per input dtype (bf16, fp16; a build may carry only one) and the loaded
+// images' facts, queried on first use. A build whose CUDA architectures lack compute_90 holds
+// trap-only kernels (ptx_arch < 90): the solutions' can_implement then refuses.
+template <class Kernel>
+class DtypeKernels {
+ public:
+  DtypeKernels(std::optional<Kernel> bf16, std::optional<Kernel> fp16) : bf16_(bf16), fp16_(fp16) {}
+
+  const Kernel* get(DType t) const noexcept {
+    if (t == DType::kBFloat16 && bf16_) return &*bf16_;
+    if (t == DType::kFloat16 && fp16_) return &*fp16_;
+    return nullptr;
+  }
+  // A dtype this build has an instance for (bf16 first).
+  DType any() const noexcept { return bf16_ ? DType::kBFloat16 : DType::kFloat16; }
+
+  // query(kernel) -> SkinnyKernelInfo, run once per dtype; all 0 without an instance.
+  template <class Query>
+  skinny::SkinnyKernelInfo info(DType t, Query&& query) const noexcept {
+    const Kernel* k = get(t);
+    if (k == nullptr) return {};
+    CachedInfo& c = t == DType::kBFloat16 ? bf16_info_ : fp16_info_;
+    return c.get([&] { return query(*k); });
+  }
+
+ private:
+  std::optional<Kernel> bf16_, fp16_;
+  mutable CachedInfo bf16_info_, fp16_info_;
+};
+
+// The instances of a translation-unit list grouped by tile (`same` says two tiles are equal): one
+// entry per tile, in the order of first appearance, with its bf16 and fp16 instances.
+template <class Kernel>
+struct TileInstances {
+  decltype(Kernel::tile) tile;
+  std::optional<Kernel> bf16, fp16;
+};
+
+template <class Kernel, class Same>
+std::vector<TileInstances<Kernel>> group_by_tile(const std::vector<Kernel>& kernels, Same same) {
+  std::vector<TileInstances<Kernel>> out;
+  std::vector<bool> used(kernels.size(), false);
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    if (used[i]) continue;
+    TileInstances<Kernel> g{kernels[i].tile, std::nullopt, std::nullopt};
+    for (std::size_t j = i; j < kernels.size(); ++j) {
+      if (used[j] || !same(kernels[i].tile, kernels[j].tile)) continue;
+      used[j] = true;
+      (kernels[j].in == DType::kBFloat16 ? g.bf16 : g.fp16) = kernels[j];
+    }
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
 class SkinnySolution final : public Solution {
  public:
   SkinnySolution(const SkinnyTile& tile, int split_k, std::optional<SkinnyKernel> bf16,
                  std::optional<SkinnyKernel> fp16)
       : tile_(tile),
         split_k_(split_k),
-        bf16_(bf16),
-        fp16_(fp16),
+        kernels_(bf16, fp16),
         name_(variant_name(tile, split_k)) {}
 
   const std::string& name() const override { return name_; }
@@ -162,30 +216,19 @@ class SkinnySolution final : public Solution {
 
   // Resident CTAs per SM of the bf16 kernel (the fp16 one has the same resources), >= 1.
   int ctas_per_sm() const {
-    return std::max(1, info(bf16_ ? DType::kBFloat16 : DType::kFloat16).ctas_per_sm);
+    return std::max(1, info(kernels_.any()).ctas_per_sm);
   }
 
  private:
-  const SkinnyKernel* kernel_for(DType t) const noexcept {
-    if (t == DType::kBFloat16 && bf16_) return &*bf16_;
-    if (t == DType::kFloat16 && fp16_) return &*fp16_;
-    return nullptr;
-  }
-
-  // The loaded image's facts, queried on first use. A build whose CUDA architectures lack
-  // compute_90 holds trap-only kernels (ptx_arch < 90): can_implement then refuses.
+  const SkinnyKernel* kernel_for(DType t) const noexcept { return kernels_.get(t); }
   skinny::SkinnyKernelInfo info(DType t) const noexcept {
-    const SkinnyKernel* k = kernel_for(t);
-    if (k == nullptr) return {};
-    CachedInfo& c = t == DType::kBFloat16 ? bf16_info_ : fp16_info_;
-    return c.get([&] { return k->query(split_k_); });
+    return kernels_.info(t, [&](const SkinnyKernel& k) { return k.query(split_k_); });
   }
 
   SkinnyTile tile_;
   int split_k_;
-  std::optional<SkinnyKernel> bf16_, fp16_;
+  DtypeKernels<SkinnyKernel> kernels_;
   std::string name_;
-  mutable CachedInfo bf16_info_, fp16_info_;
 };
 
 // --- Version 3: persistent stream-K solutions ------------------------------------------------
@@ -283,8 +326,7 @@ class SkinnyStreamSolution final : public Solution {
                        std::optional<SkinnyStreamKernel> fp16)
       : tile_(tile),
         ctas_per_sm_(ctas_per_sm),
-        bf16_(bf16),
-        fp16_(fp16),
+        kernels_(bf16, fp16),
         name_(stream_variant_name(tile, ctas_per_sm)) {}
 
   const std::string& name() const override { return name_; }
@@ -354,25 +396,15 @@ class SkinnyStreamSolution final : public Solution {
   }
 
  private:
-  const SkinnyStreamKernel* kernel_for(DType t) const noexcept {
-    if (t == DType::kBFloat16 && bf16_) return &*bf16_;
-    if (t == DType::kFloat16 && fp16_) return &*fp16_;
-    return nullptr;
-  }
-
-  // The loaded image's facts, queried on first use (see SkinnySolution::info).
+  const SkinnyStreamKernel* kernel_for(DType t) const noexcept { return kernels_.get(t); }
   skinny::SkinnyKernelInfo info(DType t) const noexcept {
-    const SkinnyStreamKernel* k = kernel_for(t);
-    if (k == nullptr) return {};
-    CachedInfo& c = t == DType::kBFloat16 ? bf16_info_ : fp16_info_;
-    return c.get([&] { return k->query(); });
+    return kernels_.info(t, [](const SkinnyStreamKernel& k) { return k.query(); });
   }
 
   SkinnyStreamTile tile_;
   int ctas_per_sm_;
-  std::optional<SkinnyStreamKernel> bf16_, fp16_;
+  DtypeKernels<SkinnyStreamKernel> kernels_;
   std::string name_;
-  mutable CachedInfo bf16_info_, fp16_info_;
 };
 
 std::vector<std::shared_ptr<const SkinnyStreamSolution>> make_stream_solutions() {
@@ -388,18 +420,10 @@ std::vector<std::shared_ptr<const SkinnyStreamSolution>> make_stream_solutions()
            a.warps_k == b.warps_k && a.unroll == b.unroll && a.xkb == b.xkb;
   };
   std::vector<std::shared_ptr<const SkinnyStreamSolution>> out;
-  std::vector<bool> used(kernels.size(), false);
-  for (std::size_t i = 0; i < kernels.size(); ++i) {
-    if (used[i]) continue;
-    std::optional<SkinnyStreamKernel> bf16, fp16;
-    for (std::size_t j = i; j < kernels.size(); ++j) {
-      if (used[j] || !same_tile(kernels[i].tile, kernels[j].tile)) continue;
-      used[j] = true;
-      (kernels[j].in == DType::kBFloat16 ? bf16 : fp16) = kernels[j];
-    }
-    const int most = kernels[i].tile.max_ctas_per_sm();
+  for (const auto& g : group_by_tile(kernels, same_tile)) {
+    const int most = g.tile.max_ctas_per_sm();
     for (int pk : {most, most / 2})
-      if (pk >= 1) out.push_back(std::make_shared<SkinnyStreamSolution>(kernels[i].tile, pk, bf16, fp16));
+      if (pk >= 1) out.push_back(std::make_shared<SkinnyStreamSolution>(g.tile, pk, g.bf16, g.fp16));
   }
   return out;
 }
@@ -418,18 +442,70 @@ std::vector<std::shared_ptr<const SkinnySolution>> make_solutions() {
            a.stages == b.stages;
   };
   std::vector<std::shared_ptr<const SkinnySolution>> out;
-  std::vector<bool> used(kernels.size(), false);
-  for (std::size_t i = 0; i < kernels.size(); ++i) {
-    if (used[i]) continue;
-    std::optional<SkinnyKernel> bf16, fp16;
-    for (std::size_t j = i; j < kernels.size(); ++j) {
-      if (used[j] || !same_tile(kernels[i].tile, kernels[j].tile)) continue;
-      used[j] = true;
-      (kernels[j].in == DType::kBFloat16 ? bf16 : fp16) = kernels[j];
-    }
-    for (int sk : kSplitKs)
-      out.push_back(std::make_shared<SkinnySolution>(kernels[i].tile, sk, bf16, fp16));
+  for (const auto& g : group_by_tile(kernels, same_tile))
+    for (int sk : kSplitKs) out.push_back(std::make_shared<SkinnySolution>(g.tile, sk, g.bf16, g.fp16));
+  return out;
+}
+
+// --- Version 4: GEMV solutions ----------------------------------------------------------------
+
+using skinny::SkinnyGemvKernel;
+using skinny::SkinnyGemvTile;
+
+std::string gemv_variant_name(const SkinnyGemvTile& t) {
+  return "skinny:sm90_m" + std::to_string(t.m_max) + "_gemv_w" + std::to_string(t.warps) + "_c" +
+         std::to_string(t.chunks) + "_v16";
+}
+
+class SkinnyGemvSolution final : public Solution {
+ public:
+  SkinnyGemvSolution(const SkinnyGemvTile& tile, std::optional<SkinnyGemvKernel> bf16,
+                     std::optional<SkinnyGemvKernel> fp16)
+      : tile_(tile), kernels_(bf16, fp16), name_(gemv_variant_name(tile)) {}
+
+  const std::string& name() const override { return name_; }
+  std::string_view libtype() const override { return kLibtype; }
+  int split_k() const override { return 1; }
+
+  bool can_implement(const GemmProblem& p) const noexcept override {
+    if (p.a_type != p.b_type || kernel_for(p.a_type) == nullptr) return false;
+    if (!accepts_operands(p, tile_.m_max)) return false;
+    if (ceil_div(p.n, tile_.rows_per_cta(p.k)) > std::numeric_limits<std::int32_t>::max()) return false;
+    return is_sm90(p.device) && info(p.a_type).ptx_arch >= 90;
   }
+
+  std::size_t workspace_size(const GemmProblem&) const override { return 0; }
+
+  void run(const GemmProblem& p, const GemmArgs& args, const Workspace&, Stream stream) const override {
+    TGEMM_CHECK(can_implement(p), name_, "cannot implement ", p.describe());
+    kernel_for(p.a_type)->launch(p, args, stream, name_.c_str());
+  }
+
+  const SkinnyGemvTile& tile() const { return tile_; }
+
+ private:
+  const SkinnyGemvKernel* kernel_for(DType t) const noexcept { return kernels_.get(t); }
+  skinny::SkinnyKernelInfo info(DType t) const noexcept {
+    return kernels_.info(t, [](const SkinnyGemvKernel& k) { return k.query(); });
+  }
+
+  SkinnyGemvTile tile_;
+  DtypeKernels<SkinnyGemvKernel> kernels_;
+  std::string name_;
+};
+
+std::vector<std::shared_ptr<const SkinnyGemvSolution>> make_gemv_solutions() {
+  std::vector<SkinnyGemvKernel> kernels;
+  skinny::append_skinny_gemv_kernels_bf16(kernels);
+#ifndef TGEMM_SKINNY_CI_SUBSET
+  skinny::append_skinny_gemv_kernels_fp16(kernels);
+#endif
+  auto same_tile = [](const SkinnyGemvTile& a, const SkinnyGemvTile& b) {
+    return a.m_max == b.m_max && a.warps == b.warps && a.chunks == b.chunks;
+  };
+  std::vector<std::shared_ptr<const SkinnyGemvSolution>> out;
+  for (const auto& g : group_by_tile(kernels, same_tile))
+    out.push_back(std::make_shared<SkinnyGemvSolution>(g.tile, g.bf16, g.fp16));
   return out;
 }
 
@@ -507,9 +583,11 @@ double estimate_us(const SkinnySolution& s, const GemmProblem& p, int sms) {
 
 class SkinnyBackend final : public Backend {
  public:
-  SkinnyBackend() : solutions_(make_solutions()), stream_solutions_(make_stream_solutions()) {
+  SkinnyBackend()
+      : solutions_(make_solutions()), stream_solutions_(make_stream_solutions()), gemv_solutions_(make_gemv_solutions()) {
     for (const auto& s : solutions_) by_name_.emplace(s->name(), s);
     for (const auto& s : stream_solutions_) by_name_.emplace(s->name(), s);
+    for (const auto& s : gemv_solutions_) by_name_.emplace(s->name(), s);
   }
 
   std::string_view libtype() const override { return kLibtype; }
@@ -536,6 +614,12 @@ class SkinnyBackend final : public Backend {
       if (static_cast<std::int64_t>(s->plan(p).grid) > 2 * static_cast<std::int64_t>(sms) * s->ctas_per_sm(p)) continue;
       out.push_back(s);
     }
+    // Version 4 (GEMV, M <= 4), also its smallest fitting token count only.
+    int m_max = std::numeric_limits<int>::max();
+    for (const auto& s : gemv_solutions_)
+      if (s->tile().m_max < m_max && s->can_implement(p)) m_max = s->tile().m_max;
+    for (const auto& s : gemv_solutions_)
+      if (s->tile().m_max == m_max && s->can_implement(p)) out.push_back(s);
     return out;
   }
 
@@ -587,6 +671,7 @@ class SkinnyBackend final : public Backend {
 
   std::vector<std::shared_ptr<const SkinnySolution>> solutions_;
   std::vector<std::shared_ptr<const SkinnyStreamSolution>> stream_solutions_;
+  std::vector<std::shared_ptr<const SkinnyGemvSolution>> gemv_solutions_;
   std::unordered_map<std::string, SolutionPtr> by_name_;
 };
 
@@ -595,8 +680,10 @@ class SkinnyBackend final : public Backend {
 std::vector<SolutionPtr> skinny_solutions() {
   auto made = make_solutions();
   auto stream = make_stream_solutions();
+  auto gemv = make_gemv_solutions();
   std::vector<SolutionPtr> out(made.begin(), made.end());
   out.insert(out.end(), stream.begin(), stream.end());
+  out.insert(out.end(), gemv.begin(), gemv.end());
   return out;
 }
 

@@ -12,4 +12,8 @@ void append_skinny_stream_kernels_fp16_small(std::vector<SkinnyStreamKernel>& ou
   append_skinny_stream_kernels<fp16, 8, 16>(out);
 }
 
+void append_skinny_gemv_kernels_fp16(std::vector<SkinnyGemvKernel>& out) {
+  append_skinny_gemv_kernels<fp16>(out);
+}
+
 }  // namespace tgemm::skinny

@@ -3,6 +3,9 @@
 // Host-only header (no CUDA types); the kernel itself is kernels/sm90/sm90_gemm_skinny.cuh.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
 #include <vector>
 
 #include "core/problem.h"
@@ -79,6 +82,29 @@ struct SkinnyKernel {
   SkinnyKernelInfo (*query)(int split_k) = nullptr;
 };
 
+// Versions 1-2 as programmatic dependent launches (the kernel prefetches its weight rows into
+// L2, up to a bound that keeps all resident CTAs' prefetches within half of L2, then waits for
+// the previous grid; the next grid may launch early): off unless the environment sets
+// TGEMM_SKINNY_V2_PDL=1 when the first launch reads it, or set_skinny_v2_pdl says otherwise; off
+// for the rest of the process once a launch with it is refused. Measurements: docs/perf-notes.md,
+// skinny, "Session 9". One state for the process.
+inline std::atomic<int>& skinny_v2_pdl_state() {
+  static std::atomic<int> state{-1};  // -1 not read yet, 0 off, 1 on
+  return state;
+}
+inline bool skinny_v2_pdl_enabled() {
+  int s = skinny_v2_pdl_state().load(std::memory_order_relaxed);
+  if (s < 0) {
+    const char* env = std::getenv("TGEMM_SKINNY_V2_PDL");
+    s = env != nullptr && env[0] == '1' && env[1] == '\0' ? 1 : 0;
+    int expected = -1;
+    skinny_v2_pdl_state().compare_exchange_strong(expected, s, std::memory_order_relaxed);
+    s = skinny_v2_pdl_state().load(std::memory_order_relaxed);
+  }
+  return s == 1;
+}
+inline void set_skinny_v2_pdl(bool on) { skinny_v2_pdl_state().store(on ? 1 : 0, std::memory_order_relaxed); }
+
 // --- Version 3: persistent stream-K (kernels/sm90/sm90_gemm_skinny_stream.cuh) ---------------
 
 struct SkinnyStreamTile {
@@ -143,6 +169,48 @@ struct SkinnyStreamKernel {
   SkinnyKernelInfo (*query)() = nullptr;
 };
 
+// --- Version 4: GEMV on CUDA cores (kernels/sm90/sm90_gemv_skinny.cuh) -----------------------
+
+struct SkinnyGemvTile {
+  int m_max = 0;   // tokens: M <= m_max (1, 2, 4)
+  int warps = 0;   // warps per CTA (a power of two)
+  int chunks = 0;  // 16-byte weight chunks each lane loads before its arithmetic
+  int threads() const { return 32 * warps; }
+  // Segments a weight row of K elements is split into (warps per row): the smallest power of
+  // two that gives each lane at most `chunks` chunks of its segment, capped at `warps` (longer
+  // rows loop).
+  int segs(std::int64_t k) const {
+    const std::int64_t per_warp = 32LL * chunks;
+    const std::int64_t want = (((k + 7) / 8) + per_warp - 1) / per_warp;
+    int s = 1;
+    while (s < warps && s < want) s *= 2;
+    return s;
+  }
+  int rows_per_cta(std::int64_t k) const { return warps / segs(k); }
+};
+
+// X(m_max, warps, chunks); each is instantiated for bf16 and fp16 (the "small" translation
+// units). Chunks 2-8: 1-4 KB of a row per warp and pass, 4 KB-16 KB of loads in flight per CTA.
+#define TGEMM_SKINNY_GEMV_TILES(X) \
+  X(1, 8, 2)                       \
+  X(1, 8, 4)                       \
+  X(1, 8, 8)                       \
+  X(1, 4, 4)                       \
+  X(2, 8, 4)                       \
+  X(2, 8, 8)                       \
+  X(4, 8, 4)                       \
+  X(4, 8, 8)
+
+struct SkinnyGemvKernel {
+  SkinnyGemvTile tile;
+  DType in = DType::kBFloat16;
+  // Enqueues the kernel: grid ceil(N / tile.rows_per_cta(K)), tile.threads() threads. Throws
+  // tgemm::Error naming `where` on a launch error.
+  void (*launch)(const GemmProblem& p, const GemmArgs& args, Stream stream, const char* where) = nullptr;
+  // Facts about the loaded kernel image on the current device; all 0 if a query fails.
+  SkinnyKernelInfo (*query)() = nullptr;
+};
+
 // One appender per instance translation unit: bf16 and fp16, M tiles 8-16 ("small") and 32
 // ("large"). The CI build (TGEMM_KERNELS=ci) compiles bf16 small only and defines
 // TGEMM_SKINNY_CI_SUBSET, so the backend registers just those.
@@ -154,5 +222,7 @@ void append_skinny_stream_kernels_bf16_small(std::vector<SkinnyStreamKernel>& ou
 void append_skinny_stream_kernels_bf16_large(std::vector<SkinnyStreamKernel>& out);
 void append_skinny_stream_kernels_fp16_small(std::vector<SkinnyStreamKernel>& out);
 void append_skinny_stream_kernels_fp16_large(std::vector<SkinnyStreamKernel>& out);
+void append_skinny_gemv_kernels_bf16(std::vector<SkinnyGemvKernel>& out);
+void append_skinny_gemv_kernels_fp16(std::vector<SkinnyGemvKernel>& out);
 
 }  // namespace tgemm::skinny

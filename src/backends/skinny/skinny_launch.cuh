@@ -5,14 +5,17 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <vector>
 
 #include "backends/skinny/skinny_kernels.h"
 #include "kernels/sm90/sm90_gemm_skinny.cuh"
 #include "kernels/sm90/sm90_gemm_skinny_stream.cuh"
+#include "kernels/sm90/sm90_gemv_skinny.cuh"
 #include "runtime/cuda_check.h"
 
 namespace tgemm::skinny {
@@ -70,6 +73,31 @@ inline kernels::SkinnyParams skinny_params(const GemmProblem& p, const GemmArgs&
   return kp;
 }
 
+// Bytes of each warp's (row, k-range) that a programmatic dependent launch of versions 1-2 asks
+// L2 for before its grid dependency resolves: the whole range when every resident CTA's ranges fit
+// in half of L2, else an equal share of that half (session 9: prefetching whole ranges of
+// 16-50 MiB weights evicted the lines before their loads and slowed those problems by 15-75%).
+// Residency is bounded from above by the threads per SM, which only makes the share smaller.
+// 0 when the device cannot be queried (the kernel then waits without a prefetch).
+inline int pdl_prefetch_cap(int device, std::int64_t ctas, int threads_per_cta, int ranges_per_cta) {
+  static std::array<std::atomic<std::int64_t>, 64> cache{};  // (L2 bytes << 20) | SMs, 0 unknown
+  std::int64_t facts = device >= 0 && device < 64 ? cache[device].load(std::memory_order_relaxed) : 0;
+  if (facts == 0) {
+    int l2 = 0, sms = 0;
+    if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || l2 <= 0 || sms <= 0) {
+      cudaGetLastError();
+      return 0;
+    }
+    facts = (static_cast<std::int64_t>(l2) << 20) | sms;
+    if (device >= 0 && device < 64) cache[device].store(facts, std::memory_order_relaxed);
+  }
+  const std::int64_t l2 = facts >> 20, sms = facts & ((1 << 20) - 1);
+  const std::int64_t resident = std::min<std::int64_t>(ctas, sms * std::max(1, 2048 / threads_per_cta));
+  const std::int64_t share = l2 / 2 / std::max<std::int64_t>(1, resident * ranges_per_cta);
+  return static_cast<int>(std::min<std::int64_t>(share, std::int64_t{1} << 30)) & ~15;
+}
+
 template <typename In, int M_TILE, int ROWS_PER_WARP, int WARPS_N, int WARPS_K, int UNROLL, int STAGES>
 void launch_skinny(const GemmProblem& p, const GemmArgs& args, int split_k, Stream stream,
                    const char* where) {
@@ -84,14 +112,35 @@ void launch_skinny(const GemmProblem& p, const GemmArgs& args, int split_k, Stre
   allow_dynamic_smem<kernel>(Shape::kMaxSmemBytes);  // a refusal shows as the launch's error
   config.dynamicSmemBytes = static_cast<std::size_t>(Shape::smem_bytes(split_k));
   config.stream = reinterpret_cast<cudaStream_t>(stream);
-  cudaLaunchAttribute cluster{};
+  cudaLaunchAttribute attrs[2]{};
+  unsigned n_attrs = 0;
   if (split_k > 1) {
-    cluster.id = cudaLaunchAttributeClusterDimension;
-    cluster.val.clusterDim.x = 1;
-    cluster.val.clusterDim.y = static_cast<unsigned>(split_k);
-    cluster.val.clusterDim.z = 1;
-    config.attrs = &cluster;
-    config.numAttrs = 1;
+    attrs[n_attrs].id = cudaLaunchAttributeClusterDimension;
+    attrs[n_attrs].val.clusterDim.x = 1;
+    attrs[n_attrs].val.clusterDim.y = static_cast<unsigned>(split_k);
+    attrs[n_attrs].val.clusterDim.z = 1;
+    ++n_attrs;
+  }
+  config.attrs = n_attrs > 0 ? attrs : nullptr;
+  config.numAttrs = n_attrs;
+  if (skinny_v2_pdl_enabled()) {
+    attrs[n_attrs].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attrs[n_attrs].val.programmaticStreamSerializationAllowed = 1;
+    config.attrs = attrs;
+    config.numAttrs = n_attrs + 1;
+    kernels::SkinnyParams pdl_kp = kp;
+    pdl_kp.pdl = 1;
+    pdl_kp.pdl_prefetch_bytes = pdl_prefetch_cap(p.device, std::int64_t{config.gridDim.x} * config.gridDim.y,
+                                                 Shape::kThreads, Shape::kBlockN * WARPS_K);
+    if (cudaLaunchKernelEx(&config, kernel, pdl_kp) == cudaSuccess) {
+      TGEMM_CUDA_CHECK_LAUNCH(where);
+      return;
+    }
+    // Refused: clear the error and launch plainly from now on.
+    cudaGetLastError();
+    set_skinny_v2_pdl(false);
+    config.attrs = n_attrs > 0 ? attrs : nullptr;
+    config.numAttrs = n_attrs;
   }
   TGEMM_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, kp), where);
   TGEMM_CUDA_CHECK_LAUNCH(where);
@@ -209,6 +258,51 @@ void append_skinny_stream_kernels(std::vector<SkinnyStreamKernel>& out) {
   }
   TGEMM_SKINNY_STREAM_TILES(TGEMM_SKINNY_STREAM_APPEND)
 #undef TGEMM_SKINNY_STREAM_APPEND
+}
+
+// --- Version 4: GEMV ----------------------------------------------------------------------------
+
+template <typename In, int M_MAX, int WARPS, int CHUNKS>
+void launch_skinny_gemv(const GemmProblem& p, const GemmArgs& args, Stream stream, const char* where) {
+  constexpr SkinnyGemvTile kTile{M_MAX, WARPS, CHUNKS};
+  const int segs = kTile.segs(p.k);
+  const std::int64_t grid = (p.n + kTile.rows_per_cta(p.k) - 1) / kTile.rows_per_cta(p.k);
+  kernels::sm90_gemv_skinny<In, M_MAX, WARPS, CHUNKS>
+      <<<static_cast<unsigned>(grid), 32 * WARPS, 0, reinterpret_cast<cudaStream_t>(stream)>>>(skinny_params(p, args),
+                                                                                               segs);
+  TGEMM_CUDA_CHECK_LAUNCH(where);
+}
+
+template <typename In, int M_MAX, int WARPS, int CHUNKS>
+SkinnyKernelInfo skinny_gemv_query() {
+  constexpr auto kernel = &kernels::sm90_gemv_skinny<In, M_MAX, WARPS, CHUNKS>;
+  SkinnyKernelInfo info;
+  cudaFuncAttributes attr{};
+  int ctas = 0;
+  if (cudaFuncGetAttributes(&attr, kernel) != cudaSuccess ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas, kernel, 32 * WARPS, 0) != cudaSuccess) {
+    cudaGetLastError();  // a failed query must not leave an error behind
+    return info;
+  }
+  info.ptx_arch = attr.ptxVersion;
+  info.ctas_per_sm = ctas;
+  info.registers = attr.numRegs;
+  return info;
+}
+
+template <typename In>
+void append_skinny_gemv_kernels(std::vector<SkinnyGemvKernel>& out) {
+#define TGEMM_SKINNY_GEMV_APPEND(MM, W, C)                  \
+  {                                                         \
+    SkinnyGemvKernel k;                                     \
+    k.tile = SkinnyGemvTile{MM, W, C};                      \
+    k.in = dtype_of<In>();                                  \
+    k.launch = &launch_skinny_gemv<In, MM, W, C>;           \
+    k.query = &skinny_gemv_query<In, MM, W, C>;             \
+    out.push_back(k);                                       \
+  }
+  TGEMM_SKINNY_GEMV_TILES(TGEMM_SKINNY_GEMV_APPEND)
+#undef TGEMM_SKINNY_GEMV_APPEND
 }
 
 // Appends the TGEMM_SKINNY_TILES entries with MIN_M_TILE <= m_tile <= MAX_M_TILE; the others

@@ -1,0 +1,155 @@
+// Skinny version 4, "gemv": out[M, N] = x[M, K] · w[N, K]^T (+ bias[N]) for M <= M_MAX (1, 2, 4)
+// on CUDA cores, with the weight read the way the streaming-read floor kernel reads memory.
+//
+// Why: at M <= 4 the FLOPs are 2·M per weight element, far below what 132 SMs' FMA units do in
+// the time the weight takes to stream, so tensor cores buy nothing, and the MMA kernels'
+// structure (16-row tiles, k-block batches, cluster split-K) costs per-launch time the floor
+// kernel does not pay (docs/perf-notes.md, skinny, "Session 8": 1.1-3 us above the floor at
+// every size). Here a warp reads one contiguous stretch of one weight row, 512 bytes per load
+// instruction, CHUNKS loads in flight per lane before any arithmetic, and the CTA sums its warps
+// through shared memory: no clusters, no workspace, no atomics.
+//
+// Layout: a CTA is WARPS warps; a weight row is split into `segs` contiguous segments (segs a
+// power of two <= WARPS, chosen by the host so that a lane has about CHUNKS 16-byte chunks of
+// its segment), so a CTA covers WARPS / segs rows, warp w taking segment w % segs of row
+// w / segs. Lane l reads chunks l, l + 32, ... of its segment (a chunk: 8 consecutive k), CHUNKS
+// at a time, then for each token multiplies them with the same 8 k of x (read through L1) in
+// fp32. The segments of a row are summed in segment order after a warp-shuffle reduction, so the
+// result is bit-identical run to run; the bias is added once in fp32 before the output cast.
+// K % 8 != 0: the chunk that straddles K is read element by element (zeros past K).
+//
+// Preconditions (the host's can_implement checks them): an sm_90 image; 1 <= M <= M_MAX;
+// N >= 1; 1 <= K <= 2^30; x and w 16-byte aligned with lda, ldb multiples of 8 elements (lda
+// ignored when M = 1, ldb when N = 1); out, bias element-aligned; segs in {1, 2, 4, ..., WARPS};
+// grid ceil(N / (WARPS / segs)), block 32 * WARPS, no dynamic shared memory.
+//
+// Test: tests/gpu/test_skinny.cu (every variant against the fp32 reference with tails, bias,
+// every output dtype; the sanitizer subset).
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "kernels/common/numeric.cuh"
+#include "kernels/sm90/sm90_gemm_skinny.cuh"
+
+namespace tgemm::kernels {
+
+namespace skinny_gemv_detail {
+
+// Two 16-bit elements of a 32-bit word as floats (low half first).
+template <typename In>
+__device__ __forceinline__ float2 unpack2(std::uint32_t v) {
+  if constexpr (std::is_same_v<In, bf16>) {
+    return make_float2(__uint_as_float(v << 16), __uint_as_float(v & 0xffff0000u));
+  } else {
+    return __half22float2(__halves2half2(__ushort_as_half(static_cast<unsigned short>(v & 0xffffu)),
+                                         __ushort_as_half(static_cast<unsigned short>(v >> 16))));
+  }
+}
+
+// acc += dot(w, x) over the 8 elements of a chunk.
+template <typename In>
+__device__ __forceinline__ float dot8(const uint4& w, const uint4& x, float acc) {
+  const std::uint32_t ws[4] = {w.x, w.y, w.z, w.w};
+  const std::uint32_t xs[4] = {x.x, x.y, x.z, x.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const float2 a = unpack2<In>(ws[i]);
+    const float2 b = unpack2<In>(xs[i]);
+    acc = fmaf(a.x, b.x, acc);
+    acc = fmaf(a.y, b.y, acc);
+  }
+  return acc;
+}
+
+}  // namespace skinny_gemv_detail
+
+template <typename In, int M_MAX, int WARPS, int CHUNKS>
+__global__ void __launch_bounds__(32 * WARPS) sm90_gemv_skinny(const SkinnyParams p, const int segs) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+  __trap();  // never launched there: the host checks the loaded image's PTX arch first
+#else
+  static_assert(M_MAX >= 1 && M_MAX <= 8, "M_MAX: 1..8 tokens");
+  static_assert(WARPS >= 1 && WARPS <= 32 && (WARPS & (WARPS - 1)) == 0, "WARPS: a power of two");
+  namespace sd = skinny_detail;
+  namespace gd = skinny_gemv_detail;
+  __shared__ float partial[WARPS][M_MAX];
+
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int warp = static_cast<int>(threadIdx.x) / 32;
+  const int rows_per_cta = WARPS / segs;
+  const int seg = warp % segs;
+  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * rows_per_cta + warp / segs;
+  const int chunks = (p.k + 7) / 8;        // per row, the last one possibly partial
+  const int full_chunks = p.k / 8;
+  const int c_begin = static_cast<int>(static_cast<std::int64_t>(chunks) * seg / segs);
+  const int c_end = static_cast<int>(static_cast<std::int64_t>(chunks) * (seg + 1) / segs);
+
+  float acc[M_MAX];
+#pragma unroll
+  for (int m = 0; m < M_MAX; ++m) acc[m] = 0.0f;
+
+  if (row < p.n) {
+    const In* w_row = static_cast<const In*>(p.w) + row * p.ldb;
+    const In* x0 = static_cast<const In*>(p.x);
+#pragma unroll 1
+    for (int c0 = c_begin + lane; c0 < c_end; c0 += 32 * CHUNKS) {
+      uint4 wv[CHUNKS];
+      const int c_full = min(c_end, full_chunks);
+      if (c0 + 32 * (CHUNKS - 1) < c_full) {
+        // All CHUNKS whole and inside the segment: the loads go out back to back.
+#pragma unroll
+        for (int j = 0; j < CHUNKS; ++j) wv[j] = sd::load_weight(w_row + 8 * static_cast<std::int64_t>(c0 + 32 * j));
+      } else {
+#pragma unroll
+        for (int j = 0; j < CHUNKS; ++j) {
+          const int c = c0 + 32 * j;
+          if (c < c_full) {
+            wv[j] = sd::load_weight(w_row + 8 * static_cast<std::int64_t>(c));
+          } else if (c < c_end) {  // the chunk that straddles K
+            wv[j] = sd::load_partial_chunk(w_row + 8 * static_cast<std::int64_t>(c), p.k - 8 * c);
+          } else {
+            wv[j] = make_uint4(0, 0, 0, 0);
+          }
+        }
+      }
+#pragma unroll
+      for (int j = 0; j < CHUNKS; ++j) {
+        const int c = c0 + 32 * j;
+        if (c >= c_end) continue;
+#pragma unroll
+        for (int m = 0; m < M_MAX; ++m) {
+          if (m >= p.m) break;
+          const In* xp = x0 + static_cast<std::int64_t>(m) * p.lda + 8 * static_cast<std::int64_t>(c);
+          const uint4 xv = c < full_chunks ? sd::load_activation(xp) : sd::load_partial_chunk(xp, p.k - 8 * c);
+          acc[m] = gd::dot8<In>(wv[j], xv, acc[m]);
+        }
+      }
+    }
+  }
+#pragma unroll
+  for (int m = 0; m < M_MAX; ++m) {
+#pragma unroll
+    for (int off = 16; off > 0; off /= 2) acc[m] += __shfl_xor_sync(0xffffffffu, acc[m], off);
+  }
+  if (lane == 0) {
+#pragma unroll
+    for (int m = 0; m < M_MAX; ++m) partial[warp][m] = acc[m];
+  }
+  __syncthreads();
+  // One thread per (row of the CTA, token): the row's segments in order.
+  const int t = static_cast<int>(threadIdx.x);
+  if (t < rows_per_cta * M_MAX) {
+    const int r = t / M_MAX, m = t % M_MAX;
+    const std::int64_t n = static_cast<std::int64_t>(blockIdx.x) * rows_per_cta + r;
+    if (m < p.m && n < p.n) {
+      float sum = partial[r * segs][m];
+      for (int s = 1; s < segs; ++s) sum += partial[r * segs + s][m];
+      sd::store_element(p, m, static_cast<int>(n), sum);
+    }
+  }
+#endif
+}
+
+}  // namespace tgemm::kernels
