@@ -79,7 +79,14 @@ inline kernels::SkinnyParams skinny_params(const GemmProblem& p, const GemmArgs&
 // 16-50 MiB weights evicted the lines before their loads and slowed those problems by 15-75%).
 // Residency is bounded from above by the threads per SM, which only makes the share smaller.
 // 0 when the device cannot be queried (the kernel then waits without a prefetch).
+// TGEMM_SKINNY_V2_PDL_PREFETCH=0 turns the prefetch off (PDL then only waits): an A/B switch for
+// the benches, read once.
 inline int pdl_prefetch_cap(int device, std::int64_t ctas, int threads_per_cta, int ranges_per_cta) {
+  static const bool prefetch_off = [] {
+    const char* env = std::getenv("TGEMM_SKINNY_V2_PDL_PREFETCH");
+    return env != nullptr && env[0] == '0' && env[1] == '\0';
+  }();
+  if (prefetch_off) return 0;
   static std::array<std::atomic<std::int64_t>, 64> cache{};  // (L2 bytes << 20) | SMs, 0 unknown
   std::int64_t facts = device >= 0 && device < 64 ? cache[device].load(std::memory_order_relaxed) : 0;
   if (facts == 0) {
