@@ -602,6 +602,22 @@ TEST(Skinny, DefaultRuleCoversDecodeOnly) {
     std::string err = run_solution(d, *s);
     EXPECT_TRUE(err.empty()) << err;
   }
+  // M = 1 with at most 1024 rows of >= 64 elements (and >= 64 KiB): the GEMV tile measured best
+  // there (session 9), also for an odd row count and K not a multiple of 64.
+  for (auto c : {problem(1, 576, 64), problem(1, 576, 2048), problem(1, 1024, 7168), problem(1, 577, 1000)}) {
+    A16W16Data d = make_a16w16(c, 16);
+    SolutionPtr s = b.default_solution(d.problem());
+    ASSERT_NE(s, nullptr) << c.describe();
+    EXPECT_EQ(s->name(), "skinny:sm90_m1_gemv_w8_c2_v16") << c.describe();
+    std::string err = run_solution(d, *s);
+    EXPECT_TRUE(err.empty()) << err;
+  }
+  // Outside it: more tokens, more rows, or a smaller weight than measured.
+  for (auto c : {problem(2, 576, 2048), problem(1, 1280, 8192), problem(1, 576, 56)}) {
+    A16W16Data d = make_a16w16(c, 17);
+    SolutionPtr s = b.default_solution(d.problem());
+    if (s != nullptr) EXPECT_EQ(s->name().find("gemv"), std::string::npos) << s->name() << " for " << c.describe();
+  }
   // Misaligned operands: no variant applies, so no default either.
   A16W16Case c = problem(1, 4096, 4095);
   A16W16Data d = make_a16w16(c, 14);

@@ -529,6 +529,18 @@ constexpr double kDefaultMinWeightBytes = 1 << 20;
 // (M * N elements) becomes a sizeable share of the bytes: a tiled GEMM's coalesced epilogue wins.
 constexpr std::int64_t kDefaultMinK = 256;
 
+// Version 4 (GEMV) as the default at M = 1 for short weights: rows N <= 1024, K >= 64, at least
+// 64 KiB. Measured (session 9, H200, tune profiles `prof_fixed`/`prof_dec1`): at N = 576 its
+// 8-warp, 2-chunk tile took 2.07 / 2.41 / 3.39 / 4.83 us at K = 64 / 512 / 2048 / 7168, where
+// cuBLASLt's default took 2.75 / 3.68 / 6.89 / 7.10 us and the best version 1-2 variant 2.44 /
+// 2.63 / 3.71 / 5.92 us; the other GEMV tiles were 6-22% slower. At N = 1280-1536 it is within
+// 4% of version 1; at N >= 4096 slower than version 1 (a CTA's rows are one load batch there),
+// so longer weights keep the model's pick. M = 2-4 are not measured yet.
+constexpr std::int64_t kGemvDefaultMaxN = 1024;
+constexpr std::int64_t kGemvDefaultMinK = 64;
+constexpr double kGemvDefaultMinWeightBytes = 64 << 10;
+constexpr SkinnyGemvTile kGemvDefaultTile{1, 8, 2};
+
 // Model constants (H200, fitted on run2: the picked variant is 1.038x the best skinny variant
 // in geomean over the 32 problems, was 1.111x with the first guesses).
 constexpr double kHbmBytesPerUs = 4.3e6;  // large-copy rate, bytes per microsecond
@@ -624,8 +636,9 @@ class SkinnyBackend final : public Backend {
   }
 
   SolutionPtr default_solution(const GemmProblem& p) const override {
-    if (p.m > kDefaultMaxM || p.k < kDefaultMinK) return nullptr;
     const double weight_bytes = static_cast<double>(p.n) * static_cast<double>(p.k) * dtype_size(p.b_type);
+    if (SolutionPtr gemv = gemv_default(p, weight_bytes)) return gemv;
+    if (p.m > kDefaultMaxM || p.k < kDefaultMinK) return nullptr;
     if (weight_bytes < kDefaultMinWeightBytes || weight_bytes > kDefaultMaxWeightBytes) return nullptr;
     const int sms = device_attribute(cudaDevAttrMultiProcessorCount, p.device);
     if (sms <= 0) return nullptr;
@@ -652,6 +665,19 @@ class SkinnyBackend final : public Backend {
   }
 
  private:
+  // The GEMV default (kGemvDefault*), or nullptr outside its region or where it cannot run p.
+  SolutionPtr gemv_default(const GemmProblem& p, double weight_bytes) const {
+    if (p.m != 1 || p.n > kGemvDefaultMaxN || p.k < kGemvDefaultMinK || weight_bytes < kGemvDefaultMinWeightBytes)
+      return nullptr;
+    for (const auto& s : gemv_solutions_) {
+      const SkinnyGemvTile& t = s->tile();
+      if (t.m_max == kGemvDefaultTile.m_max && t.warps == kGemvDefaultTile.warps &&
+          t.chunks == kGemvDefaultTile.chunks && s->can_implement(p))
+        return s;
+    }
+    return nullptr;
+  }
+
   // Versions 1-2 (SkinnySolution): only the smallest M tile that fits (a larger one reads more x
   // and holds more registers for the same weight stream, so it never wins), and split-K only
   // while each k-part has a k-block.
