@@ -116,6 +116,8 @@ int main(int argc, char** argv) {
   cmp->add_option("--placements", compare.placements,
                   "operand placements of --measure (the median ratio is judged)")
       ->capture_default_str();
+  cmp->add_option("--json", compare.json,
+                  "write each common row's verdict (with --measure: its paired ratio, A's time / B's) to this file");
 
   tgemm::cli::RunOptions run;
   CLI::App* rn = app.add_subcommand(

@@ -4,6 +4,7 @@
 #include "tools/cli/shapes.h"
 
 #include <fmt/core.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -141,6 +142,12 @@ int run_compare(const CompareOptions& o) {
   int common = 0, identical = 0, within = 0, beyond = 0, only_b = 0, a_faster = 0, b_faster = 0, unmeasured = 0;
   std::vector<bool> matched(a.size(), false);
   std::vector<std::string> lines;
+  nlohmann::json json_rows = nlohmann::json::array();
+  auto json_row = [&](const TableRow& ra, const TableRow& rb, const char* verdict) -> nlohmann::json& {
+    json_rows.push_back({{"problem", rb.key.describe()}, {"m", rb.m}, {"a", ra.kernel_name}, {"b", rb.kernel_name},
+                         {"a_table_us", ra.us}, {"b_table_us", rb.us}, {"verdict", verdict}});
+    return json_rows.back();
+  };
   for (const TableRow& rb : b) {
     std::size_t i = 0;
     while (i < a.size() && !(a[i].key == rb.key && a[i].m == rb.m)) ++i;
@@ -153,14 +160,17 @@ int run_compare(const CompareOptions& o) {
     ++common;
     if (ra.kernel_name == rb.kernel_name) {
       ++identical;
+      json_row(ra, rb, "identical");
       continue;
     }
     // Times: the tables' own (two runs), or with --measure both timed here, paired.
     double ta = ra.us, tb = rb.us;
     std::string range;
+    PairTiming measured{};
     if (o.measure) {
       try {
         const PairTiming t = measure_rows(ra, rb, o.rounds, o.placements);
+        measured = t;
         ta = t.ratio;
         tb = 1.0;
         if (t.placements > 1)
@@ -171,6 +181,7 @@ int run_compare(const CompareOptions& o) {
         if (std::string(e.what()).find("sticky") != std::string::npos) throw;
         ++unmeasured;
         fmt::print("  {} M={}: not measured: {}\n", rb.key.describe(), rb.m, e.what());
+        json_row(ra, rb, "not_measured")["error"] = e.what();
         continue;
       }
     }
@@ -178,6 +189,13 @@ int run_compare(const CompareOptions& o) {
     const bool tie = lo > 0 && hi <= lo * (1.0 + o.tie_band);
     ++(tie ? within : beyond);
     if (!tie) ++(ta < tb ? a_faster : b_faster);
+    nlohmann::json& jr = json_row(ra, rb, tie ? "tie" : (ta < tb ? "a_faster" : "b_faster"));
+    if (o.measure) {
+      jr["ratio"] = measured.ratio;
+      jr["min_ratio"] = measured.min_ratio;
+      jr["max_ratio"] = measured.max_ratio;
+      jr["placements"] = measured.placements;
+    }
     const double diff = lo > 0 ? (tb / ta - 1.0) * 100.0 : 0.0;
     lines.push_back(o.measure ? fmt::format("  {} M={}: {} | {} (B {:+.2f}% vs A, measured here, paired{}; tables: {:.3f} | "
                                             "{:.3f} us; {})",
@@ -203,6 +221,23 @@ int run_compare(const CompareOptions& o) {
                "B's in {}; {} not measured\n",
                identical + within, common, common > 0 ? 100.0 * (identical + within) / common : 0.0, a_faster, b_faster,
                unmeasured);
+  }
+  if (!o.json.empty()) {
+    nlohmann::json doc = {{"a", o.a}, {"b", o.b}, {"tie_band", o.tie_band}, {"measure", o.measure},
+                          {"rounds", o.rounds}, {"placements", o.placements}, {"commit", current_commit()},
+                          {"date", iso_date()}, {"rows", json_rows},
+                          {"summary", {{"common", common}, {"identical", identical}, {"within", within},
+                                       {"beyond", beyond}, {"a_faster", a_faster}, {"b_faster", b_faster},
+                                       {"not_measured", unmeasured}, {"only_a", only_a}, {"only_b", only_b}}}};
+    if (o.measure) {
+      const Runtime& rt = Runtime::get();
+      doc["device"] = rt.platform().device_info(rt.platform().current_device()).name;
+    }
+    std::ofstream out(o.json);
+    TGEMM_CHECK(static_cast<bool>(out), "tgemm compare", "cannot write --json '", o.json, "'");
+    out << doc.dump(2) << "\n";
+    TGEMM_CHECK(static_cast<bool>(out), "tgemm compare", "write to --json '", o.json, "' failed");
+    fmt::print("wrote {}\n", o.json);
   }
   return 0;
 }

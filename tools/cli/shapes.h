@@ -34,6 +34,10 @@ struct CompareOptions {
   // --measure on this many placements of the operands (as the tuner's confirmation), median
   // ratio judged; some configurations are bimodal over placements (docs/perf-notes.md).
   int placements = 4;
+  // Also write every common row's verdict (and with --measure its paired ratio) to this JSON file
+  // ("" none): several runs of --measure, each a fresh process, combine with
+  // bench/compare_runs.py.
+  std::string json;
 };
 
 int run_shapes(const ShapesOptions& options);
