@@ -6,7 +6,8 @@
 // tile, waves); bit-identical reruns and CUDA-graph replays of the split variants (version 3 with
 // its first call inside the capture and the workspace scribbled between replays); refusals
 // (misaligned views, odd strides, M above the tile, other dtypes); the backend's from_row,
-// candidates and default rule; version 4 (GEMV, sm90_gemv_skinny.cuh) in every variant test.
+// candidates and default rule; version 4 (GEMV, sm90_gemv_skinny.cuh) and version 5 (bulk-copy
+// GEMV, sm90_gemv_bulk.cuh) in every variant test.
 // Skinny.SanitizerSubset is a small, fast slice for
 // compute-sanitizer (--gtest_filter='*Sanitizer*').
 #include <cuda_runtime.h>
@@ -43,8 +44,10 @@ int m_tile(const SolutionPtr& s) { return name_field(s->name(), "m"); }
 bool is_stream(const SolutionPtr& s) { return name_field(s->name(), "pk") > 0; }
 // Version 4 (GEMV on CUDA cores, `_gemv_w<warps>_c<chunks>`; m_tile is its token count).
 bool is_gemv(const SolutionPtr& s) { return s->name().find("_gemv_") != std::string::npos; }
-// Scheme of a variant: 0 versions 1-2, 1 version 3, 2 version 4.
-int scheme(const SolutionPtr& s) { return is_gemv(s) ? 2 : (is_stream(s) ? 1 : 0); }
+// Version 5 (bulk-copy GEMV, `_bulk_w<consumer warps>`; m_tile is its token count).
+bool is_bulk(const SolutionPtr& s) { return s->name().find("_bulk_") != std::string::npos; }
+// Scheme of a variant: 0 versions 1-2, 1 version 3, 2 version 4, 3 version 5.
+int scheme(const SolutionPtr& s) { return is_bulk(s) ? 3 : (is_gemv(s) ? 2 : (is_stream(s) ? 1 : 0)); }
 
 const Backend& skinny_backend() {
   static Registry registry = [] {
@@ -82,6 +85,14 @@ TEST(Skinny, NamesAreUniqueAndComplete) {
     EXPECT_EQ(s->name().rfind("skinny:sm90_m", 0), 0u) << s->name();
     if (is_gemv(s)) {  // version 4: GEMV, no split
       for (const char* key : {"m", "w", "c", "v"})
+        EXPECT_GT(name_field(s->name(), key), 0) << s->name() << " lacks _" << key;
+      EXPECT_EQ(name_field(s->name(), "sk"), -1) << s->name();
+      EXPECT_EQ(s->split_k(), 1) << s->name();
+      names.push_back(s->name());
+      continue;
+    }
+    if (is_bulk(s)) {  // version 5: bulk-copy GEMV, no split
+      for (const char* key : {"m", "w", "v"})
         EXPECT_GT(name_field(s->name(), key), 0) << s->name() << " lacks _" << key;
       EXPECT_EQ(name_field(s->name(), "sk"), -1) << s->name();
       EXPECT_EQ(s->split_k(), 1) << s->name();
@@ -191,6 +202,9 @@ TEST(Skinny, SanitizerSubset) {
   // Version 4 (GEMV): one token, and four with the most chunks a lane.
   pick([&](const SolutionPtr& s) { return is_gemv(s) && m_tile(s) == 1; });
   pick([&](const SolutionPtr& s) { return is_gemv(s) && m_tile(s) == 4 && name_field(s->name(), "c") == 8; });
+  // Version 5 (bulk-copy GEMV): one token with 8 consumer warps, four tokens with 4.
+  pick([&](const SolutionPtr& s) { return is_bulk(s) && m_tile(s) == 1 && name_field(s->name(), "w") == 8; });
+  pick([&](const SolutionPtr& s) { return is_bulk(s) && m_tile(s) == 4 && name_field(s->name(), "w") == 4; });
   ASSERT_GE(picked.size(), 3u);
   // Version 3 on these: 33x1001 and 7x4099 split every tile over tens to a hundred-odd CTAs,
   // 40x8 has whole tiles only, 4423x40 (K = 32 + 8) has CTAs over one and a half tiles.
@@ -243,6 +257,38 @@ TEST(Skinny, SplitVariantsAreBitIdenticalRunToRun) {
       ASSERT_EQ(std::memcmp(first.data(), again.data(), bytes), 0) << s->name() << " differs on rerun " << rep;
     }
   }
+}
+
+// Version 5's ring and persistent grid: more row tiles than CTAs (each CTA loops, every slot's
+// barriers go through many phases), rows longer than a unit (several units a row), a last unit
+// with no whole chunk (K = 2 units + 3: only the straddling chunk, read from global memory), K
+// below one chunk, and N not a multiple of the consumer warps; every M up to the tile.
+TEST(Skinny, BulkGemvRingAndPersistentGrid) {
+  TGEMM_REQUIRE_GPU();
+  int cases = 0;
+  for (const SolutionPtr& s : skinny_solutions()) {
+    if (!is_bulk(s)) continue;
+    const std::int64_t consumers = name_field(s->name(), "w");
+    const std::int64_t unit = (96 * 1024 / (4 * consumers * 2)) / 256 * 256;  // kSkinnyBulkRingBytes' plan
+    const std::int64_t shapes[][2] = {{4099, 16392}, {577, 2 * unit + 3}, {577, 5}, {131, unit}, {1, 9000}};
+    for (const auto& nk : shapes) {
+      for (std::int64_t m = 1; m <= m_tile(s); m += std::max<std::int64_t>(1, m_tile(s) - 1)) {
+        A16W16Case c;
+        c.m = m;
+        c.n = nk[0];
+        c.k = nk[1];
+        c.lda_pad = pad_to_8(c.k);
+        c.ldb_pad = pad_to_8(c.k);
+        c.bias = (cases % 2) == 0;
+        c.out = cases % 3 == 0 ? DType::kFloat32 : DType::kBFloat16;
+        A16W16Data d = make_a16w16(c, 300 + static_cast<std::uint64_t>(cases));
+        std::string err = run_solution(d, *s);
+        EXPECT_TRUE(err.empty()) << err;
+        ++cases;
+      }
+    }
+  }
+  EXPECT_GT(cases, 0) << "no version-5 variant in this build";
 }
 
 TEST(Skinny, SplitVariantReplaysInCudaGraph) {
@@ -409,7 +455,7 @@ TEST(Skinny, PdlLaunchReadsThePreviousKernelsOutput) {
   const GemmOptions none;
   int chains = 0;
   for (const SolutionPtr& s : skinny_solutions()) {
-    if (is_stream(s) || is_gemv(s)) continue;
+    if (is_stream(s) || is_gemv(s) || is_bulk(s)) continue;
     const std::int64_t m = std::min(m_tile(s), 13), n1 = 1032, n2 = 777;
     // y1 = x1 · w1^T with K = 1 (rows padded to 8): entries in (-1, 1), as the tolerance expects.
     DeviceBuffer x1(static_cast<std::size_t>(m * 8 * 2)), w1(static_cast<std::size_t>(n1 * 8 * 2));
@@ -548,13 +594,13 @@ TEST(Skinny, CandidatesUseTheSmallestFittingTile) {
     A16W16Data d = make_a16w16(c, 10);
     GemmProblem p = d.problem();
     std::vector<SolutionPtr> cands = b.candidates(p);
-    // Per scheme (versions 1-2, version 3, version 4): the smallest M tile that fits.
-    int smallest[3] = {0, 0, 0};
+    // Per scheme (versions 1-2, version 3, version 4, version 5): the smallest M tile that fits.
+    int smallest[4] = {0, 0, 0, 0};
     for (const SolutionPtr& s : skinny_solutions()) {
       int& sm = smallest[scheme(s)];
       if (s->can_implement(p) && (sm == 0 || m_tile(s) < sm)) sm = m_tile(s);
     }
-    if (smallest[0] == 0 && smallest[1] == 0 && smallest[2] == 0) {
+    if (smallest[0] == 0 && smallest[1] == 0 && smallest[2] == 0 && smallest[3] == 0) {
       EXPECT_TRUE(cands.empty()) << "M=" << m;
       continue;
     }

@@ -509,6 +509,75 @@ std::vector<std::shared_ptr<const SkinnyGemvSolution>> make_gemv_solutions() {
   return out;
 }
 
+// --- Version 5: bulk-copy GEMV solutions --------------------------------------------------------
+
+using skinny::SkinnyBulkKernel;
+using skinny::SkinnyBulkTile;
+
+std::string bulk_variant_name(const SkinnyBulkTile& t) {
+  return "skinny:sm90_m" + std::to_string(t.m_max) + "_bulk_w" + std::to_string(t.consumers) + "_v16";
+}
+
+class SkinnyBulkSolution final : public Solution {
+ public:
+  SkinnyBulkSolution(const SkinnyBulkTile& tile, std::optional<SkinnyBulkKernel> bf16,
+                     std::optional<SkinnyBulkKernel> fp16)
+      : tile_(tile), kernels_(bf16, fp16), name_(bulk_variant_name(tile)) {}
+
+  const std::string& name() const override { return name_; }
+  std::string_view libtype() const override { return kLibtype; }
+  int split_k() const override { return 1; }
+
+  bool can_implement(const GemmProblem& p) const noexcept override {
+    if (p.a_type != p.b_type || kernel_for(p.a_type) == nullptr) return false;
+    if (!accepts_operands(p, tile_.m_max)) return false;
+    return is_sm90(p.device) && info(p.a_type).ptx_arch >= 90 && info(p.a_type).ctas_per_sm >= 1 &&
+           device_attribute(cudaDevAttrMultiProcessorCount, p.device) > 0;
+  }
+
+  std::size_t workspace_size(const GemmProblem&) const override { return 0; }
+
+  void run(const GemmProblem& p, const GemmArgs& args, const Workspace&, Stream stream) const override {
+    TGEMM_CHECK(can_implement(p), name_, "cannot implement ", p.describe());
+    kernel_for(p.a_type)->launch(p, args, grid(p), stream, name_.c_str());
+  }
+
+  // Persistent: every row tile, at most as many CTAs as the SMs hold with the whole ring.
+  int grid(const GemmProblem& p) const noexcept {
+    const std::int64_t tiles = ceil_div(p.n, std::int64_t{tile_.consumers});
+    const std::int64_t slots = static_cast<std::int64_t>(device_attribute(cudaDevAttrMultiProcessorCount, p.device)) *
+                               info(p.a_type).ctas_per_sm;
+    return static_cast<int>(std::max<std::int64_t>(1, std::min(tiles, slots)));
+  }
+
+  const SkinnyBulkTile& tile() const { return tile_; }
+
+ private:
+  const SkinnyBulkKernel* kernel_for(DType t) const noexcept { return kernels_.get(t); }
+  skinny::SkinnyKernelInfo info(DType t) const noexcept {
+    return kernels_.info(t, [](const SkinnyBulkKernel& k) { return k.query(); });
+  }
+
+  SkinnyBulkTile tile_;
+  DtypeKernels<SkinnyBulkKernel> kernels_;
+  std::string name_;
+};
+
+std::vector<std::shared_ptr<const SkinnyBulkSolution>> make_bulk_solutions() {
+  std::vector<SkinnyBulkKernel> kernels;
+  skinny::append_skinny_bulk_kernels_bf16(kernels);
+#ifndef TGEMM_SKINNY_CI_SUBSET
+  skinny::append_skinny_bulk_kernels_fp16(kernels);
+#endif
+  auto same_tile = [](const SkinnyBulkTile& a, const SkinnyBulkTile& b) {
+    return a.m_max == b.m_max && a.consumers == b.consumers;
+  };
+  std::vector<std::shared_ptr<const SkinnyBulkSolution>> out;
+  for (const auto& g : group_by_tile(kernels, same_tile))
+    out.push_back(std::make_shared<SkinnyBulkSolution>(g.tile, g.bf16, g.fp16));
+  return out;
+}
+
 // --- Default rule --------------------------------------------------------------------------
 // Each condition with its hardware reason; the variant is then chosen by a streaming-time
 // model whose constants were fitted (scratch/skinny/fit_default_rule.py) on the first H200 run
@@ -596,10 +665,14 @@ double estimate_us(const SkinnySolution& s, const GemmProblem& p, int sms) {
 class SkinnyBackend final : public Backend {
  public:
   SkinnyBackend()
-      : solutions_(make_solutions()), stream_solutions_(make_stream_solutions()), gemv_solutions_(make_gemv_solutions()) {
+      : solutions_(make_solutions()),
+        stream_solutions_(make_stream_solutions()),
+        gemv_solutions_(make_gemv_solutions()),
+        bulk_solutions_(make_bulk_solutions()) {
     for (const auto& s : solutions_) by_name_.emplace(s->name(), s);
     for (const auto& s : stream_solutions_) by_name_.emplace(s->name(), s);
     for (const auto& s : gemv_solutions_) by_name_.emplace(s->name(), s);
+    for (const auto& s : bulk_solutions_) by_name_.emplace(s->name(), s);
   }
 
   std::string_view libtype() const override { return kLibtype; }
@@ -632,6 +705,12 @@ class SkinnyBackend final : public Backend {
       if (s->tile().m_max < m_max && s->can_implement(p)) m_max = s->tile().m_max;
     for (const auto& s : gemv_solutions_)
       if (s->tile().m_max == m_max && s->can_implement(p)) out.push_back(s);
+    // Version 5 (bulk-copy GEMV, M <= 4), also its smallest fitting token count only.
+    int bulk_m = std::numeric_limits<int>::max();
+    for (const auto& s : bulk_solutions_)
+      if (s->tile().m_max < bulk_m && s->can_implement(p)) bulk_m = s->tile().m_max;
+    for (const auto& s : bulk_solutions_)
+      if (s->tile().m_max == bulk_m && s->can_implement(p)) out.push_back(s);
     return out;
   }
 
@@ -698,6 +777,7 @@ class SkinnyBackend final : public Backend {
   std::vector<std::shared_ptr<const SkinnySolution>> solutions_;
   std::vector<std::shared_ptr<const SkinnyStreamSolution>> stream_solutions_;
   std::vector<std::shared_ptr<const SkinnyGemvSolution>> gemv_solutions_;
+  std::vector<std::shared_ptr<const SkinnyBulkSolution>> bulk_solutions_;
   std::unordered_map<std::string, SolutionPtr> by_name_;
 };
 
@@ -707,9 +787,11 @@ std::vector<SolutionPtr> skinny_solutions() {
   auto made = make_solutions();
   auto stream = make_stream_solutions();
   auto gemv = make_gemv_solutions();
+  auto bulk = make_bulk_solutions();
   std::vector<SolutionPtr> out(made.begin(), made.end());
   out.insert(out.end(), stream.begin(), stream.end());
   out.insert(out.end(), gemv.begin(), gemv.end());
+  out.insert(out.end(), bulk.begin(), bulk.end());
   return out;
 }
 

@@ -16,4 +16,8 @@ void append_skinny_gemv_kernels_fp16(std::vector<SkinnyGemvKernel>& out) {
   append_skinny_gemv_kernels<fp16>(out);
 }
 
+void append_skinny_bulk_kernels_fp16(std::vector<SkinnyBulkKernel>& out) {
+  append_skinny_bulk_kernels<fp16>(out);
+}
+
 }  // namespace tgemm::skinny

@@ -211,6 +211,38 @@ struct SkinnyGemvKernel {
   SkinnyKernelInfo (*query)() = nullptr;
 };
 
+// --- Version 5: bulk-copy GEMV (kernels/sm90/sm90_gemv_bulk.cuh) --------------------------------
+
+struct SkinnyBulkTile {
+  int m_max = 0;      // tokens: M <= m_max (1, 2, 4)
+  int consumers = 0;  // consumer warps, one weight row each per row tile; one more warp copies
+  int threads() const { return 32 * (consumers + 1); }
+};
+
+// Shared-memory ring of a version-5 CTA: two CTAs fit an SM (228 KB), each with up to
+// kGemvBulkMaxStages slots of `consumers` row slices in flight.
+constexpr std::int64_t kSkinnyBulkRingBytes = 96 * 1024;
+
+// X(m_max, consumers); each is instantiated for bf16 and fp16 (the "small" translation units).
+#define TGEMM_SKINNY_BULK_TILES(X) \
+  X(1, 4)                          \
+  X(1, 8)                          \
+  X(2, 4)                          \
+  X(2, 8)                          \
+  X(4, 4)                          \
+  X(4, 8)
+
+struct SkinnyBulkKernel {
+  SkinnyBulkTile tile;
+  DType in = DType::kBFloat16;
+  // Enqueues the kernel on `grid` persistent CTAs (<= the plan's row tiles), tile.threads()
+  // threads. Throws tgemm::Error naming `where` on a launch error.
+  void (*launch)(const GemmProblem& p, const GemmArgs& args, int grid, Stream stream, const char* where) = nullptr;
+  // Facts about the loaded kernel image on the current device (co-resident CTAs with the whole
+  // ring); all 0 if a query fails.
+  SkinnyKernelInfo (*query)() = nullptr;
+};
+
 // One appender per instance translation unit: bf16 and fp16, M tiles 8-16 ("small") and 32
 // ("large"). The CI build (TGEMM_KERNELS=ci) compiles bf16 small only and defines
 // TGEMM_SKINNY_CI_SUBSET, so the backend registers just those.
@@ -224,5 +256,7 @@ void append_skinny_stream_kernels_fp16_small(std::vector<SkinnyStreamKernel>& ou
 void append_skinny_stream_kernels_fp16_large(std::vector<SkinnyStreamKernel>& out);
 void append_skinny_gemv_kernels_bf16(std::vector<SkinnyGemvKernel>& out);
 void append_skinny_gemv_kernels_fp16(std::vector<SkinnyGemvKernel>& out);
+void append_skinny_bulk_kernels_bf16(std::vector<SkinnyBulkKernel>& out);
+void append_skinny_bulk_kernels_fp16(std::vector<SkinnyBulkKernel>& out);
 
 }  // namespace tgemm::skinny

@@ -15,6 +15,7 @@
 #include "backends/skinny/skinny_kernels.h"
 #include "kernels/sm90/sm90_gemm_skinny.cuh"
 #include "kernels/sm90/sm90_gemm_skinny_stream.cuh"
+#include "kernels/sm90/sm90_gemv_bulk.cuh"
 #include "kernels/sm90/sm90_gemv_skinny.cuh"
 #include "runtime/cuda_check.h"
 
@@ -310,6 +311,53 @@ void append_skinny_gemv_kernels(std::vector<SkinnyGemvKernel>& out) {
   }
   TGEMM_SKINNY_GEMV_TILES(TGEMM_SKINNY_GEMV_APPEND)
 #undef TGEMM_SKINNY_GEMV_APPEND
+}
+
+// --- Version 5: bulk-copy GEMV --------------------------------------------------------------
+
+template <typename In, int M_MAX, int CONSUMERS>
+void launch_skinny_bulk(const GemmProblem& p, const GemmArgs& args, int grid, Stream stream, const char* where) {
+  constexpr auto kernel = &kernels::sm90_gemv_bulk<In, M_MAX, CONSUMERS>;
+  const kernels::GemvBulkPlan plan = kernels::gemv_bulk_plan(p.n, p.k, CONSUMERS, kSkinnyBulkRingBytes);
+  allow_dynamic_smem<kernel>(static_cast<int>(kSkinnyBulkRingBytes));  // a refusal shows as the launch's error
+  kernel<<<static_cast<unsigned>(grid), 32 * (CONSUMERS + 1),
+           static_cast<std::size_t>(kernels::gemv_bulk_smem_bytes(plan, CONSUMERS)),
+           reinterpret_cast<cudaStream_t>(stream)>>>(skinny_params(p, args), plan);
+  TGEMM_CUDA_CHECK_LAUNCH(where);
+}
+
+template <typename In, int M_MAX, int CONSUMERS>
+SkinnyKernelInfo skinny_bulk_query() {
+  constexpr auto kernel = &kernels::sm90_gemv_bulk<In, M_MAX, CONSUMERS>;
+  SkinnyKernelInfo info;
+  cudaFuncAttributes attr{};
+  int ctas = 0;
+  if (!allow_dynamic_smem<kernel>(static_cast<int>(kSkinnyBulkRingBytes)) ||
+      cudaFuncGetAttributes(&attr, kernel) != cudaSuccess ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas, kernel, 32 * (CONSUMERS + 1),
+                                                    static_cast<std::size_t>(kSkinnyBulkRingBytes)) != cudaSuccess) {
+    cudaGetLastError();  // a failed query must not leave an error behind
+    return info;
+  }
+  info.ptx_arch = attr.ptxVersion;
+  info.ctas_per_sm = ctas;
+  info.registers = attr.numRegs;
+  return info;
+}
+
+template <typename In>
+void append_skinny_bulk_kernels(std::vector<SkinnyBulkKernel>& out) {
+#define TGEMM_SKINNY_BULK_APPEND(MM, CW)                \
+  {                                                     \
+    SkinnyBulkKernel k;                                 \
+    k.tile = SkinnyBulkTile{MM, CW};                    \
+    k.in = dtype_of<In>();                              \
+    k.launch = &launch_skinny_bulk<In, MM, CW>;         \
+    k.query = &skinny_bulk_query<In, MM, CW>;           \
+    out.push_back(k);                                   \
+  }
+  TGEMM_SKINNY_BULK_TILES(TGEMM_SKINNY_BULK_APPEND)
+#undef TGEMM_SKINNY_BULK_APPEND
 }
 
 // Appends the TGEMM_SKINNY_TILES entries with MIN_M_TILE <= m_tile <= MAX_M_TILE; the others
