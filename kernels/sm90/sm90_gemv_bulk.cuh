@@ -15,7 +15,8 @@
 // warp) waits until a slot is free, announces its bytes on the slot's "full" barrier, and its
 // lane r copies row r's slice of the unit (one bulk copy each, whole 16-byte chunks). Consumer
 // warp c owns row c of every tile: it waits for the slot, reads its slice from shared memory
-// (lane l takes 16-byte chunks l, l + 32, ...) with the same 8 k of x (through L1), accumulates
+// (lane l takes 16-byte chunks l, l + 32, ..., four at a time) with the same 8 k of x (through
+// L1; tokens past M read the last token's row, never stored), accumulates
 // in fp32, and releases the slot ("empty" barrier, one arrival per consumer warp). After a row's
 // last unit the warp sums its lanes (a fixed shuffle tree) and lane 0 adds the bias and stores;
 // the row's chunk that straddles K (K % 8 != 0) is read from global memory by lane 0, last.
@@ -184,6 +185,9 @@ __global__ void __launch_bounds__(32 * (CONSUMERS + 1)) sm90_gemv_bulk(const Ski
 #pragma unroll
   for (int m = 0; m < M_MAX; ++m) acc[m] = 0.0f;
   const In* x0 = static_cast<const In*>(p.x);
+  const In* x_rows[M_MAX];  // token m's row of x; tokens past M clamped to the last
+#pragma unroll
+  for (int m = 0; m < M_MAX; ++m) x_rows[m] = x0 + static_cast<std::int64_t>(min(m, p.m - 1)) * p.lda;
   for (std::int64_t u = 0; u < units; ++u) {
     const int s = static_cast<int>(u % plan.stages);
     const std::uint32_t phase = static_cast<std::uint32_t>(u / plan.stages) & 1u;
@@ -196,15 +200,30 @@ __global__ void __launch_bounds__(32 * (CONSUMERS + 1)) sm90_gemv_bulk(const Ski
     if (row < p.n) {
       const std::uint32_t slice =
           ring + static_cast<std::uint32_t>(s) * slot_bytes + static_cast<std::uint32_t>(warp) * row_bytes;
-#pragma unroll 4
-      for (int c = lane; c < chunks; c += 32) {
+      // Batches of kBatch chunks a lane: every load of the batch (shared-memory weight, x through
+      // L1) is issued before its arithmetic. Tokens past M read the last token's x (their sums
+      // are never stored), so the loads need no per-token branch.
+      constexpr int kBatch = 4;
+      int c = lane;
+      for (; c + 32 * (kBatch - 1) < chunks; c += 32 * kBatch) {
+        uint4 wv[kBatch], xv[kBatch][M_MAX];
+#pragma unroll
+        for (int j = 0; j < kBatch; ++j) {
+          wv[j] = sd::lds128(slice + 16u * static_cast<std::uint32_t>(c + 32 * j));
+#pragma unroll
+          for (int m = 0; m < M_MAX; ++m)
+            xv[j][m] = sd::load_activation(x_rows[m] + k0 + 8 * (c + 32 * j));
+        }
+#pragma unroll
+        for (int j = 0; j < kBatch; ++j) {
+#pragma unroll
+          for (int m = 0; m < M_MAX; ++m) acc[m] = gd::dot8<In>(wv[j], xv[j][m], acc[m]);
+        }
+      }
+      for (; c < chunks; c += 32) {
         const uint4 wv = sd::lds128(slice + 16u * static_cast<std::uint32_t>(c));
 #pragma unroll
-        for (int m = 0; m < M_MAX; ++m) {
-          if (m >= p.m) break;
-          const uint4 xv = sd::load_activation(x0 + static_cast<std::int64_t>(m) * p.lda + k0 + 8 * c);
-          acc[m] = gd::dot8<In>(wv, xv, acc[m]);
-        }
+        for (int m = 0; m < M_MAX; ++m) acc[m] = gd::dot8<In>(wv, sd::load_activation(x_rows[m] + k0 + 8 * c), acc[m]);
       }
     }
     __syncwarp();
@@ -215,11 +234,7 @@ __global__ void __launch_bounds__(32 * (CONSUMERS + 1)) sm90_gemv_bulk(const Ski
         if (lane == 0 && k8 < p.k) {
           const uint4 wv = sd::load_partial_chunk(static_cast<const In*>(p.w) + row * p.ldb + k8, p.k - k8);
 #pragma unroll
-          for (int m = 0; m < M_MAX; ++m) {
-            if (m >= p.m) break;
-            const uint4 xv = sd::load_partial_chunk(x0 + static_cast<std::int64_t>(m) * p.lda + k8, p.k - k8);
-            acc[m] = gd::dot8<In>(wv, xv, acc[m]);
-          }
+          for (int m = 0; m < M_MAX; ++m) acc[m] = gd::dot8<In>(wv, sd::load_partial_chunk(x_rows[m] + k8, p.k - k8), acc[m]);
         }
 #pragma unroll
         for (int m = 0; m < M_MAX; ++m) {

@@ -262,7 +262,8 @@ TEST(Skinny, SplitVariantsAreBitIdenticalRunToRun) {
 // Version 5's ring and persistent grid: more row tiles than CTAs (each CTA loops, every slot's
 // barriers go through many phases), rows longer than a unit (several units a row), a last unit
 // with no whole chunk (K = 2 units + 3: only the straddling chunk, read from global memory), K
-// below one chunk, and N not a multiple of the consumer warps; every M up to the tile.
+// below one chunk, N not a multiple of the consumer warps, padded row strides; every M up to
+// the tile.
 TEST(Skinny, BulkGemvRingAndPersistentGrid) {
   TGEMM_REQUIRE_GPU();
   int cases = 0;
@@ -270,15 +271,19 @@ TEST(Skinny, BulkGemvRingAndPersistentGrid) {
     if (!is_bulk(s)) continue;
     const std::int64_t consumers = name_field(s->name(), "w");
     const std::int64_t unit = (96 * 1024 / (4 * consumers * 2)) / 256 * 256;  // kSkinnyBulkRingBytes' plan
-    const std::int64_t shapes[][2] = {{4099, 16392}, {577, 2 * unit + 3}, {577, 5}, {131, unit}, {1, 9000}};
+    // {4099, 2 units + 3}: several tiles a CTA of 3 units each, so slots whose phase carried no
+    // bytes are reused and the straddling chunk meets the accumulator reset; {20000, 1001}: 6-8
+    // slots wrapped ~10-19 times a CTA.
+    const std::int64_t shapes[][2] = {{4099, 16392}, {577, 2 * unit + 3}, {4099, 2 * unit + 3}, {20000, 1001},
+                                      {577, 5}, {131, unit}, {1, 9000}};
     for (const auto& nk : shapes) {
-      for (std::int64_t m = 1; m <= m_tile(s); m += std::max<std::int64_t>(1, m_tile(s) - 1)) {
+      for (std::int64_t m = 1; m <= m_tile(s); ++m) {
         A16W16Case c;
         c.m = m;
         c.n = nk[0];
         c.k = nk[1];
-        c.lda_pad = pad_to_8(c.k);
-        c.ldb_pad = pad_to_8(c.k);
+        c.lda_pad = pad_to_8(c.k) + (cases % 3 == 1 ? 8 : 0);
+        c.ldb_pad = pad_to_8(c.k) + (cases % 2 == 1 ? 16 : 0);  // ldb != K in half the cases
         c.bias = (cases % 2) == 0;
         c.out = cases % 3 == 0 ? DType::kFloat32 : DType::kBFloat16;
         A16W16Data d = make_a16w16(c, 300 + static_cast<std::uint64_t>(cases));
