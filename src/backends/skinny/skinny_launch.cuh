@@ -57,6 +57,26 @@ bool allow_dynamic_smem(int bytes) {
   return s > 0;
 }
 
+// Facts about Kernel's image on the current device: PTX arch, registers, and co-resident CTAs of
+// `threads` threads with `smem` bytes of dynamic shared memory, after allowing `allow` bytes
+// (>= smem). All 0 if a query fails; no error is left behind.
+template <auto Kernel>
+SkinnyKernelInfo query_image(int threads, int smem, int allow) {
+  SkinnyKernelInfo info;
+  cudaFuncAttributes attr{};
+  int ctas = 0;
+  if (!allow_dynamic_smem<Kernel>(allow) || cudaFuncGetAttributes(&attr, Kernel) != cudaSuccess ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas, Kernel, threads, static_cast<std::size_t>(smem)) !=
+          cudaSuccess) {
+    cudaGetLastError();  // a failed query must not leave an error behind
+    return info;
+  }
+  info.ptx_arch = attr.ptxVersion;
+  info.ctas_per_sm = ctas;
+  info.registers = attr.numRegs;
+  return info;
+}
+
 inline kernels::SkinnyParams skinny_params(const GemmProblem& p, const GemmArgs& args) {
   kernels::SkinnyParams kp;
   kp.x = args.a;
@@ -157,21 +177,8 @@ void launch_skinny(const GemmProblem& p, const GemmArgs& args, int split_k, Stre
 template <typename In, int M_TILE, int ROWS_PER_WARP, int WARPS_N, int WARPS_K, int UNROLL, int STAGES>
 SkinnyKernelInfo skinny_query(int split_k) {
   using Shape = kernels::SkinnyShape<M_TILE, ROWS_PER_WARP, WARPS_N, WARPS_K, UNROLL, STAGES>;
-  constexpr auto kernel = &kernels::sm90_gemm_skinny<In, M_TILE, ROWS_PER_WARP, WARPS_N, WARPS_K, UNROLL, STAGES>;
-  SkinnyKernelInfo info;
-  cudaFuncAttributes attr{};
-  int ctas = 0;
-  if (!allow_dynamic_smem<kernel>(Shape::kMaxSmemBytes) ||
-      cudaFuncGetAttributes(&attr, kernel) != cudaSuccess ||
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas, kernel, Shape::kThreads,
-                                                    static_cast<std::size_t>(Shape::smem_bytes(split_k))) != cudaSuccess) {
-    cudaGetLastError();  // a failed query must not leave an error behind
-    return info;
-  }
-  info.ptx_arch = attr.ptxVersion;
-  info.ctas_per_sm = ctas;
-  info.registers = attr.numRegs;
-  return info;
+  return query_image<&kernels::sm90_gemm_skinny<In, M_TILE, ROWS_PER_WARP, WARPS_N, WARPS_K, UNROLL, STAGES>>(
+      Shape::kThreads, Shape::smem_bytes(split_k), Shape::kMaxSmemBytes);
 }
 
 // --- Version 3: persistent stream-K ---------------------------------------------------------
@@ -236,20 +243,8 @@ void launch_skinny_stream(const GemmProblem& p, const GemmArgs& args, const Skin
 template <typename In, int M_TILE, int ROWS_PER_WARP, int WARPS_N, int WARPS_K, int UNROLL, int XKB>
 SkinnyKernelInfo skinny_stream_query() {
   using Shape = kernels::SkinnyStreamShape<M_TILE, ROWS_PER_WARP, WARPS_N, WARPS_K, UNROLL, XKB>;
-  constexpr auto kernel = &kernels::sm90_gemm_skinny_stream<In, M_TILE, ROWS_PER_WARP, WARPS_N, WARPS_K, UNROLL, XKB>;
-  SkinnyKernelInfo info;
-  cudaFuncAttributes attr{};
-  int ctas = 0;
-  if (!allow_dynamic_smem<kernel>(Shape::kSmemBytes) || cudaFuncGetAttributes(&attr, kernel) != cudaSuccess ||
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas, kernel, Shape::kThreads,
-                                                    static_cast<std::size_t>(Shape::kSmemBytes)) != cudaSuccess) {
-    cudaGetLastError();  // a failed query must not leave an error behind
-    return info;
-  }
-  info.ptx_arch = attr.ptxVersion;
-  info.ctas_per_sm = ctas;
-  info.registers = attr.numRegs;
-  return info;
+  return query_image<&kernels::sm90_gemm_skinny_stream<In, M_TILE, ROWS_PER_WARP, WARPS_N, WARPS_K, UNROLL, XKB>>(
+      Shape::kThreads, Shape::kSmemBytes, Shape::kSmemBytes);
 }
 
 // Appends the TGEMM_SKINNY_STREAM_TILES entries with MIN_M_TILE <= m_tile <= MAX_M_TILE.
@@ -283,19 +278,7 @@ void launch_skinny_gemv(const GemmProblem& p, const GemmArgs& args, Stream strea
 
 template <typename In, int M_MAX, int WARPS, int CHUNKS>
 SkinnyKernelInfo skinny_gemv_query() {
-  constexpr auto kernel = &kernels::sm90_gemv_skinny<In, M_MAX, WARPS, CHUNKS>;
-  SkinnyKernelInfo info;
-  cudaFuncAttributes attr{};
-  int ctas = 0;
-  if (cudaFuncGetAttributes(&attr, kernel) != cudaSuccess ||
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas, kernel, 32 * WARPS, 0) != cudaSuccess) {
-    cudaGetLastError();  // a failed query must not leave an error behind
-    return info;
-  }
-  info.ptx_arch = attr.ptxVersion;
-  info.ctas_per_sm = ctas;
-  info.registers = attr.numRegs;
-  return info;
+  return query_image<&kernels::sm90_gemv_skinny<In, M_MAX, WARPS, CHUNKS>>(32 * WARPS, 0, 0);
 }
 
 template <typename In>
@@ -328,21 +311,8 @@ void launch_skinny_bulk(const GemmProblem& p, const GemmArgs& args, int grid, St
 
 template <typename In, int M_MAX, int CONSUMERS>
 SkinnyKernelInfo skinny_bulk_query() {
-  constexpr auto kernel = &kernels::sm90_gemv_bulk<In, M_MAX, CONSUMERS>;
-  SkinnyKernelInfo info;
-  cudaFuncAttributes attr{};
-  int ctas = 0;
-  if (!allow_dynamic_smem<kernel>(static_cast<int>(kSkinnyBulkRingBytes)) ||
-      cudaFuncGetAttributes(&attr, kernel) != cudaSuccess ||
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas, kernel, 32 * (CONSUMERS + 1),
-                                                    static_cast<std::size_t>(kSkinnyBulkRingBytes)) != cudaSuccess) {
-    cudaGetLastError();  // a failed query must not leave an error behind
-    return info;
-  }
-  info.ptx_arch = attr.ptxVersion;
-  info.ctas_per_sm = ctas;
-  info.registers = attr.numRegs;
-  return info;
+  constexpr int kRing = static_cast<int>(kSkinnyBulkRingBytes);
+  return query_image<&kernels::sm90_gemv_bulk<In, M_MAX, CONSUMERS>>(32 * (CONSUMERS + 1), kRing, kRing);
 }
 
 template <typename In>
