@@ -40,7 +40,7 @@
 
 namespace tgemm::kernels {
 
-constexpr int kGemvBulkMaxStages = 8;
+constexpr int kGemvBulkMaxStages = 16;
 
 struct GemvBulkPlan {
   int kc = 0;       // k elements of one unit (the last unit of a row may be shorter)

@@ -272,10 +272,10 @@ TEST(Skinny, BulkGemvRingAndPersistentGrid) {
     const std::int64_t consumers = name_field(s->name(), "w");
     const std::int64_t unit = (96 * 1024 / (4 * consumers * 2)) / 256 * 256;  // kSkinnyBulkRingBytes' plan
     // {4099, 2 units + 3}: several tiles a CTA of 3 units each, so slots whose phase carried no
-    // bytes are reused and the straddling chunk meets the accumulator reset; {20000, 1001}: 6-8
-    // slots wrapped ~10-19 times a CTA.
+    // bytes are reused and the straddling chunk meets the accumulator reset; {20000, 1001} and
+    // {60000, 256}: rings of 6-16 slots wrapped 1.6-3.5 times a CTA.
     const std::int64_t shapes[][2] = {{4099, 16392}, {577, 2 * unit + 3}, {4099, 2 * unit + 3}, {20000, 1001},
-                                      {577, 5}, {131, unit}, {1, 9000}};
+                                      {60000, 256}, {577, 5}, {131, unit}, {1, 9000}};
     for (const auto& nk : shapes) {
       for (std::int64_t m = 1; m <= m_tile(s); ++m) {
         A16W16Case c;

@@ -220,7 +220,7 @@ struct SkinnyBulkTile {
 };
 
 // Shared-memory ring of a version-5 CTA: two CTAs fit an SM (228 KB), each with up to
-// kGemvBulkMaxStages slots of `consumers` row slices in flight.
+// kGemvBulkMaxStages (16) slots of `consumers` row slices in flight.
 constexpr std::int64_t kSkinnyBulkRingBytes = 96 * 1024;
 
 // X(m_max, consumers); each is instantiated for bf16 and fp16 (the "small" translation units).
