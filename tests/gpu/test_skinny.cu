@@ -7,7 +7,7 @@
 // its first call inside the capture and the workspace scribbled between replays); refusals
 // (misaligned views, odd strides, M above the tile, other dtypes); the backend's from_row,
 // candidates and default rule; version 4 (GEMV, sm90_gemv_skinny.cuh) and version 5 (bulk-copy
-// GEMV, sm90_gemv_bulk.cuh) in every variant test.
+// GEMV, sm90_gemv_bulk.cuh) and 6 (bulk-copy MMA, sm90_gemm_bulk_mma.cuh) in every variant test.
 // Skinny.SanitizerSubset is a small, fast slice for
 // compute-sanitizer (--gtest_filter='*Sanitizer*').
 #include <cuda_runtime.h>
@@ -46,8 +46,12 @@ bool is_stream(const SolutionPtr& s) { return name_field(s->name(), "pk") > 0; }
 bool is_gemv(const SolutionPtr& s) { return s->name().find("_gemv_") != std::string::npos; }
 // Version 5 (bulk-copy GEMV, `_bulk_w<consumer warps>`; m_tile is its token count).
 bool is_bulk(const SolutionPtr& s) { return s->name().find("_bulk_") != std::string::npos; }
-// Scheme of a variant: 0 versions 1-2, 1 version 3, 2 version 4, 3 version 5.
-int scheme(const SolutionPtr& s) { return is_bulk(s) ? 3 : (is_gemv(s) ? 2 : (is_stream(s) ? 1 : 0)); }
+// Version 6 (bulk-copy MMA, `_bulkmma_w<consumer warps>`, 16 rows a consumer warp).
+bool is_bulk_mma(const SolutionPtr& s) { return s->name().find("_bulkmma_") != std::string::npos; }
+// Scheme of a variant: 0 versions 1-2, 1 version 3, 2 version 4, 3 version 5, 4 version 6.
+int scheme(const SolutionPtr& s) {
+  return is_bulk_mma(s) ? 4 : (is_bulk(s) ? 3 : (is_gemv(s) ? 2 : (is_stream(s) ? 1 : 0)));
+}
 
 const Backend& skinny_backend() {
   static Registry registry = [] {
@@ -91,7 +95,7 @@ TEST(Skinny, NamesAreUniqueAndComplete) {
       names.push_back(s->name());
       continue;
     }
-    if (is_bulk(s)) {  // version 5: bulk-copy GEMV, no split
+    if (is_bulk(s) || is_bulk_mma(s)) {  // versions 5 and 6: bulk copies, no split
       for (const char* key : {"m", "w", "v"})
         EXPECT_GT(name_field(s->name(), key), 0) << s->name() << " lacks _" << key;
       EXPECT_EQ(name_field(s->name(), "sk"), -1) << s->name();
@@ -205,6 +209,9 @@ TEST(Skinny, SanitizerSubset) {
   // Version 5 (bulk-copy GEMV): one token with 8 consumer warps, four tokens with 4.
   pick([&](const SolutionPtr& s) { return is_bulk(s) && m_tile(s) == 1 && name_field(s->name(), "w") == 8; });
   pick([&](const SolutionPtr& s) { return is_bulk(s) && m_tile(s) == 4 && name_field(s->name(), "w") == 4; });
+  // Version 6 (bulk-copy MMA): 16 tokens with two consumer warps, 8 with one.
+  pick([&](const SolutionPtr& s) { return is_bulk_mma(s) && m_tile(s) == 16 && name_field(s->name(), "w") == 2; });
+  pick([&](const SolutionPtr& s) { return is_bulk_mma(s) && m_tile(s) == 8 && name_field(s->name(), "w") == 1; });
   ASSERT_GE(picked.size(), 3u);
   // Version 3 on these: 33x1001 and 7x4099 split every tile over tens to a hundred-odd CTAs,
   // 40x8 has whole tiles only, 4423x40 (K = 32 + 8) has CTAs over one and a half tiles.
@@ -259,25 +266,28 @@ TEST(Skinny, SplitVariantsAreBitIdenticalRunToRun) {
   }
 }
 
-// Version 5's ring and persistent grid: more row tiles than CTAs (each CTA loops, every slot's
+// Versions 5 and 6: the ring and the persistent grid: more row tiles than CTAs (each CTA loops, every slot's
 // barriers go through many phases), rows longer than a unit (several units a row), a last unit
 // with no whole chunk (K = 2 units + 3: only the straddling chunk, read from global memory), K
 // below one chunk, N not a multiple of the consumer warps, padded row strides; every M up to
 // the tile.
-TEST(Skinny, BulkGemvRingAndPersistentGrid) {
+TEST(Skinny, BulkRingAndPersistentGrid) {
   TGEMM_REQUIRE_GPU();
   int cases = 0;
   for (const SolutionPtr& s : skinny_solutions()) {
-    if (!is_bulk(s)) continue;
-    const std::int64_t consumers = name_field(s->name(), "w");
-    const std::int64_t unit = (96 * 1024 / (4 * consumers * 2)) / 256 * 256;  // kSkinnyBulkRingBytes' plan
+    if (!is_bulk(s) && !is_bulk_mma(s)) continue;
+    // The plans' unit (kSkinnyBulkRingBytes): version 5 one row a consumer warp, multiples of
+    // 256; version 6 16 rows a consumer warp, multiples of 64.
+    const std::int64_t rows = (is_bulk_mma(s) ? 16 : 1) * name_field(s->name(), "w");
+    const std::int64_t align = is_bulk_mma(s) ? 64 : 256;
+    const std::int64_t unit = (96 * 1024 / (4 * rows * 2)) / align * align;
     // {4099, 2 units + 3}: several tiles a CTA of 3 units each, so slots whose phase carried no
     // bytes are reused and the straddling chunk meets the accumulator reset; {20000, 1001} and
     // {60000, 256}: rings of 6-16 slots wrapped 1.6-3.5 times a CTA.
     const std::int64_t shapes[][2] = {{4099, 16392}, {577, 2 * unit + 3}, {4099, 2 * unit + 3}, {20000, 1001},
                                       {60000, 256}, {577, 5}, {131, unit}, {1, 9000}};
     for (const auto& nk : shapes) {
-      for (std::int64_t m = 1; m <= m_tile(s); ++m) {
+      for (std::int64_t m = 1; m <= m_tile(s); m += is_bulk_mma(s) ? 5 : 1) {  // version 6: 1, 6, 11, 16
         A16W16Case c;
         c.m = m;
         c.n = nk[0];
@@ -293,7 +303,7 @@ TEST(Skinny, BulkGemvRingAndPersistentGrid) {
       }
     }
   }
-  EXPECT_GT(cases, 0) << "no version-5 variant in this build";
+  EXPECT_GT(cases, 0) << "no version-5 or -6 variant in this build";
 }
 
 TEST(Skinny, SplitVariantReplaysInCudaGraph) {
@@ -460,7 +470,7 @@ TEST(Skinny, PdlLaunchReadsThePreviousKernelsOutput) {
   const GemmOptions none;
   int chains = 0;
   for (const SolutionPtr& s : skinny_solutions()) {
-    if (is_stream(s) || is_gemv(s) || is_bulk(s)) continue;
+    if (is_stream(s) || is_gemv(s) || is_bulk(s) || is_bulk_mma(s)) continue;
     const std::int64_t m = std::min(m_tile(s), 13), n1 = 1032, n2 = 777;
     // y1 = x1 · w1^T with K = 1 (rows padded to 8): entries in (-1, 1), as the tolerance expects.
     DeviceBuffer x1(static_cast<std::size_t>(m * 8 * 2)), w1(static_cast<std::size_t>(n1 * 8 * 2));
@@ -599,13 +609,13 @@ TEST(Skinny, CandidatesUseTheSmallestFittingTile) {
     A16W16Data d = make_a16w16(c, 10);
     GemmProblem p = d.problem();
     std::vector<SolutionPtr> cands = b.candidates(p);
-    // Per scheme (versions 1-2, version 3, version 4, version 5): the smallest M tile that fits.
-    int smallest[4] = {0, 0, 0, 0};
+    // Per scheme (versions 1-2, 3, 4, 5, 6): the smallest M tile that fits.
+    int smallest[5] = {0, 0, 0, 0, 0};
     for (const SolutionPtr& s : skinny_solutions()) {
       int& sm = smallest[scheme(s)];
       if (s->can_implement(p) && (sm == 0 || m_tile(s) < sm)) sm = m_tile(s);
     }
-    if (smallest[0] == 0 && smallest[1] == 0 && smallest[2] == 0 && smallest[3] == 0) {
+    if (std::all_of(std::begin(smallest), std::end(smallest), [](int v) { return v == 0; })) {
       EXPECT_TRUE(cands.empty()) << "M=" << m;
       continue;
     }
