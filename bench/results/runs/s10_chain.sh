@@ -6,8 +6,9 @@
 #   an mbarrier/bulk-copy ring);
 # - fixed_bench: the fixed-cost suite, whose untuned 1x576x{64,512,2048} rows take the GEMV
 #   default (session 9 branch). Predicted 1.3x, 1.5x, 2.0x over cuBLASLt's default;
-# - dec5: the 16 M = 1 suite rows tuned with skinny (v1-v5) and cuBLASLt, benched in place of the
-#   shipped M = 1 rows. Predicted M = 1 ~1.12x, decode ~1.09x (perf-notes, "Version 5");
+# - dec5: the 32 M = 1 and 16 suite rows tuned with skinny (v1-v6) and cuBLASLt, benched in
+#   place of the shipped rows. Predicted: M = 1 ~1.12x (perf-notes, "Version 5"), M = 16 ~1.12x
+#   ("Version 6"), decode ~1.12x;
 # - cmp3: `compare --measure --json` of session 9's sub_A and sub_B, three times (three
 #   processes), then bench/compare_runs.py (agreement by the median of the runs);
 # - pdl_ab: skinny v1-2 PDL with and without its L2 prefetch against plain launches;
@@ -29,15 +30,15 @@ fixed_bench() {
     > $S/bench_fixed.log 2>&1; grep -i geomean $S/bench_fixed.log
 }
 step fixed_bench 30 fixed_bench
-dec_input() { [ -f $S/dec_in.csv ] || tgemm shapes --suite bench/shapes/llm_shapes.csv --nsets 1 -o $S/dec_in.csv > /dev/null; }
+dec_input() { [ -f $S/dec_in.csv ] || tgemm shapes --suite bench/shapes/llm_shapes.csv --nsets 1,16 -o $S/dec_in.csv > /dev/null; }
 dec5_bench() {
-  awk -F, 'NR == 1 || $3 != 1' $TABLE > $S/with_dec5.csv
+  awk -F, 'NR == 1 || ($3 != 1 && $3 != 16)' $TABLE > $S/with_dec5.csv
   tail -n +2 $S/dec5.csv >> $S/with_dec5.csv
   TGEMM_CONFIG_GEMM_BF16=$S/with_dec5.csv timeout 60 tgemm bench --m 1,16 --json $S/bench_decode_dec5.json \
     > $S/bench_decode_dec5.log 2>&1; grep -i geomean $S/bench_decode_dec5.log
 }
 dec_input
-tune_until dec5 16 --batch 4 --libtype skinny,cublaslt -i $S/dec_in.csv && step dec5_bench 40 dec5_bench
+tune_until dec5 32 --batch 4 --libtype skinny,cublaslt -i $S/dec_in.csv && step dec5_bench 40 dec5_bench
 cmp3() {
   local A=bench/results/tables/tune_sub_A_s9-h200-20261123.csv B=bench/results/tables/tune_sub_B_s9-h200-20261123.csv
   for i in 1 2 3; do
