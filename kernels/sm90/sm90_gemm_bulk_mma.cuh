@@ -17,8 +17,9 @@
 // Consumer warp c owns rows 16c .. 16c + 15 of each tile: per 32-wide k-block, lane (g, t)
 // loads 16 bytes of rows g and g + 8 at k 8t from the slot and the same 8 k of token g of each
 // 8-token tile from x (through L1; tokens past M read the last token), four k-blocks' loads
-// before their MMAs (mma_k32: two m16n8k16 per block and token tile, fp32 accumulators). After a
-// row tile's last unit the lane stores its fragment (store_fragment: bias, output dtype, guards
+// before their MMAs (mma_k32: two m16n8k16 per block and token tile; fp32 accumulators, one set
+// for even and one for odd k-blocks, to halve the MMA chains). After a row tile's last unit the
+// lane stores the sum of the two sets' fragments (store_fragment: bias, output dtype, guards
 // for rows >= N and tokens >= M). The chunk that straddles K (K % 8 != 0) is read from global
 // memory in the last unit, at its place in the k order. Results are bit-identical run to run.
 //
@@ -50,13 +51,13 @@ constexpr std::int64_t bulk_mma_smem_bytes(const BulkMmaPlan& plan, int consumer
   return static_cast<std::int64_t>(plan.pitch_bytes) * 16 * consumers * plan.stages;
 }
 
-// Units of at most ring_bytes / (4 * rows * 2) elements (whole multiples of 64), so that the ring
-// holds at least 4 slots; the whole row when it fits; as many slots as the ring holds, at most
+// Units of at most kc_max elements (whole multiples of 64), the most whose padded rows let the
+// ring hold 4 slots; the whole row when it fits; as many slots as the ring holds, at most
 // kGemvBulkMaxStages.
 constexpr BulkMmaPlan bulk_mma_plan(std::int64_t n, std::int64_t k, int consumers, std::int64_t ring_bytes) {
   BulkMmaPlan plan;
   const std::int64_t rows = 16LL * consumers;
-  const std::int64_t kc_max = (ring_bytes / (4 * rows * 2)) / 64 * 64;
+  const std::int64_t kc_max = ((ring_bytes / (4 * rows) - 64) / 2) / 64 * 64;
   const std::int64_t kc = k <= kc_max ? k : kc_max;
   plan.kc = static_cast<int>(kc);
   plan.pitch_bytes = static_cast<int>((2 * kc + 127) / 128 * 128 + 64);
@@ -129,11 +130,15 @@ __global__ void __launch_bounds__(32 * (CONSUMERS + 1)) sm90_gemm_bulk_mma(const
 
   // Consumer warp `warp`: rows 16 * warp .. 16 * warp + 15 of each of this CTA's tiles.
   const int g = lane / 4, t = lane % 4;
-  float acc[NT][4];
+  // Two accumulator sets, even and odd k-blocks of a batch, so that the MMA chains are half as
+  // long; summed (even + odd, a fixed order) at the store.
+  float acc[2][NT][4];
 #pragma unroll
-  for (int j = 0; j < NT; ++j)
+  for (int a = 0; a < 2; ++a)
 #pragma unroll
-    for (int i = 0; i < 4; ++i) acc[j][i] = 0.0f;
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) acc[a][j][i] = 0.0f;
   const In* x_rows[NT];  // token j * 8 + g (clamped to the last), at this lane's chunk 8t
 #pragma unroll
   for (int j = 0; j < NT; ++j)
@@ -181,7 +186,7 @@ __global__ void __launch_bounds__(32 * (CONSUMERS + 1)) sm90_gemm_bulk_mma(const
 #pragma unroll
       for (int i = 0; i < kBatch; ++i)
 #pragma unroll
-        for (int j = 0; j < NT; ++j) sd::mma_k32<In>(acc[j], wl[i], wh[i], xv[i][j]);
+        for (int j = 0; j < NT; ++j) sd::mma_k32<In>(acc[i & 1][j], wl[i], wh[i], xv[i][j]);
     }
     __syncwarp();
     if (lane == 0) bd::mbar_arrive(sd::smem_addr(&empty[s]));  // this warp is done with the slot
@@ -189,12 +194,15 @@ __global__ void __launch_bounds__(32 * (CONSUMERS + 1)) sm90_gemm_bulk_mma(const
       if (row_lo < p.n) {
 #pragma unroll
         for (int j = 0; j < NT; ++j)
-          sd::store_fragment(p, static_cast<int>(row_lo), j * 8 + 2 * t, acc[j][0], acc[j][1], acc[j][2], acc[j][3]);
+          sd::store_fragment(p, static_cast<int>(row_lo), j * 8 + 2 * t, acc[0][j][0] + acc[1][j][0],
+                             acc[0][j][1] + acc[1][j][1], acc[0][j][2] + acc[1][j][2], acc[0][j][3] + acc[1][j][3]);
       }
 #pragma unroll
-      for (int j = 0; j < NT; ++j)
+      for (int a = 0; a < 2; ++a)
 #pragma unroll
-        for (int i = 0; i < 4; ++i) acc[j][i] = 0.0f;
+        for (int j = 0; j < NT; ++j)
+#pragma unroll
+          for (int i = 0; i < 4; ++i) acc[a][j][i] = 0.0f;
     }
   }
 #endif

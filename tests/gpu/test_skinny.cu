@@ -277,15 +277,16 @@ TEST(Skinny, BulkRingAndPersistentGrid) {
   for (const SolutionPtr& s : skinny_solutions()) {
     if (!is_bulk(s) && !is_bulk_mma(s)) continue;
     // The plans' unit (kSkinnyBulkRingBytes): version 5 one row a consumer warp, multiples of
-    // 256; version 6 16 rows a consumer warp, multiples of 64.
+    // 256; version 6 16 rows a consumer warp with rows padded by 64 bytes, multiples of 64.
     const std::int64_t rows = (is_bulk_mma(s) ? 16 : 1) * name_field(s->name(), "w");
-    const std::int64_t align = is_bulk_mma(s) ? 64 : 256;
-    const std::int64_t unit = (96 * 1024 / (4 * rows * 2)) / align * align;
-    // {4099, 2 units + 3}: several tiles a CTA of 3 units each, so slots whose phase carried no
-    // bytes are reused and the straddling chunk meets the accumulator reset; {20000, 1001} and
+    const std::int64_t unit = is_bulk_mma(s) ? ((96 * 1024 / (4 * rows) - 64) / 2) / 64 * 64  // padded rows
+                                             : (96 * 1024 / (4 * rows * 2)) / 256 * 256;
+    // {4099, 2 units + 3} (version 5) and {20000, 2 units + 3} (both): several tiles a CTA of 3
+    // units each, so slots whose phase carried no bytes are reused and the straddling chunk meets
+    // the accumulator reset; {20000, 1001} and
     // {60000, 256}: rings of 6-16 slots wrapped 1.6-3.5 times a CTA.
-    const std::int64_t shapes[][2] = {{4099, 16392}, {577, 2 * unit + 3}, {4099, 2 * unit + 3}, {20000, 1001},
-                                      {60000, 256}, {577, 5}, {131, unit}, {1, 9000}};
+    const std::int64_t shapes[][2] = {{4099, 16392}, {577, 2 * unit + 3}, {4099, 2 * unit + 3}, {20000, 2 * unit + 3},
+                                      {20000, 1001}, {60000, 256}, {577, 5}, {131, unit}, {1, 9000}};
     for (const auto& nk : shapes) {
       for (std::int64_t m = 1; m <= m_tile(s); m += is_bulk_mma(s) ? 5 : 1) {  // version 6: 1, 6, 11, 16
         A16W16Case c;
