@@ -69,7 +69,7 @@ constexpr BulkMmaPlan bulk_mma_plan(std::int64_t n, std::int64_t k, int consumer
 }
 
 template <typename In, int M_TILE, int CONSUMERS>
-__global__ void __launch_bounds__(32 * (CONSUMERS + 1)) sm90_gemm_bulk_mma(const SkinnyParams p, const BulkMmaPlan plan) {
+__global__ void __launch_bounds__(32 * (CONSUMERS + 1), 2) sm90_gemm_bulk_mma(const SkinnyParams p, const BulkMmaPlan plan) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
   __trap();  // never launched there: the host checks the loaded image's PTX arch first
 #else
@@ -86,45 +86,16 @@ __global__ void __launch_bounds__(32 * (CONSUMERS + 1)) sm90_gemm_bulk_mma(const
 
   const int warp = static_cast<int>(threadIdx.x) / 32;
   const int lane = static_cast<int>(threadIdx.x) % 32;
-  const std::uint32_t ring = sd::smem_addr(bulk_mma_ring);
-  const std::uint32_t pitch = static_cast<std::uint32_t>(plan.pitch_bytes);
-  const std::uint32_t slot_bytes = pitch * kRows;
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < plan.stages; ++s) {
-      bd::mbar_init(sd::smem_addr(&full[s]), 1);
-      bd::mbar_init(sd::smem_addr(&empty[s]), CONSUMERS);
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-  }
-  __syncthreads();
-
+  const bd::Ring rg{sd::smem_addr(bulk_mma_ring), static_cast<std::uint32_t>(plan.pitch_bytes), kRows, plan.kc,
+                    plan.kunits, plan.stages};
+  const std::uint32_t pitch = rg.row_bytes;
+  bd::init_ring_barriers(full, empty, plan.stages, CONSUMERS);
   const int grid = static_cast<int>(gridDim.x);
   const int my_tiles = (plan.tiles - static_cast<int>(blockIdx.x) + grid - 1) / grid;
   const std::int64_t units = static_cast<std::int64_t>(my_tiles) * plan.kunits;
   const int k8 = p.k / 8 * 8;  // elements in whole 16-byte chunks
-
   if (warp == CONSUMERS) {
-    // Producer.
-    for (std::int64_t u = 0; u < units; ++u) {
-      const int s = static_cast<int>(u % plan.stages);
-      const std::uint32_t phase = static_cast<std::uint32_t>(u / plan.stages) & 1u;
-      const int tile = static_cast<int>(blockIdx.x) + static_cast<int>(u / plan.kunits) * grid;
-      const int k0 = static_cast<int>(u % plan.kunits) * plan.kc;
-      const int kn = min(plan.kc, k8 - k0);  // whole chunks of this unit (<= 0: none)
-      const std::int64_t row0 = static_cast<std::int64_t>(tile) * kRows;
-      const int rows = static_cast<int>(min(static_cast<std::int64_t>(kRows), p.n - row0));
-      const std::uint32_t bytes = kn > 0 ? 2u * static_cast<std::uint32_t>(kn) : 0u;
-      bd::mbar_wait(sd::smem_addr(&empty[s]), phase ^ 1u);  // the consumers released the slot
-      if (lane == 0) bd::mbar_arrive_expect(sd::smem_addr(&full[s]), bytes * static_cast<std::uint32_t>(rows));
-      __syncwarp();
-      if (bytes > 0) {
-        for (int r = lane; r < rows; r += 32) {
-          const In* src = static_cast<const In*>(p.w) + (row0 + r) * p.ldb + k0;
-          bd::bulk_copy(ring + static_cast<std::uint32_t>(s) * slot_bytes + static_cast<std::uint32_t>(r) * pitch, src,
-                        bytes, sd::smem_addr(&full[s]));
-        }
-      }
-    }
+    bd::produce<In>(p, rg, units, full, empty);
     return;
   }
 
@@ -154,8 +125,8 @@ __global__ void __launch_bounds__(32 * (CONSUMERS + 1)) sm90_gemm_bulk_mma(const
     const bool tail = last && k8 < p.k;                    // plus the straddling chunk
     const int blocks = (chunks + (tail ? 1 : 0) + 3) / 4;  // 32-wide k-blocks of this unit
     const std::int64_t row_lo = static_cast<std::int64_t>(tile) * kRows + 16 * warp + g;
-    const std::uint32_t slice_lo = ring + static_cast<std::uint32_t>(s) * slot_bytes +
-                                   static_cast<std::uint32_t>(16 * warp + g) * pitch + 16u * static_cast<std::uint32_t>(t);
+    const std::uint32_t slice_lo =
+        rg.slot(s) + static_cast<std::uint32_t>(16 * warp + g) * pitch + 16u * static_cast<std::uint32_t>(t);
     const std::uint32_t slice_hi = slice_lo + 8u * pitch;
     bd::mbar_wait(sd::smem_addr(&full[s]), phase);
     for (int b = 0; b < blocks; b += kBatch) {

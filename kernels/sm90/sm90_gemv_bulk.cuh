@@ -122,10 +122,65 @@ __device__ __forceinline__ void bulk_copy(std::uint32_t dst, const void* src, st
                : "memory");
 }
 
+// The ring's geometry, shared by versions 5 and 6: `stages` slots of `rows` row slices,
+// `row_bytes` apart; units of kc elements, `kunits` a row tile.
+struct Ring {
+  std::uint32_t base = 0;   // shared-memory address of slot 0
+  std::uint32_t row_bytes = 0;
+  int rows = 0;             // rows of a row tile (and of a slot)
+  int kc = 0, kunits = 0, stages = 0;
+  __device__ std::uint32_t slot(int s) const { return base + static_cast<std::uint32_t>(s) * row_bytes * rows; }
+};
+
+// Thread 0 initialises each slot's barriers ("full": the producer's one arrival and its bytes;
+// "empty": one arrival per consumer warp); then the whole CTA waits for it.
+__device__ __forceinline__ void init_ring_barriers(std::uint64_t* full, std::uint64_t* empty, int stages,
+                                                   int consumers) {
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < stages; ++s) {
+      mbar_init(skinny_detail::smem_addr(&full[s]), 1);
+      mbar_init(skinny_detail::smem_addr(&empty[s]), static_cast<std::uint32_t>(consumers));
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+}
+
+// The producer warp: for each of this CTA's `units` (row tiles blockIdx.x, + gridDim.x, ...; kunits
+// units each, in order), wait until the slot is free, announce its bytes, and copy every row's
+// whole 16-byte chunks of the unit (lanes take rows r, r + 32, ...).
+template <typename In>
+__device__ __forceinline__ void produce(const SkinnyParams& p, const Ring ring, std::int64_t units,
+                                        std::uint64_t* full, std::uint64_t* empty) {
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int grid = static_cast<int>(gridDim.x);
+  const int k8 = p.k / 8 * 8;
+  for (std::int64_t u = 0; u < units; ++u) {
+    const int s = static_cast<int>(u % ring.stages);
+    const std::uint32_t phase = static_cast<std::uint32_t>(u / ring.stages) & 1u;
+    const int tile = static_cast<int>(blockIdx.x) + static_cast<int>(u / ring.kunits) * grid;
+    const int k0 = static_cast<int>(u % ring.kunits) * ring.kc;
+    const int kn = min(ring.kc, k8 - k0);  // whole chunks of this unit (<= 0: none)
+    const std::int64_t row0 = static_cast<std::int64_t>(tile) * ring.rows;
+    const int rows = static_cast<int>(min(static_cast<std::int64_t>(ring.rows), p.n - row0));
+    const std::uint32_t bytes = kn > 0 ? 2u * static_cast<std::uint32_t>(kn) : 0u;
+    mbar_wait(skinny_detail::smem_addr(&empty[s]), phase ^ 1u);  // the consumers released the slot
+    if (lane == 0) mbar_arrive_expect(skinny_detail::smem_addr(&full[s]), bytes * static_cast<std::uint32_t>(rows));
+    __syncwarp();
+    if (bytes > 0) {
+      for (int r = lane; r < rows; r += 32) {
+        const In* src = static_cast<const In*>(p.w) + (row0 + r) * p.ldb + k0;
+        bulk_copy(ring.slot(s) + static_cast<std::uint32_t>(r) * ring.row_bytes, src, bytes,
+                  skinny_detail::smem_addr(&full[s]));
+      }
+    }
+  }
+}
+
 }  // namespace gemv_bulk_detail
 
 template <typename In, int M_MAX, int CONSUMERS>
-__global__ void __launch_bounds__(32 * (CONSUMERS + 1)) sm90_gemv_bulk(const SkinnyParams p, const GemvBulkPlan plan) {
+__global__ void __launch_bounds__(32 * (CONSUMERS + 1), 1) sm90_gemv_bulk(const SkinnyParams p, const GemvBulkPlan plan) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
   __trap();  // never launched there: the host checks the loaded image's PTX arch first
 #else
@@ -140,43 +195,15 @@ __global__ void __launch_bounds__(32 * (CONSUMERS + 1)) sm90_gemv_bulk(const Ski
 
   const int warp = static_cast<int>(threadIdx.x) / 32;
   const int lane = static_cast<int>(threadIdx.x) % 32;
-  const std::uint32_t ring = sd::smem_addr(gemv_bulk_ring);
-  const std::uint32_t row_bytes = 2u * static_cast<std::uint32_t>(plan.pitch);
-  const std::uint32_t slot_bytes = row_bytes * CONSUMERS;
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < plan.stages; ++s) {
-      bd::mbar_init(sd::smem_addr(&full[s]), 1);
-      bd::mbar_init(sd::smem_addr(&empty[s]), CONSUMERS);
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-  }
-  __syncthreads();
-
+  const bd::Ring rg{sd::smem_addr(gemv_bulk_ring), 2u * static_cast<std::uint32_t>(plan.pitch), CONSUMERS, plan.kc,
+                    plan.kunits, plan.stages};
+  bd::init_ring_barriers(full, empty, plan.stages, CONSUMERS);
   const int grid = static_cast<int>(gridDim.x);
   const int my_tiles = (plan.tiles - static_cast<int>(blockIdx.x) + grid - 1) / grid;
   const std::int64_t units = static_cast<std::int64_t>(my_tiles) * plan.kunits;
   const int k8 = p.k / 8 * 8;  // elements in whole 16-byte chunks
-
   if (warp == CONSUMERS) {
-    // Producer.
-    for (std::int64_t u = 0; u < units; ++u) {
-      const int s = static_cast<int>(u % plan.stages);
-      const std::uint32_t phase = static_cast<std::uint32_t>(u / plan.stages) & 1u;
-      const int tile = static_cast<int>(blockIdx.x) + static_cast<int>(u / plan.kunits) * grid;
-      const int k0 = static_cast<int>(u % plan.kunits) * plan.kc;
-      const int kn = min(plan.kc, k8 - k0);  // whole chunks of this unit (<= 0: none)
-      const std::int64_t row0 = static_cast<std::int64_t>(tile) * CONSUMERS;
-      const int rows = static_cast<int>(min(static_cast<std::int64_t>(CONSUMERS), p.n - row0));
-      const std::uint32_t bytes = kn > 0 ? 2u * static_cast<std::uint32_t>(kn) : 0u;
-      bd::mbar_wait(sd::smem_addr(&empty[s]), phase ^ 1u);  // the consumers released the slot
-      if (lane == 0) bd::mbar_arrive_expect(sd::smem_addr(&full[s]), bytes * static_cast<std::uint32_t>(rows));
-      __syncwarp();
-      if (lane < rows && bytes > 0) {
-        const In* src = static_cast<const In*>(p.w) + (row0 + lane) * p.ldb + k0;
-        bd::bulk_copy(ring + static_cast<std::uint32_t>(s) * slot_bytes + static_cast<std::uint32_t>(lane) * row_bytes,
-                      src, bytes, sd::smem_addr(&full[s]));
-      }
-    }
+    bd::produce<In>(p, rg, units, full, empty);
     return;
   }
 
@@ -198,8 +225,7 @@ __global__ void __launch_bounds__(32 * (CONSUMERS + 1)) sm90_gemv_bulk(const Ski
     const std::int64_t row = static_cast<std::int64_t>(tile) * CONSUMERS + warp;
     bd::mbar_wait(sd::smem_addr(&full[s]), phase);
     if (row < p.n) {
-      const std::uint32_t slice =
-          ring + static_cast<std::uint32_t>(s) * slot_bytes + static_cast<std::uint32_t>(warp) * row_bytes;
+      const std::uint32_t slice = rg.slot(s) + static_cast<std::uint32_t>(warp) * rg.row_bytes;
       // Batches of kBatch chunks a lane: every load of the batch (shared-memory weight, x through
       // L1) is issued before its arithmetic. Tokens past M read the last token's x (their sums
       // are never stored), so the loads need no per-token branch.

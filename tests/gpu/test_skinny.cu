@@ -80,6 +80,36 @@ std::string run_solution(A16W16Data& d, const Solution& s) {
   return err.empty() ? "" : s.name() + ": " + err;
 }
 
+// Two chained bf16 GEMMs, y1 = x1 · w1^T (K = 1, rows padded to 8: entries in (-1, 1), as the
+// tolerance expects) and y2 = y1 · w2^T (fp32 out), on random data; the second reads the first's
+// output, which is what a dependent launch must wait for.
+struct TwoGemmChain {
+  std::int64_t m, n1, n2;
+  DeviceBuffer x1, w1, y1, w2, y2;
+  TensorView x1v, w1v, y1v, w2v, y2v;
+  GemmCall c1, c2;
+  TwoGemmChain(std::int64_t m_, std::int64_t n1_, std::int64_t n2_, std::uint64_t seed)
+      : m(m_), n1(n1_), n2(n2_),
+        x1(static_cast<std::size_t>(m * 8 * 2)), w1(static_cast<std::size_t>(n1 * 8 * 2)),
+        y1(static_cast<std::size_t>(m * n1 * 2)), w2(static_cast<std::size_t>(n2 * n1 * 2)),
+        y2(static_cast<std::size_t>(m * n2 * 4)) {
+    fill_uniform(x1.data(), DType::kBFloat16, m * 8, seed, -1.0f, 1.0f, nullptr);
+    fill_uniform(w1.data(), DType::kBFloat16, n1 * 8, seed + 1, -1.0f, 1.0f, nullptr);
+    fill_uniform(w2.data(), DType::kBFloat16, n2 * n1, seed + 2, -1.0f, 1.0f, nullptr);
+    x1v = TensorView::strided(x1.data(), DType::kBFloat16, {m, 1}, {8, 1});
+    w1v = TensorView::strided(w1.data(), DType::kBFloat16, {n1, 1}, {8, 1});
+    y1v = TensorView::contiguous(y1.data(), DType::kBFloat16, {m, n1});
+    w2v = TensorView::contiguous(w2.data(), DType::kBFloat16, {n2, n1});
+    y2v = TensorView::contiguous(y2.data(), DType::kFloat32, {m, n2});
+    const GemmOptions none;
+    c1 = validate_a16w16(x1v, w1v, y1v, none);
+    c2 = validate_a16w16(y1v, w2v, y2v, none);
+    int device = 0;
+    cudaGetDevice(&device);
+    c1.problem.device = c2.problem.device = device;
+  }
+};
+
 TEST(Skinny, NamesAreUniqueAndComplete) {
   std::vector<SolutionPtr> all = skinny_solutions();
   ASSERT_FALSE(all.empty());
@@ -427,32 +457,17 @@ TEST(Skinny, StreamKReadsThePreviousKernelsOutput) {
   for (const SolutionPtr& s : skinny_solutions()) {
     if (!is_stream(s)) continue;
     const std::int64_t m = m_tile(s), n1 = 4104, n2 = 1031;
-    // y1 = x1 · w1^T with K = 1 (rows padded to 8): entries in (-1, 1), as the tolerance expects.
-    DeviceBuffer x1(static_cast<std::size_t>(m * 8 * 2)), w1(static_cast<std::size_t>(n1 * 8 * 2));
-    DeviceBuffer y1(static_cast<std::size_t>(m * n1 * 2)), w2(static_cast<std::size_t>(n2 * n1 * 2));
-    DeviceBuffer y2(static_cast<std::size_t>(m * n2 * 4));
-    fill_uniform(x1.data(), DType::kBFloat16, m * 8, 81, -1.0f, 1.0f, nullptr);
-    fill_uniform(w1.data(), DType::kBFloat16, n1 * 8, 82, -1.0f, 1.0f, nullptr);
-    fill_uniform(w2.data(), DType::kBFloat16, n2 * n1, 83, -1.0f, 1.0f, nullptr);
-    TensorView x1v = TensorView::strided(x1.data(), DType::kBFloat16, {m, 1}, {8, 1});
-    TensorView w1v = TensorView::strided(w1.data(), DType::kBFloat16, {n1, 1}, {8, 1});
-    TensorView y1v = TensorView::contiguous(y1.data(), DType::kBFloat16, {m, n1});
-    TensorView w2v = TensorView::contiguous(w2.data(), DType::kBFloat16, {n2, n1});
-    TensorView y2v = TensorView::contiguous(y2.data(), DType::kFloat32, {m, n2});
-    GemmCall c1 = validate_a16w16(x1v, w1v, y1v, none), c2 = validate_a16w16(y1v, w2v, y2v, none);
-    int device = 0;
-    cudaGetDevice(&device);
-    c1.problem.device = c2.problem.device = device;
-    ASSERT_TRUE(s->can_implement(c1.problem)) << s->name();
-    ASSERT_TRUE(s->can_implement(c2.problem)) << s->name();
-    TestWorkspace ws1(*s, c1.problem), ws2(*s, c2.problem);
+    TwoGemmChain ch(m, n1, n2, 81);
+    ASSERT_TRUE(s->can_implement(ch.c1.problem)) << s->name();
+    ASSERT_TRUE(s->can_implement(ch.c2.problem)) << s->name();
+    TestWorkspace ws1(*s, ch.c1.problem), ws2(*s, ch.c2.problem);
     device_synchronize();
     for (int rep = 0; rep < 2; ++rep) {
-      std::string err = run_and_compare_views(y1v, w2v, y2v, none, [&] {
+      std::string err = run_and_compare_views(ch.y1v, ch.w2v, ch.y2v, none, [&] {
         device_synchronize();  // y2's poison went to the legacy stream, which `stream` does not wait for
-        fill_nan(y1.data(), DType::kBFloat16, m * n1, reinterpret_cast<Stream>(stream));
-        s->run(c1.problem, c1.args, ws1.ws, reinterpret_cast<Stream>(stream));
-        s->run(c2.problem, c2.args, ws2.ws, reinterpret_cast<Stream>(stream));
+        fill_nan(ch.y1.data(), DType::kBFloat16, m * n1, reinterpret_cast<Stream>(stream));
+        s->run(ch.c1.problem, ch.c1.args, ws1.ws, reinterpret_cast<Stream>(stream));
+        s->run(ch.c2.problem, ch.c2.args, ws2.ws, reinterpret_cast<Stream>(stream));
         cudaStreamSynchronize(stream);
       });
       EXPECT_TRUE(err.empty()) << s->name() << " rep " << rep << ": " << err;
@@ -473,41 +488,26 @@ TEST(Skinny, PdlLaunchReadsThePreviousKernelsOutput) {
   for (const SolutionPtr& s : skinny_solutions()) {
     if (is_stream(s) || is_gemv(s) || is_bulk(s) || is_bulk_mma(s)) continue;
     const std::int64_t m = std::min(m_tile(s), 13), n1 = 1032, n2 = 777;
-    // y1 = x1 · w1^T with K = 1 (rows padded to 8): entries in (-1, 1), as the tolerance expects.
-    DeviceBuffer x1(static_cast<std::size_t>(m * 8 * 2)), w1(static_cast<std::size_t>(n1 * 8 * 2));
-    DeviceBuffer y1(static_cast<std::size_t>(m * n1 * 2)), w2(static_cast<std::size_t>(n2 * n1 * 2));
-    DeviceBuffer y2(static_cast<std::size_t>(m * n2 * 4));
-    fill_uniform(x1.data(), DType::kBFloat16, m * 8, 91, -1.0f, 1.0f, nullptr);
-    fill_uniform(w1.data(), DType::kBFloat16, n1 * 8, 92, -1.0f, 1.0f, nullptr);
-    fill_uniform(w2.data(), DType::kBFloat16, n2 * n1, 93, -1.0f, 1.0f, nullptr);
-    TensorView x1v = TensorView::strided(x1.data(), DType::kBFloat16, {m, 1}, {8, 1});
-    TensorView w1v = TensorView::strided(w1.data(), DType::kBFloat16, {n1, 1}, {8, 1});
-    TensorView y1v = TensorView::contiguous(y1.data(), DType::kBFloat16, {m, n1});
-    TensorView w2v = TensorView::contiguous(w2.data(), DType::kBFloat16, {n2, n1});
-    TensorView y2v = TensorView::contiguous(y2.data(), DType::kFloat32, {m, n2});
-    GemmCall c1 = validate_a16w16(x1v, w1v, y1v, none), c2 = validate_a16w16(y1v, w2v, y2v, none);
-    int device = 0;
-    cudaGetDevice(&device);
-    c1.problem.device = c2.problem.device = device;
-    if (!s->can_implement(c1.problem) || !s->can_implement(c2.problem)) continue;  // fp16 variants
-    TestWorkspace ws1(*s, c1.problem), ws2(*s, c2.problem);
+    TwoGemmChain ch(m, n1, n2, 91);
+    if (!s->can_implement(ch.c1.problem) || !s->can_implement(ch.c2.problem)) continue;  // fp16 variants
+    TestWorkspace ws1(*s, ch.c1.problem), ws2(*s, ch.c2.problem);
     const std::size_t bytes = static_cast<std::size_t>(m * n2 * 4);
     std::vector<char> plain(bytes), chained(bytes);
     auto chain = [&] {
       device_synchronize();  // y2's poison went to the legacy stream, which `stream` does not wait for
-      fill_nan(y1.data(), DType::kBFloat16, m * n1, reinterpret_cast<Stream>(stream));
-      s->run(c1.problem, c1.args, ws1.ws, reinterpret_cast<Stream>(stream));
-      s->run(c2.problem, c2.args, ws2.ws, reinterpret_cast<Stream>(stream));
+      fill_nan(ch.y1.data(), DType::kBFloat16, m * n1, reinterpret_cast<Stream>(stream));
+      s->run(ch.c1.problem, ch.c1.args, ws1.ws, reinterpret_cast<Stream>(stream));
+      s->run(ch.c2.problem, ch.c2.args, ws2.ws, reinterpret_cast<Stream>(stream));
       cudaStreamSynchronize(stream);
     };
     skinny::set_skinny_v2_pdl(false);
     chain();
-    copy_to_host(plain.data(), y2.data(), bytes);
+    copy_to_host(plain.data(), ch.y2.data(), bytes);
     skinny::set_skinny_v2_pdl(true);
     for (int rep = 0; rep < 2; ++rep) {
-      std::string err = run_and_compare_views(y1v, w2v, y2v, none, chain);
+      std::string err = run_and_compare_views(ch.y1v, ch.w2v, ch.y2v, none, chain);
       EXPECT_TRUE(err.empty()) << s->name() << " rep " << rep << ": " << err;
-      copy_to_host(chained.data(), y2.data(), bytes);
+      copy_to_host(chained.data(), ch.y2.data(), bytes);
       EXPECT_EQ(std::memcmp(plain.data(), chained.data(), bytes), 0) << s->name() << " rep " << rep;
     }
     EXPECT_TRUE(skinny::skinny_v2_pdl_enabled()) << s->name() << ": the PDL launch was refused";
