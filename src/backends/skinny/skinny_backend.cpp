@@ -509,7 +509,7 @@ std::vector<std::shared_ptr<const SkinnyGemvSolution>> make_gemv_solutions() {
   return out;
 }
 
-// --- Version 5: bulk-copy GEMV solutions --------------------------------------------------------
+// --- Versions 5 (bulk-copy GEMV) and 6 (bulk-copy MMA): solutions --------------------------------
 
 using skinny::SkinnyBulkKernel;
 using skinny::SkinnyBulkTile;
