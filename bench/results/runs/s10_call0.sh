@@ -2,9 +2,10 @@
 # Session 10's first device call, before any device build (nvidia-h200, carry ["scratch"],
 # timeout_s 400; run bench/results/runs/pack_ci_binaries.sh here first). With the CI-preset
 # binaries: every skinny GPU test (versions 5 and 6 run for the first time), compute-sanitizer
-# memcheck, racecheck and synccheck of the sanitizer subset (versions 5-6 included), then the decode experiment: the 32
-# M = 1 and 16 suite rows tuned with skinny (v1-v6, bf16) and cuBLASLt, benched in place of the
-# shipped rows. A failing or hanging test stops before the tune (each step has a timeout).
+# memcheck, racecheck and synccheck of the sanitizer subset (versions 5-6 included), then the
+# decode experiment: the 32 M = 1 and 16 suite rows tuned with skinny (v1-v6, bf16) and
+# cuBLASLt, benched in place of the shipped rows. A failing or hanging test stops before the
+# tune (each step has a timeout).
 export PATH=/tmp/bin:$PATH:/usr/local/cuda/bin TGEMM_COMMIT=$(cat scratch/COMMIT) TGEMM_CONFIG_DIR=$PWD/configs
 S=/tmp/s10z; mkdir -p $S /tmp/bin
 gunzip -c scratch/tgemm.gz > /tmp/bin/tgemm; gunzip -c scratch/ci/test_gpu_skinny.gz > $S/test_gpu_skinny
