@@ -154,6 +154,7 @@ __global__ void __launch_bounds__(32 * (CONSUMERS + 1), 2) sm90_gemm_bulk_mma(co
           for (int j = 0; j < NT; ++j) xv[i][j] = make_uint4(0, 0, 0, 0);
         }
       }
+      __syncwarp();  // the loads above branch per lane at the tail; mma.sync.aligned needs the whole warp
 #pragma unroll
       for (int i = 0; i < kBatch; ++i)
 #pragma unroll
