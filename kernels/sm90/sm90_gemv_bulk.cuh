@@ -122,7 +122,7 @@ __device__ __forceinline__ void bulk_copy(std::uint32_t dst, const void* src, st
                : "memory");
 }
 
-// The ring's geometry, shared by versions 5 and 6: `stages` slots of `rows` row slices,
+// The ring's geometry: `stages` slots of `rows` row slices,
 // `row_bytes` apart; units of kc elements, `kunits` a row tile.
 struct Ring {
   std::uint32_t base = 0;   // shared-memory address of slot 0
@@ -133,13 +133,14 @@ struct Ring {
 };
 
 // Thread 0 initialises each slot's barriers ("full": the producer's one arrival and its bytes;
-// "empty": one arrival per consumer warp); then the whole CTA waits for it.
+// "empty": one arrival per consumer thread - an arrival releases only its own thread's reads, so
+// every lane that read the slot arrives, as in CUTLASS's pipelines); then the whole CTA waits.
 __device__ __forceinline__ void init_ring_barriers(std::uint64_t* full, std::uint64_t* empty, int stages,
-                                                   int consumers) {
+                                                   int consumer_threads) {
   if (threadIdx.x == 0) {
     for (int s = 0; s < stages; ++s) {
       mbar_init(skinny_detail::smem_addr(&full[s]), 1);
-      mbar_init(skinny_detail::smem_addr(&empty[s]), static_cast<std::uint32_t>(consumers));
+      mbar_init(skinny_detail::smem_addr(&empty[s]), static_cast<std::uint32_t>(consumer_threads));
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
@@ -197,7 +198,7 @@ __global__ void __launch_bounds__(32 * (CONSUMERS + 1), 1) sm90_gemv_bulk(const 
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const bd::Ring rg{sd::smem_addr(gemv_bulk_ring), 2u * static_cast<std::uint32_t>(plan.pitch), CONSUMERS, plan.kc,
                     plan.kunits, plan.stages};
-  bd::init_ring_barriers(full, empty, plan.stages, CONSUMERS);
+  bd::init_ring_barriers(full, empty, plan.stages, 32 * CONSUMERS);
   const int grid = static_cast<int>(gridDim.x);
   const int my_tiles = (plan.tiles - static_cast<int>(blockIdx.x) + grid - 1) / grid;
   const std::int64_t units = static_cast<std::int64_t>(my_tiles) * plan.kunits;
@@ -252,8 +253,7 @@ __global__ void __launch_bounds__(32 * (CONSUMERS + 1), 1) sm90_gemv_bulk(const 
         for (int m = 0; m < M_MAX; ++m) acc[m] = gd::dot8<In>(wv, sd::load_activation(x_rows[m] + k0 + 8 * c), acc[m]);
       }
     }
-    __syncwarp();
-    if (lane == 0) bd::mbar_arrive(sd::smem_addr(&empty[s]));  // this warp is done with the slot
+    bd::mbar_arrive(sd::smem_addr(&empty[s]));  // this lane is done with the slot
     if (ku == plan.kunits - 1) {
       if (row < p.n) {
         // The chunk that straddles K, from global memory, after every whole chunk.

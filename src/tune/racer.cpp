@@ -191,6 +191,48 @@ void warm_up_gpu(double seconds) {
   }
 }
 
+namespace {
+
+// The check of one candidate on the race's first operand set: NaN-poisoned output, AITER's
+// err_ratio at the tuner tolerance (non-finite or huge errors count as 1.0) and the library's
+// strict tolerance.
+void check_solution(const GemmProblem& p, const RaceData& data, const Solution& sol, const Workspace& ws,
+                    CandidateResult& r) {
+  const double tol = tuner_tolerance(p.out_type);
+  const Operands& set0 = data.sets[0];
+  fill_nan(set0.args.out, p.out_type, p.m * p.n, nullptr);
+  sol.run(p, set0.args, ws, nullptr);
+  check_context(r.name);
+  CompareResult loose = compare_with_reference(set0.args.out, p.out_type, p.n, data.ref.as<float>(), p.n, p.m, p.n,
+                                               tol, tol, nullptr);
+  bool catastrophic = loose.nonfinite > 0 || loose.max_abs_err > 0.5 * std::max(loose.ref_max_abs, 1.0);
+  r.err_ratio =
+      catastrophic ? 1.0 : static_cast<double>(loose.bad) / static_cast<double>(std::max<std::int64_t>(loose.checked, 1));
+  Tolerance strict = gemm_tolerance(p.out_type, p.k, p.has_bias());
+  CompareResult exact = compare_with_reference(set0.args.out, p.out_type, p.n, data.ref.as<float>(), p.n, p.m, p.n,
+                                               strict.rtol, strict.atol, nullptr);
+  r.strict_ok = exact.bad == 0;
+}
+
+// Compute-bound problems (FLOPs per byte above ~128) run their finals in the sustained power
+// state and need the larger default margin.
+bool is_sustained(const GemmProblem& p) {
+  const double flops = 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k);
+  const double bytes = static_cast<double>(dtype_size(p.a_type)) * static_cast<double>(p.m * p.k + p.n * p.k) +
+                       static_cast<double>(dtype_size(p.out_type)) * static_cast<double>(p.m * p.n);
+  return flops / bytes > 128.0;
+}
+
+}  // namespace
+
+std::string race_default_name(const GemmProblem& p, const std::vector<std::string>& libtypes) {
+  std::string name(kCublasLtHeuristicName);
+  SolutionPtr disp = Runtime::get().registry().default_solution(p);
+  const bool split_raced = libtypes.empty() || std::find(libtypes.begin(), libtypes.end(), "split") != libtypes.end();
+  if (disp != nullptr && disp->libtype() == "split" && split_raced) name = disp->name();
+  return name;
+}
+
 RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
   auto t0 = std::chrono::steady_clock::now();
   Runtime& rt = Runtime::get();
@@ -201,13 +243,7 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
   // The race's default, which a winner must beat: cuBLASLt's heuristic (what F.linear runs),
   // except where the dispatcher's own default without a row is the staged erf-GELU path of the
   // split backend (docs/design-choices.md, "Epilogues"); there that path, when it is raced.
-  std::string default_name(kCublasLtHeuristicName);
-  {
-    SolutionPtr disp = rt.registry().default_solution(p);
-    const bool split_raced =
-        o.libtypes.empty() || std::find(o.libtypes.begin(), o.libtypes.end(), "split") != o.libtypes.end();
-    if (disp != nullptr && disp->libtype() == "split" && split_raced) default_name = disp->name();
-  }
+  const std::string default_name = race_default_name(p, o.libtypes);
 
   // Candidates, in backend registration order.
   std::vector<SolutionPtr> solutions;
@@ -345,7 +381,6 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
   base_topt.launches_per_graph = o.launches_per_graph;
   base_topt.warmup_replays = o.warmup;
   base_topt.replays = o.iters;
-  const double tol = tuner_tolerance(p.out_type);
   auto time_accurate = [&](std::size_t idx) {
     constexpr double kAccurateBudgetUs = 40000.0;
     const double est = std::max(result.candidates[idx].screen_us, 1.0);
@@ -380,18 +415,7 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
       r.spread = st.median_us > 0 ? (st.p90_us - st.p10_us) / st.median_us : 0;
       ++result.accurate;
       notify("check", r.name);
-      const Operands& set0 = data.sets[0];
-      fill_nan(set0.args.out, p.out_type, p.m * p.n, nullptr);
-      sol.run(p, set0.args, ws, nullptr);
-      check_context(r.name);
-      CompareResult loose = compare_with_reference(set0.args.out, p.out_type, p.n, data.ref.as<float>(), p.n, p.m,
-                                                   p.n, tol, tol, nullptr);
-      bool catastrophic = loose.nonfinite > 0 || loose.max_abs_err > 0.5 * std::max(loose.ref_max_abs, 1.0);
-      r.err_ratio = catastrophic ? 1.0 : static_cast<double>(loose.bad) / static_cast<double>(std::max<std::int64_t>(loose.checked, 1));
-      Tolerance strict = gemm_tolerance(p.out_type, p.k, p.has_bias());
-      CompareResult exact = compare_with_reference(set0.args.out, p.out_type, p.n, data.ref.as<float>(), p.n, p.m,
-                                                   p.n, strict.rtol, strict.atol, nullptr);
-      r.strict_ok = exact.bad == 0;
+      check_solution(p, data, sol, ws, r);
     } catch (const Error& e) {
       r.error = e.what();
       if (r.error.find("sticky") != std::string::npos) throw;
@@ -400,10 +424,7 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
   // Final: the passing candidates near the fastest are re-timed in interleaved rounds (A B C, A B
   // C, ...) so slow drifts of clock or temperature hit all of them alike; each keeps the median of
   // its accurate time and the rounds. This is what makes two tunes pick the same row.
-  const double flops = 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k);
-  const double bytes = static_cast<double>(dtype_size(p.a_type)) * static_cast<double>(p.m * p.k + p.n * p.k) +
-                       static_cast<double>(dtype_size(p.out_type)) * static_cast<double>(p.m * p.n);
-  const bool sustained = flops / bytes > 128.0;
+  const bool sustained = is_sustained(p);
   // Placements beyond the race's (finals with final_placements > 1, the confirmation): made once,
   // on first use, as many as the larger of the two asks and the memory budget allows.
   std::vector<RaceData> extra;
@@ -668,6 +689,41 @@ PairTiming time_solution_pair(const GemmProblem& p, const Solution& a, const Sol
   out.max_ratio = *std::max_element(ratio.begin(), ratio.end());
   out.placements = static_cast<int>(ratio.size());
   return out;
+}
+
+Reconfirmation reconfirm_row(const GemmProblem& p, const Solution& row, const RaceOptions& o) {
+  Reconfirmation r;
+  r.default_name = race_default_name(p, o.libtypes);
+  if (row.name() == r.default_name) return r;
+  Runtime& rt = Runtime::get();
+  for (const auto& backend : rt.registry().backends()) {
+    for (SolutionPtr& s : backend->candidates(p)) {
+      if (s->name() == r.default_name && s->can_implement(p)) {
+        r.default_solution = std::move(s);
+        break;
+      }
+    }
+    if (r.default_solution != nullptr) break;
+  }
+  TGEMM_CHECK(r.default_solution != nullptr, "reconfirm", "the race's default ", r.default_name, " cannot run ",
+              p.describe());
+  // The race's confirmation rule (RaceOptions::confirm_*): not slower on any placement, faster
+  // than the default by the margin in the median.
+  r.margin = std::max({o.confirm_margin, o.select.default_margin, is_sustained(p) ? o.sustained_default_margin : 0.0});
+  r.timing = time_solution_pair(p, *r.default_solution, row, o, std::max(1, o.confirm_rounds),
+                                std::max(1, o.confirm_placements));
+  r.kept = r.timing.min_ratio >= 1.0 && r.timing.ratio * (1.0 - r.margin) > 1.0;
+  if (!r.kept) {
+    const DeviceInfo& dev = rt.platform().device_info(p.device);
+    const RaceData data = make_data(p, o, dev);
+    DeviceBuffer ws_buf(std::max<std::size_t>(r.default_solution->workspace_size(p), 256));
+    CandidateResult c;
+    c.name = r.default_name;
+    check_solution(p, data, *r.default_solution, Workspace{ws_buf.data(), ws_buf.bytes()}, c);
+    r.default_err_ratio = c.err_ratio;
+    r.default_strict_ok = c.strict_ok;
+  }
+  return r;
 }
 
 }  // namespace tgemm

@@ -106,6 +106,30 @@ struct PairTiming {
 PairTiming time_solution_pair(const GemmProblem& p, const Solution& a, const Solution& b, const RaceOptions& options,
                               int rounds, int placements = 1);
 
+// The race's default for p, which a winner must beat: cuBLASLt's heuristic, or where the
+// dispatcher's own default is the staged split path (erf-GELU) and split is among `libtypes`
+// (empty: all), that path's name.
+std::string race_default_name(const GemmProblem& p, const std::vector<std::string>& libtypes);
+
+// `tgemm reconfirm`: a tuned row's solution timed once more against the race's default, in this
+// process (a fresh one, not the tune's), by the race's confirmation rule: options.confirm_rounds
+// interleaved rounds on options.confirm_placements placements; kept when it loses on no placement
+// and its median ratio beats the default by the confirmation margin (confirm_margin, the
+// sustained margin for compute-bound problems). Between-process shifts of a few percent decide
+// most rows two tunes disagree on (docs/perf-notes.md); a row kept by both processes has passed
+// two. A row that is the default is kept without timing.
+struct Reconfirmation {
+  std::string default_name;
+  SolutionPtr default_solution;  // null when the row is the default
+  PairTiming timing;             // a = the default, b = the row: ratio > 1 when the row is faster
+  double margin = 0;
+  bool kept = true;
+  // When not kept: the default checked against the fp32 reference (as the race checks).
+  double default_err_ratio = -1;
+  bool default_strict_ok = false;
+};
+Reconfirmation reconfirm_row(const GemmProblem& p, const Solution& row, const RaceOptions& options);
+
 // Runs dense GEMMs for about `seconds` so clocks and power reach their sustained state before
 // anything is timed (a cold GPU boosts higher for the first measurements).
 void warm_up_gpu(double seconds);

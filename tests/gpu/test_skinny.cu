@@ -7,7 +7,7 @@
 // its first call inside the capture and the workspace scribbled between replays); refusals
 // (misaligned views, odd strides, M above the tile, other dtypes); the backend's from_row,
 // candidates and default rule; version 4 (GEMV, sm90_gemv_skinny.cuh) and version 5 (bulk-copy
-// GEMV, sm90_gemv_bulk.cuh) and 6 (bulk-copy MMA, sm90_gemm_bulk_mma.cuh) in every variant test.
+// GEMV, sm90_gemv_bulk.cuh) in every variant test.
 // Skinny.SanitizerSubset is a small, fast slice for
 // compute-sanitizer (--gtest_filter='*Sanitizer*').
 #include <cuda_runtime.h>
@@ -46,12 +46,8 @@ bool is_stream(const SolutionPtr& s) { return name_field(s->name(), "pk") > 0; }
 bool is_gemv(const SolutionPtr& s) { return s->name().find("_gemv_") != std::string::npos; }
 // Version 5 (bulk-copy GEMV, `_bulk_w<consumer warps>`; m_tile is its token count).
 bool is_bulk(const SolutionPtr& s) { return s->name().find("_bulk_") != std::string::npos; }
-// Version 6 (bulk-copy MMA, `_bulkmma_w<consumer warps>`, 16 rows a consumer warp).
-bool is_bulk_mma(const SolutionPtr& s) { return s->name().find("_bulkmma_") != std::string::npos; }
-// Scheme of a variant: 0 versions 1-2, 1 version 3, 2 version 4, 3 version 5, 4 version 6.
-int scheme(const SolutionPtr& s) {
-  return is_bulk_mma(s) ? 4 : (is_bulk(s) ? 3 : (is_gemv(s) ? 2 : (is_stream(s) ? 1 : 0)));
-}
+// Scheme of a variant: 0 versions 1-2, 1 version 3, 2 version 4, 3 version 5.
+int scheme(const SolutionPtr& s) { return is_bulk(s) ? 3 : (is_gemv(s) ? 2 : (is_stream(s) ? 1 : 0)); }
 
 const Backend& skinny_backend() {
   static Registry registry = [] {
@@ -125,7 +121,7 @@ TEST(Skinny, NamesAreUniqueAndComplete) {
       names.push_back(s->name());
       continue;
     }
-    if (is_bulk(s) || is_bulk_mma(s)) {  // versions 5 and 6: bulk copies, no split
+    if (is_bulk(s)) {  // version 5: bulk copies, no split
       for (const char* key : {"m", "w", "v"})
         EXPECT_GT(name_field(s->name(), key), 0) << s->name() << " lacks _" << key;
       EXPECT_EQ(name_field(s->name(), "sk"), -1) << s->name();
@@ -239,9 +235,6 @@ TEST(Skinny, SanitizerSubset) {
   // Version 5 (bulk-copy GEMV): one token with 8 consumer warps, four tokens with 4.
   pick([&](const SolutionPtr& s) { return is_bulk(s) && m_tile(s) == 1 && name_field(s->name(), "w") == 8; });
   pick([&](const SolutionPtr& s) { return is_bulk(s) && m_tile(s) == 4 && name_field(s->name(), "w") == 4; });
-  // Version 6 (bulk-copy MMA): 16 tokens with two consumer warps, 8 with one.
-  pick([&](const SolutionPtr& s) { return is_bulk_mma(s) && m_tile(s) == 16 && name_field(s->name(), "w") == 2; });
-  pick([&](const SolutionPtr& s) { return is_bulk_mma(s) && m_tile(s) == 8 && name_field(s->name(), "w") == 1; });
   ASSERT_GE(picked.size(), 3u);
   // Version 3 on these: 33x1001 and 7x4099 split every tile over tens to a hundred-odd CTAs,
   // 40x8 has whole tiles only, 4423x40 (K = 32 + 8) has CTAs over one and a half tiles.
@@ -296,7 +289,7 @@ TEST(Skinny, SplitVariantsAreBitIdenticalRunToRun) {
   }
 }
 
-// Versions 5 and 6: the ring and the persistent grid: more row tiles than CTAs (each CTA loops, every slot's
+// Version 5: the ring and the persistent grid: more row tiles than CTAs (each CTA loops, every slot's
 // barriers go through many phases), rows longer than a unit (several units a row), a last unit
 // with no whole chunk (K = 2 units + 3: only the straddling chunk, read from global memory), K
 // below one chunk, N not a multiple of the consumer warps, padded row strides; every M up to
@@ -305,20 +298,18 @@ TEST(Skinny, BulkRingAndPersistentGrid) {
   TGEMM_REQUIRE_GPU();
   int cases = 0;
   for (const SolutionPtr& s : skinny_solutions()) {
-    if (!is_bulk(s) && !is_bulk_mma(s)) continue;
-    // The plans' unit (kSkinnyBulkRingBytes): version 5 one row a consumer warp, multiples of
-    // 256; version 6 16 rows a consumer warp with rows padded by 64 bytes, multiples of 64.
-    const std::int64_t rows = (is_bulk_mma(s) ? 16 : 1) * name_field(s->name(), "w");
-    const std::int64_t unit = is_bulk_mma(s) ? ((96 * 1024 / (4 * rows) - 64) / 2) / 64 * 64  // padded rows
-                                             : (96 * 1024 / (4 * rows * 2)) / 256 * 256;
-    // {4099, 2 units + 3} (version 5) and {20000, 2 units + 3} (both): several tiles a CTA of 3
+    if (!is_bulk(s)) continue;
+    // The plan's unit (kSkinnyBulkRingBytes): one row a consumer warp, multiples of 256.
+    const std::int64_t rows = name_field(s->name(), "w");
+    const std::int64_t unit = (96 * 1024 / (4 * rows * 2)) / 256 * 256;
+    // {4099, 2 units + 3} and {20000, 2 units + 3}: several tiles a CTA of 3
     // units each, so slots whose phase carried no bytes are reused and the straddling chunk meets
     // the accumulator reset; {20000, 1001} and
     // {60000, 256}: rings of 6-16 slots wrapped 1.6-3.5 times a CTA.
     const std::int64_t shapes[][2] = {{4099, 16392}, {577, 2 * unit + 3}, {4099, 2 * unit + 3}, {20000, 2 * unit + 3},
                                       {20000, 1001}, {60000, 256}, {577, 5}, {131, unit}, {1, 9000}};
     for (const auto& nk : shapes) {
-      for (std::int64_t m = 1; m <= m_tile(s); m += is_bulk_mma(s) ? 5 : 1) {  // version 6: 1, 6, 11, 16
+      for (std::int64_t m = 1; m <= m_tile(s); ++m) {
         A16W16Case c;
         c.m = m;
         c.n = nk[0];
@@ -334,7 +325,7 @@ TEST(Skinny, BulkRingAndPersistentGrid) {
       }
     }
   }
-  EXPECT_GT(cases, 0) << "no version-5 or -6 variant in this build";
+  EXPECT_GT(cases, 0) << "no version-5 variant in this build";
 }
 
 TEST(Skinny, SplitVariantReplaysInCudaGraph) {
@@ -486,7 +477,7 @@ TEST(Skinny, PdlLaunchReadsThePreviousKernelsOutput) {
   const GemmOptions none;
   int chains = 0;
   for (const SolutionPtr& s : skinny_solutions()) {
-    if (is_stream(s) || is_gemv(s) || is_bulk(s) || is_bulk_mma(s)) continue;
+    if (is_stream(s) || is_gemv(s) || is_bulk(s)) continue;
     const std::int64_t m = std::min(m_tile(s), 13), n1 = 1032, n2 = 777;
     TwoGemmChain ch(m, n1, n2, 91);
     if (!s->can_implement(ch.c1.problem) || !s->can_implement(ch.c2.problem)) continue;  // fp16 variants

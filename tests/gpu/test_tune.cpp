@@ -1,8 +1,8 @@
 // The tuner on the GPU: its pair timing (what the confirmation and `tgemm compare --measure`
 // use): a solution timed against itself is a tie, bad arguments are refused with a clear error;
 // launch fingerprints (equal for the same launch, different for another configuration or other
-// arguments, absent for what cannot be captured); and a whole race of one problem, whose kept
-// row obeys the confirmation's rules.
+// arguments, absent for what cannot be captured); a whole race of one problem, whose kept row
+// obeys the confirmation's rules; and `tgemm reconfirm`'s decision for one row.
 #include <gtest/gtest.h>
 #include <cuda_runtime.h>
 
@@ -91,6 +91,41 @@ TEST(TimeSolutionPair, RefusesZeroRounds) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("time_solution_pair: rounds must be >= 1, got 0"), std::string::npos) << e.what();
   }
+}
+
+// `tgemm reconfirm`'s decision (reconfirm_row): the race's default is kept without timing; the
+// reference backend's SIMT kernel, many times slower than cuBLASLt at 256x2048x2048, loses on
+// every placement and reverts to cuBLASLt's heuristic, which is checked against the reference.
+TEST(Reconfirm, TheDefaultIsKeptAndASlowRowReverts) {
+  TGEMM_REQUIRE_GPU();
+  const GemmProblem p = plain_problem(256, 2048, 2048);
+  RaceOptions o;
+  o.confirm_rounds = 2;
+  o.confirm_placements = 2;
+  SolutionPtr def = cublaslt_default(p);
+  ASSERT_NE(def, nullptr);
+  ASSERT_EQ(def->name(), "cublaslt:heuristic");
+  const Reconfirmation same = reconfirm_row(p, *def, o);
+  EXPECT_EQ(same.default_name, "cublaslt:heuristic");
+  EXPECT_EQ(same.default_solution, nullptr);
+  EXPECT_TRUE(same.kept);
+
+  const Backend* ref = Runtime::get().registry().find("reference");
+  ASSERT_NE(ref, nullptr);
+  SolutionPtr slow = ref->default_solution(p);
+  ASSERT_NE(slow, nullptr);
+  const Reconfirmation r = reconfirm_row(p, *slow, o);
+  ASSERT_NE(r.default_solution, nullptr);
+  EXPECT_EQ(r.default_solution->name(), "cublaslt:heuristic");
+  EXPECT_FALSE(r.kept);
+  EXPECT_EQ(r.timing.placements, 2);
+  EXPECT_GT(r.timing.a_us, 0);
+  EXPECT_GT(r.timing.b_us, r.timing.a_us);
+  EXPECT_LT(r.timing.max_ratio, 0.5) << "the reference kernel should be far slower than cuBLASLt";
+  EXPECT_DOUBLE_EQ(r.margin, 0.02) << "256x2048x2048 is compute-bound: the sustained margin";
+  EXPECT_GE(r.default_err_ratio, 0.0);
+  EXPECT_LE(r.default_err_ratio, 0.05);
+  EXPECT_TRUE(r.default_strict_ok);
 }
 
 // The same call fingerprints the same, and so do the heuristic's choice and its top-1 as an

@@ -1,4 +1,4 @@
-// The `tgemm` command: bench, show, tune, shapes, merge, compare, run, lt-space.
+// The `tgemm` command: bench, show, tune, reconfirm, shapes, merge, compare, run, lt-space.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
@@ -83,7 +83,24 @@ int main(int argc, char** argv) {
               "confirm each of the top finalists on every placement and keep the best (slower)");
   t->add_flag("-v,--verbose", tune.verbose, "more output");
   t->add_flag("--loose", tune.loose, "accept winners that pass --errRatio but not the strict check");
+  t->add_flag("--reconfirm", tune.reconfirm,
+              "after the tune, time every non-default row against the default again in a fresh process; "
+              "rows that do not pass revert to the default (tgemm reconfirm)");
   t->add_flag("--worker", tune.worker, "internal: run as a worker")->group("");
+
+  tgemm::cli::ReconfirmOptions reconfirm;
+  CLI::App* rc = app.add_subcommand(
+      "reconfirm", "time each non-default row of a tuned table against the default again; revert those that lose");
+  rc->add_option("tuned_file", reconfirm.tuned_file, "tuned CSV (rewritten in place unless -o)")->required();
+  rc->add_option("-o,--output", reconfirm.output, "write the result here instead");
+  rc->add_option("--libtype", reconfirm.libtype, "the tune's --libtype (decides the race's default)")->capture_default_str();
+  rc->add_option("--errRatio", reconfirm.err_ratio, "the default must pass this to replace a row")->capture_default_str();
+  rc->add_option("--rounds", reconfirm.rounds, "interleaved rounds a placement")->capture_default_str();
+  rc->add_option("--placements", reconfirm.placements, "operand placements (a row must not lose on any)")
+      ->check(CLI::Range(1, 16))
+      ->capture_default_str();
+  rc->add_option("--margin", reconfirm.margin, "a row must beat the default by this fraction (median)")
+      ->capture_default_str();
 
   tgemm::cli::ShapesOptions shapes;
   CLI::App* sh = app.add_subcommand("shapes", "write the untuned CSV of a model (config.json) or a shape suite");
@@ -138,6 +155,7 @@ int main(int argc, char** argv) {
     if (b->parsed()) return tgemm::cli::run_bench(bench);
     if (s->parsed()) return tgemm::cli::run_show(show);
     if (l->parsed()) return tgemm::cli::run_lt_space(lts);
+    if (rc->parsed()) return tgemm::cli::run_reconfirm(reconfirm);
     if (t->parsed()) return tgemm::cli::run_tune(tune);
     if (sh->parsed()) return tgemm::cli::run_shapes(shapes);
     if (mg->parsed()) return tgemm::cli::run_merge(merge);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -229,6 +230,58 @@ struct Worker {
   int sm_count = 0;
 };
 
+// This process's environment for a child that sees exactly one GPU, `device`. Ordinals are this
+// process's, so a CUDA_VISIBLE_DEVICES of the caller maps them (CUDA_VISIBLE_DEVICES=1 tgemm tune
+// tunes on physical GPU 1, not 0); its entries (indices, UUIDs, MIG ids) are passed through as given.
+std::vector<std::string> environment_for_device(int device) {
+  std::vector<std::string> env_store;
+  for (char** e = environ; *e; ++e) {
+    if (std::string(*e).rfind("CUDA_VISIBLE_DEVICES=", 0) != 0) env_store.emplace_back(*e);
+  }
+  std::string visible = std::to_string(device);
+  if (const char* parent = std::getenv("CUDA_VISIBLE_DEVICES"); parent != nullptr && *parent != '\0') {
+    const std::vector<std::string> entries = csv::split_line(parent).value_or(std::vector<std::string>{});
+    TGEMM_CHECK(device >= 0 && static_cast<std::size_t>(device) < entries.size(), "tgemm tune", "GPU ordinal ", device,
+                " is not among the ", entries.size(), " GPU(s) of CUDA_VISIBLE_DEVICES='", parent, "'");
+    visible = entries[static_cast<std::size_t>(device)];
+  }
+  env_store.push_back("CUDA_VISIBLE_DEVICES=" + visible);
+  return env_store;
+}
+
+std::string own_executable() {
+  char exe[4096];
+  ssize_t len = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  TGEMM_CHECK(len > 0, "tgemm tune", "cannot find its own executable");
+  exe[len] = '\0';
+  return exe;
+}
+
+// --reconfirm: `tgemm reconfirm` on the tuned file in a child process on GPU `device`; its exit
+// status (128 + signal if it was killed).
+int spawn_reconfirm(const TuneOptions& o, int device) {
+  std::vector<std::string> args = {"/proc/self/exe", "reconfirm", o.tuned_file, "--libtype", o.libtype,
+                                   "--errRatio", fmt::format("{}", o.err_ratio), "--placements",
+                                   std::to_string(o.confirm_placements)};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> env_store = environment_for_device(device);
+  std::vector<char*> envp;
+  for (auto& e : env_store) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::fflush(stdout);
+  const std::string exe = own_executable();
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, exe.c_str(), nullptr, nullptr, argv.data(), envp.data());
+  TGEMM_CHECK(rc == 0, "tgemm tune --reconfirm", "posix_spawn failed: ", std::strerror(rc));
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+}
+
 void spawn_worker(Worker& w, const TuneOptions& o) {
   int to_child[2], from_child[2];
   TGEMM_CHECK(::pipe(to_child) == 0 && ::pipe(from_child) == 0, "tgemm tune", "pipe() failed");
@@ -249,30 +302,12 @@ void spawn_worker(Worker& w, const TuneOptions& o) {
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-  std::vector<std::string> env_store;
-  for (char** e = environ; *e; ++e) {
-    if (std::string(*e).rfind("CUDA_VISIBLE_DEVICES=", 0) != 0) env_store.emplace_back(*e);
-  }
-  // Each worker sees exactly one GPU: the one it tunes on. Ordinals are this process's, so a
-  // CUDA_VISIBLE_DEVICES of the caller maps them (CUDA_VISIBLE_DEVICES=1 tgemm tune tunes on
-  // physical GPU 1, not 0); its entries (indices, UUIDs, MIG ids) are passed through as given.
-  std::string visible = std::to_string(w.device);
-  if (const char* parent = std::getenv("CUDA_VISIBLE_DEVICES"); parent != nullptr && *parent != '\0') {
-    const std::vector<std::string> entries = csv::split_line(parent).value_or(std::vector<std::string>{});
-    TGEMM_CHECK(w.device >= 0 && static_cast<std::size_t>(w.device) < entries.size(), "tgemm tune",
-                "GPU ordinal ", w.device, " is not among the ", entries.size(), " GPU(s) of CUDA_VISIBLE_DEVICES='",
-                parent, "'");
-    visible = entries[static_cast<std::size_t>(w.device)];
-  }
-  env_store.push_back("CUDA_VISIBLE_DEVICES=" + visible);
+  std::vector<std::string> env_store = environment_for_device(w.device);
   std::vector<char*> envp;
   for (auto& e : env_store) envp.push_back(e.data());
   envp.push_back(nullptr);
-  char exe[4096];
-  ssize_t len = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-  TGEMM_CHECK(len > 0, "tgemm tune", "cannot find its own executable");
-  exe[len] = '\0';
-  int rc = posix_spawn(&w.pid, exe, &fa, nullptr, argv.data(), envp.data());
+  const std::string exe = own_executable();
+  int rc = posix_spawn(&w.pid, exe.c_str(), &fa, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&fa);
   ::close(to_child[0]);
   ::close(from_child[1]);
@@ -650,7 +685,106 @@ int run_tune(const TuneOptions& o) {
   }
   fmt::print("wrote {} ({} rows)\n", o.tuned_file, rows.size());
   if (stop_signal != 0) return 128 + stop_signal;
+  if (o.reconfirm && !rows.empty()) {
+    fmt::print("\ntgemm tune --reconfirm: every non-default row once more, in a fresh process on GPU {}\n", devices.front());
+    const int rc = spawn_reconfirm(o, devices.front());
+    if (rc != 0) {
+      fmt::print(stderr, "tgemm tune: the reconfirmation exited with {}\n", rc);
+      return rc;
+    }
+  }
   return failed == 0 ? 0 : 1;
+}
+
+int run_reconfirm(const ReconfirmOptions& o) {
+  TGEMM_CHECK(o.rounds >= 1, "tgemm reconfirm", "--rounds must be >= 1, got ", o.rounds);
+  TGEMM_CHECK(o.placements >= 1, "tgemm reconfirm", "--placements must be >= 1, got ", o.placements);
+  TGEMM_CHECK(o.margin >= 0 && o.margin < 1, "tgemm reconfirm", "--margin must be in [0, 1), got ", o.margin);
+  std::vector<TableRow> rows;
+  {
+    std::ifstream in(o.tuned_file);
+    TGEMM_CHECK(static_cast<bool>(in), "tgemm reconfirm", "cannot open the tuned file '", o.tuned_file, "'");
+    ParsedTable t = parse_tuned_table(in, o.tuned_file);
+    for (const auto& w : t.warnings) fmt::print(stderr, "warning: {}\n", w);
+    rows = std::move(t.rows);
+  }
+  require_gpu("reconfirm");
+  const std::string output = o.output.empty() ? o.tuned_file : o.output;
+  Runtime& rt = Runtime::get();
+  const int device = rt.platform().current_device();
+  const DeviceInfo& dev = rt.platform().device_info(device);
+  warm_up_gpu(2.0);
+  RaceOptions ro;
+  ro.select.max_err_ratio = o.err_ratio;
+  ro.confirm_rounds = o.rounds;
+  ro.confirm_placements = o.placements;
+  ro.confirm_margin = o.margin;
+  if (o.libtype != "all") {
+    auto f = csv::split_line(o.libtype);
+    if (f) ro.libtypes = *f;
+  }
+  int other_gpu = 0, is_default = 0, kept = 0, reverted = 0, unchecked = 0;
+  const auto start = Clock::now();
+  for (TableRow& row : rows) {
+    if (row.key.arch != dev.arch || row.key.sm_count != dev.sm_count) {
+      ++other_gpu;
+      continue;
+    }
+    const std::string where = fmt::format("{} M={}", row.key.describe(), row.m);
+    try {
+      const GemmProblem p = problem_of_key(row.key, row.m, device);
+      const Backend* backend = rt.registry().find(row.libtype);
+      TGEMM_CHECK(backend != nullptr, "tgemm reconfirm", "no backend '", row.libtype, "' in this build");
+      std::string why;
+      SolutionPtr sol = backend->from_row(row, p, why);
+      TGEMM_CHECK(sol != nullptr, "tgemm reconfirm", "the row cannot run: ", why);
+      const Reconfirmation r = reconfirm_row(p, *sol, ro);
+      if (r.default_solution == nullptr) {
+        ++is_default;
+        continue;
+      }
+      const std::string timing =
+          fmt::format("{:.3f}x the default, min {:.3f}x over {} placements, margin {:.1f}%", r.timing.ratio,
+                      r.timing.min_ratio, r.timing.placements, r.margin * 100.0);
+      if (r.kept) {
+        ++kept;
+        fmt::print("{}: {} kept ({})\n", where, row.kernel_name, timing);
+        continue;
+      }
+      if (r.default_err_ratio < 0 || r.default_err_ratio > o.err_ratio || !r.default_strict_ok) {
+        ++kept;
+        fmt::print("{}: {} kept: it failed ({}), but the default {} fails the check (err_ratio {:.4f}{})\n", where,
+                   row.kernel_name, timing, r.default_name, r.default_err_ratio,
+                   r.default_strict_ok ? "" : ", strict check failed");
+        continue;
+      }
+      ++reverted;
+      fmt::print("{}: {} reverted to {} ({})\n", where, row.kernel_name, r.default_name, timing);
+      const Solution& d = *r.default_solution;
+      row.libtype = std::string(d.libtype());
+      row.kernel_name = d.name();
+      row.solidx = d.solidx();
+      row.split_k = d.split_k();
+      row.us = r.timing.a_us;
+      row.err_ratio = r.default_err_ratio;
+      row.tflops = 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k) / (row.us * 1e6);
+      const double bytes = static_cast<double>(dtype_size(p.a_type)) * static_cast<double>(p.m * p.k) +
+                           static_cast<double>(dtype_size(p.b_type)) * static_cast<double>(p.n * p.k) +
+                           static_cast<double>(dtype_size(p.out_type)) * static_cast<double>(p.m * p.n);
+      row.bw = bytes / (row.us * 1e-6) / 1e9;
+      write_tuned_table(output, rows);  // each change on disk at once: an interrupted pass loses nothing
+    } catch (const Error& e) {
+      if (std::string(e.what()).find("sticky") != std::string::npos) throw;
+      ++unchecked;
+      fmt::print(stderr, "warning: {}: {} not reconfirmed (row kept): {}\n", where, row.kernel_name, e.what());
+    }
+  }
+  write_tuned_table(output, rows);
+  const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+  fmt::print("tgemm reconfirm summary: {} rows: {} already the default, {} kept, {} reverted to the default, {} not "
+             "reconfirmed, {} for another GPU; {}; wrote {}\n",
+             rows.size(), is_default, kept, reverted, unchecked, other_gpu, format_duration(elapsed), output);
+  return unchecked == 0 ? 0 : 1;
 }
 
 }  // namespace tgemm::cli

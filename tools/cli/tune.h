@@ -29,9 +29,31 @@ struct TuneOptions {
   bool verbose = false;
   bool loose = false;              // accept candidates that fail the strict check
   bool worker = false;             // internal: run as a worker
+  // After the tune, run `tgemm reconfirm` on the tuned file in a fresh process (on the first
+  // worker's GPU): rows that do not beat the default again there revert to it.
+  bool reconfirm = false;
   std::string devices;             // comma-separated device ordinals (default 0..mp-1)
 };
 
 int run_tune(const TuneOptions& options);
+
+// `tgemm reconfirm TABLE`: every row of this GPU's arch and SM count whose solution is not the
+// race's default is timed against the default once more in this process, by the race's
+// confirmation rule (src/tune/racer.h, reconfirm_row); a row that does not pass reverts to the
+// default (checked against the fp32 reference first). The table is rewritten atomically. Two
+// tunes then keep a non-default row only where it passed in two processes: the rows two
+// independent tunes disagree on are mostly decided by between-process shifts of a few percent
+// (docs/perf-notes.md, tuner agreement).
+struct ReconfirmOptions {
+  std::string tuned_file;
+  std::string output;              // default: tuned_file (in place)
+  std::string libtype = "all";     // as the tune's --libtype: decides the race's default
+  double err_ratio = 0.05;         // the default must pass this to replace a row
+  int rounds = 6;                  // RaceOptions::confirm_rounds
+  int placements = 4;              // RaceOptions::confirm_placements
+  double margin = 0.01;            // RaceOptions::confirm_margin
+};
+
+int run_reconfirm(const ReconfirmOptions& options);
 
 }  // namespace tgemm::cli

@@ -509,14 +509,13 @@ std::vector<std::shared_ptr<const SkinnyGemvSolution>> make_gemv_solutions() {
   return out;
 }
 
-// --- Versions 5 (bulk-copy GEMV) and 6 (bulk-copy MMA): solutions --------------------------------
+// --- Version 5 (bulk-copy GEMV): solutions ---------------------------------------------------
 
 using skinny::SkinnyBulkKernel;
 using skinny::SkinnyBulkTile;
 
 std::string bulk_variant_name(const SkinnyBulkTile& t) {
-  return "skinny:sm90_m" + std::to_string(t.m_max) + (t.mma ? "_bulkmma_w" : "_bulk_w") + std::to_string(t.consumers) +
-         "_v16";
+  return "skinny:sm90_m" + std::to_string(t.m_max) + "_bulk_w" + std::to_string(t.consumers) + "_v16";
 }
 
 class SkinnyBulkSolution final : public Solution {
@@ -571,7 +570,7 @@ std::vector<std::shared_ptr<const SkinnyBulkSolution>> make_bulk_solutions() {
   skinny::append_skinny_bulk_kernels_fp16(kernels);
 #endif
   auto same_tile = [](const SkinnyBulkTile& a, const SkinnyBulkTile& b) {
-    return a.m_max == b.m_max && a.consumers == b.consumers && a.mma == b.mma;
+    return a.m_max == b.m_max && a.consumers == b.consumers;
   };
   std::vector<std::shared_ptr<const SkinnyBulkSolution>> out;
   for (const auto& g : group_by_tile(kernels, same_tile))
@@ -706,15 +705,12 @@ class SkinnyBackend final : public Backend {
       if (s->tile().m_max < m_max && s->can_implement(p)) m_max = s->tile().m_max;
     for (const auto& s : gemv_solutions_)
       if (s->tile().m_max == m_max && s->can_implement(p)) out.push_back(s);
-    // Versions 5 (bulk-copy GEMV, M <= 4) and 6 (bulk-copy MMA, M <= 16), each its smallest
-    // fitting token count only.
-    for (bool mma : {false, true}) {
-      int bulk_m = std::numeric_limits<int>::max();
-      for (const auto& s : bulk_solutions_)
-        if (s->tile().mma == mma && s->tile().m_max < bulk_m && s->can_implement(p)) bulk_m = s->tile().m_max;
-      for (const auto& s : bulk_solutions_)
-        if (s->tile().mma == mma && s->tile().m_max == bulk_m && s->can_implement(p)) out.push_back(s);
-    }
+    // Version 5 (bulk-copy GEMV, M <= 4), also its smallest fitting token count only.
+    int bulk_m = std::numeric_limits<int>::max();
+    for (const auto& s : bulk_solutions_)
+      if (s->tile().m_max < bulk_m && s->can_implement(p)) bulk_m = s->tile().m_max;
+    for (const auto& s : bulk_solutions_)
+      if (s->tile().m_max == bulk_m && s->can_implement(p)) out.push_back(s);
     return out;
   }
 

@@ -213,15 +213,14 @@ struct SkinnyGemvKernel {
 
 // --- Version 5: bulk-copy GEMV (kernels/sm90/sm90_gemv_bulk.cuh) --------------------------------
 
-// Versions 5 and 6 share the ring, the persistent grid and the host side; version 6
-// (kernels/sm90/sm90_gemm_bulk_mma.cuh) computes on tensor cores, 16 rows a consumer warp.
+// (Version 6, the same ring feeding tensor-core MMAs at M <= 16, was removed in session 10: it
+// measured 3-6x slower than the best candidate on every decode problem; docs/perf-notes.md.)
 struct SkinnyBulkTile {
-  int m_max = 0;      // tokens: M <= m_max (version 5: 1, 2, 4; version 6: 8, 16)
+  int m_max = 0;      // tokens: M <= m_max (1, 2, 4)
   int consumers = 0;  // consumer warps (one more warp copies)
-  bool mma = false;   // version 6
   int threads() const { return 32 * (consumers + 1); }
-  // Rows of a row tile: one a consumer warp (version 5), 16 (version 6).
-  int rows_per_tile() const { return mma ? 16 * consumers : consumers; }
+  // Rows of a row tile: one a consumer warp.
+  int rows_per_tile() const { return consumers; }
 };
 
 // Shared-memory ring of a version-5 CTA: two CTAs fit an SM (228 KB), each with up to
@@ -236,14 +235,6 @@ constexpr std::int64_t kSkinnyBulkRingBytes = 96 * 1024;
   X(2, 4)                          \
   X(2, 8)                          \
   X(4, 4)
-
-// X(m_tile, consumers) of version 6, instantiated for bf16 and fp16 (the "small" translation
-// units).
-#define TGEMM_SKINNY_BULK_MMA_TILES(X) \
-  X(8, 1)                              \
-  X(8, 2)                              \
-  X(16, 1)                             \
-  X(16, 2)
 
 struct SkinnyBulkKernel {
   SkinnyBulkTile tile;

@@ -15,7 +15,6 @@
 #include "backends/skinny/skinny_kernels.h"
 #include "kernels/sm90/sm90_gemm_skinny.cuh"
 #include "kernels/sm90/sm90_gemm_skinny_stream.cuh"
-#include "kernels/sm90/sm90_gemm_bulk_mma.cuh"
 #include "kernels/sm90/sm90_gemv_bulk.cuh"
 #include "kernels/sm90/sm90_gemv_skinny.cuh"
 #include "runtime/cuda_check.h"
@@ -316,44 +315,18 @@ SkinnyKernelInfo skinny_bulk_query() {
   return query_image<&kernels::sm90_gemv_bulk<In, M_MAX, CONSUMERS>>(32 * (CONSUMERS + 1), kRing, kRing);
 }
 
-// --- Version 6: bulk-copy MMA ---------------------------------------------------------------
-
-template <typename In, int M_TILE, int CONSUMERS>
-void launch_skinny_bulk_mma(const GemmProblem& p, const GemmArgs& args, int grid, Stream stream, const char* where) {
-  constexpr auto kernel = &kernels::sm90_gemm_bulk_mma<In, M_TILE, CONSUMERS>;
-  const kernels::BulkMmaPlan plan = kernels::bulk_mma_plan(p.n, p.k, CONSUMERS, kSkinnyBulkRingBytes);
-  allow_dynamic_smem<kernel>(static_cast<int>(kSkinnyBulkRingBytes));  // a refusal shows as the launch's error
-  kernel<<<static_cast<unsigned>(grid), 32 * (CONSUMERS + 1),
-           static_cast<std::size_t>(kernels::bulk_mma_smem_bytes(plan, CONSUMERS)),
-           reinterpret_cast<cudaStream_t>(stream)>>>(skinny_params(p, args), plan);
-  TGEMM_CUDA_CHECK_LAUNCH(where);
-}
-
-template <typename In, int M_TILE, int CONSUMERS>
-SkinnyKernelInfo skinny_bulk_mma_query() {
-  constexpr int kRing = static_cast<int>(kSkinnyBulkRingBytes);
-  return query_image<&kernels::sm90_gemm_bulk_mma<In, M_TILE, CONSUMERS>>(32 * (CONSUMERS + 1), kRing, kRing);
-}
-
-// Versions 5 and 6.
 template <typename In>
 void append_skinny_bulk_kernels(std::vector<SkinnyBulkKernel>& out) {
-#define TGEMM_SKINNY_BULK_APPEND(MM, CW, MMA, LAUNCH, QUERY) \
-  {                                                          \
-    SkinnyBulkKernel k;                                      \
-    k.tile = SkinnyBulkTile{MM, CW, MMA};                    \
-    k.in = dtype_of<In>();                                   \
-    k.launch = &LAUNCH<In, MM, CW>;                          \
-    k.query = &QUERY<In, MM, CW>;                            \
-    out.push_back(k);                                        \
+#define TGEMM_SKINNY_BULK_APPEND(MM, CW)                \
+  {                                                     \
+    SkinnyBulkKernel k;                                 \
+    k.tile = SkinnyBulkTile{MM, CW};                    \
+    k.in = dtype_of<In>();                              \
+    k.launch = &launch_skinny_bulk<In, MM, CW>;         \
+    k.query = &skinny_bulk_query<In, MM, CW>;           \
+    out.push_back(k);                                   \
   }
-#define TGEMM_SKINNY_BULK_V5(MM, CW) TGEMM_SKINNY_BULK_APPEND(MM, CW, false, launch_skinny_bulk, skinny_bulk_query)
-#define TGEMM_SKINNY_BULK_V6(MM, CW) \
-  TGEMM_SKINNY_BULK_APPEND(MM, CW, true, launch_skinny_bulk_mma, skinny_bulk_mma_query)
-  TGEMM_SKINNY_BULK_TILES(TGEMM_SKINNY_BULK_V5)
-  TGEMM_SKINNY_BULK_MMA_TILES(TGEMM_SKINNY_BULK_V6)
-#undef TGEMM_SKINNY_BULK_V6
-#undef TGEMM_SKINNY_BULK_V5
+  TGEMM_SKINNY_BULK_TILES(TGEMM_SKINNY_BULK_APPEND)
 #undef TGEMM_SKINNY_BULK_APPEND
 }
 

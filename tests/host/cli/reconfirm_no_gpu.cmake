@@ -1,0 +1,27 @@
+# `tgemm reconfirm`: its arguments and the table are checked first (exit status 1, the message
+# names the option or the file); then, without a usable GPU (cli_common.cmake hides it), exit
+# status 2, nothing run and the table untouched.
+include("${CMAKE_CURRENT_LIST_DIR}/cli_common.cmake")
+
+set(table "${SCRATCH}/tuned.csv")
+file(COPY_FILE "${SOURCE_DIR}/configs/bf16_tuned_gemm.csv" "${table}")
+file(SHA256 "${table}" before)
+
+tgemm_run(r reconfirm "${table}" --rounds 0)
+expect_eq("0 rounds exit status" "${r_RC}" "1")
+expect_contains("0 rounds" "${r_ERR}" "--rounds must be >= 1, got 0")
+tgemm_run(m reconfirm "${table}" --margin 1.5)
+expect_eq("margin 1.5 exit status" "${m_RC}" "1")
+expect_contains("margin 1.5" "${m_ERR}" "--margin must be in [0, 1), got 1.5")
+tgemm_run(f reconfirm "${SCRATCH}/missing.csv")
+expect_eq("missing table exit status" "${f_RC}" "1")
+expect_contains("missing table" "${f_ERR}" "cannot open the tuned file '${SCRATCH}/missing.csv'")
+
+tgemm_run(g reconfirm "${table}" -o "${SCRATCH}/out.csv")
+expect_eq("no GPU exit status" "${g_RC}" "2")
+expect_contains("no GPU" "${g_ERR}" "tgemm reconfirm: no CUDA GPU is usable on this machine")
+if(EXISTS "${SCRATCH}/out.csv")
+  message(FATAL_ERROR "no GPU: reconfirm wrote ${SCRATCH}/out.csv")
+endif()
+file(SHA256 "${table}" after)
+expect_eq("no GPU: the table is untouched" "${after}" "${before}")
