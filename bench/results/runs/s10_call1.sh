@@ -2,7 +2,8 @@
 # Session 10's first device call (nvidia-h200, timeout_s 600, carry ["scratch", ".deps/wheels"],
 # after `git rev-parse HEAD > scratch/COMMIT` on branch session9-unverified): build every kernel,
 # the GPU and host tests (new: skinny version 5 in every variant test,
-# Skinny.BulkRingAndPersistentGrid, the GEMV default in Skinny.DefaultRuleCoversDecodeOnly),
+# Skinny.BulkRingAndPersistentGrid, the GEMV default in Skinny.DefaultRuleCoversDecodeOnly,
+# Reconfirm.TheDefaultIsKeptAndASlowRowReverts),
 # then s10_chain.sh for the rest of the call. Later calls on the warm machine:
 # `END=575 bash bench/results/runs/s10_chain.sh; tar czf $OUT/s10cN.tgz --exclude='prof_*.csv' -C /tmp s10`.
 export PATH=/tmp/bin:$PATH:/usr/local/cuda/bin PYTHONUNBUFFERED=1
