@@ -638,9 +638,10 @@ TEST(Skinny, DefaultRuleCoversDecodeOnly) {
     A16W16Data d = make_a16w16(c, 12);
     EXPECT_EQ(b.default_solution(d.problem()), nullptr) << c.describe();
   }
-  // Outside the measured win region (docs/perf-notes.md, default rule): M above 8 and weights
-  // above 96 MiB stay with cuBLASLt until the ring variants are measured.
-  for (auto c : {problem(16, 576, 7168), problem(9, 4096, 4096), problem(1, 28672, 4096)}) {
+  // Outside the measured win region (docs/perf-notes.md, default rule): weights above 96 MiB;
+  // at M = 9-16 K below 2048, K below 4096 with N above 1024, weights outside 2-32 MiB.
+  for (auto c : {problem(1, 28672, 4096), problem(16, 5120, 2048), problem(12, 2560, 2560), problem(16, 4096, 1024),
+                 problem(16, 6144, 4096), problem(9, 576, 1024)}) {
     A16W16Data d = make_a16w16(c, 12);
     EXPECT_EQ(b.default_solution(d.problem()), nullptr) << c.describe();
   }
@@ -652,6 +653,21 @@ TEST(Skinny, DefaultRuleCoversDecodeOnly) {
     ASSERT_NE(s, nullptr) << c.describe();
     EXPECT_EQ(s->libtype(), "skinny");
     EXPECT_FALSE(is_stream(s)) << s->name() << ": version 3 is not measured yet, so not a default";
+    std::string err = run_solution(d, *s);
+    EXPECT_TRUE(err.empty()) << err;
+  }
+  // M = 9-16 on K >= 4096 (or K >= 2048 with N <= 1024), 2-32 MiB: m16_n16_wn1_wk4_u4, split-K
+  // doubled while the CTAs are under 256, at most 4 (session 10), odd M and N included.
+  const struct {
+    std::int64_t m, n, k;
+    int split;
+  } m16[] = {{16, 576, 7168, 4}, {9, 4096, 4096, 1}, {12, 3072, 4096, 2}, {16, 1024, 2048, 4}, {13, 2047, 8192, 2}};
+  for (const auto& e : m16) {
+    A16W16Case c = problem(e.m, e.n, e.k);
+    A16W16Data d = make_a16w16(c, 18);
+    SolutionPtr s = b.default_solution(d.problem());
+    ASSERT_NE(s, nullptr) << c.describe();
+    EXPECT_EQ(s->name(), "skinny:sm90_m16_n16_wn1_wk4_u4_sk" + std::to_string(e.split) + "_v16") << c.describe();
     std::string err = run_solution(d, *s);
     EXPECT_TRUE(err.empty()) << err;
   }

@@ -598,6 +598,21 @@ constexpr double kDefaultMinWeightBytes = 1 << 20;
 // (M * N elements) becomes a sizeable share of the bytes: a tiled GEMM's coalesced epilogue wins.
 constexpr std::int64_t kDefaultMinK = 256;
 
+// M = 9-16 (session 10, H200: every variant of 33 M = 16 problems tuned, `bench/results/runs/
+// s10_calls.md`): the model above picks badly there (0.68-0.97x on 12 of 14 untuned shapes with
+// the rule widened to 16: it takes 32-64-row tiles with u2 and split-K 8). One variant is at
+// 1.07-1.27x of cuBLASLt's default on every K >= 4096 problem of 2-32 MiB, and on K >= 2048 with
+// N <= 1024: m16_n16_wn1_wk4_u4 (register batches), split-K doubled from 1 while the CTAs
+// (N / 16 x split) are under 256, at most 4. Outside that (K <= 2560 with N >= 1536, >= 48 MiB)
+// cuBLASLt's default was within 2% of the best, or the variant lost.
+constexpr std::int64_t kM16DefaultMinM = 9;
+constexpr std::int64_t kM16DefaultMaxM = 16;
+constexpr double kM16DefaultMinWeightBytes = 2.0 * (1 << 20);
+constexpr double kM16DefaultMaxWeightBytes = 32.0 * (1 << 20);
+constexpr SkinnyTile kM16DefaultTile{16, 16, 1, 4, 4, 0};
+constexpr std::int64_t kM16DefaultMinCtas = 256;
+constexpr int kM16DefaultMaxSplit = 4;
+
 // Version 4 (GEMV) as the default at M = 1 for short weights: rows N <= 1024, K >= 64, at least
 // 64 KiB. Measured (session 9, H200, tune profiles `prof_fixed`/`prof_dec1`): at N = 576 its
 // 8-warp, 2-chunk tile took 2.07 / 2.41 / 3.39 / 4.83 us at K = 64 / 512 / 2048 / 7168, where
@@ -717,6 +732,7 @@ class SkinnyBackend final : public Backend {
   SolutionPtr default_solution(const GemmProblem& p) const override {
     const double weight_bytes = static_cast<double>(p.n) * static_cast<double>(p.k) * dtype_size(p.b_type);
     if (SolutionPtr gemv = gemv_default(p, weight_bytes)) return gemv;
+    if (p.m >= kM16DefaultMinM && p.m <= kM16DefaultMaxM) return m16_default(p, weight_bytes);
     if (p.m > kDefaultMaxM || p.k < kDefaultMinK) return nullptr;
     if (weight_bytes < kDefaultMinWeightBytes || weight_bytes > kDefaultMaxWeightBytes) return nullptr;
     const int sms = device_attribute(cudaDevAttrMultiProcessorCount, p.device);
@@ -752,6 +768,24 @@ class SkinnyBackend final : public Backend {
       const SkinnyGemvTile& t = s->tile();
       if (t.m_max == kGemvDefaultTile.m_max && t.warps == kGemvDefaultTile.warps &&
           t.chunks == kGemvDefaultTile.chunks && s->can_implement(p))
+        return s;
+    }
+    return nullptr;
+  }
+
+  // The M = 9-16 default (kM16Default*), or nullptr outside its region or where it cannot run p.
+  SolutionPtr m16_default(const GemmProblem& p, double weight_bytes) const {
+    if (p.k < 2048 || (p.k < 4096 && p.n > 1024)) return nullptr;
+    if (weight_bytes < kM16DefaultMinWeightBytes || weight_bytes > kM16DefaultMaxWeightBytes) return nullptr;
+    const SkinnyTile& want = kM16DefaultTile;
+    const std::int64_t tiles = ceil_div(p.n, std::int64_t{want.block_n()});
+    int split = 1;
+    while (split < kM16DefaultMaxSplit && tiles * split < kM16DefaultMinCtas) split *= 2;
+    for (const auto& s : solutions_) {
+      const SkinnyTile& t = s->tile();
+      if (t.m_tile == want.m_tile && t.rows_per_warp == want.rows_per_warp && t.warps_n == want.warps_n &&
+          t.warps_k == want.warps_k && t.unroll == want.unroll && t.stages == want.stages && s->split_k() == split &&
+          s->can_implement(p))
         return s;
     }
     return nullptr;
