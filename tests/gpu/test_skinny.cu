@@ -640,13 +640,15 @@ TEST(Skinny, DefaultRuleCoversDecodeOnly) {
   }
   // Outside the measured win region (docs/perf-notes.md, default rule): weights above 96 MiB;
   // at M = 9-16 K below 2048, K below 4096 with N above 1024, weights outside 2-32 MiB.
-  for (auto c : {problem(1, 28672, 4096), problem(16, 5120, 2048), problem(12, 2560, 2560), problem(16, 4096, 1024),
+  // M = 2-8 with K <= 2048 and N above 4096: cuBLASLt's.
+  for (auto c : {problem(1, 28672, 4096), problem(4, 5120, 2048), problem(8, 6144, 1024), problem(2, 8192, 1024),
+                 problem(16, 5120, 2048), problem(12, 2560, 2560), problem(16, 4096, 1024),
                  problem(16, 6144, 4096), problem(9, 576, 1024)}) {
     A16W16Data d = make_a16w16(c, 12);
     EXPECT_EQ(b.default_solution(d.problem()), nullptr) << c.describe();
   }
   // Decode GEMMs of the shape suite: the rule offers a variant that computes them.
-  for (auto c : {problem(1, 4096, 4096), problem(4, 576, 7168), problem(8, 8192, 1024),
+  for (auto c : {problem(1, 4096, 4096), problem(4, 576, 7168), problem(8, 4096, 1024), problem(1, 8192, 1024),
                  problem(1, 1280, 8192), problem(1, 24576, 1536)}) {
     A16W16Data d = make_a16w16(c, 13);
     SolutionPtr s = b.default_solution(d.problem());

@@ -597,6 +597,12 @@ constexpr double kDefaultMinWeightBytes = 1 << 20;
 // Under 256 (8 k-blocks per row) a warp's load batch is its whole job, and the output
 // (M * N elements) becomes a sizeable share of the bytes: a tiled GEMM's coalesced epilogue wins.
 constexpr std::int64_t kDefaultMinK = 256;
+// Short rows, many of them (session 10, untuned 5120x2048 and 6144x1024 at M = 4 and 8): the
+// model's pick (wk4_u8, one 16-row tile a CTA: 320-384 CTAs, more than a wave of short CTAs) ran at
+// 0.93-0.98x of cuBLASLt's default and no skinny variant beat it by more than 1%; at 4096x1024
+// (256 CTAs) the pick won 1.03-1.08x. At M = 1 the same picks are 1.01-1.02x, so M = 1 keeps them.
+constexpr std::int64_t kDefaultShortMaxK = 2048;
+constexpr std::int64_t kDefaultShortMaxN = 4096;
 
 // M = 9-16 (session 10, H200: every variant of 33 M = 16 problems tuned, `bench/results/runs/
 // s10_calls.md`): the model above picks badly there (0.68-0.97x on 12 of 14 untuned shapes with
@@ -734,6 +740,7 @@ class SkinnyBackend final : public Backend {
     if (SolutionPtr gemv = gemv_default(p, weight_bytes)) return gemv;
     if (p.m >= kM16DefaultMinM && p.m <= kM16DefaultMaxM) return m16_default(p, weight_bytes);
     if (p.m > kDefaultMaxM || p.k < kDefaultMinK) return nullptr;
+    if (p.m >= 2 && p.k <= kDefaultShortMaxK && p.n > kDefaultShortMaxN) return nullptr;
     if (weight_bytes < kDefaultMinWeightBytes || weight_bytes > kDefaultMaxWeightBytes) return nullptr;
     const int sms = device_attribute(cudaDevAttrMultiProcessorCount, p.device);
     if (sms <= 0) return nullptr;
