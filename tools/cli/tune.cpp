@@ -143,6 +143,12 @@ void emit(const json& j) {
   std::fflush(stdout);
 }
 
+// --libtype: "all" (every backend: an empty list) or a comma list of libtypes.
+std::vector<std::string> libtype_list(const std::string& libtype) {
+  if (libtype == "all") return {};
+  return csv::split_line(libtype).value_or(std::vector<std::string>{});
+}
+
 int run_worker(const TuneOptions& o) {
   Runtime& rt = Runtime::get();
   int device = rt.platform().current_device();
@@ -158,10 +164,7 @@ int run_worker(const TuneOptions& o) {
   ro.confirm_best = o.confirm_best;
   ro.final_placements = o.final_placements;
   ro.dedupe_launches = o.dedupe_launches;
-  if (o.libtype != "all") {
-    auto f = csv::split_line(o.libtype);
-    if (f) ro.libtypes = *f;
-  }
+  ro.libtypes = libtype_list(o.libtype);
   std::string line;
   while (std::getline(std::cin, line)) {
     if (line.empty()) continue;
@@ -719,10 +722,7 @@ int run_reconfirm(const ReconfirmOptions& o) {
   ro.confirm_rounds = o.rounds;
   ro.confirm_placements = o.placements;
   ro.confirm_margin = o.margin;
-  if (o.libtype != "all") {
-    auto f = csv::split_line(o.libtype);
-    if (f) ro.libtypes = *f;
-  }
+  ro.libtypes = libtype_list(o.libtype);
   int other_gpu = 0, is_default = 0, kept = 0, reverted = 0, unchecked = 0;
   const auto start = Clock::now();
   for (TableRow& row : rows) {
