@@ -185,6 +185,26 @@ std::vector<TileInstances<Kernel>> group_by_tile(const std::vector<Kernel>& kern
   return out;
 }
 
+// One solution per tile (families without per-solution split-K: versions 4 and 5).
+template <class Sol, class Kernel, class Same>
+std::vector<std::shared_ptr<const Sol>> one_solution_per_tile(const std::vector<Kernel>& kernels, Same same) {
+  std::vector<std::shared_ptr<const Sol>> out;
+  for (const auto& g : group_by_tile(kernels, same)) out.push_back(std::make_shared<Sol>(g.tile, g.bf16, g.fp16));
+  return out;
+}
+
+// Appends the solutions with the smallest token count (tile().m_max) that can implement p: a
+// larger one reads more x for the same weight stream.
+template <class Sol>
+void append_smallest_fitting_m(const std::vector<std::shared_ptr<const Sol>>& solutions, const GemmProblem& p,
+                               std::vector<SolutionPtr>& out) {
+  int m_max = std::numeric_limits<int>::max();
+  for (const auto& s : solutions)
+    if (s->tile().m_max < m_max && s->can_implement(p)) m_max = s->tile().m_max;
+  for (const auto& s : solutions)
+    if (s->tile().m_max == m_max && s->can_implement(p)) out.push_back(s);
+}
+
 class SkinnySolution final : public Solution {
  public:
   SkinnySolution(const SkinnyTile& tile, int split_k, std::optional<SkinnyKernel> bf16,
@@ -500,13 +520,9 @@ std::vector<std::shared_ptr<const SkinnyGemvSolution>> make_gemv_solutions() {
 #ifndef TGEMM_SKINNY_CI_SUBSET
   skinny::append_skinny_gemv_kernels_fp16(kernels);
 #endif
-  auto same_tile = [](const SkinnyGemvTile& a, const SkinnyGemvTile& b) {
+  return one_solution_per_tile<SkinnyGemvSolution>(kernels, [](const SkinnyGemvTile& a, const SkinnyGemvTile& b) {
     return a.m_max == b.m_max && a.warps == b.warps && a.chunks == b.chunks;
-  };
-  std::vector<std::shared_ptr<const SkinnyGemvSolution>> out;
-  for (const auto& g : group_by_tile(kernels, same_tile))
-    out.push_back(std::make_shared<SkinnyGemvSolution>(g.tile, g.bf16, g.fp16));
-  return out;
+  });
 }
 
 // --- Version 5 (bulk-copy GEMV): solutions ---------------------------------------------------
@@ -569,13 +585,9 @@ std::vector<std::shared_ptr<const SkinnyBulkSolution>> make_bulk_solutions() {
 #ifndef TGEMM_SKINNY_CI_SUBSET
   skinny::append_skinny_bulk_kernels_fp16(kernels);
 #endif
-  auto same_tile = [](const SkinnyBulkTile& a, const SkinnyBulkTile& b) {
+  return one_solution_per_tile<SkinnyBulkSolution>(kernels, [](const SkinnyBulkTile& a, const SkinnyBulkTile& b) {
     return a.m_max == b.m_max && a.consumers == b.consumers;
-  };
-  std::vector<std::shared_ptr<const SkinnyBulkSolution>> out;
-  for (const auto& g : group_by_tile(kernels, same_tile))
-    out.push_back(std::make_shared<SkinnyBulkSolution>(g.tile, g.bf16, g.fp16));
-  return out;
+  });
 }
 
 // --- Default rule --------------------------------------------------------------------------
@@ -720,18 +732,9 @@ class SkinnyBackend final : public Backend {
       if (static_cast<std::int64_t>(s->plan(p).grid) > 2 * static_cast<std::int64_t>(sms) * s->ctas_per_sm(p)) continue;
       out.push_back(s);
     }
-    // Version 4 (GEMV, M <= 4), also its smallest fitting token count only.
-    int m_max = std::numeric_limits<int>::max();
-    for (const auto& s : gemv_solutions_)
-      if (s->tile().m_max < m_max && s->can_implement(p)) m_max = s->tile().m_max;
-    for (const auto& s : gemv_solutions_)
-      if (s->tile().m_max == m_max && s->can_implement(p)) out.push_back(s);
-    // Version 5 (bulk-copy GEMV, M <= 4), also its smallest fitting token count only.
-    int bulk_m = std::numeric_limits<int>::max();
-    for (const auto& s : bulk_solutions_)
-      if (s->tile().m_max < bulk_m && s->can_implement(p)) bulk_m = s->tile().m_max;
-    for (const auto& s : bulk_solutions_)
-      if (s->tile().m_max == bulk_m && s->can_implement(p)) out.push_back(s);
+    // Versions 4 (GEMV) and 5 (bulk-copy GEMV), M <= 4: their smallest fitting token count only.
+    append_smallest_fitting_m(gemv_solutions_, p, out);
+    append_smallest_fitting_m(bulk_solutions_, p, out);
     return out;
   }
 
