@@ -27,6 +27,12 @@ struct CandidateResult {
   // Non-empty: this candidate enqueues exactly what the named one does (same kernels, launch
   // shapes and arguments: mark_same_launches), so it is not raced; that one stands for both.
   std::string same_as;
+  // How far the race took this candidate, for the profile: "screen", "accurate" (timed and
+  // checked), "final" (re-timed with the default in the finals) or "confirm" (timed against the
+  // default on the confirmation's placements); empty when it never ran.
+  std::string stage;
+  double final_ratio = -1;    // finals: its paired ratio to the default (< 1: faster); -1 if none
+  double confirm_ratio = -1;  // confirmation: the default's time / its time, median over placements
 };
 
 struct SelectOptions {

@@ -339,6 +339,7 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
           r.screen_us = ms * 1000.0 / o.screen_iters;
         }
         ++result.screened;
+        r.stage = "screen";
       } catch (const Error& e) {
         r.error = e.what();
         if (r.error.find("sticky") != std::string::npos) throw;
@@ -416,6 +417,7 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
       ++result.accurate;
       notify("check", r.name);
       check_solution(p, data, sol, ws, r);
+      r.stage = "accurate";
     } catch (const Error& e) {
       r.error = e.what();
       if (r.error.find("sticky") != std::string::npos) throw;
@@ -531,12 +533,17 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
           for (std::size_t f = 0; f < finalists.size(); ++f)
             if (result.candidates[finalists[f]].is_default) def_f = f;
           for (std::size_t f = 0; f < finalists.size(); ++f) {
+            CandidateResult& fr = result.candidates[finalists[f]];
             double us = median_us[f];
             if (def_f < finalists.size() && f != def_f) {
               const double ratio = paired_ratio(per_round[f], per_round[def_f]);
               if (ratio > 0) us = median_us[def_f] * ratio;
+              fr.final_ratio = ratio;
+            } else if (f == def_f) {
+              fr.final_ratio = 1.0;
             }
-            result.candidates[finalists[f]].us = us;
+            fr.us = us;
+            fr.stage = "final";
           }
         } catch (const Error& e) {
           if (std::string(e.what()).find("sticky") != std::string::npos) throw;
@@ -606,6 +613,8 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
         }
         ++result.confirm_tried;
         result.confirm_ratio = median(ratios);
+        result.candidates[w].stage = "confirm";
+        result.candidates[w].confirm_ratio = result.confirm_ratio;
         result.confirm_min_ratio = *std::min_element(ratios.begin(), ratios.end());
         result.confirm_placements = static_cast<int>(ratios.size());
         result.confirm_default_us = median(def_us);

@@ -230,21 +230,26 @@ TEST(RaceProblem, KeptRowObeysTheConfirmation) {
     bool best;
     int final_placements;
     bool dedupe;
+    std::size_t finalists;
+    int final_rounds;
   };
   std::set<std::string> raced_before;  // names this process has raced (a race seeds no others)
-  for (const Case c : {Case{false, 1, false}, Case{true, 1, false}, Case{false, 4, false}, Case{false, 1, true}}) {
+  for (const Case c : {Case{false, 1, false, 6, 4}, Case{true, 1, false, 6, 4}, Case{false, 4, false, 6, 4},
+                       Case{false, 1, true, 6, 4}, Case{true, 4, false, 16, 8}}) {
     const GemmProblem p = plain_problem(16, 1280, 8192);
     RaceOptions o;
     o.libtypes = {"cublaslt"};
     o.confirm_best = c.best;
     o.final_placements = c.final_placements;
     o.dedupe_launches = c.dedupe;
+    o.max_finalists = c.finalists;
+    o.final_rounds = c.final_rounds;
     // Finals run only with two finalists or more; session 8 saw the default lead the others by
     // more than the default 3% margin, so the test widens it to make the finals certain.
     o.final_margin = 0.5;
     const RaceResult r = race_problem(p, o);
     SCOPED_TRACE(testing::Message() << "confirm_best " << c.best << ", final_placements " << c.final_placements
-                                    << ", dedupe " << c.dedupe);
+                                    << ", dedupe " << c.dedupe << ", finalists " << c.finalists);
     ASSERT_GE(r.winner, 0);
     // Candidates not raced because they launch what another does: each names one that stands for
     // itself; none of them was timed.
@@ -270,6 +275,34 @@ TEST(RaceProblem, KeptRowObeysTheConfirmation) {
     // Finals ran (with the 50% margin, the accurate candidates near the fastest qualify) on every
     // placement asked for: 4 of this problem fit the memory budget many times over.
     EXPECT_EQ(r.final_placements, c.final_placements);
+    // The stages the profile reports: the default and at most `finalists` others reached the
+    // finals (with the 50% margin, as many as asked for), each with its paired ratio to the
+    // default; those confirmed carry their confirmation ratio.
+    std::size_t in_finals = 0, confirmed_stage = 0;
+    bool default_in_finals = false;
+    for (const CandidateResult& x : r.candidates) {
+      if (x.stage == "final") EXPECT_GT(x.final_ratio, 0) << x.name;
+      if (x.final_ratio > 0) {  // a confirmed candidate may come from the finals or not
+        ++in_finals;
+        if (x.is_default) {
+          default_in_finals = true;
+          EXPECT_DOUBLE_EQ(x.final_ratio, 1.0);
+        }
+      }
+      if (x.stage == "confirm") {
+        ++confirmed_stage;
+        EXPECT_FALSE(x.is_default);
+        EXPECT_GT(x.confirm_ratio, 0) << x.name;
+      } else {
+        EXPECT_LT(x.confirm_ratio, 0) << x.name;
+      }
+      if (x.us > 0 && x.error.empty()) EXPECT_TRUE(x.stage == "accurate" || x.stage == "final" || x.stage == "confirm") << x.name;
+      if (x.screen_us > 0 && x.error.empty()) EXPECT_FALSE(x.stage.empty()) << x.name;
+    }
+    EXPECT_TRUE(default_in_finals);
+    EXPECT_GE(in_finals, 2u);
+    EXPECT_LE(in_finals, c.finalists + 1);
+    EXPECT_EQ(confirmed_stage, static_cast<std::size_t>(r.confirm_tried));
     const CandidateResult& w = r.candidates[static_cast<std::size_t>(r.winner)];
     EXPECT_TRUE(w.error.empty()) << w.name << ": " << w.error;
     EXPECT_GT(w.us, 0) << w.name;

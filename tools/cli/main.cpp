@@ -77,6 +77,21 @@ int main(int argc, char** argv) {
                  "operand placements the finalists are ranked over (paired with the default; 1: the race's only)")
       ->check(CLI::Range(1, 16))
       ->capture_default_str();
+  t->add_option("--finalists", tune.finalists,
+                 "candidates (besides the default) re-timed with the default in the finals")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  t->add_option("--final_margin", tune.final_margin,
+                 "finalists must be within this fraction of the fastest accurate time")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  t->add_option("--final_rounds", tune.final_rounds, "interleaved rounds of the finals (over all placements)")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  t->add_option("--confirm_tries", tune.confirm_tries,
+                 "finalists confirmed against the default at most (the winner, then the next fastest)")
+      ->check(CLI::Range(1, 16))
+      ->capture_default_str();
   t->add_flag("--dedupe_launches", tune.dedupe_launches,
               "race candidates that launch identical kernels with identical arguments once (the first in tie order)");
   t->add_flag("--confirm_best", tune.confirm_best,

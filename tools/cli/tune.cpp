@@ -163,6 +163,10 @@ int run_worker(const TuneOptions& o) {
   ro.confirm_placements = o.confirm_placements;
   ro.confirm_best = o.confirm_best;
   ro.final_placements = o.final_placements;
+  ro.max_finalists = static_cast<std::size_t>(o.finalists);
+  ro.final_margin = o.final_margin;
+  ro.final_rounds = o.final_rounds;
+  ro.confirm_tries = o.confirm_tries;
   ro.dedupe_launches = o.dedupe_launches;
   ro.libtypes = libtype_list(o.libtype);
   std::string line;
@@ -200,7 +204,8 @@ int run_worker(const TuneOptions& o) {
       for (const auto& c : r.candidates) {
         cands.push_back({{"name", c.name}, {"libtype", c.libtype}, {"solidx", c.solidx}, {"splitK", c.split_k},
                          {"screen_us", c.screen_us}, {"us", c.us}, {"spread", c.spread}, {"err_ratio", c.err_ratio},
-                         {"strict_ok", c.strict_ok}, {"error", c.error}, {"same_as", c.same_as}});
+                         {"strict_ok", c.strict_ok}, {"error", c.error}, {"same_as", c.same_as}, {"stage", c.stage},
+                         {"final_ratio", c.final_ratio}, {"confirm_ratio", c.confirm_ratio}});
       }
       emit({{"type", "result"}, {"id", id}, {"winner", r.winner}, {"candidates", cands},
             {"enumerated", r.enumerated}, {"screened", r.screened}, {"accurate", r.accurate},
@@ -298,7 +303,9 @@ void spawn_worker(Worker& w, const TuneOptions& o) {
                                    "--libtype", o.libtype, "--warmup", std::to_string(o.warmup), "--iters",
                                    std::to_string(o.iters), "--confirm_placements",
                                    std::to_string(o.confirm_placements), "--final_placements",
-                                   std::to_string(o.final_placements)};
+                                   std::to_string(o.final_placements), "--finalists", std::to_string(o.finalists),
+                                   "--final_margin", fmt::format("{}", o.final_margin), "--final_rounds",
+                                   std::to_string(o.final_rounds), "--confirm_tries", std::to_string(o.confirm_tries)};
   if (o.loose) args.push_back("--loose");
   if (o.confirm_best) args.push_back("--confirm_best");
   if (o.dedupe_launches) args.push_back("--dedupe_launches");
@@ -423,7 +430,10 @@ int run_tune(const TuneOptions& o) {
   if (!o.profile_file.empty()) {
     bool fresh = !std::filesystem::exists(o.profile_file);
     profile.open(o.profile_file, std::ios::app);
-    if (fresh) profile << "arch,sm_count,M,N,K,bias,dtype,outdtype,epilogue,libtype,kernelName,screen_us,us,spread,err_ratio,strict_ok,error\n";
+    if (fresh) {
+      profile << "arch,sm_count,M,N,K,bias,dtype,outdtype,epilogue,libtype,kernelName,screen_us,us,spread,err_ratio,"
+                 "strict_ok,error,stage,final_ratio,confirm_ratio\n";
+    }
   }
 
   std::vector<ProblemState> states;
@@ -515,7 +525,9 @@ int run_tune(const TuneOptions& o) {
                               c["libtype"], c["name"], fmt::format("{:.4f}", c["screen_us"].get<double>()),
                               fmt::format("{:.4f}", c["us"].get<double>()), fmt::format("{:.4f}", c["spread"].get<double>()),
                               fmt::format("{:.6f}", c["err_ratio"].get<double>()), c["strict_ok"].get<bool>() ? "True" : "False",
-                              profile_error(c)})
+                              profile_error(c), c.value("stage", std::string()),
+                              fmt::format("{:.5f}", c.value("final_ratio", -1.0)),
+                              fmt::format("{:.5f}", c.value("confirm_ratio", -1.0))})
                 << "\n";
       }
       profile.flush();

@@ -25,6 +25,10 @@ struct TuneOptions {
   int confirm_placements = 4;      // operand placements a winner is confirmed on (RaceOptions)
   bool confirm_best = false;       // confirm every try, keep the best (RaceOptions::confirm_best)
   int final_placements = 1;        // placements the finals are spread over (RaceOptions)
+  int finalists = 6;               // RaceOptions::max_finalists
+  double final_margin = 0.03;      // RaceOptions::final_margin
+  int final_rounds = 4;            // RaceOptions::final_rounds
+  int confirm_tries = 3;           // RaceOptions::confirm_tries
   bool dedupe_launches = false;    // race identical launches once (RaceOptions::dedupe_launches)
   bool verbose = false;
   bool loose = false;              // accept candidates that fail the strict check

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Session 11's resumable chain (nvidia-h200, carry ["scratch"], no device build: run
+# bench/results/runs/pack_ci_binaries.sh here first). Each call runs the steps still undone, each
+# only when its time is left before $END seconds (chain_lib.sh); results under /tmp/s11, packed
+# into one tar under $OUT by the caller:
+#   END=570 bash bench/results/runs/s11_chain.sh; tar czf $OUT/s11cN.tgz --exclude='prof_*.csv' -C /tmp s11
+# Steps:
+# (t) test_gpu_tune: the tuner's GPU tests, new: the race's stages (screen, accurate, final,
+#     confirm) with their ratios, and a race with 16 finalists over 8 rounds on 4 placements.
+# (0) wide_A, wide_B: two independent cuBLASLt tunes of the 64 suite problems with M <= 128, with
+#     session 9's options (--final_placements 4 --confirm_best) and a wider final: 16 finalists
+#     (was 6) within 3% of the fastest accurate time, 8 rounds (was 4). Session 9's profiles: the
+#     two picks of a differing row were both among the other tune's finalists in 3 of 24 rows, so
+#     most disagreements start before the finals; the finals' paired ratios are repeatable
+#     within a day to ~0.1-0.3% (session 10's three compares). Then three `compare --measure
+#     --json` runs and bench/compare_runs.py. Prediction: 88-94% agree or tie by the median
+#     (session 9's tunes: 89.1%); tune time ~+30 s each (finals are ~1-6 ms a candidate a round
+#     at these sizes).
+END=${END:-570}
+S=/tmp/s11
+export TGEMM_CONFIG_DIR=$PWD/configs
+. bench/results/runs/chain_lib.sh
+gpu_tests() {
+  gunzip -c scratch/ci/test_gpu_tune.gz > $S/test_gpu_tune && chmod +x $S/test_gpu_tune
+  timeout 200 $S/test_gpu_tune > $S/test_tune.log 2>&1; echo "test_gpu_tune rc=$?"
+  grep -E "^\[  (PASSED|FAILED)|FAILED  \]" $S/test_tune.log | head -20
+  rm -f $S/test_gpu_tune
+}
+step gpu_tests 210 gpu_tests
+sub_input() { [ -f $S/sub_in.csv ] || tgemm shapes --suite bench/shapes/llm_shapes.csv --nsets 1,16,64,128 -o $S/sub_in.csv > /dev/null; }
+cmp3() {
+  for i in 1 2 3; do
+    timeout 80 tgemm compare --measure --placements 4 $S/wide_A.csv $S/wide_B.csv --json $S/cmp_wide_$i.json \
+      > $S/cmp_wide_$i.txt 2>&1; tail -1 $S/cmp_wide_$i.txt
+  done
+  python3 bench/compare_runs.py $S/cmp_wide_1.json $S/cmp_wide_2.json $S/cmp_wide_3.json > $S/cmp_wide_runs.txt 2>&1
+  tail -2 $S/cmp_wide_runs.txt
+}
+OPTS="--final_placements 4 --confirm_best --finalists 16 --final_rounds 8 --libtype cublaslt"
+sub_input
+tune_until wide_A 64 --batch 4 $OPTS -i $S/sub_in.csv && tune_until wide_B 64 --batch 4 $OPTS -i $S/sub_in.csv && \
+  step cmp3 200 cmp3
+for f in $S/prof_*.csv; do [ -f "$f" ] && gzip -kf "$f"; done
+echo "chain ends at $SECONDS s"
