@@ -328,7 +328,17 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
         } else {
           first_use_in_process(r.name);
         }
-        if (r.screen_us < kSlowScreenUs) {
+        if (r.screen_us < o.graph_screen_us) {
+          TimingOptions g;
+          g.launches_per_graph = std::clamp(static_cast<int>(std::ceil(100.0 / std::max(r.screen_us, 1.0))), 2, 8);
+          g.warmup_replays = 1;
+          g.replays = std::max(1, o.screen_iters);
+          const Solution* sol = solutions[i].get();
+          r.screen_us = time_graph([&](int it, Stream gs) {
+            sol->run(p, data.sets[static_cast<std::size_t>(it + 1) % data.sets.size()].args, ws, gs);
+          }, g).median_us;
+          check_context(r.name);
+        } else if (r.screen_us < kSlowScreenUs) {
           TGEMM_CUDA_CHECK(cudaEventRecord(timer.a, stream), "tune");
           for (int it = 0; it < o.screen_iters; ++it) {
             solutions[i]->run(p, data.sets[static_cast<std::size_t>(it + 1) % data.sets.size()].args, ws, s);

@@ -19,6 +19,14 @@ struct RaceOptions {
   std::vector<std::string> libtypes;     // backends to race; empty: all
   std::set<std::string> exclude;         // candidate names not to run (e.g. hung before)
   int screen_iters = 3;                  // timed launches per candidate in the screen
+  // > 0: a candidate whose first screen launch took less than this many microseconds is screened
+  // by CUDA-graph replays (screen_iters timed replays of a graph of ~100 us of its launches)
+  // instead of back-to-back launches. Kernels of ~10 us are shorter than cuBLASLt's host cost
+  // per launch, so launched one by one they are timed by the host: session 11's profiles put
+  // the same configuration at 11.3 us in one tune's screen and 14.8 us in the other's (accurate:
+  // 8 us), and the screen's leaders decide which configurations refine() adds and which are timed
+  // accurately. 0: off.
+  double graph_screen_us = 0;
   int warmup = 3;                        // graph replays before accurate timing
   int iters = 10;                        // timed graph replays
   int launches_per_graph = 10;

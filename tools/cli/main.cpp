@@ -92,6 +92,10 @@ int main(int argc, char** argv) {
                  "finalists confirmed against the default at most (the winner, then the next fastest)")
       ->check(CLI::Range(1, 16))
       ->capture_default_str();
+  t->add_option("--graph_screen", tune.graph_screen_us,
+                 "screen candidates whose first launch takes less than this many us by CUDA-graph replays (0: off)")
+      ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
   t->add_flag("--dedupe_launches", tune.dedupe_launches,
               "race candidates that launch identical kernels with identical arguments once (the first in tie order)");
   t->add_flag("--confirm_best", tune.confirm_best,

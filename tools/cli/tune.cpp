@@ -167,6 +167,7 @@ int run_worker(const TuneOptions& o) {
   ro.final_margin = o.final_margin;
   ro.final_rounds = o.final_rounds;
   ro.confirm_tries = o.confirm_tries;
+  ro.graph_screen_us = o.graph_screen_us;
   ro.dedupe_launches = o.dedupe_launches;
   ro.libtypes = libtype_list(o.libtype);
   std::string line;
@@ -305,7 +306,8 @@ void spawn_worker(Worker& w, const TuneOptions& o) {
                                    std::to_string(o.confirm_placements), "--final_placements",
                                    std::to_string(o.final_placements), "--finalists", std::to_string(o.finalists),
                                    "--final_margin", fmt::format("{}", o.final_margin), "--final_rounds",
-                                   std::to_string(o.final_rounds), "--confirm_tries", std::to_string(o.confirm_tries)};
+                                   std::to_string(o.final_rounds), "--confirm_tries", std::to_string(o.confirm_tries),
+                                   "--graph_screen", fmt::format("{}", o.graph_screen_us)};
   if (o.loose) args.push_back("--loose");
   if (o.confirm_best) args.push_back("--confirm_best");
   if (o.dedupe_launches) args.push_back("--dedupe_launches");

@@ -29,6 +29,7 @@ struct TuneOptions {
   double final_margin = 0.03;      // RaceOptions::final_margin
   int final_rounds = 4;            // RaceOptions::final_rounds
   int confirm_tries = 3;           // RaceOptions::confirm_tries
+  double graph_screen_us = 0;      // RaceOptions::graph_screen_us
   bool dedupe_launches = false;    // race identical launches once (RaceOptions::dedupe_launches)
   bool verbose = false;
   bool loose = false;              // accept candidates that fail the strict check

@@ -32,7 +32,11 @@ sub_input() { [ -f $S/sub_in.csv ] || tgemm shapes --suite bench/shapes/llm_shap
 # so that a finalist whose finals ratio the confirmation does not reproduce does not use up the
 # tries: in wide's profiles, 16x51200x5120 kept the default in B after its three fastest finalists
 # (tile220, 0.94 of the default in the finals) measured 0.98 in the confirmation, while tile312,
-# A's pick at 1.055x, was B's fourth). EXTRA: more tune options.
+# A's pick at 1.055x, was B's fourth; gs: wide6 with --graph_screen 50, candidates of < 50 us
+# screened by graph replays, since wide6's profiles show the screen of ~10 us problems timed by
+# the host: the same configuration at 11.3 us in one tune and 14.8 us in the other, and 6 of its
+# 11 rows beyond the band have a pick the other tune never timed accurately). EXTRA: more tune
+# options.
 TAG=${TAG:-wide}
 cmp3() {
   for i in 1 2 3; do

@@ -26,3 +26,10 @@ foreach(opt confirm_placements final_placements finalists final_rounds confirm_t
   endif()
   expect_contains("tgemm tune --${opt} 0: stderr" "${${opt}_ERR}" "--${opt}")
 endforeach()
+
+# A negative graph-screen threshold is refused the same way.
+tgemm_run(gs tune -i "${SCRATCH}/missing.csv" -o "${SCRATCH}/tuned.csv" --graph_screen -1)
+if(gs_RC EQUAL 0)
+  message(FATAL_ERROR "tgemm tune --graph_screen -1 exited 0")
+endif()
+expect_contains("tgemm tune --graph_screen -1: stderr" "${gs_ERR}" "--graph_screen")
