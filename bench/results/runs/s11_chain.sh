@@ -46,9 +46,20 @@ cmp3() {
   python3 bench/compare_runs.py $S/cmp_${TAG}_1.json $S/cmp_${TAG}_2.json $S/cmp_${TAG}_3.json > $S/cmp_${TAG}_runs.txt 2>&1
   tail -2 $S/cmp_${TAG}_runs.txt
 }
-OPTS="--final_placements 4 --confirm_best --finalists 16 --final_rounds 8 --libtype cublaslt ${EXTRA:-}"
+# ctl (BASE="--final_placements 4 --confirm_best"): the control, session 9's options, on the same
+# day and machine; cmp_s9: session 9's two tables compared today (three runs).
+OPTS="${BASE:---final_placements 4 --confirm_best --finalists 16 --final_rounds 8} --libtype cublaslt ${EXTRA:-}"
+cmp_s9() {
+  local A=bench/results/tables/tune_sub_A_s9-h200-20261123.csv B=bench/results/tables/tune_sub_B_s9-h200-20261123.csv
+  for i in 1 2 3; do
+    timeout 60 tgemm compare --measure --placements 4 $A $B --json $S/cmp_s9_$i.json > $S/cmp_s9_$i.txt 2>&1
+  done
+  python3 bench/compare_runs.py $S/cmp_s9_1.json $S/cmp_s9_2.json $S/cmp_s9_3.json > $S/cmp_s9_runs.txt 2>&1
+  tail -2 $S/cmp_s9_runs.txt
+}
 sub_input
 tune_until ${TAG}_A 64 --batch 4 $OPTS -i $S/sub_in.csv && tune_until ${TAG}_B 64 --batch 4 $OPTS -i $S/sub_in.csv && \
   step cmp3_${TAG} 100 cmp3
+[ -n "${WITH_S9:-}" ] && step cmp_s9 100 cmp_s9
 for f in $S/prof_*.csv; do [ -f "$f" ] && gzip -kf "$f"; done
 echo "chain ends at $SECONDS s"
