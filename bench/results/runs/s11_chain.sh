@@ -57,9 +57,9 @@ cmp_s9() {
   python3 bench/compare_runs.py $S/cmp_s9_1.json $S/cmp_s9_2.json $S/cmp_s9_3.json > $S/cmp_s9_runs.txt 2>&1
   tail -2 $S/cmp_s9_runs.txt
 }
+[ -n "${WITH_S9:-}" ] && step cmp_s9 100 cmp_s9
 sub_input
 tune_until ${TAG}_A 64 --batch 4 $OPTS -i $S/sub_in.csv && tune_until ${TAG}_B 64 --batch 4 $OPTS -i $S/sub_in.csv && \
   step cmp3_${TAG} 100 cmp3
-[ -n "${WITH_S9:-}" ] && step cmp_s9 100 cmp_s9
 for f in $S/prof_*.csv; do [ -f "$f" ] && gzip -kf "$f"; done
 echo "chain ends at $SECONDS s"
