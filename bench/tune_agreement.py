@@ -10,8 +10,17 @@ what another candidate launches (`tgemm tune --dedupe_launches`: error column "n
 launch as X"). The summary says how often each pick was among the other tune's `--top` fastest:
 when it rarely is, the tunes disagree before their confirmations (docs/perf-notes.md, "Tuner v7
 measured"). Last, how far the two tunes' accurate times of the same candidates agree (p10, median,
-p90 of their ratio): the run-to-run resolution that the tie band is up against. Standard library
-only; no GPU.
+p90 of their ratio): the run-to-run resolution that the tie band is up against.
+
+Profiles of session 11 on (a `stage` column: how far the race took each candidate) also say, for
+each differing row, how far the other tune took each pick ("absent": never a candidate there, as
+refine() adds configurations around the screen's leaders; "screen"; "accurate"; "final";
+"confirm"), and sort the row into one of three classes:
+  default  one tune kept the default (`cublaslt:heuristic`);
+  set      a pick never got past the other tune's screen (absent or screened only): the tunes
+           disagreed before any accurate timing;
+  rank     both picks were timed accurately by both tunes, which ranked them differently.
+Standard library only; no GPU.
 """
 
 import argparse
@@ -45,8 +54,11 @@ class Profile:
     def __init__(self, path, max_err_ratio=0.05):
         self.ranked = {}
         self.same_as = {}
+        self.stages = {}  # key -> {name: stage}; empty for profiles without the stage column
         for r in read_csv(path):
             k = key_of(r)
+            if r.get("stage") is not None:
+                self.stages.setdefault(k, {})[r["kernelName"]] = r["stage"] or "failed"
             err = r.get("error", "")
             if err.startswith(SAME_LAUNCH):
                 self.same_as.setdefault(k, {})[r["kernelName"]] = err[len(SAME_LAUNCH):]
@@ -62,6 +74,13 @@ class Profile:
     def stand_in(self, key, name):
         """The candidate this tune raced for `name` (itself unless it was a same-launch one)."""
         return self.same_as.get(key, {}).get(name, name)
+
+    def has_stages(self):
+        return bool(self.stages)
+
+    def stage(self, key, name):
+        """How far this tune's race took `name` (or its stand-in): a stage, or "absent"."""
+        return self.stages.get(key, {}).get(self.stand_in(key, name), "absent")
 
     def rank(self, key, name):
         """1-based rank of `name` (or its stand-in) among the passing timed candidates, or None."""
@@ -94,6 +113,19 @@ def timing_noise(pa, pb):
     return len(ratios), quantile(ratios, 0.1), quantile(ratios, 0.5), quantile(ratios, 0.9)
 
 
+DEFAULT = "cublaslt:heuristic"
+UNTIMED = ("absent", "screen", "failed")
+
+
+def classify(pick_a, pick_b, stage_a_in_b, stage_b_in_a):
+    """default, set or rank (module docstring) for a differing row."""
+    if DEFAULT in (pick_a, pick_b):
+        return "default"
+    if stage_a_in_b in UNTIMED or stage_b_in_a in UNTIMED:
+        return "set"
+    return "rank"
+
+
 def describe(key):
     m, n, k, bias, _, _, epi = key
     return f"{m}x{n}x{k}" + (" bias" if bias == "True" else "") + ("" if epi in ("", "none") else f" {epi}")
@@ -110,6 +142,8 @@ def main(argv=None):
     pa, pb = (Profile(o.profiles[0]), Profile(o.profiles[1])) if o.profiles else (None, None)
     common = sorted(set(ta) & set(tb), key=lambda k: (k[6], int(k[0]), int(k[1]), int(k[2]), k[3]))
     identical = same_launch = a_in_b = b_in_a = both = 0
+    classes = {"default": 0, "set": 0, "rank": 0}
+    staged = pa is not None and pa.has_stages() and pb.has_stages()
     differing = []
     for k in common:
         if ta[k] == tb[k]:
@@ -127,6 +161,11 @@ def main(argv=None):
             b_in_a += in_a
             both += in_b and in_a
             line += f"; A's pick is #{ra or '-'} in B, B's is #{rb or '-'} in A"
+            if staged:
+                sa, sb = pb.stage(k, ta[k]), pa.stage(k, tb[k])
+                c = classify(ta[k], tb[k], sa, sb)
+                classes[c] += 1
+                line += f"; stages: A's pick {sa} in B, B's {sb} in A: {c}"
         differing.append(line)
     for line in differing:
         print(line)
@@ -135,6 +174,10 @@ def main(argv=None):
     if pa:
         print(f"of the {len(differing)} that differ: {same_launch} are the same launch; A's pick among B's {o.top} "
               f"fastest in {a_in_b}, B's among A's in {b_in_a}, both in {both}")
+        if staged:
+            print(f"classes of the {len(differing)} that differ: {classes['default']} default (one tune kept it), "
+                  f"{classes['set']} candidate set (a pick not timed accurately by the other tune), "
+                  f"{classes['rank']} ranking (both timed by both)")
         noise = timing_noise(pa, pb)
         if noise:
             n, p10, med, p90 = noise

@@ -79,7 +79,7 @@ std::size_t mark_same_launches(std::vector<CandidateResult>& results,
 }
 
 bool passes_checks(const CandidateResult& r, const SelectOptions& o) {
-  return r.error.empty() && r.us > 0 && r.err_ratio >= 0 && r.err_ratio <= o.max_err_ratio &&
+  return r.error.empty() && r.us > 0 && !r.beyond_finals && r.err_ratio >= 0 && r.err_ratio <= o.max_err_ratio &&
          (!o.require_strict || r.strict_ok);
 }
 

@@ -33,6 +33,11 @@ struct CandidateResult {
   std::string stage;
   double final_ratio = -1;    // finals: its paired ratio to the default (< 1: faster); -1 if none
   double confirm_ratio = -1;  // confirmation: the default's time / its time, median over placements
+  // The finals ran without it: its time is the accurate stage's, on another scale than the
+  // finalists' (each the default's finals median x its paired ratio), so it may not win or be
+  // confirmed. Session 11: the finals measured ~5-10% above the accurate stage at 128x5120x25600,
+  // and 40% of the non-default rows had gone to the fastest candidate just outside the finals.
+  bool beyond_finals = false;
 };
 
 struct SelectOptions {
@@ -74,8 +79,8 @@ bool tie_order_less(const CandidateResult& a, const CandidateResult& b);
 std::size_t mark_same_launches(std::vector<CandidateResult>& results,
                                const std::vector<std::optional<std::string>>& fingerprints, std::size_t begin = 0);
 
-// A candidate that may win: no error, an accurate time, and it passed the error checks
-// (err_ratio within o.max_err_ratio, and strict_ok where o.require_strict).
+// A candidate that may win: no error, an accurate time, it passed the error checks (err_ratio
+// within o.max_err_ratio, and strict_ok where o.require_strict), and it is not beyond_finals.
 bool passes_checks(const CandidateResult& r, const SelectOptions& o);
 
 // The winner among candidates with an accurate time that pass the error checks; -1 if none.

@@ -555,6 +555,13 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
             fr.us = us;
             fr.stage = "final";
           }
+          // The winner and the candidates confirmed come from the finals: the others' accurate
+          // times are on another scale (CandidateResult::beyond_finals).
+          std::vector<bool> in_finals(result.candidates.size(), false);
+          for (std::size_t idx : finalists) in_finals[idx] = true;
+          for (std::size_t i = 0; i < result.candidates.size(); ++i) {
+            if (!in_finals[i] && result.candidates[i].us > 0) result.candidates[i].beyond_finals = true;
+          }
         } catch (const Error& e) {
           if (std::string(e.what()).find("sticky") != std::string::npos) throw;
           // Keep the accurate-phase times: they were measured and checked.

@@ -282,7 +282,7 @@ TEST(RaceProblem, KeptRowObeysTheConfirmation) {
     bool default_in_finals = false;
     for (const CandidateResult& x : r.candidates) {
       if (x.stage == "final") EXPECT_GT(x.final_ratio, 0) << x.name;
-      if (x.final_ratio > 0) {  // a confirmed candidate may come from the finals or not
+      if (x.final_ratio > 0) {
         ++in_finals;
         if (x.is_default) {
           default_in_finals = true;
@@ -303,6 +303,12 @@ TEST(RaceProblem, KeptRowObeysTheConfirmation) {
     EXPECT_GE(in_finals, 2u);
     EXPECT_LE(in_finals, c.finalists + 1);
     EXPECT_EQ(confirmed_stage, static_cast<std::size_t>(r.confirm_tried));
+    // The finals ran, so the winner and every candidate confirmed are finalists (or the default).
+    for (const CandidateResult& x : r.candidates) {
+      if (x.stage == "confirm") EXPECT_GT(x.final_ratio, 0) << x.name;
+      if (x.us > 0 && x.final_ratio < 0) EXPECT_TRUE(x.beyond_finals) << x.name;
+    }
+    EXPECT_GT(r.candidates[static_cast<std::size_t>(r.winner)].final_ratio, 0);
     const CandidateResult& w = r.candidates[static_cast<std::size_t>(r.winner)];
     EXPECT_TRUE(w.error.empty()) << w.name << ": " << w.error;
     EXPECT_GT(w.us, 0) << w.name;

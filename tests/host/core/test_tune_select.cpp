@@ -182,6 +182,24 @@ TEST(PassesChecks, ErrorTimeErrRatioAndStrictness) {
   EXPECT_FALSE(passes_checks(bad, o));
   o.require_strict = false;
   EXPECT_TRUE(passes_checks(bad, o));
+  bad = r;
+  bad.beyond_finals = true;  // the finals ran without it
+  EXPECT_FALSE(passes_checks(bad, o));
+}
+
+// After finals, a candidate left out of them does not win on its accurate time, which is on
+// another scale than the finalists' (session 11: the finals measured ~9% above the accurate stage
+// on one problem, and the fastest candidate just outside the finals took the row).
+TEST(SelectWinner, CandidatesBeyondTheFinalsDoNotWin) {
+  CandidateResult def = measured("lt:default", 82.6);
+  def.is_default = true;
+  CandidateResult finalist = measured("lt:final", 79.7);
+  CandidateResult outside = measured("lt:outside", 73.8);
+  outside.beyond_finals = true;
+  EXPECT_EQ(winner_name({def, finalist, outside}), "lt:final");
+  EXPECT_EQ(winner_name({def, outside}), "lt:default");
+  outside.beyond_finals = false;  // no finals ran: accurate times decide
+  EXPECT_EQ(winner_name({def, finalist, outside}), "lt:outside");
 }
 
 TEST(PairedRatio, MedianOfPerRoundRatios) {

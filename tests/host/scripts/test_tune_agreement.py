@@ -63,6 +63,36 @@ class TuneAgreement(ScriptCase):
         self.assertIn("timing noise: 2 candidates timed in both tunes; time in A / time in B: p10 1.0767, "
                       "median 1.1482, p90 1.2196", out)
 
+    def test_stages_classify_the_differing_rows(self):
+        # Session 11's profiles carry a stage per candidate. M=1: B kept the default (default).
+        # M=16: B's pick q never got past A's screen (candidate set). M=64: both picks reached
+        # both tunes' finals (ranking). M=128: identical.
+        staged = PROFILE + ["stage", "final_ratio", "confirm_ratio"]
+        h = "cublaslt:heuristic"
+        a = self.write("a.csv", TABLE, [table_row("1", "p"), table_row("16", "p"), table_row("64", "s"),
+                                        table_row("128", "z")])
+        b = self.write("b.csv", TABLE, [table_row("1", h), table_row("16", "q"), table_row("64", "t"),
+                                        table_row("128", "z")])
+
+        def row(m, name, us, stage):
+            return prof_row(m, name, us) + [stage, "-1", "-1"]
+
+        pa = self.write("pa.csv", staged, [
+            row("1", "p", "9", "confirm"), row("1", h, "10", "final"),
+            row("16", "p", "9", "confirm"), row("16", "q", "-1", "screen"), row("16", h, "10", "final"),
+            row("64", "s", "5", "confirm"), row("64", "t", "5.1", "final"), row("64", h, "6", "final")])
+        pb = self.write("pb.csv", staged, [
+            row("1", "p", "9.5", "final"), row("1", h, "9.4", "final"),
+            row("16", "q", "8", "confirm"), row("16", h, "10", "final"),
+            row("64", "t", "5", "confirm"), row("64", "s", "5.1", "final"), row("64", h, "6", "final")])
+        out = self.run_tool(a, b, "--profiles", pa, pb)
+        self.assertIn("1x4096x4096: A p | B cublaslt:heuristic; A's pick is #2 in B, B's is #2 in A; "
+                      "stages: A's pick final in B, B's final in A: default", out)
+        self.assertIn("stages: A's pick absent in B, B's screen in A: set", out)
+        self.assertIn("stages: A's pick final in B, B's final in A: rank", out)
+        self.assertIn("classes of the 3 that differ: 1 default (one tune kept it), 1 candidate set (a pick not "
+                      "timed accurately by the other tune), 1 ranking (both timed by both)", out)
+
     def test_tables_alone(self):
         a = self.write("a.csv", TABLE, [table_row("1", "x")])
         b = self.write("b.csv", TABLE, [table_row("1", "y")])
@@ -71,6 +101,7 @@ class TuneAgreement(ScriptCase):
         self.assertIn("1 problems in both (0 only in A, 0 only in B): 0 identical, 1 differ", out)
         self.assertNotIn("fastest", out)
         self.assertNotIn("timing noise", out)
+        self.assertNotIn("classes of", out)
 
 
 if __name__ == "__main__":
