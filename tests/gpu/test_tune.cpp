@@ -335,15 +335,18 @@ TEST(RaceProblem, KeptRowObeysTheConfirmation) {
 // CUDA-graph replays, so their screen times track the GPU times the accurate stage measures
 // (launched one by one they are timed by cuBLASLt's host cost: 11-15 us screen, 8 us accurate in
 // session 11's profiles). Over the accurately timed candidates the median screen / accurate
-// ratio is near 1; the race still keeps a checked winner.
+// ratio is near 1; the race still keeps a checked winner. With min_accurate 48, at least 48 are
+// timed accurately.
 TEST(RaceProblem, GraphScreenTracksTheGpuTime) {
   TGEMM_REQUIRE_GPU();
   const GemmProblem p = plain_problem(16, 1280, 8192);
   RaceOptions o;
   o.libtypes = {"cublaslt"};
   o.graph_screen_us = 50;
+  o.select.min_accurate = 48;  // `tune --min_accurate`: at least this many timed accurately
   const RaceResult r = race_problem(p, o);
   ASSERT_GE(r.winner, 0);
+  EXPECT_GE(r.accurate, 48);
   std::vector<double> ratios;
   for (const CandidateResult& x : r.candidates) {
     if (x.error.empty() && x.same_as.empty()) EXPECT_GT(x.screen_us, 0) << x.name;

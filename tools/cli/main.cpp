@@ -92,6 +92,14 @@ int main(int argc, char** argv) {
                  "finalists confirmed against the default at most (the winner, then the next fastest)")
       ->check(CLI::Range(1, 16))
       ->capture_default_str();
+  t->add_option("--min_accurate", tune.min_accurate,
+                 "screened candidates timed accurately at least (the screen's fastest first)")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  t->add_option("--accurate_margin", tune.accurate_margin,
+                 "and every candidate within this fraction of the screen's fastest")
+      ->check(CLI::Range(0.0, 10.0))
+      ->capture_default_str();
   t->add_option("--graph_screen", tune.graph_screen_us,
                  "screen candidates whose first launch takes less than this many us by CUDA-graph replays (0: off)")
       ->check(CLI::Range(0.0, 1e6))

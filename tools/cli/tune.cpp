@@ -168,6 +168,8 @@ int run_worker(const TuneOptions& o) {
   ro.final_rounds = o.final_rounds;
   ro.confirm_tries = o.confirm_tries;
   ro.graph_screen_us = o.graph_screen_us;
+  ro.select.min_accurate = static_cast<std::size_t>(o.min_accurate);
+  ro.select.accurate_margin = o.accurate_margin;
   ro.dedupe_launches = o.dedupe_launches;
   ro.libtypes = libtype_list(o.libtype);
   std::string line;
@@ -307,7 +309,9 @@ void spawn_worker(Worker& w, const TuneOptions& o) {
                                    std::to_string(o.final_placements), "--finalists", std::to_string(o.finalists),
                                    "--final_margin", fmt::format("{}", o.final_margin), "--final_rounds",
                                    std::to_string(o.final_rounds), "--confirm_tries", std::to_string(o.confirm_tries),
-                                   "--graph_screen", fmt::format("{}", o.graph_screen_us)};
+                                   "--graph_screen", fmt::format("{}", o.graph_screen_us), "--min_accurate",
+                                   std::to_string(o.min_accurate), "--accurate_margin",
+                                   fmt::format("{}", o.accurate_margin)};
   if (o.loose) args.push_back("--loose");
   if (o.confirm_best) args.push_back("--confirm_best");
   if (o.dedupe_launches) args.push_back("--dedupe_launches");

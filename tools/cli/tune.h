@@ -30,6 +30,8 @@ struct TuneOptions {
   int final_rounds = 4;            // RaceOptions::final_rounds
   int confirm_tries = 3;           // RaceOptions::confirm_tries
   double graph_screen_us = 0;      // RaceOptions::graph_screen_us
+  int min_accurate = 20;           // SelectOptions::min_accurate
+  double accurate_margin = 0.10;   // SelectOptions::accurate_margin
   bool dedupe_launches = false;    // race identical launches once (RaceOptions::dedupe_launches)
   bool verbose = false;
   bool loose = false;              // accept candidates that fail the strict check

@@ -53,7 +53,8 @@ cmp3() {
 # day and machine; cmp_s9: session 9's two tables compared today (three runs). fix (BASE as ctl,
 # NSETS=16,128): after the race's fix (candidates left out of the finals may not win or be
 # confirmed: CandidateResult::beyond_finals), on the 32 problems with M = 16 and 128, where ctl
-# agreed on 26 (81%). Prediction: >= 29 of 32 (90%).
+# agreed on 26 (81%). Prediction: >= 29 of 32 (90%); measured 28 (87.5%).
+# Session 12 (runbook): fix2 (the fix on all 64), acc (EXTRA="--min_accurate 48 --graph_screen 50").
 OPTS="${BASE:---final_placements 4 --confirm_best --finalists 16 --final_rounds 8} --libtype cublaslt ${EXTRA:-}"
 cmp_s9() {
   local A=bench/results/tables/tune_sub_A_s9-h200-20261123.csv B=bench/results/tables/tune_sub_B_s9-h200-20261123.csv

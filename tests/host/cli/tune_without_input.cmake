@@ -19,7 +19,7 @@ endif()
 expect_contains("tgemm tune without arguments: stderr" "${bare_ERR}" "--input_file")
 
 # Placement, finalist, round and try counts of 0 are refused by the command line itself, naming the option.
-foreach(opt confirm_placements final_placements finalists final_rounds confirm_tries)
+foreach(opt confirm_placements final_placements finalists final_rounds confirm_tries min_accurate)
   tgemm_run(${opt} tune -i "${SCRATCH}/missing.csv" -o "${SCRATCH}/tuned.csv" --${opt} 0)
   if(${opt}_RC EQUAL 0)
     message(FATAL_ERROR "tgemm tune --${opt} 0 exited 0")
