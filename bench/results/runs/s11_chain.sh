@@ -57,7 +57,10 @@ cmp3() {
 # Session 12 (runbook): fix2 (the fix on all 64), acc (EXTRA="--min_accurate 48 --graph_screen 50").
 OPTS="${BASE:---final_placements 4 --confirm_best --finalists 16 --final_rounds 8} --libtype cublaslt ${EXTRA:-}"
 cmp_s9() {
-  local A=bench/results/tables/tune_sub_A_s9-h200-20261123.csv B=bench/results/tables/tune_sub_B_s9-h200-20261123.csv
+  # CTRL_A, CTRL_B: another pair of committed tables as the same-day control (session 12: session
+  # 11's bench/results/studies/s11/ctl_{A,B}.csv).
+  local A=${CTRL_A:-bench/results/tables/tune_sub_A_s9-h200-20261123.csv}
+  local B=${CTRL_B:-bench/results/tables/tune_sub_B_s9-h200-20261123.csv}
   for i in 1 2 3; do
     timeout 60 tgemm compare --measure --placements 4 $A $B --json $S/cmp_s9_$i.json > $S/cmp_s9_$i.txt 2>&1
   done
