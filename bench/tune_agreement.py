@@ -20,13 +20,20 @@ refine() adds configurations around the screen's leaders; "screen"; "accurate"; 
   set      a pick never got past the other tune's screen (absent or screened only): the tunes
            disagreed before any accurate timing;
   rank     both picks were timed accurately by both tunes, which ranked them differently.
+With `--compare run1.json ...` (the `tgemm compare --measure --json` runs of the same two
+tables, as bench/compare_runs.py takes them), the classes are counted again over the rows beyond
+the tie band by the median of those runs: the rows that cost agreement.
 Standard library only; no GPU.
 """
 
 import argparse
 import csv
 import gzip
+import json
+import statistics
 import sys
+
+import compare_runs
 
 KEY = ("M", "N", "K", "bias", "dtype", "outdtype", "epilogue")
 SAME_LAUNCH = "not raced: same launch as "
@@ -126,6 +133,27 @@ def classify(pick_a, pick_b, stage_a_in_b, stage_b_in_a):
     return "rank"
 
 
+def compare_key(row):
+    """The tuned-table key of a `tgemm compare --json` row (its problem string and m)."""
+    fields = dict(tok.split("=", 1) for tok in row["problem"].split() if "=" in tok)
+    return (str(row["m"]), fields.get("N", ""), fields.get("K", ""), fields.get("bias", ""), fields.get("dtype", ""),
+            fields.get("outdtype", ""), fields.get("epilogue", "none"))
+
+
+def beyond_band(paths, band=None):
+    """Keys of the rows whose median paired ratio over the compare runs is beyond the tie band
+    (the runs' own band unless given)."""
+    runs = [compare_runs.read_run(p) for p in paths]
+    band = band if band is not None else runs[0]["tie_band"]
+    ratios = {}
+    for run in runs:
+        for row in run["rows"]:
+            if row["verdict"] != "identical" and row.get("ratio", 0) > 0:
+                ratios.setdefault(compare_key(row), []).append(row["ratio"])
+    return {k for k, v in ratios.items() if len(v) == len(runs) and
+            compare_runs.verdict(statistics.median(v), band) != "tie"}
+
+
 def describe(key):
     m, n, k, bias, _, _, epi = key
     return f"{m}x{n}x{k}" + (" bias" if bias == "True" else "") + ("" if epi in ("", "none") else f" {epi}")
@@ -137,12 +165,16 @@ def main(argv=None):
     ap.add_argument("b")
     ap.add_argument("--profiles", nargs=2, metavar=("PROF_A", "PROF_B"))
     ap.add_argument("--top", type=int, default=6)
+    ap.add_argument("--compare", nargs="+", metavar="RUN_JSON",
+                    help="tgemm compare --measure --json runs of A and B: count the classes of the rows beyond the band")
     o = ap.parse_args(argv)
     ta, tb = read_table(o.a), read_table(o.b)
     pa, pb = (Profile(o.profiles[0]), Profile(o.profiles[1])) if o.profiles else (None, None)
     common = sorted(set(ta) & set(tb), key=lambda k: (k[6], int(k[0]), int(k[1]), int(k[2]), k[3]))
     identical = same_launch = a_in_b = b_in_a = both = 0
     classes = {"default": 0, "set": 0, "rank": 0}
+    beyond = beyond_band(o.compare) if o.compare else None
+    beyond_classes = {"default": 0, "set": 0, "rank": 0}
     staged = pa is not None and pa.has_stages() and pb.has_stages()
     differing = []
     for k in common:
@@ -166,6 +198,9 @@ def main(argv=None):
                 c = classify(ta[k], tb[k], sa, sb)
                 classes[c] += 1
                 line += f"; stages: A's pick {sa} in B, B's {sb} in A: {c}"
+                if beyond is not None and k in beyond:
+                    beyond_classes[c] += 1
+                    line += " (beyond the band)"
         differing.append(line)
     for line in differing:
         print(line)
@@ -178,6 +213,10 @@ def main(argv=None):
             print(f"classes of the {len(differing)} that differ: {classes['default']} default (one tune kept it), "
                   f"{classes['set']} candidate set (a pick not timed accurately by the other tune), "
                   f"{classes['rank']} ranking (both timed by both)")
+            if beyond is not None:
+                print(f"beyond the band by the median of {len(o.compare)} compare runs: {len(beyond)} rows; "
+                      f"{beyond_classes['default']} default, {beyond_classes['set']} candidate set, "
+                      f"{beyond_classes['rank']} ranking")
         noise = timing_noise(pa, pb)
         if noise:
             n, p10, med, p90 = noise

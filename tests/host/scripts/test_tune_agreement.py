@@ -3,6 +3,7 @@ pick in the other tune's profile, same-launch stand-ins, and the summary counts.
 
 import csv
 import gzip
+import json
 import os
 import unittest
 
@@ -92,6 +93,25 @@ class TuneAgreement(ScriptCase):
         self.assertIn("stages: A's pick final in B, B's final in A: rank", out)
         self.assertIn("classes of the 3 that differ: 1 default (one tune kept it), 1 candidate set (a pick not "
                       "timed accurately by the other tune), 1 ranking (both timed by both)", out)
+        # With compare runs: M=1 and M=64 beyond the band by the median of two runs (M=1 in one run
+        # only; M=16 ties by the median), so one default and one ranking row cost agreement.
+        def cmp_row(m, ratio, verdict):
+            return {"problem": f"arch=sm_90a sm_count=132 N=4096 K=4096 bias=False dtype={BF} outdtype={BF} "
+                               "scaleAB=False bpreshuffle=False epilogue=none", "m": m, "ratio": ratio,
+                    "verdict": verdict}
+        runs = []
+        for i, (r1, r16, r64) in enumerate([(1.03, 0.995, 0.97), (1.02, 1.02, 0.96)]):
+            path = os.path.join(self.dir.name, f"cmp{i}.json")
+            with open(path, "w") as f:
+                json.dump({"a": a, "b": b, "tie_band": 0.01, "measure": True,
+                           "rows": [cmp_row(1, r1, "b_faster"), cmp_row(16, r16, "tie"), cmp_row(64, r64, "a_faster"),
+                                    cmp_row(128, 0, "identical")]}, f)
+            runs.append(path)
+        out = self.run_tool(a, b, "--profiles", pa, pb, "--compare", *runs)
+        self.assertIn("final in A: default (beyond the band)", out)
+        self.assertIn("screen in A: set\n", out)
+        self.assertIn("beyond the band by the median of 2 compare runs: 2 rows; 1 default, 0 candidate set, "
+                      "1 ranking", out)
 
     def test_tables_alone(self):
         a = self.write("a.csv", TABLE, [table_row("1", "x")])
