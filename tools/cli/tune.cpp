@@ -433,8 +433,17 @@ int run_tune(const TuneOptions& o) {
     rows = parsed.rows;
   }
   std::ofstream profile;
+  // A profile written before session 11 (resumed into) has no stage columns: rows appended to it
+  // keep its 17 columns.
+  bool profile_stages = true;
   if (!o.profile_file.empty()) {
     bool fresh = !std::filesystem::exists(o.profile_file);
+    if (!fresh) {
+      std::ifstream in(o.profile_file);
+      std::string header;
+      std::getline(in, header);
+      profile_stages = header.empty() || header.find(",stage,") != std::string::npos;
+    }
     profile.open(o.profile_file, std::ios::app);
     if (fresh) {
       profile << "arch,sm_count,M,N,K,bias,dtype,outdtype,epilogue,libtype,kernelName,screen_us,us,spread,err_ratio,"
@@ -525,16 +534,19 @@ int run_tune(const TuneOptions& o) {
     const UntunedProblem& p = st.problem;
     if (profile.is_open()) {
       for (const auto& c : cands) {
-        profile << csv::join({arch, std::to_string(sm_count), std::to_string(p.m), std::to_string(p.n), std::to_string(p.k),
-                              p.bias ? "True" : "False", std::string(dtype_name(p.dtype)), std::string(dtype_name(p.out_dtype)),
-                              format_epilogue_key(p.epilogue),
-                              c["libtype"], c["name"], fmt::format("{:.4f}", c["screen_us"].get<double>()),
-                              fmt::format("{:.4f}", c["us"].get<double>()), fmt::format("{:.4f}", c["spread"].get<double>()),
-                              fmt::format("{:.6f}", c["err_ratio"].get<double>()), c["strict_ok"].get<bool>() ? "True" : "False",
-                              profile_error(c), c.value("stage", std::string()),
-                              fmt::format("{:.5f}", c.value("final_ratio", -1.0)),
-                              fmt::format("{:.5f}", c.value("confirm_ratio", -1.0))})
-                << "\n";
+        std::vector<std::string> fields = {
+            arch, std::to_string(sm_count), std::to_string(p.m), std::to_string(p.n), std::to_string(p.k),
+            p.bias ? "True" : "False", std::string(dtype_name(p.dtype)), std::string(dtype_name(p.out_dtype)),
+            format_epilogue_key(p.epilogue), c["libtype"], c["name"], fmt::format("{:.4f}", c["screen_us"].get<double>()),
+            fmt::format("{:.4f}", c["us"].get<double>()), fmt::format("{:.4f}", c["spread"].get<double>()),
+            fmt::format("{:.6f}", c["err_ratio"].get<double>()), c["strict_ok"].get<bool>() ? "True" : "False",
+            profile_error(c)};
+        if (profile_stages) {
+          fields.push_back(c.value("stage", std::string()));
+          fields.push_back(fmt::format("{:.5f}", c.value("final_ratio", -1.0)));
+          fields.push_back(fmt::format("{:.5f}", c.value("confirm_ratio", -1.0)));
+        }
+        profile << csv::join(fields) << "\n";
       }
       profile.flush();
     }
