@@ -7,10 +7,14 @@
 # Steps, in the order of what the open targets need (docs/gpu-runbook.md, "Order ... session 12"):
 # (t)   test_gpu_skinny (session 10's refactor, 9ce99f7, never GPU-run) and test_gpu_tune (session
 #       11's finals fix and --min_accurate assertion).
-# (big) issue 5: retune the 48 plain M >= 512 suite problems with the finals fix (LIB, default
-#       cublaslt: the CI build has 2 CUTLASS instances only; LIB=all needs a device build), then
-#       bench M = 512, 2048, 8192 with those rows alone and with the shipped table, one after the
-#       other in the same call. Prediction (perf-notes, CUTLASS, "Session 11"): more rows off the
+# (full) FULL=1 (carry ["scratch", ".deps/wheels"]): build every kernel on the device first
+#       (gpu-check's pybuild, ~150 s) and use that CLI from then on. The CI build has 2 of the 40
+#       CUTLASS instances, not the 128x128x64 c2x1 ping-pong of the shipped table's 4 plain
+#       M >= 512 CUTLASS rows: without FULL those rows fall back to the default in the shipped
+#       bench below, and LIB=all races no CUTLASS instance worth having.
+# (big) issue 5: retune the 48 plain M >= 512 suite problems with the finals fix (LIB: all with
+#       FULL=1, else cublaslt), then bench M = 512, 2048, 8192 with those rows alone and with the
+#       shipped table, one after the other in the same call. Prediction (perf-notes, CUTLASS, "Session 11"): more rows off the
 #       default than session 8's 17 of 48, M >= 512 at 1.035-1.05x (shipped: 1.027-1.033x).
 # (fix2, acc) issue 3: two pairs of 64-problem tunes (M <= 128) with the fix, the second with
 #       --min_accurate 48 --graph_screen 50, three compares each, and session 11's control tables
@@ -22,7 +26,14 @@ S=/tmp/s12
 export TGEMM_CONFIG_DIR=$PWD/configs
 . bench/results/runs/chain_lib.sh
 TABLE=configs/bf16_tuned_gemm.csv
-LIB=${LIB:-cublaslt}
+full_build() {
+  GPU_CHECK_DIR=$S/gc GPU_CHECK_STEPS="pybuild" timeout 260 scripts/gpu-check 2>&1 | tail -2
+  local D=$(ls -d build/pip/*/ | head -1)
+  cp ${D}tools/cli/tgemm /tmp/bin/tgemm && touch $S/full_cli
+}
+[ -n "${FULL:-}" ] && step full_build 280 full_build
+if [ -f $S/full_cli ]; then LIB=${LIB:-all}; else LIB=${LIB:-cublaslt}; fi
+echo "tgemm: $([ -f $S/full_cli ] && echo 'full device build' || echo 'CI build (2 CUTLASS instances)'), big tune --libtype $LIB"
 OPTS="--final_placements 4 --confirm_best --libtype cublaslt"
 
 gpu_tests() {
