@@ -59,20 +59,14 @@ big_bench() {  # the new rows alone, then the shipped table: same problems, same
 }
 tune_until big 48 --batch 2 --libtype $LIB -i $S/big_in.csv && step big_bench 210 big_bench
 
-cmp3() {  # three compares of $1_A and $1_B
+cmp3() {  # tag [A B]: three compares of two tables (default: this chain's $tag_A and $tag_B)
+  local t=$1 A=${2:-$S/$1_A.csv} B=${3:-$S/$1_B.csv}
   for i in 1 2 3; do
-    timeout 80 tgemm compare --measure --placements 4 $S/$1_A.csv $S/$1_B.csv --json $S/cmp_$1_$i.json > /dev/null 2>&1
+    timeout 80 tgemm compare --measure --placements 4 $A $B --json $S/cmp_${t}_$i.json > /dev/null 2>&1
   done
-  python3 bench/compare_runs.py $S/cmp_$1_{1,2,3}.json > $S/cmp_$1_runs.txt 2>&1; tail -2 $S/cmp_$1_runs.txt
+  python3 bench/compare_runs.py $S/cmp_${t}_{1,2,3}.json > $S/cmp_${t}_runs.txt 2>&1; tail -2 $S/cmp_${t}_runs.txt
 }
-cmp_ctl() {
-  local D=bench/results/studies/s11
-  for i in 1 2 3; do
-    timeout 60 tgemm compare --measure --placements 4 $D/ctl_A.csv $D/ctl_B.csv --json $S/cmp_ctl_$i.json > /dev/null 2>&1
-  done
-  python3 bench/compare_runs.py $S/cmp_ctl_{1,2,3}.json > $S/cmp_ctl_runs.txt 2>&1; tail -2 $S/cmp_ctl_runs.txt
-}
-step cmp_ctl 60 cmp_ctl
+step cmp_ctl 60 cmp3 ctl bench/results/studies/s11/ctl_A.csv bench/results/studies/s11/ctl_B.csv
 tune_until fix2_A 64 --batch 4 $OPTS -i $S/sub_in.csv && tune_until fix2_B 64 --batch 4 $OPTS -i $S/sub_in.csv && \
   step cmp3_fix2 60 cmp3 fix2
 ACC="--min_accurate 48 --graph_screen 50"
