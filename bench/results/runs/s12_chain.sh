@@ -43,7 +43,7 @@ gpu_tests() {
     rm -f $S/$t
   done
 }
-step gpu_tests 250 gpu_tests
+step gpu_tests 120 gpu_tests
 
 inputs() {
   [ -f $S/big_in.csv ] || tgemm shapes --suite bench/shapes/llm_shapes.csv --nsets 512,2048,8192 -o $S/big_in.csv > /dev/null
