@@ -5,34 +5,40 @@
 // Workers (`tgemm tune --worker`) race candidates with src/tune/racer.h.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
+#include "tune/racer.h"
+
 namespace tgemm::cli {
+
+// The race's own defaults (src/tune/racer.h), so the command line cannot drift from them.
+inline const RaceOptions kRaceDefaults{};
 
 struct TuneOptions {
   std::string input_file;
   std::string tuned_file;
   std::string libtype = "all";
-  double err_ratio = 0.05;
+  double err_ratio = kRaceDefaults.select.max_err_ratio;
   int mp = 1;
   int batch = 16;
   bool all = false;
   std::string profile_file;
   double timeout = 600;            // seconds per problem
   double candidate_timeout = 60;   // seconds without progress = hang
-  int warmup = 3;
-  int iters = 10;
-  int confirm_placements = 4;      // operand placements a winner is confirmed on (RaceOptions)
-  bool confirm_best = false;       // confirm every try, keep the best (RaceOptions::confirm_best)
-  int final_placements = 1;        // placements the finals are spread over (RaceOptions)
-  int finalists = 6;               // RaceOptions::max_finalists
-  double final_margin = 0.03;      // RaceOptions::final_margin
-  int final_rounds = 4;            // RaceOptions::final_rounds
-  int confirm_tries = 3;           // RaceOptions::confirm_tries
-  double graph_screen_us = 0;      // RaceOptions::graph_screen_us
-  int min_accurate = 20;           // SelectOptions::min_accurate
-  double accurate_margin = 0.10;   // SelectOptions::accurate_margin
-  bool dedupe_launches = false;    // race identical launches once (RaceOptions::dedupe_launches)
+  int warmup = kRaceDefaults.warmup;
+  int iters = kRaceDefaults.iters;
+  int confirm_placements = kRaceDefaults.confirm_placements;  // placements a winner is confirmed on
+  bool confirm_best = kRaceDefaults.confirm_best;  // confirm every try, keep the best
+  int final_placements = kRaceDefaults.final_placements;  // placements the finals are spread over
+  int finalists = static_cast<int>(kRaceDefaults.max_finalists);
+  double final_margin = kRaceDefaults.final_margin;
+  int final_rounds = kRaceDefaults.final_rounds;
+  int confirm_tries = kRaceDefaults.confirm_tries;
+  double graph_screen_us = kRaceDefaults.graph_screen_us;
+  int min_accurate = static_cast<int>(kRaceDefaults.select.min_accurate);
+  double accurate_margin = kRaceDefaults.select.accurate_margin;
+  bool dedupe_launches = kRaceDefaults.dedupe_launches;  // race identical launches once
   bool verbose = false;
   bool loose = false;              // accept candidates that fail the strict check
   bool worker = false;             // internal: run as a worker
@@ -55,10 +61,10 @@ struct ReconfirmOptions {
   std::string tuned_file;
   std::string output;              // default: tuned_file (in place)
   std::string libtype = "all";     // as the tune's --libtype: decides the race's default
-  double err_ratio = 0.05;         // the default must pass this to replace a row
-  int rounds = 6;                  // RaceOptions::confirm_rounds
-  int placements = 4;              // RaceOptions::confirm_placements
-  double margin = 0.01;            // RaceOptions::confirm_margin
+  double err_ratio = kRaceDefaults.select.max_err_ratio;  // the default must pass this to replace a row
+  int rounds = kRaceDefaults.confirm_rounds;
+  int placements = kRaceDefaults.confirm_placements;
+  double margin = kRaceDefaults.confirm_margin;
 };
 
 int run_reconfirm(const ReconfirmOptions& options);
