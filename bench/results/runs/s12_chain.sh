@@ -36,14 +36,19 @@ if [ -f $S/full_cli ]; then LIB=${LIB:-all}; else LIB=${LIB:-cublaslt}; fi
 echo "tgemm: $([ -f $S/full_cli ] && echo 'full device build' || echo 'CI build (2 CUTLASS instances)'), big tune --libtype $LIB"
 OPTS="--final_placements 4 --confirm_best --libtype cublaslt"
 
-gpu_tests() {
+gpu_tests() {  # the full device build's GPU tests when there is one, else the CI binaries'
+  if [ -f $S/full_cli ]; then
+    GPU_CHECK_DIR=$S/gt GPU_CHECK_REUSE=1 GPU_CHECK_STEPS="tests" timeout 170 scripts/gpu-check 2>&1 | tail -3
+    grep -E "tests passed|tests failed|\(Failed\)|\*\*\*" $S/gt/gpu_tests.log | head -20
+    return
+  fi
   for t in test_gpu_skinny test_gpu_tune; do
     gunzip -c scratch/ci/$t.gz > $S/$t && chmod +x $S/$t
     timeout 150 $S/$t > $S/$t.log 2>&1; echo "$t rc=$?"; grep -E "^\[  (PASSED|FAILED)|FAILED  \]" $S/$t.log | head -10
     rm -f $S/$t
   done
 }
-step gpu_tests 120 gpu_tests
+step gpu_tests 175 gpu_tests
 
 inputs() {
   [ -f $S/big_in.csv ] || tgemm shapes --suite bench/shapes/llm_shapes.csv --nsets 512,2048,8192 -o $S/big_in.csv > /dev/null
@@ -57,8 +62,33 @@ big_bench() {  # the new rows alone, then the shipped table: same problems, same
   timeout 100 tgemm bench --m 512,2048,8192 --json $S/bench_big_shipped.json > $S/bench_big_shipped.log 2>&1
   grep -i geomean $S/bench_big_fix.log $S/bench_big_shipped.log
 }
-tune_until big 48 --batch 2 --libtype $LIB -i $S/big_in.csv && step big_bench 210 big_bench
+tune_until big 48 --batch 2 --libtype $LIB -i $S/big_in.csv && step big_bench 120 big_bench
 
+dec_bench() {  # the shipped table with its M = 1, 16 rows replaced by the retune's
+  awk -F, 'NR == 1 || ($3 != 1 && $3 != 16)' $TABLE > $S/with_dec.csv && tail -n +2 $S/dec.csv >> $S/with_dec.csv
+  TGEMM_CONFIG_GEMM_BF16=$S/with_dec.csv timeout 60 tgemm bench --m 1,16 --json $S/bench_dec_fix.json \
+    > $S/bench_dec_fix.log 2>&1
+  timeout 60 tgemm bench --m 1,16 --json $S/bench_dec_shipped.json > $S/bench_dec_shipped.log 2>&1
+  grep -i geomean $S/bench_dec_fix.log $S/bench_dec_shipped.log
+}
+tune_until dec 32 --batch 4 --libtype skinny,cublaslt -i $S/dec_in.csv && step dec_bench 130 dec_bench
+merged_bench() {  # the shipped table with the big (plain M >= 512) and dec (M = 1, 16) rows in place of its own: whole suite
+  python3 - $TABLE $S/big.csv $S/dec.csv > $S/merged.csv <<'PY'
+import csv, sys
+def key(r): return (r["M"], r["N"], r["K"], r["bias"], r["dtype"], r["outdtype"], r["scaleAB"], r["bpreshuffle"], r.get("epilogue", "none"))
+with open(sys.argv[1]) as f: rd = csv.DictReader(f); fields = rd.fieldnames; ship = list(rd)
+new = {}
+for p in sys.argv[2:]:
+    with open(p) as f:
+        for r in csv.DictReader(f): r.setdefault("epilogue", "none"); new[key(r)] = r
+out = csv.DictWriter(sys.stdout, fields, extrasaction="ignore", lineterminator="\n"); out.writeheader()
+for r in ship: out.writerow(new.pop(key(r), r))
+for r in new.values(): out.writerow(r)
+PY
+  TGEMM_CONFIG_GEMM_BF16=$S/merged.csv timeout 150 tgemm bench --json $S/bench_merged.json > $S/bench_merged.log 2>&1
+  grep -i geomean $S/bench_merged.log
+}
+step merged_bench 150 merged_bench
 cmp3() {  # tag [A B]: three compares of two tables (default: this chain's $tag_A and $tag_B)
   local t=$1 A=${2:-$S/$1_A.csv} B=${3:-$S/$1_B.csv}
   for i in 1 2 3; do
@@ -73,13 +103,5 @@ ACC="--min_accurate 48 --graph_screen 50"
 tune_until acc_A 64 --batch 4 $OPTS $ACC -i $S/sub_in.csv && tune_until acc_B 64 --batch 4 $OPTS $ACC -i $S/sub_in.csv && \
   step cmp3_acc 60 cmp3 acc
 
-dec_bench() {  # the shipped table with its M = 1, 16 rows replaced by the retune's
-  awk -F, 'NR == 1 || ($3 != 1 && $3 != 16)' $TABLE > $S/with_dec.csv && tail -n +2 $S/dec.csv >> $S/with_dec.csv
-  TGEMM_CONFIG_GEMM_BF16=$S/with_dec.csv timeout 60 tgemm bench --m 1,16 --json $S/bench_dec_fix.json \
-    > $S/bench_dec_fix.log 2>&1
-  timeout 60 tgemm bench --m 1,16 --json $S/bench_dec_shipped.json > $S/bench_dec_shipped.log 2>&1
-  grep -i geomean $S/bench_dec_fix.log $S/bench_dec_shipped.log
-}
-tune_until dec 32 --batch 4 --libtype skinny,cublaslt -i $S/dec_in.csv && step dec_bench 130 dec_bench
 for f in $S/prof_*.csv; do [ -f "$f" ] && gzip -kf "$f"; done
 echo "chain ends at $SECONDS s"
