@@ -108,4 +108,29 @@ int select_winner(const std::vector<CandidateResult>& results, const SelectOptio
   return winner;
 }
 
+std::vector<std::size_t> select_finalists(const std::vector<CandidateResult>& results, double best_us,
+                                          double margin, std::size_t max_finalists, std::size_t min_contenders,
+                                          const SelectOptions& o) {
+  std::vector<std::size_t> order(results.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    double ua = results[a].us > 0 ? results[a].us : 1e300;
+    double ub = results[b].us > 0 ? results[b].us : 1e300;
+    return ua < ub;
+  });
+  std::vector<std::size_t> out;
+  std::size_t others = 0;
+  for (std::size_t i : order) {
+    const CandidateResult& r = results[i];
+    if (!passes_checks(r, o)) continue;
+    if (r.is_default) {
+      out.push_back(i);
+    } else if ((r.us <= best_us * (1.0 + margin) && others < max_finalists) || others < min_contenders) {
+      out.push_back(i);
+      ++others;
+    }
+  }
+  return out;
+}
+
 }  // namespace tgemm

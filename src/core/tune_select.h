@@ -88,4 +88,15 @@ bool passes_checks(const CandidateResult& r, const SelectOptions& o);
 // then a winner that is not the default must be faster than (1 - default_margin) x the default.
 int select_winner(const std::vector<CandidateResult>& results, const SelectOptions& o);
 
+// Who is re-timed in the finals, fastest first by accurate time (`us`): the default when it
+// passes the checks, every passing candidate within (1 + margin) of `best_us` up to
+// max_finalists of them, and at least min_contenders passing candidates besides the default
+// whatever their margin. The last rule means a default that leads the accurate stage by more than
+// the margin still meets its nearest rivals in the finals: one fluke-fast accurate time of the
+// default (session 12: 8.4 us where the finals of the other tune gave it 10.6) must not decide a
+// row without being re-timed. Fewer than two entries: there are no finals.
+std::vector<std::size_t> select_finalists(const std::vector<CandidateResult>& results, double best_us,
+                                          double margin, std::size_t max_finalists, std::size_t min_contenders,
+                                          const SelectOptions& o);
+
 }  // namespace tgemm

@@ -453,22 +453,8 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
     int first = select_winner(result.candidates, o.select);
     if (first >= 0) {
       const double best = result.candidates[static_cast<std::size_t>(first)].us;
-      std::vector<std::size_t> finalists;
-      std::vector<std::size_t> order(result.candidates.size());
-      for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-      std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-        double ua = result.candidates[a].us > 0 ? result.candidates[a].us : 1e300;
-        double ub = result.candidates[b].us > 0 ? result.candidates[b].us : 1e300;
-        return ua < ub;
-      });
-      for (std::size_t i : order) {
-        const CandidateResult& r = result.candidates[i];
-        if (r.error.empty() && r.us > 0 && (r.is_default || r.us <= best * (1.0 + o.final_margin)) && r.err_ratio >= 0 &&
-            r.err_ratio <= o.select.max_err_ratio && (!o.select.require_strict || r.strict_ok) &&
-            (r.is_default || finalists.size() < o.max_finalists)) {
-          finalists.push_back(i);
-        }
-      }
+      const std::vector<std::size_t> finalists =
+          select_finalists(result.candidates, best, o.final_margin, o.max_finalists, o.final_contenders, o.select);
       if (finalists.size() > 1) {
         double slowest = 0;
         for (std::size_t idx : finalists) slowest = std::max(slowest, result.candidates[idx].us);

@@ -34,6 +34,10 @@ struct RaceOptions {
   double final_margin = 0.03;            // candidates this close to the fastest are re-timed, with the default
   std::size_t max_finalists = 6;         // fastest ones re-timed (plus the default)
   int final_rounds = 4;                  // interleaved rounds of that re-timing (with the default)
+  // At least this many candidates besides the default are re-timed, even beyond final_margin: a
+  // default whose accurate time leads by more than the margin meets its nearest rivals in the
+  // finals instead of being kept on one timing (core/tune_select.h, select_finalists).
+  std::size_t final_contenders = 2;
   // > 1: the finals are spread over this many placements of the operands (the race's, then the
   // confirmation's fresh allocations behind pads), ceil(final_rounds / final_placements) rounds
   // on each, and a finalist is ranked on its paired ratio to the default over all of them. Two

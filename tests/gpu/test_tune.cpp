@@ -224,6 +224,34 @@ TEST(LaunchFingerprint, NothingForCallsThatCannotBeCapturedAndNoErrorLeft) {
 // A race of one decode problem over cuBLASLt's space: the kept row passes the checks, and a row
 // other than the default was confirmed on every placement (no placement lost, median ratio
 // beyond the margin); with confirm_best as well, and with the finals spread over placements.
+// With no margin at all, the finals still run: the default and its final_contenders nearest
+// rivals are re-timed (session 12: on this problem a default's accurate time that led everyone by
+// 12% kept the row without finals in one tune; the other tune's finals put it 3% behind).
+TEST(RaceProblem, FinalsRunWithContendersBeyondTheMargin) {
+  TGEMM_REQUIRE_GPU();
+  const GemmProblem p = plain_problem(16, 1280, 8192);
+  RaceOptions o;
+  o.libtypes = {"cublaslt"};
+  o.final_margin = 0.0;
+  o.final_contenders = 2;
+  const RaceResult r = race_problem(p, o);
+  ASSERT_GE(r.winner, 0);
+  EXPECT_EQ(r.final_placements, 1);
+  std::size_t in_finals = 0, others = 0;
+  for (const CandidateResult& x : r.candidates) {
+    if (x.final_ratio <= 0) continue;
+    ++in_finals;
+    if (!x.is_default) ++others;
+    EXPECT_EQ(x.stage == "final" || x.stage == "confirm", true) << x.name << ": " << x.stage;
+  }
+  // Candidates at or below the winner's time (it may be a tie-order pick within the tie band)
+  // qualify by the zero margin too; the contenders count towards the cap, not on top of it.
+  EXPECT_GE(others, 2u);
+  EXPECT_LE(others, o.max_finalists);
+  EXPECT_EQ(in_finals, others + 1);  // and the default
+  EXPECT_GT(r.candidates[static_cast<std::size_t>(r.winner)].final_ratio, 0);
+}
+
 TEST(RaceProblem, KeptRowObeysTheConfirmation) {
   TGEMM_REQUIRE_GPU();
   struct Case {

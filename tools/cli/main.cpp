@@ -85,6 +85,10 @@ int main(int argc, char** argv) {
                  "finalists must be within this fraction of the fastest accurate time")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
+  t->add_option("--final_contenders", tune.final_contenders,
+                 "candidates besides the default re-timed in the finals even beyond --final_margin (0: none)")
+      ->check(CLI::Range(0, 64))
+      ->capture_default_str();
   t->add_option("--final_rounds", tune.final_rounds, "interleaved rounds of the finals (over all placements)")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();

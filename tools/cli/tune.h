@@ -33,6 +33,7 @@ struct TuneOptions {
   int final_placements = kRaceDefaults.final_placements;  // placements the finals are spread over
   int finalists = static_cast<int>(kRaceDefaults.max_finalists);
   double final_margin = kRaceDefaults.final_margin;
+  int final_contenders = static_cast<int>(kRaceDefaults.final_contenders);
   int final_rounds = kRaceDefaults.final_rounds;
   int confirm_tries = kRaceDefaults.confirm_tries;
   double graph_screen_us = kRaceDefaults.graph_screen_us;

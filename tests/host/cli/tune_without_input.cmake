@@ -27,6 +27,13 @@ foreach(opt confirm_placements final_placements finalists final_rounds confirm_t
   expect_contains("tgemm tune --${opt} 0: stderr" "${${opt}_ERR}" "--${opt}")
 endforeach()
 
+# A negative count of final contenders is refused the same way (0 is allowed: none beyond the margin).
+tgemm_run(fc tune -i "${SCRATCH}/missing.csv" -o "${SCRATCH}/tuned.csv" --final_contenders -1)
+if(fc_RC EQUAL 0)
+  message(FATAL_ERROR "tgemm tune --final_contenders -1 exited 0")
+endif()
+expect_contains("tgemm tune --final_contenders -1: stderr" "${fc_ERR}" "--final_contenders")
+
 # A negative graph-screen threshold is refused the same way.
 tgemm_run(gs tune -i "${SCRATCH}/missing.csv" -o "${SCRATCH}/tuned.csv" --graph_screen -1)
 if(gs_RC EQUAL 0)

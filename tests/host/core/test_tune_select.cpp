@@ -202,6 +202,36 @@ TEST(SelectWinner, CandidatesBeyondTheFinalsDoNotWin) {
   EXPECT_EQ(winner_name({def, finalist, outside}), "lt:outside");
 }
 
+// The finals: the default, the candidates within the margin up to the cap, fastest first, and at
+// least `min_contenders` others whatever their margin (session 12: a default timed 8.4 us in the
+// accurate stage, 12% ahead of everyone, was kept without finals; the other tune's finals put it
+// at 10.6 us, 3% behind the row it picked).
+TEST(SelectFinalists, TheDefaultMeetsItsNearestRivalsEvenBeyondTheMargin) {
+  SelectOptions o;
+  CandidateResult def = measured("lt:default", 8.42);
+  def.is_default = true;
+  std::vector<CandidateResult> rs = {measured("lt:c", 9.70), def, measured("lt:a", 9.56), measured("lt:b", 9.57),
+                                     measured("lt:broken", 9.0)};
+  rs[4].err_ratio = 1.0;  // fails the check: never a finalist
+  auto names = [&](const std::vector<std::size_t>& idx) {
+    std::vector<std::string> out;
+    for (std::size_t i : idx) out.push_back(rs[i].name);
+    return out;
+  };
+  using V = std::vector<std::string>;
+  EXPECT_EQ(names(select_finalists(rs, 8.42, 0.03, 6, 2, o)), (V{"lt:default", "lt:a", "lt:b"}));
+  EXPECT_EQ(names(select_finalists(rs, 8.42, 0.03, 6, 0, o)), (V{"lt:default"}));  // no finals
+  // Within the margin, the cap counts the others only; the default always enters.
+  rs[1].us = 9.9;
+  EXPECT_EQ(names(select_finalists(rs, 9.56, 0.03, 2, 0, o)), (V{"lt:a", "lt:b", "lt:default"}));
+  EXPECT_EQ(names(select_finalists(rs, 9.56, 0.03, 6, 0, o)), (V{"lt:a", "lt:b", "lt:c", "lt:default"}));
+  // Contenders count towards the cap, not on top of it.
+  EXPECT_EQ(names(select_finalists(rs, 9.56, 0.03, 6, 2, o)), (V{"lt:a", "lt:b", "lt:c", "lt:default"}));
+  // A default that fails the checks is not re-timed.
+  rs[1].error = "launch failed";
+  EXPECT_EQ(names(select_finalists(rs, 9.56, 0.0, 6, 1, o)), (V{"lt:a"}));
+}
+
 TEST(PairedRatio, MedianOfPerRoundRatios) {
   // Round 2 ran at lower clocks for both: the pooled medians would compare 10 vs 10.5, the rounds
   // all say a takes 5% longer than b.
