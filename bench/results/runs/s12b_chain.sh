@@ -31,5 +31,13 @@ cmp3() {  # tag: three compares of $S/<tag>_A.csv and $S/<tag>_B.csv
 tune_until acc_B 64 --batch 4 $OPTS $ACC --final_contenders 0 -i $S/sub_in.csv && step cmp3_acc 40 cmp3 acc
 tune_until gc_A 64 --batch 4 $OPTS $ACC -i $S/sub_in.csv && tune_until gc_B 64 --batch 4 $OPTS $ACC -i $S/sub_in.csv && \
   step cmp3_gc 40 cmp3 gc
+# (gcall) issue 3's shipped-table check with the gc options: the 112 suite problems tuned in one
+#       process (cuBLASLt alone, its wall time is the "<= 10 minutes" figure), then benched alone.
+[ -f $S/all_in.csv ] || tgemm shapes --suite bench/shapes/llm_shapes.csv --nsets 1,16,64,128,512,2048,8192 -o $S/all_in.csv > /dev/null
+gcall_bench() {
+  TGEMM_CONFIG_GEMM_BF16=$S/gcall.csv timeout 150 tgemm bench --json $S/bench_gcall.json > $S/bench_gcall.log 2>&1
+  grep -i geomean $S/bench_gcall.log
+}
+[ -n "${GCALL:-}" ] && tune_until gcall 112 --batch 8 $OPTS $ACC -i $S/all_in.csv && step gcall_bench 120 gcall_bench
 for f in $S/prof_*.csv; do [ -f "$f" ] && gzip -kf "$f"; done
 echo "chain ends at $SECONDS s"
