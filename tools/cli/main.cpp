@@ -110,8 +110,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   t->add_flag("--dedupe_launches", tune.dedupe_launches,
               "race candidates that launch identical kernels with identical arguments once (the first in tie order)");
-  t->add_flag("--confirm_best", tune.confirm_best,
-              "confirm each of the top finalists on every placement and keep the best (slower)");
+  t->add_flag("--confirm_best,!--no-confirm_best", tune.confirm_best,
+              "confirm each of the top finalists on every placement and keep the best (slower; on by default)");
   t->add_flag("-v,--verbose", tune.verbose, "more output");
   t->add_flag("--loose", tune.loose, "accept winners that pass --errRatio but not the strict check");
   t->add_flag("--reconfirm", tune.reconfirm,

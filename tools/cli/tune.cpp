@@ -315,7 +315,7 @@ void spawn_worker(Worker& w, const TuneOptions& o) {
                                    std::to_string(o.min_accurate), "--accurate_margin",
                                    fmt::format("{}", o.accurate_margin)};
   if (o.loose) args.push_back("--loose");
-  if (o.confirm_best) args.push_back("--confirm_best");
+  args.push_back(o.confirm_best ? "--confirm_best" : "--no-confirm_best");
   if (o.dedupe_launches) args.push_back("--dedupe_launches");
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());

@@ -12,8 +12,19 @@
 
 namespace tgemm::cli {
 
-// The race's own defaults (src/tune/racer.h), so the command line cannot drift from them.
-inline const RaceOptions kRaceDefaults{};
+// The race's own defaults (src/tune/racer.h), so the command line cannot drift from them, with
+// the stage settings `tgemm tune` runs by default on top: the set under which two independent
+// tunes agreed on 92.2% of 64 problems in session 12 (docs/design-choices.md, "Tuner defaults"),
+// against 84.4% with session 9's options the same day.
+inline RaceOptions tune_race_defaults() {
+  RaceOptions o;
+  o.final_placements = 4;
+  o.confirm_best = true;
+  o.graph_screen_us = 50;
+  o.select.min_accurate = 48;
+  return o;
+}
+inline const RaceOptions kRaceDefaults = tune_race_defaults();
 
 struct TuneOptions {
   std::string input_file;

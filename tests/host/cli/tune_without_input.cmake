@@ -34,6 +34,20 @@ if(fc_RC EQUAL 0)
 endif()
 expect_contains("tgemm tune --final_contenders -1: stderr" "${fc_ERR}" "--final_contenders")
 
+# The defaults the shipped tables are tuned with (docs/design-choices.md, "Tuner defaults"), shown by --help.
+tgemm_run(help tune --help)
+foreach(line "--final_placements INT:INT in [1 - 16]=4" "--min_accurate INT:INT in [1 - 100000]=48"
+             "--graph_screen FLOAT:FLOAT in [0 - 1e+06]=50" "--final_contenders INT:INT in [0 - 64]=2"
+             "--confirm_best,--no-confirm_best")
+  expect_contains("tgemm tune --help" "${help_OUT}" "${line}")
+endforeach()
+# --no-confirm_best is accepted: the run gets as far as the missing input file.
+tgemm_run(ncb tune -i "${SCRATCH}/missing.csv" -o "${SCRATCH}/tuned.csv" --no-confirm_best)
+if(ncb_RC EQUAL 0)
+  message(FATAL_ERROR "tgemm tune of a missing input exited 0")
+endif()
+expect_contains("tgemm tune --no-confirm_best: stderr" "${ncb_ERR}" "missing.csv")
+
 # A negative graph-screen threshold is refused the same way.
 tgemm_run(gs tune -i "${SCRATCH}/missing.csv" -o "${SCRATCH}/tuned.csv" --graph_screen -1)
 if(gs_RC EQUAL 0)
