@@ -221,9 +221,6 @@ TEST(LaunchFingerprint, NothingForCallsThatCannotBeCapturedAndNoErrorLeft) {
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
 }
 
-// A race of one decode problem over cuBLASLt's space: the kept row passes the checks, and a row
-// other than the default was confirmed on every placement (no placement lost, median ratio
-// beyond the margin); with confirm_best as well, and with the finals spread over placements.
 // With no margin at all, the finals still run: the default and its final_contenders nearest
 // rivals are re-timed (session 12: on this problem a default's accurate time that led everyone by
 // 12% kept the row without finals in one tune; the other tune's finals put it 3% behind).
@@ -252,6 +249,9 @@ TEST(RaceProblem, FinalsRunWithContendersBeyondTheMargin) {
   EXPECT_GT(r.candidates[static_cast<std::size_t>(r.winner)].final_ratio, 0);
 }
 
+// A race of one decode problem over cuBLASLt's space: the kept row passes the checks, and a row
+// other than the default was confirmed on every placement (no placement lost, median ratio
+// beyond the margin); with confirm_best as well, and with the finals spread over placements.
 TEST(RaceProblem, KeptRowObeysTheConfirmation) {
   TGEMM_REQUIRE_GPU();
   struct Case {
