@@ -399,6 +399,10 @@ int run_bench(const BenchOptions& o) {
                   {"baseline_spread", spread(tb)}, {"tgemm_us", tt.median_us}, {"tgemm_spread", spread(tt)},
                   {"speedup", paired_ratio(per_round[0], per_round[1])},
                   {"speedup_of_medians", tb.median_us / tt.median_us}, {"rounds", kBenchRounds},
+                  // Each round's two medians, in round order (odd rounds ran tgemm first), so an
+                  // order or drift effect shows (session 12: rows running the baseline's own
+                  // configuration measured 0.98-0.99x at M = 8192).
+                  {"round_baseline_us", per_round[0]}, {"round_tgemm_us", per_round[1]},
                   {"solution", info.kernel_name},
                   {"level", info.level}, {"rotations", d.sets.size()}, {"check", check}};
       // The cuBLASLt configurations behind the baseline and (when cuBLASLt runs it) tgemm's row, so
