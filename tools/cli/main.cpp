@@ -150,6 +150,8 @@ int main(int argc, char** argv) {
   CLI::App* mg = app.add_subcommand("merge", "merge tuned tables (duplicates keep the lowest us)");
   mg->add_option("inputs", merge.inputs, "tuned CSVs")->required();
   mg->add_option("-o,--output", merge.output, "merged table")->required();
+  mg->add_flag("--later-wins", merge.later_wins,
+               "a later file's row replaces an earlier file's whatever its us (as TGEMM_CONFIG_GEMM_BF16=a:b layers them)");
 
   tgemm::cli::CompareOptions compare;
   CLI::App* cmp = app.add_subcommand("compare", "how far two tuned tables of the same problems agree");

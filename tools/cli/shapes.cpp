@@ -75,21 +75,29 @@ int run_shapes(const ShapesOptions& o) {
 int run_merge(const MergeOptions& o) {
   TGEMM_CHECK(!o.inputs.empty() && !o.output.empty(), "tgemm merge", "give input tables and -o");
   std::vector<TableRow> rows;
-  for (const auto& path : o.inputs) {
+  std::vector<std::size_t> from;  // index of the input file each row came from
+  for (std::size_t f = 0; f < o.inputs.size(); ++f) {
+    const std::string& path = o.inputs[f];
     std::ifstream in(path);
     TGEMM_CHECK(static_cast<bool>(in), "tgemm merge", "cannot open '", path, "'");
     ParsedTable t = parse_tuned_table(in, path);
     for (const auto& w : t.warnings) fmt::print(stderr, "warning: {}\n", w);
     for (auto& r : t.rows) {
       bool replaced = false;
-      for (auto& existing : rows) {
-        if (existing.key == r.key && existing.m == r.m) {
-          if (r.us < existing.us) existing = r;
+      for (std::size_t i = 0; i < rows.size(); ++i) {
+        if (rows[i].key == r.key && rows[i].m == r.m) {
+          if ((o.later_wins && from[i] < f) || r.us < rows[i].us) {
+            rows[i] = r;
+            from[i] = f;
+          }
           replaced = true;
           break;
         }
       }
-      if (!replaced) rows.push_back(r);
+      if (!replaced) {
+        rows.push_back(r);
+        from.push_back(f);
+      }
     }
   }
   write_tuned_table(o.output, rows);

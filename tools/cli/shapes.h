@@ -21,6 +21,11 @@ struct ShapesOptions {
 struct MergeOptions {
   std::vector<std::string> inputs;
   std::string output;
+  // A row of a later file replaces the same key and M from earlier files whatever its `us`, as
+  // the runtime layers TGEMM_CONFIG_GEMM_BF16=a.csv:b.csv (within one file, duplicates still keep
+  // the lowest us). Without it the lowest `us` wins across files too, which compares times taken
+  // by different tunes (e.g. cold accurate-stage and sustained-finals scales).
+  bool later_wins = false;
 };
 
 struct CompareOptions {

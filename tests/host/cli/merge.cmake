@@ -1,5 +1,5 @@
 # `tgemm merge a.csv b.csv -o out.csv`: rows with the same key and M keep the lowest `us` (across
-# and within files); the result is rewritten sorted by arch, sm_count, dtype, outdtype, bias, N,
+# and within files; with --later-wins, the later file's row across files); the result is rewritten sorted by arch, sm_count, dtype, outdtype, bias, N,
 # K, M. Rows are written in the table's canonical number format, so the output lines equal the
 # winning input lines.
 include("${CMAKE_CURRENT_LIST_DIR}/cli_common.cmake")
@@ -40,6 +40,32 @@ tgemm_run(r merge "${SCRATCH}/b.csv" "${SCRATCH}/a.csv" -o "${SCRATCH}/out_rever
 expect_eq("exit status (reversed)" "${r_RC}" "0")
 file(READ "${SCRATCH}/out.csv" forward)
 expect_file("${SCRATCH}/out_reversed.csv" "${forward}")
+
+# --later-wins: a later file's row replaces an earlier file's whatever its `us` (as the runtime
+# layers a.csv:b.csv); within one file the lowest `us` still wins (b_64_fast).
+tgemm_run(l merge --later-wins "${SCRATCH}/a.csv" "${SCRATCH}/b.csv" -o "${SCRATCH}/out_later.csv")
+expect_eq("exit status (--later-wins)" "${l_RC}" "0")
+expect_file("${SCRATCH}/out_later.csv" "${TUNED_HEADER}
+${b_sm114}
+${a_1_1024}
+${b_1_4096}
+${b_16_4096}
+${b_64_fast}
+${b_bias}
+${a_fp16}
+")
+# With the inputs swapped, a's rows win where both have one.
+tgemm_run(lr merge --later-wins "${SCRATCH}/b.csv" "${SCRATCH}/a.csv" -o "${SCRATCH}/out_later_r.csv")
+expect_eq("exit status (--later-wins, swapped)" "${lr_RC}" "0")
+expect_file("${SCRATCH}/out_later_r.csv" "${TUNED_HEADER}
+${b_sm114}
+${a_1_1024}
+${a_1_4096}
+${a_16_4096}
+${b_64_fast}
+${b_bias}
+${a_fp16}
+")
 
 # A missing input: exit 1 naming it, nothing written.
 tgemm_run(e merge "${SCRATCH}/a.csv" "${SCRATCH}/missing.csv" -o "${SCRATCH}/bad.csv")
