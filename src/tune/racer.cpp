@@ -234,6 +234,7 @@ std::string race_default_name(const GemmProblem& p, const std::vector<std::strin
 }
 
 RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
+  validate_race_options(o);
   auto t0 = std::chrono::steady_clock::now();
   Runtime& rt = Runtime::get();
   const DeviceInfo& dev = rt.platform().device_info(p.device);

@@ -100,6 +100,11 @@ struct RaceResult {
   double seconds = 0;
 };
 
+// Throws tgemm::Error naming the field, what it must be and its value when an option is out of
+// range (counts below 1, negative or NaN margins and times, fractions outside [0, 1)); every
+// race_problem call checks its options first. `tgemm tune` range-checks its flags the same way.
+void validate_race_options(const RaceOptions& options);
+
 // p: the problem (device, dtypes, shapes; contiguous operands are allocated by the racer).
 RaceResult race_problem(const GemmProblem& p, const RaceOptions& options);
 

@@ -59,7 +59,9 @@ int main(int argc, char** argv) {
   t->add_option("-i,--input_file", tune.input_file, "untuned CSV (M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle)");
   t->add_option("-o,--tuned_file", tune.tuned_file, "tuned CSV to write (resumed: tuned keys are skipped)");
   t->add_option("--libtype", tune.libtype, "backends to race: all or a comma list (cublaslt,skinny,...)")->capture_default_str();
-  t->add_option("--errRatio", tune.err_ratio, "max fraction of elements outside the tuner tolerance")->capture_default_str();
+  t->add_option("--errRatio", tune.err_ratio, "max fraction of elements outside the tuner tolerance")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   t->add_option("--mp", tune.mp, "worker processes, one per GPU (GPUs 0..mp-1)")->capture_default_str();
   t->add_option("--devices", tune.devices, "GPU ordinals of the workers (comma list; overrides --mp)");
   t->add_option("--batch", tune.batch, "write the tuned file after this many results")->capture_default_str();
@@ -67,8 +69,12 @@ int main(int argc, char** argv) {
   t->add_option("--profile_file", tune.profile_file, "append every candidate's timing and error here");
   t->add_option("--timeout", tune.timeout, "seconds per problem")->capture_default_str();
   t->add_option("--candidate_timeout", tune.candidate_timeout, "seconds without progress before a worker counts as hung")->capture_default_str();
-  t->add_option("--warmup", tune.warmup, "graph replays before accurate timing")->capture_default_str();
-  t->add_option("--iters", tune.iters, "timed graph replays of accurate timing")->capture_default_str();
+  t->add_option("--warmup", tune.warmup, "graph replays before accurate timing")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
+  t->add_option("--iters", tune.iters, "timed graph replays of accurate timing")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
   t->add_option("--confirm_placements", tune.confirm_placements,
                  "operand placements a winner must beat the default on (1: the race's only)")
       ->check(CLI::Range(1, 16))

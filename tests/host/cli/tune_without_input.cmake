@@ -19,13 +19,25 @@ endif()
 expect_contains("tgemm tune without arguments: stderr" "${bare_ERR}" "--input_file")
 
 # Placement, finalist, round and try counts of 0 are refused by the command line itself, naming the option.
-foreach(opt confirm_placements final_placements finalists final_rounds confirm_tries min_accurate)
+foreach(opt confirm_placements final_placements finalists final_rounds confirm_tries min_accurate iters)
   tgemm_run(${opt} tune -i "${SCRATCH}/missing.csv" -o "${SCRATCH}/tuned.csv" --${opt} 0)
   if(${opt}_RC EQUAL 0)
     message(FATAL_ERROR "tgemm tune --${opt} 0 exited 0")
   endif()
   expect_contains("tgemm tune --${opt} 0: stderr" "${${opt}_ERR}" "--${opt}")
 endforeach()
+
+# An error ratio outside [0, 1] and a negative warm-up are refused the same way.
+tgemm_run(er tune -i "${SCRATCH}/missing.csv" -o "${SCRATCH}/tuned.csv" --errRatio 1.5)
+if(er_RC EQUAL 0)
+  message(FATAL_ERROR "tgemm tune --errRatio 1.5 exited 0")
+endif()
+expect_contains("tgemm tune --errRatio 1.5: stderr" "${er_ERR}" "--errRatio")
+tgemm_run(wu tune -i "${SCRATCH}/missing.csv" -o "${SCRATCH}/tuned.csv" --warmup -1)
+if(wu_RC EQUAL 0)
+  message(FATAL_ERROR "tgemm tune --warmup -1 exited 0")
+endif()
+expect_contains("tgemm tune --warmup -1: stderr" "${wu_ERR}" "--warmup")
 
 # A negative count of final contenders is refused the same way (0 is allowed: none beyond the margin).
 tgemm_run(fc tune -i "${SCRATCH}/missing.csv" -o "${SCRATCH}/tuned.csv" --final_contenders -1)

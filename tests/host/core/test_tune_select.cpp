@@ -3,11 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "core/tune_select.h"
+#include "tune/racer.h"
 #include "tgemm/error.h"
 
 namespace tgemm {
@@ -230,6 +232,46 @@ TEST(SelectFinalists, TheDefaultMeetsItsNearestRivalsEvenBeyondTheMargin) {
   // A default that fails the checks is not re-timed.
   rs[1].error = "launch failed";
   EXPECT_EQ(names(select_finalists(rs, 9.56, 0.0, 6, 1, o)), (V{"lt:a"}));
+}
+
+// RaceOptions out of range are refused before any GPU work, naming the field, the expectation and
+// the value; the defaults and `tgemm tune`'s defaults pass.
+TEST(ValidateRaceOptions, NamesTheFieldTheExpectationAndTheValue) {
+  EXPECT_NO_THROW(validate_race_options(RaceOptions{}));
+  auto message = [](RaceOptions o) -> std::string {
+    try {
+      validate_race_options(o);
+    } catch (const tgemm::Error& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  RaceOptions o;
+  o.final_rounds = 0;
+  EXPECT_EQ(message(o), "race_problem: RaceOptions::final_rounds must be >= 1, got 0");
+  o = RaceOptions{};
+  o.max_finalists = 0;
+  EXPECT_EQ(message(o), "race_problem: RaceOptions::max_finalists must be >= 1, got 0");
+  o = RaceOptions{};
+  o.final_margin = std::nan("");
+  EXPECT_NE(message(o).find("RaceOptions::final_margin must be >= 0, got"), std::string::npos) << message(o);
+  o = RaceOptions{};
+  o.graph_screen_us = -1;
+  EXPECT_EQ(message(o), "race_problem: RaceOptions::graph_screen_us must be >= 0 (0: off), got -1");
+  o = RaceOptions{};
+  o.confirm_margin = 1.5;
+  EXPECT_EQ(message(o), "race_problem: RaceOptions::confirm_margin must be in [0, 1), got 1.5");
+  o = RaceOptions{};
+  o.select.min_accurate = 0;
+  EXPECT_EQ(message(o), "race_problem: RaceOptions::select.min_accurate must be >= 1, got 0");
+  o = RaceOptions{};
+  o.select.max_err_ratio = -0.1;
+  EXPECT_EQ(message(o), "race_problem: RaceOptions::select.max_err_ratio must be in [0, 1], got -0.1");
+  o = RaceOptions{};
+  o.confirm_rounds = 0;  // allowed: no confirmation
+  o.final_contenders = 0;
+  o.warmup = 0;
+  EXPECT_EQ(message(o), "accepted");
 }
 
 TEST(PairedRatio, MedianOfPerRoundRatios) {
