@@ -6,6 +6,7 @@
 # The warm machine goes back after 30 minutes held: at most three such calls per machine; a fresh
 # machine resumes from the tables in scratch/s13 (copy the last tar's CSVs there first).
 # Steps (docs/gpu-runbook.md, "Order for the open issues (session 13)"):
+# (t)    test_gpu_tune: race_problem validates its options since session 12's last commits (host-tested only).
 # (aa)   issue 5's bench artefact: the suite at M = 8192 with a header-only table, so tgemm
 #        dispatches cuBLASLt's default, the baseline's own configuration; every speedup should be
 #        1.00 within noise. The rows' round_baseline_us / round_tgemm_us show any order effect.
@@ -19,6 +20,12 @@ export TGEMM_CONFIG_DIR=$PWD/configs
 . bench/results/runs/chain_lib.sh
 [ -d scratch/s13 ] && for f in scratch/s13/*.csv; do [ -f $S/$(basename $f) ] || cp $f $S/; done
 [ -f $S/all_in.csv ] || tgemm shapes --suite bench/shapes/llm_shapes.csv --nsets 1,16,64,128,512,2048,8192 -o $S/all_in.csv > /dev/null
+gpu_tests() {  # session 12's last host changes (RaceOptions validation in race_problem) under the tuner's GPU tests
+  gunzip -c scratch/ci/test_gpu_tune.gz > $S/test_gpu_tune && chmod +x $S/test_gpu_tune
+  timeout 150 $S/test_gpu_tune > $S/test_gpu_tune.log 2>&1; echo "test_gpu_tune rc=$?"
+  grep -E "^\[  (PASSED|FAILED)|FAILED  \]" $S/test_gpu_tune.log | head -10; rm -f $S/test_gpu_tune
+}
+step gpu_tests 60 gpu_tests
 aa() {
   head -1 configs/bf16_tuned_gemm.csv > $S/empty.csv
   TGEMM_CONFIG_GEMM_BF16=$S/empty.csv timeout 120 tgemm bench --m 8192 --json $S/bench_aa_8192.json > $S/bench_aa_8192.log 2>&1
