@@ -30,6 +30,7 @@ aa() {
   head -1 configs/bf16_tuned_gemm.csv > $S/empty.csv
   TGEMM_CONFIG_GEMM_BF16=$S/empty.csv timeout 120 tgemm bench --m 8192 --json $S/bench_aa_8192.json > $S/bench_aa_8192.log 2>&1
   grep -i geomean $S/bench_aa_8192.log
+  python3 bench/round_order.py $S/bench_aa_8192.json | tail -1
 }
 step aa 100 aa
 recon() {
