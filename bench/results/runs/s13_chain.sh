@@ -6,6 +6,7 @@
 # The warm machine goes back after 30 minutes held: at most three such calls per machine; a fresh
 # machine resumes from the tables in scratch/s13 (copy the last tar's CSVs there first).
 # Steps (docs/gpu-runbook.md, "Order for the open issues (session 13)"):
+# (lab)  issue 4: decode_lab, the M = 1 GEMV ablations (session 13).
 # (t)    test_gpu_tune: race_problem validates its options since session 12's last commits (host-tested only).
 # (aa)   issue 5's bench artefact: the suite at M = 8192 with a header-only table, so tgemm
 #        dispatches cuBLASLt's default, the baseline's own configuration; every speedup should be
@@ -26,6 +27,10 @@ gpu_tests() {  # session 12's last host changes (RaceOptions validation in race_
   grep -E "^\[  (PASSED|FAILED)|FAILED  \]" $S/test_gpu_tune.log | head -10; rm -f $S/test_gpu_tune
 }
 step gpu_tests 60 gpu_tests
+lab() {  # issue 4: where a GEMV's time over the floor goes (bench/micro/decode_lab.cu, built here)
+  timeout 120 scratch/lab/decode_lab > $S/lab.txt 2>&1; echo "decode_lab rc=$?"; cat $S/lab.txt
+}
+[ -x scratch/lab/decode_lab ] && step lab 60 lab
 aa() {
   head -1 configs/bf16_tuned_gemm.csv > $S/empty.csv
   TGEMM_CONFIG_GEMM_BF16=$S/empty.csv timeout 120 tgemm bench --m 8192 --json $S/bench_aa_8192.json > $S/bench_aa_8192.log 2>&1
@@ -33,12 +38,6 @@ aa() {
   python3 bench/round_order.py $S/bench_aa_8192.json | tail -1
 }
 step aa 100 aa
-recon() {
-  awk -F, 'NR == 1 || $19 == "none"' configs/bf16_tuned_gemm.csv > $S/shipped_plain.csv  # the CI build lacks most CUTLASS gelu instances
-  timeout 170 tgemm reconfirm $S/shipped_plain.csv --libtype all -o $S/shipped_reconfirmed.csv > $S/recon.log 2>&1
-  echo "reconfirm rc=$?"; tail -5 $S/recon.log
-}
-step recon 180 recon
 cmp3() {
   for i in 1 2 3; do
     timeout 170 tgemm compare --measure --placements 4 $S/full_A.csv $S/full_B.csv --json $S/cmp_full_$i.json > /dev/null 2>&1
@@ -47,5 +46,11 @@ cmp3() {
 }
 tune_until full_A 112 --batch 8 --libtype cublaslt -i $S/all_in.csv && \
   tune_until full_B 112 --batch 8 --libtype cublaslt -i $S/all_in.csv && step cmp3_full 200 cmp3
+recon() {
+  awk -F, 'NR == 1 || $19 == "none"' configs/bf16_tuned_gemm.csv > $S/shipped_plain.csv  # the CI build lacks most CUTLASS gelu instances
+  timeout 170 tgemm reconfirm $S/shipped_plain.csv --libtype all -o $S/shipped_reconfirmed.csv > $S/recon.log 2>&1
+  echo "reconfirm rc=$?"; tail -5 $S/recon.log
+}
+step recon 180 recon
 for f in $S/prof_*.csv; do [ -f "$f" ] && gzip -kf "$f"; done
 echo "chain ends at $SECONDS s"

@@ -1,0 +1,456 @@
+// Decode (M = 1) GEMV lab: where does a GEMV's time over the streaming-read floor go?
+//
+// A standalone ablation study (not part of the library; built by hand with nvcc, run on the
+// device, results in docs/perf-notes.md, skinny section, "Session 13"). For each weight it times,
+// with CUDA-graph replays of 20 launches over rotation sets that exceed L2 three times (as `tgemm
+// bench` does):
+//   floor        the bench's streaming-read kernel (grid-stride, 4 x 16-byte loads in flight),
+//                best of the bench's launch shapes;
+//   floor+st     the same with one unconditional store per warp at the end (the cost of a kernel
+//                that writes something);
+//   rows         a version-4-like GEMV: a CTA of 8 warps covers 8 / segs rows, warp w reads one
+//                contiguous segment of its row, CHUNKS 16-byte loads in flight per lane, x through
+//                L1, a warp-shuffle sum and the segments summed in shared memory (deterministic);
+//   rows-nox     the same with x a register constant (no x loads): the cost of x;
+//   rows-nored   the same with each warp storing its own partial (no CTA barrier): the cost of
+//                the shared-memory reduction;
+//   flat         a balanced one-wave GEMV: every warp of grid x 8 warps reads one contiguous
+//                range of L 16-byte chunks of the weight (L <= a row, so a range spans at most two
+//                rows), keeps one accumulator per row, and rows split between warps are summed
+//                through a global workspace in warp order by the last warp to arrive (an atomic
+//                counter per row, reset by that warp): deterministic, no clusters;
+//   flat-nofix   the same without the fix-up (split rows' partials are only stored).
+// Every variant that computes the product is checked against an fp32 reference (relative
+// Frobenius error < 1e-2 with bf16 output) on fresh random data, the output poisoned with NaN first.
+//
+// Build: nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -o decode_lab decode_lab.cu
+// Run:   ./decode_lab [N K ...]   (default: the suite's weights of 8-32 MiB)
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#define CK(call)                                                                           \
+  do {                                                                                     \
+    cudaError_t e_ = (call);                                                               \
+    if (e_ != cudaSuccess) {                                                               \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                        \
+    }                                                                                      \
+  } while (0)
+
+using bf16 = __nv_bfloat16;
+
+// ---------------------------------------------------------------------------------------------
+__global__ void fill_kernel(bf16* p, std::size_t n, std::uint64_t seed) {
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    std::uint64_t z = (i + 1) * 0x9E3779B97F4A7C15ull ^ seed;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    p[i] = __float2bfloat16(static_cast<float>(z >> 40) / static_cast<float>(1ull << 24) * 2.0f - 1.0f);
+  }
+}
+
+__global__ void poison_kernel(bf16* p, int n) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+    p[i] = __float2bfloat16(NAN);
+}
+
+// fp32 reference: one warp per row.
+__global__ void ref_kernel(const bf16* x, const bf16* w, float* out, int n, int k) {
+  const int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (row >= n) return;
+  float s = 0.0f;
+  for (int i = lane; i < k; i += 32)
+    s += __bfloat162float(w[static_cast<std::size_t>(row) * k + i]) * __bfloat162float(x[i]);
+  for (int o = 16; o; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+  if (lane == 0) out[row] = s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The bench's floor kernel (src/runtime/timing.cu), with an optional store per warp.
+__global__ void floor_kernel(const uint4* __restrict__ data, std::size_t n, unsigned* sink, int store) {
+  constexpr int kInFlight = 4;
+  unsigned acc = 0;
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (; i + (kInFlight - 1) * stride < n; i += kInFlight * stride) {
+    uint4 v[kInFlight];
+#pragma unroll
+    for (int j = 0; j < kInFlight; ++j) v[j] = __ldcs(data + i + j * stride);
+#pragma unroll
+    for (int j = 0; j < kInFlight; ++j) acc ^= v[j].x ^ v[j].y ^ v[j].z ^ v[j].w;
+  }
+  for (; i < n; i += stride) {
+    uint4 v = __ldcs(data + i);
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (store) {
+    if (threadIdx.x % 32 == 0) sink[(blockIdx.x * blockDim.x + threadIdx.x) / 32] = acc;
+  } else if (acc == 0x9e3779b9u && n == 7) {
+    *sink = acc;
+  }
+}
+
+__device__ __forceinline__ uint4 ldw(const void* p) {
+  uint4 v;
+  asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+      : "l"(p));
+  return v;
+}
+
+__device__ __forceinline__ float dot8(const uint4& w, const uint4& x, float acc) {
+  const std::uint32_t ws[4] = {w.x, w.y, w.z, w.w}, xs[4] = {x.x, x.y, x.z, x.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    acc = fmaf(__uint_as_float(ws[i] << 16), __uint_as_float(xs[i] << 16), acc);
+    acc = fmaf(__uint_as_float(ws[i] & 0xffff0000u), __uint_as_float(xs[i] & 0xffff0000u), acc);
+  }
+  return acc;
+}
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+  for (int o = 16; o; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Version-4-like GEMV. MODE 0: full; 1: x a constant; 2: no CTA reduction (partials stored).
+template <int WARPS, int CHUNKS, int MODE>
+__global__ void __launch_bounds__(32 * WARPS, CHUNKS >= 8 ? 2 : 4) rows_kernel(const bf16* __restrict__ x, const bf16* __restrict__ w,
+                                                          bf16* out, float* part, int n, int k, int segs) {
+  __shared__ float partial[WARPS];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int rows_per_cta = WARPS / segs, seg = warp % segs;
+  const int row = blockIdx.x * rows_per_cta + warp / segs;
+  const int c_total = k / 8;
+  const int c_begin = c_total * seg / segs, c_end = c_total * (seg + 1) / segs;
+  float acc = 0.0f;
+  if (row < n) {
+    const uint4* wr = reinterpret_cast<const uint4*>(w + static_cast<std::size_t>(row) * k);
+    const uint4* xr = reinterpret_cast<const uint4*>(x);
+    const uint4 xc = make_uint4(0x3f803f80u, 0x3f803f80u, 0x3f803f80u, 0x3f803f80u);
+#pragma unroll 1
+    for (int c0 = c_begin + lane; c0 < c_end; c0 += 32 * CHUNKS) {
+      uint4 wv[CHUNKS], xv[CHUNKS];
+      if (c0 + 32 * (CHUNKS - 1) < c_end) {  // all in range: the loads go out back to back
+#pragma unroll
+        for (int j = 0; j < CHUNKS; ++j) wv[j] = ldw(wr + c0 + 32 * j);
+#pragma unroll
+        for (int j = 0; j < CHUNKS; ++j) xv[j] = MODE == 1 ? xc : __ldg(xr + c0 + 32 * j);
+      } else {
+#pragma unroll
+        for (int j = 0; j < CHUNKS; ++j) {
+          const int c = c0 + 32 * j;
+          wv[j] = c < c_end ? ldw(wr + c) : make_uint4(0, 0, 0, 0);
+          xv[j] = MODE == 1 ? xc : (c < c_end ? __ldg(xr + c) : make_uint4(0, 0, 0, 0));
+        }
+      }
+#pragma unroll
+      for (int j = 0; j < CHUNKS; ++j) acc = dot8(wv[j], xv[j], acc);
+    }
+  }
+  acc = warp_sum(acc);
+  if (MODE == 2) {
+    if (lane == 0 && row < n) part[static_cast<std::size_t>(row) * segs + seg] = acc;
+    return;
+  }
+  if (lane == 0) partial[warp] = acc;
+  __syncthreads();
+  if (threadIdx.x < rows_per_cta) {
+    const int r = blockIdx.x * rows_per_cta + threadIdx.x;
+    if (r < n) {
+      float s = 0.0f;
+      for (int q = 0; q < segs; ++q) s += partial[threadIdx.x * segs + q];
+      out[r] = __float2bfloat16(s);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Balanced flat GEMV: warp gw owns chunks [gw * L, min((gw + 1) * L, T)) of the weight seen as
+// one array of T = N * C 16-byte chunks (C = K / 8, ldb = K); L <= C so a range spans at most
+// two rows. FIX: 1 = split rows summed by the last warp to arrive, in warp order.
+template <int CHUNKS, int FIX>
+__global__ void __launch_bounds__(256, CHUNKS >= 8 ? 2 : 4) flat_kernel(const bf16* __restrict__ x, const bf16* __restrict__ w,
+                                                   bf16* out, float* ws, unsigned* counters, int n,
+                                                   int k, long long L) {
+  const int lane = threadIdx.x % 32;
+  const long long gw = static_cast<long long>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
+  const long long C = k / 8, T = static_cast<long long>(n) * C;
+  const long long a = gw * L;
+  if (a >= T) return;
+  const long long b = min(a + L, T);
+  const long long r0 = a / C, boundary = (r0 + 1) * C;
+  const uint4* wf = reinterpret_cast<const uint4*>(w) + a;  // this warp's range, 32-bit offsets
+  const uint4* xr = reinterpret_cast<const uint4*>(x);
+  const int len = static_cast<int>(b - a), split = static_cast<int>(min(boundary, b) - a);
+  const int col0 = static_cast<int>(a - r0 * C), c = static_cast<int>(C);
+  float acc0 = 0.0f, acc1 = 0.0f;
+#pragma unroll 1
+  for (int o0 = lane; o0 < len; o0 += 32 * CHUNKS) {
+    uint4 wv[CHUNKS], xv[CHUNKS];
+    if (o0 + 32 * (CHUNKS - 1) < len) {  // all in range: the loads go out back to back
+#pragma unroll
+      for (int j = 0; j < CHUNKS; ++j) wv[j] = ldw(wf + o0 + 32 * j);
+#pragma unroll
+      for (int j = 0; j < CHUNKS; ++j) {
+        const int col = col0 + o0 + 32 * j;
+        xv[j] = __ldg(xr + (col >= c ? col - c : col));
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < CHUNKS; ++j) {
+        const int o = o0 + 32 * j, col = col0 + o;
+        wv[j] = o < len ? ldw(wf + o) : make_uint4(0, 0, 0, 0);
+        xv[j] = o < len ? __ldg(xr + (col >= c ? col - c : col)) : make_uint4(0, 0, 0, 0);
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < CHUNKS; ++j) {
+      const float d = dot8(wv[j], xv[j], 0.0f);
+      if (o0 + 32 * j < split) acc0 += d; else acc1 += d;
+    }
+  }
+  acc0 = warp_sum(acc0);
+  acc1 = warp_sum(acc1);
+  if (lane != 0) return;
+  // Row r0: whole iff the range covers it; row r0 + 1 (if touched) is never whole (L <= C).
+  auto finish = [&](long long r, int slot, float v) {
+    const bool whole = a <= r * C && b >= (r + 1) * C;
+    if (whole) {
+      out[r] = __float2bfloat16(v);
+      return;
+    }
+    ws[gw * 2 + slot] = v;
+    if (!FIX) return;
+    const long long w_first = (r * C) / L, w_last = ((r + 1) * C - 1) / L;
+    __threadfence();
+    const unsigned old = atomicAdd(&counters[r], 1u);
+    if (old != static_cast<unsigned>(w_last - w_first)) return;
+    __threadfence();
+    float s = 0.0f;
+    for (long long q = w_first; q <= w_last; ++q) s += __ldcg(&ws[q * 2 + ((q * L) / C == r ? 0 : 1)]);
+    out[r] = __float2bfloat16(s);
+    counters[r] = 0;
+  };
+  finish(r0, 0, acc0);
+  if (b > boundary) finish(r0 + 1, 1, acc1);
+}
+
+// ---------------------------------------------------------------------------------------------
+struct Problem {
+  int n, k, sets;
+  std::vector<bf16*> w, x, out;
+  float* ref = nullptr;
+  float* part = nullptr;
+  float* ws = nullptr;
+  unsigned* counters = nullptr;
+  unsigned* sink = nullptr;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Per-launch time (us): a graph of 20 launches over the rotation sets, replayed; median of rounds.
+double time_launches(const Problem& p, const std::function<void(int, cudaStream_t)>& launch) {
+  cudaStream_t s;
+  CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  cudaGraph_t g;
+  cudaGraphExec_t ge;
+  CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  for (int i = 0; i < 20; ++i) launch(i % p.sets, s);
+  CK(cudaStreamEndCapture(s, &g));
+  CK(cudaGraphInstantiate(&ge, g, 0));
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  for (int i = 0; i < 3; ++i) CK(cudaGraphLaunch(ge, s));
+  std::vector<double> t;
+  for (int r = 0; r < 15; ++r) {
+    CK(cudaEventRecord(e0, s));
+    for (int i = 0; i < 4; ++i) CK(cudaGraphLaunch(ge, s));
+    CK(cudaEventRecord(e1, s));
+    CK(cudaEventSynchronize(e1));
+    float ms = 0;
+    CK(cudaEventElapsedTime(&ms, e0, e1));
+    t.push_back(ms * 1000.0 / 80.0);
+  }
+  CK(cudaGetLastError());
+  CK(cudaGraphExecDestroy(ge));
+  CK(cudaGraphDestroy(g));
+  CK(cudaEventDestroy(e0));
+  CK(cudaEventDestroy(e1));
+  CK(cudaStreamDestroy(s));
+  return median(t);
+}
+
+// Relative Frobenius error of set 0's output against the reference (NaN poison first).
+double check(const Problem& p, const std::function<void(int, cudaStream_t)>& launch) {
+  poison_kernel<<<64, 256>>>(p.out[0], p.n);
+  CK(cudaGetLastError());
+  launch(0, 0);
+  CK(cudaGetLastError());
+  CK(cudaDeviceSynchronize());
+  std::vector<bf16> o(p.n);
+  std::vector<float> r(p.n);
+  CK(cudaMemcpy(o.data(), p.out[0], p.n * sizeof(bf16), cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(r.data(), p.ref, p.n * sizeof(float), cudaMemcpyDeviceToHost));
+  double num = 0, den = 0;
+  for (int i = 0; i < p.n; ++i) {
+    const double v = __bfloat162float(o[i]);
+    if (!std::isfinite(v)) return INFINITY;
+    num += (v - r[i]) * (v - r[i]);
+    den += static_cast<double>(r[i]) * r[i];
+  }
+  return std::sqrt(num / den);
+}
+
+int main(int argc, char** argv) {
+  std::vector<std::pair<int, int>> shapes;
+  for (int i = 1; i + 1 < argc; i += 2) shapes.push_back({std::atoi(argv[i]), std::atoi(argv[i + 1])});
+  if (shapes.empty()) shapes = {{576, 7168}, {8192, 1024}, {1280, 8192}, {1536, 7168}, {4096, 4096}};
+  cudaDeviceProp prop;
+  CK(cudaGetDeviceProperties(&prop, 0));
+  const int sms = prop.multiProcessorCount;
+  std::printf("device %s, %d SMs, L2 %d MB\n", prop.name, sms, prop.l2CacheSize >> 20);
+  std::printf("%-12s %-34s %9s %7s %9s\n", "problem", "variant", "us", "/floor", "err");
+  int failures = 0;
+  for (const auto& nk : shapes) {
+    const int n = nk.first, k = nk.second;
+    Problem p;
+    p.n = n;
+    p.k = k;
+    const std::size_t wb = static_cast<std::size_t>(n) * k * 2;
+    p.sets = static_cast<int>(std::max<std::size_t>(2, (3 * static_cast<std::size_t>(prop.l2CacheSize)) / wb + 1));
+    for (int i = 0; i < p.sets; ++i) {
+      bf16 *w, *x, *o;
+      CK(cudaMalloc(&w, wb + 16 * k + 256));  // x right after w, as the bench lays them out
+      x = w + static_cast<std::size_t>(n) * k;
+      CK(cudaMalloc(&o, n * sizeof(bf16)));
+      fill_kernel<<<1024, 256>>>(w, static_cast<std::size_t>(n) * k + k, 1234 + i);
+      CK(cudaGetLastError());
+      p.w.push_back(w);
+      p.x.push_back(x);
+      p.out.push_back(o);
+    }
+    CK(cudaMalloc(&p.ref, n * sizeof(float)));
+    CK(cudaMalloc(&p.part, static_cast<std::size_t>(n) * 64 * sizeof(float)));
+    CK(cudaMalloc(&p.ws, 2 * 132 * 64 * 16 * sizeof(float)));
+    CK(cudaMalloc(&p.counters, n * sizeof(unsigned)));
+    CK(cudaMemset(p.counters, 0, n * sizeof(unsigned)));
+    CK(cudaMalloc(&p.sink, 1 << 22));
+    ref_kernel<<<(n + 7) / 8, 256>>>(p.x[0], p.w[0], p.ref, n, k);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    char name[32];
+    std::snprintf(name, sizeof name, "1x%dx%d", n, k);
+    const std::size_t chunks16 = (wb + static_cast<std::size_t>(k) * 2 + 15) / 16;
+
+    double floor_best = 1e30;
+    std::string floor_shape;
+    for (int store = 0; store < 2; ++store) {
+      double best = 1e30;
+      std::string shape;
+      for (int waves : {2, 4, 8, 16, 32})
+        for (int threads : {256, 512}) {
+          const double t = time_launches(p, [&](int i, cudaStream_t s) {
+            floor_kernel<<<sms * waves, threads, 0, s>>>(reinterpret_cast<const uint4*>(p.w[i]), chunks16, p.sink, store);
+          });
+          if (t < best) {
+            best = t;
+            shape = std::to_string(waves) + "x" + std::to_string(threads);
+          }
+        }
+      if (store == 0) {
+        floor_best = best;
+        floor_shape = shape;
+      }
+      std::printf("%-12s %-34s %9.2f %7.3f %9s\n", name, (std::string(store ? "floor+st " : "floor ") + shape).c_str(), best,
+                  best / floor_best, "-");
+    }
+
+    auto report = [&](const std::string& v, double t, double err) {
+      const bool bad = err >= 0 && !(err < 1e-2);
+      failures += bad;
+      char e[32];
+      if (err < 0) std::snprintf(e, sizeof e, "-"); else std::snprintf(e, sizeof e, "%.1e%s", err, bad ? "!" : "");
+      std::printf("%-12s %-34s %9.2f %7.3f %9s\n", name, v.c_str(), t, t / floor_best, e);
+    };
+
+    // Version-4-like rows: segs so that each lane has about CHUNKS chunks.
+    auto rows = [&](auto kernel, int chunks, const char* tag, bool computes) {
+      const int c_total = k / 8;
+      int segs = 1;
+      while (segs < 8 && segs * 32 * chunks < c_total) segs *= 2;
+      const int rpc = 8 / segs;
+      auto launch = [&](int i, cudaStream_t s) {
+        kernel<<<(n + rpc - 1) / rpc, 256, 0, s>>>(p.x[i], p.w[i], p.out[i], p.part, n, k, segs);
+      };
+      const double t = time_launches(p, launch);
+      const double err = computes ? check(p, launch) : -1.0;
+      report(std::string(tag) + " c" + std::to_string(chunks) + " segs" + std::to_string(segs), t, err);
+    };
+    rows(rows_kernel<8, 2, 0>, 2, "rows", true);
+    rows(rows_kernel<8, 4, 0>, 4, "rows", true);
+    rows(rows_kernel<8, 8, 0>, 8, "rows", true);
+    rows(rows_kernel<8, 4, 1>, 4, "rows-nox", false);
+    rows(rows_kernel<8, 4, 2>, 4, "rows-nored", false);
+
+    // Balanced flat: grid = SMs x ctas, L = ceil(T / warps), only where L <= C.
+    const long long C = k / 8, T = static_cast<long long>(n) * C;
+    for (int ctas : {2, 3, 4, 6, 8}) {
+      const long long warps = static_cast<long long>(sms) * ctas * 8;
+      const long long L = (T + warps - 1) / warps;
+      if (L > C) continue;
+      const int grid = static_cast<int>(((T + L - 1) / L + 7) / 8);
+      auto flat = [&](auto kernel, int chunks, const char* tag, bool computes) {
+        int fit = 0;  // one wave only: skip a shape whose CTAs do not all fit at once
+        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, 256, 0));
+        if (fit < ctas) return;
+        auto launch = [&](int i, cudaStream_t s) {
+          kernel<<<grid, 256, 0, s>>>(p.x[i], p.w[i], p.out[i], p.ws, p.counters, n, k, L);
+        };
+        const double t = time_launches(p, launch);
+        const double err = computes ? check(p, launch) : -1.0;
+        report(std::string(tag) + " c" + std::to_string(chunks) + " " + std::to_string(ctas) + "/SM L" +
+                   std::to_string(L),
+               t, err);
+      };
+      flat(flat_kernel<2, 1>, 2, "flat", true);
+      flat(flat_kernel<4, 1>, 4, "flat", true);
+      flat(flat_kernel<8, 1>, 8, "flat", true);
+      flat(flat_kernel<8, 0>, 8, "flat-nofix", false);
+      flat(flat_kernel<4, 0>, 4, "flat-nofix", false);
+    }
+    // The counters must be back at zero after every launch.
+    std::vector<unsigned> cnt(n);
+    CK(cudaMemcpy(cnt.data(), p.counters, n * sizeof(unsigned), cudaMemcpyDeviceToHost));
+    for (unsigned c : cnt) failures += c != 0;
+
+    for (int i = 0; i < p.sets; ++i) {
+      CK(cudaFree(p.w[i]));
+      CK(cudaFree(p.out[i]));
+    }
+    CK(cudaFree(p.ref));
+    CK(cudaFree(p.part));
+    CK(cudaFree(p.ws));
+    CK(cudaFree(p.counters));
+    CK(cudaFree(p.sink));
+  }
+  std::printf("check failures: %d\n", failures);
+  return failures ? 1 : 0;
+}
