@@ -13,8 +13,8 @@
 // power of two <= WARPS, chosen by the host so that a lane has about CHUNKS 16-byte chunks of
 // its segment), so a CTA covers WARPS / segs rows, warp w taking segment w % segs of row
 // w / segs. Lane l reads chunks l, l + 32, ... of its segment (a chunk: 8 consecutive k), CHUNKS
-// at a time, then for each token multiplies them with the same 8 k of x (read through L1) in
-// fp32. The segments of a row are summed in segment order after a warp-shuffle reduction, so the
+// at a time together with the same 8 k of every token's x (read through L1; tokens past M read
+// the last token's), then multiplies them in fp32. The segments of a row are summed in segment order after a warp-shuffle reduction, so the
 // result is bit-identical run to run; the bias is added once in fp32 before the output cast.
 // K % 8 != 0: the chunk that straddles K is read element by element (zeros past K).
 //
@@ -65,8 +65,19 @@ __device__ __forceinline__ float dot8(const uint4& w, const uint4& x, float acc)
 
 }  // namespace skinny_gemv_detail
 
+// Resident CTAs an SM asked of ptxas: the registers a lane's loads in flight take (CHUNKS weight
+// chunks and as many of x per token, 4 each) plus ~32 for the rest, out of 64 K. Left free, ptxas
+// took ~70 registers at M = 1, CHUNKS = 4 (3 CTAs an SM) where ~48 suffice (5).
+template <int M_MAX, int WARPS, int CHUNKS>
+constexpr int gemv_min_blocks() {
+  const int regs = 4 * CHUNKS * (1 + M_MAX) + 32;
+  const int blocks = 65536 / (32 * WARPS * regs);
+  return blocks < 1 ? 1 : blocks;
+}
+
 template <typename In, int M_MAX, int WARPS, int CHUNKS>
-__global__ void __launch_bounds__(32 * WARPS) sm90_gemv_skinny(const SkinnyParams p, const int segs) {
+__global__ void __launch_bounds__(32 * WARPS, gemv_min_blocks<M_MAX, WARPS, CHUNKS>())
+    sm90_gemv_skinny(const SkinnyParams p, const int segs) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
   __trap();  // never launched there: the host checks the loaded image's PTX arch first
 #else
@@ -91,41 +102,56 @@ __global__ void __launch_bounds__(32 * WARPS) sm90_gemv_skinny(const SkinnyParam
   for (int m = 0; m < M_MAX; ++m) acc[m] = 0.0f;
 
   if (row < p.n) {
-    const In* w_row = static_cast<const In*>(p.w) + row * p.ldb;
-    const In* x0 = static_cast<const In*>(p.x);
+    // 16-byte chunks (x and w rows are 16-byte aligned): chunk c + 32 j is base + immediate.
+    const uint4* w_row = reinterpret_cast<const uint4*>(static_cast<const In*>(p.w) + row * p.ldb);
+    // Token rows, tokens past M clamped to the last (their sums are discarded), so the loads
+    // below carry no per-token branch.
+    const uint4* x_rows[M_MAX];
+#pragma unroll
+    for (int m = 0; m < M_MAX; ++m)
+      x_rows[m] = reinterpret_cast<const uint4*>(static_cast<const In*>(p.x) +
+                                                 static_cast<std::int64_t>(min(m, p.m - 1)) * p.lda);
+    const int c_full = min(c_end, full_chunks);
 #pragma unroll 1
     for (int c0 = c_begin + lane; c0 < c_end; c0 += 32 * CHUNKS) {
+      // The weight chunks and the x chunks they meet are loaded together, before any
+      // arithmetic: x's first reads miss L1, and loading it only after the weight arrived cost
+      // one L2 round trip per chunk (session 13, bench/micro/decode_lab.cu: 4.66 -> ~4.1 us on
+      // the 7.9 MiB weight).
       uint4 wv[CHUNKS];
-      const int c_full = min(c_end, full_chunks);
+      uint4 xv[CHUNKS][M_MAX];
       if (c0 + 32 * (CHUNKS - 1) < c_full) {
         // All CHUNKS whole and inside the segment: the loads go out back to back.
 #pragma unroll
-        for (int j = 0; j < CHUNKS; ++j) wv[j] = sd::load_weight(w_row + 8 * static_cast<std::int64_t>(c0 + 32 * j));
+        for (int j = 0; j < CHUNKS; ++j) wv[j] = sd::load_weight(w_row + c0 + 32 * j);
+#pragma unroll
+        for (int j = 0; j < CHUNKS; ++j)
+#pragma unroll
+          for (int m = 0; m < M_MAX; ++m) xv[j][m] = sd::load_activation(x_rows[m] + c0 + 32 * j);
       } else {
 #pragma unroll
         for (int j = 0; j < CHUNKS; ++j) {
           const int c = c0 + 32 * j;
           if (c < c_full) {
-            wv[j] = sd::load_weight(w_row + 8 * static_cast<std::int64_t>(c));
+            wv[j] = sd::load_weight(w_row + c);
+#pragma unroll
+            for (int m = 0; m < M_MAX; ++m) xv[j][m] = sd::load_activation(x_rows[m] + c);
           } else if (c < c_end) {  // the chunk that straddles K
-            wv[j] = sd::load_partial_chunk(w_row + 8 * static_cast<std::int64_t>(c), p.k - 8 * c);
-          } else {
+            wv[j] = sd::load_partial_chunk(reinterpret_cast<const In*>(w_row + c), p.k - 8 * c);
+#pragma unroll
+            for (int m = 0; m < M_MAX; ++m)
+              xv[j][m] = sd::load_partial_chunk(reinterpret_cast<const In*>(x_rows[m] + c), p.k - 8 * c);
+          } else {  // past the segment: zeros add nothing
             wv[j] = make_uint4(0, 0, 0, 0);
+#pragma unroll
+            for (int m = 0; m < M_MAX; ++m) xv[j][m] = make_uint4(0, 0, 0, 0);
           }
         }
       }
 #pragma unroll
-      for (int j = 0; j < CHUNKS; ++j) {
-        const int c = c0 + 32 * j;
-        if (c >= c_end) continue;
+      for (int j = 0; j < CHUNKS; ++j)
 #pragma unroll
-        for (int m = 0; m < M_MAX; ++m) {
-          if (m >= p.m) break;
-          const In* xp = x0 + static_cast<std::int64_t>(m) * p.lda + 8 * static_cast<std::int64_t>(c);
-          const uint4 xv = c < full_chunks ? sd::load_activation(xp) : sd::load_partial_chunk(xp, p.k - 8 * c);
-          acc[m] = gd::dot8<In>(wv[j], xv, acc[m]);
-        }
-      }
+        for (int m = 0; m < M_MAX; ++m) acc[m] = gd::dot8<In>(wv[j], xv[j][m], acc[m]);
     }
   }
 #pragma unroll

@@ -19,7 +19,7 @@ END=${END:-560}
 S=/tmp/s13
 export TGEMM_CONFIG_DIR=$PWD/configs
 . bench/results/runs/chain_lib.sh
-[ -d scratch/s13 ] && for f in scratch/s13/*.csv; do [ -f $S/$(basename $f) ] || cp $f $S/; done
+[ -d scratch/s13 ] && for f in scratch/s13/*.csv scratch/s13/*.done; do [ -f $S/$(basename $f) ] || cp $f $S/; done
 [ -f $S/all_in.csv ] || tgemm shapes --suite bench/shapes/llm_shapes.csv --nsets 1,16,64,128,512,2048,8192 -o $S/all_in.csv > /dev/null
 gpu_tests() {  # session 12's last host changes (RaceOptions validation in race_problem) under the tuner's GPU tests
   gunzip -c scratch/ci/test_gpu_tune.gz > $S/test_gpu_tune && chmod +x $S/test_gpu_tune
@@ -38,6 +38,22 @@ aa() {
   python3 bench/round_order.py $S/bench_aa_8192.json | tail -1
 }
 step aa 100 aa
+dec7() {  # issue 4: the GEMV with x loaded beside the weight (scratch/v7: CI binaries of that change)
+  gunzip -c scratch/v7/test_gpu_skinny.gz > $S/tsk7 && chmod +x $S/tsk7
+  gunzip -c scratch/v7/tgemm.gz > $S/tgemm7 && chmod +x $S/tgemm7
+  timeout 150 $S/tsk7 > $S/test_skinny_v7.log 2>&1; echo "test_gpu_skinny (v7) rc=$?"
+  grep -E "^\[  (PASSED|FAILED)|FAILED  \]" $S/test_skinny_v7.log | head -10
+  timeout 150 compute-sanitizer --tool memcheck $S/tsk7 --gtest_filter='*Sanitizer*' > $S/memcheck_v7.log 2>&1
+  echo "memcheck rc=$?"; tail -2 $S/memcheck_v7.log
+  awk -F, 'NR == 1 || $1 == 1' $S/all_in.csv > $S/dec1_in.csv
+  timeout 150 $S/tgemm7 tune -i $S/dec1_in.csv -o $S/dec7.csv --libtype skinny,cublaslt --profile_file $S/prof_dec7.csv > $S/dec7.log 2>&1
+  echo "tune dec7 rc=$?"; tail -2 $S/dec7.log
+  $S/tgemm7 merge --later-wins configs/bf16_tuned_gemm.csv $S/dec7.csv -o $S/cand7.csv > /dev/null
+  timeout 60 tgemm bench --m 1,16 --json $S/bench_dec_old.json > $S/bench_dec_old.log 2>&1; grep -i geomean $S/bench_dec_old.log
+  TGEMM_CONFIG_GEMM_BF16=$S/cand7.csv timeout 60 $S/tgemm7 bench --m 1,16 --json $S/bench_dec7.json > $S/bench_dec7.log 2>&1
+  grep -i geomean $S/bench_dec7.log
+}
+[ -d scratch/v7 ] && step dec7 280 dec7
 cmp3() {
   for i in 1 2 3; do
     timeout 170 tgemm compare --measure --placements 4 $S/full_A.csv $S/full_B.csv --json $S/cmp_full_$i.json > /dev/null 2>&1
