@@ -16,7 +16,8 @@
 // at a time together with the same 8 k of every token's x (read through L1; tokens past M read
 // the last token's), then multiplies them in fp32. The segments of a row are summed in segment order after a warp-shuffle reduction, so the
 // result is bit-identical run to run; the bias is added once in fp32 before the output cast.
-// K % 8 != 0: the chunk that straddles K is read element by element (zeros past K).
+// K % 8 != 0: the chunk that straddles K is read element by element (zeros past K) after the
+// main loop.
 //
 // Preconditions (the host's can_implement checks them): an sm_90 image; 1 <= M <= M_MAX;
 // N >= 1; 1 <= K <= 2^30; x and w 16-byte aligned with lda, ldb multiples of 8 elements (lda
@@ -66,11 +67,13 @@ __device__ __forceinline__ float dot8(const uint4& w, const uint4& x, float acc)
 }  // namespace skinny_gemv_detail
 
 // Resident CTAs an SM asked of ptxas: the registers a lane's loads in flight take (CHUNKS weight
-// chunks and as many of x per token, 4 each) plus ~32 for the rest, out of 64 K. Left free, ptxas
-// took ~70 registers at M = 1, CHUNKS = 4 (3 CTAs an SM) where ~48 suffice (5).
+// chunks and as many of x per token, 4 each) plus 16 for the rest, out of 64 K. Left free, ptxas
+// took ~70 registers at M = 1, CHUNKS = 4 (3 CTAs of 8 warps an SM) where 48 suffice (5): with
+// 4 an SM, 576 one-row CTAs (576 x 7168) ran in two waves and took ~1.3 us more than in one
+// (session 13: bench/micro/decode_lab.cu against the library's tune).
 template <int M_MAX, int WARPS, int CHUNKS>
 constexpr int gemv_min_blocks() {
-  const int regs = 4 * CHUNKS * (1 + M_MAX) + 32;
+  const int regs = 4 * CHUNKS * (1 + M_MAX) + 16;
   const int blocks = 65536 / (32 * WARPS * regs);
   return blocks < 1 ? 1 : blocks;
 }
@@ -129,29 +132,31 @@ __global__ void __launch_bounds__(32 * WARPS, gemv_min_blocks<M_MAX, WARPS, CHUN
 #pragma unroll
           for (int m = 0; m < M_MAX; ++m) xv[j][m] = sd::load_activation(x_rows[m] + c0 + 32 * j);
       } else {
+        // The segment's last pass: whole chunks only (zeros past them add nothing); the chunk
+        // that straddles K, if any, is added after the loop.
 #pragma unroll
         for (int j = 0; j < CHUNKS; ++j) {
           const int c = c0 + 32 * j;
-          if (c < c_full) {
-            wv[j] = sd::load_weight(w_row + c);
+          const bool in = c < c_full;
+          wv[j] = in ? sd::load_weight(w_row + c) : make_uint4(0, 0, 0, 0);
 #pragma unroll
-            for (int m = 0; m < M_MAX; ++m) xv[j][m] = sd::load_activation(x_rows[m] + c);
-          } else if (c < c_end) {  // the chunk that straddles K
-            wv[j] = sd::load_partial_chunk(reinterpret_cast<const In*>(w_row + c), p.k - 8 * c);
-#pragma unroll
-            for (int m = 0; m < M_MAX; ++m)
-              xv[j][m] = sd::load_partial_chunk(reinterpret_cast<const In*>(x_rows[m] + c), p.k - 8 * c);
-          } else {  // past the segment: zeros add nothing
-            wv[j] = make_uint4(0, 0, 0, 0);
-#pragma unroll
-            for (int m = 0; m < M_MAX; ++m) xv[j][m] = make_uint4(0, 0, 0, 0);
-          }
+          for (int m = 0; m < M_MAX; ++m) xv[j][m] = in ? sd::load_activation(x_rows[m] + c) : make_uint4(0, 0, 0, 0);
         }
       }
 #pragma unroll
       for (int j = 0; j < CHUNKS; ++j)
 #pragma unroll
         for (int m = 0; m < M_MAX; ++m) acc[m] = gd::dot8<In>(wv[j], xv[j][m], acc[m]);
+    }
+    // K % 8 != 0: the chunk that straddles K (chunk full_chunks, in the last segment), element
+    // by element with zeros past K, by the lane whose stride reaches it; it is summed last in
+    // that lane, the same place every run.
+    const int cs = full_chunks;
+    if (cs < c_end && cs >= c_begin && (cs - c_begin) % 32 == lane) {
+      const uint4 w_s = sd::load_partial_chunk(reinterpret_cast<const In*>(w_row + cs), p.k - 8 * cs);
+#pragma unroll
+      for (int m = 0; m < M_MAX; ++m)
+        acc[m] = gd::dot8<In>(w_s, sd::load_partial_chunk(reinterpret_cast<const In*>(x_rows[m] + cs), p.k - 8 * cs), acc[m]);
     }
   }
 #pragma unroll

@@ -62,6 +62,22 @@ cmp3() {
 }
 tune_until full_A 112 --batch 8 --libtype cublaslt -i $S/all_in.csv && \
   tune_until full_B 112 --batch 8 --libtype cublaslt -i $S/all_in.csv && step cmp3_full 200 cmp3
+dec7b() {  # issue 4: dec7 plus launch bounds for one wave (48 registers at M = 1, CHUNKS 4) and the K-tail chunk after the loop
+  gunzip -c scratch/v7b/test_gpu_skinny.gz > $S/tsk7b && chmod +x $S/tsk7b
+  gunzip -c scratch/v7b/tgemm.gz > $S/tgemm7b && chmod +x $S/tgemm7b
+  timeout 150 $S/tsk7b > $S/test_skinny_v7b.log 2>&1; echo "test_gpu_skinny (v7b) rc=$?"
+  grep -E "^\[  (PASSED|FAILED)|FAILED  \]" $S/test_skinny_v7b.log | head -10
+  timeout 150 compute-sanitizer --tool memcheck $S/tsk7b --gtest_filter='*Sanitizer*' > $S/memcheck_v7b.log 2>&1
+  echo "memcheck rc=$?"; tail -2 $S/memcheck_v7b.log
+  awk -F, 'NR == 1 || $1 == 1' $S/all_in.csv > $S/dec1_in.csv
+  timeout 150 $S/tgemm7b tune -i $S/dec1_in.csv -o $S/dec7b.csv --libtype skinny,cublaslt --profile_file $S/prof_dec7b.csv > $S/dec7b.log 2>&1
+  echo "tune dec7b rc=$?"; tail -2 $S/dec7b.log
+  $S/tgemm7b merge --later-wins configs/bf16_tuned_gemm.csv $S/dec7b.csv -o $S/cand7b.csv > /dev/null
+  timeout 60 tgemm bench --m 1,16 --json $S/bench_dec_old.json > $S/bench_dec_old.log 2>&1; grep -i geomean $S/bench_dec_old.log
+  TGEMM_CONFIG_GEMM_BF16=$S/cand7b.csv timeout 60 $S/tgemm7b bench --m 1,16 --json $S/bench_dec7b.json > $S/bench_dec7b.log 2>&1
+  grep -i geomean $S/bench_dec7b.log
+}
+[ -d scratch/v7b ] && step dec7b 90 dec7b
 recon() {
   awk -F, 'NR == 1 || $19 == "none"' configs/bf16_tuned_gemm.csv > $S/shipped_plain.csv  # the CI build lacks most CUTLASS gelu instances
   timeout 170 tgemm reconfirm $S/shipped_plain.csv --libtype all -o $S/shipped_reconfirmed.csv > $S/recon.log 2>&1
