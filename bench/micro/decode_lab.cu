@@ -23,7 +23,11 @@
 // Every variant that computes the product is checked against an fp32 reference (relative
 // Frobenius error < 1e-2 with bf16 output) on fresh random data, the output poisoned with NaN first.
 //
+//   lib w<W> c<C> the library's GEMV kernel (kernels/sm90/sm90_gemv_skinny.cuh) launched as the
+//                backend launches it, in this harness (built with -DTGEMM_LAB_LIBRARY -I<repo>).
+//
 // Build: nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -o decode_lab decode_lab.cu
+//        (add -DTGEMM_LAB_LIBRARY -I<repo root> for the library's kernel)
 // Run:   ./decode_lab [N K ...]   (default: the suite's weights of 8-32 MiB)
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -36,6 +40,10 @@
 #include <functional>
 #include <string>
 #include <vector>
+
+#ifdef TGEMM_LAB_LIBRARY
+#include "kernels/sm90/sm90_gemv_skinny.cuh"  // the library's GEMV (version 4), timed in this harness
+#endif
 
 #define CK(call)                                                                           \
   do {                                                                                     \
@@ -409,6 +417,39 @@ int main(int argc, char** argv) {
     rows(rows_kernel<8, 8, 0>, 8, "rows", true);
     rows(rows_kernel<8, 4, 1>, 4, "rows-nox", false);
     rows(rows_kernel<8, 4, 2>, 4, "rows-nored", false);
+
+#ifdef TGEMM_LAB_LIBRARY
+    // The library's kernel, with the backend's geometry (SkinnyGemvTile::segs: the smallest power
+    // of two giving a lane at most CHUNKS chunks, capped at WARPS).
+    auto lib = [&](auto kernel, int warps, int chunks) {
+      const long long want = ((k + 7) / 8 + 32LL * chunks - 1) / (32LL * chunks);
+      int segs = 1;
+      while (segs < warps && segs < want) segs *= 2;
+      const int rpc = warps / segs;
+      auto launch = [&](int i, cudaStream_t s) {
+        tgemm::kernels::SkinnyParams kp;
+        kp.x = p.x[i];
+        kp.w = p.w[i];
+        kp.out = p.out[i];
+        kp.m = 1;
+        kp.n = n;
+        kp.k = k;
+        kp.lda = k;
+        kp.ldb = k;
+        kp.ldo = n;
+        kp.out_type = tgemm::kernels::kSkinnyBf16;
+        kp.bias_type = tgemm::kernels::kSkinnyNone;
+        kernel<<<(n + rpc - 1) / rpc, 32 * warps, 0, s>>>(kp, segs);
+      };
+      const double t = time_launches(p, launch);
+      report("lib w" + std::to_string(warps) + " c" + std::to_string(chunks) + " segs" + std::to_string(segs), t,
+             check(p, launch));
+    };
+    lib(tgemm::kernels::sm90_gemv_skinny<bf16, 1, 8, 2>, 8, 2);
+    lib(tgemm::kernels::sm90_gemv_skinny<bf16, 1, 8, 4>, 8, 4);
+    lib(tgemm::kernels::sm90_gemv_skinny<bf16, 1, 8, 8>, 8, 8);
+    lib(tgemm::kernels::sm90_gemv_skinny<bf16, 1, 4, 4>, 4, 4);
+#endif
 
     // Balanced flat: grid = SMs x ctas, L = ceil(T / warps), only where L <= C.
     const long long C = k / 8, T = static_cast<long long>(n) * C;
