@@ -40,6 +40,11 @@ struct ScreenedCandidate {
   double screen_us = 0;
 };
 
+// How far Backend::refine reaches (the tuner's RaceOptions::refine_bases).
+struct RefineOptions {
+  std::size_t max_bases = 0;  // screened configurations expanded at most; 0: the backend's own default
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -54,8 +59,8 @@ class Backend {
   virtual std::vector<SolutionPtr> candidates(const GemmProblem& p) const = 0;
   // Second-stage candidates built around the fastest screened ones (this backend's own, best
   // first), for spaces too large to race whole; none by default.
-  virtual std::vector<SolutionPtr> refine(const GemmProblem& p,
-                                          const std::vector<ScreenedCandidate>& screened) const {
+  virtual std::vector<SolutionPtr> refine(const GemmProblem& p, const std::vector<ScreenedCandidate>& screened,
+                                          const RefineOptions& options) const {
     return {};
   }
 };

@@ -382,7 +382,7 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
     std::stable_sort(mine.begin(), mine.end(),
                      [](const ScreenedCandidate& a, const ScreenedCandidate& c) { return a.screen_us < c.screen_us; });
     std::size_t before = solutions.size();
-    add_candidates(backends[b]->refine(p, mine), ranks[b]);
+    add_candidates(backends[b]->refine(p, mine, RefineOptions{o.refine_bases}), ranks[b]);
     mark_duplicates(before);
     screen(before, solutions.size());
   }

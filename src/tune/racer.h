@@ -33,6 +33,10 @@ struct RaceOptions {
   double rotation_l2_factor = 3.0;       // inputs rotated over > this many L2 sizes
   double final_margin = 0.03;            // candidates this close to the fastest are re-timed, with the default
   std::size_t max_finalists = 6;         // fastest ones re-timed (plus the default)
+  // Screened configurations each backend expands in its second stage (Backend::refine); 0: the
+  // backend's own default (cuBLASLt: 24 bases). Session 13: 3 of the 12 rows two whole-suite
+  // tunes disagreed on were variants of a base the other tune screened 25th or later.
+  std::size_t refine_bases = 0;
   int final_rounds = 4;                  // interleaved rounds of that re-timing (with the default)
   // At least this many candidates besides the default are re-timed, even beyond final_margin: a
   // default whose accurate time leads by more than the margin meets its nearest rivals in the

@@ -95,6 +95,10 @@ int main(int argc, char** argv) {
                  "candidates besides the default re-timed in the finals even beyond --final_margin (0: none)")
       ->check(CLI::Range(0, 64))
       ->capture_default_str();
+  t->add_option("--refine_bases", tune.refine_bases,
+                 "screened configurations each backend expands in the second stage (0: the backend's default, cuBLASLt 24)")
+      ->check(CLI::Range(0, 4096))
+      ->capture_default_str();
   t->add_option("--final_rounds", tune.final_rounds, "interleaved rounds of the finals (over all placements)")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();

@@ -166,6 +166,7 @@ int run_worker(const TuneOptions& o) {
   ro.max_finalists = static_cast<std::size_t>(o.finalists);
   ro.final_margin = o.final_margin;
   ro.final_contenders = static_cast<std::size_t>(o.final_contenders);
+  ro.refine_bases = static_cast<std::size_t>(o.refine_bases);
   ro.final_rounds = o.final_rounds;
   ro.confirm_tries = o.confirm_tries;
   ro.graph_screen_us = o.graph_screen_us;
@@ -309,7 +310,8 @@ void spawn_worker(Worker& w, const TuneOptions& o) {
                                    std::to_string(o.confirm_placements), "--final_placements",
                                    std::to_string(o.final_placements), "--finalists", std::to_string(o.finalists),
                                    "--final_margin", fmt::format("{}", o.final_margin), "--final_contenders",
-                                   std::to_string(o.final_contenders), "--final_rounds",
+                                   std::to_string(o.final_contenders), "--refine_bases",
+                                   std::to_string(o.refine_bases), "--final_rounds",
                                    std::to_string(o.final_rounds), "--confirm_tries", std::to_string(o.confirm_tries),
                                    "--graph_screen", fmt::format("{}", o.graph_screen_us), "--min_accurate",
                                    std::to_string(o.min_accurate), "--accurate_margin",

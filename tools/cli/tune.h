@@ -45,6 +45,7 @@ struct TuneOptions {
   int finalists = static_cast<int>(kRaceDefaults.max_finalists);
   double final_margin = kRaceDefaults.final_margin;
   int final_contenders = static_cast<int>(kRaceDefaults.final_contenders);
+  int refine_bases = static_cast<int>(kRaceDefaults.refine_bases);
   int final_rounds = kRaceDefaults.final_rounds;
   int confirm_tries = kRaceDefaults.confirm_tries;
   double graph_screen_us = kRaceDefaults.graph_screen_us;

@@ -142,23 +142,17 @@ class CublasLtBackend final : public Backend {
   }
 
   // Expansions (custom options, split-K x reduction, swizzle) of the fastest screened configurations.
-  std::vector<SolutionPtr> refine(const GemmProblem& p, const std::vector<ScreenedCandidate>& screened) const override {
+  std::vector<SolutionPtr> refine(const GemmProblem& p, const std::vector<ScreenedCandidate>& screened,
+                                  const RefineOptions& options) const override {
     LtSpaceOptions opts;
-    std::vector<LtConfig> bases;
-    std::unordered_set<std::string> seen_names, base_names;
-    for (const auto& c : screened) seen_names.insert(c.name);
+    std::unordered_set<std::string> seen_names;
+    std::vector<std::string> names;
     for (const auto& c : screened) {
-      if (bases.size() >= opts.refine_bases) break;
-      std::string why;
-      auto config = parse_lt_name(c.name, why);
-      if (!config) continue;
-      LtConfig base = *config;
-      base.split_k = 1;
-      base.reduction = 0;
-      base.custom = 0;
-      base.swizzle = 0;
-      if (base_names.insert(format_lt_name(base)).second) bases.push_back(base);
+      seen_names.insert(c.name);
+      names.push_back(c.name);
     }
+    const std::vector<LtConfig> bases =
+        lt_refine_bases(names, options.max_bases > 0 ? options.max_bases : opts.refine_bases);
     std::vector<SolutionPtr> out;
     for (const LtConfig& c : expand_lt_configs(p, bases, opts, nullptr)) {
       std::string name = format_lt_name(c);

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <tuple>
+#include <unordered_set>
 #include <vector>
 
 namespace tgemm {
@@ -89,6 +90,25 @@ std::optional<LtConfig> parse_lt_name(std::string_view name, std::string& why) {
     return std::nullopt;
   }
   return c;
+}
+
+std::vector<LtConfig> lt_refine_bases(const std::vector<std::string>& screened_fastest_first,
+                                      std::size_t max_bases) {
+  std::vector<LtConfig> bases;
+  std::unordered_set<std::string> seen;
+  for (const std::string& name : screened_fastest_first) {
+    if (bases.size() >= max_bases) break;
+    std::string why;
+    auto config = parse_lt_name(name, why);
+    if (!config) continue;
+    LtConfig base = *config;
+    base.split_k = 1;
+    base.reduction = 0;
+    base.custom = 0;
+    base.swizzle = 0;
+    if (seen.insert(format_lt_name(base)).second) bases.push_back(base);
+  }
+  return bases;
 }
 
 }  // namespace tgemm

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace tgemm {
 
@@ -35,5 +36,12 @@ std::string format_lt_name(const LtConfig& c);
 std::optional<LtConfig> parse_lt_name(std::string_view name, std::string& why);
 // "13.1.0"
 std::string format_lt_version(std::size_t version);
+
+// The bases Backend::refine expands, from the screened candidates' names (fastest first): each
+// configuration name reduced to its base (no split-K, reduction, swizzle or custom option),
+// first occurrence kept, at most max_bases of them; names that are not configurations (the
+// heuristic's) are skipped.
+std::vector<LtConfig> lt_refine_bases(const std::vector<std::string>& screened_fastest_first,
+                                      std::size_t max_bases);
 
 }  // namespace tgemm

@@ -147,5 +147,28 @@ TEST(LtVersion, Format) {
   EXPECT_EQ(format_lt_version(110203), "11.2.3");
 }
 
+// Backend::refine's bases: screen order kept, each configuration reduced to its base, the
+// heuristic and malformed names skipped, duplicates of a base dropped, at most max_bases.
+TEST(LtRefineBases, FastestDistinctBasesInScreenOrder) {
+  const std::vector<std::string> screened = {
+      "cublaslt:heuristic",
+      "cublaslt:algo66_tile393_stages35_splitk8_red2_swz1_opt5_inner0_cluster4_v130100",
+      "cublaslt:algo66_tile10_stages35_splitk1_red0_swz0_opt0_inner0_cluster3_v130100",
+      "not a name",
+      "cublaslt:algo66_tile393_stages35_splitk1_red0_swz0_opt1_inner0_cluster4_v130100",  // same base as #2
+      "cublaslt:algo66_tile20_stages8_splitk1_red0_swz0_opt0_inner0_cluster0_v130100",
+  };
+  const std::vector<LtConfig> all = lt_refine_bases(screened, 24);
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[0], config(66, 393, 35, 1, 0, 0, 0, 0, 4, 130100));
+  EXPECT_EQ(all[1], config(66, 10, 35, 1, 0, 0, 0, 0, 3, 130100));
+  EXPECT_EQ(all[2], config(66, 20, 8, 1, 0, 0, 0, 0, 0, 130100));
+  const std::vector<LtConfig> two = lt_refine_bases(screened, 2);
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_EQ(two[1], all[1]);
+  EXPECT_TRUE(lt_refine_bases(screened, 0).empty());
+  EXPECT_TRUE(lt_refine_bases({}, 24).empty());
+}
+
 }  // namespace
 }  // namespace tgemm
