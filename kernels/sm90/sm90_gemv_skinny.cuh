@@ -14,8 +14,9 @@
 // its segment), so a CTA covers WARPS / segs rows, warp w taking segment w % segs of row
 // w / segs. Lane l reads chunks l, l + 32, ... of its segment (a chunk: 8 consecutive k), CHUNKS
 // at a time together with the same 8 k of every token's x (read through L1; tokens past M read
-// the last token's), then multiplies them in fp32. The segments of a row are summed in segment order after a warp-shuffle reduction, so the
-// result is bit-identical run to run; the bias is added once in fp32 before the output cast.
+// the last token's), then multiplies them in fp32. The segments of a row are summed in segment
+// order after a warp-shuffle reduction, so the result is bit-identical run to run; the bias is
+// added once in fp32 before the output cast.
 // K % 8 != 0: the chunk that straddles K is read element by element (zeros past K) after the
 // main loop.
 //
