@@ -24,10 +24,12 @@
 // Frobenius error < 1e-2 with bf16 output) on fresh random data, the output poisoned with NaN first.
 //
 //   lib w<W> c<C> the library's GEMV kernel (kernels/sm90/sm90_gemv_skinny.cuh) launched as the
-//                backend launches it, in this harness (built with -DTGEMM_LAB_LIBRARY -I<repo>).
+//                backend launches it, in this harness.
+// The lab's kernels use the library's weight load and dot product (skinny_detail::load_weight,
+// skinny_gemv_detail::dot8), so only the kernels' structure differs.
 //
-// Build: nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -o decode_lab decode_lab.cu
-//        (add -DTGEMM_LAB_LIBRARY -I<repo root> for the library's kernel)
+// Build (from the repository root): nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a
+//        --expt-relaxed-constexpr -I. -o scratch/lab/decode_lab bench/micro/decode_lab.cu
 // Run:   ./decode_lab [N K ...]   (default: the suite's weights of 8-32 MiB)
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -41,9 +43,7 @@
 #include <string>
 #include <vector>
 
-#ifdef TGEMM_LAB_LIBRARY
-#include "kernels/sm90/sm90_gemv_skinny.cuh"  // the library's GEMV (version 4), timed in this harness
-#endif
+#include "kernels/sm90/sm90_gemv_skinny.cuh"  // the library's GEMV (version 4) and its load/dot helpers
 
 #define CK(call)                                                                           \
   do {                                                                                     \
@@ -109,22 +109,10 @@ __global__ void floor_kernel(const uint4* __restrict__ data, std::size_t n, unsi
   }
 }
 
-__device__ __forceinline__ uint4 ldw(const void* p) {
-  uint4 v;
-  asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
-      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-      : "l"(p));
-  return v;
-}
+using tgemm::kernels::skinny_detail::load_weight;
 
 __device__ __forceinline__ float dot8(const uint4& w, const uint4& x, float acc) {
-  const std::uint32_t ws[4] = {w.x, w.y, w.z, w.w}, xs[4] = {x.x, x.y, x.z, x.w};
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    acc = fmaf(__uint_as_float(ws[i] << 16), __uint_as_float(xs[i] << 16), acc);
-    acc = fmaf(__uint_as_float(ws[i] & 0xffff0000u), __uint_as_float(xs[i] & 0xffff0000u), acc);
-  }
-  return acc;
+  return tgemm::kernels::skinny_gemv_detail::dot8<bf16>(w, x, acc);
 }
 
 __device__ __forceinline__ float warp_sum(float v) {
@@ -154,14 +142,14 @@ __global__ void __launch_bounds__(32 * WARPS, CHUNKS >= 8 ? 2 : 4) rows_kernel(c
       uint4 wv[CHUNKS], xv[CHUNKS];
       if (c0 + 32 * (CHUNKS - 1) < c_end) {  // all in range: the loads go out back to back
 #pragma unroll
-        for (int j = 0; j < CHUNKS; ++j) wv[j] = ldw(wr + c0 + 32 * j);
+        for (int j = 0; j < CHUNKS; ++j) wv[j] = load_weight(wr + c0 + 32 * j);
 #pragma unroll
         for (int j = 0; j < CHUNKS; ++j) xv[j] = MODE == 1 ? xc : __ldg(xr + c0 + 32 * j);
       } else {
 #pragma unroll
         for (int j = 0; j < CHUNKS; ++j) {
           const int c = c0 + 32 * j;
-          wv[j] = c < c_end ? ldw(wr + c) : make_uint4(0, 0, 0, 0);
+          wv[j] = c < c_end ? load_weight(wr + c) : make_uint4(0, 0, 0, 0);
           xv[j] = MODE == 1 ? xc : (c < c_end ? __ldg(xr + c) : make_uint4(0, 0, 0, 0));
         }
       }
@@ -211,7 +199,7 @@ __global__ void __launch_bounds__(256, CHUNKS >= 8 ? 2 : 4) flat_kernel(const bf
     uint4 wv[CHUNKS], xv[CHUNKS];
     if (o0 + 32 * (CHUNKS - 1) < len) {  // all in range: the loads go out back to back
 #pragma unroll
-      for (int j = 0; j < CHUNKS; ++j) wv[j] = ldw(wf + o0 + 32 * j);
+      for (int j = 0; j < CHUNKS; ++j) wv[j] = load_weight(wf + o0 + 32 * j);
 #pragma unroll
       for (int j = 0; j < CHUNKS; ++j) {
         const int col = col0 + o0 + 32 * j;
@@ -221,7 +209,7 @@ __global__ void __launch_bounds__(256, CHUNKS >= 8 ? 2 : 4) flat_kernel(const bf
 #pragma unroll
       for (int j = 0; j < CHUNKS; ++j) {
         const int o = o0 + 32 * j, col = col0 + o;
-        wv[j] = o < len ? ldw(wf + o) : make_uint4(0, 0, 0, 0);
+        wv[j] = o < len ? load_weight(wf + o) : make_uint4(0, 0, 0, 0);
         xv[j] = o < len ? __ldg(xr + (col >= c ? col - c : col)) : make_uint4(0, 0, 0, 0);
       }
     }
@@ -418,7 +406,6 @@ int main(int argc, char** argv) {
     rows(rows_kernel<8, 4, 1>, 4, "rows-nox", false);
     rows(rows_kernel<8, 4, 2>, 4, "rows-nored", false);
 
-#ifdef TGEMM_LAB_LIBRARY
     // The library's kernel, with the backend's geometry (SkinnyGemvTile::segs: the smallest power
     // of two giving a lane at most CHUNKS chunks, capped at WARPS).
     auto lib = [&](auto kernel, int warps, int chunks) {
@@ -449,7 +436,6 @@ int main(int argc, char** argv) {
     lib(tgemm::kernels::sm90_gemv_skinny<bf16, 1, 8, 4>, 8, 4);
     lib(tgemm::kernels::sm90_gemv_skinny<bf16, 1, 8, 8>, 8, 8);
     lib(tgemm::kernels::sm90_gemv_skinny<bf16, 1, 4, 4>, 4, 4);
-#endif
 
     // Balanced flat: grid = SMs x ctas, L = ceil(T / warps), only where L <= C.
     const long long C = k / 8, T = static_cast<long long>(n) * C;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Session 13's last device call (nvidia-h200, carry ["scratch"], no device build): the CI binaries of
 # the final kernel commit (scratch/v7b, built here) and decode_lab built with the library's GEMV
-# (-DTGEMM_LAB_LIBRARY). Runs decode_lab (the library's GEMV in the lab's harness next to the lab's
+# (then with -DTGEMM_LAB_LIBRARY; the lab now always includes it). Runs decode_lab (the library's GEMV in the lab's harness next to the lab's
 # own rows kernel) and the whole-suite bench of the shipped table (configs/) as committed.
 #   bash bench/results/runs/s13_final.sh; tar czf $OUT/s13f.tgz -C /tmp s13f
 S=/tmp/s13f
