@@ -38,21 +38,26 @@ aa() {
   python3 bench/round_order.py $S/bench_aa_8192.json | tail -1
 }
 step aa 100 aa
-dec7() {  # issue 4: the GEMV with x loaded beside the weight (scratch/v7: CI binaries of that change)
-  gunzip -c scratch/v7/test_gpu_skinny.gz > $S/tsk7 && chmod +x $S/tsk7
-  gunzip -c scratch/v7/tgemm.gz > $S/tgemm7 && chmod +x $S/tgemm7
-  timeout 150 $S/tsk7 > $S/test_skinny_v7.log 2>&1; echo "test_gpu_skinny (v7) rc=$?"
-  grep -E "^\[  (PASSED|FAILED)|FAILED  \]" $S/test_skinny_v7.log | head -10
-  timeout 150 compute-sanitizer --tool memcheck $S/tsk7 --gtest_filter='*Sanitizer*' > $S/memcheck_v7.log 2>&1
-  echo "memcheck rc=$?"; tail -2 $S/memcheck_v7.log
+# Issue 4, one GEMV build (CI binaries in scratch/v<tag>): skinny tests, the memcheck subset, the
+# M = 1 retune (skinny + cuBLASLt), then the decode bench of the old binary with the shipped table
+# against this binary with the new M = 1 rows.
+dec_check() {
+  local v=$1
+  gunzip -c scratch/v$v/test_gpu_skinny.gz > $S/tsk$v && chmod +x $S/tsk$v
+  gunzip -c scratch/v$v/tgemm.gz > $S/tgemm$v && chmod +x $S/tgemm$v
+  timeout 150 $S/tsk$v > $S/test_skinny_v$v.log 2>&1; echo "test_gpu_skinny (v$v) rc=$?"
+  grep -E "^\[  (PASSED|FAILED)|FAILED  \]" $S/test_skinny_v$v.log | head -10
+  timeout 150 compute-sanitizer --tool memcheck $S/tsk$v --gtest_filter='*Sanitizer*' > $S/memcheck_v$v.log 2>&1
+  echo "memcheck rc=$?"; tail -2 $S/memcheck_v$v.log
   awk -F, 'NR == 1 || $1 == 1' $S/all_in.csv > $S/dec1_in.csv
-  timeout 150 $S/tgemm7 tune -i $S/dec1_in.csv -o $S/dec7.csv --libtype skinny,cublaslt --profile_file $S/prof_dec7.csv > $S/dec7.log 2>&1
-  echo "tune dec7 rc=$?"; tail -2 $S/dec7.log
-  $S/tgemm7 merge --later-wins configs/bf16_tuned_gemm.csv $S/dec7.csv -o $S/cand7.csv > /dev/null
+  timeout 150 $S/tgemm$v tune -i $S/dec1_in.csv -o $S/dec$v.csv --libtype skinny,cublaslt --profile_file $S/prof_dec$v.csv > $S/dec$v.log 2>&1
+  echo "tune dec$v rc=$?"; tail -2 $S/dec$v.log
+  $S/tgemm$v merge --later-wins configs/bf16_tuned_gemm.csv $S/dec$v.csv -o $S/cand$v.csv > /dev/null
   timeout 60 tgemm bench --m 1,16 --json $S/bench_dec_old.json > $S/bench_dec_old.log 2>&1; grep -i geomean $S/bench_dec_old.log
-  TGEMM_CONFIG_GEMM_BF16=$S/cand7.csv timeout 60 $S/tgemm7 bench --m 1,16 --json $S/bench_dec7.json > $S/bench_dec7.log 2>&1
-  grep -i geomean $S/bench_dec7.log
+  TGEMM_CONFIG_GEMM_BF16=$S/cand$v.csv timeout 60 $S/tgemm$v bench --m 1,16 --json $S/bench_dec$v.json > $S/bench_dec$v.log 2>&1
+  grep -i geomean $S/bench_dec$v.log
 }
+dec7() { dec_check 7; }  # the GEMV with x loaded beside the weight
 [ -d scratch/v7 ] && step dec7 280 dec7
 cmp3() {
   for i in 1 2 3; do
@@ -62,21 +67,7 @@ cmp3() {
 }
 tune_until full_A 112 --batch 8 --libtype cublaslt -i $S/all_in.csv && \
   tune_until full_B 112 --batch 8 --libtype cublaslt -i $S/all_in.csv && step cmp3_full 200 cmp3
-dec7b() {  # issue 4: dec7 plus launch bounds for one wave (48 registers at M = 1, CHUNKS 4) and the K-tail chunk after the loop
-  gunzip -c scratch/v7b/test_gpu_skinny.gz > $S/tsk7b && chmod +x $S/tsk7b
-  gunzip -c scratch/v7b/tgemm.gz > $S/tgemm7b && chmod +x $S/tgemm7b
-  timeout 150 $S/tsk7b > $S/test_skinny_v7b.log 2>&1; echo "test_gpu_skinny (v7b) rc=$?"
-  grep -E "^\[  (PASSED|FAILED)|FAILED  \]" $S/test_skinny_v7b.log | head -10
-  timeout 150 compute-sanitizer --tool memcheck $S/tsk7b --gtest_filter='*Sanitizer*' > $S/memcheck_v7b.log 2>&1
-  echo "memcheck rc=$?"; tail -2 $S/memcheck_v7b.log
-  awk -F, 'NR == 1 || $1 == 1' $S/all_in.csv > $S/dec1_in.csv
-  timeout 150 $S/tgemm7b tune -i $S/dec1_in.csv -o $S/dec7b.csv --libtype skinny,cublaslt --profile_file $S/prof_dec7b.csv > $S/dec7b.log 2>&1
-  echo "tune dec7b rc=$?"; tail -2 $S/dec7b.log
-  $S/tgemm7b merge --later-wins configs/bf16_tuned_gemm.csv $S/dec7b.csv -o $S/cand7b.csv > /dev/null
-  timeout 60 tgemm bench --m 1,16 --json $S/bench_dec_old.json > $S/bench_dec_old.log 2>&1; grep -i geomean $S/bench_dec_old.log
-  TGEMM_CONFIG_GEMM_BF16=$S/cand7b.csv timeout 60 $S/tgemm7b bench --m 1,16 --json $S/bench_dec7b.json > $S/bench_dec7b.log 2>&1
-  grep -i geomean $S/bench_dec7b.log
-}
+dec7b() { dec_check 7b; }  # dec7 plus launch bounds for one wave and the K-tail chunk after the loop
 [ -d scratch/v7b ] && step dec7b 90 dec7b
 recon() {
   awk -F, 'NR == 1 || $19 == "none"' configs/bf16_tuned_gemm.csv > $S/shipped_plain.csv  # the CI build lacks most CUTLASS gelu instances
