@@ -91,15 +91,19 @@ __global__ void __launch_bounds__(32 * WARPS, gemv_min_blocks<M_MAX, WARPS, CHUN
   namespace gd = skinny_gemv_detail;
   __shared__ float partial[WARPS][M_MAX];
 
+  // segs is a power of two (the host's SkinnyGemvTile::segs): shifts, no run-time division, and
+  // 32-bit indices (N < 2^31, K <= 2^30), so that few registers stay live through the main loop
+  // (session 13: the 64-bit divisions and indices of the first version cost 16-24 bytes of spills
+  // at the 48 registers that one wave of 576 CTAs needs).
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int warp = static_cast<int>(threadIdx.x) / 32;
-  const int rows_per_cta = WARPS / segs;
-  const int seg = warp % segs;
-  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * rows_per_cta + warp / segs;
-  const int chunks = (p.k + 7) / 8;        // per row, the last one possibly partial
-  const int full_chunks = p.k / 8;
-  const int c_begin = static_cast<int>(static_cast<std::int64_t>(chunks) * seg / segs);
-  const int c_end = static_cast<int>(static_cast<std::int64_t>(chunks) * (seg + 1) / segs);
+  const int log_segs = __ffs(segs) - 1;
+  const int seg = warp & (segs - 1);
+  const int row = static_cast<int>(blockIdx.x) * (WARPS >> log_segs) + (warp >> log_segs);
+  const int chunks = (p.k + 7) >> 3;  // per row, the last one possibly partial
+  const int full_chunks = p.k >> 3;
+  const int c_begin = static_cast<int>((static_cast<std::int64_t>(chunks) * seg) >> log_segs);
+  const int c_end = static_cast<int>((static_cast<std::int64_t>(chunks) * (seg + 1)) >> log_segs);
 
   float acc[M_MAX];
 #pragma unroll
@@ -107,7 +111,7 @@ __global__ void __launch_bounds__(32 * WARPS, gemv_min_blocks<M_MAX, WARPS, CHUN
 
   if (row < p.n) {
     // 16-byte chunks (x and w rows are 16-byte aligned): chunk c + 32 j is base + immediate.
-    const uint4* w_row = reinterpret_cast<const uint4*>(static_cast<const In*>(p.w) + row * p.ldb);
+    const uint4* w_row = reinterpret_cast<const uint4*>(static_cast<const In*>(p.w) + static_cast<std::int64_t>(row) * p.ldb);
     // Token rows, tokens past M clamped to the last (their sums are discarded), so the loads
     // below carry no per-token branch.
     const uint4* x_rows[M_MAX];
@@ -166,19 +170,22 @@ __global__ void __launch_bounds__(32 * WARPS, gemv_min_blocks<M_MAX, WARPS, CHUN
     for (int off = 16; off > 0; off /= 2) acc[m] += __shfl_xor_sync(0xffffffffu, acc[m], off);
   }
   if (lane == 0) {
+    const int w = sd::thread_index() / 32;
 #pragma unroll
-    for (int m = 0; m < M_MAX; ++m) partial[warp][m] = acc[m];
+    for (int m = 0; m < M_MAX; ++m) partial[w][m] = acc[m];
   }
   __syncthreads();
-  // One thread per (row of the CTA, token): the row's segments in order.
-  const int t = static_cast<int>(threadIdx.x);
+  // One thread per (row of the CTA, token): the row's segments in order. The indices are derived
+  // afresh (sd::thread_index is an opaque read) rather than kept live through the main loop.
+  const int t = sd::thread_index();
+  const int rows_per_cta = WARPS >> log_segs;
   if (t < rows_per_cta * M_MAX) {
     const int r = t / M_MAX, m = t % M_MAX;
-    const std::int64_t n = static_cast<std::int64_t>(blockIdx.x) * rows_per_cta + r;
+    const int n = static_cast<int>(blockIdx.x) * rows_per_cta + r;
     if (m < p.m && n < p.n) {
       float sum = partial[r * segs][m];
-      for (int s = 1; s < segs; ++s) sum += partial[r * segs + s][m];
-      sd::store_element(p, m, static_cast<int>(n), sum);
+      for (int q = 1; q < segs; ++q) sum += partial[r * segs + q][m];
+      sd::store_element(p, m, n, sum);
     }
   }
 #endif

@@ -371,6 +371,9 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
     }
     result.same_launches += static_cast<int>(mark_same_launches(result.candidates, fingerprints, begin));
   };
+  using Clock = std::chrono::steady_clock;
+  auto since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
+  auto stage_t0 = Clock::now();
   mark_duplicates(0);
   screen(0, solutions.size());
   // Second stage: each backend refines around its fastest screened candidates.
@@ -387,6 +390,8 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
     screen(before, solutions.size());
   }
   result.enumerated = static_cast<int>(solutions.size());
+  result.screen_seconds = since(stage_t0);
+  stage_t0 = Clock::now();
 
   // Accurate timing of the leaders, then the correctness check of each timed candidate.
   TimingOptions base_topt;
@@ -437,6 +442,8 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
   // Final: the passing candidates near the fastest are re-timed in interleaved rounds (A B C, A B
   // C, ...) so slow drifts of clock or temperature hit all of them alike; each keeps the median of
   // its accurate time and the rounds. This is what makes two tunes pick the same row.
+  result.accurate_seconds = since(stage_t0);
+  stage_t0 = Clock::now();
   const bool sustained = is_sustained(p);
   // Placements beyond the race's (finals with final_placements > 1, the confirmation): made once,
   // on first use, as many as the larger of the two asks and the memory budget allows.
@@ -556,6 +563,8 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
       }
     }
   }
+  result.finals_seconds = since(stage_t0);
+  stage_t0 = Clock::now();
   result.winner = select_winner(result.candidates, select);
   // Confirmation against the default under the bench's conditions: finals of many candidates in
   // long rounds measured compute-bound winners up to ~15% faster than `tgemm bench` then saw them
@@ -660,6 +669,7 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
       result.confirmed = false;
     }
   }
+  result.confirm_seconds = since(stage_t0);
   // The default for comparison: cuBLASLt's heuristic if it was timed.
   for (const auto& r : result.candidates) {
     if (r.is_default && r.us > 0) result.default_us = r.us;

@@ -102,6 +102,10 @@ struct RaceResult {
   int rescreened = 0;
   bool confirmed = false;
   double seconds = 0;
+  // Wall seconds of each stage: the screen (both enumeration stages, with their launch captures),
+  // the accurate timing with the correctness checks, the finals (with the sustained warm-up and
+  // the extra placements' allocation when the finals make them), the confirmation.
+  double screen_seconds = 0, accurate_seconds = 0, finals_seconds = 0, confirm_seconds = 0;
 };
 
 // Throws tgemm::Error naming the field, what it must be and its value when an option is out of

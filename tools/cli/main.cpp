@@ -106,6 +106,14 @@ int main(int argc, char** argv) {
                  "finalists confirmed against the default at most (the winner, then the next fastest)")
       ->check(CLI::Range(1, 16))
       ->capture_default_str();
+  t->add_option("--confirm_rounds", tune.confirm_rounds,
+                 "interleaved rounds a placement of the confirmation against the default (0: no confirmation)")
+      ->check(CLI::Range(0, 64))
+      ->capture_default_str();
+  t->add_option("--sustained_round_ms", tune.sustained_round_ms,
+                 "GPU milliseconds per finalist and round in the finals of compute-bound problems")
+      ->check(CLI::Range(1.0, 10000.0))
+      ->capture_default_str();
   t->add_option("--min_accurate", tune.min_accurate,
                  "screened candidates timed accurately at least (the screen's fastest first)")
       ->check(CLI::Range(1, 100000))

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -169,6 +170,8 @@ int run_worker(const TuneOptions& o) {
   ro.refine_bases = static_cast<std::size_t>(o.refine_bases);
   ro.final_rounds = o.final_rounds;
   ro.confirm_tries = o.confirm_tries;
+  ro.confirm_rounds = o.confirm_rounds;
+  ro.sustained_round_ms = o.sustained_round_ms;
   ro.graph_screen_us = o.graph_screen_us;
   ro.select.min_accurate = static_cast<std::size_t>(o.min_accurate);
   ro.select.accurate_margin = o.accurate_margin;
@@ -217,7 +220,8 @@ int run_worker(const TuneOptions& o) {
             {"default_us", r.default_us}, {"confirm_default_us", r.confirm_default_us},
             {"confirm_winner_us", r.confirm_winner_us}, {"confirm_ratio", r.confirm_ratio}, {"confirm_min_ratio", r.confirm_min_ratio},
             {"confirm_placements", r.confirm_placements}, {"confirm_tried", r.confirm_tried}, {"confirmed", r.confirmed},
-            {"final_placements", r.final_placements}, {"same_launches", r.same_launches}, {"rescreened", r.rescreened}, {"seconds", r.seconds}, {"arch", dev.arch}, {"sm_count", dev.sm_count}});
+            {"final_placements", r.final_placements}, {"same_launches", r.same_launches}, {"rescreened", r.rescreened}, {"seconds", r.seconds},
+            {"stage_seconds", {r.screen_seconds, r.accurate_seconds, r.finals_seconds, r.confirm_seconds}}, {"arch", dev.arch}, {"sm_count", dev.sm_count}});
     } catch (const std::exception& e) {
       emit({{"type", "fatal"}, {"id", id}, {"error", e.what()}});
       return 3;
@@ -313,6 +317,8 @@ void spawn_worker(Worker& w, const TuneOptions& o) {
                                    std::to_string(o.final_contenders), "--refine_bases",
                                    std::to_string(o.refine_bases), "--final_rounds",
                                    std::to_string(o.final_rounds), "--confirm_tries", std::to_string(o.confirm_tries),
+                                   "--confirm_rounds", std::to_string(o.confirm_rounds), "--sustained_round_ms",
+                                   fmt::format("{}", o.sustained_round_ms),
                                    "--graph_screen", fmt::format("{}", o.graph_screen_us), "--min_accurate",
                                    std::to_string(o.min_accurate), "--accurate_margin",
                                    fmt::format("{}", o.accurate_margin)};
@@ -465,6 +471,7 @@ int run_tune(const TuneOptions& o) {
   std::vector<int> enumerated_counts;
   std::vector<int> distinct_counts;  // enumerated less those that launch what another one does
   double tuned_seconds = 0;
+  std::array<double, 4> stage_totals{};  // seconds of screen, accurate, finals, confirmation
   const bool tty = ::isatty(2);
 
   auto flush_rows = [&] {
@@ -535,6 +542,11 @@ int run_tune(const TuneOptions& o) {
     enumerated_counts.push_back(msg["enumerated"].get<int>());
     distinct_counts.push_back(msg["enumerated"].get<int>() - same_launches);
     tuned_seconds += msg["seconds"].get<double>();
+    std::array<double, 4> stages{};  // screen, accurate, finals, confirmation (older workers: none)
+    if (msg.contains("stage_seconds") && msg["stage_seconds"].is_array() && msg["stage_seconds"].size() == 4) {
+      for (std::size_t i = 0; i < 4; ++i) stages[i] = msg["stage_seconds"][i].get<double>();
+    }
+    for (std::size_t i = 0; i < 4; ++i) stage_totals[i] += stages[i];
     const UntunedProblem& p = st.problem;
     if (profile.is_open()) {
       for (const auto& c : cands) {
@@ -594,10 +606,11 @@ int run_tune(const TuneOptions& o) {
         same_launches > 0 ? fmt::format(" ({} distinct launches)", msg["enumerated"].get<int>() - same_launches) : std::string();
     const int rescreened = msg.value("rescreened", 0);
     const std::string loads = rescreened > 0 ? fmt::format(", {} first uses rescreened", rescreened) : std::string();
-    progress(fmt::format("{} -> {} {:.2f} us ({}x vs default, {} candidates{}{}, {:.1f} s{}{})", p.describe(),
-                         r.kernel_name, r.us, def > 0 ? fmt::format("{:.3f}", def / r.us) : std::string("?"),
-                         msg["enumerated"].get<int>(), distinct, loads, msg["seconds"].get<double>(), finals,
-                         confirm));
+    progress(fmt::format("{} -> {} {:.2f} us ({}x vs default, {} candidates{}{}, {:.1f} s = screen {:.1f} + accurate "
+                         "{:.1f} + finals {:.1f} + confirmation {:.1f}{}{})",
+                         p.describe(), r.kernel_name, r.us, def > 0 ? fmt::format("{:.3f}", def / r.us) : std::string("?"),
+                         msg["enumerated"].get<int>(), distinct, loads, msg["seconds"].get<double>(), stages[0],
+                         stages[1], stages[2], stages[3], finals, confirm));
     if (pending_write >= o.batch) flush_rows();
   };
 
@@ -708,6 +721,11 @@ int run_tune(const TuneOptions& o) {
   fmt::print("\ntgemm tune summary: {} tuned, {} failed, {} skipped (already tuned); {} candidates raced; "
              "{} wall, {} of GPU work\n",
              finished, failed, skipped, candidates_raced, format_duration(elapsed), format_duration(tuned_seconds));
+  if (finished > 0) {
+    fmt::print("GPU work by stage: screen {}, accurate timing and checks {}, finals {}, confirmation {}\n",
+               format_duration(stage_totals[0]), format_duration(stage_totals[1]), format_duration(stage_totals[2]),
+               format_duration(stage_totals[3]));
+  }
   if (!enumerated_counts.empty()) {
     fmt::print("candidates per problem: min {}, median {}, max {}\n", enumerated_counts.front(),
                enumerated_counts[enumerated_counts.size() / 2], enumerated_counts.back());

@@ -48,6 +48,8 @@ struct TuneOptions {
   int refine_bases = static_cast<int>(kRaceDefaults.refine_bases);
   int final_rounds = kRaceDefaults.final_rounds;
   int confirm_tries = kRaceDefaults.confirm_tries;
+  int confirm_rounds = kRaceDefaults.confirm_rounds;  // per placement; 0: no confirmation
+  double sustained_round_ms = kRaceDefaults.sustained_round_ms;  // finals of compute-bound problems
   double graph_screen_us = kRaceDefaults.graph_screen_us;
   int min_accurate = static_cast<int>(kRaceDefaults.select.min_accurate);
   double accurate_margin = kRaceDefaults.select.accurate_margin;
