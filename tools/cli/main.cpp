@@ -114,6 +114,11 @@ int main(int argc, char** argv) {
                  "GPU milliseconds per finalist and round in the finals of compute-bound problems")
       ->check(CLI::Range(1.0, 10000.0))
       ->capture_default_str();
+  t->add_option("--sustained_margin", tune.sustained_margin,
+                 "compute-bound problems: a winner must beat the default by this fraction in the finals and the "
+                 "confirmation (other problems: in the confirmation only, by 0.01)")
+      ->check(CLI::Range(0.0, 0.5))
+      ->capture_default_str();
   t->add_option("--min_accurate", tune.min_accurate,
                  "screened candidates timed accurately at least (the screen's fastest first)")
       ->check(CLI::Range(1, 100000))

@@ -172,6 +172,7 @@ int run_worker(const TuneOptions& o) {
   ro.confirm_tries = o.confirm_tries;
   ro.confirm_rounds = o.confirm_rounds;
   ro.sustained_round_ms = o.sustained_round_ms;
+  ro.sustained_default_margin = o.sustained_margin;
   ro.graph_screen_us = o.graph_screen_us;
   ro.select.min_accurate = static_cast<std::size_t>(o.min_accurate);
   ro.select.accurate_margin = o.accurate_margin;
@@ -318,7 +319,8 @@ void spawn_worker(Worker& w, const TuneOptions& o) {
                                    std::to_string(o.refine_bases), "--final_rounds",
                                    std::to_string(o.final_rounds), "--confirm_tries", std::to_string(o.confirm_tries),
                                    "--confirm_rounds", std::to_string(o.confirm_rounds), "--sustained_round_ms",
-                                   fmt::format("{}", o.sustained_round_ms),
+                                   fmt::format("{}", o.sustained_round_ms), "--sustained_margin",
+                                   fmt::format("{}", o.sustained_margin),
                                    "--graph_screen", fmt::format("{}", o.graph_screen_us), "--min_accurate",
                                    std::to_string(o.min_accurate), "--accurate_margin",
                                    fmt::format("{}", o.accurate_margin)};
