@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Session 15 chain (written in session 14, not yet run): a pair of 112-problem cuBLASLt tunes with
+# the defaults except `--sustained_round_ms 20`, so that the compute-bound problems' finals run
+# each finalist ~20-25 ms at a time, interleaved, as the confirmation, the compare and the bench
+# do (session 14: in 100 ms windows every finalist of 2048x8192x3584 ran at the default's time,
+# while the compares saw the kept row 5% faster; docs/perf-notes.md, tuner, "What happened
+# (session 14)"); three measured compares; the whole-suite bench of the shipped table.
+# nvidia-h200, no device build, carry ["scratch"] after bench/results/runs/pack_ci_binaries.sh here:
+#   END=560 bash bench/results/runs/s15_chain.sh; tar czf $OUT/s15N.tgz --exclude='prof_*.csv' -C /tmp s15
+# Issue the next call at once when one returns (the machine goes back after 30 s idle); a fresh
+# machine resumes from the tables copied to scratch/s15.
+END=${END:-560}
+S=/tmp/s15
+export TGEMM_CONFIG_DIR=$PWD/configs
+. bench/results/runs/chain_lib.sh
+[ -d scratch/s15 ] && for f in scratch/s15/*.csv scratch/s15/*.done; do [ -f $S/$(basename $f) ] || cp $f $S/; done
+[ -f $S/all_in.csv ] || tgemm shapes --suite bench/shapes/llm_shapes.csv --nsets 1,16,64,128,512,2048,8192 -o $S/all_in.csv > /dev/null
+OPTS="--batch 8 --libtype cublaslt -i $S/all_in.csv --sustained_round_ms 20"
+cmp3() {
+  for i in 1 2 3; do
+    timeout 170 tgemm compare --measure --placements 4 $S/r20_A.csv $S/r20_B.csv --json $S/cmp_r20_$i.json > /dev/null 2>&1
+  done
+  python3 bench/compare_runs.py $S/cmp_r20_{1,2,3}.json > $S/cmp_r20_runs.txt 2>&1; tail -2 $S/cmp_r20_runs.txt
+}
+suite() {
+  timeout 200 tgemm bench --json $S/bench_suite.json > $S/bench_suite.log 2>&1; echo "bench rc=$?"
+  grep -i geomean $S/bench_suite.log
+}
+tune_until r20_A 112 $OPTS && tune_until r20_B 112 $OPTS && step cmp3_r20 320 cmp3 && step suite 100 suite
+for f in $S/prof_*.csv; do [ -f "$f" ] && gzip -kf "$f"; done
+echo "chain ends at $SECONDS s"
