@@ -4,7 +4,8 @@
 # each finalist ~20-25 ms at a time, interleaved, as the confirmation, the compare and the bench
 # do (session 14: in 100 ms windows every finalist of 2048x8192x3584 ran at the default's time,
 # while the compares saw the kept row 5% faster; docs/perf-notes.md, tuner, "What happened
-# (session 14)"); three measured compares; the whole-suite bench of the shipped table.
+# (session 14)"); three measured compares; the whole-suite bench of the shipped table. First, the
+# M = 16 lab (bench/micro/decode16_lab.cu; build it here into scratch/lab, its header has the line).
 # nvidia-h200, no device build, carry ["scratch"] after bench/results/runs/pack_ci_binaries.sh here:
 #   END=560 bash bench/results/runs/s15_chain.sh; tar czf $OUT/s15N.tgz --exclude='prof_*.csv' -C /tmp s15
 # Issue the next call at once when one returns (the machine goes back after 30 s idle); a fresh
@@ -15,6 +16,10 @@ export TGEMM_CONFIG_DIR=$PWD/configs
 . bench/results/runs/chain_lib.sh
 [ -d scratch/s15 ] && for f in scratch/s15/*.csv scratch/s15/*.done; do [ -f $S/$(basename $f) ] || cp $f $S/; done
 [ -f $S/all_in.csv ] || tgemm shapes --suite bench/shapes/llm_shapes.csv --nsets 1,16,64,128,512,2048,8192 -o $S/all_in.csv > /dev/null
+lab16() {  # issue 4, M = 16: bench/micro/decode16_lab.cu, built here into scratch/lab (seconds)
+  timeout 120 scratch/lab/decode16_lab > $S/lab16.txt 2>&1; echo "decode16_lab rc=$?"; cat $S/lab16.txt
+}
+[ -x scratch/lab/decode16_lab ] && step lab16 60 lab16
 OPTS="--batch 8 --libtype cublaslt -i $S/all_in.csv --sustained_round_ms 20"
 cmp3() {
   for i in 1 2 3; do

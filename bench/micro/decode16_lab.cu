@@ -1,0 +1,445 @@
+// Decode (M = 16) MMA lab: which tile shape streams a weight closest to the read floor at M = 16?
+//
+// A standalone study like bench/micro/decode_lab.cu (M = 1), not part of the library; written in
+// session 14, not yet run on a GPU (docs/perf-notes.md, skinny, "Session 14": the three axes).
+// For each weight it times, with CUDA-graph replays of 20 launches over rotation sets that exceed
+// L2 three times (as `tgemm bench` does):
+//   floor          the bench's streaming-read kernel over the weight, best of its launch shapes;
+//   tile r<R> c<C> w<W> u<U> s<S>
+//                  a plain MMA kernel: a CTA owns R weight rows (R/16 m16 tiles) and all 16
+//                  tokens (two n8 tiles); its W warps split the CTA's k-range; each lane loads C
+//                  contiguous 16-byte chunks of a row per k-step (a quad reads 64*C bytes of each
+//                  row), U k-steps loaded before their MMAs, x through L1. The k order inside a
+//                  chunk is permuted alike in w and x (the library's mma_k32), so no shared memory
+//                  before the MMAs. The warps are summed in shared memory in warp order; with
+//                  S > 1 split-K CTAs, each CTA stores its partial tile and the last to arrive (a
+//                  counter per row tile, reset by it) sums the S partials in split order:
+//                  deterministic, no clusters, graph-safe;
+//   lib v1 ...     the library's version-1 kernel (kernels/sm90/sm90_gemm_skinny.cuh) with the
+//                  tuned table's M = 16 variant m16_n16_wn1_wk4_u4_sk4, launched as the backend
+//                  launches it (a (1, split_k, 1) cluster), in this harness.
+// Every variant is checked against an fp32 reference (relative Frobenius error < 1e-2, bf16
+// output) on fresh random data, the output poisoned with NaN first.
+//
+// Build (from the repository root): nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a
+//        --expt-relaxed-constexpr -I. -o scratch/lab/decode16_lab bench/micro/decode16_lab.cu
+// Run:   ./decode16_lab [N K ...]   (default: the M = 16 rows of the suite over 1.18x of the floor)
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "kernels/sm90/sm90_gemm_skinny.cuh"  // version 1, its load and MMA helpers
+
+#define CK(call)                                                                                 \
+  do {                                                                                           \
+    cudaError_t e_ = (call);                                                                     \
+    if (e_ != cudaSuccess) {                                                                     \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                              \
+    }                                                                                            \
+  } while (0)
+
+using bf16 = __nv_bfloat16;
+namespace sd = tgemm::kernels::skinny_detail;
+constexpr int kM = 16;
+
+__global__ void fill_kernel(bf16* p, std::size_t n, std::uint64_t seed) {
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    std::uint64_t z = (i + 1) * 0x9E3779B97F4A7C15ull ^ seed;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    p[i] = __float2bfloat16(static_cast<float>(z >> 40) / static_cast<float>(1ull << 24) * 2.0f - 1.0f);
+  }
+}
+
+__global__ void poison_kernel(bf16* p, int n) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+    p[i] = __float2bfloat16(NAN);
+}
+
+// fp32 reference, out[m][n] = sum_k x[m][k] w[n][k]: one warp per (m, n).
+__global__ void ref_kernel(const bf16* x, const bf16* w, float* out, int n, int k) {
+  const long long id = static_cast<long long>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (id >= static_cast<long long>(kM) * n) return;
+  const int m = static_cast<int>(id / n), row = static_cast<int>(id % n);
+  float s = 0.0f;
+  for (int i = lane; i < k; i += 32)
+    s += __bfloat162float(w[static_cast<std::size_t>(row) * k + i]) * __bfloat162float(x[static_cast<std::size_t>(m) * k + i]);
+  for (int o = 16; o; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+  if (lane == 0) out[id] = s;
+}
+
+// The bench's floor kernel (src/runtime/timing.cu's stream read).
+__global__ void floor_kernel(const uint4* __restrict__ data, std::size_t n, unsigned* sink) {
+  constexpr int kInFlight = 4;
+  unsigned acc = 0;
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (; i + (kInFlight - 1) * stride < n; i += kInFlight * stride) {
+    uint4 v[kInFlight];
+#pragma unroll
+    for (int j = 0; j < kInFlight; ++j) v[j] = __ldcs(data + i + j * stride);
+#pragma unroll
+    for (int j = 0; j < kInFlight; ++j) acc ^= v[j].x ^ v[j].y ^ v[j].z ^ v[j].w;
+  }
+  for (; i < n; i += stride) {
+    uint4 v = __ldcs(data + i);
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (acc == 0x9e3779b9u && n == 7) *sink = acc;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Plain MMA tile kernel. grid (ceil(N / R), S), block 32 * W; U k-steps loaded before their MMAs
+// (U * RT * 2 * C 16-byte weight loads in flight per lane). K must be a multiple of 32 * C
+// (the lab's shapes are); rows past N are clamped to the last row (results discarded).
+// ws: S partial tiles per row tile (kM x R floats each); counters: one per row tile, zero between
+// launches.
+template <int R, int C, int W, int U>
+__global__ void __launch_bounds__(32 * W) tile_kernel(const bf16* __restrict__ x, const bf16* __restrict__ w,
+                                                      bf16* out, float* ws, unsigned* counters, int n, int k) {
+  constexpr int RT = R / 16;     // m16 tiles over weight rows
+  constexpr int KSTEP = 32 * C;  // k per step (a quad: 4 lanes x C chunks x 8)
+  __shared__ float part[W][kM][R];
+  __shared__ unsigned last;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int g = lane / 4, t = lane % 4;
+  const int tile = blockIdx.x, split = blockIdx.y, splits = gridDim.y;
+  const int row0 = tile * R;
+  // This warp's k-steps: S * W balanced contiguous parts, the CTA's W parts adjacent.
+  const int steps = k / KSTEP, parts = splits * W, pidx = split * W + warp;
+  const int s_begin = static_cast<int>(static_cast<long long>(steps) * pidx / parts);
+  const int s_end = static_cast<int>(static_cast<long long>(steps) * (pidx + 1) / parts);
+
+  float acc[RT][2][4];
+#pragma unroll
+  for (int r = 0; r < RT; ++r)
+#pragma unroll
+    for (int j = 0; j < 2; ++j)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) acc[r][j][i] = 0.0f;
+
+  const bf16* wp[RT][2];
+#pragma unroll
+  for (int r = 0; r < RT; ++r)
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+      wp[r][h] = w + static_cast<std::size_t>(min(row0 + r * 16 + h * 8 + g, n - 1)) * k + s_begin * KSTEP + t * 8 * C;
+  const bf16* xp[2] = {x + static_cast<std::size_t>(g) * k + s_begin * KSTEP + t * 8 * C,
+                       x + static_cast<std::size_t>(8 + g) * k + s_begin * KSTEP + t * 8 * C};
+  // NU k-steps: all their loads first, then the MMAs.
+  auto batch = [&](auto nu_tag) {
+    constexpr int NU = decltype(nu_tag)::value;
+    uint4 wv[NU][RT][2][C], xv[NU][2][C];
+#pragma unroll
+    for (int u = 0; u < NU; ++u)
+#pragma unroll
+      for (int r = 0; r < RT; ++r)
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+#pragma unroll
+          for (int c = 0; c < C; ++c) wv[u][r][h][c] = sd::load_weight(wp[r][h] + u * KSTEP + c * 8);
+#pragma unroll
+    for (int u = 0; u < NU; ++u)
+#pragma unroll
+      for (int j = 0; j < 2; ++j)
+#pragma unroll
+        for (int c = 0; c < C; ++c) xv[u][j][c] = sd::load_activation(xp[j] + u * KSTEP + c * 8);
+#pragma unroll
+    for (int r = 0; r < RT; ++r)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) wp[r][h] += NU * KSTEP;
+#pragma unroll
+    for (int j = 0; j < 2; ++j) xp[j] += NU * KSTEP;
+#pragma unroll
+    for (int u = 0; u < NU; ++u)
+#pragma unroll
+      for (int c = 0; c < C; ++c)
+#pragma unroll
+        for (int r = 0; r < RT; ++r)
+#pragma unroll
+          for (int j = 0; j < 2; ++j) sd::mma_k32<bf16>(acc[r][j], wv[u][r][0][c], wv[u][r][1][c], xv[u][j][c]);
+  };
+  int s = s_begin;
+#pragma unroll 1
+  for (; s + U <= s_end; s += U) batch(std::integral_constant<int, U>{});
+#pragma unroll 1
+  for (; s < s_end; ++s) batch(std::integral_constant<int, 1>{});
+  // Fragment (r, j): rows r*16 + g (+8), tokens j*8 + 2t (+1).
+#pragma unroll
+  for (int r = 0; r < RT; ++r)
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      part[warp][j * 8 + 2 * t][r * 16 + g] = acc[r][j][0];
+      part[warp][j * 8 + 2 * t + 1][r * 16 + g] = acc[r][j][1];
+      part[warp][j * 8 + 2 * t][r * 16 + g + 8] = acc[r][j][2];
+      part[warp][j * 8 + 2 * t + 1][r * 16 + g + 8] = acc[r][j][3];
+    }
+  __syncthreads();
+  // The CTA's sum over its warps (warp order), element e = (token, row) of the kM x R tile.
+  constexpr int kElems = kM * R;
+  float sum[(kElems + 32 * W - 1) / (32 * W)];
+#pragma unroll
+  for (int q = 0; q < (kElems + 32 * W - 1) / (32 * W); ++q) {
+    const int e = threadIdx.x + q * 32 * W;
+    float v = 0.0f;
+    if (e < kElems)
+      for (int u = 0; u < W; ++u) v += part[u][e / R][e % R];
+    sum[q] = v;
+  }
+  auto store = [&](int e, float v) {
+    const int m = e / R, row = row0 + e % R;
+    if (row < n) out[static_cast<std::size_t>(m) * n + row] = __float2bfloat16(v);
+  };
+  if (splits == 1) {
+#pragma unroll
+    for (int q = 0; q < (kElems + 32 * W - 1) / (32 * W); ++q)
+      if (threadIdx.x + q * 32 * W < kElems) store(threadIdx.x + q * 32 * W, sum[q]);
+    return;
+  }
+  float* mine = ws + (static_cast<std::size_t>(tile) * splits + split) * kElems;
+#pragma unroll
+  for (int q = 0; q < (kElems + 32 * W - 1) / (32 * W); ++q)
+    if (threadIdx.x + q * 32 * W < kElems) mine[threadIdx.x + q * 32 * W] = sum[q];
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) last = atomicAdd(&counters[tile], 1u) == static_cast<unsigned>(splits - 1);
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  const float* all = ws + static_cast<std::size_t>(tile) * splits * kElems;
+  for (int e = threadIdx.x; e < kElems; e += 32 * W) {
+    float v = 0.0f;
+    for (int s = 0; s < splits; ++s) v += __ldcg(all + static_cast<std::size_t>(s) * kElems + e);
+    store(e, v);
+  }
+  if (threadIdx.x == 0) counters[tile] = 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+struct Problem {
+  int n, k, sets;
+  std::vector<bf16*> w, x, out;
+  float* ref = nullptr;
+  float* ws = nullptr;
+  unsigned* counters = nullptr;
+  unsigned* sink = nullptr;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Per-launch time (us): a graph of 20 launches over the rotation sets, replayed; median of rounds.
+double time_launches(const Problem& p, const std::function<void(int, cudaStream_t)>& launch) {
+  cudaStream_t s;
+  CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  cudaGraph_t g;
+  cudaGraphExec_t ge;
+  CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  for (int i = 0; i < 20; ++i) launch(i % p.sets, s);
+  CK(cudaStreamEndCapture(s, &g));
+  CK(cudaGraphInstantiate(&ge, g, 0));
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  for (int i = 0; i < 3; ++i) CK(cudaGraphLaunch(ge, s));
+  std::vector<double> t;
+  for (int r = 0; r < 15; ++r) {
+    CK(cudaEventRecord(e0, s));
+    for (int i = 0; i < 4; ++i) CK(cudaGraphLaunch(ge, s));
+    CK(cudaEventRecord(e1, s));
+    CK(cudaEventSynchronize(e1));
+    float ms = 0;
+    CK(cudaEventElapsedTime(&ms, e0, e1));
+    t.push_back(ms * 1000.0 / 80.0);
+  }
+  CK(cudaGetLastError());
+  CK(cudaGraphExecDestroy(ge));
+  CK(cudaGraphDestroy(g));
+  CK(cudaEventDestroy(e0));
+  CK(cudaEventDestroy(e1));
+  CK(cudaStreamDestroy(s));
+  return median(t);
+}
+
+// Relative Frobenius error of set 0's output against the reference (NaN poison first).
+double check(const Problem& p, const std::function<void(int, cudaStream_t)>& launch) {
+  const int total = kM * p.n;
+  poison_kernel<<<64, 256>>>(p.out[0], total);
+  CK(cudaGetLastError());
+  launch(0, 0);
+  CK(cudaGetLastError());
+  CK(cudaDeviceSynchronize());
+  std::vector<bf16> o(total);
+  std::vector<float> r(total);
+  CK(cudaMemcpy(o.data(), p.out[0], total * sizeof(bf16), cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(r.data(), p.ref, total * sizeof(float), cudaMemcpyDeviceToHost));
+  double num = 0, den = 0;
+  for (int i = 0; i < total; ++i) {
+    const double v = __bfloat162float(o[i]);
+    if (!std::isfinite(v)) return INFINITY;
+    num += (v - r[i]) * (v - r[i]);
+    den += static_cast<double>(r[i]) * r[i];
+  }
+  return std::sqrt(num / den);
+}
+
+int main(int argc, char** argv) {
+  std::vector<std::pair<int, int>> shapes;
+  for (int i = 1; i + 1 < argc; i += 2) shapes.push_back({std::atoi(argv[i]), std::atoi(argv[i + 1])});
+  if (shapes.empty()) shapes = {{576, 7168}, {1280, 8192}, {1536, 7168}, {8192, 1024}, {4096, 4096}};
+  cudaDeviceProp prop;
+  CK(cudaGetDeviceProperties(&prop, 0));
+  const int sms = prop.multiProcessorCount;
+  std::printf("device %s, %d SMs, L2 %d MB\n", prop.name, sms, prop.l2CacheSize >> 20);
+  std::printf("%-14s %-30s %9s %7s %9s\n", "problem", "variant", "us", "/floor", "err");
+  int failures = 0;
+  constexpr int kMaxSplits = 16;
+  for (const auto& nk : shapes) {
+    const int n = nk.first, k = nk.second;
+    if (k % 128 != 0) {
+      std::printf("%dx%d: skipped (the lab's kernels need K a multiple of 128)\n", n, k);
+      continue;
+    }
+    Problem p;
+    p.n = n;
+    p.k = k;
+    const std::size_t wb = static_cast<std::size_t>(n) * k * 2, xb = static_cast<std::size_t>(kM) * k * 2;
+    p.sets = static_cast<int>(std::max<std::size_t>(2, (3 * static_cast<std::size_t>(prop.l2CacheSize)) / wb + 1));
+    for (int i = 0; i < p.sets; ++i) {
+      bf16 *w, *o;
+      CK(cudaMalloc(&w, wb + xb + 256));  // x right after w, as the bench lays them out
+      CK(cudaMalloc(&o, static_cast<std::size_t>(kM) * n * sizeof(bf16)));
+      fill_kernel<<<1024, 256>>>(w, (wb + xb) / 2, 1234 + i);
+      CK(cudaGetLastError());
+      p.w.push_back(w);
+      p.x.push_back(w + static_cast<std::size_t>(n) * k);
+      p.out.push_back(o);
+    }
+    CK(cudaMalloc(&p.ref, static_cast<std::size_t>(kM) * n * sizeof(float)));
+    CK(cudaMalloc(&p.ws, static_cast<std::size_t>(kMaxSplits) * kM * (n + 64) * sizeof(float)));
+    CK(cudaMalloc(&p.counters, (n / 16 + 1) * sizeof(unsigned)));
+    CK(cudaMemset(p.counters, 0, (n / 16 + 1) * sizeof(unsigned)));
+    CK(cudaMalloc(&p.sink, 64));
+    ref_kernel<<<(kM * n + 7) / 8, 256>>>(p.x[0], p.w[0], p.ref, n, k);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    char name[40];
+    std::snprintf(name, sizeof name, "%dx%dx%d", kM, n, k);
+
+    double floor_best = 1e30;
+    std::string floor_shape;
+    for (int waves : {2, 4, 8, 16, 32})
+      for (int threads : {256, 512}) {
+        const double t = time_launches(p, [&](int i, cudaStream_t s) {
+          floor_kernel<<<sms * waves, threads, 0, s>>>(reinterpret_cast<const uint4*>(p.w[i]), wb / 16, p.sink);
+        });
+        if (t < floor_best) {
+          floor_best = t;
+          floor_shape = std::to_string(waves) + "x" + std::to_string(threads);
+        }
+      }
+    std::printf("%-14s %-30s %9.2f %7.3f %9s\n", name, ("floor " + floor_shape).c_str(), floor_best, 1.0, "-");
+
+    auto report = [&](const std::string& v, double t, double err) {
+      const bool bad = !(err < 1e-2);
+      failures += bad;
+      char e[32];
+      std::snprintf(e, sizeof e, "%.1e%s", err, bad ? "!" : "");
+      std::printf("%-14s %-30s %9.2f %7.3f %9s\n", name, v.c_str(), t, t / floor_best, e);
+    };
+
+    // Plain tiles: split-K S = 1, 2, 4, ... while every warp keeps a k-step and the grid stays
+    // within 8 CTAs per SM.
+    auto tile = [&](auto kernel, const char* unroll, int rows, int chunks, int warps) {
+      const int tiles = (n + rows - 1) / rows;
+      for (int splits = 1; splits <= kMaxSplits; splits *= 2) {
+        if (k / (32 * chunks) < splits * warps) break;
+        if (splits > 1 && static_cast<long long>(tiles) * splits > 8LL * sms) break;
+        auto launch = [&](int i, cudaStream_t s) {
+          kernel<<<dim3(tiles, splits), 32 * warps, 0, s>>>(p.x[i], p.w[i], p.out[i], p.ws, p.counters, n, k);
+        };
+        const double t = time_launches(p, launch);
+        report("tile r" + std::to_string(rows) + " c" + std::to_string(chunks) + " w" + std::to_string(warps) + " " +
+                   unroll + " s" + std::to_string(splits),
+               t, check(p, launch));
+      }
+    };
+    tile(tile_kernel<16, 1, 4, 4>, "u4", 16, 1, 4);
+    tile(tile_kernel<16, 2, 4, 2>, "u2", 16, 2, 4);
+    tile(tile_kernel<16, 1, 8, 4>, "u4", 16, 1, 8);
+    tile(tile_kernel<32, 1, 4, 2>, "u2", 32, 1, 4);
+    tile(tile_kernel<32, 2, 4, 1>, "u1", 32, 2, 4);
+    tile(tile_kernel<32, 1, 8, 2>, "u2", 32, 1, 8);
+    tile(tile_kernel<64, 1, 4, 1>, "u1", 64, 1, 4);
+    tile(tile_kernel<64, 1, 4, 2>, "u2", 64, 1, 4);
+    tile(tile_kernel<64, 1, 8, 1>, "u1", 64, 1, 8);
+
+    // Version 1, m16_n16_wn1_wk4_u4_sk4: grid (ceil(N / 16), 4), cluster (1, 4, 1).
+    {
+      using Shape = tgemm::kernels::SkinnyShape<16, 16, 1, 4, 4, 0>;
+      auto* kernel = tgemm::kernels::sm90_gemm_skinny<bf16, 16, 16, 1, 4, 4, 0>;
+      constexpr int split_k = 4;
+      CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Shape::kMaxSmemBytes));
+      auto launch = [&](int i, cudaStream_t s) {
+        tgemm::kernels::SkinnyParams kp;
+        kp.x = p.x[i];
+        kp.w = p.w[i];
+        kp.out = p.out[i];
+        kp.m = kM;
+        kp.n = n;
+        kp.k = k;
+        kp.lda = k;
+        kp.ldb = k;
+        kp.ldo = n;
+        kp.out_type = tgemm::kernels::kSkinnyBf16;
+        kp.bias_type = tgemm::kernels::kSkinnyNone;
+        cudaLaunchConfig_t cfg = {};
+        cfg.gridDim = dim3((n + Shape::kBlockN - 1) / Shape::kBlockN, split_k);
+        cfg.blockDim = dim3(Shape::kThreads);
+        cfg.dynamicSmemBytes = Shape::smem_bytes(split_k);
+        cfg.stream = s;
+        cudaLaunchAttribute attr[1];
+        attr[0].id = cudaLaunchAttributeClusterDimension;
+        attr[0].val.clusterDim.x = 1;
+        attr[0].val.clusterDim.y = split_k;
+        attr[0].val.clusterDim.z = 1;
+        cfg.attrs = attr;
+        cfg.numAttrs = 1;
+        CK(cudaLaunchKernelEx(&cfg, kernel, kp));
+      };
+      const double t = time_launches(p, launch);
+      report("lib v1 m16_n16_wn1_wk4_u4_sk4", t, check(p, launch));
+    }
+
+    // The counters must be back at zero after every launch.
+    std::vector<unsigned> cnt(n / 16 + 1);
+    CK(cudaMemcpy(cnt.data(), p.counters, cnt.size() * sizeof(unsigned), cudaMemcpyDeviceToHost));
+    for (unsigned c : cnt) failures += c != 0;
+
+    for (int i = 0; i < p.sets; ++i) {
+      CK(cudaFree(p.w[i]));
+      CK(cudaFree(p.out[i]));
+    }
+    CK(cudaFree(p.ref));
+    CK(cudaFree(p.ws));
+    CK(cudaFree(p.counters));
+    CK(cudaFree(p.sink));
+  }
+  std::printf("%s\n", failures ? "FAILURES (see ! above)" : "all variants match the fp32 reference");
+  return failures ? 1 : 0;
+}
