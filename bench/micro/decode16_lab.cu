@@ -37,36 +37,12 @@
 #include <type_traits>
 #include <vector>
 
+#include "bench/micro/lab_common.cuh"  // CK, fill, poison, the floor kernel, graph-replay timing
 #include "kernels/sm90/sm90_gemm_skinny.cuh"  // version 1, its load and MMA helpers
-
-#define CK(call)                                                                                 \
-  do {                                                                                           \
-    cudaError_t e_ = (call);                                                                     \
-    if (e_ != cudaSuccess) {                                                                     \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                              \
-    }                                                                                            \
-  } while (0)
 
 using bf16 = __nv_bfloat16;
 namespace sd = tgemm::kernels::skinny_detail;
 constexpr int kM = 16;
-
-__global__ void fill_kernel(bf16* p, std::size_t n, std::uint64_t seed) {
-  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    std::uint64_t z = (i + 1) * 0x9E3779B97F4A7C15ull ^ seed;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    p[i] = __float2bfloat16(static_cast<float>(z >> 40) / static_cast<float>(1ull << 24) * 2.0f - 1.0f);
-  }
-}
-
-__global__ void poison_kernel(bf16* p, int n) {
-  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
-    p[i] = __float2bfloat16(NAN);
-}
 
 // fp32 reference, out[m][n] = sum_k x[m][k] w[n][k]: one warp per (m, n).
 __global__ void ref_kernel(const bf16* x, const bf16* w, float* out, int n, int k) {
@@ -79,26 +55,6 @@ __global__ void ref_kernel(const bf16* x, const bf16* w, float* out, int n, int 
     s += __bfloat162float(w[static_cast<std::size_t>(row) * k + i]) * __bfloat162float(x[static_cast<std::size_t>(m) * k + i]);
   for (int o = 16; o; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
   if (lane == 0) out[id] = s;
-}
-
-// The bench's floor kernel (src/runtime/timing.cu's stream read).
-__global__ void floor_kernel(const uint4* __restrict__ data, std::size_t n, unsigned* sink) {
-  constexpr int kInFlight = 4;
-  unsigned acc = 0;
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  for (; i + (kInFlight - 1) * stride < n; i += kInFlight * stride) {
-    uint4 v[kInFlight];
-#pragma unroll
-    for (int j = 0; j < kInFlight; ++j) v[j] = __ldcs(data + i + j * stride);
-#pragma unroll
-    for (int j = 0; j < kInFlight; ++j) acc ^= v[j].x ^ v[j].y ^ v[j].z ^ v[j].w;
-  }
-  for (; i < n; i += stride) {
-    uint4 v = __ldcs(data + i);
-    acc ^= v.x ^ v.y ^ v.z ^ v.w;
-  }
-  if (acc == 0x9e3779b9u && n == 7) *sink = acc;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -238,48 +194,10 @@ struct Problem {
   unsigned* sink = nullptr;
 };
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-// Per-launch time (us): a graph of 20 launches over the rotation sets, replayed; median of rounds.
-double time_launches(const Problem& p, const std::function<void(int, cudaStream_t)>& launch) {
-  cudaStream_t s;
-  CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  cudaGraph_t g;
-  cudaGraphExec_t ge;
-  CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-  for (int i = 0; i < 20; ++i) launch(i % p.sets, s);
-  CK(cudaStreamEndCapture(s, &g));
-  CK(cudaGraphInstantiate(&ge, g, 0));
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
-  for (int i = 0; i < 3; ++i) CK(cudaGraphLaunch(ge, s));
-  std::vector<double> t;
-  for (int r = 0; r < 15; ++r) {
-    CK(cudaEventRecord(e0, s));
-    for (int i = 0; i < 4; ++i) CK(cudaGraphLaunch(ge, s));
-    CK(cudaEventRecord(e1, s));
-    CK(cudaEventSynchronize(e1));
-    float ms = 0;
-    CK(cudaEventElapsedTime(&ms, e0, e1));
-    t.push_back(ms * 1000.0 / 80.0);
-  }
-  CK(cudaGetLastError());
-  CK(cudaGraphExecDestroy(ge));
-  CK(cudaGraphDestroy(g));
-  CK(cudaEventDestroy(e0));
-  CK(cudaEventDestroy(e1));
-  CK(cudaStreamDestroy(s));
-  return median(t);
-}
-
 // Relative Frobenius error of set 0's output against the reference (NaN poison first).
 double check(const Problem& p, const std::function<void(int, cudaStream_t)>& launch) {
   const int total = kM * p.n;
-  poison_kernel<<<64, 256>>>(p.out[0], total);
+  lab::poison_kernel<<<64, 256>>>(p.out[0], total);
   CK(cudaGetLastError());
   launch(0, 0);
   CK(cudaGetLastError());
@@ -324,7 +242,7 @@ int main(int argc, char** argv) {
       bf16 *w, *o;
       CK(cudaMalloc(&w, wb + xb + 256));  // x right after w, as the bench lays them out
       CK(cudaMalloc(&o, static_cast<std::size_t>(kM) * n * sizeof(bf16)));
-      fill_kernel<<<1024, 256>>>(w, (wb + xb) / 2, 1234 + i);
+      lab::fill_kernel<<<1024, 256>>>(w, (wb + xb) / 2, 1234 + i);
       CK(cudaGetLastError());
       p.w.push_back(w);
       p.x.push_back(w + static_cast<std::size_t>(n) * k);
@@ -345,8 +263,8 @@ int main(int argc, char** argv) {
     std::string floor_shape;
     for (int waves : {2, 4, 8, 16, 32})
       for (int threads : {256, 512}) {
-        const double t = time_launches(p, [&](int i, cudaStream_t s) {
-          floor_kernel<<<sms * waves, threads, 0, s>>>(reinterpret_cast<const uint4*>(p.w[i]), wb / 16, p.sink);
+        const double t = lab::time_launches(p.sets, [&](int i, cudaStream_t s) {
+          lab::floor_kernel<<<sms * waves, threads, 0, s>>>(reinterpret_cast<const uint4*>(p.w[i]), wb / 16, p.sink, 0);
         });
         if (t < floor_best) {
           floor_best = t;
@@ -373,7 +291,7 @@ int main(int argc, char** argv) {
         auto launch = [&](int i, cudaStream_t s) {
           kernel<<<dim3(tiles, splits), 32 * warps, 0, s>>>(p.x[i], p.w[i], p.out[i], p.ws, p.counters, n, k);
         };
-        const double t = time_launches(p, launch);
+        const double t = lab::time_launches(p.sets, launch);
         report("tile r" + std::to_string(rows) + " c" + std::to_string(chunks) + " w" + std::to_string(warps) + " " +
                    unroll + " s" + std::to_string(splits),
                t, check(p, launch));
@@ -422,7 +340,7 @@ int main(int argc, char** argv) {
         cfg.numAttrs = 1;
         CK(cudaLaunchKernelEx(&cfg, kernel, kp));
       };
-      const double t = time_launches(p, launch);
+      const double t = lab::time_launches(p.sets, launch);
       report("lib v1 m16_n16_wn1_wk4_u4_sk4", t, check(p, launch));
     }
 

@@ -43,35 +43,10 @@
 #include <string>
 #include <vector>
 
+#include "bench/micro/lab_common.cuh"  // CK, fill, poison, the floor kernel, graph-replay timing
 #include "kernels/sm90/sm90_gemv_skinny.cuh"  // the library's GEMV (version 4) and its load/dot helpers
 
-#define CK(call)                                                                           \
-  do {                                                                                     \
-    cudaError_t e_ = (call);                                                               \
-    if (e_ != cudaSuccess) {                                                               \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                        \
-    }                                                                                      \
-  } while (0)
-
 using bf16 = __nv_bfloat16;
-
-// ---------------------------------------------------------------------------------------------
-__global__ void fill_kernel(bf16* p, std::size_t n, std::uint64_t seed) {
-  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    std::uint64_t z = (i + 1) * 0x9E3779B97F4A7C15ull ^ seed;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    p[i] = __float2bfloat16(static_cast<float>(z >> 40) / static_cast<float>(1ull << 24) * 2.0f - 1.0f);
-  }
-}
-
-__global__ void poison_kernel(bf16* p, int n) {
-  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
-    p[i] = __float2bfloat16(NAN);
-}
 
 // fp32 reference: one warp per row.
 __global__ void ref_kernel(const bf16* x, const bf16* w, float* out, int n, int k) {
@@ -85,29 +60,6 @@ __global__ void ref_kernel(const bf16* x, const bf16* w, float* out, int n, int 
 }
 
 // ---------------------------------------------------------------------------------------------
-// The bench's floor kernel (src/runtime/timing.cu), with an optional store per warp.
-__global__ void floor_kernel(const uint4* __restrict__ data, std::size_t n, unsigned* sink, int store) {
-  constexpr int kInFlight = 4;
-  unsigned acc = 0;
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  for (; i + (kInFlight - 1) * stride < n; i += kInFlight * stride) {
-    uint4 v[kInFlight];
-#pragma unroll
-    for (int j = 0; j < kInFlight; ++j) v[j] = __ldcs(data + i + j * stride);
-#pragma unroll
-    for (int j = 0; j < kInFlight; ++j) acc ^= v[j].x ^ v[j].y ^ v[j].z ^ v[j].w;
-  }
-  for (; i < n; i += stride) {
-    uint4 v = __ldcs(data + i);
-    acc ^= v.x ^ v.y ^ v.z ^ v.w;
-  }
-  if (store) {
-    if (threadIdx.x % 32 == 0) sink[(blockIdx.x * blockDim.x + threadIdx.x) / 32] = acc;
-  } else if (acc == 0x9e3779b9u && n == 7) {
-    *sink = acc;
-  }
-}
 
 using tgemm::kernels::skinny_detail::load_weight;
 
@@ -256,47 +208,9 @@ struct Problem {
   unsigned* sink = nullptr;
 };
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-// Per-launch time (us): a graph of 20 launches over the rotation sets, replayed; median of rounds.
-double time_launches(const Problem& p, const std::function<void(int, cudaStream_t)>& launch) {
-  cudaStream_t s;
-  CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  cudaGraph_t g;
-  cudaGraphExec_t ge;
-  CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-  for (int i = 0; i < 20; ++i) launch(i % p.sets, s);
-  CK(cudaStreamEndCapture(s, &g));
-  CK(cudaGraphInstantiate(&ge, g, 0));
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
-  for (int i = 0; i < 3; ++i) CK(cudaGraphLaunch(ge, s));
-  std::vector<double> t;
-  for (int r = 0; r < 15; ++r) {
-    CK(cudaEventRecord(e0, s));
-    for (int i = 0; i < 4; ++i) CK(cudaGraphLaunch(ge, s));
-    CK(cudaEventRecord(e1, s));
-    CK(cudaEventSynchronize(e1));
-    float ms = 0;
-    CK(cudaEventElapsedTime(&ms, e0, e1));
-    t.push_back(ms * 1000.0 / 80.0);
-  }
-  CK(cudaGetLastError());
-  CK(cudaGraphExecDestroy(ge));
-  CK(cudaGraphDestroy(g));
-  CK(cudaEventDestroy(e0));
-  CK(cudaEventDestroy(e1));
-  CK(cudaStreamDestroy(s));
-  return median(t);
-}
-
 // Relative Frobenius error of set 0's output against the reference (NaN poison first).
 double check(const Problem& p, const std::function<void(int, cudaStream_t)>& launch) {
-  poison_kernel<<<64, 256>>>(p.out[0], p.n);
+  lab::poison_kernel<<<64, 256>>>(p.out[0], p.n);
   CK(cudaGetLastError());
   launch(0, 0);
   CK(cudaGetLastError());
@@ -337,7 +251,7 @@ int main(int argc, char** argv) {
       CK(cudaMalloc(&w, wb + 16 * k + 256));  // x right after w, as the bench lays them out
       x = w + static_cast<std::size_t>(n) * k;
       CK(cudaMalloc(&o, n * sizeof(bf16)));
-      fill_kernel<<<1024, 256>>>(w, static_cast<std::size_t>(n) * k + k, 1234 + i);
+      lab::fill_kernel<<<1024, 256>>>(w, static_cast<std::size_t>(n) * k + k, 1234 + i);
       CK(cudaGetLastError());
       p.w.push_back(w);
       p.x.push_back(x);
@@ -363,8 +277,8 @@ int main(int argc, char** argv) {
       std::string shape;
       for (int waves : {2, 4, 8, 16, 32})
         for (int threads : {256, 512}) {
-          const double t = time_launches(p, [&](int i, cudaStream_t s) {
-            floor_kernel<<<sms * waves, threads, 0, s>>>(reinterpret_cast<const uint4*>(p.w[i]), chunks16, p.sink, store);
+          const double t = lab::time_launches(p.sets, [&](int i, cudaStream_t s) {
+            lab::floor_kernel<<<sms * waves, threads, 0, s>>>(reinterpret_cast<const uint4*>(p.w[i]), chunks16, p.sink, store);
           });
           if (t < best) {
             best = t;
@@ -396,7 +310,7 @@ int main(int argc, char** argv) {
       auto launch = [&](int i, cudaStream_t s) {
         kernel<<<(n + rpc - 1) / rpc, 256, 0, s>>>(p.x[i], p.w[i], p.out[i], p.part, n, k, segs);
       };
-      const double t = time_launches(p, launch);
+      const double t = lab::time_launches(p.sets, launch);
       const double err = computes ? check(p, launch) : -1.0;
       report(std::string(tag) + " c" + std::to_string(chunks) + " segs" + std::to_string(segs), t, err);
     };
@@ -428,7 +342,7 @@ int main(int argc, char** argv) {
         kp.bias_type = tgemm::kernels::kSkinnyNone;
         kernel<<<(n + rpc - 1) / rpc, 32 * warps, 0, s>>>(kp, segs);
       };
-      const double t = time_launches(p, launch);
+      const double t = lab::time_launches(p.sets, launch);
       report("lib w" + std::to_string(warps) + " c" + std::to_string(chunks) + " segs" + std::to_string(segs), t,
              check(p, launch));
     };
@@ -457,7 +371,7 @@ int main(int argc, char** argv) {
         auto launch = [&](int i, cudaStream_t s) {
           kernel<<<grid, 256, 0, s>>>(p.x[i], p.w[i], p.out[i], p.ws, p.counters, n, k, L);
         };
-        const double t = time_launches(p, launch);
+        const double t = lab::time_launches(p.sets, launch);
         const double err = computes ? check(p, launch) : -1.0;
         report(std::string(tag) + " c" + std::to_string(chunks) + " " + std::to_string(ctas) + "/SM L" +
                    std::to_string(L),
