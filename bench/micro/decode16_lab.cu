@@ -22,7 +22,8 @@
 // output) on fresh random data, the output poisoned with NaN first.
 //
 // Build (from the repository root): nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a
-//        --expt-relaxed-constexpr -I. -o scratch/lab/decode16_lab bench/micro/decode16_lab.cu
+//        --expt-relaxed-constexpr -I. -Isrc -Iinclude -o scratch/lab/decode16_lab bench/micro/decode16_lab.cu
+//        src/runtime/timing.cu src/runtime/cuda_check.cpp
 // Run:   ./decode16_lab [N K ...]   (default: the M = 16 rows of the suite over 1.18x of the floor)
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -37,7 +38,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "bench/micro/lab_common.cuh"  // CK, fill, poison, the floor kernel, graph-replay timing
+#include "bench/micro/lab_common.cuh"  // CK, fill, poison, the reference check, graph-replay timing
 #include "kernels/sm90/sm90_gemm_skinny.cuh"  // version 1, its load and MMA helpers
 
 using bf16 = __nv_bfloat16;
@@ -196,24 +197,7 @@ struct Problem {
 
 // Relative Frobenius error of set 0's output against the reference (NaN poison first).
 double check(const Problem& p, const std::function<void(int, cudaStream_t)>& launch) {
-  const int total = kM * p.n;
-  lab::poison_kernel<<<64, 256>>>(p.out[0], total);
-  CK(cudaGetLastError());
-  launch(0, 0);
-  CK(cudaGetLastError());
-  CK(cudaDeviceSynchronize());
-  std::vector<bf16> o(total);
-  std::vector<float> r(total);
-  CK(cudaMemcpy(o.data(), p.out[0], total * sizeof(bf16), cudaMemcpyDeviceToHost));
-  CK(cudaMemcpy(r.data(), p.ref, total * sizeof(float), cudaMemcpyDeviceToHost));
-  double num = 0, den = 0;
-  for (int i = 0; i < total; ++i) {
-    const double v = __bfloat162float(o[i]);
-    if (!std::isfinite(v)) return INFINITY;
-    num += (v - r[i]) * (v - r[i]);
-    den += static_cast<double>(r[i]) * r[i];
-  }
-  return std::sqrt(num / den);
+  return lab::poisoned_error(p.out[0], p.ref, kM * p.n, launch);
 }
 
 int main(int argc, char** argv) {
@@ -264,7 +248,7 @@ int main(int argc, char** argv) {
     for (int waves : {2, 4, 8, 16, 32})
       for (int threads : {256, 512}) {
         const double t = lab::time_launches(p.sets, [&](int i, cudaStream_t s) {
-          lab::floor_kernel<<<sms * waves, threads, 0, s>>>(reinterpret_cast<const uint4*>(p.w[i]), wb / 16, p.sink, 0);
+          tgemm::stream_read(p.w[i], wb, sms * waves, threads, p.sink, reinterpret_cast<tgemm::Stream>(s));
         });
         if (t < floor_best) {
           floor_best = t;

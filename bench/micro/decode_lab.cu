@@ -29,7 +29,8 @@
 // skinny_gemv_detail::dot8), so only the kernels' structure differs.
 //
 // Build (from the repository root): nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a
-//        --expt-relaxed-constexpr -I. -o scratch/lab/decode_lab bench/micro/decode_lab.cu
+//        --expt-relaxed-constexpr -I. -Isrc -Iinclude -o scratch/lab/decode_lab bench/micro/decode_lab.cu
+//        src/runtime/timing.cu src/runtime/cuda_check.cpp
 // Run:   ./decode_lab [N K ...]   (default: the suite's weights of 8-32 MiB)
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -43,10 +44,32 @@
 #include <string>
 #include <vector>
 
-#include "bench/micro/lab_common.cuh"  // CK, fill, poison, the floor kernel, graph-replay timing
+#include "bench/micro/lab_common.cuh"  // CK, fill, poison, the reference check, graph-replay timing
 #include "kernels/sm90/sm90_gemv_skinny.cuh"  // the library's GEMV (version 4) and its load/dot helpers
 
 using bf16 = __nv_bfloat16;
+
+// floor+st: the library's streaming read (src/runtime/timing.cu, stream_read_kernel) with one
+// unconditional store per warp at the end, the ablation of a kernel that writes something. The
+// plain floor runs the library's own kernel (tgemm::stream_read).
+__global__ void floor_store_kernel(const uint4* __restrict__ data, std::size_t n, unsigned* sink) {
+  constexpr int kInFlight = 4;
+  unsigned acc = 0;
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (; i + (kInFlight - 1) * stride < n; i += kInFlight * stride) {
+    uint4 v[kInFlight];
+#pragma unroll
+    for (int j = 0; j < kInFlight; ++j) v[j] = __ldcs(data + i + j * stride);
+#pragma unroll
+    for (int j = 0; j < kInFlight; ++j) acc ^= v[j].x ^ v[j].y ^ v[j].z ^ v[j].w;
+  }
+  for (; i < n; i += stride) {
+    uint4 v = __ldcs(data + i);
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (threadIdx.x % 32 == 0) sink[(blockIdx.x * blockDim.x + threadIdx.x) / 32] = acc;
+}
 
 // fp32 reference: one warp per row.
 __global__ void ref_kernel(const bf16* x, const bf16* w, float* out, int n, int k) {
@@ -210,23 +233,7 @@ struct Problem {
 
 // Relative Frobenius error of set 0's output against the reference (NaN poison first).
 double check(const Problem& p, const std::function<void(int, cudaStream_t)>& launch) {
-  lab::poison_kernel<<<64, 256>>>(p.out[0], p.n);
-  CK(cudaGetLastError());
-  launch(0, 0);
-  CK(cudaGetLastError());
-  CK(cudaDeviceSynchronize());
-  std::vector<bf16> o(p.n);
-  std::vector<float> r(p.n);
-  CK(cudaMemcpy(o.data(), p.out[0], p.n * sizeof(bf16), cudaMemcpyDeviceToHost));
-  CK(cudaMemcpy(r.data(), p.ref, p.n * sizeof(float), cudaMemcpyDeviceToHost));
-  double num = 0, den = 0;
-  for (int i = 0; i < p.n; ++i) {
-    const double v = __bfloat162float(o[i]);
-    if (!std::isfinite(v)) return INFINITY;
-    num += (v - r[i]) * (v - r[i]);
-    den += static_cast<double>(r[i]) * r[i];
-  }
-  return std::sqrt(num / den);
+  return lab::poisoned_error(p.out[0], p.ref, p.n, launch);
 }
 
 int main(int argc, char** argv) {
@@ -278,7 +285,11 @@ int main(int argc, char** argv) {
       for (int waves : {2, 4, 8, 16, 32})
         for (int threads : {256, 512}) {
           const double t = lab::time_launches(p.sets, [&](int i, cudaStream_t s) {
-            lab::floor_kernel<<<sms * waves, threads, 0, s>>>(reinterpret_cast<const uint4*>(p.w[i]), chunks16, p.sink, store);
+            if (store) {
+              floor_store_kernel<<<sms * waves, threads, 0, s>>>(reinterpret_cast<const uint4*>(p.w[i]), chunks16, p.sink);
+            } else {
+              tgemm::stream_read(p.w[i], chunks16 * 16, sms * waves, threads, p.sink, reinterpret_cast<tgemm::Stream>(s));
+            }
           });
           if (t < best) {
             best = t;

@@ -1,17 +1,23 @@
 // Shared harness of the standalone decode labs (bench/micro/decode_lab.cu for M = 1,
-// bench/micro/decode16_lab.cu for M = 16): error check, random fill, NaN poison, the bench's
-// streaming-read floor kernel, and graph-replay timing as `tgemm bench` times.
+// bench/micro/decode16_lab.cu for M = 16): error check, random fill, NaN poison, the check
+// against an fp32 reference, and graph-replay timing as `tgemm bench` times. The floor is the
+// library's own streaming read (runtime/timing.h, tgemm::stream_read): the labs link
+// src/runtime/timing.cu and src/runtime/cuda_check.cpp (build lines in each lab's header).
 #pragma once
 
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <vector>
+
+#include "runtime/timing.h"  // tgemm::stream_read, the bench's floor kernel
 
 #define CK(call)                                                                                 \
   do {                                                                                           \
@@ -43,29 +49,6 @@ __global__ void poison_kernel(bf16* p, int n) {
     p[i] = __float2bfloat16(NAN);
 }
 
-// The bench's floor kernel (src/runtime/timing.cu), with an optional store per warp.
-__global__ void floor_kernel(const uint4* __restrict__ data, std::size_t n, unsigned* sink, int store) {
-  constexpr int kInFlight = 4;
-  unsigned acc = 0;
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  for (; i + (kInFlight - 1) * stride < n; i += kInFlight * stride) {
-    uint4 v[kInFlight];
-#pragma unroll
-    for (int j = 0; j < kInFlight; ++j) v[j] = __ldcs(data + i + j * stride);
-#pragma unroll
-    for (int j = 0; j < kInFlight; ++j) acc ^= v[j].x ^ v[j].y ^ v[j].z ^ v[j].w;
-  }
-  for (; i < n; i += stride) {
-    uint4 v = __ldcs(data + i);
-    acc ^= v.x ^ v.y ^ v.z ^ v.w;
-  }
-  if (store) {
-    if (threadIdx.x % 32 == 0) sink[(blockIdx.x * blockDim.x + threadIdx.x) / 32] = acc;
-  } else if (acc == 0x9e3779b9u && n == 7) {
-    *sink = acc;
-  }
-}
 
 inline double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -103,6 +86,29 @@ inline double time_launches(int sets, const std::function<void(int, cudaStream_t
   CK(cudaEventDestroy(e1));
   CK(cudaStreamDestroy(s));
   return median(t);
+}
+
+// Relative Frobenius error of `count` bf16 outputs at `out` against the fp32 reference `ref`,
+// after poisoning `out` with NaN and running launch(0, default stream): INFINITY when any output
+// is not finite.
+inline double poisoned_error(bf16* out, const float* ref, int count, const std::function<void(int, cudaStream_t)>& launch) {
+  poison_kernel<<<64, 256>>>(out, count);
+  CK(cudaGetLastError());
+  launch(0, 0);
+  CK(cudaGetLastError());
+  CK(cudaDeviceSynchronize());
+  std::vector<bf16> o(count);
+  std::vector<float> r(count);
+  CK(cudaMemcpy(o.data(), out, count * sizeof(bf16), cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(r.data(), ref, count * sizeof(float), cudaMemcpyDeviceToHost));
+  double num = 0, den = 0;
+  for (int i = 0; i < count; ++i) {
+    const double v = __bfloat162float(o[i]);
+    if (!std::isfinite(v)) return INFINITY;
+    num += (v - r[i]) * (v - r[i]);
+    den += static_cast<double>(r[i]) * r[i];
+  }
+  return std::sqrt(num / den);
 }
 
 }  // namespace lab

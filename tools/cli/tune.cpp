@@ -544,10 +544,8 @@ int run_tune(const TuneOptions& o) {
     enumerated_counts.push_back(msg["enumerated"].get<int>());
     distinct_counts.push_back(msg["enumerated"].get<int>() - same_launches);
     tuned_seconds += msg["seconds"].get<double>();
-    std::array<double, 4> stages{};  // screen, accurate, finals, confirmation (older workers: none)
-    if (msg.contains("stage_seconds") && msg["stage_seconds"].is_array() && msg["stage_seconds"].size() == 4) {
-      for (std::size_t i = 0; i < 4; ++i) stages[i] = msg["stage_seconds"][i].get<double>();
-    }
+    // Screen, accurate, finals, confirmation (the workers are this binary: always sent).
+    const auto stages = msg["stage_seconds"].get<std::array<double, 4>>();
     for (std::size_t i = 0; i < 4; ++i) stage_totals[i] += stages[i];
     const UntunedProblem& p = st.problem;
     if (profile.is_open()) {

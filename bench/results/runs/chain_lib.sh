@@ -29,3 +29,21 @@ tune_until() {  # name, expected rows, tune arguments... (resumable: returns 0 o
   tail -3 $S/$name.log
   [ "$(rows $S/$name.csv)" -ge $want ]
 }
+# A fresh machine resumes from scratch/<chain>/ (tables and .done marks copied back by hand), and
+# every chain tunes the whole suite's untuned CSV ($S/all_in.csv).
+chain_inputs() {
+  local saved=scratch/$(basename $S) f
+  [ -d $saved ] && for f in $saved/*.csv $saved/*.done; do [ -f $S/$(basename $f) ] || cp $f $S/; done
+  [ -f $S/all_in.csv ] || tgemm shapes --suite bench/shapes/llm_shapes.csv --nsets 1,16,64,128,512,2048,8192 -o $S/all_in.csv > /dev/null
+}
+cmp3() {  # tag: three measured compares of $S/<tag>_A.csv and $S/<tag>_B.csv, judged by the median
+  local tag=$1 i
+  for i in 1 2 3; do
+    timeout 170 tgemm compare --measure --placements 4 $S/${tag}_A.csv $S/${tag}_B.csv --json $S/cmp_${tag}_$i.json > /dev/null 2>&1
+  done
+  python3 bench/compare_runs.py $S/cmp_${tag}_{1,2,3}.json > $S/cmp_${tag}_runs.txt 2>&1; tail -2 $S/cmp_${tag}_runs.txt
+}
+suite_bench() {  # the whole-suite bench of the shipped table
+  timeout 200 tgemm bench --json $S/bench_suite.json > $S/bench_suite.log 2>&1; echo "bench rc=$?"
+  grep -i geomean $S/bench_suite.log
+}

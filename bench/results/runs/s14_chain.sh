@@ -17,8 +17,7 @@ END=${END:-560}
 S=/tmp/s14
 export TGEMM_CONFIG_DIR=$PWD/configs
 . bench/results/runs/chain_lib.sh
-[ -d scratch/s14 ] && for f in scratch/s14/*.csv scratch/s14/*.done; do [ -f $S/$(basename $f) ] || cp $f $S/; done
-[ -f $S/all_in.csv ] || tgemm shapes --suite bench/shapes/llm_shapes.csv --nsets 1,16,64,128,512,2048,8192 -o $S/all_in.csv > /dev/null
+chain_inputs
 gpu_tests() {
   gunzip -c scratch/ci/test_gpu_tune.gz > $S/test_gpu_tune && chmod +x $S/test_gpu_tune
   timeout 150 $S/test_gpu_tune > $S/test_gpu_tune.log 2>&1; echo "test_gpu_tune rc=$?"
@@ -47,12 +46,6 @@ dec14() {
 }
 step dec14 120 dec14
 WIDE="--batch 8 --libtype cublaslt -i $S/all_in.csv --refine_bases 48 --finalists 10 --sustained_round_ms 60 --confirm_rounds 4"
-cmp3() {
-  for i in 1 2 3; do
-    timeout 170 tgemm compare --measure --placements 4 $S/wide_A.csv $S/wide_B.csv --json $S/cmp_wide_$i.json > /dev/null 2>&1
-  done
-  python3 bench/compare_runs.py $S/cmp_wide_{1,2,3}.json > $S/cmp_wide_runs.txt 2>&1; tail -2 $S/cmp_wide_runs.txt
-}
-tune_until wide_A 112 $WIDE && tune_until wide_B 112 $WIDE && step cmp3_wide 200 cmp3
+tune_until wide_A 112 $WIDE && tune_until wide_B 112 $WIDE && step cmp3_wide 200 cmp3 wide
 for f in $S/prof_*.csv; do [ -f "$f" ] && gzip -kf "$f"; done
 echo "chain ends at $SECONDS s"

@@ -9,19 +9,8 @@ END=${END:-560}
 S=/tmp/s14b
 export TGEMM_CONFIG_DIR=$PWD/configs
 . bench/results/runs/chain_lib.sh
-[ -d scratch/s14b ] && for f in scratch/s14b/*.csv scratch/s14b/*.done; do [ -f $S/$(basename $f) ] || cp $f $S/; done
-[ -f $S/all_in.csv ] || tgemm shapes --suite bench/shapes/llm_shapes.csv --nsets 1,16,64,128,512,2048,8192 -o $S/all_in.csv > /dev/null
+chain_inputs
 OPTS="--batch 8 --libtype cublaslt -i $S/all_in.csv --sustained_margin 0.01 --confirm_rounds 4"
-cmp3() {
-  for i in 1 2 3; do
-    timeout 170 tgemm compare --measure --placements 4 $S/m1_A.csv $S/m1_B.csv --json $S/cmp_m1_$i.json > /dev/null 2>&1
-  done
-  python3 bench/compare_runs.py $S/cmp_m1_{1,2,3}.json > $S/cmp_m1_runs.txt 2>&1; tail -2 $S/cmp_m1_runs.txt
-}
-suite() {
-  timeout 200 tgemm bench --json $S/bench_suite.json > $S/bench_suite.log 2>&1; echo "bench rc=$?"
-  grep -i geomean $S/bench_suite.log
-}
-tune_until m1_A 112 $OPTS && tune_until m1_B 112 $OPTS && step cmp3_m1 200 cmp3 && step suite 150 suite
+tune_until m1_A 112 $OPTS && tune_until m1_B 112 $OPTS && step cmp3_m1 200 cmp3 m1 && step suite 150 suite_bench
 for f in $S/prof_*.csv; do [ -f "$f" ] && gzip -kf "$f"; done
 echo "chain ends at $SECONDS s"

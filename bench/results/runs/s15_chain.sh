@@ -14,23 +14,12 @@ END=${END:-560}
 S=/tmp/s15
 export TGEMM_CONFIG_DIR=$PWD/configs
 . bench/results/runs/chain_lib.sh
-[ -d scratch/s15 ] && for f in scratch/s15/*.csv scratch/s15/*.done; do [ -f $S/$(basename $f) ] || cp $f $S/; done
-[ -f $S/all_in.csv ] || tgemm shapes --suite bench/shapes/llm_shapes.csv --nsets 1,16,64,128,512,2048,8192 -o $S/all_in.csv > /dev/null
+chain_inputs
 lab16() {  # issue 4, M = 16: bench/micro/decode16_lab.cu, built here into scratch/lab (seconds)
   timeout 120 scratch/lab/decode16_lab > $S/lab16.txt 2>&1; echo "decode16_lab rc=$?"; cat $S/lab16.txt
 }
 [ -x scratch/lab/decode16_lab ] && step lab16 60 lab16
 OPTS="--batch 8 --libtype cublaslt -i $S/all_in.csv --sustained_round_ms 20"
-cmp3() {
-  for i in 1 2 3; do
-    timeout 170 tgemm compare --measure --placements 4 $S/r20_A.csv $S/r20_B.csv --json $S/cmp_r20_$i.json > /dev/null 2>&1
-  done
-  python3 bench/compare_runs.py $S/cmp_r20_{1,2,3}.json > $S/cmp_r20_runs.txt 2>&1; tail -2 $S/cmp_r20_runs.txt
-}
-suite() {
-  timeout 200 tgemm bench --json $S/bench_suite.json > $S/bench_suite.log 2>&1; echo "bench rc=$?"
-  grep -i geomean $S/bench_suite.log
-}
-tune_until r20_A 112 $OPTS && tune_until r20_B 112 $OPTS && step cmp3_r20 320 cmp3 && step suite 100 suite
+tune_until r20_A 112 $OPTS && tune_until r20_B 112 $OPTS && step cmp3_r20 320 cmp3 r20 && step suite 100 suite_bench
 for f in $S/prof_*.csv; do [ -f "$f" ] && gzip -kf "$f"; done
 echo "chain ends at $SECONDS s"
