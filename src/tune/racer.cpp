@@ -457,13 +457,21 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
   auto placement = [&](int j) -> const RaceData& { return j == 0 ? data : extra[static_cast<std::size_t>(j - 1)]; };
   SelectOptions select = o.select;
   if (sustained) select.default_margin = std::max(select.default_margin, o.sustained_default_margin);
+  // RaceOptions::sustained_confirm_all: the finalists of a compute-bound problem go to the
+  // confirmation, all of them, instead of the finals.
+  const bool confirm_all = sustained && o.sustained_confirm_all && o.confirm_rounds > 0;
+  std::vector<std::size_t> confirm_pool;
   {
     int first = select_winner(result.candidates, o.select);
     if (first >= 0) {
       const double best = result.candidates[static_cast<std::size_t>(first)].us;
       const std::vector<std::size_t> finalists =
           select_finalists(result.candidates, best, o.final_margin, o.max_finalists, o.final_contenders, o.select);
-      if (finalists.size() > 1) {
+      if (confirm_all) {
+        for (std::size_t idx : finalists) {
+          if (!result.candidates[idx].is_default) confirm_pool.push_back(idx);
+        }
+      } else if (finalists.size() > 1) {
         double slowest = 0;
         for (std::size_t idx : finalists) slowest = std::max(slowest, result.candidates[idx].us);
         // The finalists' launchers on placement pd's operands, in the order `order` (positions
@@ -579,12 +587,25 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
     const CandidateResult& r = result.candidates[i];
     if (r.is_default && r.error.empty() && r.us > 0) def = static_cast<int>(i);
   }
-  if (o.confirm_rounds > 0 && result.winner >= 0 && def >= 0 && result.winner != def) {
+  if (o.confirm_rounds > 0 && result.winner >= 0 && def >= 0 && (result.winner != def || !confirm_pool.empty())) {
     const auto d = static_cast<std::size_t>(def);
     const double margin = std::max(o.confirm_margin, select.default_margin);
-    // Who may be confirmed: the winner, then the other passing finalists, fastest first.
-    std::vector<std::size_t> tries{static_cast<std::size_t>(result.winner)};
-    {
+    const bool keep_best = o.confirm_best || confirm_all;
+    // Who may be confirmed: the winner, then the other passing finalists, fastest first; with
+    // sustained_confirm_all, every finalist of the accurate stage that passed its checks, fastest
+    // first (its accurate time decides only the order).
+    std::vector<std::size_t> tries;
+    if (confirm_all) {
+      for (std::size_t i : confirm_pool) {
+        if (passes_checks(result.candidates[i], o.select)) tries.push_back(i);
+      }
+      std::stable_sort(tries.begin(), tries.end(), [&](std::size_t a, std::size_t b) {
+        return result.candidates[a].us < result.candidates[b].us;
+      });
+    } else {
+      tries.push_back(static_cast<std::size_t>(result.winner));
+    }
+    if (!confirm_all) {
       std::vector<std::size_t> order;
       for (std::size_t i = 0; i < result.candidates.size(); ++i) {
         const CandidateResult& r = result.candidates[i];
@@ -636,14 +657,14 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
         if (result.confirmed) {
           passed.push_back({w, result.confirm_ratio, result.confirm_min_ratio, result.confirm_default_us,
                             result.confirm_winner_us});
-          if (!o.confirm_best) break;
+          if (!keep_best) break;
         }
       }
       if (!passed.empty()) {
         // The first that passed; with confirm_best, the best median ratio among those that
         // passed, near-ties (within the tie band) resolved by the fixed tie order.
         std::size_t k = 0;
-        if (o.confirm_best) {
+        if (keep_best) {
           double best = 0;
           for (const Confirmed& c : passed) best = std::max(best, c.ratio);
           bool have = false;

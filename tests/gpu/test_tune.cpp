@@ -359,6 +359,58 @@ TEST(RaceProblem, KeptRowObeysTheConfirmation) {
   }
 }
 
+// RaceOptions::sustained_confirm_all: a compute-bound problem (1024x2048x2048: 512 FLOPs a byte)
+// runs no finals; every finalist besides the default (4 with the 50% margin) is confirmed against
+// the default, and a kept row other than the default beat it by the margin on the median of its
+// placements. A memory-bound problem (16x1280x8192) still runs its finals.
+TEST(RaceProblem, SustainedConfirmAllConfirmsEveryFinalist) {
+  TGEMM_REQUIRE_GPU();
+  RaceOptions o;
+  o.libtypes = {"cublaslt"};
+  o.sustained_confirm_all = true;
+  o.final_margin = 0.5;
+  o.max_finalists = 4;
+  o.confirm_placements = 2;
+  o.confirm_rounds = 2;
+  {
+    const RaceResult r = race_problem(plain_problem(1024, 2048, 2048), o);
+    ASSERT_GE(r.winner, 0);
+    EXPECT_EQ(r.final_placements, 0);
+    std::size_t confirmed = 0;
+    for (const CandidateResult& x : r.candidates) {
+      EXPECT_NE(x.stage, "final") << x.name;
+      EXPECT_LT(x.final_ratio, 0) << x.name;
+      if (x.stage == "confirm") {
+        ++confirmed;
+        EXPECT_FALSE(x.is_default) << x.name;
+        EXPECT_GT(x.confirm_ratio, 0) << x.name;
+      }
+    }
+    EXPECT_EQ(confirmed, o.max_finalists);
+    EXPECT_EQ(r.confirm_tried, static_cast<int>(o.max_finalists));
+    const CandidateResult& w = r.candidates[static_cast<std::size_t>(r.winner)];
+    EXPECT_TRUE(w.error.empty()) << w.name << ": " << w.error;
+    EXPECT_TRUE(w.strict_ok) << w.name;
+    if (!w.is_default) {
+      EXPECT_TRUE(r.confirmed) << w.name;
+      EXPECT_EQ(w.stage, "confirm") << w.name;
+      EXPECT_GE(r.confirm_min_ratio, 1.0) << w.name;
+      EXPECT_GT(r.confirm_ratio * (1.0 - o.sustained_default_margin), 1.0) << w.name;
+      EXPECT_DOUBLE_EQ(w.confirm_ratio, r.confirm_ratio) << w.name;
+    } else {
+      EXPECT_FALSE(r.confirmed);
+    }
+  }
+  {
+    const RaceResult r = race_problem(plain_problem(16, 1280, 8192), o);
+    ASSERT_GE(r.winner, 0);
+    EXPECT_GE(r.final_placements, 1);
+    std::size_t in_finals = 0;
+    for (const CandidateResult& x : r.candidates) in_finals += x.final_ratio > 0 ? 1 : 0;
+    EXPECT_GE(in_finals, 2u);
+  }
+}
+
 // Graph screening (RaceOptions::graph_screen_us): candidates of a ~10 us problem are screened by
 // CUDA-graph replays, so their screen times track the GPU times the accurate stage measures
 // (launched one by one they are timed by cuBLASLt's host cost: 11-15 us screen, 8 us accurate in

@@ -131,6 +131,9 @@ int main(int argc, char** argv) {
                  "screen candidates whose first launch takes less than this many us by CUDA-graph replays (0: off)")
       ->check(CLI::Range(0.0, 1e6))
       ->capture_default_str();
+  t->add_flag("--sustained_confirm_all", tune.sustained_confirm_all,
+              "compute-bound problems: no finals; confirm every finalist against the default and keep the best "
+              "(off by default)");
   t->add_flag("--dedupe_launches", tune.dedupe_launches,
               "race candidates that launch identical kernels with identical arguments once (the first in tie order)");
   t->add_flag("--confirm_best,!--no-confirm_best", tune.confirm_best,

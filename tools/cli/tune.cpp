@@ -173,6 +173,7 @@ int run_worker(const TuneOptions& o) {
   ro.confirm_rounds = o.confirm_rounds;
   ro.sustained_round_ms = o.sustained_round_ms;
   ro.sustained_default_margin = o.sustained_margin;
+  ro.sustained_confirm_all = o.sustained_confirm_all;
   ro.graph_screen_us = o.graph_screen_us;
   ro.select.min_accurate = static_cast<std::size_t>(o.min_accurate);
   ro.select.accurate_margin = o.accurate_margin;
@@ -327,6 +328,7 @@ void spawn_worker(Worker& w, const TuneOptions& o) {
   if (o.loose) args.push_back("--loose");
   args.push_back(o.confirm_best ? "--confirm_best" : "--no-confirm_best");
   if (o.dedupe_launches) args.push_back("--dedupe_launches");
+  if (o.sustained_confirm_all) args.push_back("--sustained_confirm_all");
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

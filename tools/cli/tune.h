@@ -51,6 +51,7 @@ struct TuneOptions {
   int confirm_rounds = kRaceDefaults.confirm_rounds;  // per placement; 0: no confirmation
   double sustained_round_ms = kRaceDefaults.sustained_round_ms;  // finals of compute-bound problems
   double sustained_margin = kRaceDefaults.sustained_default_margin;  // compute-bound: beat the default by this
+  bool sustained_confirm_all = kRaceDefaults.sustained_confirm_all;  // compute-bound: confirm every finalist, no finals
   double graph_screen_us = kRaceDefaults.graph_screen_us;
   int min_accurate = static_cast<int>(kRaceDefaults.select.min_accurate);
   double accurate_margin = kRaceDefaults.select.accurate_margin;
