@@ -110,6 +110,11 @@ int main(int argc, char** argv) {
                  "interleaved rounds a placement of the confirmation against the default (0: no confirmation)")
       ->check(CLI::Range(0, 64))
       ->capture_default_str();
+  t->add_option("--confirm_margin", tune.confirm_margin,
+                 "a row other than the default is kept only if the confirmation measures it faster by this fraction "
+                 "(compute-bound problems: by the larger of this and --sustained_margin)")
+      ->check(CLI::Range(0.0, 0.5))
+      ->capture_default_str();
   t->add_option("--sustained_round_ms", tune.sustained_round_ms,
                  "GPU milliseconds per finalist and round in the finals of compute-bound problems")
       ->check(CLI::Range(1.0, 10000.0))

@@ -171,6 +171,7 @@ int run_worker(const TuneOptions& o) {
   ro.final_rounds = o.final_rounds;
   ro.confirm_tries = o.confirm_tries;
   ro.confirm_rounds = o.confirm_rounds;
+  ro.confirm_margin = o.confirm_margin;
   ro.sustained_round_ms = o.sustained_round_ms;
   ro.sustained_default_margin = o.sustained_margin;
   ro.sustained_confirm_all = o.sustained_confirm_all;
@@ -319,7 +320,8 @@ void spawn_worker(Worker& w, const TuneOptions& o) {
                                    std::to_string(o.final_contenders), "--refine_bases",
                                    std::to_string(o.refine_bases), "--final_rounds",
                                    std::to_string(o.final_rounds), "--confirm_tries", std::to_string(o.confirm_tries),
-                                   "--confirm_rounds", std::to_string(o.confirm_rounds), "--sustained_round_ms",
+                                   "--confirm_rounds", std::to_string(o.confirm_rounds), "--confirm_margin",
+                                   fmt::format("{}", o.confirm_margin), "--sustained_round_ms",
                                    fmt::format("{}", o.sustained_round_ms), "--sustained_margin",
                                    fmt::format("{}", o.sustained_margin),
                                    "--graph_screen", fmt::format("{}", o.graph_screen_us), "--min_accurate",

@@ -49,6 +49,7 @@ struct TuneOptions {
   int final_rounds = kRaceDefaults.final_rounds;
   int confirm_tries = kRaceDefaults.confirm_tries;
   int confirm_rounds = kRaceDefaults.confirm_rounds;  // per placement; 0: no confirmation
+  double confirm_margin = kRaceDefaults.confirm_margin;  // a kept row beats the default by this in the confirmation
   double sustained_round_ms = kRaceDefaults.sustained_round_ms;  // finals of compute-bound problems
   double sustained_margin = kRaceDefaults.sustained_default_margin;  // compute-bound: beat the default by this
   bool sustained_confirm_all = kRaceDefaults.sustained_confirm_all;  // compute-bound: confirm every finalist, no finals
