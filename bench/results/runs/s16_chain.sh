@@ -7,10 +7,11 @@
 # Prediction: >= 90% agreement, ~520-560 s a tune. First test_gpu_tune (its new case
 # RaceProblem.SustainedConfirmAllConfirmsEveryFinalist) from the CI binaries.
 # nvidia-h200, carry ["scratch"] after bench/results/runs/pack_ci_binaries.sh here:
-#   END=590 bash bench/results/runs/s16_chain.sh; tar czf $OUT/s16N.tgz --exclude='prof_*.csv' -C /tmp s16
+#   END=560 timeout 575 bash bench/results/runs/s16_chain.sh; tar czf $OUT/s16N.tgz --exclude='prof_*.csv' -C /tmp s16
+# (timeout_s 600: the outer timeout leaves the tar its time even when a step overruns its guard)
 # Three compares took ~120 s each in session 15's m1c pair (more differing rows than r20's ~60 s):
 # give cmp3 its own call if less than ~400 s are left. A fresh machine resumes from scratch/s16.
-END=${END:-590}
+END=${END:-560}
 S=/tmp/s16
 export TGEMM_CONFIG_DIR=$PWD/configs
 . bench/results/runs/chain_lib.sh
