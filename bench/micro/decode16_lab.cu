@@ -1,7 +1,8 @@
 // Decode (M = 16) MMA lab: which tile shape streams a weight closest to the read floor at M = 16?
 //
 // A standalone study like bench/micro/decode_lab.cu (M = 1), not part of the library; written in
-// session 14, not yet run on a GPU (docs/perf-notes.md, skinny, "Session 14": the three axes).
+// session 14, first run in session 15 (docs/perf-notes.md, skinny, "Session 15"); the xs and nox
+// kernels were added in session 15 and have not run yet.
 // For each weight it times, with CUDA-graph replays of 20 launches over rotation sets that exceed
 // L2 three times (as `tgemm bench` does):
 //   floor          the bench's streaming-read kernel over the weight, best of its launch shapes;
@@ -15,6 +16,12 @@
 //                  S > 1 split-K CTAs, each CTA stores its partial tile and the last to arrive (a
 //                  counter per row tile, reset by it) sums the S partials in split order:
 //                  deterministic, no clusters, graph-safe;
+//   xs r<R> c<C> w<W> u<U> [pipe] s<S>
+//                  the same tiles with the CTA's k-slice of x staged in shared memory (cp.async,
+//                  overlapping the first weight batch) and read by LDS.128; with "pipe" the next
+//                  batch's weight loads are issued before the current batch's MMAs (session 15);
+//   nox ...        an ablation: no x at all (constant fragments, result not checked): the cost of
+//                  the weight stream alone in this structure;
 //   lib v1 ...     the library's version-1 kernel (kernels/sm90/sm90_gemm_skinny.cuh) with the
 //                  tuned table's M = 16 variant m16_n16_wn1_wk4_u4_sk4, launched as the backend
 //                  launches it (a (1, split_k, 1) cluster), in this harness.
@@ -56,6 +63,68 @@ __global__ void ref_kernel(const bf16* x, const bf16* w, float* out, int n, int 
     s += __bfloat162float(w[static_cast<std::size_t>(row) * k + i]) * __bfloat162float(x[static_cast<std::size_t>(m) * k + i]);
   for (int o = 16; o; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
   if (lane == 0) out[id] = s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The CTA's epilogue, shared by the lab's kernels: the W warps' accumulators summed in shared
+// memory in warp order; S = 1 stores the tile; S > 1 stores the CTA's partial in ws and the last
+// CTA of the row tile to arrive (a counter per tile, reset by it) sums the S partials in split order.
+// Fragment (r, j) of a warp: rows r*16 + g (+8), tokens j*8 + 2t (+1).
+template <int RT, int W>
+__device__ __forceinline__ void finish_tile(float (&acc)[RT][2][4], float (*part)[kM][RT * 16], unsigned& last,
+                                            bf16* out, float* ws, unsigned* counters, int n, int tile, int split,
+                                            int splits, int row0) {
+  constexpr int R = RT * 16;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int g = lane / 4, t = lane % 4;
+#pragma unroll
+  for (int r = 0; r < RT; ++r)
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      part[warp][j * 8 + 2 * t][r * 16 + g] = acc[r][j][0];
+      part[warp][j * 8 + 2 * t + 1][r * 16 + g] = acc[r][j][1];
+      part[warp][j * 8 + 2 * t][r * 16 + g + 8] = acc[r][j][2];
+      part[warp][j * 8 + 2 * t + 1][r * 16 + g + 8] = acc[r][j][3];
+    }
+  __syncthreads();
+  // The CTA's sum over its warps (warp order), element e = (token, row) of the kM x R tile.
+  constexpr int kElems = kM * R;
+  float sum[(kElems + 32 * W - 1) / (32 * W)];
+#pragma unroll
+  for (int q = 0; q < (kElems + 32 * W - 1) / (32 * W); ++q) {
+    const int e = threadIdx.x + q * 32 * W;
+    float v = 0.0f;
+    if (e < kElems)
+      for (int u = 0; u < W; ++u) v += part[u][e / R][e % R];
+    sum[q] = v;
+  }
+  auto store = [&](int e, float v) {
+    const int m = e / R, row = row0 + e % R;
+    if (row < n) out[static_cast<std::size_t>(m) * n + row] = __float2bfloat16(v);
+  };
+  if (splits == 1) {
+#pragma unroll
+    for (int q = 0; q < (kElems + 32 * W - 1) / (32 * W); ++q)
+      if (threadIdx.x + q * 32 * W < kElems) store(threadIdx.x + q * 32 * W, sum[q]);
+    return;
+  }
+  float* mine = ws + (static_cast<std::size_t>(tile) * splits + split) * kElems;
+#pragma unroll
+  for (int q = 0; q < (kElems + 32 * W - 1) / (32 * W); ++q)
+    if (threadIdx.x + q * 32 * W < kElems) mine[threadIdx.x + q * 32 * W] = sum[q];
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) last = atomicAdd(&counters[tile], 1u) == static_cast<unsigned>(splits - 1);
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  const float* all = ws + static_cast<std::size_t>(tile) * splits * kElems;
+  for (int e = threadIdx.x; e < kElems; e += 32 * W) {
+    float v = 0.0f;
+    for (int s = 0; s < splits; ++s) v += __ldcg(all + static_cast<std::size_t>(s) * kElems + e);
+    store(e, v);
+  }
+  if (threadIdx.x == 0) counters[tile] = 0;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -134,55 +203,127 @@ __global__ void __launch_bounds__(32 * W) tile_kernel(const bf16* __restrict__ x
   for (; s + U <= s_end; s += U) batch(std::integral_constant<int, U>{});
 #pragma unroll 1
   for (; s < s_end; ++s) batch(std::integral_constant<int, 1>{});
-  // Fragment (r, j): rows r*16 + g (+8), tokens j*8 + 2t (+1).
+  finish_tile<RT, W>(acc, part, last, out, ws, counters, n, tile, split, splits, row0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// x in shared memory (session 15's next axis). The same split of rows and k as tile_kernel (a CTA
+// owns R rows; its W warps split the CTA's k-range), but the CTA first stages its k-slice of x
+// (16 tokens) into shared memory with cp.async, while the first batch of weight loads is already in
+// flight, and the MMAs read x by LDS.128 (token rows padded to 64 mod 128 bytes: the 8 token rows
+// of a quarter-warp's loads fall on distinct banks). x then takes no registers between load and
+// use, so U = 8 fits, and with PIPE the next batch's weight loads are issued before the current
+// batch's MMAs (two register buffers), so a warp never waits with nothing in flight.
+// NOX: an ablation with no x at all (constant fragments; the result is wrong and is not checked):
+// what the weight stream alone costs in this structure.
+// Dynamic shared memory: 16 x xs_row_bytes(max CTA k-steps).
+__host__ __device__ constexpr int xs_row_bytes(int cta_steps, int kstep) {
+  return (cta_steps * kstep * 2 + 127) / 128 * 128 + 64;
+}
+
+template <int RT, int C, int W, int U, bool PIPE, bool NOX>
+__global__ void __launch_bounds__(32 * W) xs_kernel(const bf16* __restrict__ x, const bf16* __restrict__ w,
+                                                    bf16* out, float* ws, unsigned* counters, int n, int k) {
+  constexpr int R = RT * 16;
+  constexpr int KSTEP = 32 * C;
+  extern __shared__ __align__(128) unsigned char xs_stage[];
+  __shared__ float part[W][kM][R];
+  __shared__ unsigned last;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int g = lane / 4, t = lane % 4;
+  const int tile = blockIdx.x, split = blockIdx.y, splits = gridDim.y;
+  const int row0 = tile * R;
+  const int steps = k / KSTEP, parts = splits * W, pidx = split * W + warp;
+  const int s_begin = static_cast<int>(static_cast<long long>(steps) * pidx / parts);
+  const int s_end = static_cast<int>(static_cast<long long>(steps) * (pidx + 1) / parts);
+  const int c_begin = static_cast<int>(static_cast<long long>(steps) * (split * W) / parts);
+  const int c_end = static_cast<int>(static_cast<long long>(steps) * (split * W + W) / parts);
+  const int xrow = xs_row_bytes(c_end - c_begin, KSTEP);
+
+  float acc[RT][2][4];
 #pragma unroll
   for (int r = 0; r < RT; ++r)
 #pragma unroll
-    for (int j = 0; j < 2; ++j) {
-      part[warp][j * 8 + 2 * t][r * 16 + g] = acc[r][j][0];
-      part[warp][j * 8 + 2 * t + 1][r * 16 + g] = acc[r][j][1];
-      part[warp][j * 8 + 2 * t][r * 16 + g + 8] = acc[r][j][2];
-      part[warp][j * 8 + 2 * t + 1][r * 16 + g + 8] = acc[r][j][3];
-    }
-  __syncthreads();
-  // The CTA's sum over its warps (warp order), element e = (token, row) of the kM x R tile.
-  constexpr int kElems = kM * R;
-  float sum[(kElems + 32 * W - 1) / (32 * W)];
+    for (int j = 0; j < 2; ++j)
 #pragma unroll
-  for (int q = 0; q < (kElems + 32 * W - 1) / (32 * W); ++q) {
-    const int e = threadIdx.x + q * 32 * W;
-    float v = 0.0f;
-    if (e < kElems)
-      for (int u = 0; u < W; ++u) v += part[u][e / R][e % R];
-    sum[q] = v;
-  }
-  auto store = [&](int e, float v) {
-    const int m = e / R, row = row0 + e % R;
-    if (row < n) out[static_cast<std::size_t>(m) * n + row] = __float2bfloat16(v);
+      for (int i = 0; i < 4; ++i) acc[r][j][i] = 0.0f;
+
+  const bf16* wp[RT][2];
+#pragma unroll
+  for (int r = 0; r < RT; ++r)
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+      wp[r][h] = w + static_cast<std::size_t>(min(row0 + r * 16 + h * 8 + g, n - 1)) * k + s_begin * KSTEP + t * 8 * C;
+  using Batch = uint4[U][RT][2][C];
+  // Steps past the warp's end load nothing (their MMAs are skipped, warp-uniformly).
+  auto load_w = [&](Batch& dst, int s0) {
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (s0 + u < s_end) {
+#pragma unroll
+        for (int r = 0; r < RT; ++r)
+#pragma unroll
+          for (int h = 0; h < 2; ++h)
+#pragma unroll
+            for (int c = 0; c < C; ++c) dst[u][r][h][c] = sd::load_weight(wp[r][h] + (s0 - s_begin + u) * KSTEP + c * 8);
+      }
   };
-  if (splits == 1) {
+  auto mma_batch = [&](const Batch& src, int s0) {
 #pragma unroll
-    for (int q = 0; q < (kElems + 32 * W - 1) / (32 * W); ++q)
-      if (threadIdx.x + q * 32 * W < kElems) store(threadIdx.x + q * 32 * W, sum[q]);
-    return;
-  }
-  float* mine = ws + (static_cast<std::size_t>(tile) * splits + split) * kElems;
+    for (int u = 0; u < U; ++u)
+      if (s0 + u < s_end) {
 #pragma unroll
-  for (int q = 0; q < (kElems + 32 * W - 1) / (32 * W); ++q)
-    if (threadIdx.x + q * 32 * W < kElems) mine[threadIdx.x + q * 32 * W] = sum[q];
-  __threadfence();
-  __syncthreads();
-  if (threadIdx.x == 0) last = atomicAdd(&counters[tile], 1u) == static_cast<unsigned>(splits - 1);
-  __syncthreads();
-  if (!last) return;
-  __threadfence();
-  const float* all = ws + static_cast<std::size_t>(tile) * splits * kElems;
-  for (int e = threadIdx.x; e < kElems; e += 32 * W) {
-    float v = 0.0f;
-    for (int s = 0; s < splits; ++s) v += __ldcg(all + static_cast<std::size_t>(s) * kElems + e);
-    store(e, v);
+        for (int c = 0; c < C; ++c) {
+          uint4 xv[2];
+          if constexpr (NOX) {
+            xv[0] = xv[1] = make_uint4(0x3f803f80u ^ lane, 0x3f803f80u, 0x3f803f80u, 0x3f803f80u ^ u);
+          } else {
+            const int kk = (s0 + u - c_begin) * KSTEP + t * 8 * C + c * 8;
+#pragma unroll
+            for (int j = 0; j < 2; ++j)
+              xv[j] = *reinterpret_cast<const uint4*>(xs_stage + (j * 8 + g) * xrow + kk * 2);
+          }
+#pragma unroll
+          for (int r = 0; r < RT; ++r)
+#pragma unroll
+            for (int j = 0; j < 2; ++j) sd::mma_k32<bf16>(acc[r][j], src[u][r][0][c], src[u][r][1][c], xv[j]);
+        }
+      }
+  };
+  Batch wa, wb;
+  load_w(wa, s_begin);
+  if constexpr (!NOX) {
+    // The CTA's x slice: 16 rows of (c_end - c_begin) * KSTEP elements, 16-byte cp.async copies.
+    const int chunks = (c_end - c_begin) * KSTEP / 8;
+    const bf16* xs0 = x + static_cast<std::size_t>(c_begin) * KSTEP;
+    const unsigned base = static_cast<unsigned>(__cvta_generic_to_shared(xs_stage));
+    for (int i = threadIdx.x; i < kM * chunks; i += 32 * W) {
+      const int m = i / chunks, q = i - m * chunks;
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(base + m * xrow + q * 16),
+                   "l"(xs0 + static_cast<std::size_t>(m) * k + q * 8));
+    }
+    asm volatile("cp.async.wait_all;\n" ::);
+    __syncthreads();
   }
-  if (threadIdx.x == 0) counters[tile] = 0;
+#pragma unroll 1
+  for (int s = s_begin; s < s_end; s += U) {
+    if constexpr (PIPE) {
+      if (s + U < s_end) load_w(wb, s + U);
+      mma_batch(wa, s);
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int r = 0; r < RT; ++r)
+#pragma unroll
+          for (int h = 0; h < 2; ++h)
+#pragma unroll
+            for (int c = 0; c < C; ++c) wa[u][r][h][c] = wb[u][r][h][c];
+    } else {
+      mma_batch(wa, s);
+      if (s + U < s_end) load_w(wa, s + U);
+    }
+  }
+  finish_tile<RT, W>(acc, part, last, out, ws, counters, n, tile, split, splits, row0);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -257,11 +398,14 @@ int main(int argc, char** argv) {
       }
     std::printf("%-14s %-30s %9.2f %7.3f %9s\n", name, ("floor " + floor_shape).c_str(), floor_best, 1.0, "-");
 
+    // err < 0: an ablation whose result is wrong by design (not checked, printed as "ablation").
     auto report = [&](const std::string& v, double t, double err) {
-      const bool bad = !(err < 1e-2);
+      const bool ablation = err < 0;
+      const bool bad = !ablation && !(err < 1e-2);
       failures += bad;
       char e[32];
-      std::snprintf(e, sizeof e, "%.1e%s", err, bad ? "!" : "");
+      if (ablation) std::snprintf(e, sizeof e, "ablation");
+      else std::snprintf(e, sizeof e, "%.1e%s", err, bad ? "!" : "");
       std::printf("%-14s %-30s %9.2f %7.3f %9s\n", name, v.c_str(), t, t / floor_best, e);
     };
 
@@ -290,6 +434,33 @@ int main(int argc, char** argv) {
     tile(tile_kernel<64, 1, 4, 1>, "u1", 64, 1, 4);
     tile(tile_kernel<64, 1, 4, 2>, "u2", 64, 1, 4);
     tile(tile_kernel<64, 1, 8, 1>, "u1", 64, 1, 8);
+
+    // x in shared memory: the same split-K sweep; the stage must fit (<= 160 KB a CTA).
+    auto xs = [&](auto kernel, const std::string& label, int rows, int chunks, int warps, bool nox) {
+      const int tiles = (n + rows - 1) / rows;
+      const int steps = k / (32 * chunks);
+      for (int splits = 1; splits <= kMaxSplits; splits *= 2) {
+        if (steps < splits * warps) break;
+        if (splits > 1 && static_cast<long long>(tiles) * splits > 8LL * sms) break;
+        const int smem = nox ? 0 : kM * xs_row_bytes(steps / splits + 1, 32 * chunks);
+        if (smem > 160 * 1024) continue;
+        CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, std::max(smem, 1)));
+        auto launch = [&](int i, cudaStream_t s) {
+          kernel<<<dim3(tiles, splits), 32 * warps, smem, s>>>(p.x[i], p.w[i], p.out[i], p.ws, p.counters, n, k);
+        };
+        const double t = lab::time_launches(p.sets, launch);
+        report(label + " s" + std::to_string(splits), t, nox ? -1.0 : check(p, launch));
+      }
+    };
+    xs(xs_kernel<1, 1, 8, 4, false, false>, "xs r16 c1 w8 u4", 16, 1, 8, false);
+    xs(xs_kernel<1, 1, 8, 8, false, false>, "xs r16 c1 w8 u8", 16, 1, 8, false);
+    xs(xs_kernel<1, 1, 8, 2, true, false>, "xs r16 c1 w8 u2 pipe", 16, 1, 8, false);
+    xs(xs_kernel<1, 1, 8, 4, true, false>, "xs r16 c1 w8 u4 pipe", 16, 1, 8, false);
+    xs(xs_kernel<1, 1, 4, 4, true, false>, "xs r16 c1 w4 u4 pipe", 16, 1, 4, false);
+    xs(xs_kernel<1, 2, 4, 2, true, false>, "xs r16 c2 w4 u2 pipe", 16, 2, 4, false);
+    xs(xs_kernel<2, 1, 8, 2, true, false>, "xs r32 c1 w8 u2 pipe", 32, 1, 8, false);
+    xs(xs_kernel<1, 1, 8, 4, false, true>, "nox r16 c1 w8 u4", 16, 1, 8, true);
+    xs(xs_kernel<1, 1, 8, 4, true, true>, "nox r16 c1 w8 u4 pipe", 16, 1, 8, true);
 
     // Version 1, m16_n16_wn1_wk4_u4_sk4: grid (ceil(N / 16), 4), cluster (1, 4, 1).
     {
