@@ -20,6 +20,8 @@
 //                  the same tiles with the CTA's k-slice of x staged in shared memory (cp.async,
 //                  overlapping the first weight batch) and read by LDS.128; with "pipe" the next
 //                  batch's weight loads are issued before the current batch's MMAs (session 15);
+//   xr r<R> ...    x staged as in xs, but the W warps split the CTA's R = 16 W rows (each warp the
+//                  CTA's whole k-range): every warp reads the same stage, x's global reads fall by W;
 //   nox ...        an ablation: no x at all (constant fragments, result not checked): the cost of
 //                  the weight stream alone in this structure;
 //   lib v1 ...     the library's version-1 kernel (kernels/sm90/sm90_gemm_skinny.cuh) with the
@@ -69,25 +71,29 @@ __global__ void ref_kernel(const bf16* x, const bf16* w, float* out, int n, int 
 // The CTA's epilogue, shared by the lab's kernels: the W warps' accumulators summed in shared
 // memory in warp order; S = 1 stores the tile; S > 1 stores the CTA's partial in ws and the last
 // CTA of the row tile to arrive (a counter per tile, reset by it) sums the S partials in split order.
-// Fragment (r, j) of a warp: rows r*16 + g (+8), tokens j*8 + 2t (+1).
-template <int RT, int W>
-__device__ __forceinline__ void finish_tile(float (&acc)[RT][2][4], float (*part)[kM][RT * 16], unsigned& last,
-                                            bf16* out, float* ws, unsigned* counters, int n, int tile, int split,
-                                            int splits, int row0) {
-  constexpr int R = RT * 16;
+// Fragment (r, j) of a warp: rows r*16 + g (+8), tokens j*8 + 2t (+1). ROWSPLIT: the warps own
+// different rows instead (warp w: the tile's rows w*RT*16...), so there is nothing to sum across
+// warps: the CTA's tile is W*RT*16 rows, one part.
+template <int RT, int W, bool ROWSPLIT = false>
+__device__ __forceinline__ void finish_tile(float (&acc)[RT][2][4], float (*part)[kM][(ROWSPLIT ? W : 1) * RT * 16],
+                                            unsigned& last, bf16* out, float* ws, unsigned* counters, int n, int tile,
+                                            int split, int splits, int row0) {
+  constexpr int R = (ROWSPLIT ? W : 1) * RT * 16;
+  constexpr int kParts = ROWSPLIT ? 1 : W;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int g = lane / 4, t = lane % 4;
+  const int pw = ROWSPLIT ? 0 : warp, rw = ROWSPLIT ? warp * RT * 16 : 0;
 #pragma unroll
   for (int r = 0; r < RT; ++r)
 #pragma unroll
     for (int j = 0; j < 2; ++j) {
-      part[warp][j * 8 + 2 * t][r * 16 + g] = acc[r][j][0];
-      part[warp][j * 8 + 2 * t + 1][r * 16 + g] = acc[r][j][1];
-      part[warp][j * 8 + 2 * t][r * 16 + g + 8] = acc[r][j][2];
-      part[warp][j * 8 + 2 * t + 1][r * 16 + g + 8] = acc[r][j][3];
+      part[pw][j * 8 + 2 * t][rw + r * 16 + g] = acc[r][j][0];
+      part[pw][j * 8 + 2 * t + 1][rw + r * 16 + g] = acc[r][j][1];
+      part[pw][j * 8 + 2 * t][rw + r * 16 + g + 8] = acc[r][j][2];
+      part[pw][j * 8 + 2 * t + 1][rw + r * 16 + g + 8] = acc[r][j][3];
     }
   __syncthreads();
-  // The CTA's sum over its warps (warp order), element e = (token, row) of the kM x R tile.
+  // The CTA's sum over its parts (warp order), element e = (token, row) of the kM x R tile.
   constexpr int kElems = kM * R;
   float sum[(kElems + 32 * W - 1) / (32 * W)];
 #pragma unroll
@@ -95,7 +101,7 @@ __device__ __forceinline__ void finish_tile(float (&acc)[RT][2][4], float (*part
     const int e = threadIdx.x + q * 32 * W;
     float v = 0.0f;
     if (e < kElems)
-      for (int u = 0; u < W; ++u) v += part[u][e / R][e % R];
+      for (int u = 0; u < kParts; ++u) v += part[u][e / R][e % R];
     sum[q] = v;
   }
   auto store = [&](int e, float v) {
@@ -221,23 +227,26 @@ __host__ __device__ constexpr int xs_row_bytes(int cta_steps, int kstep) {
   return (cta_steps * kstep * 2 + 127) / 128 * 128 + 64;
 }
 
-template <int RT, int C, int W, int U, bool PIPE, bool NOX>
+// ROWSPLIT ("xr"): the W warps split the CTA's rows instead (W * RT * 16 rows a CTA, each warp the
+// CTA's whole k-range), so all of them read the same staged x: x's global reads fall by W.
+template <int RT, int C, int W, int U, bool PIPE, bool NOX, bool ROWSPLIT = false>
 __global__ void __launch_bounds__(32 * W) xs_kernel(const bf16* __restrict__ x, const bf16* __restrict__ w,
                                                     bf16* out, float* ws, unsigned* counters, int n, int k) {
-  constexpr int R = RT * 16;
+  constexpr int R = (ROWSPLIT ? W : 1) * RT * 16;
   constexpr int KSTEP = 32 * C;
   extern __shared__ __align__(128) unsigned char xs_stage[];
-  __shared__ float part[W][kM][R];
+  __shared__ float part[ROWSPLIT ? 1 : W][kM][R];
   __shared__ unsigned last;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int g = lane / 4, t = lane % 4;
   const int tile = blockIdx.x, split = blockIdx.y, splits = gridDim.y;
   const int row0 = tile * R;
-  const int steps = k / KSTEP, parts = splits * W, pidx = split * W + warp;
+  const int steps = k / KSTEP, wk = ROWSPLIT ? 1 : W, parts = splits * wk, pidx = split * wk + (ROWSPLIT ? 0 : warp);
   const int s_begin = static_cast<int>(static_cast<long long>(steps) * pidx / parts);
   const int s_end = static_cast<int>(static_cast<long long>(steps) * (pidx + 1) / parts);
-  const int c_begin = static_cast<int>(static_cast<long long>(steps) * (split * W) / parts);
-  const int c_end = static_cast<int>(static_cast<long long>(steps) * (split * W + W) / parts);
+  const int c_begin = static_cast<int>(static_cast<long long>(steps) * (split * wk) / parts);
+  const int c_end = static_cast<int>(static_cast<long long>(steps) * (split * wk + wk) / parts);
+  const int wrow0 = row0 + (ROWSPLIT ? warp * RT * 16 : 0);  // this warp's first row
   const int xrow = xs_row_bytes(c_end - c_begin, KSTEP);
 
   float acc[RT][2][4];
@@ -253,7 +262,7 @@ __global__ void __launch_bounds__(32 * W) xs_kernel(const bf16* __restrict__ x, 
   for (int r = 0; r < RT; ++r)
 #pragma unroll
     for (int h = 0; h < 2; ++h)
-      wp[r][h] = w + static_cast<std::size_t>(min(row0 + r * 16 + h * 8 + g, n - 1)) * k + s_begin * KSTEP + t * 8 * C;
+      wp[r][h] = w + static_cast<std::size_t>(min(wrow0 + r * 16 + h * 8 + g, n - 1)) * k + s_begin * KSTEP + t * 8 * C;
   using Batch = uint4[U][RT][2][C];
   // Steps past the warp's end load nothing (their MMAs are skipped, warp-uniformly).
   auto load_w = [&](Batch& dst, int s0) {
@@ -323,7 +332,7 @@ __global__ void __launch_bounds__(32 * W) xs_kernel(const bf16* __restrict__ x, 
       if (s + U < s_end) load_w(wa, s + U);
     }
   }
-  finish_tile<RT, W>(acc, part, last, out, ws, counters, n, tile, split, splits, row0);
+  finish_tile<RT, W, ROWSPLIT>(acc, part, last, out, ws, counters, n, tile, split, splits, row0);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -351,7 +360,8 @@ int main(int argc, char** argv) {
   std::printf("device %s, %d SMs, L2 %d MB\n", prop.name, sms, prop.l2CacheSize >> 20);
   std::printf("%-14s %-30s %9s %7s %9s\n", "problem", "variant", "us", "/floor", "err");
   int failures = 0;
-  constexpr int kMaxSplits = 16;
+  constexpr int kMaxSplits = 16;   // the tile kernels' split-K sweep
+  constexpr int kMaxSplitsXs = 64;  // the xs/xr kernels'
   for (const auto& nk : shapes) {
     const int n = nk.first, k = nk.second;
     if (k % 128 != 0) {
@@ -374,7 +384,7 @@ int main(int argc, char** argv) {
       p.out.push_back(o);
     }
     CK(cudaMalloc(&p.ref, static_cast<std::size_t>(kM) * n * sizeof(float)));
-    CK(cudaMalloc(&p.ws, static_cast<std::size_t>(kMaxSplits) * kM * (n + 64) * sizeof(float)));
+    CK(cudaMalloc(&p.ws, static_cast<std::size_t>(kMaxSplitsXs) * kM * (n + 128) * sizeof(float)));
     CK(cudaMalloc(&p.counters, (n / 16 + 1) * sizeof(unsigned)));
     CK(cudaMemset(p.counters, 0, (n / 16 + 1) * sizeof(unsigned)));
     CK(cudaMalloc(&p.sink, 64));
@@ -436,11 +446,13 @@ int main(int argc, char** argv) {
     tile(tile_kernel<64, 1, 8, 1>, "u1", 64, 1, 8);
 
     // x in shared memory: the same split-K sweep; the stage must fit (<= 160 KB a CTA).
-    auto xs = [&](auto kernel, const std::string& label, int rows, int chunks, int warps, bool nox) {
+    // rows: the CTA's rows (xr: warps x 16); k-parts: the warps that split the CTA's k-range (xr: 1).
+    auto xs = [&](auto kernel, const std::string& label, int rows, int chunks, int warps, bool nox,
+                  bool rowsplit = false) {
       const int tiles = (n + rows - 1) / rows;
       const int steps = k / (32 * chunks);
-      for (int splits = 1; splits <= kMaxSplits; splits *= 2) {
-        if (steps < splits * warps) break;
+      for (int splits = 1; splits <= kMaxSplitsXs; splits *= 2) {
+        if (steps < splits * (rowsplit ? 2 : warps)) break;
         if (splits > 1 && static_cast<long long>(tiles) * splits > 8LL * sms) break;
         const int smem = nox ? 0 : kM * xs_row_bytes(steps / splits + 1, 32 * chunks);
         if (smem > 160 * 1024) continue;
@@ -461,6 +473,10 @@ int main(int argc, char** argv) {
     xs(xs_kernel<2, 1, 8, 2, true, false>, "xs r32 c1 w8 u2 pipe", 32, 1, 8, false);
     xs(xs_kernel<1, 1, 8, 4, false, true>, "nox r16 c1 w8 u4", 16, 1, 8, true);
     xs(xs_kernel<1, 1, 8, 4, true, true>, "nox r16 c1 w8 u4 pipe", 16, 1, 8, true);
+    xs(xs_kernel<1, 1, 4, 4, true, false, true>, "xr r64 c1 w4 u4 pipe", 64, 1, 4, false, true);
+    xs(xs_kernel<1, 1, 8, 4, true, false, true>, "xr r128 c1 w8 u4 pipe", 128, 1, 8, false, true);
+    xs(xs_kernel<1, 1, 8, 2, true, false, true>, "xr r128 c1 w8 u2 pipe", 128, 1, 8, false, true);
+    xs(xs_kernel<1, 1, 4, 4, true, true, true>, "nox xr r64 c1 w4 u4 pipe", 64, 1, 4, true, true);
 
     // Version 1, m16_n16_wn1_wk4_u4_sk4: grid (ceil(N / 16), 4), cluster (1, 4, 1).
     {
