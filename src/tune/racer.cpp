@@ -592,8 +592,9 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
     const double margin = std::max(o.confirm_margin, select.default_margin);
     const bool keep_best = o.confirm_best || confirm_all;
     // Who may be confirmed: the winner, then the other passing finalists, fastest first; with
-    // sustained_confirm_all, every finalist of the accurate stage that passed its checks, fastest
-    // first (its accurate time decides only the order).
+    // sustained_confirm_all, the finalists of the accurate stage that passed their checks, fastest
+    // first by accurate time, confirm_tries of them (each costs a confirmation: ~0.8 s at
+    // M >= 512 in session 15, so all 6 finalists of 48 problems would add ~3 minutes a tune).
     std::vector<std::size_t> tries;
     if (confirm_all) {
       for (std::size_t i : confirm_pool) {
@@ -602,6 +603,8 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
       std::stable_sort(tries.begin(), tries.end(), [&](std::size_t a, std::size_t b) {
         return result.candidates[a].us < result.candidates[b].us;
       });
+      if (tries.size() > static_cast<std::size_t>(std::max(1, o.confirm_tries)))
+        tries.resize(static_cast<std::size_t>(std::max(1, o.confirm_tries)));
     } else {
       tries.push_back(static_cast<std::size_t>(result.winner));
     }

@@ -59,10 +59,11 @@ struct RaceOptions {
   double sustained_warmup_ms = 500.0;
   double sustained_round_ms = 100.0;
   double sustained_default_margin = 0.02;
-  // Compute-bound problems: no sustained finals; every finalist (select_finalists on the accurate
-  // times, the default aside) is confirmed against the default instead (the confirmation's paired,
-  // interleaved timing on confirm_placements placements, as confirm_best: the best median ratio
-  // wins, near-ties by the fixed tie order). Session 15's pairs: for M >= 512 the finals' ratio of
+  // Compute-bound problems: no sustained finals; the finalists (select_finalists on the accurate
+  // times, the default aside), the confirm_tries fastest of them by accurate time, are confirmed
+  // against the default instead (the confirmation's paired, interleaved timing on
+  // confirm_placements placements, as confirm_best: the best median ratio wins, near-ties by the
+  // fixed tie order). Session 15's pairs: for M >= 512 the finals' ratio of
   // one candidate to the default differed between two tunes by -3.3..+2.8% (p10..p90), its
   // confirmation ratio by -0.8..+0.7% (docs/perf-notes.md, tuner, "Session 15"). Off by default
   // until a pair of tunes with it is measured.

@@ -137,8 +137,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 1e6))
       ->capture_default_str();
   t->add_flag("--sustained_confirm_all", tune.sustained_confirm_all,
-              "compute-bound problems: no finals; confirm every finalist against the default and keep the best "
-              "(off by default)");
+              "compute-bound problems: no finals; confirm the --confirm_tries fastest finalists against the default "
+              "and keep the best (off by default)");
   t->add_flag("--dedupe_launches", tune.dedupe_launches,
               "race candidates that launch identical kernels with identical arguments once (the first in tie order)");
   t->add_flag("--confirm_best,!--no-confirm_best", tune.confirm_best,
