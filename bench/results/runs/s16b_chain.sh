@@ -6,7 +6,8 @@
 # Needs the full CLI (every CUTLASS instance): build it here first,
 #   cmake --preset release -DTGEMM_BUILD_TESTS=OFF && cmake --build build/release --target tgemm_cli
 #   strip -o /tmp/tgemm_full build/release/tools/cli/tgemm && gzip -1 -c /tmp/tgemm_full > scratch/tgemm_full.gz
-# (session 15 built it here in ~N min on 2 cores; see s15_calls.md), then on nvidia-h200, carry ["scratch"]:
+# (session 15 built it here: 14 min on 2 cores from scratch, `scratch/tgemm_full.gz`, commit in
+# scratch/COMMIT_FULL; rebuild incrementally after a change), then on nvidia-h200, carry ["scratch"]:
 #   OPTS="<the pair's options>" END=560 timeout 575 bash bench/results/runs/s16b_chain.sh; tar czf $OUT/s16bN.tgz --exclude='prof_*.csv' -C /tmp s16b
 END=${END:-560}
 S=/tmp/s16b
