@@ -98,8 +98,10 @@ __device__ __forceinline__ float warp_sum(float v) {
 
 // ---------------------------------------------------------------------------------------------
 // Version-4-like GEMV. MODE 0: full; 1: x a constant; 2: no CTA reduction (partials stored).
-template <int WARPS, int CHUNKS, int MODE>
-__global__ void __launch_bounds__(32 * WARPS, CHUNKS >= 8 ? 2 : 4) rows_kernel(const bf16* __restrict__ x, const bf16* __restrict__ w,
+// MIN_BLOCKS > 0 overrides the launch bounds' CTAs an SM (session 15: the library's GEMV asks for 5
+// at CHUNKS 4, this kernel for 4; both take 48 registers).
+template <int WARPS, int CHUNKS, int MODE, int MIN_BLOCKS = 0>
+__global__ void __launch_bounds__(32 * WARPS, MIN_BLOCKS > 0 ? MIN_BLOCKS : (CHUNKS >= 8 ? 2 : 4)) rows_kernel(const bf16* __restrict__ x, const bf16* __restrict__ w,
                                                           bf16* out, float* part, int n, int k, int segs) {
   __shared__ float partial[WARPS];
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -333,7 +335,7 @@ int main(int argc, char** argv) {
 
     // The library's kernel, with the backend's geometry (SkinnyGemvTile::segs: the smallest power
     // of two giving a lane at most CHUNKS chunks, capped at WARPS).
-    auto lib = [&](auto kernel, int warps, int chunks) {
+    auto lib = [&](auto kernel, int warps, int chunks, const std::string& tag = "") {
       const long long want = ((k + 7) / 8 + 32LL * chunks - 1) / (32LL * chunks);
       int segs = 1;
       while (segs < warps && segs < want) segs *= 2;
@@ -354,7 +356,7 @@ int main(int argc, char** argv) {
         kernel<<<(n + rpc - 1) / rpc, 32 * warps, 0, s>>>(kp, segs);
       };
       const double t = lab::time_launches(p.sets, launch);
-      report("lib w" + std::to_string(warps) + " c" + std::to_string(chunks) + " segs" + std::to_string(segs), t,
+      report("lib w" + std::to_string(warps) + " c" + std::to_string(chunks) + " segs" + std::to_string(segs) + tag, t,
              check(p, launch));
     };
     // Alternating with the lab's own rows c4 three times, so that an order (clock-state) effect
@@ -367,6 +369,10 @@ int main(int argc, char** argv) {
     lib(tgemm::kernels::sm90_gemv_skinny<bf16, 1, 8, 2>, 8, 2);
     lib(tgemm::kernels::sm90_gemv_skinny<bf16, 1, 8, 8>, 8, 8);
     lib(tgemm::kernels::sm90_gemv_skinny<bf16, 1, 4, 4>, 4, 4);
+    // Launch bounds swapped (session 15): is the 0.4-1.2 us between lib w8 c4 and rows c4 the
+    // CTAs an SM that each asks of ptxas (5 against 4; their main loops match in SASS)?
+    lib(tgemm::kernels::sm90_gemv_skinny<bf16, 1, 8, 4, 4>, 8, 4, " lb4");
+    rows(rows_kernel<8, 4, 0, 5>, 4, "rows lb5", true);
 
     // Balanced flat: grid = SMs x ctas, L = ceil(T / warps), only where L <= C.
     const long long C = k / 8, T = static_cast<long long>(n) * C;
