@@ -133,6 +133,18 @@ __device__ __forceinline__ void finish_tile(float (&acc)[RT][2][4], float (*part
   if (threadIdx.x == 0) counters[tile] = 0;
 }
 
+// The lane's weight pointers of a warp whose m16 tiles start at row row0: rows row0 + r*16 + g
+// (h = 0) and + 8 (h = 1), clamped to the last row (their results are discarded), at element k0 of
+// the row.
+template <int RT>
+__device__ __forceinline__ void weight_rows(const bf16* (&wp)[RT][2], const bf16* w, int row0, int n, int k, int k0) {
+  const int g = (threadIdx.x % 32) / 4;
+#pragma unroll
+  for (int r = 0; r < RT; ++r)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) wp[r][h] = w + static_cast<std::size_t>(min(row0 + r * 16 + h * 8 + g, n - 1)) * k + k0;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Plain MMA tile kernel. grid (ceil(N / R), S), block 32 * W; U k-steps loaded before their MMAs
 // (U * RT * 2 * C 16-byte weight loads in flight per lane). K must be a multiple of 32 * C
@@ -155,20 +167,9 @@ __global__ void __launch_bounds__(32 * W) tile_kernel(const bf16* __restrict__ x
   const int s_begin = static_cast<int>(static_cast<long long>(steps) * pidx / parts);
   const int s_end = static_cast<int>(static_cast<long long>(steps) * (pidx + 1) / parts);
 
-  float acc[RT][2][4];
-#pragma unroll
-  for (int r = 0; r < RT; ++r)
-#pragma unroll
-    for (int j = 0; j < 2; ++j)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) acc[r][j][i] = 0.0f;
-
+  float acc[RT][2][4] = {};
   const bf16* wp[RT][2];
-#pragma unroll
-  for (int r = 0; r < RT; ++r)
-#pragma unroll
-    for (int h = 0; h < 2; ++h)
-      wp[r][h] = w + static_cast<std::size_t>(min(row0 + r * 16 + h * 8 + g, n - 1)) * k + s_begin * KSTEP + t * 8 * C;
+  weight_rows<RT>(wp, w, row0, n, k, s_begin * KSTEP + t * 8 * C);
   const bf16* xp[2] = {x + static_cast<std::size_t>(g) * k + s_begin * KSTEP + t * 8 * C,
                        x + static_cast<std::size_t>(8 + g) * k + s_begin * KSTEP + t * 8 * C};
   // NU k-steps: all their loads first, then the MMAs.
@@ -249,20 +250,9 @@ __global__ void __launch_bounds__(32 * W) xs_kernel(const bf16* __restrict__ x, 
   const int wrow0 = row0 + (ROWSPLIT ? warp * RT * 16 : 0);  // this warp's first row
   const int xrow = xs_row_bytes(c_end - c_begin, KSTEP);
 
-  float acc[RT][2][4];
-#pragma unroll
-  for (int r = 0; r < RT; ++r)
-#pragma unroll
-    for (int j = 0; j < 2; ++j)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) acc[r][j][i] = 0.0f;
-
+  float acc[RT][2][4] = {};
   const bf16* wp[RT][2];
-#pragma unroll
-  for (int r = 0; r < RT; ++r)
-#pragma unroll
-    for (int h = 0; h < 2; ++h)
-      wp[r][h] = w + static_cast<std::size_t>(min(wrow0 + r * 16 + h * 8 + g, n - 1)) * k + s_begin * KSTEP + t * 8 * C;
+  weight_rows<RT>(wp, w, wrow0, n, k, s_begin * KSTEP + t * 8 * C);
   using Batch = uint4[U][RT][2][C];
   // Steps past the warp's end load nothing (their MMAs are skipped, warp-uniformly).
   auto load_w = [&](Batch& dst, int s0) {
@@ -351,13 +341,9 @@ double check(const Problem& p, const std::function<void(int, cudaStream_t)>& lau
 }
 
 int main(int argc, char** argv) {
-  std::vector<std::pair<int, int>> shapes;
-  for (int i = 1; i + 1 < argc; i += 2) shapes.push_back({std::atoi(argv[i]), std::atoi(argv[i + 1])});
-  if (shapes.empty()) shapes = {{576, 7168}, {1280, 8192}, {1536, 7168}, {8192, 1024}, {4096, 4096}};
-  cudaDeviceProp prop;
-  CK(cudaGetDeviceProperties(&prop, 0));
+  const std::vector<std::pair<int, int>> shapes = lab::shapes_from_args(argc, argv, {{576, 7168}, {1280, 8192}, {1536, 7168}, {8192, 1024}, {4096, 4096}});
+  const cudaDeviceProp prop = lab::device_header();
   const int sms = prop.multiProcessorCount;
-  std::printf("device %s, %d SMs, L2 %d MB\n", prop.name, sms, prop.l2CacheSize >> 20);
   std::printf("%-14s %-30s %9s %7s %9s\n", "problem", "variant", "us", "/floor", "err");
   int failures = 0;
   constexpr int kMaxSplits = 16;   // the tile kernels' split-K sweep
@@ -372,7 +358,7 @@ int main(int argc, char** argv) {
     p.n = n;
     p.k = k;
     const std::size_t wb = static_cast<std::size_t>(n) * k * 2, xb = static_cast<std::size_t>(kM) * k * 2;
-    p.sets = static_cast<int>(std::max<std::size_t>(2, (3 * static_cast<std::size_t>(prop.l2CacheSize)) / wb + 1));
+    p.sets = lab::rotation_sets(prop, wb);
     for (int i = 0; i < p.sets; ++i) {
       bf16 *w, *o;
       CK(cudaMalloc(&w, wb + xb + 256));  // x right after w, as the bench lays them out

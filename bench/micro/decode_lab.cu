@@ -239,13 +239,9 @@ double check(const Problem& p, const std::function<void(int, cudaStream_t)>& lau
 }
 
 int main(int argc, char** argv) {
-  std::vector<std::pair<int, int>> shapes;
-  for (int i = 1; i + 1 < argc; i += 2) shapes.push_back({std::atoi(argv[i]), std::atoi(argv[i + 1])});
-  if (shapes.empty()) shapes = {{576, 7168}, {8192, 1024}, {1280, 8192}, {1536, 7168}, {4096, 4096}};
-  cudaDeviceProp prop;
-  CK(cudaGetDeviceProperties(&prop, 0));
+  const std::vector<std::pair<int, int>> shapes = lab::shapes_from_args(argc, argv, {{576, 7168}, {8192, 1024}, {1280, 8192}, {1536, 7168}, {4096, 4096}});
+  const cudaDeviceProp prop = lab::device_header();
   const int sms = prop.multiProcessorCount;
-  std::printf("device %s, %d SMs, L2 %d MB\n", prop.name, sms, prop.l2CacheSize >> 20);
   std::printf("%-12s %-34s %9s %7s %9s\n", "problem", "variant", "us", "/floor", "err");
   int failures = 0;
   for (const auto& nk : shapes) {
@@ -254,7 +250,7 @@ int main(int argc, char** argv) {
     p.n = n;
     p.k = k;
     const std::size_t wb = static_cast<std::size_t>(n) * k * 2;
-    p.sets = static_cast<int>(std::max<std::size_t>(2, (3 * static_cast<std::size_t>(prop.l2CacheSize)) / wb + 1));
+    p.sets = lab::rotation_sets(prop, wb);
     for (int i = 0; i < p.sets; ++i) {
       bf16 *w, *x, *o;
       CK(cudaMalloc(&w, wb + 16 * k + 256));  // x right after w, as the bench lays them out

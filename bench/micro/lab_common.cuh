@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "runtime/timing.h"  // tgemm::stream_read, the bench's floor kernel
@@ -31,6 +32,28 @@
 namespace lab {
 
 using bf16 = __nv_bfloat16;
+
+// The (N, K) weights to study: the command line's "N K N K ...", else the lab's defaults.
+inline std::vector<std::pair<int, int>> shapes_from_args(int argc, char** argv,
+                                                         std::vector<std::pair<int, int>> defaults) {
+  std::vector<std::pair<int, int>> shapes;
+  for (int i = 1; i + 1 < argc; i += 2) shapes.push_back({std::atoi(argv[i]), std::atoi(argv[i + 1])});
+  return shapes.empty() ? defaults : shapes;
+}
+
+// Device 0's properties, printed as a lab's first line.
+inline cudaDeviceProp device_header() {
+  cudaDeviceProp prop;
+  CK(cudaGetDeviceProperties(&prop, 0));
+  std::printf("device %s, %d SMs, L2 %d MB\n", prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20);
+  return prop;
+}
+
+// Operand sets rotated through so that a weight of `bytes` is read past three L2 sizes (as
+// `tgemm bench` rotates), at least 2.
+inline int rotation_sets(const cudaDeviceProp& prop, std::size_t bytes) {
+  return static_cast<int>(std::max<std::size_t>(2, (3 * static_cast<std::size_t>(prop.l2CacheSize)) / bytes + 1));
+}
 
 // Uniform values in [-1, 1) from a hash of the index and the seed.
 __global__ void fill_kernel(bf16* p, std::size_t n, std::uint64_t seed) {

@@ -457,8 +457,8 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
   auto placement = [&](int j) -> const RaceData& { return j == 0 ? data : extra[static_cast<std::size_t>(j - 1)]; };
   SelectOptions select = o.select;
   if (sustained) select.default_margin = std::max(select.default_margin, o.sustained_default_margin);
-  // RaceOptions::sustained_confirm_all: the finalists of a compute-bound problem go to the
-  // confirmation, all of them, instead of the finals.
+  // RaceOptions::sustained_confirm_all: a compute-bound problem's finalists go to the
+  // confirmation (confirm_tries of them) instead of the finals.
   const bool confirm_all = sustained && o.sustained_confirm_all && o.confirm_rounds > 0;
   std::vector<std::size_t> confirm_pool;
   {
@@ -595,36 +595,27 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
     // sustained_confirm_all, the finalists of the accurate stage that passed their checks, fastest
     // first by accurate time, confirm_tries of them (each costs a confirmation: ~0.8 s at
     // M >= 512 in session 15, so all 6 finalists of 48 problems would add ~3 minutes a tune).
-    std::vector<std::size_t> tries;
+    std::vector<std::size_t> tries, order;
     if (confirm_all) {
       for (std::size_t i : confirm_pool) {
-        if (passes_checks(result.candidates[i], o.select)) tries.push_back(i);
+        if (passes_checks(result.candidates[i], o.select)) order.push_back(i);
       }
-      std::stable_sort(tries.begin(), tries.end(), [&](std::size_t a, std::size_t b) {
-        return result.candidates[a].us < result.candidates[b].us;
-      });
-      if (tries.size() > static_cast<std::size_t>(std::max(1, o.confirm_tries)))
-        tries.resize(static_cast<std::size_t>(std::max(1, o.confirm_tries)));
     } else {
       tries.push_back(static_cast<std::size_t>(result.winner));
-    }
-    if (!confirm_all) {
-      std::vector<std::size_t> order;
       for (std::size_t i = 0; i < result.candidates.size(); ++i) {
         const CandidateResult& r = result.candidates[i];
-        if (i == d || static_cast<int>(i) == result.winner || !passes_checks(r, o.select) ||
-            r.us > result.candidates[d].us) {
-          continue;
+        if (i != d && static_cast<int>(i) != result.winner && passes_checks(r, o.select) &&
+            r.us <= result.candidates[d].us) {
+          order.push_back(i);
         }
-        order.push_back(i);
       }
-      std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-        return result.candidates[a].us < result.candidates[b].us;
-      });
-      for (std::size_t i : order) {
-        if (tries.size() >= static_cast<std::size_t>(std::max(1, o.confirm_tries))) break;
-        tries.push_back(i);
-      }
+    }
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return result.candidates[a].us < result.candidates[b].us;
+    });
+    for (std::size_t i : order) {
+      if (tries.size() >= static_cast<std::size_t>(std::max(1, o.confirm_tries))) break;
+      tries.push_back(i);
     }
     // Placements: the race's data, then fresh ones as far as the memory budget allows.
     result.winner = def;

@@ -47,3 +47,14 @@ suite_bench() {  # the whole-suite bench of the shipped table
   timeout 200 tgemm bench --json $S/bench_suite.json > $S/bench_suite.log 2>&1; echo "bench rc=$?"
   grep -i geomean $S/bench_suite.log
 }
+run_gpu_test() {  # name: a GPU test binary packed by pack_ci_binaries.sh (scratch/ci/<name>.gz), its log in $S
+  gunzip -c scratch/ci/$1.gz > /tmp/bin/$1 && chmod +x /tmp/bin/$1
+  timeout 300 /tmp/bin/$1 > $S/$1.log 2>&1; echo "$1 rc=$?"; tail -4 $S/$1.log
+}
+run_lab() {  # name pattern: a lab built here into scratch/lab/<name>; its output in $S/<name>.txt, the lines matching pattern shown
+  timeout 120 scratch/lab/$1 > $S/$1.txt 2>&1; echo "$1 rc=$?"; grep -E "$2" $S/$1.txt | head -80
+}
+pack_profiles() {  # gzip every tune profile of the chain (the tar leaves the raw CSVs out)
+  local f
+  for f in $S/prof_*.csv; do [ -f "$f" ] && gzip -kf "$f"; done
+}

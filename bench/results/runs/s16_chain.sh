@@ -17,20 +17,11 @@ S=/tmp/s16
 export TGEMM_CONFIG_DIR=$PWD/configs
 . bench/results/runs/chain_lib.sh
 chain_inputs
-tune_test() {
-  gunzip -c scratch/ci/test_gpu_tune.gz > /tmp/bin/test_gpu_tune && chmod +x /tmp/bin/test_gpu_tune
-  timeout 300 /tmp/bin/test_gpu_tune > $S/test_gpu_tune.log 2>&1; echo "test_gpu_tune rc=$?"; tail -4 $S/test_gpu_tune.log
-}
-step tune_test 200 tune_test
-lab16() {  # issue 4, M = 16: the lab with session 15's xs and nox kernels (build it here into scratch/lab)
-  timeout 120 scratch/lab/decode16_lab > $S/lab16.txt 2>&1; echo "decode16_lab rc=$?"; grep -E "xs|nox|floor|lib" $S/lab16.txt | head -80
-}
-[ -x scratch/lab/decode16_lab ] && step lab16 60 lab16
-lab1() {  # issue 4, M = 1: decode_lab with session 15's swapped launch bounds (lib w8 c4 lb4, rows lb5)
-  timeout 120 scratch/lab/decode_lab > $S/lab1.txt 2>&1; echo "decode_lab rc=$?"; grep -E "rows|lib|floor " $S/lab1.txt | head -60
-}
-[ -x scratch/lab/decode_lab ] && step lab1 60 lab1
+step tune_test 200 run_gpu_test test_gpu_tune
+# Issue 4: M = 16, session 15's xs/xr/nox kernels; M = 1, the swapped launch bounds (lib lb4, rows lb5).
+[ -x scratch/lab/decode16_lab ] && step lab16 60 run_lab decode16_lab "xs|xr|nox|floor|lib"
+[ -x scratch/lab/decode_lab ] && step lab1 60 run_lab decode_lab "rows|lib|floor "
 OPTS="--batch 8 --libtype cublaslt -i $S/all_in.csv --sustained_confirm_all --confirm_tries 4 --confirm_margin 0.005 --sustained_margin 0.005 --confirm_rounds 4 --confirm_placements 3"
 tune_until ca_A 112 $OPTS && tune_until ca_B 112 $OPTS && step cmp3_ca 400 cmp3 ca
-for f in $S/prof_*.csv; do [ -f "$f" ] && gzip -kf "$f"; done
+pack_profiles
 echo "chain ends at $SECONDS s"

@@ -39,5 +39,5 @@ PY
   grep -i geomean $S/bench_merged.log $S/bench_shipped.log
 }
 [ "$(rows $S/ship.csv)" -ge 112 ] && step merged_bench 200 merged_bench
-for f in $S/prof_*.csv; do [ -f "$f" ] && gzip -kf "$f"; done
+pack_profiles
 echo "chain ends at $SECONDS s"
