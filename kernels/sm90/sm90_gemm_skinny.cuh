@@ -204,6 +204,13 @@ __device__ __forceinline__ int thread_index() {
   return static_cast<int>(v);
 }
 
+// blockIdx.x through an opaque read, for the same reason.
+__device__ __forceinline__ int cta_index() {
+  unsigned v;
+  asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(v));
+  return static_cast<int>(v);
+}
+
 // Release + acquire fence at GPU scope (the stream-K split reduction of version 3).
 __device__ __forceinline__ void fence_acq_rel_gpu() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
 

@@ -155,15 +155,32 @@ __global__ void __launch_bounds__(32 * WARPS, MIN_BLOCKS > 0 ? MIN_BLOCKS : gemv
 #pragma unroll
         for (int m = 0; m < M_MAX; ++m) acc[m] = gd::dot8<In>(wv[j], xv[j][m], acc[m]);
     }
-    // K % 8 != 0: the chunk that straddles K (chunk full_chunks, in the last segment), element
-    // by element with zeros past K, by the lane whose stride reaches it; it is summed last in
-    // that lane, the same place every run.
-    const int cs = full_chunks;
-    if (cs < c_end && cs >= c_begin && (cs - c_begin) % 32 == lane) {
-      const uint4 w_s = sd::load_partial_chunk(reinterpret_cast<const In*>(w_row + cs), p.k - 8 * cs);
+  }
+  // K % 8 != 0: the chunk that straddles K (chunk K / 8, in the last segment), element by element
+  // with zeros past K, by the lane whose stride reaches it; it is summed last in that lane, the
+  // same place every run. Its row, segment and pointers are derived afresh (thread_index and
+  // cta_index are opaque reads) rather than kept live through the main loop: kept, they cost
+  // 8-16 bytes of spills at the register caps above (session 16: every M <= 2 instance spilled,
+  // and the M = 1 w8 c4 instance ran 6-12% slower than the same loop without them in
+  // bench/micro/decode_lab.cu).
+  if ((p.k & 7) != 0) {
+    const int t_lane = sd::thread_index() % 32;
+    const int t_warp = sd::thread_index() / 32;
+    const int t_log_segs = __ffs(segs) - 1;
+    const int t_seg = t_warp & (segs - 1);
+    const int t_row = sd::cta_index() * (WARPS >> t_log_segs) + (t_warp >> t_log_segs);
+    const int t_chunks = (p.k + 7) >> 3;
+    const int cs = p.k >> 3;
+    const int t_begin = static_cast<int>((static_cast<std::int64_t>(t_chunks) * t_seg) >> t_log_segs);
+    const int t_end = static_cast<int>((static_cast<std::int64_t>(t_chunks) * (t_seg + 1)) >> t_log_segs);
+    if (t_row < p.n && cs < t_end && cs >= t_begin && (cs - t_begin) % 32 == t_lane) {
+      const In* w_s = static_cast<const In*>(p.w) + static_cast<std::int64_t>(t_row) * p.ldb + 8 * static_cast<std::int64_t>(cs);
+      const uint4 wv_s = sd::load_partial_chunk(w_s, p.k - 8 * cs);
 #pragma unroll
-      for (int m = 0; m < M_MAX; ++m)
-        acc[m] = gd::dot8<In>(w_s, sd::load_partial_chunk(reinterpret_cast<const In*>(x_rows[m] + cs), p.k - 8 * cs), acc[m]);
+      for (int m = 0; m < M_MAX; ++m) {
+        const In* x_s = static_cast<const In*>(p.x) + static_cast<std::int64_t>(min(m, p.m - 1)) * p.lda + 8 * static_cast<std::int64_t>(cs);
+        acc[m] = gd::dot8<In>(wv_s, sd::load_partial_chunk(x_s, p.k - 8 * cs), acc[m]);
+      }
     }
   }
 #pragma unroll
