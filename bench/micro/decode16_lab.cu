@@ -151,7 +151,15 @@ __device__ __forceinline__ void weight_rows(const bf16* (&wp)[RT][2], const bf16
 // (the lab's shapes are); rows past N are clamped to the last row (results discarded).
 // ws: S partial tiles per row tile (kM x R floats each); counters: one per row tile, zero between
 // launches.
-template <int R, int C, int W, int U>
+// MODE (session 16, ablations, results not checked): 0 the kernel; 1 "nox": x a constant (no x
+// loads); 2 "nox-noepi": also no epilogue (no shared-memory warp sum, no split-K partials or last-CTA
+// sum): each lane stores one float of its accumulators to ws. 0 -> 1 is the cost of x, 1 -> 2 that
+// of the epilogue, 2 against the floor that of the weight stream in this structure.
+// MODE 3 "wsum" (a real kernel, checked): no CTA barrier at all. Each warp stores its fragments
+// (RT x 8 floats a lane, 1 KB a warp at R = 16) to ws, and the last warp of the row tile to arrive
+// (one counter per tile, over all S x W warps; reset by that warp) sums the S x W parts in part
+// order (split, then warp: deterministic) and stores the tile straight from the fragment layout.
+template <int R, int C, int W, int U, int MODE = 0>
 __global__ void __launch_bounds__(32 * W) tile_kernel(const bf16* __restrict__ x, const bf16* __restrict__ w,
                                                       bf16* out, float* ws, unsigned* counters, int n, int k) {
   constexpr int RT = R / 16;     // m16 tiles over weight rows
@@ -189,7 +197,9 @@ __global__ void __launch_bounds__(32 * W) tile_kernel(const bf16* __restrict__ x
 #pragma unroll
       for (int j = 0; j < 2; ++j)
 #pragma unroll
-        for (int c = 0; c < C; ++c) xv[u][j][c] = sd::load_activation(xp[j] + u * KSTEP + c * 8);
+        for (int c = 0; c < C; ++c)
+          xv[u][j][c] = (MODE == 1 || MODE == 2) ? make_uint4(0x3f803f80u ^ lane, 0x3f803f80u, 0x3f803f80u, 0x3f803f80u ^ u)
+                                  : sd::load_activation(xp[j] + u * KSTEP + c * 8);
 #pragma unroll
     for (int r = 0; r < RT; ++r)
 #pragma unroll
@@ -210,6 +220,67 @@ __global__ void __launch_bounds__(32 * W) tile_kernel(const bf16* __restrict__ x
   for (; s + U <= s_end; s += U) batch(std::integral_constant<int, U>{});
 #pragma unroll 1
   for (; s < s_end; ++s) batch(std::integral_constant<int, 1>{});
+  if (MODE == 3) {
+    constexpr int kF = RT * 8;  // floats a lane
+    const int parts = splits * W, pidx = split * W + warp;
+    float* slot = ws + ((static_cast<std::size_t>(tile) * parts + pidx) * 32 + lane) * kF;
+#pragma unroll
+    for (int r = 0; r < RT; ++r)
+#pragma unroll
+      for (int j = 0; j < 2; ++j)
+        reinterpret_cast<float4*>(slot)[r * 2 + j] = make_float4(acc[r][j][0], acc[r][j][1], acc[r][j][2], acc[r][j][3]);
+    __threadfence();
+    __syncwarp();
+    unsigned prev = 0;
+    if (lane == 0) prev = atomicAdd(&counters[tile], 1u);
+    prev = __shfl_sync(0xffffffffu, prev, 0);
+    if (prev != static_cast<unsigned>(parts - 1)) return;
+    __threadfence();
+    float sum[RT][2][4] = {};
+    const float* base = ws + (static_cast<std::size_t>(tile) * parts * 32 + lane) * kF;
+    constexpr int kBatch = 8;  // parts loaded before they are added (in order)
+    for (int q0 = 0; q0 < parts; q0 += kBatch) {
+      float4 v[kBatch][RT * 2];
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b)
+#pragma unroll
+        for (int f = 0; f < RT * 2; ++f)
+          v[b][f] = q0 + b < parts ? __ldcg(reinterpret_cast<const float4*>(base + static_cast<std::size_t>(q0 + b) * 32 * kF) + f)
+                                   : make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b)
+#pragma unroll
+        for (int r = 0; r < RT; ++r)
+#pragma unroll
+          for (int j = 0; j < 2; ++j) {
+            sum[r][j][0] += v[b][r * 2 + j].x;
+            sum[r][j][1] += v[b][r * 2 + j].y;
+            sum[r][j][2] += v[b][r * 2 + j].z;
+            sum[r][j][3] += v[b][r * 2 + j].w;
+          }
+    }
+    // Fragment (r, j): rows row0 + r*16 + g (+8), tokens j*8 + 2t (+1).
+#pragma unroll
+    for (int r = 0; r < RT; ++r)
+#pragma unroll
+      for (int j = 0; j < 2; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int row = row0 + r * 16 + g + (e >= 2 ? 8 : 0), m = j * 8 + 2 * t + (e & 1);
+          if (row < n) out[static_cast<std::size_t>(m) * n + row] = __float2bfloat16(sum[r][j][e]);
+        }
+    if (lane == 0) counters[tile] = 0;
+    return;
+  }
+  if (MODE == 2) {
+    float v = 0.0f;
+#pragma unroll
+    for (int r = 0; r < RT; ++r)
+#pragma unroll
+      for (int j = 0; j < 2; ++j) v += acc[r][j][0] + acc[r][j][1] + acc[r][j][2] + acc[r][j][3];
+    ws[((static_cast<std::size_t>(split) * gridDim.x + tile) * W + warp) * 32 + lane] = v;
+    return;
+  }
   finish_tile<RT, W>(acc, part, last, out, ws, counters, n, tile, split, splits, row0);
 }
 
@@ -370,7 +441,10 @@ int main(int argc, char** argv) {
       p.out.push_back(o);
     }
     CK(cudaMalloc(&p.ref, static_cast<std::size_t>(kM) * n * sizeof(float)));
-    CK(cudaMalloc(&p.ws, static_cast<std::size_t>(kMaxSplitsXs) * kM * (n + 128) * sizeof(float)));
+    // wsum (session 16) keeps a 1 KB part a warp: up to (8 x SMs or N / 16 row tiles) x 8 warps.
+    const std::size_t ws_floats = std::max(static_cast<std::size_t>(kMaxSplitsXs) * kM * (n + 128),
+                                           static_cast<std::size_t>(8 * sms + n / 16 + 1) * 8 * 32 * 8);
+    CK(cudaMalloc(&p.ws, ws_floats * sizeof(float)));
     CK(cudaMalloc(&p.counters, (n / 16 + 1) * sizeof(unsigned)));
     CK(cudaMemset(p.counters, 0, (n / 16 + 1) * sizeof(unsigned)));
     CK(cudaMalloc(&p.sink, 64));
@@ -407,7 +481,8 @@ int main(int argc, char** argv) {
 
     // Plain tiles: split-K S = 1, 2, 4, ... while every warp keeps a k-step and the grid stays
     // within 8 CTAs per SM.
-    auto tile = [&](auto kernel, const char* unroll, int rows, int chunks, int warps) {
+    auto tile = [&](auto kernel, const char* unroll, int rows, int chunks, int warps, const char* mode = "tile") {
+      const bool ablation = std::string(mode) != "tile" && std::string(mode) != "wsum";
       const int tiles = (n + rows - 1) / rows;
       for (int splits = 1; splits <= kMaxSplits; splits *= 2) {
         if (k / (32 * chunks) < splits * warps) break;
@@ -416,9 +491,9 @@ int main(int argc, char** argv) {
           kernel<<<dim3(tiles, splits), 32 * warps, 0, s>>>(p.x[i], p.w[i], p.out[i], p.ws, p.counters, n, k);
         };
         const double t = lab::time_launches(p.sets, launch);
-        report("tile r" + std::to_string(rows) + " c" + std::to_string(chunks) + " w" + std::to_string(warps) + " " +
+        report(std::string(mode) + " r" + std::to_string(rows) + " c" + std::to_string(chunks) + " w" + std::to_string(warps) + " " +
                    unroll + " s" + std::to_string(splits),
-               t, check(p, launch));
+               t, ablation ? -1.0 : check(p, launch));
       }
     };
     tile(tile_kernel<16, 1, 4, 4>, "u4", 16, 1, 4);
@@ -430,6 +505,15 @@ int main(int argc, char** argv) {
     tile(tile_kernel<64, 1, 4, 1>, "u1", 64, 1, 4);
     tile(tile_kernel<64, 1, 4, 2>, "u2", 64, 1, 4);
     tile(tile_kernel<64, 1, 8, 1>, "u1", 64, 1, 8);
+    // Session 16: the best plain tile taken apart (MODE above).
+    tile(tile_kernel<16, 1, 8, 4, 1>, "u4", 16, 1, 8, "tnox");
+    tile(tile_kernel<16, 1, 8, 4, 2>, "u4", 16, 1, 8, "tnox-noepi");
+    tile(tile_kernel<16, 1, 4, 4, 1>, "u4", 16, 1, 4, "tnox");
+    tile(tile_kernel<16, 1, 4, 4, 2>, "u4", 16, 1, 4, "tnox-noepi");
+    tile(tile_kernel<16, 1, 8, 4, 3>, "u4", 16, 1, 8, "wsum");
+    tile(tile_kernel<16, 1, 4, 4, 3>, "u4", 16, 1, 4, "wsum");
+    tile(tile_kernel<16, 1, 8, 8, 3>, "u8", 16, 1, 8, "wsum");
+    tile(tile_kernel<16, 2, 8, 2, 3>, "u2", 16, 2, 8, "wsum");
 
     // x in shared memory: the same split-K sweep; the stage must fit (<= 160 KB a CTA).
     // rows: the CTA's rows (xr: warps x 16); k-parts: the warps that split the CTA's k-range (xr: 1).
