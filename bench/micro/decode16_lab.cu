@@ -24,6 +24,12 @@
 //                  CTA's whole k-range): every warp reads the same stage, x's global reads fall by W;
 //   nox ...        an ablation: no x at all (constant fragments, result not checked): the cost of
 //                  the weight stream alone in this structure;
+//   tnox, tnox-noepi, tnox-bar, tnox-out, tnox-smem, wsum (session 16)
+//                  the best plain tile (r16 c1 w8/w4 u4) taken apart: without x loads; also without
+//                  its epilogue (each lane stores one float), with parts of it added back (see
+//                  tile_kernel's MODE; ablations, not checked); and "wsum",
+//                  a checked kernel with no CTA barrier (each warp stores its fragments, the last
+//                  warp of the row tile sums every part in order);
 //   lib v1 ...     the library's version-1 kernel (kernels/sm90/sm90_gemm_skinny.cuh) with the
 //                  tuned table's M = 16 variant m16_n16_wn1_wk4_u4_sk4, launched as the backend
 //                  launches it (a (1, split_k, 1) cluster), in this harness.
@@ -155,6 +161,11 @@ __device__ __forceinline__ void weight_rows(const bf16* (&wp)[RT][2], const bf16
 // loads); 2 "nox-noepi": also no epilogue (no shared-memory warp sum, no split-K partials or last-CTA
 // sum): each lane stores one float of its accumulators to ws. 0 -> 1 is the cost of x, 1 -> 2 that
 // of the epilogue, 2 against the floor that of the weight stream in this structure.
+// MODE 4 "tnox-bar": as 2, with one CTA barrier before the stores (is the epilogue's cost the
+// barrier, i.e. waiting for the CTA's slowest warp, or the shared-memory sum and the stores?).
+// MODE 5 "tnox-out": as 2, but each lane stores its float as bf16 into out (token 2t, row g of
+// the tile) instead of ws: the output buffer rather than the workspace.
+// MODE 6 "tnox-smem": as 1 (the shared-memory sum), but the CTA's sums stored to ws as fp32.
 // MODE 3 "wsum" (a real kernel, checked): no CTA barrier at all. Each warp stores its fragments
 // (RT x 8 floats a lane, 1 KB a warp at R = 16) to ws, and the last warp of the row tile to arrive
 // (one counter per tile, over all S x W warps; reset by that warp) sums the S x W parts in part
@@ -198,7 +209,7 @@ __global__ void __launch_bounds__(32 * W) tile_kernel(const bf16* __restrict__ x
       for (int j = 0; j < 2; ++j)
 #pragma unroll
         for (int c = 0; c < C; ++c)
-          xv[u][j][c] = (MODE == 1 || MODE == 2) ? make_uint4(0x3f803f80u ^ lane, 0x3f803f80u, 0x3f803f80u, 0x3f803f80u ^ u)
+          xv[u][j][c] = (MODE == 1 || MODE == 2 || MODE >= 4) ? make_uint4(0x3f803f80u ^ lane, 0x3f803f80u, 0x3f803f80u, 0x3f803f80u ^ u)
                                   : sd::load_activation(xp[j] + u * KSTEP + c * 8);
 #pragma unroll
     for (int r = 0; r < RT; ++r)
@@ -272,13 +283,36 @@ __global__ void __launch_bounds__(32 * W) tile_kernel(const bf16* __restrict__ x
     if (lane == 0) counters[tile] = 0;
     return;
   }
-  if (MODE == 2) {
+  if (MODE == 2 || MODE == 4 || MODE == 5) {
+    if (MODE == 4) __syncthreads();
     float v = 0.0f;
 #pragma unroll
     for (int r = 0; r < RT; ++r)
 #pragma unroll
       for (int j = 0; j < 2; ++j) v += acc[r][j][0] + acc[r][j][1] + acc[r][j][2] + acc[r][j][3];
+    if (MODE == 5) {
+      if (row0 + g < n && warp == 0) out[static_cast<std::size_t>(2 * t) * n + row0 + g] = __float2bfloat16(v);
+      return;
+    }
     ws[((static_cast<std::size_t>(split) * gridDim.x + tile) * W + warp) * 32 + lane] = v;
+    return;
+  }
+  if (MODE == 6) {  // finish_tile's shared-memory sum, the sums stored to ws
+#pragma unroll
+    for (int r = 0; r < RT; ++r)
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        part[warp][j * 8 + 2 * t][r * 16 + g] = acc[r][j][0];
+        part[warp][j * 8 + 2 * t + 1][r * 16 + g] = acc[r][j][1];
+        part[warp][j * 8 + 2 * t][r * 16 + g + 8] = acc[r][j][2];
+        part[warp][j * 8 + 2 * t + 1][r * 16 + g + 8] = acc[r][j][3];
+      }
+    __syncthreads();
+    for (int e = threadIdx.x; e < kM * R; e += 32 * W) {
+      float v = 0.0f;
+      for (int u = 0; u < W; ++u) v += part[u][e / R][e % R];
+      ws[(static_cast<std::size_t>(split) * gridDim.x + tile) * kM * R + e] = v;
+    }
     return;
   }
   finish_tile<RT, W>(acc, part, last, out, ws, counters, n, tile, split, splits, row0);
@@ -510,6 +544,9 @@ int main(int argc, char** argv) {
     tile(tile_kernel<16, 1, 8, 4, 2>, "u4", 16, 1, 8, "tnox-noepi");
     tile(tile_kernel<16, 1, 4, 4, 1>, "u4", 16, 1, 4, "tnox");
     tile(tile_kernel<16, 1, 4, 4, 2>, "u4", 16, 1, 4, "tnox-noepi");
+    tile(tile_kernel<16, 1, 8, 4, 4>, "u4", 16, 1, 8, "tnox-bar");
+    tile(tile_kernel<16, 1, 8, 4, 5>, "u4", 16, 1, 8, "tnox-out");
+    tile(tile_kernel<16, 1, 8, 4, 6>, "u4", 16, 1, 8, "tnox-smem");
     tile(tile_kernel<16, 1, 8, 4, 3>, "u4", 16, 1, 8, "wsum");
     tile(tile_kernel<16, 1, 4, 4, 3>, "u4", 16, 1, 4, "wsum");
     tile(tile_kernel<16, 1, 8, 8, 3>, "u8", 16, 1, 8, "wsum");
