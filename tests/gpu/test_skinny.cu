@@ -6,8 +6,9 @@
 // tile, waves); bit-identical reruns and CUDA-graph replays of the split variants (version 3 with
 // its first call inside the capture and the workspace scribbled between replays); refusals
 // (misaligned views, odd strides, M above the tile, other dtypes); the backend's from_row,
-// candidates and default rule; version 4 (GEMV, sm90_gemv_skinny.cuh) and version 5 (bulk-copy
-// GEMV, sm90_gemv_bulk.cuh) in every variant test.
+// candidates and default rule; version 4 (GEMV, sm90_gemv_skinny.cuh), version 5 (bulk-copy
+// GEMV, sm90_gemv_bulk.cuh) and version 7 (the weight as the MMA's B operand, `_b<chunks>`,
+// sm90_gemm_skinny_bop.cuh) in every variant test.
 // Skinny.SanitizerSubset is a small, fast slice for
 // compute-sanitizer (--gtest_filter='*Sanitizer*').
 #include <cuda_runtime.h>
@@ -229,6 +230,12 @@ TEST(Skinny, SanitizerSubset) {
   pick([&](const SolutionPtr& s) { return is_stream(s) && threads(s) == 256 && pk(s) == 2; });
   pick([&](const SolutionPtr& s) { return is_stream(s) && pk(s) * threads(s) == 256; });
   pick([&](const SolutionPtr& s) { return is_stream(s) && m_tile(s) == 32; });
+  // Version 7 (the weight as the B operand): no split, a 2-CTA and an 8-CTA cluster, 2 chunks a lane.
+  auto bop = [](const SolutionPtr& s) { return name_field(s->name(), "b"); };
+  pick([&](const SolutionPtr& s) { return bop(s) > 0 && sk(s) == 1; });
+  pick([&](const SolutionPtr& s) { return bop(s) == 1 && sk(s) == 2 && rows(s) == 16; });
+  pick([&](const SolutionPtr& s) { return bop(s) == 1 && sk(s) == 8; });
+  pick([&](const SolutionPtr& s) { return bop(s) == 2 && sk(s) == 4; });
   // Version 4 (GEMV): one token, and four with the most chunks a lane.
   pick([&](const SolutionPtr& s) { return is_gemv(s) && m_tile(s) == 1; });
   pick([&](const SolutionPtr& s) { return is_gemv(s) && m_tile(s) == 4 && name_field(s->name(), "c") == 8; });

@@ -21,17 +21,7 @@ step skinny_test 200 run_gpu_test test_gpu_skinny
 [ -f $S/m1_in.csv ] || tgemm shapes --suite bench/shapes/llm_shapes.csv --nsets 1 -o $S/m1_in.csv > /dev/null
 tune_until m1 16 --batch 4 --libtype all -i $S/m1_in.csv
 merged_bench() {  # the shipped table with its M = 1 rows replaced by the retune's, the whole suite
-  python3 - configs/bf16_tuned_gemm.csv $S/m1.csv > $S/merged.csv <<'PY'
-import csv, sys
-def key(r): return (r["M"], r["N"], r["K"], r["bias"], r["dtype"], r["outdtype"], r["scaleAB"], r["bpreshuffle"], r.get("epilogue", "none"))
-with open(sys.argv[1]) as f: rd = csv.DictReader(f); fields = rd.fieldnames; ship = list(rd)
-new = {}
-with open(sys.argv[2]) as f:
-    for r in csv.DictReader(f): r.setdefault("epilogue", "none"); new[key(r)] = r
-out = csv.DictWriter(sys.stdout, fields, extrasaction="ignore", lineterminator="\n"); out.writeheader()
-for r in ship: out.writerow(new.pop(key(r), r))
-for r in new.values(): out.writerow(r)
-PY
+  python3 bench/results/runs/merge_rows.py configs/bf16_tuned_gemm.csv $S/m1.csv > $S/merged.csv
   TGEMM_CONFIG_GEMM_BF16=$S/merged.csv timeout 150 tgemm bench --json $S/bench_merged.json > $S/bench_merged.log 2>&1
   echo "bench rc=$?"; grep -i geomean $S/bench_merged.log
 }

@@ -102,10 +102,11 @@ bool accepts_operands(const GemmProblem& p, int m_tile) noexcept {
 
 std::string variant_name(const SkinnyTile& t, int split_k) {
   // Version-1 names (register batches) stay as they were; ring variants add _p<stages>.
+  // Version 7 (the weight as the B operand) adds _b<chunks>.
   return "skinny:sm90_m" + std::to_string(t.m_tile) + "_n" + std::to_string(t.block_n()) + "_wn" +
          std::to_string(t.warps_n) + "_wk" + std::to_string(t.warps_k) + "_u" +
          std::to_string(t.unroll) + (t.stages > 0 ? "_p" + std::to_string(t.stages) : "") +
-         "_sk" + std::to_string(split_k) + "_v16";
+         (t.bop > 0 ? "_b" + std::to_string(t.bop) : "") + "_sk" + std::to_string(split_k) + "_v16";
 }
 
 // A kernel image's facts (PTX arch, co-resident CTAs), queried on first use and cached: the
@@ -459,7 +460,7 @@ std::vector<std::shared_ptr<const SkinnySolution>> make_solutions() {
   auto same_tile = [](const SkinnyTile& a, const SkinnyTile& b) {
     return a.m_tile == b.m_tile && a.rows_per_warp == b.rows_per_warp &&
            a.warps_n == b.warps_n && a.warps_k == b.warps_k && a.unroll == b.unroll &&
-           a.stages == b.stages;
+           a.stages == b.stages && a.bop == b.bop;
   };
   std::vector<std::shared_ptr<const SkinnySolution>> out;
   for (const auto& g : group_by_tile(kernels, same_tile))
@@ -754,7 +755,7 @@ class SkinnyBackend final : public Backend {
     // (stages > 0) and the version-3 stream-K ones stay tuner candidates until measured.
     for (const SolutionPtr& c : legacy_candidates(p)) {
       const auto* s = static_cast<const SkinnySolution*>(c.get());
-      if (s->tile().stages > 0) continue;
+      if (s->tile().stages > 0 || s->tile().bop > 0) continue;
       const double us = estimate_us(*s, p, sms);
       if (us < best_us) {  // ties keep the earlier (registration order: fewer splits)
         best_us = us;
@@ -794,7 +795,8 @@ class SkinnyBackend final : public Backend {
     for (const auto& s : solutions_) {
       const SkinnyTile& t = s->tile();
       if (t.m_tile == want.m_tile && t.rows_per_warp == want.rows_per_warp && t.warps_n == want.warps_n &&
-          t.warps_k == want.warps_k && t.unroll == want.unroll && t.stages == want.stages && s->split_k() == split &&
+          t.warps_k == want.warps_k && t.unroll == want.unroll && t.stages == want.stages && t.bop == want.bop &&
+          s->split_k() == split &&
           s->can_implement(p))
         return s;
     }
@@ -803,15 +805,16 @@ class SkinnyBackend final : public Backend {
 
   // Versions 1-2 (SkinnySolution): only the smallest M tile that fits (a larger one reads more x
   // and holds more registers for the same weight stream, so it never wins), and split-K only
-  // while each k-part has a k-block.
+  // while each k-part has a k-block (version 7: a k-step). Version 7's tiles are M tile 16, so
+  // they are candidates for M = 9..16.
   std::vector<SolutionPtr> legacy_candidates(const GemmProblem& p) const {
     int m_tile = std::numeric_limits<int>::max();
     for (const auto& s : solutions_)
       if (s->tile().m_tile < m_tile && s->can_implement(p)) m_tile = s->tile().m_tile;
     std::vector<SolutionPtr> out;
-    const std::int64_t kb = ceil_div(p.k, 32);
     for (const auto& s : solutions_) {
       if (s->tile().m_tile != m_tile || !s->can_implement(p)) continue;
+      const std::int64_t kb = ceil_div(p.k, s->tile().k_step());
       if (s->split_k() > 1 && std::int64_t{s->split_k()} * s->tile().warps_k > kb) continue;
       out.push_back(s);
     }

@@ -4,7 +4,9 @@
 // tile configuration x split-K factor is one solution named
 //   skinny:sm90_m<M tile>_n<rows per CTA>_wn<warps over rows>_wk<warps over k>_u<k-blocks per
 //   load batch>[_p<ring stages>]_sk<CTAs over k (cluster)>_v16
-// e.g. skinny:sm90_m16_n16_wn1_wk8_u4_sk2_v16. Version 3 (sm90_gemm_skinny_stream.cuh, persistent
+// e.g. skinny:sm90_m16_n16_wn1_wk8_u4_sk2_v16; version 7 (sm90_gemm_skinny_bop.cuh, the weight as
+// the MMA's B operand, 8-row blocks) adds _b<16-byte chunks a lane and k-step> before _sk, e.g.
+// skinny:sm90_m16_n8_wn1_wk8_u4_b1_sk4_v16. Version 3 (sm90_gemm_skinny_stream.cuh, persistent
 // stream-K, split_k() 0): each tile x CTAs-per-SM target is one solution named
 //   skinny:sm90_m<M tile>_n<rows per CTA>_wn<..>_wk<..>_u<..>_x<staged k-blocks>_pk<CTAs per SM>_v16
 // e.g. skinny:sm90_m8_n16_wn1_wk4_u4_x96_pk4_v16; they need a workspace (workspace_size) for

@@ -19,7 +19,13 @@ struct SkinnyTile {
   int warps_k = 0;        // warps splitting the CTA's k-range, summed in shared memory
   int unroll = 0;         // 32-wide k-blocks a warp loads per batch (stages: per ring slot)
   int stages = 0;         // 0: register batches; >= 2: cp.async ring of this many slots per warp
+  // Version 7 ("bop", kernels/sm90/sm90_gemm_skinny_bop.cuh) when > 0: the weight is the MMA's B
+  // operand (rows_per_warp = 8 x n8 blocks, warps_n 1, m_tile 16) and each lane loads this many
+  // 16-byte chunks of a row per 32 * bop-wide k-step; 0: versions 1-2 (the weight as A).
+  int bop = 0;
   int block_n() const { return rows_per_warp * warps_n; }
+  // Elements of K one k-step (block) of a warp covers.
+  int k_step() const { return 32 * (bop > 0 ? bop : 1); }
   int threads() const { return 32 * warps_n * warps_k; }
 };
 
@@ -63,6 +69,17 @@ struct SkinnyTile {
   X(16, 16, 1, 8, 2, 4)       \
   X(16, 32, 1, 4, 2, 4)       \
   X(16, 32, 2, 4, 2, 4)
+
+// Version 7 (session 17, measured in bench/micro/decode16_lab.cu as "bt"): X(n8 blocks of rows,
+// chunks a lane and k-step, warps over k, k-steps a load batch); m_tile 16, instantiated for bf16
+// and fp16 (the "small" translation units) and registered with split_k 1, 2, 4, 8 like the tiles
+// above. The five that won a suite weight in the lab (docs/perf-notes.md, skinny, "Session 17").
+#define TGEMM_SKINNY_BOP_TILES(X) \
+  X(1, 1, 8, 4)                   \
+  X(1, 2, 8, 2)                   \
+  X(1, 1, 4, 4)                   \
+  X(2, 1, 4, 4)                   \
+  X(2, 1, 8, 4)
 
 struct SkinnyKernelInfo {
   int ptx_arch = 0;     // PTX arch the running image was built from (90 for compute_90a)

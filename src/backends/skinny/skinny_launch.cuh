@@ -14,6 +14,7 @@
 
 #include "backends/skinny/skinny_kernels.h"
 #include "kernels/sm90/sm90_gemm_skinny.cuh"
+#include "kernels/sm90/sm90_gemm_skinny_bop.cuh"
 #include "kernels/sm90/sm90_gemm_skinny_stream.cuh"
 #include "kernels/sm90/sm90_gemv_bulk.cuh"
 #include "kernels/sm90/sm90_gemv_skinny.cuh"
@@ -330,8 +331,39 @@ void append_skinny_bulk_kernels(std::vector<SkinnyBulkKernel>& out) {
 #undef TGEMM_SKINNY_BULK_APPEND
 }
 
-// Appends the TGEMM_SKINNY_TILES entries with MIN_M_TILE <= m_tile <= MAX_M_TILE; the others
-// are discarded statements, so this translation unit instantiates only its share.
+// --- Version 7: the weight as the MMA's B operand ------------------------------------------------
+
+template <typename In, int RB, int C, int W, int U>
+void launch_skinny_bop(const GemmProblem& p, const GemmArgs& args, int split_k, Stream stream, const char* where) {
+  using Shape = kernels::SkinnyBopShape<RB, C, W, U>;
+  constexpr auto kernel = &kernels::sm90_gemm_skinny_bop<In, RB, C, W, U>;
+  allow_dynamic_smem<kernel>(Shape::kMaxSmemBytes);  // a refusal shows as the launch's error
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(static_cast<unsigned>((p.n + Shape::kRows - 1) / Shape::kRows), static_cast<unsigned>(split_k), 1);
+  config.blockDim = dim3(Shape::kThreads, 1, 1);
+  config.dynamicSmemBytes = static_cast<std::size_t>(Shape::smem_bytes(split_k));
+  config.stream = reinterpret_cast<cudaStream_t>(stream);
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = 1;
+  attr.val.clusterDim.y = static_cast<unsigned>(split_k);
+  attr.val.clusterDim.z = 1;
+  config.attrs = split_k > 1 ? &attr : nullptr;
+  config.numAttrs = split_k > 1 ? 1 : 0;
+  TGEMM_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, skinny_params(p, args)), where);
+  TGEMM_CUDA_CHECK_LAUNCH(where);
+}
+
+template <typename In, int RB, int C, int W, int U>
+SkinnyKernelInfo skinny_bop_query(int split_k) {
+  using Shape = kernels::SkinnyBopShape<RB, C, W, U>;
+  return query_image<&kernels::sm90_gemm_skinny_bop<In, RB, C, W, U>>(Shape::kThreads, Shape::smem_bytes(split_k),
+                                                                       Shape::kMaxSmemBytes);
+}
+
+// Appends the TGEMM_SKINNY_TILES entries with MIN_M_TILE <= m_tile <= MAX_M_TILE (and the
+// TGEMM_SKINNY_BOP_TILES, M tile 16, when it is in range); the others are discarded statements,
+// so this translation unit instantiates only its share.
 template <typename In, int MIN_M_TILE, int MAX_M_TILE>
 void append_skinny_kernels(std::vector<SkinnyKernel>& out) {
 #define TGEMM_SKINNY_APPEND(MT, RW, WN, WK, U, S)                                            \
@@ -345,6 +377,17 @@ void append_skinny_kernels(std::vector<SkinnyKernel>& out) {
   }
   TGEMM_SKINNY_TILES(TGEMM_SKINNY_APPEND)
 #undef TGEMM_SKINNY_APPEND
+#define TGEMM_SKINNY_BOP_APPEND(RB, C, W, U)                                                 \
+  if constexpr (16 >= MIN_M_TILE && 16 <= MAX_M_TILE) {                                      \
+    SkinnyKernel k;                                                                          \
+    k.tile = SkinnyTile{16, 8 * RB, 1, W, U, 0, C};                                          \
+    k.in = dtype_of<In>();                                                                   \
+    k.launch = &launch_skinny_bop<In, RB, C, W, U>;                                          \
+    k.query = &skinny_bop_query<In, RB, C, W, U>;                                            \
+    out.push_back(k);                                                                        \
+  }
+  TGEMM_SKINNY_BOP_TILES(TGEMM_SKINNY_BOP_APPEND)
+#undef TGEMM_SKINNY_BOP_APPEND
 }
 
 }  // namespace tgemm::skinny

@@ -1,0 +1,228 @@
+// Skinny version 7, "bop": out[M, N] = x[M, K] · w[N, K]^T (+ bias[N]) for M <= 16 with the
+// weight as the tensor-core MMA's B operand.
+//
+// Why: versions 1-2 put 16 weight rows in the MMA's A operand, so a CTA owns at least 16 rows and
+// the K-heavy decode weights (576-1536 rows of 7-8 K) have only 36-96 row tiles: they need split-K
+// to fill 132 SMs, and a split-K epilogue through global memory cost 1.5-2.1 us
+// (docs/perf-notes.md, skinny, "Session 16"). With x as A (the 16 tokens) and 8 weight rows as B
+// (m16n8k16), a CTA owns 8 * RB rows: twice the row tiles, and the CTAs of a split sum through
+// distributed shared memory. Measured in bench/micro/decode16_lab.cu (session 17, "bt"): 5.9 /
+// 8.6 / 8.8 us on 576x7168 / 1280x8192 / 1536x7168 at M = 16, against 6.8 / 9.1 / 9.7 us for what
+// shipped there.
+//
+// Layout: a CTA is W warps over RB n8 blocks of weight rows (8 * RB rows); the warps split the
+// CTA's k-range, and split_k CTAs (a (1, split_k, 1) cluster) split K further: split_k * W
+// balanced contiguous parts of the k-steps. A k-step is 32 * C elements: lane (g, t) of a quad
+// loads C contiguous 16-byte chunks of row g of each n8 block at k = step + 8 C t, and the same
+// chunks of tokens g and g + 8 of x (through L1; tokens past M read the last token's, their sums
+// are discarded). Each chunk feeds two MMAs, half h taking elements 4h..4h+3: B = (w word 2h,
+// word 2h + 1), A = (x_g word 2h, x_{g+8} word 2h, x_g word 2h + 1, x_{g+8} word 2h + 1), so A
+// and B agree on the k order inside the chunk (the layout the MMA wants is a permutation of k).
+// U k-steps are loaded before their MMAs. The accumulator of lane (g, t) holds tokens g and g + 8
+// of rows 2t and 2t + 1: one 4-byte (16-bit out) or 8-byte (fp32 out) store each.
+// Reduction: every warp writes its RB x 32 float4 fragments into rank 0's shared memory (its own
+// CTA's when split_k = 1), one barrier (CTA or cluster), the other CTAs leave, and rank 0 sums
+// the parts in part order (rank, then warp): bit-identical run to run, no workspace.
+// K tails: the last k-step (K % (32 C) != 0) is loaded with guards: whole chunks inside K, the
+// chunk that straddles K element by element (zeros past K), zeros after it.
+//
+// Preconditions (the host's can_implement checks them): an sm_90 image; 1 <= M <= 16; N >= 1;
+// 1 <= K <= 2^30; x and w 16-byte aligned with lda, ldb multiples of 8 elements (lda ignored
+// when M = 1, ldb when N = 1); out, bias element-aligned; grid (ceil(N / (8 RB)), split_k), block
+// 32 W, a (1, split_k, 1) cluster when split_k > 1 (split_k <= 8), dynamic shared memory
+// SkinnyBopShape::smem_bytes(split_k).
+//
+// Test: tests/gpu/test_skinny.cu (every variant against the fp32 reference with tails, bias,
+// every output dtype; determinism; the sanitizer subset).
+#pragma once
+
+#include <cooperative_groups.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "kernels/common/numeric.cuh"
+#include "kernels/sm90/sm90_gemm_skinny.cuh"
+
+namespace tgemm::kernels {
+
+template <int RB, int C, int W, int U>
+struct SkinnyBopShape {
+  static_assert(RB >= 1 && RB <= 4, "RB: 1..4 n8 blocks of weight rows");
+  static_assert(C == 1 || C == 2, "C: 1 or 2 chunks a lane and k-step");
+  static_assert(W >= 1 && W <= 16, "W: 1..16 warps");
+  static constexpr int kRows = 8 * RB;
+  static constexpr int kThreads = 32 * W;
+  static constexpr int kKStep = 32 * C;
+  static constexpr int kPartBytes = RB * 32 * 16;  // one warp's fragments
+  static constexpr int smem_bytes(int split_k) { return split_k * W * kPartBytes; }
+  static constexpr int kMaxSmemBytes = 8 * W * kPartBytes;
+};
+
+namespace skinny_bop_detail {
+
+__device__ __forceinline__ float bias_at(const SkinnyParams& p, int n) {
+  switch (p.bias_type) {
+    case kSkinnyBf16: return to_float(static_cast<const bf16*>(p.bias)[n]);
+    case kSkinnyFp16: return to_float(static_cast<const fp16*>(p.bias)[n]);
+    case kSkinnyF32: return static_cast<const float*>(p.bias)[n];
+    default: return 0.0f;
+  }
+}
+
+// Token m, rows n0 and n0 + 1 (n0 even): one paired store where both rows exist and the pair is
+// aligned, else element by element (skinny_detail::store_element, which adds the bias itself).
+__device__ __forceinline__ void store_pair(const SkinnyParams& p, int m, int n0, float v0, float v1) {
+  if (m >= p.m || n0 >= p.n) return;
+  const std::int64_t off = static_cast<std::int64_t>(m) * p.ldo + n0;
+  const auto addr = reinterpret_cast<std::uintptr_t>(p.out);
+  if (n0 + 1 < p.n && (p.ldo & 1) == 0) {
+    if (p.out_type == kSkinnyF32 && (addr & 7) == 0) {
+      *reinterpret_cast<float2*>(static_cast<float*>(p.out) + off) = make_float2(v0 + bias_at(p, n0), v1 + bias_at(p, n0 + 1));
+      return;
+    }
+    if (p.out_type == kSkinnyBf16 && (addr & 3) == 0) {
+      *reinterpret_cast<__nv_bfloat162*>(static_cast<bf16*>(p.out) + off) =
+          __floats2bfloat162_rn(v0 + bias_at(p, n0), v1 + bias_at(p, n0 + 1));
+      return;
+    }
+    if (p.out_type == kSkinnyFp16 && (addr & 3) == 0) {
+      *reinterpret_cast<__half2*>(static_cast<fp16*>(p.out) + off) = __floats2half2_rn(v0 + bias_at(p, n0), v1 + bias_at(p, n0 + 1));
+      return;
+    }
+  }
+  skinny_detail::store_element(p, m, n0, v0);
+  skinny_detail::store_element(p, m, n0 + 1, v1);  // nothing past N
+}
+
+}  // namespace skinny_bop_detail
+
+template <typename In, int RB, int C, int W, int U>
+__global__ void __launch_bounds__(32 * W, 2) sm90_gemm_skinny_bop(const SkinnyParams p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+  __trap();  // never launched there: the host checks the loaded image's PTX arch first
+#else
+  using Shape = SkinnyBopShape<RB, C, W, U>;
+  constexpr int KSTEP = Shape::kKStep;
+  namespace sd = skinny_detail;
+  extern __shared__ float4 bop_parts[];  // [split_k * W][RB][32]
+  const int lane = static_cast<int>(threadIdx.x) % 32, warp = static_cast<int>(threadIdx.x) / 32;
+  const int g = lane / 4, t = lane % 4;
+  const int split_k = static_cast<int>(gridDim.y), rank = static_cast<int>(blockIdx.y);
+  const int row0 = static_cast<int>(blockIdx.x) * Shape::kRows;
+  const int steps = (p.k + KSTEP - 1) / KSTEP;  // the last one possibly partial
+  const int full_steps = p.k / KSTEP;
+  const int parts = split_k * W, pidx = rank * W + warp;
+  const int s_begin = static_cast<int>(static_cast<std::int64_t>(steps) * pidx / parts);
+  const int s_end = static_cast<int>(static_cast<std::int64_t>(steps) * (pidx + 1) / parts);
+  // First phase of the cluster barrier: by its wait (before the fragments go to rank 0), every
+  // CTA of the cluster is running, so rank 0's shared memory exists.
+  if (split_k > 1) sd::cluster_arrive_relaxed();
+
+  float acc[RB][4];
+#pragma unroll
+  for (int b = 0; b < RB; ++b) acc[b][0] = acc[b][1] = acc[b][2] = acc[b][3] = 0.0f;
+  const In* wp[RB];
+#pragma unroll
+  for (int b = 0; b < RB; ++b)
+    wp[b] = static_cast<const In*>(p.w) + static_cast<std::int64_t>(min(row0 + 8 * b + g, p.n - 1)) * p.ldb +
+            s_begin * KSTEP + 8 * C * t;
+  const In* xp[2] = {static_cast<const In*>(p.x) + static_cast<std::int64_t>(min(g, p.m - 1)) * p.lda + s_begin * KSTEP + 8 * C * t,
+                     static_cast<const In*>(p.x) + static_cast<std::int64_t>(min(g + 8, p.m - 1)) * p.lda + s_begin * KSTEP + 8 * C * t};
+
+  auto mmas = [&](const uint4& w, const uint4& x0, const uint4& x1, float (&c)[4]) {
+    const std::uint32_t* wr = reinterpret_cast<const std::uint32_t*>(&w);
+    const std::uint32_t* a = reinterpret_cast<const std::uint32_t*>(&x0);
+    const std::uint32_t* b = reinterpret_cast<const std::uint32_t*>(&x1);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) sd::mma_m16n8k16<In>(c, a[2 * h], b[2 * h], a[2 * h + 1], b[2 * h + 1], wr[2 * h], wr[2 * h + 1]);
+  };
+  // NU whole k-steps: every load first, then the MMAs.
+  auto batch = [&](auto nu_tag) {
+    constexpr int NU = decltype(nu_tag)::value;
+    uint4 wv[NU][RB][C], xv[NU][2][C];
+#pragma unroll
+    for (int u = 0; u < NU; ++u)
+#pragma unroll
+      for (int b = 0; b < RB; ++b)
+#pragma unroll
+        for (int c = 0; c < C; ++c) wv[u][b][c] = sd::load_weight(wp[b] + u * KSTEP + 8 * c);
+#pragma unroll
+    for (int u = 0; u < NU; ++u)
+#pragma unroll
+      for (int j = 0; j < 2; ++j)
+#pragma unroll
+        for (int c = 0; c < C; ++c) xv[u][j][c] = sd::load_activation(xp[j] + u * KSTEP + 8 * c);
+#pragma unroll
+    for (int b = 0; b < RB; ++b) wp[b] += NU * KSTEP;
+#pragma unroll
+    for (int j = 0; j < 2; ++j) xp[j] += NU * KSTEP;
+#pragma unroll
+    for (int u = 0; u < NU; ++u)
+#pragma unroll
+      for (int c = 0; c < C; ++c)
+#pragma unroll
+        for (int b = 0; b < RB; ++b) mmas(wv[u][b][c], xv[u][0][c], xv[u][1][c], acc[b]);
+  };
+  const int s_full = min(s_end, full_steps);
+  int s = s_begin;
+#pragma unroll 1
+  for (; s + U <= s_full; s += U) batch(std::integral_constant<int, U>{});
+#pragma unroll 1
+  for (; s < s_full; ++s) batch(std::integral_constant<int, 1>{});
+  if (s < s_end) {
+    // The partial last k-step (s == full_steps): chunks inside K whole, the one that straddles K
+    // element by element, zeros after it.
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+      const int rest = p.k - (s * KSTEP + 8 * C * t + 8 * c);
+      uint4 xv[2];
+#pragma unroll
+      for (int j = 0; j < 2; ++j)
+        xv[j] = rest >= 8 ? sd::load_activation(xp[j] + 8 * c)
+                          : (rest > 0 ? sd::load_partial_chunk(xp[j] + 8 * c, rest) : make_uint4(0, 0, 0, 0));
+#pragma unroll
+      for (int b = 0; b < RB; ++b) {
+        const uint4 wv = rest >= 8 ? sd::load_weight(wp[b] + 8 * c)
+                                   : (rest > 0 ? sd::load_partial_chunk(wp[b] + 8 * c, rest) : make_uint4(0, 0, 0, 0));
+        mmas(wv, xv[0], xv[1], acc[b]);
+      }
+    }
+  }
+
+  // Every warp's fragments into rank 0's shared memory, part pidx.
+  float4* dst = bop_parts;
+  if (split_k > 1) {
+    sd::cluster_wait_acquire();
+    dst = cooperative_groups::this_cluster().map_shared_rank(bop_parts, 0);
+  }
+#pragma unroll
+  for (int b = 0; b < RB; ++b) dst[(pidx * RB + b) * 32 + lane] = make_float4(acc[b][0], acc[b][1], acc[b][2], acc[b][3]);
+  if (split_k > 1) {
+    sd::cluster_arrive_release();
+    if (rank != 0) return;  // exited threads no longer count at the barrier
+    sd::cluster_wait_acquire();
+  } else {
+    __syncthreads();
+  }
+  // Rank 0 sums the parts in order; item i = fragment i / 32 (rows row0 + 8 (i / 32) ..) of lane
+  // i % 32: tokens l / 4 and l / 4 + 8, rows 2 (l % 4) and + 1. Indices read afresh.
+  const int e_row0 = sd::cta_index() * Shape::kRows;
+  for (int i = sd::thread_index(); i < RB * 32; i += Shape::kThreads) {
+    float4 v = bop_parts[i];
+#pragma unroll 8
+    for (int q = 1; q < parts; ++q) {
+      const float4 a = bop_parts[q * RB * 32 + i];
+      v.x += a.x;
+      v.y += a.y;
+      v.z += a.z;
+      v.w += a.w;
+    }
+    const int l = i % 32, n0 = e_row0 + 8 * (i / 32) + 2 * (l % 4), m0 = l / 4;
+    skinny_bop_detail::store_pair(p, m0, n0, v.x, v.y);
+    skinny_bop_detail::store_pair(p, m0 + 8, n0, v.z, v.w);
+  }
+#endif
+}
+
+}  // namespace tgemm::kernels
