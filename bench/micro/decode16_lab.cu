@@ -55,6 +55,7 @@
 
 #include "bench/micro/lab_common.cuh"  // CK, fill, poison, the reference check, graph-replay timing
 #include "kernels/sm90/sm90_gemm_skinny.cuh"  // version 1, its load and MMA helpers
+#include "kernels/sm90/sm90_gemm_skinny_bop.cuh"  // version 7 (the library's bt)
 
 using bf16 = __nv_bfloat16;
 namespace sd = tgemm::kernels::skinny_detail;
@@ -789,6 +790,58 @@ int main(int argc, char** argv) {
     // ablations: no x
     bop(I1{}, I1{}, I8{}, I4{}, F{}, T{});
     bop(I1{}, I1{}, I8{}, I4{}, T{}, T{});
+
+    // Session 17: the library's version 7 (kernels/sm90/sm90_gemm_skinny_bop.cuh, the bt layout with
+    // M/N/K guards, bias and output-type switches), launched as the backend launches it, next to
+    // the lab's bt of the same tile: does the library's kernel keep the lab's time?
+    auto libv7 = [&](auto rb_c, auto c_c, auto w_c, auto u_c) {
+      constexpr int RB = decltype(rb_c)::value, C = decltype(c_c)::value, W = decltype(w_c)::value,
+                    U = decltype(u_c)::value;
+      using Shape = tgemm::kernels::SkinnyBopShape<RB, C, W, U>;
+      auto* kernel = tgemm::kernels::sm90_gemm_skinny_bop<bf16, RB, C, W, U>;
+      CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Shape::kMaxSmemBytes));
+      const int tiles = (n + Shape::kRows - 1) / Shape::kRows;
+      const int steps = (k + Shape::kKStep - 1) / Shape::kKStep;
+      for (int cl = 1; cl <= 8; cl *= 2) {
+        if (steps < cl * W) break;
+        if (cl > 1 && static_cast<long long>(tiles) * cl > 4LL * sms) break;
+        auto launch = [&](int i, cudaStream_t s) {
+          tgemm::kernels::SkinnyParams kp;
+          kp.x = p.x[i];
+          kp.w = p.w[i];
+          kp.out = p.out[i];
+          kp.m = kM;
+          kp.n = n;
+          kp.k = k;
+          kp.lda = k;
+          kp.ldb = k;
+          kp.ldo = n;
+          kp.out_type = tgemm::kernels::kSkinnyBf16;
+          kp.bias_type = tgemm::kernels::kSkinnyNone;
+          cudaLaunchConfig_t cfg = {};
+          cfg.gridDim = dim3(tiles, cl);
+          cfg.blockDim = dim3(Shape::kThreads);
+          cfg.dynamicSmemBytes = Shape::smem_bytes(cl);
+          cfg.stream = s;
+          cudaLaunchAttribute attr[1];
+          attr[0].id = cudaLaunchAttributeClusterDimension;
+          attr[0].val.clusterDim.x = 1;
+          attr[0].val.clusterDim.y = cl;
+          attr[0].val.clusterDim.z = 1;
+          cfg.attrs = attr;
+          cfg.numAttrs = cl > 1 ? 1 : 0;
+          CK(cudaLaunchKernelEx(&cfg, kernel, kp));
+        };
+        report("lib v7 r" + std::to_string(Shape::kRows) + " c" + std::to_string(C) + " w" + std::to_string(W) + " u" +
+                   std::to_string(U) + " cl" + std::to_string(cl),
+               lab::time_launches(p.sets, launch), check(p, launch));
+      }
+    };
+    libv7(I1{}, I1{}, I8{}, I4{});
+    libv7(I1{}, I2{}, I8{}, I2{});
+    libv7(I1{}, I1{}, I4{}, I4{});
+    libv7(I2{}, I1{}, I4{}, I4{});
+    libv7(I2{}, I1{}, I8{}, I4{});
 
     // Version 1, m16_n16_wn1_wk4_u4_sk4: grid (ceil(N / 16), 4), cluster (1, 4, 1).
     {
