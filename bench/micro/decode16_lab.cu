@@ -30,6 +30,12 @@
 //                  tile_kernel's MODE; ablations, not checked); and "wsum",
 //                  a checked kernel with no CTA barrier (each warp stores its fragments, the last
 //                  warp of the row tile sums every part in order);
+//   bt, br, ... nox (session 17)
+//                  the weight as the MMA's B operand (bop_kernel: 8-row blocks, x as A, cluster
+//                  split-K through DSMEM; "bt" warps split k, "br" warps split rows), with C = 1, 2
+//                  (run in s17a) and 4 (added after, not yet run) chunks a lane;
+//   lib v7 ...     the library's version 7 (kernels/sm90/sm90_gemm_skinny_bop.cuh), bt with the
+//                  library's guards, launched as the backend launches it (added after s17a, not yet run);
 //   lib v1 ...     the library's version-1 kernel (kernels/sm90/sm90_gemm_skinny.cuh) with the
 //                  tuned table's M = 16 variant m16_n16_wn1_wk4_u4_sk4, launched as the backend
 //                  launches it (a (1, split_k, 1) cluster), in this harness.
@@ -779,6 +785,10 @@ int main(int argc, char** argv) {
     bop(I1{}, I2{}, I8{}, I2{}, F{}, F{});
     bop(I2{}, I1{}, I8{}, I4{}, F{}, F{});
     bop(I2{}, I1{}, I4{}, I4{}, F{}, F{});
+    // session 17, not yet run: 4 chunks a lane (256 contiguous bytes of a row per quad and k-step)
+    bop(I1{}, I4{}, I8{}, I1{}, F{}, F{});
+    bop(I1{}, I4{}, I8{}, I2{}, F{}, F{});
+    bop(I1{}, I4{}, I4{}, I2{}, F{}, F{});
     // br: warps split rows (a CTA is W * RB * 8 rows, every warp the CTA's whole k-range)
     bop(I1{}, I1{}, I8{}, I4{}, T{}, F{});
     bop(I1{}, I1{}, I8{}, I8{}, T{}, F{});
