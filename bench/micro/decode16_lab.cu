@@ -576,6 +576,27 @@ __global__ void __launch_bounds__(32 * W, 2) bop_kernel(const bf16* __restrict__
 }
 
 // ---------------------------------------------------------------------------------------------
+// Launches `kernel` on a (tiles, cl) grid of `threads`-thread CTAs with `smem` bytes of dynamic
+// shared memory, as a (1, cl, 1) cluster when cl > 1 (how the skinny backend launches its split-K
+// kernels).
+template <typename... Params, typename... Args>
+void launch_cluster(void (*kernel)(Params...), int tiles, int cl, int threads, int smem, cudaStream_t s, Args... args) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(tiles, cl);
+  cfg.blockDim = dim3(threads);
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = s;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = 1;
+  attr[0].val.clusterDim.y = cl;
+  attr[0].val.clusterDim.z = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = cl > 1 ? 1 : 0;
+  CK(cudaLaunchKernelEx(&cfg, kernel, args...));
+}
+
+// ---------------------------------------------------------------------------------------------
 struct Problem {
   int n, k, sets;
   std::vector<bf16*> w, x, out;
@@ -754,19 +775,8 @@ int main(int argc, char** argv) {
         const int smem = bop_smem_bytes<RB, W, RS>(cl);
         CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, std::max(smem, 1)));
         auto launch = [&](int i, cudaStream_t s) {
-          cudaLaunchConfig_t cfg = {};
-          cfg.gridDim = dim3(tiles, cl);
-          cfg.blockDim = dim3(32 * W);
-          cfg.dynamicSmemBytes = smem;
-          cfg.stream = s;
-          cudaLaunchAttribute attr[1];
-          attr[0].id = cudaLaunchAttributeClusterDimension;
-          attr[0].val.clusterDim.x = 1;
-          attr[0].val.clusterDim.y = cl;
-          attr[0].val.clusterDim.z = 1;
-          cfg.attrs = attr;
-          cfg.numAttrs = cl > 1 ? 1 : 0;
-          CK(cudaLaunchKernelEx(&cfg, kernel, static_cast<const bf16*>(p.x[i]), static_cast<const bf16*>(p.w[i]), p.out[i], n, k));
+          launch_cluster(kernel, tiles, cl, 32 * W, smem, s, static_cast<const bf16*>(p.x[i]), static_cast<const bf16*>(p.w[i]),
+                         p.out[i], n, k);
         };
         report(label + " cl" + std::to_string(cl), lab::time_launches(p.sets, launch), NOX ? -1.0 : check(p, launch));
       }
@@ -816,31 +826,7 @@ int main(int argc, char** argv) {
         if (steps < cl * W) break;
         if (cl > 1 && static_cast<long long>(tiles) * cl > 4LL * sms) break;
         auto launch = [&](int i, cudaStream_t s) {
-          tgemm::kernels::SkinnyParams kp;
-          kp.x = p.x[i];
-          kp.w = p.w[i];
-          kp.out = p.out[i];
-          kp.m = kM;
-          kp.n = n;
-          kp.k = k;
-          kp.lda = k;
-          kp.ldb = k;
-          kp.ldo = n;
-          kp.out_type = tgemm::kernels::kSkinnyBf16;
-          kp.bias_type = tgemm::kernels::kSkinnyNone;
-          cudaLaunchConfig_t cfg = {};
-          cfg.gridDim = dim3(tiles, cl);
-          cfg.blockDim = dim3(Shape::kThreads);
-          cfg.dynamicSmemBytes = Shape::smem_bytes(cl);
-          cfg.stream = s;
-          cudaLaunchAttribute attr[1];
-          attr[0].id = cudaLaunchAttributeClusterDimension;
-          attr[0].val.clusterDim.x = 1;
-          attr[0].val.clusterDim.y = cl;
-          attr[0].val.clusterDim.z = 1;
-          cfg.attrs = attr;
-          cfg.numAttrs = cl > 1 ? 1 : 0;
-          CK(cudaLaunchKernelEx(&cfg, kernel, kp));
+          launch_cluster(kernel, tiles, cl, Shape::kThreads, Shape::smem_bytes(cl), s, lab::skinny_params(p.x[i], p.w[i], p.out[i], kM, n, k));
         };
         report("lib v7 r" + std::to_string(Shape::kRows) + " c" + std::to_string(C) + " w" + std::to_string(W) + " u" +
                    std::to_string(U) + " cl" + std::to_string(cl),
@@ -860,31 +846,8 @@ int main(int argc, char** argv) {
       constexpr int split_k = 4;
       CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Shape::kMaxSmemBytes));
       auto launch = [&](int i, cudaStream_t s) {
-        tgemm::kernels::SkinnyParams kp;
-        kp.x = p.x[i];
-        kp.w = p.w[i];
-        kp.out = p.out[i];
-        kp.m = kM;
-        kp.n = n;
-        kp.k = k;
-        kp.lda = k;
-        kp.ldb = k;
-        kp.ldo = n;
-        kp.out_type = tgemm::kernels::kSkinnyBf16;
-        kp.bias_type = tgemm::kernels::kSkinnyNone;
-        cudaLaunchConfig_t cfg = {};
-        cfg.gridDim = dim3((n + Shape::kBlockN - 1) / Shape::kBlockN, split_k);
-        cfg.blockDim = dim3(Shape::kThreads);
-        cfg.dynamicSmemBytes = Shape::smem_bytes(split_k);
-        cfg.stream = s;
-        cudaLaunchAttribute attr[1];
-        attr[0].id = cudaLaunchAttributeClusterDimension;
-        attr[0].val.clusterDim.x = 1;
-        attr[0].val.clusterDim.y = split_k;
-        attr[0].val.clusterDim.z = 1;
-        cfg.attrs = attr;
-        cfg.numAttrs = 1;
-        CK(cudaLaunchKernelEx(&cfg, kernel, kp));
+        launch_cluster(kernel, (n + Shape::kBlockN - 1) / Shape::kBlockN, split_k, Shape::kThreads, Shape::smem_bytes(split_k), s,
+                       lab::skinny_params(p.x[i], p.w[i], p.out[i], kM, n, k));
       };
       const double t = lab::time_launches(p.sets, launch);
       report("lib v1 m16_n16_wn1_wk4_u4_sk4", t, check(p, launch));

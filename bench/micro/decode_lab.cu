@@ -337,18 +337,7 @@ int main(int argc, char** argv) {
       while (segs < warps && segs < want) segs *= 2;
       const int rpc = warps / segs;
       auto launch = [&](int i, cudaStream_t s) {
-        tgemm::kernels::SkinnyParams kp;
-        kp.x = p.x[i];
-        kp.w = p.w[i];
-        kp.out = p.out[i];
-        kp.m = 1;
-        kp.n = n;
-        kp.k = k;
-        kp.lda = k;
-        kp.ldb = k;
-        kp.ldo = n;
-        kp.out_type = tgemm::kernels::kSkinnyBf16;
-        kp.bias_type = tgemm::kernels::kSkinnyNone;
+        const tgemm::kernels::SkinnyParams kp = lab::skinny_params(p.x[i], p.w[i], p.out[i], 1, n, k);
         kernel<<<(n + rpc - 1) / rpc, 32 * warps, 0, s>>>(kp, segs);
       };
       const double t = lab::time_launches(p.sets, launch);

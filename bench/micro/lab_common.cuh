@@ -20,6 +20,8 @@
 
 #include "runtime/timing.h"  // tgemm::stream_read, the bench's floor kernel
 
+#include "kernels/sm90/sm90_gemm_skinny.cuh"  // SkinnyParams
+
 #define CK(call)                                                                                 \
   do {                                                                                           \
     cudaError_t e_ = (call);                                                                     \
@@ -132,6 +134,24 @@ inline double poisoned_error(bf16* out, const float* ref, int count, const std::
     den += static_cast<double>(r[i]) * r[i];
   }
   return std::sqrt(num / den);
+}
+
+// The library skinny kernels' parameters for a lab problem: m tokens, dense rows (ld = K, out
+// ld = N), bf16 out, no bias.
+inline tgemm::kernels::SkinnyParams skinny_params(const void* x, const void* w, void* out, int m, int n, int k) {
+  tgemm::kernels::SkinnyParams kp;
+  kp.x = x;
+  kp.w = w;
+  kp.out = out;
+  kp.m = m;
+  kp.n = n;
+  kp.k = k;
+  kp.lda = k;
+  kp.ldb = k;
+  kp.ldo = n;
+  kp.out_type = tgemm::kernels::kSkinnyBf16;
+  kp.bias_type = tgemm::kernels::kSkinnyNone;
+  return kp;
 }
 
 }  // namespace lab
