@@ -51,8 +51,9 @@ run_gpu_test() {  # name: a GPU test binary packed by pack_ci_binaries.sh (scrat
   gunzip -c scratch/ci/$1.gz > /tmp/bin/$1 && chmod +x /tmp/bin/$1
   timeout 300 /tmp/bin/$1 > $S/$1.log 2>&1; echo "$1 rc=$?"; tail -4 $S/$1.log
 }
-run_lab() {  # name pattern: a lab built here into scratch/lab/<name>; its output in $S/<name>.txt, the lines matching pattern shown
-  timeout 120 scratch/lab/$1 > $S/$1.txt 2>&1; echo "$1 rc=$?"; grep -E "$2" $S/$1.txt | head -80
+run_lab() {  # name pattern [lab arguments...]: a lab built here into scratch/lab/<name>; its output in $S/<name>.txt, the lines matching pattern shown
+  local name=$1 pattern=$2; shift 2
+  timeout 120 scratch/lab/$name "$@" > $S/$name.txt 2>&1; echo "$name rc=$?"; grep -E "$pattern" $S/$name.txt | head -80
 }
 pack_profiles() {  # gzip every tune profile of the chain (the tar leaves the raw CSVs out)
   local f
