@@ -133,14 +133,19 @@ __device__ __forceinline__ void mma_k32(float (&c)[4], const uint4& w_lo, const 
   mma_m16n8k16<In>(c, w_lo.z, w_hi.z, w_lo.w, w_hi.w, xv.z, xv.w);
 }
 
+// The bias of output column n as fp32 (0 without a bias).
+__device__ __forceinline__ float bias_at(const SkinnyParams& p, int n) {
+  switch (p.bias_type) {
+    case kSkinnyBf16: return to_float(static_cast<const bf16*>(p.bias)[n]);
+    case kSkinnyFp16: return to_float(static_cast<const fp16*>(p.bias)[n]);
+    case kSkinnyF32: return static_cast<const float*>(p.bias)[n];
+    default: return 0.0f;
+  }
+}
+
 __device__ __forceinline__ void store_element(const SkinnyParams& p, int m, int n, float v) {
   if (m >= p.m || n >= p.n) return;
-  switch (p.bias_type) {
-    case kSkinnyBf16: v += to_float(static_cast<const bf16*>(p.bias)[n]); break;
-    case kSkinnyFp16: v += to_float(static_cast<const fp16*>(p.bias)[n]); break;
-    case kSkinnyF32: v += static_cast<const float*>(p.bias)[n]; break;
-    default: break;
-  }
+  v += bias_at(p, n);
   const std::int64_t off = static_cast<std::int64_t>(m) * p.ldo + n;
   switch (p.out_type) {
     case kSkinnyBf16: static_cast<bf16*>(p.out)[off] = from_float<bf16>(v); break;

@@ -61,18 +61,10 @@ struct SkinnyBopShape {
 
 namespace skinny_bop_detail {
 
-__device__ __forceinline__ float bias_at(const SkinnyParams& p, int n) {
-  switch (p.bias_type) {
-    case kSkinnyBf16: return to_float(static_cast<const bf16*>(p.bias)[n]);
-    case kSkinnyFp16: return to_float(static_cast<const fp16*>(p.bias)[n]);
-    case kSkinnyF32: return static_cast<const float*>(p.bias)[n];
-    default: return 0.0f;
-  }
-}
-
 // Token m, rows n0 and n0 + 1 (n0 even): one paired store where both rows exist and the pair is
 // aligned, else element by element (skinny_detail::store_element, which adds the bias itself).
 __device__ __forceinline__ void store_pair(const SkinnyParams& p, int m, int n0, float v0, float v1) {
+  using skinny_detail::bias_at;
   if (m >= p.m || n0 >= p.n) return;
   const std::int64_t off = static_cast<std::int64_t>(m) * p.ldo + n0;
   const auto addr = reinterpret_cast<std::uintptr_t>(p.out);

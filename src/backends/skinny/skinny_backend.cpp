@@ -6,6 +6,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -457,13 +458,8 @@ std::vector<std::shared_ptr<const SkinnySolution>> make_solutions() {
   skinny::append_skinny_kernels_fp16_small(kernels);
   skinny::append_skinny_kernels_fp16_large(kernels);
 #endif
-  auto same_tile = [](const SkinnyTile& a, const SkinnyTile& b) {
-    return a.m_tile == b.m_tile && a.rows_per_warp == b.rows_per_warp &&
-           a.warps_n == b.warps_n && a.warps_k == b.warps_k && a.unroll == b.unroll &&
-           a.stages == b.stages && a.bop == b.bop;
-  };
   std::vector<std::shared_ptr<const SkinnySolution>> out;
-  for (const auto& g : group_by_tile(kernels, same_tile))
+  for (const auto& g : group_by_tile(kernels, std::equal_to<SkinnyTile>()))
     for (int sk : kSplitKs) out.push_back(std::make_shared<SkinnySolution>(g.tile, sk, g.bf16, g.fp16));
   return out;
 }
@@ -792,14 +788,8 @@ class SkinnyBackend final : public Backend {
     const std::int64_t tiles = ceil_div(p.n, std::int64_t{want.block_n()});
     int split = 1;
     while (split < kM16DefaultMaxSplit && tiles * split < kM16DefaultMinCtas) split *= 2;
-    for (const auto& s : solutions_) {
-      const SkinnyTile& t = s->tile();
-      if (t.m_tile == want.m_tile && t.rows_per_warp == want.rows_per_warp && t.warps_n == want.warps_n &&
-          t.warps_k == want.warps_k && t.unroll == want.unroll && t.stages == want.stages && t.bop == want.bop &&
-          s->split_k() == split &&
-          s->can_implement(p))
-        return s;
-    }
+    for (const auto& s : solutions_)
+      if (s->tile() == want && s->split_k() == split && s->can_implement(p)) return s;
     return nullptr;
   }
 

@@ -27,6 +27,10 @@ struct SkinnyTile {
   // Elements of K one k-step (block) of a warp covers.
   int k_step() const { return 32 * (bop > 0 ? bop : 1); }
   int threads() const { return 32 * warps_n * warps_k; }
+  bool operator==(const SkinnyTile& o) const {
+    return m_tile == o.m_tile && rows_per_warp == o.rows_per_warp && warps_n == o.warps_n && warps_k == o.warps_k &&
+           unroll == o.unroll && stages == o.stages && bop == o.bop;
+  }
 };
 
 // Every tile configuration, X(m_tile, rows_per_warp, warps_n, warps_k, unroll, stages). Each is

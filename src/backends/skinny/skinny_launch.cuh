@@ -127,22 +127,18 @@ inline int pdl_prefetch_cap(int device, std::int64_t ctas, int threads_per_cta, 
   return static_cast<int>(std::min<std::int64_t>(share, std::int64_t{1} << 30)) & ~15;
 }
 
-template <typename In, int M_TILE, int ROWS_PER_WARP, int WARPS_N, int WARPS_K, int UNROLL, int STAGES>
-void launch_skinny(const GemmProblem& p, const GemmArgs& args, int split_k, Stream stream,
-                   const char* where) {
-  using Shape = kernels::SkinnyShape<M_TILE, ROWS_PER_WARP, WARPS_N, WARPS_K, UNROLL, STAGES>;
-  const kernels::SkinnyParams kp = skinny_params(p, args);
-
+// The launch of a split-K kernel (versions 1-2 and 7): grid (ceil(N / rows), split_k), `threads`
+// threads, `smem` bytes of dynamic shared memory, as a (1, split_k, 1) cluster when split_k > 1.
+// The cluster attribute, if any, is written to attrs[0] and counted in n_attrs (from 0); the
+// caller may append more attributes after it.
+inline cudaLaunchConfig_t split_k_config(std::int64_t n, int rows, int split_k, int threads, int smem, Stream stream,
+                                         cudaLaunchAttribute* attrs, unsigned& n_attrs) {
   cudaLaunchConfig_t config{};
-  config.gridDim = dim3(static_cast<unsigned>((p.n + Shape::kBlockN - 1) / Shape::kBlockN),
-                        static_cast<unsigned>(split_k), 1);
-  config.blockDim = dim3(Shape::kThreads, 1, 1);
-  constexpr auto kernel = &kernels::sm90_gemm_skinny<In, M_TILE, ROWS_PER_WARP, WARPS_N, WARPS_K, UNROLL, STAGES>;
-  allow_dynamic_smem<kernel>(Shape::kMaxSmemBytes);  // a refusal shows as the launch's error
-  config.dynamicSmemBytes = static_cast<std::size_t>(Shape::smem_bytes(split_k));
+  config.gridDim = dim3(static_cast<unsigned>((n + rows - 1) / rows), static_cast<unsigned>(split_k), 1);
+  config.blockDim = dim3(static_cast<unsigned>(threads), 1, 1);
+  config.dynamicSmemBytes = static_cast<std::size_t>(smem);
   config.stream = reinterpret_cast<cudaStream_t>(stream);
-  cudaLaunchAttribute attrs[2]{};
-  unsigned n_attrs = 0;
+  n_attrs = 0;
   if (split_k > 1) {
     attrs[n_attrs].id = cudaLaunchAttributeClusterDimension;
     attrs[n_attrs].val.clusterDim.x = 1;
@@ -152,6 +148,21 @@ void launch_skinny(const GemmProblem& p, const GemmArgs& args, int split_k, Stre
   }
   config.attrs = n_attrs > 0 ? attrs : nullptr;
   config.numAttrs = n_attrs;
+  return config;
+}
+
+template <typename In, int M_TILE, int ROWS_PER_WARP, int WARPS_N, int WARPS_K, int UNROLL, int STAGES>
+void launch_skinny(const GemmProblem& p, const GemmArgs& args, int split_k, Stream stream,
+                   const char* where) {
+  using Shape = kernels::SkinnyShape<M_TILE, ROWS_PER_WARP, WARPS_N, WARPS_K, UNROLL, STAGES>;
+  const kernels::SkinnyParams kp = skinny_params(p, args);
+
+  constexpr auto kernel = &kernels::sm90_gemm_skinny<In, M_TILE, ROWS_PER_WARP, WARPS_N, WARPS_K, UNROLL, STAGES>;
+  allow_dynamic_smem<kernel>(Shape::kMaxSmemBytes);  // a refusal shows as the launch's error
+  cudaLaunchAttribute attrs[2]{};
+  unsigned n_attrs = 0;
+  cudaLaunchConfig_t config = split_k_config(p.n, Shape::kBlockN, split_k, Shape::kThreads, Shape::smem_bytes(split_k),
+                                             stream, attrs, n_attrs);
   if (skinny_v2_pdl_enabled()) {
     attrs[n_attrs].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attrs[n_attrs].val.programmaticStreamSerializationAllowed = 1;
@@ -338,18 +349,10 @@ void launch_skinny_bop(const GemmProblem& p, const GemmArgs& args, int split_k, 
   using Shape = kernels::SkinnyBopShape<RB, C, W, U>;
   constexpr auto kernel = &kernels::sm90_gemm_skinny_bop<In, RB, C, W, U>;
   allow_dynamic_smem<kernel>(Shape::kMaxSmemBytes);  // a refusal shows as the launch's error
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(static_cast<unsigned>((p.n + Shape::kRows - 1) / Shape::kRows), static_cast<unsigned>(split_k), 1);
-  config.blockDim = dim3(Shape::kThreads, 1, 1);
-  config.dynamicSmemBytes = static_cast<std::size_t>(Shape::smem_bytes(split_k));
-  config.stream = reinterpret_cast<cudaStream_t>(stream);
   cudaLaunchAttribute attr{};
-  attr.id = cudaLaunchAttributeClusterDimension;
-  attr.val.clusterDim.x = 1;
-  attr.val.clusterDim.y = static_cast<unsigned>(split_k);
-  attr.val.clusterDim.z = 1;
-  config.attrs = split_k > 1 ? &attr : nullptr;
-  config.numAttrs = split_k > 1 ? 1 : 0;
+  unsigned n_attrs = 0;
+  const cudaLaunchConfig_t config = split_k_config(p.n, Shape::kRows, split_k, Shape::kThreads, Shape::smem_bytes(split_k),
+                                                   stream, &attr, n_attrs);
   TGEMM_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, skinny_params(p, args)), where);
   TGEMM_CUDA_CHECK_LAUNCH(where);
 }
