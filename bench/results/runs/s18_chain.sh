@@ -16,6 +16,7 @@ END=${END:-300}
 S=/tmp/s18
 export TGEMM_CONFIG_DIR=$PWD/configs
 . bench/results/runs/chain_lib.sh
+step skinny 60 run_gpu_test test_gpu_skinny
 step lab 60 run_lab decode16_lab "floor|lib v7|bt r8 c2 w8 u2|bt r16 c1 w4 u4|c4" 576 7168 1280 8192 1536 7168 4096 4096
 shipped_bench() {
   timeout 90 tgemm bench --m 1,16 --json $S/bench_dec_shipped.json > $S/bench_dec_shipped.log 2>&1
