@@ -576,6 +576,144 @@ __global__ void __launch_bounds__(32 * W, 2) bop_kernel(const bf16* __restrict__
 }
 
 // ---------------------------------------------------------------------------------------------
+// Session 18: the library's version-7 kernel copied here with two switches, to find where its
+// 0.3-0.5 us over bt go (bt and lib v7 run the same SASS main loop). LOOP_LAB: bt's prologue and
+// loop (no K tail, no token clamp); EPI_LAB: bt's epilogue (its part sum and bf16x2 stores, no
+// bias or output-type switch). <.., false, false> is the library's kernel as written at 1c13522.
+template <int RB, int C, int W, int U, bool LOOP_LAB, bool EPI_LAB>
+__global__ void __launch_bounds__(32 * W, 2) lib7x_kernel(const tgemm::kernels::SkinnyParams p) {
+  using Shape = tgemm::kernels::SkinnyBopShape<RB, C, W, U>;
+  constexpr int KSTEP = Shape::kKStep;
+  extern __shared__ float4 bop_parts_x[];
+  const int lane = static_cast<int>(threadIdx.x) % 32, warp = static_cast<int>(threadIdx.x) / 32;
+  const int g = lane / 4, t = lane % 4;
+  const int split_k = static_cast<int>(gridDim.y), rank = static_cast<int>(blockIdx.y);
+  const int row0 = static_cast<int>(blockIdx.x) * Shape::kRows;
+  const int steps = LOOP_LAB ? p.k / KSTEP : (p.k + KSTEP - 1) / KSTEP;
+  const int full_steps = p.k / KSTEP;
+  const int parts = split_k * W, pidx = rank * W + warp;
+  const int s_begin = static_cast<int>(static_cast<std::int64_t>(steps) * pidx / parts);
+  const int s_end = static_cast<int>(static_cast<std::int64_t>(steps) * (pidx + 1) / parts);
+  if (split_k > 1) sd::cluster_arrive_relaxed();
+  float acc[RB][4];
+#pragma unroll
+  for (int b = 0; b < RB; ++b) acc[b][0] = acc[b][1] = acc[b][2] = acc[b][3] = 0.0f;
+  const bf16* wp[RB];
+#pragma unroll
+  for (int b = 0; b < RB; ++b)
+    wp[b] = static_cast<const bf16*>(p.w) + static_cast<std::int64_t>(min(row0 + 8 * b + g, p.n - 1)) * p.ldb +
+            s_begin * KSTEP + 8 * C * t;
+  const int x0 = LOOP_LAB ? g : min(g, p.m - 1), x1 = LOOP_LAB ? g + 8 : min(g + 8, p.m - 1);
+  const bf16* xp[2] = {static_cast<const bf16*>(p.x) + static_cast<std::int64_t>(x0) * p.lda + s_begin * KSTEP + 8 * C * t,
+                       static_cast<const bf16*>(p.x) + static_cast<std::int64_t>(x1) * p.lda + s_begin * KSTEP + 8 * C * t};
+  auto mmas = [&](const uint4& w, const uint4& xa, const uint4& xb, float (&c)[4]) {
+    const std::uint32_t* wr = reinterpret_cast<const std::uint32_t*>(&w);
+    const std::uint32_t* a = reinterpret_cast<const std::uint32_t*>(&xa);
+    const std::uint32_t* b = reinterpret_cast<const std::uint32_t*>(&xb);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) sd::mma_m16n8k16<bf16>(c, a[2 * h], b[2 * h], a[2 * h + 1], b[2 * h + 1], wr[2 * h], wr[2 * h + 1]);
+  };
+  auto batch = [&](auto nu_tag) {
+    constexpr int NU = decltype(nu_tag)::value;
+    uint4 wv[NU][RB][C], xv[NU][2][C];
+#pragma unroll
+    for (int u = 0; u < NU; ++u)
+#pragma unroll
+      for (int b = 0; b < RB; ++b)
+#pragma unroll
+        for (int c = 0; c < C; ++c) wv[u][b][c] = sd::load_weight(wp[b] + u * KSTEP + 8 * c);
+#pragma unroll
+    for (int u = 0; u < NU; ++u)
+#pragma unroll
+      for (int j = 0; j < 2; ++j)
+#pragma unroll
+        for (int c = 0; c < C; ++c) xv[u][j][c] = sd::load_activation(xp[j] + u * KSTEP + 8 * c);
+#pragma unroll
+    for (int b = 0; b < RB; ++b) wp[b] += NU * KSTEP;
+#pragma unroll
+    for (int j = 0; j < 2; ++j) xp[j] += NU * KSTEP;
+#pragma unroll
+    for (int u = 0; u < NU; ++u)
+#pragma unroll
+      for (int c = 0; c < C; ++c)
+#pragma unroll
+        for (int b = 0; b < RB; ++b) mmas(wv[u][b][c], xv[u][0][c], xv[u][1][c], acc[b]);
+  };
+  const int s_full = LOOP_LAB ? s_end : min(s_end, full_steps);
+  int s = s_begin;
+#pragma unroll 1
+  for (; s + U <= s_full; s += U) batch(std::integral_constant<int, U>{});
+#pragma unroll 1
+  for (; s < s_full; ++s) batch(std::integral_constant<int, 1>{});
+  if (!LOOP_LAB && s < s_end) {
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+      const int rest = p.k - (s * KSTEP + 8 * C * t + 8 * c);
+      uint4 xv[2];
+#pragma unroll
+      for (int j = 0; j < 2; ++j)
+        xv[j] = rest >= 8 ? sd::load_activation(xp[j] + 8 * c)
+                          : (rest > 0 ? sd::load_partial_chunk(xp[j] + 8 * c, rest) : make_uint4(0, 0, 0, 0));
+#pragma unroll
+      for (int b = 0; b < RB; ++b) {
+        const uint4 wv = rest >= 8 ? sd::load_weight(wp[b] + 8 * c)
+                                   : (rest > 0 ? sd::load_partial_chunk(wp[b] + 8 * c, rest) : make_uint4(0, 0, 0, 0));
+        mmas(wv, xv[0], xv[1], acc[b]);
+      }
+    }
+  }
+  float4* dst = bop_parts_x;
+  if (split_k > 1) {
+    sd::cluster_wait_acquire();
+    dst = cooperative_groups::this_cluster().map_shared_rank(bop_parts_x, 0);
+  }
+#pragma unroll
+  for (int b = 0; b < RB; ++b) dst[(pidx * RB + b) * 32 + lane] = make_float4(acc[b][0], acc[b][1], acc[b][2], acc[b][3]);
+  if (split_k > 1) {
+    sd::cluster_arrive_release();
+    if (rank != 0) return;
+    sd::cluster_wait_acquire();
+  } else {
+    __syncthreads();
+  }
+  if (EPI_LAB) {
+    const int n = p.n;
+    bf16* out = static_cast<bf16*>(p.out);
+    for (int i = threadIdx.x; i < RB * 32; i += 32 * W) {
+      float4 v = bop_parts_x[i];
+      for (int q = 1; q < parts; ++q) {
+        const float4 a = bop_parts_x[q * RB * 32 + i];
+        v.x += a.x;
+        v.y += a.y;
+        v.z += a.z;
+        v.w += a.w;
+      }
+      const int l = i % 32, row = blockIdx.x * Shape::kRows + 8 * (i / 32) + 2 * (l % 4), m = l / 4;
+      if (row + 1 < n && (n % 2) == 0) {
+        *reinterpret_cast<__nv_bfloat162*>(out + static_cast<std::size_t>(m) * n + row) = __floats2bfloat162_rn(v.x, v.y);
+        *reinterpret_cast<__nv_bfloat162*>(out + static_cast<std::size_t>(m + 8) * n + row) = __floats2bfloat162_rn(v.z, v.w);
+      }
+    }
+    return;
+  }
+  const int e_row0 = sd::cta_index() * Shape::kRows;
+  for (int i = sd::thread_index(); i < RB * 32; i += Shape::kThreads) {
+    float4 v = bop_parts_x[i];
+#pragma unroll 8
+    for (int q = 1; q < parts; ++q) {
+      const float4 a = bop_parts_x[q * RB * 32 + i];
+      v.x += a.x;
+      v.y += a.y;
+      v.z += a.z;
+      v.w += a.w;
+    }
+    const int l = i % 32, n0 = e_row0 + 8 * (i / 32) + 2 * (l % 4), m0 = l / 4;
+    tgemm::kernels::skinny_bop_detail::store_pair(p, m0, n0, v.x, v.y);
+    tgemm::kernels::skinny_bop_detail::store_pair(p, m0 + 8, n0, v.z, v.w);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Launches `kernel` on a (tiles, cl) grid of `threads`-thread CTAs with `smem` bytes of dynamic
 // shared memory, as a (1, cl, 1) cluster when cl > 1 (how the skinny backend launches its split-K
 // kernels).
@@ -699,7 +837,8 @@ int main(int argc, char** argv) {
     // Session 17: the earlier sweeps (sessions 15-16, measured) run only with LAB16_OLD=1; the best
     // plain tile and version 1 stay as the references.
     const bool old = std::getenv("LAB16_OLD") != nullptr;
-    tile(tile_kernel<16, 1, 8, 4>, "u4", 16, 1, 8);
+    const bool s18 = std::getenv("LAB16_S18") != nullptr;  // session 18: only the A/B below
+    if (!s18) tile(tile_kernel<16, 1, 8, 4>, "u4", 16, 1, 8);
     if (old) {
     tile(tile_kernel<16, 1, 4, 4>, "u4", 16, 1, 4);
     tile(tile_kernel<16, 2, 4, 2>, "u2", 16, 2, 4);
@@ -759,7 +898,10 @@ int main(int argc, char** argv) {
 
     // Session 17: the weight as the B operand, split-K over a (1, CL, 1) cluster, CL = 1, 2, 4, 8
     // while every k-part keeps a k-step and the grid stays within 4 CTAs an SM.
-    auto bop = [&](auto rb_c, auto c_c, auto w_c, auto u_c, auto rs_c, auto nox_c) {
+    // attr_max: the dynamic shared memory attribute set to the kernel's largest launch (CL = 8),
+    // as the library sets it, instead of this launch's bytes (session 18's A/B).
+    auto bop = [&](auto rb_c, auto c_c, auto w_c, auto u_c, auto rs_c, auto nox_c, bool attr_max = false,
+                   int only_cl = 0) {
       constexpr int RB = decltype(rb_c)::value, C = decltype(c_c)::value, W = decltype(w_c)::value,
                     U = decltype(u_c)::value;
       constexpr bool RS = decltype(rs_c)::value, NOX = decltype(nox_c)::value;
@@ -772,13 +914,16 @@ int main(int argc, char** argv) {
       for (int cl = 1; cl <= 8; cl *= 2) {
         if (steps < cl * kparts) break;
         if (cl > 1 && static_cast<long long>(tiles) * cl > 4LL * sms) break;
+        if (only_cl != 0 && cl != only_cl) continue;
         const int smem = bop_smem_bytes<RB, W, RS>(cl);
-        CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, std::max(smem, 1)));
+        CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                attr_max ? bop_smem_bytes<RB, W, RS>(8) : std::max(smem, 1)));
         auto launch = [&](int i, cudaStream_t s) {
           launch_cluster(kernel, tiles, cl, 32 * W, smem, s, static_cast<const bf16*>(p.x[i]), static_cast<const bf16*>(p.w[i]),
                          p.out[i], n, k);
         };
-        report(label + " cl" + std::to_string(cl), lab::time_launches(p.sets, launch), NOX ? -1.0 : check(p, launch));
+        report(label + " cl" + std::to_string(cl) + (attr_max ? " amax" : ""), lab::time_launches(p.sets, launch),
+               NOX ? -1.0 : check(p, launch));
       }
     };
     using std::integral_constant;
@@ -789,6 +934,7 @@ int main(int argc, char** argv) {
     using T = std::true_type;
     using F = std::false_type;
     // bt: warps split k (a CTA is RB * 8 rows)
+    if (!s18) {
     bop(I1{}, I1{}, I8{}, I4{}, F{}, F{});
     bop(I1{}, I1{}, I8{}, I8{}, F{}, F{});
     bop(I1{}, I1{}, I4{}, I4{}, F{}, F{});
@@ -810,34 +956,82 @@ int main(int argc, char** argv) {
     // ablations: no x
     bop(I1{}, I1{}, I8{}, I4{}, F{}, T{});
     bop(I1{}, I1{}, I8{}, I4{}, T{}, T{});
+    }  // !s18
 
     // Session 17: the library's version 7 (kernels/sm90/sm90_gemm_skinny_bop.cuh, the bt layout with
     // M/N/K guards, bias and output-type switches), launched as the backend launches it, next to
     // the lab's bt of the same tile: does the library's kernel keep the lab's time?
-    auto libv7 = [&](auto rb_c, auto c_c, auto w_c, auto u_c) {
+    // attr_exact: the attribute set to this launch's bytes (as bt sets it) instead of the library's
+    // Shape::kMaxSmemBytes (session 18's A/B).
+    auto libv7 = [&](auto rb_c, auto c_c, auto w_c, auto u_c, bool attr_exact = false, int only_cl = 0) {
       constexpr int RB = decltype(rb_c)::value, C = decltype(c_c)::value, W = decltype(w_c)::value,
                     U = decltype(u_c)::value;
       using Shape = tgemm::kernels::SkinnyBopShape<RB, C, W, U>;
       auto* kernel = tgemm::kernels::sm90_gemm_skinny_bop<bf16, RB, C, W, U>;
-      CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Shape::kMaxSmemBytes));
       const int tiles = (n + Shape::kRows - 1) / Shape::kRows;
       const int steps = (k + Shape::kKStep - 1) / Shape::kKStep;
       for (int cl = 1; cl <= 8; cl *= 2) {
         if (steps < cl * W) break;
         if (cl > 1 && static_cast<long long>(tiles) * cl > 4LL * sms) break;
+        if (only_cl != 0 && cl != only_cl) continue;
+        CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                attr_exact ? std::max(Shape::smem_bytes(cl), 1) : Shape::kMaxSmemBytes));
         auto launch = [&](int i, cudaStream_t s) {
           launch_cluster(kernel, tiles, cl, Shape::kThreads, Shape::smem_bytes(cl), s, lab::skinny_params(p.x[i], p.w[i], p.out[i], kM, n, k));
         };
         report("lib v7 r" + std::to_string(Shape::kRows) + " c" + std::to_string(C) + " w" + std::to_string(W) + " u" +
-                   std::to_string(U) + " cl" + std::to_string(cl),
+                   std::to_string(U) + " cl" + std::to_string(cl) + (attr_exact ? " aexact" : ""),
                lab::time_launches(p.sets, launch), check(p, launch));
       }
     };
+    if (s18) {
+      // Session 18: where do the library's 0.3-0.5 us go? The two shipped tiles at their best
+      // split, bt and lib v7 each under both attribute settings, the four interleaved, three times.
+      const int cl_a = k >= 7168 && n <= 576 ? 4 : 2;  // r8 c2 w8 u2: 576x7168 ships cl4, 1536x7168 cl2
+      const int cl_b = n == 4096 ? 2 : 4;               // r16 c1 w4 u4: 1280x8192 ships cl4, 4096x4096 cl2
+      for (int rep = 0; rep < 3; ++rep) {
+        bop(I1{}, I2{}, I8{}, I2{}, F{}, F{}, false, cl_a);
+        bop(I1{}, I2{}, I8{}, I2{}, F{}, F{}, true, cl_a);
+        libv7(I1{}, I2{}, I8{}, I2{}, true, cl_a);
+        libv7(I1{}, I2{}, I8{}, I2{}, false, cl_a);
+        bop(I2{}, I1{}, I4{}, I4{}, F{}, F{}, false, cl_b);
+        bop(I2{}, I1{}, I4{}, I4{}, F{}, F{}, true, cl_b);
+        libv7(I2{}, I1{}, I4{}, I4{}, true, cl_b);
+        libv7(I2{}, I1{}, I4{}, I4{}, false, cl_b);
+      }
+      // The copy with bt's loop and/or bt's epilogue, interleaved, twice.
+      auto lib7x = [&](auto rb_c, auto c_c, auto w_c, auto u_c, auto loop_c, auto epi_c, int cl) {
+        constexpr int RB = decltype(rb_c)::value, C = decltype(c_c)::value, W = decltype(w_c)::value,
+                      U = decltype(u_c)::value;
+        constexpr bool LOOP = decltype(loop_c)::value, EPI = decltype(epi_c)::value;
+        using Shape = tgemm::kernels::SkinnyBopShape<RB, C, W, U>;
+        auto* kernel = lib7x_kernel<RB, C, W, U, LOOP, EPI>;
+        CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Shape::kMaxSmemBytes));
+        const int tiles = (n + Shape::kRows - 1) / Shape::kRows;
+        auto launch = [&](int i, cudaStream_t s) {
+          launch_cluster(kernel, tiles, cl, Shape::kThreads, Shape::smem_bytes(cl), s, lab::skinny_params(p.x[i], p.w[i], p.out[i], kM, n, k));
+        };
+        report("lib7x r" + std::to_string(Shape::kRows) + " c" + std::to_string(C) + " w" + std::to_string(W) + " u" +
+                   std::to_string(U) + " cl" + std::to_string(cl) + (LOOP ? " loop=lab" : " loop=lib") + (EPI ? " epi=lab" : " epi=lib"),
+               lab::time_launches(p.sets, launch), check(p, launch));
+      };
+      for (int rep = 0; rep < 2; ++rep) {
+        lib7x(I1{}, I2{}, I8{}, I2{}, F{}, F{}, cl_a);
+        lib7x(I1{}, I2{}, I8{}, I2{}, T{}, F{}, cl_a);
+        lib7x(I1{}, I2{}, I8{}, I2{}, F{}, T{}, cl_a);
+        lib7x(I1{}, I2{}, I8{}, I2{}, T{}, T{}, cl_a);
+        lib7x(I2{}, I1{}, I4{}, I4{}, F{}, F{}, cl_b);
+        lib7x(I2{}, I1{}, I4{}, I4{}, T{}, F{}, cl_b);
+        lib7x(I2{}, I1{}, I4{}, I4{}, F{}, T{}, cl_b);
+        lib7x(I2{}, I1{}, I4{}, I4{}, T{}, T{}, cl_b);
+      }
+    } else {
     libv7(I1{}, I1{}, I8{}, I4{});
     libv7(I1{}, I2{}, I8{}, I2{});
     libv7(I1{}, I1{}, I4{}, I4{});
     libv7(I2{}, I1{}, I4{}, I4{});
     libv7(I2{}, I1{}, I8{}, I4{});
+    }  // s18
 
     // Version 1, m16_n16_wn1_wk4_u4_sk4: grid (ceil(N / 16), 4), cluster (1, 4, 1).
     {

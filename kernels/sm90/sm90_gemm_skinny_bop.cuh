@@ -87,6 +87,54 @@ __device__ __forceinline__ void store_pair(const SkinnyParams& p, int m, int n0,
   skinny_detail::store_element(p, m, n0 + 1, v1);  // nothing past N
 }
 
+// The MMAs of one 16-byte weight chunk w against the same chunk of tokens g (x0) and g + 8 (x1):
+// half h takes elements 4h..4h+3 (see the header).
+template <typename In>
+__device__ __forceinline__ void chunk_mmas(const uint4& w, const uint4& x0, const uint4& x1, float (&c)[4]) {
+  const std::uint32_t* wr = reinterpret_cast<const std::uint32_t*>(&w);
+  const std::uint32_t* a = reinterpret_cast<const std::uint32_t*>(&x0);
+  const std::uint32_t* b = reinterpret_cast<const std::uint32_t*>(&x1);
+#pragma unroll
+  for (int h = 0; h < 2; ++h)
+    skinny_detail::mma_m16n8k16<In>(c, a[2 * h], b[2 * h], a[2 * h + 1], b[2 * h + 1], wr[2 * h], wr[2 * h + 1]);
+}
+
+template <typename In, int RB>
+struct RowPointers {
+  const In* w[RB];
+};
+template <int RB>
+struct Fragments {
+  float v[RB][4];
+};
+
+// The partial last k-step (K % (32 C) != 0) of the warp that owns it, out of line: the chunks
+// inside K whole, the one that straddles K element by element, zeros after it; rest0 = elements
+// of K left at the lane's first chunk. Out of line because the code of this rarely taken path,
+// inline, cost the kernel 0.1-0.2 us on shapes that never take it (session 18).
+template <typename In, int RB, int C>
+__device__ __noinline__ Fragments<RB> partial_step(RowPointers<In, RB> wp, const In* x0, const In* x1, int rest0) {
+  namespace sd = skinny_detail;
+  Fragments<RB> f;
+#pragma unroll
+  for (int b = 0; b < RB; ++b) f.v[b][0] = f.v[b][1] = f.v[b][2] = f.v[b][3] = 0.0f;
+#pragma unroll
+  for (int c = 0; c < C; ++c) {
+    const int rest = rest0 - 8 * c;
+    const uint4 xa = rest >= 8 ? sd::load_activation(x0 + 8 * c)
+                               : (rest > 0 ? sd::load_partial_chunk(x0 + 8 * c, rest) : make_uint4(0, 0, 0, 0));
+    const uint4 xb = rest >= 8 ? sd::load_activation(x1 + 8 * c)
+                               : (rest > 0 ? sd::load_partial_chunk(x1 + 8 * c, rest) : make_uint4(0, 0, 0, 0));
+#pragma unroll
+    for (int b = 0; b < RB; ++b) {
+      const uint4 wv = rest >= 8 ? sd::load_weight(wp.w[b] + 8 * c)
+                                 : (rest > 0 ? sd::load_partial_chunk(wp.w[b] + 8 * c, rest) : make_uint4(0, 0, 0, 0));
+      chunk_mmas<In>(wv, xa, xb, f.v[b]);
+    }
+  }
+  return f;
+}
+
 }  // namespace skinny_bop_detail
 
 template <typename In, int RB, int C, int W, int U>
@@ -122,13 +170,6 @@ __global__ void __launch_bounds__(32 * W, 2) sm90_gemm_skinny_bop(const SkinnyPa
   const In* xp[2] = {static_cast<const In*>(p.x) + static_cast<std::int64_t>(min(g, p.m - 1)) * p.lda + s_begin * KSTEP + 8 * C * t,
                      static_cast<const In*>(p.x) + static_cast<std::int64_t>(min(g + 8, p.m - 1)) * p.lda + s_begin * KSTEP + 8 * C * t};
 
-  auto mmas = [&](const uint4& w, const uint4& x0, const uint4& x1, float (&c)[4]) {
-    const std::uint32_t* wr = reinterpret_cast<const std::uint32_t*>(&w);
-    const std::uint32_t* a = reinterpret_cast<const std::uint32_t*>(&x0);
-    const std::uint32_t* b = reinterpret_cast<const std::uint32_t*>(&x1);
-#pragma unroll
-    for (int h = 0; h < 2; ++h) sd::mma_m16n8k16<In>(c, a[2 * h], b[2 * h], a[2 * h + 1], b[2 * h + 1], wr[2 * h], wr[2 * h + 1]);
-  };
   // NU whole k-steps: every load first, then the MMAs.
   auto batch = [&](auto nu_tag) {
     constexpr int NU = decltype(nu_tag)::value;
@@ -154,33 +195,28 @@ __global__ void __launch_bounds__(32 * W, 2) sm90_gemm_skinny_bop(const SkinnyPa
 #pragma unroll
       for (int c = 0; c < C; ++c)
 #pragma unroll
-        for (int b = 0; b < RB; ++b) mmas(wv[u][b][c], xv[u][0][c], xv[u][1][c], acc[b]);
+        for (int b = 0; b < RB; ++b) skinny_bop_detail::chunk_mmas<In>(wv[u][b][c], xv[u][0][c], xv[u][1][c], acc[b]);
   };
   const int s_full = min(s_end, full_steps);
+  if (s_full < s_end) {
+    // The partial last k-step (s_full == full_steps, the warp's last), first and out of line, so
+    // that the code after the main loop is the epilogue alone.
+    const int off = (s_full - s_begin) * KSTEP;
+    skinny_bop_detail::RowPointers<In, RB> rows;
+#pragma unroll
+    for (int b = 0; b < RB; ++b) rows.w[b] = wp[b] + off;
+    const auto f = skinny_bop_detail::partial_step<In, RB, C>(rows, xp[0] + off, xp[1] + off,
+                                                              p.k - (s_full * KSTEP + 8 * C * t));
+#pragma unroll
+    for (int b = 0; b < RB; ++b)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[b][e] += f.v[b][e];
+  }
   int s = s_begin;
 #pragma unroll 1
   for (; s + U <= s_full; s += U) batch(std::integral_constant<int, U>{});
 #pragma unroll 1
   for (; s < s_full; ++s) batch(std::integral_constant<int, 1>{});
-  if (s < s_end) {
-    // The partial last k-step (s == full_steps): chunks inside K whole, the one that straddles K
-    // element by element, zeros after it.
-#pragma unroll
-    for (int c = 0; c < C; ++c) {
-      const int rest = p.k - (s * KSTEP + 8 * C * t + 8 * c);
-      uint4 xv[2];
-#pragma unroll
-      for (int j = 0; j < 2; ++j)
-        xv[j] = rest >= 8 ? sd::load_activation(xp[j] + 8 * c)
-                          : (rest > 0 ? sd::load_partial_chunk(xp[j] + 8 * c, rest) : make_uint4(0, 0, 0, 0));
-#pragma unroll
-      for (int b = 0; b < RB; ++b) {
-        const uint4 wv = rest >= 8 ? sd::load_weight(wp[b] + 8 * c)
-                                   : (rest > 0 ? sd::load_partial_chunk(wp[b] + 8 * c, rest) : make_uint4(0, 0, 0, 0));
-        mmas(wv, xv[0], xv[1], acc[b]);
-      }
-    }
-  }
 
   // Every warp's fragments into rank 0's shared memory, part pidx.
   float4* dst = bop_parts;
@@ -199,10 +235,16 @@ __global__ void __launch_bounds__(32 * W, 2) sm90_gemm_skinny_bop(const SkinnyPa
   }
   // Rank 0 sums the parts in order; item i = fragment i / 32 (rows row0 + 8 (i / 32) ..) of lane
   // i % 32: tokens l / 4 and l / 4 + 8, rows 2 (l % 4) and + 1. Indices read afresh.
+  // The common case (no bias, output in the input's type, paired stores aligned) takes a short
+  // path of two 4-byte stores; the rest goes through store_pair (session 18: the general path's
+  // code cost the last CTA 0.2-0.4 us although these launches never took its branches).
+  using In2 = std::conditional_t<std::is_same_v<In, bf16>, __nv_bfloat162, __half2>;
+  constexpr int kOwnOut = std::is_same_v<In, bf16> ? kSkinnyBf16 : kSkinnyFp16;
+  const bool plain = p.bias_type == kSkinnyNone && p.out_type == kOwnOut && (p.ldo & 1) == 0 &&
+                     (reinterpret_cast<std::uintptr_t>(p.out) & 3) == 0;
   const int e_row0 = sd::cta_index() * Shape::kRows;
   for (int i = sd::thread_index(); i < RB * 32; i += Shape::kThreads) {
     float4 v = bop_parts[i];
-#pragma unroll 8
     for (int q = 1; q < parts; ++q) {
       const float4 a = bop_parts[q * RB * 32 + i];
       v.x += a.x;
@@ -211,8 +253,24 @@ __global__ void __launch_bounds__(32 * W, 2) sm90_gemm_skinny_bop(const SkinnyPa
       v.w += a.w;
     }
     const int l = i % 32, n0 = e_row0 + 8 * (i / 32) + 2 * (l % 4), m0 = l / 4;
-    skinny_bop_detail::store_pair(p, m0, n0, v.x, v.y);
-    skinny_bop_detail::store_pair(p, m0 + 8, n0, v.z, v.w);
+    if (plain && n0 + 1 < p.n) {
+      In* o = static_cast<In*>(p.out) + n0;
+      if (m0 < p.m) {
+        In2 h;
+        h.x = from_float<In>(v.x);
+        h.y = from_float<In>(v.y);
+        *reinterpret_cast<In2*>(o + static_cast<std::int64_t>(m0) * p.ldo) = h;
+      }
+      if (m0 + 8 < p.m) {
+        In2 h;
+        h.x = from_float<In>(v.z);
+        h.y = from_float<In>(v.w);
+        *reinterpret_cast<In2*>(o + static_cast<std::int64_t>(m0 + 8) * p.ldo) = h;
+      }
+    } else {
+      skinny_bop_detail::store_pair(p, m0, n0, v.x, v.y);
+      skinny_bop_detail::store_pair(p, m0 + 8, n0, v.z, v.w);
+    }
   }
 #endif
 }
