@@ -931,6 +931,7 @@ int main(int argc, char** argv) {
     using I2 = integral_constant<int, 2>;
     using I4 = integral_constant<int, 4>;
     using I8 = integral_constant<int, 8>;
+    using I3 = integral_constant<int, 3>;
     using T = std::true_type;
     using F = std::false_type;
     // bt: warps split k (a CTA is RB * 8 rows)
@@ -984,7 +985,21 @@ int main(int argc, char** argv) {
                lab::time_launches(p.sets, launch), check(p, launch));
       }
     };
-    if (s18) {
+    if (s18 && std::getenv("LAB16_RB") != nullptr) {
+      // Session 18, second question: wider CTAs (RB = 3, 4: 24-32 rows) read x once per 24-32
+      // weight rows instead of 8-16, halving x's L2 traffic (x / weight bytes = 2 / RB); does
+      // that buy more than the fewer CTAs cost?
+      bop(I2{}, I1{}, I4{}, I4{}, F{}, F{});
+      bop(I2{}, I1{}, I8{}, I4{}, F{}, F{});
+      bop(I3{}, I1{}, I4{}, I4{}, F{}, F{});
+      bop(I3{}, I1{}, I4{}, I2{}, F{}, F{});
+      bop(I4{}, I1{}, I4{}, I4{}, F{}, F{});
+      bop(I4{}, I1{}, I4{}, I2{}, F{}, F{});
+      bop(I4{}, I1{}, I8{}, I2{}, F{}, F{});
+      bop(I4{}, I1{}, I2{}, I4{}, F{}, F{});
+      bop(I4{}, I1{}, I4{}, I4{}, F{}, T{});
+      bop(I2{}, I1{}, I4{}, I4{}, F{}, T{});
+    } else if (s18) {
       // Session 18: where do the library's 0.3-0.5 us go? The two shipped tiles at their best
       // split, bt and lib v7 each under both attribute settings, the four interleaved, three times.
       const int cl_a = k >= 7168 && n <= 576 ? 4 : 2;  // r8 c2 w8 u2: 576x7168 ships cl4, 1536x7168 cl2

@@ -665,18 +665,23 @@ TEST(Skinny, DefaultRuleCoversDecodeOnly) {
     std::string err = run_solution(d, *s);
     EXPECT_TRUE(err.empty()) << err;
   }
-  // M = 9-16 on K >= 4096 (or K >= 2048 with N <= 1024), 2-32 MiB: m16_n16_wn1_wk4_u4, split-K
-  // doubled while the CTAs are under 256, at most 4 (session 10), odd M and N included.
+  // M = 9-16 on K >= 4096 (or K >= 2048 with N <= 1024), 2-32 MiB: version 7's
+  // m16_n16_wn1_wk4_u4_b1 (16 rows a CTA), split-K doubled while the doubled grid stays within 4
+  // CTAs an SM, at most 4 (session 18), odd M and N included.
+  int sms = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
   const struct {
     std::int64_t m, n, k;
-    int split;
-  } m16[] = {{16, 576, 7168, 4}, {9, 4096, 4096, 1}, {12, 3072, 4096, 2}, {16, 1024, 2048, 4}, {13, 2047, 8192, 2}};
+  } m16[] = {{16, 576, 7168}, {9, 4096, 4096}, {12, 3072, 4096}, {16, 1024, 2048}, {13, 2047, 8192}};
   for (const auto& e : m16) {
     A16W16Case c = problem(e.m, e.n, e.k);
     A16W16Data d = make_a16w16(c, 18);
     SolutionPtr s = b.default_solution(d.problem());
     ASSERT_NE(s, nullptr) << c.describe();
-    EXPECT_EQ(s->name(), "skinny:sm90_m16_n16_wn1_wk4_u4_sk" + std::to_string(e.split) + "_v16") << c.describe();
+    const std::int64_t tiles = (e.n + 15) / 16;
+    int split = 1;
+    while (split < 4 && tiles * split * 2 <= 4LL * sms) split *= 2;
+    EXPECT_EQ(s->name(), "skinny:sm90_m16_n16_wn1_wk4_u4_b1_sk" + std::to_string(split) + "_v16") << c.describe();
     std::string err = run_solution(d, *s);
     EXPECT_TRUE(err.empty()) << err;
   }

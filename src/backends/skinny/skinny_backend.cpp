@@ -615,17 +615,23 @@ constexpr std::int64_t kDefaultShortMaxN = 4096;
 
 // M = 9-16 (session 10, H200: every variant of 33 M = 16 problems tuned, `bench/results/runs/
 // s10_calls.md`): the model above picks badly there (0.68-0.97x on 12 of 14 untuned shapes with
-// the rule widened to 16: it takes 32-64-row tiles with u2 and split-K 8). One variant is at
+// the rule widened to 16: it takes 32-64-row tiles with u2 and split-K 8). One tile shape is at
 // 1.07-1.27x of cuBLASLt's default on every K >= 4096 problem of 2-32 MiB, and on K >= 2048 with
-// N <= 1024: m16_n16_wn1_wk4_u4 (register batches), split-K doubled from 1 while the CTAs
-// (N / 16 x split) are under 256, at most 4. Outside that (K <= 2560 with N >= 1536, >= 48 MiB)
-// cuBLASLt's default was within 2% of the best, or the variant lost.
+// N <= 1024: 16 rows a CTA, 4 warps splitting k, 4 k-steps a batch. Outside that (K <= 2560 with
+// N >= 1536, >= 48 MiB) cuBLASLt's default was within 2% of the best, or the variant lost.
+// Session 18: the same shape as version 7 (the weight as the MMA's B operand, two n8 blocks,
+// m16_n16_wn1_wk4_u4_b1) replaces version 1's m16_n16_wn1_wk4_u4: in the M = 16 retune's screen
+// (bench/results/studies/s18/c/prof_m16.csv.gz) it was 3.5-12% faster than version 1 at the same
+// split on the four suite problems in this region (576x7168, 1280x8192, 1536x7168, 4096x4096)
+// and on all the larger ones. Split-K is doubled while the doubled grid stays within 4 CTAs an
+// SM, at most 4: the same screen put 4096x4096 at split 2 (12.03 us against 12.65 at split 1),
+// the K-heavy three at split 4.
 constexpr std::int64_t kM16DefaultMinM = 9;
 constexpr std::int64_t kM16DefaultMaxM = 16;
 constexpr double kM16DefaultMinWeightBytes = 2.0 * (1 << 20);
 constexpr double kM16DefaultMaxWeightBytes = 32.0 * (1 << 20);
-constexpr SkinnyTile kM16DefaultTile{16, 16, 1, 4, 4, 0};
-constexpr std::int64_t kM16DefaultMinCtas = 256;
+constexpr SkinnyTile kM16DefaultTile{16, 16, 1, 4, 4, 0, 1};
+constexpr std::int64_t kM16DefaultCtasPerSm = 4;
 constexpr int kM16DefaultMaxSplit = 4;
 
 // Version 4 (GEMV) as the default at M = 1 for short weights: rows N <= 1024, K >= 64, at least
@@ -786,8 +792,10 @@ class SkinnyBackend final : public Backend {
     if (weight_bytes < kM16DefaultMinWeightBytes || weight_bytes > kM16DefaultMaxWeightBytes) return nullptr;
     const SkinnyTile& want = kM16DefaultTile;
     const std::int64_t tiles = ceil_div(p.n, std::int64_t{want.block_n()});
+    const int sms = device_attribute(cudaDevAttrMultiProcessorCount, p.device);
+    if (sms <= 0) return nullptr;
     int split = 1;
-    while (split < kM16DefaultMaxSplit && tiles * split < kM16DefaultMinCtas) split *= 2;
+    while (split < kM16DefaultMaxSplit && tiles * split * 2 <= kM16DefaultCtasPerSm * sms) split *= 2;
     for (const auto& s : solutions_)
       if (s->tile() == want && s->split_k() == split && s->can_implement(p)) return s;
     return nullptr;
