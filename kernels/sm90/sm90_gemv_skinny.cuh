@@ -65,6 +65,45 @@ __device__ __forceinline__ float dot8(const uint4& w, const uint4& x, float acc)
   return acc;
 }
 
+template <int M_MAX>
+struct TokenSums {
+  float v[M_MAX];
+};
+
+// K % 8 != 0: the chunk that straddles K (chunk K / 8, in the last segment), element by element
+// with zeros past K, for the lane whose stride reaches it (zeros for every other lane). Out of
+// line, and its row, segment and pointers derived afresh (thread_index and cta_index are opaque
+// reads) rather than kept live through the main loop: kept, they cost 8-16 bytes of spills at the
+// register caps below (session 16), and inline, the code of this rarely taken path sat between
+// the main loop and the stores (session 18: the same placement cost version 7 0.1-0.2 us).
+template <typename In, int M_MAX, int WARPS>
+__device__ __noinline__ TokenSums<M_MAX> straddle_chunk(const In* w, const In* x, int m_count, int n, int k,
+                                                      std::int64_t lda, std::int64_t ldb, int segs) {
+  namespace sd = skinny_detail;
+  TokenSums<M_MAX> r;
+#pragma unroll
+  for (int m = 0; m < M_MAX; ++m) r.v[m] = 0.0f;
+  const int t_lane = sd::thread_index() % 32;
+  const int t_warp = sd::thread_index() / 32;
+  const int t_log_segs = __ffs(segs) - 1;
+  const int t_seg = t_warp & (segs - 1);
+  const int t_row = sd::cta_index() * (WARPS >> t_log_segs) + (t_warp >> t_log_segs);
+  const int t_chunks = (k + 7) >> 3;
+  const int cs = k >> 3;
+  const int t_begin = static_cast<int>((static_cast<std::int64_t>(t_chunks) * t_seg) >> t_log_segs);
+  const int t_end = static_cast<int>((static_cast<std::int64_t>(t_chunks) * (t_seg + 1)) >> t_log_segs);
+  if (t_row < n && cs < t_end && cs >= t_begin && (cs - t_begin) % 32 == t_lane) {
+    const In* w_s = w + static_cast<std::int64_t>(t_row) * ldb + 8 * static_cast<std::int64_t>(cs);
+    const uint4 wv_s = sd::load_partial_chunk(w_s, k - 8 * cs);
+#pragma unroll
+    for (int m = 0; m < M_MAX; ++m) {
+      const In* x_s = x + static_cast<std::int64_t>(min(m, m_count - 1)) * lda + 8 * static_cast<std::int64_t>(cs);
+      r.v[m] = dot8<In>(wv_s, sd::load_partial_chunk(x_s, k - 8 * cs), 0.0f);
+    }
+  }
+  return r;
+}
+
 }  // namespace skinny_gemv_detail
 
 // Resident CTAs an SM asked of ptxas: the registers a lane's loads in flight take (CHUNKS weight
@@ -156,32 +195,13 @@ __global__ void __launch_bounds__(32 * WARPS, MIN_BLOCKS > 0 ? MIN_BLOCKS : gemv
         for (int m = 0; m < M_MAX; ++m) acc[m] = gd::dot8<In>(wv[j], xv[j][m], acc[m]);
     }
   }
-  // K % 8 != 0: the chunk that straddles K (chunk K / 8, in the last segment), element by element
-  // with zeros past K, by the lane whose stride reaches it; it is summed last in that lane, the
-  // same place every run. Its row, segment and pointers are derived afresh (thread_index and
-  // cta_index are opaque reads) rather than kept live through the main loop: kept, they cost
-  // 8-16 bytes of spills at the register caps above (session 16: every M <= 2 instance spilled,
-  // and the M = 1 w8 c4 instance ran 6-12% slower than the same loop without them in
-  // bench/micro/decode_lab.cu).
+  // K % 8 != 0: the chunk that straddles K, out of line (gd::straddle_chunk), summed last in the
+  // lane that reads it, the same place every run.
   if ((p.k & 7) != 0) {
-    const int t_lane = sd::thread_index() % 32;
-    const int t_warp = sd::thread_index() / 32;
-    const int t_log_segs = __ffs(segs) - 1;
-    const int t_seg = t_warp & (segs - 1);
-    const int t_row = sd::cta_index() * (WARPS >> t_log_segs) + (t_warp >> t_log_segs);
-    const int t_chunks = (p.k + 7) >> 3;
-    const int cs = p.k >> 3;
-    const int t_begin = static_cast<int>((static_cast<std::int64_t>(t_chunks) * t_seg) >> t_log_segs);
-    const int t_end = static_cast<int>((static_cast<std::int64_t>(t_chunks) * (t_seg + 1)) >> t_log_segs);
-    if (t_row < p.n && cs < t_end && cs >= t_begin && (cs - t_begin) % 32 == t_lane) {
-      const In* w_s = static_cast<const In*>(p.w) + static_cast<std::int64_t>(t_row) * p.ldb + 8 * static_cast<std::int64_t>(cs);
-      const uint4 wv_s = sd::load_partial_chunk(w_s, p.k - 8 * cs);
+    const auto t = gd::straddle_chunk<In, M_MAX, WARPS>(static_cast<const In*>(p.w), static_cast<const In*>(p.x), p.m,
+                                                        p.n, p.k, p.lda, p.ldb, segs);
 #pragma unroll
-      for (int m = 0; m < M_MAX; ++m) {
-        const In* x_s = static_cast<const In*>(p.x) + static_cast<std::int64_t>(min(m, p.m - 1)) * p.lda + 8 * static_cast<std::int64_t>(cs);
-        acc[m] = gd::dot8<In>(wv_s, sd::load_partial_chunk(x_s, p.k - 8 * cs), acc[m]);
-      }
-    }
+    for (int m = 0; m < M_MAX; ++m) acc[m] += t.v[m];
   }
 #pragma unroll
   for (int m = 0; m < M_MAX; ++m) {
@@ -204,7 +224,14 @@ __global__ void __launch_bounds__(32 * WARPS, MIN_BLOCKS > 0 ? MIN_BLOCKS : gemv
     if (m < p.m && n < p.n) {
       float sum = partial[r * segs][m];
       for (int q = 1; q < segs; ++q) sum += partial[r * segs + q][m];
-      sd::store_element(p, m, n, sum);
+      // The common case (no bias, output in the input's type) stores directly; store_element's
+      // type and bias switches only where needed (session 18: version 7's general store code cost
+      // its last CTA 0.2-0.4 us on launches that never took its branches).
+      constexpr int kOwnOut = std::is_same_v<In, bf16> ? kSkinnyBf16 : kSkinnyFp16;
+      if (p.bias_type == kSkinnyNone && p.out_type == kOwnOut)
+        static_cast<In*>(p.out)[static_cast<std::int64_t>(m) * p.ldo + n] = from_float<In>(sum);
+      else
+        sd::store_element(p, m, n, sum);
     }
   }
 #endif
