@@ -458,7 +458,7 @@ __host__ __device__ constexpr int bop_smem_bytes(int cl) {
   return cl * (ROWSPLIT ? 1 : W) * (ROWSPLIT ? W : 1) * RB * 32 * 16;
 }
 
-template <int RB, int C, int W, int U, bool ROWSPLIT, bool NOX>
+template <int RB, int C, int W, int U, bool ROWSPLIT, bool NOX, bool PF = false>
 __global__ void __launch_bounds__(32 * W, 2) bop_kernel(const bf16* __restrict__ x, const bf16* __restrict__ w,
                                                          bf16* out, int n, int k) {
   constexpr int KSTEP = 32 * C;
@@ -483,6 +483,15 @@ __global__ void __launch_bounds__(32 * W, 2) bop_kernel(const bf16* __restrict__
     wp[b] = w + static_cast<std::size_t>(min(row0 + b * 8 + g, n - 1)) * k + s_begin * KSTEP + t * 8 * C;
   const bf16* xp[2] = {x + static_cast<std::size_t>(g) * k + s_begin * KSTEP + t * 8 * C,
                        x + static_cast<std::size_t>(8 + g) * k + s_begin * KSTEP + t * 8 * C};
+  if (PF && t == 0 && s_end > s_begin) {
+    // Session 18 ("pf"): the whole k-range of the warp's rows asked of L2 at once (one bulk
+    // prefetch a row), so that DRAM has all of it in flight while the register batches, which
+    // ncu showed stalled on their loads (long scoreboard, 4-6 warps a scheduler), hit L2.
+    const unsigned bytes = static_cast<unsigned>((s_end - s_begin) * KSTEP * 2);
+#pragma unroll
+    for (int b = 0; b < RB; ++b)
+      asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(wp[b]), "r"(bytes) : "memory");
+  }
   auto batch = [&](auto nu_tag) {
     constexpr int NU = decltype(nu_tag)::value;
     uint4 wv[NU][RB][C], xv[NU][2][C];
@@ -900,15 +909,16 @@ int main(int argc, char** argv) {
     // while every k-part keeps a k-step and the grid stays within 4 CTAs an SM.
     // attr_max: the dynamic shared memory attribute set to the kernel's largest launch (CL = 8),
     // as the library sets it, instead of this launch's bytes (session 18's A/B).
-    auto bop = [&](auto rb_c, auto c_c, auto w_c, auto u_c, auto rs_c, auto nox_c, bool attr_max = false,
-                   int only_cl = 0) {
+    auto bop_impl = [&](auto rb_c, auto c_c, auto w_c, auto u_c, auto rs_c, auto nox_c, bool attr_max, int only_cl,
+                        auto pf_c) {
       constexpr int RB = decltype(rb_c)::value, C = decltype(c_c)::value, W = decltype(w_c)::value,
                     U = decltype(u_c)::value;
       constexpr bool RS = decltype(rs_c)::value, NOX = decltype(nox_c)::value;
-      auto* kernel = bop_kernel<RB, C, W, U, RS, NOX>;
+      constexpr bool PF = decltype(pf_c)::value;
+      auto* kernel = bop_kernel<RB, C, W, U, RS, NOX, PF>;
       const int rows = (RS ? W : 1) * RB * 8, kparts = RS ? 1 : W;
       const std::string label = std::string(RS ? "br" : "bt") + " r" + std::to_string(rows) + " c" + std::to_string(C) + " w" +
-                                std::to_string(W) + " u" + std::to_string(U) + (NOX ? " nox" : "");
+                                std::to_string(W) + " u" + std::to_string(U) + (NOX ? " nox" : "") + (PF ? " pf" : "");
       const int tiles = (n + rows - 1) / rows;
       const int steps = k / (32 * C);
       for (int cl = 1; cl <= 8; cl *= 2) {
@@ -925,6 +935,11 @@ int main(int argc, char** argv) {
         report(label + " cl" + std::to_string(cl) + (attr_max ? " amax" : ""), lab::time_launches(p.sets, launch),
                NOX ? -1.0 : check(p, launch));
       }
+    };
+    auto bop = [&](auto rb_c, auto c_c, auto w_c, auto u_c, auto rs_c, auto nox_c, bool attr_max = false,
+                   int only_cl = 0) { bop_impl(rb_c, c_c, w_c, u_c, rs_c, nox_c, attr_max, only_cl, std::false_type{}); };
+    auto bop_pf = [&](auto rb_c, auto c_c, auto w_c, auto u_c) {
+      bop_impl(rb_c, c_c, w_c, u_c, std::false_type{}, std::false_type{}, false, 0, std::true_type{});
     };
     using std::integral_constant;
     using I1 = integral_constant<int, 1>;
@@ -985,7 +1000,20 @@ int main(int argc, char** argv) {
                lab::time_launches(p.sets, launch), check(p, launch));
       }
     };
-    if (s18 && std::getenv("LAB16_RB") != nullptr) {
+    if (s18 && std::getenv("LAB16_PF") != nullptr) {
+      // Session 18, third question: bt with the warp's whole weight range prefetched into L2 by
+      // one bulk prefetch a row ("pf") beside plain bt, interleaved, every split.
+      for (int rep = 0; rep < 2; ++rep) {
+        bop(I1{}, I2{}, I8{}, I2{}, F{}, F{});
+        bop_pf(I1{}, I2{}, I8{}, I2{});
+        bop(I2{}, I1{}, I4{}, I4{}, F{}, F{});
+        bop_pf(I2{}, I1{}, I4{}, I4{});
+        bop(I1{}, I1{}, I4{}, I4{}, F{}, F{});
+        bop_pf(I1{}, I1{}, I4{}, I4{});
+        bop(I1{}, I1{}, I8{}, I4{}, F{}, F{});
+        bop_pf(I1{}, I1{}, I8{}, I4{});
+      }
+    } else if (s18 && std::getenv("LAB16_RB") != nullptr) {
       // Session 18, second question: wider CTAs (RB = 3, 4: 24-32 rows) read x once per 24-32
       // weight rows instead of 8-16, halving x's L2 traffic (x / weight bytes = 2 / RB); does
       // that buy more than the fewer CTAs cost?

@@ -97,7 +97,8 @@ __device__ __forceinline__ float warp_sum(float v) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Version-4-like GEMV. MODE 0: full; 1: x a constant; 2: no CTA reduction (partials stored).
+// Version-4-like GEMV. MODE 0: full; 1: x a constant; 2: no CTA reduction (partials stored);
+// 3 (session 18): full, the warp's row segment first asked of L2 by one bulk prefetch.
 // MIN_BLOCKS > 0 overrides the launch bounds' CTAs an SM (session 15: the library's GEMV asks for 5
 // at CHUNKS 4, this kernel for 4; both take 48 registers).
 template <int WARPS, int CHUNKS, int MODE, int MIN_BLOCKS = 0>
@@ -114,6 +115,9 @@ __global__ void __launch_bounds__(32 * WARPS, MIN_BLOCKS > 0 ? MIN_BLOCKS : (CHU
     const uint4* wr = reinterpret_cast<const uint4*>(w + static_cast<std::size_t>(row) * k);
     const uint4* xr = reinterpret_cast<const uint4*>(x);
     const uint4 xc = make_uint4(0x3f803f80u, 0x3f803f80u, 0x3f803f80u, 0x3f803f80u);
+    if (MODE == 3 && lane == 0 && c_end > c_begin)
+      asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(wr + c_begin),
+                   "r"(static_cast<unsigned>((c_end - c_begin) * 16)) : "memory");
 #pragma unroll 1
     for (int c0 = c_begin + lane; c0 < c_end; c0 += 32 * CHUNKS) {
       uint4 wv[CHUNKS], xv[CHUNKS];
@@ -349,6 +353,7 @@ int main(int argc, char** argv) {
     // 4.85 us against rows c4's 4.08 us on 576 x 7168, rows timed first).
     for (int round = 0; round < 3; ++round) {
       rows(rows_kernel<8, 4, 0>, 4, ("rows(r" + std::to_string(round) + ")").c_str(), true);
+      rows(rows_kernel<8, 4, 3>, 4, ("rows pf(r" + std::to_string(round) + ")").c_str(), true);
       lib(tgemm::kernels::sm90_gemv_skinny<bf16, 1, 8, 4>, 8, 4);
     }
     lib(tgemm::kernels::sm90_gemv_skinny<bf16, 1, 8, 2>, 8, 2);
