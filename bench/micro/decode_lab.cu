@@ -335,10 +335,13 @@ int main(int argc, char** argv) {
 
     // The library's kernel, with the backend's geometry (SkinnyGemvTile::segs: the smallest power
     // of two giving a lane at most CHUNKS chunks, capped at WARPS).
-    auto lib = [&](auto kernel, int warps, int chunks, const std::string& tag = "") {
+    // segs_override > 0: that many segments a row instead of the backend's choice (session 18:
+    // which split would the tuner want where the backend's leaves partial load passes?).
+    auto lib = [&](auto kernel, int warps, int chunks, const std::string& tag = "", int segs_override = 0) {
       const long long want = ((k + 7) / 8 + 32LL * chunks - 1) / (32LL * chunks);
       int segs = 1;
       while (segs < warps && segs < want) segs *= 2;
+      if (segs_override > 0) segs = segs_override;
       const int rpc = warps / segs;
       auto launch = [&](int i, cudaStream_t s) {
         const tgemm::kernels::SkinnyParams kp = lab::skinny_params(p.x[i], p.w[i], p.out[i], 1, n, k);
@@ -359,6 +362,16 @@ int main(int argc, char** argv) {
     lib(tgemm::kernels::sm90_gemv_skinny<bf16, 1, 8, 2>, 8, 2);
     lib(tgemm::kernels::sm90_gemv_skinny<bf16, 1, 8, 8>, 8, 8);
     lib(tgemm::kernels::sm90_gemv_skinny<bf16, 1, 4, 4>, 4, 4);
+    if (std::getenv("LAB1_SEGS") != nullptr) {
+      // Session 18: every power-of-two split a row for three tiles (the backend's pick is the one
+      // without " s=").
+      for (int sg = 1; sg <= 8; sg *= 2) {
+        lib(tgemm::kernels::sm90_gemv_skinny<bf16, 1, 8, 4>, 8, 4, " s=" + std::to_string(sg), sg);
+        lib(tgemm::kernels::sm90_gemv_skinny<bf16, 1, 8, 8>, 8, 8, " s=" + std::to_string(sg), sg);
+        if (sg <= 4) lib(tgemm::kernels::sm90_gemv_skinny<bf16, 1, 4, 4>, 4, 4, " s=" + std::to_string(sg), sg);
+        lib(tgemm::kernels::sm90_gemv_skinny<bf16, 1, 8, 2>, 8, 2, " s=" + std::to_string(sg), sg);
+      }
+    }
     // Launch bounds swapped (session 15): is the 0.4-1.2 us between lib w8 c4 and rows c4 the
     // CTAs an SM that each asks of ptxas (5 against 4; their main loops match in SASS)?
     lib(tgemm::kernels::sm90_gemv_skinny<bf16, 1, 8, 4, 4>, 8, 4, " lb4");
