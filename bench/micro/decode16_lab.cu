@@ -585,6 +585,145 @@ __global__ void __launch_bounds__(32 * W, 2) bop_kernel(const bf16* __restrict__
 }
 
 // ---------------------------------------------------------------------------------------------
+// Session 18, written for session 19 (compiled, not run): bt with its loads through a per-warp
+// shared-memory ring ("ring"). ncu put version 7 and bt on long-scoreboard stalls at 23-37%
+// occupancy: the register batches cap the bytes in flight. Here each lane cp.asyncs its own
+// chunks (U k-steps of its RB weight chunks and its two x chunks a stage) S - 1 stages ahead and
+// reads them back with LDS, so the bytes in flight cost shared memory, not registers. A lane reads
+// only what it wrote, so cp.async.wait_group alone orders it (no warp barrier); a slot is
+// refilled one iteration after its LDS results fed MMAs, which wait for them. Weight copies .cg
+// (L1 bypassed), x copies .ca (x is re-read by every CTA). Epilogue and split as bt.
+// Bytes in flight an SM: about (S - 1) / S x RB / (RB + 2) of the shared memory the resident CTAs
+// hold (x takes the rest), e.g. ~85 KB at RB = 2, S = 8 and ~110 KB at RB = 4 against bt's ~40 KB
+// of register batches (r8 c1 w4 u4 on 1280x8192, ncu).
+// Dynamic shared memory: ring_smem_bytes(CL).
+// Run: LAB16_S18=1 LAB16_RING=1 ./decode16_lab 576 7168 1280 8192 1536 7168 4096 4096
+template <int RB, int C, int W, int U, int S>
+__host__ __device__ constexpr int ring_smem_bytes(int cl) {
+  return cl * W * RB * 32 * 16 + W * S * U * (RB + 2) * C * 32 * 16;
+}
+
+template <int RB, int C, int W, int U, int S>
+__global__ void __launch_bounds__(32 * W, 1) ring_kernel(const bf16* __restrict__ x, const bf16* __restrict__ w,
+                                                         bf16* out, int n, int k) {
+  static_assert(S >= 2, "S: >= 2 stages");
+  constexpr int KSTEP = 32 * C;
+  constexpr int SLOT = U * (RB + 2) * C;  // 16-byte chunks a lane and stage: [u][RB weight + 2 x][c]
+  extern __shared__ float4 ring_smem[];   // [CL * W][RB][32] parts, then [W][S][SLOT][32] chunks
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int g = lane / 4, t = lane % 4;
+  const int tile = blockIdx.x, rank = blockIdx.y, cl = gridDim.y;
+  const int row0 = tile * RB * 8;
+  const int steps = k / KSTEP, parts = cl * W, pidx = rank * W + warp;
+  const int s_begin = static_cast<int>(static_cast<long long>(steps) * pidx / parts);
+  const int s_end = static_cast<int>(static_cast<long long>(steps) * (pidx + 1) / parts);
+  if (cl > 1) sd::cluster_arrive_relaxed();
+
+  float acc[RB][4] = {};
+  const bf16* wp[RB];
+#pragma unroll
+  for (int b = 0; b < RB; ++b)
+    wp[b] = w + static_cast<std::size_t>(min(row0 + b * 8 + g, n - 1)) * k + s_begin * KSTEP + t * 8 * C;
+  const bf16* xp[2] = {x + static_cast<std::size_t>(g) * k + s_begin * KSTEP + t * 8 * C,
+                       x + static_cast<std::size_t>(8 + g) * k + s_begin * KSTEP + t * 8 * C};
+  // This lane's chunk i of stage slot: ring + ((slot * SLOT + i) * 32 + lane) * 16 bytes.
+  const std::uint32_t ring = sd::smem_addr(ring_smem + cl * W * RB * 32) + (warp * S * SLOT * 32 + lane) * 16;
+  const int nsteps = s_end - s_begin, batches = (nsteps + U - 1) / U;
+  auto issue = [&](int bi) {  // batch bi's chunks into slot bi % S, then one commit (empty past the end)
+    if (bi < batches) {
+      const std::uint32_t base = ring + (bi % S) * SLOT * 32 * 16;
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int st = bi * U + u;
+        if (st < nsteps) {
+#pragma unroll
+          for (int b = 0; b < RB; ++b)
+#pragma unroll
+            for (int c = 0; c < C; ++c)
+              sd::cp_async_16(base + ((u * (RB + 2) + b) * C + c) * 32 * 16, wp[b] + st * KSTEP + c * 8, 16);
+#pragma unroll
+          for (int j = 0; j < 2; ++j)
+#pragma unroll
+            for (int c = 0; c < C; ++c)
+              asm volatile("cp.async.ca.shared.global [%0], [%1], 16;" ::"r"(base + ((u * (RB + 2) + RB + j) * C + c) * 32 * 16),
+                           "l"(xp[j] + st * KSTEP + c * 8)
+                           : "memory");
+        }
+      }
+    }
+    sd::cp_async_commit();
+  };
+#pragma unroll
+  for (int bi = 0; bi < S - 1; ++bi) issue(bi);
+#pragma unroll 1
+  for (int bi = 0; bi < batches; ++bi) {
+    issue(bi + S - 1);
+    sd::cp_async_wait<S - 1>();  // batch bi's group (this lane's copies) has landed
+    const std::uint32_t base = ring + (bi % S) * SLOT * 32 * 16;
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      if (bi * U + u >= nsteps) break;
+#pragma unroll
+      for (int c = 0; c < C; ++c) {
+        const uint4 xa = sd::lds128(base + ((u * (RB + 2) + RB) * C + c) * 32 * 16);
+        const uint4 xb = sd::lds128(base + ((u * (RB + 2) + RB + 1) * C + c) * 32 * 16);
+        const std::uint32_t* x0 = reinterpret_cast<const std::uint32_t*>(&xa);
+        const std::uint32_t* x1 = reinterpret_cast<const std::uint32_t*>(&xb);
+#pragma unroll
+        for (int b = 0; b < RB; ++b) {
+          const uint4 wv = sd::lds128(base + ((u * (RB + 2) + b) * C + c) * 32 * 16);
+          const std::uint32_t* wr = reinterpret_cast<const std::uint32_t*>(&wv);
+#pragma unroll
+          for (int h = 0; h < 2; ++h)
+            sd::mma_m16n8k16<bf16>(acc[b], x0[2 * h], x1[2 * h], x0[2 * h + 1], x1[2 * h + 1], wr[2 * h], wr[2 * h + 1]);
+        }
+      }
+    }
+  }
+  sd::cp_async_wait<0>();
+
+  // As bt: every warp's fragments into rank 0's part slots, one barrier, rank 0 sums in order.
+  float4* dst = ring_smem;
+  if (cl > 1) {
+    sd::cluster_wait_acquire();
+    dst = cooperative_groups::this_cluster().map_shared_rank(ring_smem, 0);
+  }
+#pragma unroll
+  for (int b = 0; b < RB; ++b) dst[(pidx * RB + b) * 32 + lane] = make_float4(acc[b][0], acc[b][1], acc[b][2], acc[b][3]);
+  if (cl > 1) {
+    sd::cluster_arrive_release();
+    if (rank != 0) return;
+    sd::cluster_wait_acquire();
+  } else {
+    __syncthreads();
+  }
+  for (int i = threadIdx.x; i < RB * 32; i += 32 * W) {
+    float4 v = ring_smem[i];
+    for (int q = 1; q < parts; ++q) {
+      const float4 a = ring_smem[q * RB * 32 + i];
+      v.x += a.x;
+      v.y += a.y;
+      v.z += a.z;
+      v.w += a.w;
+    }
+    const int l = i % 32, row = tile * RB * 8 + 8 * (i / 32) + 2 * (l % 4), m = l / 4;
+    if (row + 1 < n && (n % 2) == 0) {
+      *reinterpret_cast<__nv_bfloat162*>(out + static_cast<std::size_t>(m) * n + row) = __floats2bfloat162_rn(v.x, v.y);
+      *reinterpret_cast<__nv_bfloat162*>(out + static_cast<std::size_t>(m + 8) * n + row) = __floats2bfloat162_rn(v.z, v.w);
+    } else {
+      if (row < n) {
+        out[static_cast<std::size_t>(m) * n + row] = __float2bfloat16(v.x);
+        out[static_cast<std::size_t>(m + 8) * n + row] = __float2bfloat16(v.z);
+      }
+      if (row + 1 < n) {
+        out[static_cast<std::size_t>(m) * n + row + 1] = __float2bfloat16(v.y);
+        out[static_cast<std::size_t>(m + 8) * n + row + 1] = __float2bfloat16(v.w);
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Session 18: the library's version-7 kernel copied here with two switches, to find where its
 // 0.3-0.5 us over bt go (bt and lib v7 run the same SASS main loop). LOOP_LAB: bt's prologue and
 // loop (no K tail, no token clamp); EPI_LAB: bt's epilogue (its part sum and bf16x2 stores, no
@@ -1000,7 +1139,40 @@ int main(int argc, char** argv) {
                lab::time_launches(p.sets, launch), check(p, launch));
       }
     };
-    if (s18 && std::getenv("LAB16_PF") != nullptr) {
+    if (std::getenv("LAB16_RING") != nullptr) {
+      // Session 19 (written in session 18, not yet run): the ring kernel beside bt's best tiles,
+      // every split that fits (shared memory <= 227 KB a CTA, <= 4 CTAs an SM in the grid).
+      auto ringk = [&](auto rb_c, auto c_c, auto w_c, auto u_c, auto s_c) {
+        constexpr int RB = decltype(rb_c)::value, C = decltype(c_c)::value, W = decltype(w_c)::value,
+                      U = decltype(u_c)::value, S = decltype(s_c)::value;
+        auto* kernel = ring_kernel<RB, C, W, U, S>;
+        const int tiles = (n + RB * 8 - 1) / (RB * 8), steps = k / (32 * C);
+        for (int cl = 1; cl <= 8; cl *= 2) {
+          if (steps < cl * W) break;
+          if (cl > 1 && static_cast<long long>(tiles) * cl > 4LL * sms) break;
+          const int smem = ring_smem_bytes<RB, C, W, U, S>(cl);
+          if (smem > 227 * 1024) break;
+          CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+          auto launch = [&](int i, cudaStream_t s) {
+            launch_cluster(kernel, tiles, cl, 32 * W, smem, s, static_cast<const bf16*>(p.x[i]),
+                           static_cast<const bf16*>(p.w[i]), p.out[i], n, k);
+          };
+          report("ring r" + std::to_string(RB * 8) + " c" + std::to_string(C) + " w" + std::to_string(W) + " u" +
+                     std::to_string(U) + " s" + std::to_string(S) + " cl" + std::to_string(cl),
+                 lab::time_launches(p.sets, launch), check(p, launch));
+        }
+      };
+      bop(I1{}, I2{}, I8{}, I2{}, F{}, F{});
+      bop(I2{}, I1{}, I4{}, I4{}, F{}, F{});
+      ringk(I1{}, I1{}, I4{}, I2{}, I4{});
+      ringk(I1{}, I1{}, I8{}, I2{}, I4{});
+      ringk(I2{}, I1{}, I4{}, I2{}, I4{});
+      ringk(I2{}, I1{}, I4{}, I1{}, I8{});
+      ringk(I1{}, I2{}, I4{}, I1{}, I8{});
+      ringk(I2{}, I1{}, I8{}, I2{}, I3{});
+      ringk(I4{}, I1{}, I4{}, I1{}, I8{});
+      ringk(I4{}, I1{}, I4{}, I2{}, I4{});
+    } else if (s18 && std::getenv("LAB16_PF") != nullptr) {
       // Session 18, third question: bt with the warp's whole weight range prefetched into L2 by
       // one bulk prefetch a row ("pf") beside plain bt, interleaved, every split.
       for (int rep = 0; rep < 2; ++rep) {
