@@ -598,17 +598,20 @@ __global__ void __launch_bounds__(32 * W, 2) bop_kernel(const bf16* __restrict__
 // of register batches (r8 c1 w4 u4 on 1280x8192, ncu).
 // Dynamic shared memory: ring_smem_bytes(CL).
 // Run: LAB16_S18=1 LAB16_RING=1 ./decode16_lab 576 7168 1280 8192 1536 7168 4096 4096
-template <int RB, int C, int W, int U, int S>
+// XR: x stays out of the ring, loaded into registers at the top of each iteration (before the
+// wait for the weight), so the ring holds weight only.
+template <int RB, int C, int W, int U, int S, bool XR = false>
 __host__ __device__ constexpr int ring_smem_bytes(int cl) {
-  return cl * W * RB * 32 * 16 + W * S * U * (RB + 2) * C * 32 * 16;
+  return cl * W * RB * 32 * 16 + W * S * U * (RB + (XR ? 0 : 2)) * C * 32 * 16;
 }
 
-template <int RB, int C, int W, int U, int S>
+template <int RB, int C, int W, int U, int S, bool XR = false>
 __global__ void __launch_bounds__(32 * W, 1) ring_kernel(const bf16* __restrict__ x, const bf16* __restrict__ w,
                                                          bf16* out, int n, int k) {
   static_assert(S >= 2, "S: >= 2 stages");
   constexpr int KSTEP = 32 * C;
-  constexpr int SLOT = U * (RB + 2) * C;  // 16-byte chunks a lane and stage: [u][RB weight + 2 x][c]
+  constexpr int XS = XR ? 0 : 2;          // x chunks a k-step in the ring
+  constexpr int SLOT = U * (RB + XS) * C;  // 16-byte chunks a lane and stage: [u][RB weight + XS x][c]
   extern __shared__ float4 ring_smem[];   // [CL * W][RB][32] parts, then [W][S][SLOT][32] chunks
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int g = lane / 4, t = lane % 4;
@@ -640,12 +643,12 @@ __global__ void __launch_bounds__(32 * W, 1) ring_kernel(const bf16* __restrict_
           for (int b = 0; b < RB; ++b)
 #pragma unroll
             for (int c = 0; c < C; ++c)
-              sd::cp_async_16(base + ((u * (RB + 2) + b) * C + c) * 32 * 16, wp[b] + st * KSTEP + c * 8, 16);
+              sd::cp_async_16(base + ((u * (RB + XS) + b) * C + c) * 32 * 16, wp[b] + st * KSTEP + c * 8, 16);
 #pragma unroll
-          for (int j = 0; j < 2; ++j)
+          for (int j = 0; j < XS; ++j)
 #pragma unroll
             for (int c = 0; c < C; ++c)
-              asm volatile("cp.async.ca.shared.global [%0], [%1], 16;" ::"r"(base + ((u * (RB + 2) + RB + j) * C + c) * 32 * 16),
+              asm volatile("cp.async.ca.shared.global [%0], [%1], 16;" ::"r"(base + ((u * (RB + XS) + RB + j) * C + c) * 32 * 16),
                            "l"(xp[j] + st * KSTEP + c * 8)
                            : "memory");
         }
@@ -658,6 +661,16 @@ __global__ void __launch_bounds__(32 * W, 1) ring_kernel(const bf16* __restrict_
 #pragma unroll 1
   for (int bi = 0; bi < batches; ++bi) {
     issue(bi + S - 1);
+    uint4 xr[XR ? U : 1][2][C];
+    if constexpr (XR) {
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int j = 0; j < 2; ++j)
+#pragma unroll
+          for (int c = 0; c < C; ++c)
+            xr[u][j][c] = bi * U + u < nsteps ? sd::load_activation(xp[j] + (bi * U + u) * KSTEP + c * 8) : make_uint4(0, 0, 0, 0);
+    }
     sd::cp_async_wait<S - 1>();  // batch bi's group (this lane's copies) has landed
     const std::uint32_t base = ring + (bi % S) * SLOT * 32 * 16;
 #pragma unroll
@@ -665,13 +678,13 @@ __global__ void __launch_bounds__(32 * W, 1) ring_kernel(const bf16* __restrict_
       if (bi * U + u >= nsteps) break;
 #pragma unroll
       for (int c = 0; c < C; ++c) {
-        const uint4 xa = sd::lds128(base + ((u * (RB + 2) + RB) * C + c) * 32 * 16);
-        const uint4 xb = sd::lds128(base + ((u * (RB + 2) + RB + 1) * C + c) * 32 * 16);
+        const uint4 xa = XR ? xr[XR ? u : 0][0][c] : sd::lds128(base + ((u * (RB + XS) + RB) * C + c) * 32 * 16);
+        const uint4 xb = XR ? xr[XR ? u : 0][1][c] : sd::lds128(base + ((u * (RB + XS) + RB + 1) * C + c) * 32 * 16);
         const std::uint32_t* x0 = reinterpret_cast<const std::uint32_t*>(&xa);
         const std::uint32_t* x1 = reinterpret_cast<const std::uint32_t*>(&xb);
 #pragma unroll
         for (int b = 0; b < RB; ++b) {
-          const uint4 wv = sd::lds128(base + ((u * (RB + 2) + b) * C + c) * 32 * 16);
+          const uint4 wv = sd::lds128(base + ((u * (RB + XS) + b) * C + c) * 32 * 16);
           const std::uint32_t* wr = reinterpret_cast<const std::uint32_t*>(&wv);
 #pragma unroll
           for (int h = 0; h < 2; ++h)
@@ -1142,36 +1155,43 @@ int main(int argc, char** argv) {
     if (std::getenv("LAB16_RING") != nullptr) {
       // Session 19 (written in session 18, not yet run): the ring kernel beside bt's best tiles,
       // every split that fits (shared memory <= 227 KB a CTA, <= 4 CTAs an SM in the grid).
-      auto ringk = [&](auto rb_c, auto c_c, auto w_c, auto u_c, auto s_c) {
+      auto ringk = [&](auto rb_c, auto c_c, auto w_c, auto u_c, auto s_c, auto xr_c) {
         constexpr int RB = decltype(rb_c)::value, C = decltype(c_c)::value, W = decltype(w_c)::value,
                       U = decltype(u_c)::value, S = decltype(s_c)::value;
-        auto* kernel = ring_kernel<RB, C, W, U, S>;
+        constexpr bool XR = decltype(xr_c)::value;
+        auto* kernel = ring_kernel<RB, C, W, U, S, XR>;
         const int tiles = (n + RB * 8 - 1) / (RB * 8), steps = k / (32 * C);
         for (int cl = 1; cl <= 8; cl *= 2) {
           if (steps < cl * W) break;
           if (cl > 1 && static_cast<long long>(tiles) * cl > 4LL * sms) break;
-          const int smem = ring_smem_bytes<RB, C, W, U, S>(cl);
+          const int smem = ring_smem_bytes<RB, C, W, U, S, XR>(cl);
           if (smem > 227 * 1024) break;
           CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
           auto launch = [&](int i, cudaStream_t s) {
             launch_cluster(kernel, tiles, cl, 32 * W, smem, s, static_cast<const bf16*>(p.x[i]),
                            static_cast<const bf16*>(p.w[i]), p.out[i], n, k);
           };
-          report("ring r" + std::to_string(RB * 8) + " c" + std::to_string(C) + " w" + std::to_string(W) + " u" +
-                     std::to_string(U) + " s" + std::to_string(S) + " cl" + std::to_string(cl),
+          report(std::string(XR ? "ringxr" : "ring") + " r" + std::to_string(RB * 8) + " c" + std::to_string(C) + " w" +
+                     std::to_string(W) + " u" + std::to_string(U) + " s" + std::to_string(S) + " cl" + std::to_string(cl),
                  lab::time_launches(p.sets, launch), check(p, launch));
         }
       };
       bop(I1{}, I2{}, I8{}, I2{}, F{}, F{});
       bop(I2{}, I1{}, I4{}, I4{}, F{}, F{});
-      ringk(I1{}, I1{}, I4{}, I2{}, I4{});
-      ringk(I1{}, I1{}, I8{}, I2{}, I4{});
-      ringk(I2{}, I1{}, I4{}, I2{}, I4{});
-      ringk(I2{}, I1{}, I4{}, I1{}, I8{});
-      ringk(I1{}, I2{}, I4{}, I1{}, I8{});
-      ringk(I2{}, I1{}, I8{}, I2{}, I3{});
-      ringk(I4{}, I1{}, I4{}, I1{}, I8{});
-      ringk(I4{}, I1{}, I4{}, I2{}, I4{});
+      for (auto xr : {false, true}) {
+        auto run = [&](auto xr_c) {
+          ringk(I1{}, I1{}, I4{}, I2{}, I4{}, xr_c);
+          ringk(I1{}, I1{}, I8{}, I2{}, I4{}, xr_c);
+          ringk(I2{}, I1{}, I4{}, I2{}, I4{}, xr_c);
+          ringk(I2{}, I1{}, I4{}, I1{}, I8{}, xr_c);
+          ringk(I1{}, I2{}, I4{}, I1{}, I8{}, xr_c);
+          ringk(I2{}, I1{}, I8{}, I2{}, I3{}, xr_c);
+          ringk(I4{}, I1{}, I4{}, I1{}, I8{}, xr_c);
+          ringk(I4{}, I1{}, I4{}, I2{}, I4{}, xr_c);
+        };
+        if (xr) run(T{});
+        else run(F{});
+      }
     } else if (s18 && std::getenv("LAB16_PF") != nullptr) {
       // Session 18, third question: bt with the warp's whole weight range prefetched into L2 by
       // one bulk prefetch a row ("pf") beside plain bt, interleaved, every split.
