@@ -24,7 +24,10 @@
 // CTA's when split_k = 1), one barrier (CTA or cluster), the other CTAs leave, and rank 0 sums
 // the parts in part order (rank, then warp): bit-identical run to run, no workspace.
 // K tails: the last k-step (K % (32 C) != 0) is loaded with guards: whole chunks inside K, the
-// chunk that straddles K element by element (zeros past K), zeros after it.
+// chunk that straddles K element by element (zeros past K), zeros after it. Its warp runs it
+// first, out of line (skinny_bop_detail::partial_step), so that only the epilogue follows the
+// main loop: inline, that code and the general store path cost 0.3-0.5 us on launches that never
+// took them (docs/perf-notes.md, skinny, "Session 18").
 //
 // Preconditions (the host's can_implement checks them): an sm_90 image; 1 <= M <= 16; N >= 1;
 // 1 <= K <= 2^30; x and w 16-byte aligned with lda, ldb multiples of 8 elements (lda ignored
