@@ -452,6 +452,66 @@ __global__ void __launch_bounds__(32 * W) xs_kernel(const bf16* __restrict__ x, 
 // fragments into rank 0's shared memory (DSMEM), one barrier phase, the other CTAs leave and rank 0
 // sums the parts in part order (rank, then warp): deterministic, no workspace, no counters.
 // NOX: x a constant (no x loads; an ablation, not checked).
+// bt's epilogue, shared by bop_kernel, ring_kernel and lib7x (EPI_LAB). Fragment f of a CTA
+// whose rows start at row_base, lane l: tokens l / 4 and l / 4 + 8 of rows row_base + 8 f + 2 (l % 4)
+// and + 1, stored as bf16 pairs where the pair exists and N is even, else element by element.
+__device__ __forceinline__ void store_fragment_bf16(bf16* out, int n, int row_base, int f, int l, float c0, float c1,
+                                                    float c2, float c3) {
+  const int row = row_base + f * 8 + 2 * (l % 4), m = l / 4;
+  if (row + 1 < n && (n % 2) == 0) {
+    *reinterpret_cast<__nv_bfloat162*>(out + static_cast<std::size_t>(m) * n + row) = __floats2bfloat162_rn(c0, c1);
+    *reinterpret_cast<__nv_bfloat162*>(out + static_cast<std::size_t>(m + 8) * n + row) = __floats2bfloat162_rn(c2, c3);
+  } else {
+    if (row < n) {
+      out[static_cast<std::size_t>(m) * n + row] = __float2bfloat16(c0);
+      out[static_cast<std::size_t>(m + 8) * n + row] = __float2bfloat16(c2);
+    }
+    if (row + 1 < n) {
+      out[static_cast<std::size_t>(m) * n + row + 1] = __float2bfloat16(c1);
+      out[static_cast<std::size_t>(m + 8) * n + row + 1] = __float2bfloat16(c3);
+    }
+  }
+}
+
+// The warp's NB accumulator fragments into part slots first_slot .. of rank 0's shared memory
+// (its own CTA's when cl = 1), then the CTA or cluster barrier. Returns false on the CTAs that are
+// done (ranks past 0), true on the one that sums.
+template <int NB>
+__device__ __forceinline__ bool publish_parts(float4* slots, int first_slot, const float (&acc)[NB][4], int cl, int rank) {
+  const int lane = threadIdx.x % 32;
+  float4* dst = slots;
+  if (cl > 1) {
+    sd::cluster_wait_acquire();  // every CTA of the cluster has started: rank 0's shared memory exists
+    dst = cooperative_groups::this_cluster().map_shared_rank(slots, 0);
+  }
+#pragma unroll
+  for (int b = 0; b < NB; ++b) dst[(first_slot + b) * 32 + lane] = make_float4(acc[b][0], acc[b][1], acc[b][2], acc[b][3]);
+  if (cl > 1) {
+    sd::cluster_arrive_release();
+    if (rank != 0) return false;
+    sd::cluster_wait_acquire();
+  } else {
+    __syncthreads();
+  }
+  return true;
+}
+
+// The summing CTA: FR fragments (of 32 lanes each) summed over `parts` parts in part order, then stored.
+template <int FR, int THREADS>
+__device__ __forceinline__ void sum_parts_and_store(const float4* slots, int parts, int row_base, bf16* out, int n) {
+  for (int i = threadIdx.x; i < FR * 32; i += THREADS) {
+    float4 v = slots[i];
+    for (int q = 1; q < parts; ++q) {
+      const float4 a = slots[q * FR * 32 + i];
+      v.x += a.x;
+      v.y += a.y;
+      v.z += a.z;
+      v.w += a.w;
+    }
+    store_fragment_bf16(out, n, row_base, i / 32, i % 32, v.x, v.y, v.z, v.w);
+  }
+}
+
 // Dynamic shared memory: bop_smem_bytes(CL).
 template <int RB, int W, bool ROWSPLIT>
 __host__ __device__ constexpr int bop_smem_bytes(int cl) {
@@ -534,54 +594,13 @@ __global__ void __launch_bounds__(32 * W, 2) bop_kernel(const bf16* __restrict__
 #pragma unroll 1
   for (; s < s_end; ++s) batch(std::integral_constant<int, 1>{});
 
-  // Fragment f of the CTA (rows tile * R + f * 8 ..), lane l: tokens l/4 and l/4 + 8, rows 2(l%4), +1.
-  auto store = [&](int f, int l, float c0, float c1, float c2, float c3) {
-    const int row = tile * R + f * 8 + 2 * (l % 4), m = l / 4;
-    if (row + 1 < n && (n % 2) == 0) {
-      *reinterpret_cast<__nv_bfloat162*>(out + static_cast<std::size_t>(m) * n + row) = __floats2bfloat162_rn(c0, c1);
-      *reinterpret_cast<__nv_bfloat162*>(out + static_cast<std::size_t>(m + 8) * n + row) = __floats2bfloat162_rn(c2, c3);
-    } else {
-      if (row < n) {
-        out[static_cast<std::size_t>(m) * n + row] = __float2bfloat16(c0);
-        out[static_cast<std::size_t>(m + 8) * n + row] = __float2bfloat16(c2);
-      }
-      if (row + 1 < n) {
-        out[static_cast<std::size_t>(m) * n + row + 1] = __float2bfloat16(c1);
-        out[static_cast<std::size_t>(m + 8) * n + row + 1] = __float2bfloat16(c3);
-      }
-    }
-  };
   if (parts == 1) {  // "br" with no cluster: nothing to sum
 #pragma unroll
-    for (int b = 0; b < RB; ++b) store(fbase + b, lane, acc[b][0], acc[b][1], acc[b][2], acc[b][3]);
+    for (int b = 0; b < RB; ++b) store_fragment_bf16(out, n, tile * R, fbase + b, lane, acc[b][0], acc[b][1], acc[b][2], acc[b][3]);
     return;
   }
-  float4* dst = bop_slots;
-  if (cl > 1) {
-    sd::cluster_wait_acquire();  // every CTA of the cluster has started: rank 0's shared memory exists
-    dst = cooperative_groups::this_cluster().map_shared_rank(bop_slots, 0);
-  }
-#pragma unroll
-  for (int b = 0; b < RB; ++b)
-    dst[(pidx * FR + fbase + b) * 32 + lane] = make_float4(acc[b][0], acc[b][1], acc[b][2], acc[b][3]);
-  if (cl > 1) {
-    sd::cluster_arrive_release();
-    if (rank != 0) return;
-    sd::cluster_wait_acquire();
-  } else {
-    __syncthreads();
-  }
-  for (int i = threadIdx.x; i < FR * 32; i += 32 * W) {
-    float4 v = bop_slots[i];
-    for (int q = 1; q < parts; ++q) {
-      const float4 a = bop_slots[q * FR * 32 + i];
-      v.x += a.x;
-      v.y += a.y;
-      v.z += a.z;
-      v.w += a.w;
-    }
-    store(i / 32, i % 32, v.x, v.y, v.z, v.w);
-  }
+  if (!publish_parts(bop_slots, pidx * FR + fbase, acc, cl, rank)) return;
+  sum_parts_and_store<FR, 32 * W>(bop_slots, parts, tile * R, out, n);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -696,44 +715,8 @@ __global__ void __launch_bounds__(32 * W, 1) ring_kernel(const bf16* __restrict_
   sd::cp_async_wait<0>();
 
   // As bt: every warp's fragments into rank 0's part slots, one barrier, rank 0 sums in order.
-  float4* dst = ring_smem;
-  if (cl > 1) {
-    sd::cluster_wait_acquire();
-    dst = cooperative_groups::this_cluster().map_shared_rank(ring_smem, 0);
-  }
-#pragma unroll
-  for (int b = 0; b < RB; ++b) dst[(pidx * RB + b) * 32 + lane] = make_float4(acc[b][0], acc[b][1], acc[b][2], acc[b][3]);
-  if (cl > 1) {
-    sd::cluster_arrive_release();
-    if (rank != 0) return;
-    sd::cluster_wait_acquire();
-  } else {
-    __syncthreads();
-  }
-  for (int i = threadIdx.x; i < RB * 32; i += 32 * W) {
-    float4 v = ring_smem[i];
-    for (int q = 1; q < parts; ++q) {
-      const float4 a = ring_smem[q * RB * 32 + i];
-      v.x += a.x;
-      v.y += a.y;
-      v.z += a.z;
-      v.w += a.w;
-    }
-    const int l = i % 32, row = tile * RB * 8 + 8 * (i / 32) + 2 * (l % 4), m = l / 4;
-    if (row + 1 < n && (n % 2) == 0) {
-      *reinterpret_cast<__nv_bfloat162*>(out + static_cast<std::size_t>(m) * n + row) = __floats2bfloat162_rn(v.x, v.y);
-      *reinterpret_cast<__nv_bfloat162*>(out + static_cast<std::size_t>(m + 8) * n + row) = __floats2bfloat162_rn(v.z, v.w);
-    } else {
-      if (row < n) {
-        out[static_cast<std::size_t>(m) * n + row] = __float2bfloat16(v.x);
-        out[static_cast<std::size_t>(m + 8) * n + row] = __float2bfloat16(v.z);
-      }
-      if (row + 1 < n) {
-        out[static_cast<std::size_t>(m) * n + row + 1] = __float2bfloat16(v.y);
-        out[static_cast<std::size_t>(m + 8) * n + row + 1] = __float2bfloat16(v.w);
-      }
-    }
-  }
+  if (!publish_parts(ring_smem, pidx * RB, acc, cl, rank)) return;
+  sum_parts_and_store<RB, 32 * W>(ring_smem, parts, tile * RB * 8, out, n);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -838,23 +821,7 @@ __global__ void __launch_bounds__(32 * W, 2) lib7x_kernel(const tgemm::kernels::
     __syncthreads();
   }
   if (EPI_LAB) {
-    const int n = p.n;
-    bf16* out = static_cast<bf16*>(p.out);
-    for (int i = threadIdx.x; i < RB * 32; i += 32 * W) {
-      float4 v = bop_parts_x[i];
-      for (int q = 1; q < parts; ++q) {
-        const float4 a = bop_parts_x[q * RB * 32 + i];
-        v.x += a.x;
-        v.y += a.y;
-        v.z += a.z;
-        v.w += a.w;
-      }
-      const int l = i % 32, row = blockIdx.x * Shape::kRows + 8 * (i / 32) + 2 * (l % 4), m = l / 4;
-      if (row + 1 < n && (n % 2) == 0) {
-        *reinterpret_cast<__nv_bfloat162*>(out + static_cast<std::size_t>(m) * n + row) = __floats2bfloat162_rn(v.x, v.y);
-        *reinterpret_cast<__nv_bfloat162*>(out + static_cast<std::size_t>(m + 8) * n + row) = __floats2bfloat162_rn(v.z, v.w);
-      }
-    }
+    sum_parts_and_store<RB, 32 * W>(bop_parts_x, parts, static_cast<int>(blockIdx.x) * Shape::kRows, static_cast<bf16*>(p.out), p.n);
     return;
   }
   const int e_row0 = sd::cta_index() * Shape::kRows;

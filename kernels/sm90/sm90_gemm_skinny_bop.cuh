@@ -90,6 +90,18 @@ __device__ __forceinline__ void store_pair(const SkinnyParams& p, int m, int n0,
   skinny_detail::store_element(p, m, n0 + 1, v1);  // nothing past N
 }
 
+// Token m (nothing past M), rows n0 and n0 + 1, in the input's type: one 4-byte store. For
+// no bias, out of type skinny_detail::kOwnOutType<In>, ldo even, out 4-byte aligned, both rows inside N.
+template <typename In>
+__device__ __forceinline__ void store_plain_pair(const SkinnyParams& p, int m, int n0, float v0, float v1) {
+  using In2 = std::conditional_t<std::is_same_v<In, bf16>, __nv_bfloat162, __half2>;
+  if (m >= p.m) return;
+  In2 h;
+  h.x = from_float<In>(v0);
+  h.y = from_float<In>(v1);
+  *reinterpret_cast<In2*>(static_cast<In*>(p.out) + static_cast<std::int64_t>(m) * p.ldo + n0) = h;
+}
+
 // The MMAs of one 16-byte weight chunk w against the same chunk of tokens g (x0) and g + 8 (x1):
 // half h takes elements 4h..4h+3 (see the header).
 template <typename In>
@@ -241,9 +253,7 @@ __global__ void __launch_bounds__(32 * W, 2) sm90_gemm_skinny_bop(const SkinnyPa
   // The common case (no bias, output in the input's type, paired stores aligned) takes a short
   // path of two 4-byte stores; the rest goes through store_pair (session 18: the general path's
   // code cost the last CTA 0.2-0.4 us although these launches never took its branches).
-  using In2 = std::conditional_t<std::is_same_v<In, bf16>, __nv_bfloat162, __half2>;
-  constexpr int kOwnOut = std::is_same_v<In, bf16> ? kSkinnyBf16 : kSkinnyFp16;
-  const bool plain = p.bias_type == kSkinnyNone && p.out_type == kOwnOut && (p.ldo & 1) == 0 &&
+  const bool plain = p.bias_type == kSkinnyNone && p.out_type == sd::kOwnOutType<In> && (p.ldo & 1) == 0 &&
                      (reinterpret_cast<std::uintptr_t>(p.out) & 3) == 0;
   const int e_row0 = sd::cta_index() * Shape::kRows;
   for (int i = sd::thread_index(); i < RB * 32; i += Shape::kThreads) {
@@ -257,19 +267,8 @@ __global__ void __launch_bounds__(32 * W, 2) sm90_gemm_skinny_bop(const SkinnyPa
     }
     const int l = i % 32, n0 = e_row0 + 8 * (i / 32) + 2 * (l % 4), m0 = l / 4;
     if (plain && n0 + 1 < p.n) {
-      In* o = static_cast<In*>(p.out) + n0;
-      if (m0 < p.m) {
-        In2 h;
-        h.x = from_float<In>(v.x);
-        h.y = from_float<In>(v.y);
-        *reinterpret_cast<In2*>(o + static_cast<std::int64_t>(m0) * p.ldo) = h;
-      }
-      if (m0 + 8 < p.m) {
-        In2 h;
-        h.x = from_float<In>(v.z);
-        h.y = from_float<In>(v.w);
-        *reinterpret_cast<In2*>(o + static_cast<std::int64_t>(m0 + 8) * p.ldo) = h;
-      }
+      skinny_bop_detail::store_plain_pair<In>(p, m0, n0, v.x, v.y);
+      skinny_bop_detail::store_plain_pair<In>(p, m0 + 8, n0, v.z, v.w);
     } else {
       skinny_bop_detail::store_pair(p, m0, n0, v.x, v.y);
       skinny_bop_detail::store_pair(p, m0 + 8, n0, v.z, v.w);

@@ -224,11 +224,7 @@ __global__ void __launch_bounds__(32 * WARPS, MIN_BLOCKS > 0 ? MIN_BLOCKS : gemv
     if (m < p.m && n < p.n) {
       float sum = partial[r * segs][m];
       for (int q = 1; q < segs; ++q) sum += partial[r * segs + q][m];
-      // The common case (no bias, output in the input's type) stores directly; store_element's
-      // type and bias switches only where needed (session 18: version 7's general store code cost
-      // its last CTA 0.2-0.4 us on launches that never took its branches).
-      constexpr int kOwnOut = std::is_same_v<In, bf16> ? kSkinnyBf16 : kSkinnyFp16;
-      if (p.bias_type == kSkinnyNone && p.out_type == kOwnOut)
+      if (p.bias_type == kSkinnyNone && p.out_type == sd::kOwnOutType<In>)  // no switch on the common path
         static_cast<In*>(p.out)[static_cast<std::int64_t>(m) * p.ldo + n] = from_float<In>(sum);
       else
         sd::store_element(p, m, n, sum);

@@ -51,6 +51,13 @@ run_gpu_test() {  # name: a GPU test binary packed by pack_ci_binaries.sh (scrat
   gunzip -c scratch/ci/$1.gz > /tmp/bin/$1 && chmod +x /tmp/bin/$1
   timeout 300 /tmp/bin/$1 > $S/$1.log 2>&1; echo "$1 rc=$?"; tail -4 $S/$1.log
 }
+sanitize_skinny() {  # tool...: compute-sanitizer over test_gpu_skinny's sanitizer subset (run_gpu_test unpacked the binary), logs $S/san_<tool>.log
+  local t
+  for t in "$@"; do
+    timeout 120 compute-sanitizer --tool $t --error-exitcode 17 /tmp/bin/test_gpu_skinny --gtest_filter='*Sanitizer*' > $S/san_$t.log 2>&1
+    echo "sanitizer $t rc=$?"; tail -2 $S/san_$t.log
+  done
+}
 run_lab() {  # name pattern [lab arguments...]: a lab built here into scratch/lab/<name>; its output in $S/<name>.txt, the lines matching pattern shown
   local name=$1 pattern=$2; shift 2
   timeout 120 scratch/lab/$name "$@" > $S/$name.txt 2>&1; echo "$name rc=$?"; grep -E "$pattern" $S/$name.txt | head -80

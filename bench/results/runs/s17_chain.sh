@@ -11,16 +11,9 @@ END=${END:-400}
 S=/tmp/s17
 export TGEMM_CONFIG_DIR=$PWD/configs
 . bench/results/runs/chain_lib.sh
-sanitize() {
-  local t
-  for t in memcheck racecheck; do
-    timeout 120 compute-sanitizer --tool $t --error-exitcode 17 /tmp/bin/test_gpu_skinny --gtest_filter='*Sanitizer*' > $S/san_$t.log 2>&1
-    echo "sanitizer $t rc=$?"; tail -2 $S/san_$t.log
-  done
-}
 step skinny_test 200 run_gpu_test test_gpu_skinny
 grep -q "FAILED" $S/test_gpu_skinny.log && { echo "skinny tests failed: no retune"; exit 1; }
-step sanitizer 150 sanitize
+step sanitizer 150 sanitize_skinny memcheck racecheck
 [ -f $S/m16_in.csv ] || tgemm shapes --suite bench/shapes/llm_shapes.csv --nsets 16 -o $S/m16_in.csv > /dev/null
 tune_until m16 16 --batch 4 --libtype cublaslt,skinny -i $S/m16_in.csv
 merged_bench() {  # the shipped table with its M = 16 rows replaced by the retune's; M in {1, 16}

@@ -11,16 +11,9 @@ END=${END:-300}
 S=/tmp/s18c
 export TGEMM_CONFIG_DIR=$PWD/configs
 . bench/results/runs/chain_lib.sh
-sanitize() {
-  local t
-  for t in memcheck racecheck synccheck; do
-    timeout 120 compute-sanitizer --tool $t --error-exitcode 17 /tmp/bin/test_gpu_skinny --gtest_filter='*Sanitizer*' > $S/san_$t.log 2>&1
-    echo "sanitizer $t rc=$?"; tail -2 $S/san_$t.log
-  done
-}
 step skinny_test 120 run_gpu_test test_gpu_skinny
 grep -q "FAILED" $S/test_gpu_skinny.log && { echo "skinny tests failed: no retune"; exit 1; }
-step sanitizer 150 sanitize
+step sanitizer 150 sanitize_skinny memcheck racecheck synccheck
 step lab 30 run_lab decode16_lab "lib v7|bt r|floor" 576 7168 1280 8192 1536 7168 4096 4096
 [ -f $S/m16_in.csv ] || tgemm shapes --suite bench/shapes/llm_shapes.csv --nsets 16 -o $S/m16_in.csv > /dev/null
 tune_until m16 16 --batch 4 --libtype cublaslt,skinny -i $S/m16_in.csv

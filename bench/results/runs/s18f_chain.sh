@@ -13,11 +13,7 @@ export TGEMM_CONFIG_DIR=$PWD/configs
 gunzip -c scratch/tgemm_old.gz > /tmp/bin/tgemm_old && chmod +x /tmp/bin/tgemm_old
 step skinny_test 60 run_gpu_test test_gpu_skinny
 grep -q "FAILED" $S/test_gpu_skinny.log && { echo "skinny tests failed"; exit 1; }
-memcheck() {
-  timeout 120 compute-sanitizer --tool memcheck --error-exitcode 17 /tmp/bin/test_gpu_skinny --gtest_filter='*Sanitizer*' > $S/san_memcheck.log 2>&1
-  echo "memcheck rc=$?"; tail -1 $S/san_memcheck.log
-}
-step memcheck 60 memcheck
+step memcheck 60 sanitize_skinny memcheck
 step lab 30 run_lab decode_lab "floor|rows\(|lib w" 576 7168 8192 1024 1280 8192 1536 7168 4096 4096 10240 5120
 ab() {
   local cli i
