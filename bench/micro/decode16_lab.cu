@@ -1066,6 +1066,7 @@ int main(int argc, char** argv) {
     using I4 = integral_constant<int, 4>;
     using I8 = integral_constant<int, 8>;
     using I3 = integral_constant<int, 3>;
+    using I6 = integral_constant<int, 6>;
     using T = std::true_type;
     using F = std::false_type;
     // bt: warps split k (a CTA is RB * 8 rows)
@@ -1145,6 +1146,20 @@ int main(int argc, char** argv) {
       };
       bop(I1{}, I2{}, I8{}, I2{}, F{}, F{});
       bop(I2{}, I1{}, I4{}, I4{}, F{}, F{});
+      if (std::getenv("LAB16_RING2") != nullptr) {
+        // Session 19, second round: session 19's first run had the 32-row ring (r32 u2 s4) best of
+        // the ring tiles everywhere and ahead of bt on 576x7168 only (5.63 vs 5.85 us); around it:
+        // stages, unroll, warps, 64-row warps, two chunks a k-step.
+        ringk(I4{}, I1{}, I4{}, I2{}, I4{}, F{});
+        ringk(I4{}, I1{}, I4{}, I2{}, I3{}, F{});
+        ringk(I4{}, I1{}, I4{}, I1{}, I6{}, F{});
+        ringk(I4{}, I1{}, I8{}, I1{}, I4{}, F{});
+        ringk(I4{}, I1{}, I2{}, I2{}, I4{}, F{});
+        ringk(I4{}, I2{}, I4{}, I1{}, I4{}, F{});
+        ringk(I8{}, I1{}, I4{}, I1{}, I4{}, F{});
+        ringk(I8{}, I1{}, I4{}, I2{}, I3{}, F{});
+        ringk(I8{}, I1{}, I2{}, I2{}, I4{}, F{});
+      } else
       for (auto xr : {false, true}) {
         auto run = [&](auto xr_c) {
           ringk(I1{}, I1{}, I4{}, I2{}, I4{}, xr_c);
