@@ -518,7 +518,14 @@ __host__ __device__ constexpr int bop_smem_bytes(int cl) {
   return cl * (ROWSPLIT ? 1 : W) * (ROWSPLIT ? W : 1) * RB * 32 * 16;
 }
 
-template <int RB, int C, int W, int U, bool ROWSPLIT, bool NOX, bool PF = false>
+// SH (session 19, "sh"): the weight pre-tiled by shuffle_tiles_kernel, so that each 8-row x 32-k
+// block is 512 contiguous bytes in the MMA's fragment order and a warp's k-range of one 8-row block
+// is one contiguous run: every load instruction reads 512 contiguous bytes, as the floor's linear
+// read does (the layout study put the row-tiled read at 1.12-1.20x of the linear one on the 8-21 MB
+// weights). Lane (g, t)'s chunk c of k-step s is k-block s * C + c (k = 32 (s C + c) + 8 t + e);
+// x is read in the same order, so the sums are unchanged. Needs N % 8 == 0 and K % 32 == 0.
+// Run: LAB16_S18=1 LAB16_SHUF=1 ./decode16_lab 576 7168 1280 8192 1536 7168 4096 4096 8192 1024
+template <int RB, int C, int W, int U, bool ROWSPLIT, bool NOX, bool PF = false, bool SH = false>
 __global__ void __launch_bounds__(32 * W, 2) bop_kernel(const bf16* __restrict__ x, const bf16* __restrict__ w,
                                                          bf16* out, int n, int k) {
   constexpr int KSTEP = 32 * C;
@@ -537,12 +544,17 @@ __global__ void __launch_bounds__(32 * W, 2) bop_kernel(const bf16* __restrict__
   if (cl > 1) sd::cluster_arrive_relaxed();
 
   float acc[RB][4] = {};
+  constexpr int WSTEP = SH ? C * 256 : KSTEP;  // weight elements a k-step advances
+  constexpr int WCH = SH ? 256 : 8;            // weight elements between a lane's chunks c
+  constexpr int XLANE = SH ? 8 : 8 * C;        // x elements between lanes t
+  constexpr int XCH = SH ? 32 : 8;             // x elements between a lane's chunks c
   const bf16* wp[RB];
 #pragma unroll
   for (int b = 0; b < RB; ++b)
-    wp[b] = w + static_cast<std::size_t>(min(row0 + b * 8 + g, n - 1)) * k + s_begin * KSTEP + t * 8 * C;
-  const bf16* xp[2] = {x + static_cast<std::size_t>(g) * k + s_begin * KSTEP + t * 8 * C,
-                       x + static_cast<std::size_t>(8 + g) * k + s_begin * KSTEP + t * 8 * C};
+    wp[b] = SH ? w + (static_cast<std::size_t>(min(row0 / 8 + b, n / 8 - 1)) * (k / 32) + s_begin * C) * 256 + lane * 8
+               : w + static_cast<std::size_t>(min(row0 + b * 8 + g, n - 1)) * k + s_begin * KSTEP + t * 8 * C;
+  const bf16* xp[2] = {x + static_cast<std::size_t>(g) * k + s_begin * KSTEP + t * XLANE,
+                       x + static_cast<std::size_t>(8 + g) * k + s_begin * KSTEP + t * XLANE};
   if (PF && t == 0 && s_end > s_begin) {
     // Session 18 ("pf"): the whole k-range of the warp's rows asked of L2 at once (one bulk
     // prefetch a row), so that DRAM has all of it in flight while the register batches, which
@@ -560,7 +572,7 @@ __global__ void __launch_bounds__(32 * W, 2) bop_kernel(const bf16* __restrict__
 #pragma unroll
       for (int b = 0; b < RB; ++b)
 #pragma unroll
-        for (int c = 0; c < C; ++c) wv[u][b][c] = sd::load_weight(wp[b] + u * KSTEP + c * 8);
+        for (int c = 0; c < C; ++c) wv[u][b][c] = sd::load_weight(wp[b] + u * WSTEP + c * WCH);
 #pragma unroll
     for (int u = 0; u < NU; ++u)
 #pragma unroll
@@ -568,9 +580,9 @@ __global__ void __launch_bounds__(32 * W, 2) bop_kernel(const bf16* __restrict__
 #pragma unroll
         for (int c = 0; c < C; ++c)
           xv[u][j][c] = NOX ? make_uint4(0x3f803f80u ^ lane, 0x3f803f80u, 0x3f803f80u, 0x3f803f80u ^ u)
-                            : sd::load_activation(xp[j] + u * KSTEP + c * 8);
+                            : sd::load_activation(xp[j] + u * KSTEP + c * XCH);
 #pragma unroll
-    for (int b = 0; b < RB; ++b) wp[b] += NU * KSTEP;
+    for (int b = 0; b < RB; ++b) wp[b] += NU * WSTEP;
 #pragma unroll
     for (int j = 0; j < 2; ++j) xp[j] += NU * KSTEP;
 #pragma unroll
@@ -863,9 +875,28 @@ void launch_cluster(void (*kernel)(Params...), int tiles, int cl, int threads, i
 }
 
 // ---------------------------------------------------------------------------------------------
+// Session 19 (LAB16_SHUF): w[N, K] row-major -> the "sh" layout of bop_kernel<.., SH = true>:
+// 16-byte chunk q = (rb * K / 32 + kb) * 32 + lane holds row rb * 8 + lane / 4, k = 32 kb + 8 (lane % 4)
+// .. + 7. N % 8 == 0 and K % 32 == 0.
+__global__ void shuffle_tiles_kernel(const bf16* __restrict__ w, bf16* __restrict__ wsh, int n, int k) {
+  const std::size_t chunks = static_cast<std::size_t>(n) * k / 8;
+  const int kb_count = k / 32;
+  for (std::size_t q = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; q < chunks;
+       q += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const int lane = static_cast<int>(q % 32);
+    const std::size_t blk = q / 32;
+    const int kb = static_cast<int>(blk % kb_count);
+    const std::size_t rb = blk / kb_count;
+    const std::size_t row = rb * 8 + lane / 4;
+    const int col = kb * 32 + (lane % 4) * 8;
+    reinterpret_cast<uint4*>(wsh)[q] = *reinterpret_cast<const uint4*>(w + row * k + col);
+  }
+}
+
 struct Problem {
   int n, k, sets;
   std::vector<bf16*> w, x, out;
+  std::vector<bf16*> wsh;  // LAB16_SHUF: each set's weight pre-tiled (shuffle_tiles_kernel)
   float* ref = nullptr;
   float* ws = nullptr;
   unsigned* counters = nullptr;
@@ -906,6 +937,14 @@ int main(int argc, char** argv) {
       p.x.push_back(w + static_cast<std::size_t>(n) * k);
       p.out.push_back(o);
     }
+    if (std::getenv("LAB16_SHUF") != nullptr && n % 8 == 0)
+      for (int i = 0; i < p.sets; ++i) {
+        bf16* wsh;
+        CK(cudaMalloc(&wsh, wb));
+        shuffle_tiles_kernel<<<1024, 256>>>(p.w[i], wsh, n, k);
+        CK(cudaGetLastError());
+        p.wsh.push_back(wsh);
+      }
     CK(cudaMalloc(&p.ref, static_cast<std::size_t>(kM) * n * sizeof(float)));
     // wsum (session 16) keeps a 1 KB part a warp: up to (8 x SMs or N / 16 row tiles) x 8 warps.
     const std::size_t ws_floats = std::max(static_cast<std::size_t>(kMaxSplitsXs) * kM * (n + 128),
@@ -1029,15 +1068,17 @@ int main(int argc, char** argv) {
     // attr_max: the dynamic shared memory attribute set to the kernel's largest launch (CL = 8),
     // as the library sets it, instead of this launch's bytes (session 18's A/B).
     auto bop_impl = [&](auto rb_c, auto c_c, auto w_c, auto u_c, auto rs_c, auto nox_c, bool attr_max, int only_cl,
-                        auto pf_c) {
+                        auto pf_c, auto sh_c) {
       constexpr int RB = decltype(rb_c)::value, C = decltype(c_c)::value, W = decltype(w_c)::value,
                     U = decltype(u_c)::value;
       constexpr bool RS = decltype(rs_c)::value, NOX = decltype(nox_c)::value;
-      constexpr bool PF = decltype(pf_c)::value;
-      auto* kernel = bop_kernel<RB, C, W, U, RS, NOX, PF>;
+      constexpr bool PF = decltype(pf_c)::value, SH = decltype(sh_c)::value;
+      auto* kernel = bop_kernel<RB, C, W, U, RS, NOX, PF, SH>;
+      const std::vector<bf16*>& weights = SH ? p.wsh : p.w;
       const int rows = (RS ? W : 1) * RB * 8, kparts = RS ? 1 : W;
       const std::string label = std::string(RS ? "br" : "bt") + " r" + std::to_string(rows) + " c" + std::to_string(C) + " w" +
-                                std::to_string(W) + " u" + std::to_string(U) + (NOX ? " nox" : "") + (PF ? " pf" : "");
+                                std::to_string(W) + " u" + std::to_string(U) + (NOX ? " nox" : "") + (PF ? " pf" : "") +
+                                (SH ? " sh" : "");
       const int tiles = (n + rows - 1) / rows;
       const int steps = k / (32 * C);
       for (int cl = 1; cl <= 8; cl *= 2) {
@@ -1048,7 +1089,7 @@ int main(int argc, char** argv) {
         CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                 attr_max ? bop_smem_bytes<RB, W, RS>(8) : std::max(smem, 1)));
         auto launch = [&](int i, cudaStream_t s) {
-          launch_cluster(kernel, tiles, cl, 32 * W, smem, s, static_cast<const bf16*>(p.x[i]), static_cast<const bf16*>(p.w[i]),
+          launch_cluster(kernel, tiles, cl, 32 * W, smem, s, static_cast<const bf16*>(p.x[i]), static_cast<const bf16*>(weights[i]),
                          p.out[i], n, k);
         };
         report(label + " cl" + std::to_string(cl) + (attr_max ? " amax" : ""), lab::time_launches(p.sets, launch),
@@ -1056,9 +1097,14 @@ int main(int argc, char** argv) {
       }
     };
     auto bop = [&](auto rb_c, auto c_c, auto w_c, auto u_c, auto rs_c, auto nox_c, bool attr_max = false,
-                   int only_cl = 0) { bop_impl(rb_c, c_c, w_c, u_c, rs_c, nox_c, attr_max, only_cl, std::false_type{}); };
+                   int only_cl = 0) {
+      bop_impl(rb_c, c_c, w_c, u_c, rs_c, nox_c, attr_max, only_cl, std::false_type{}, std::false_type{});
+    };
     auto bop_pf = [&](auto rb_c, auto c_c, auto w_c, auto u_c) {
-      bop_impl(rb_c, c_c, w_c, u_c, std::false_type{}, std::false_type{}, false, 0, std::true_type{});
+      bop_impl(rb_c, c_c, w_c, u_c, std::false_type{}, std::false_type{}, false, 0, std::true_type{}, std::false_type{});
+    };
+    auto bop_sh = [&](auto rb_c, auto c_c, auto w_c, auto u_c) {
+      bop_impl(rb_c, c_c, w_c, u_c, std::false_type{}, std::false_type{}, false, 0, std::false_type{}, std::true_type{});
     };
     using std::integral_constant;
     using I1 = integral_constant<int, 1>;
@@ -1120,7 +1166,24 @@ int main(int argc, char** argv) {
                lab::time_launches(p.sets, launch), check(p, launch));
       }
     };
-    if (std::getenv("LAB16_RING") != nullptr) {
+    if (!p.wsh.empty()) {
+      // Session 19, written for session 20 (compiled, not run): bt on the pre-tiled weight ("sh")
+      // beside bt on the row-major weight, interleaved twice, the shipped and best lab tiles.
+      // Predicted: sh faster by the layout study's rows / linear (1.12-1.20 on 8-21 MB, 1.03-1.08
+      // on 16-32 MB), i.e. 1280x8192 8.5 -> ~7.6 us.
+      for (int rep = 0; rep < 2; ++rep) {
+        bop(I1{}, I2{}, I8{}, I2{}, F{}, F{});
+        bop_sh(I1{}, I2{}, I8{}, I2{});
+        bop(I2{}, I1{}, I4{}, I4{}, F{}, F{});
+        bop_sh(I2{}, I1{}, I4{}, I4{});
+        bop(I1{}, I1{}, I8{}, I4{}, F{}, F{});
+        bop_sh(I1{}, I1{}, I8{}, I4{});
+        bop(I4{}, I1{}, I4{}, I2{}, F{}, F{});
+        bop_sh(I4{}, I1{}, I4{}, I2{});
+      }
+      bop_sh(I1{}, I2{}, I4{}, I4{});
+      bop_sh(I2{}, I2{}, I4{}, I2{});
+    } else if (std::getenv("LAB16_RING") != nullptr) {
       // Session 19 (written in session 18, not yet run): the ring kernel beside bt's best tiles,
       // every split that fits (shared memory <= 227 KB a CTA, <= 4 CTAs an SM in the grid).
       auto ringk = [&](auto rb_c, auto c_c, auto w_c, auto u_c, auto s_c, auto xr_c) {
