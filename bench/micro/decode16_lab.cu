@@ -1183,6 +1183,12 @@ int main(int argc, char** argv) {
       }
       bop_sh(I1{}, I2{}, I4{}, I4{});
       bop_sh(I2{}, I2{}, I4{}, I2{});
+      // The stream alone (x a register constant, not checked) in both layouts: what the layout
+      // does to the weight read itself, apart from x and the sums.
+      bop(I1{}, I2{}, I8{}, I2{}, F{}, T{});
+      bop_impl(I1{}, I2{}, I8{}, I2{}, F{}, T{}, false, 0, F{}, T{});
+      bop(I2{}, I1{}, I4{}, I4{}, F{}, T{});
+      bop_impl(I2{}, I1{}, I4{}, I4{}, F{}, T{}, false, 0, F{}, T{});
     } else if (std::getenv("LAB16_RING") != nullptr) {
       // Session 19 (written in session 18, not yet run): the ring kernel beside bt's best tiles,
       // every split that fits (shared memory <= 227 KB a CTA, <= 4 CTAs an SM in the grid).
