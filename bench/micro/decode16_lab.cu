@@ -56,6 +56,7 @@
 #include <cstdlib>
 #include <functional>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -1115,6 +1116,13 @@ int main(int argc, char** argv) {
     using I6 = integral_constant<int, 6>;
     using T = std::true_type;
     using F = std::false_type;
+    using std::tuple;
+    // A/B against bt: each tile (a tuple of RB, C, W, U) as bt, then as `variant`, the whole list
+    // twice, interleaved.
+    auto beside_bt = [&](auto variant, auto... tiles) {
+      for (int rep = 0; rep < 2; ++rep)
+        (std::apply([&](auto... a) { bop(a..., F{}, F{}); variant(a...); }, tiles), ...);
+    };
     // bt: warps split k (a CTA is RB * 8 rows)
     if (!s18) {
     bop(I1{}, I1{}, I8{}, I4{}, F{}, F{});
@@ -1168,19 +1176,10 @@ int main(int argc, char** argv) {
     };
     if (!p.wsh.empty()) {
       // Session 19, written for session 20 (compiled, not run): bt on the pre-tiled weight ("sh")
-      // beside bt on the row-major weight, interleaved twice, the shipped and best lab tiles.
-      // Predicted: sh faster by the layout study's rows / linear (1.12-1.20 on 8-21 MB, 1.03-1.08
-      // on 16-32 MB), i.e. 1280x8192 8.5 -> ~7.6 us.
-      for (int rep = 0; rep < 2; ++rep) {
-        bop(I1{}, I2{}, I8{}, I2{}, F{}, F{});
-        bop_sh(I1{}, I2{}, I8{}, I2{});
-        bop(I2{}, I1{}, I4{}, I4{}, F{}, F{});
-        bop_sh(I2{}, I1{}, I4{}, I4{});
-        bop(I1{}, I1{}, I8{}, I4{}, F{}, F{});
-        bop_sh(I1{}, I1{}, I8{}, I4{});
-        bop(I4{}, I1{}, I4{}, I2{}, F{}, F{});
-        bop_sh(I4{}, I1{}, I4{}, I2{});
-      }
+      // beside bt on the row-major weight, the shipped and best lab tiles. Predicted 0-5%, at
+      // most the layout study's rows / linear (docs/perf-notes.md, skinny, "Session 19").
+      beside_bt(bop_sh, tuple<I1, I2, I8, I2>{}, tuple<I2, I1, I4, I4>{}, tuple<I1, I1, I8, I4>{},
+                tuple<I4, I1, I4, I2>{});
       bop_sh(I1{}, I2{}, I4{}, I4{});
       bop_sh(I2{}, I2{}, I4{}, I2{});
       // The stream alone (x a register constant, not checked) in both layouts: what the layout
@@ -1246,16 +1245,8 @@ int main(int argc, char** argv) {
     } else if (s18 && std::getenv("LAB16_PF") != nullptr) {
       // Session 18, third question: bt with the warp's whole weight range prefetched into L2 by
       // one bulk prefetch a row ("pf") beside plain bt, interleaved, every split.
-      for (int rep = 0; rep < 2; ++rep) {
-        bop(I1{}, I2{}, I8{}, I2{}, F{}, F{});
-        bop_pf(I1{}, I2{}, I8{}, I2{});
-        bop(I2{}, I1{}, I4{}, I4{}, F{}, F{});
-        bop_pf(I2{}, I1{}, I4{}, I4{});
-        bop(I1{}, I1{}, I4{}, I4{}, F{}, F{});
-        bop_pf(I1{}, I1{}, I4{}, I4{});
-        bop(I1{}, I1{}, I8{}, I4{}, F{}, F{});
-        bop_pf(I1{}, I1{}, I8{}, I4{});
-      }
+      beside_bt(bop_pf, tuple<I1, I2, I8, I2>{}, tuple<I2, I1, I4, I4>{}, tuple<I1, I1, I4, I4>{},
+                tuple<I1, I1, I8, I4>{});
     } else if (s18 && std::getenv("LAB16_RB") != nullptr) {
       // Session 18, second question: wider CTAs (RB = 3, 4: 24-32 rows) read x once per 24-32
       // weight rows instead of 8-16, halving x's L2 traffic (x / weight bytes = 2 / RB); does
