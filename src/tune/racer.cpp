@@ -330,6 +330,7 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
           first_use_in_process(r.name);
         }
         if (r.screen_us < o.graph_screen_us) {
+          const auto graph_t0 = std::chrono::steady_clock::now();
           TimingOptions g;
           g.launches_per_graph = std::clamp(static_cast<int>(std::ceil(100.0 / std::max(r.screen_us, 1.0))), 2, 8);
           g.warmup_replays = 1;
@@ -339,6 +340,8 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
             sol->run(p, data.sets[static_cast<std::size_t>(it + 1) % data.sets.size()].args, ws, gs);
           }, g).median_us;
           check_context(r.name);
+          result.screen_graph_seconds +=
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - graph_t0).count();
         } else if (r.screen_us < kSlowScreenUs) {
           TGEMM_CUDA_CHECK(cudaEventRecord(timer.a, stream), "tune");
           for (int it = 0; it < o.screen_iters; ++it) {
@@ -432,7 +435,9 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
       r.spread = st.median_us > 0 ? (st.p90_us - st.p10_us) / st.median_us : 0;
       ++result.accurate;
       notify("check", r.name);
+      const auto check_t0 = Clock::now();
       check_solution(p, data, sol, ws, r);
+      result.check_seconds += since(check_t0);
       r.stage = "accurate";
     } catch (const Error& e) {
       r.error = e.what();

@@ -115,6 +115,10 @@ struct RaceResult {
   // the accurate timing with the correctness checks, the finals (with the sustained warm-up and
   // the extra placements' allocation when the finals make them), the confirmation.
   double screen_seconds = 0, accurate_seconds = 0, finals_seconds = 0, confirm_seconds = 0;
+  // Parts of those stages, for deciding where a tune's time can be cut (docs/gpu-runbook.md,
+  // session 21): the screen's CUDA-graph screening of fast candidates (graph_screen_us; capture,
+  // instantiation and replays) and the accurate stage's correctness checks.
+  double screen_graph_seconds = 0, check_seconds = 0;
 };
 
 // Throws tgemm::Error naming the field, what it must be and its value when an option is out of

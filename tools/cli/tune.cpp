@@ -224,7 +224,8 @@ int run_worker(const TuneOptions& o) {
             {"confirm_winner_us", r.confirm_winner_us}, {"confirm_ratio", r.confirm_ratio}, {"confirm_min_ratio", r.confirm_min_ratio},
             {"confirm_placements", r.confirm_placements}, {"confirm_tried", r.confirm_tried}, {"confirmed", r.confirmed},
             {"final_placements", r.final_placements}, {"same_launches", r.same_launches}, {"rescreened", r.rescreened}, {"seconds", r.seconds},
-            {"stage_seconds", {r.screen_seconds, r.accurate_seconds, r.finals_seconds, r.confirm_seconds}}, {"arch", dev.arch}, {"sm_count", dev.sm_count}});
+            {"stage_seconds", {r.screen_seconds, r.accurate_seconds, r.finals_seconds, r.confirm_seconds}},
+            {"screen_graph_seconds", r.screen_graph_seconds}, {"check_seconds", r.check_seconds}, {"arch", dev.arch}, {"sm_count", dev.sm_count}});
     } catch (const std::exception& e) {
       emit({{"type", "fatal"}, {"id", id}, {"error", e.what()}});
       return 3;
@@ -478,6 +479,7 @@ int run_tune(const TuneOptions& o) {
   std::vector<int> distinct_counts;  // enumerated less those that launch what another one does
   double tuned_seconds = 0;
   std::array<double, 4> stage_totals{};  // seconds of screen, accurate, finals, confirmation
+  double screen_graph_total = 0, check_total = 0;  // parts of the screen and the accurate stage
   const bool tty = ::isatty(2);
 
   auto flush_rows = [&] {
@@ -551,6 +553,8 @@ int run_tune(const TuneOptions& o) {
     // Screen, accurate, finals, confirmation (the workers are this binary: always sent).
     const auto stages = msg["stage_seconds"].get<std::array<double, 4>>();
     for (std::size_t i = 0; i < 4; ++i) stage_totals[i] += stages[i];
+    screen_graph_total += msg.value("screen_graph_seconds", 0.0);
+    check_total += msg.value("check_seconds", 0.0);
     const UntunedProblem& p = st.problem;
     if (profile.is_open()) {
       for (const auto& c : cands) {
@@ -729,6 +733,8 @@ int run_tune(const TuneOptions& o) {
     fmt::print("GPU work by stage: screen {}, accurate timing and checks {}, finals {}, confirmation {}\n",
                format_duration(stage_totals[0]), format_duration(stage_totals[1]), format_duration(stage_totals[2]),
                format_duration(stage_totals[3]));
+    fmt::print("of which: graph screening {} of the screen, correctness checks {} of the accurate stage\n",
+               format_duration(screen_graph_total), format_duration(check_total));
   }
   if (!enumerated_counts.empty()) {
     fmt::print("candidates per problem: min {}, median {}, max {}\n", enumerated_counts.front(),
