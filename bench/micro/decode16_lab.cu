@@ -1065,7 +1065,10 @@ int main(int argc, char** argv) {
     }  // old
 
     // Session 17: the weight as the B operand, split-K over a (1, CL, 1) cluster, CL = 1, 2, 4, 8
-    // while every k-part keeps a k-step and the grid stays within 4 CTAs an SM.
+    // while every k-part keeps a k-step and the grid stays within 4 CTAs an SM (session 21,
+    // LAB16_S21: 16 CTAs an SM, so that small CTAs reach cl8 on the K-heavy weights).
+    const bool s21 = std::getenv("LAB16_S21") != nullptr;
+    const long long grid_cap = s21 ? 16 : 4;
     // attr_max: the dynamic shared memory attribute set to the kernel's largest launch (CL = 8),
     // as the library sets it, instead of this launch's bytes (session 18's A/B).
     auto bop_impl = [&](auto rb_c, auto c_c, auto w_c, auto u_c, auto rs_c, auto nox_c, bool attr_max, int only_cl,
@@ -1084,7 +1087,7 @@ int main(int argc, char** argv) {
       const int steps = k / (32 * C);
       for (int cl = 1; cl <= 8; cl *= 2) {
         if (steps < cl * kparts) break;
-        if (cl > 1 && static_cast<long long>(tiles) * cl > 4LL * sms) break;
+        if (cl > 1 && static_cast<long long>(tiles) * cl > grid_cap * sms) break;
         if (only_cl != 0 && cl != only_cl) continue;
         const int smem = bop_smem_bytes<RB, W, RS>(cl);
         CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -1112,6 +1115,7 @@ int main(int argc, char** argv) {
     using I2 = integral_constant<int, 2>;
     using I4 = integral_constant<int, 4>;
     using I8 = integral_constant<int, 8>;
+    using I16 = integral_constant<int, 16>;
     using I3 = integral_constant<int, 3>;
     using I6 = integral_constant<int, 6>;
     using T = std::true_type;
@@ -1174,7 +1178,33 @@ int main(int argc, char** argv) {
                lab::time_launches(p.sets, launch), check(p, launch));
       }
     };
-    if (!p.wsh.empty()) {
+    if (s21) {
+      // Session 21: is bt's stream limited by the work a warp does in series (k-steps per warp /
+      // U batches, each a DRAM round trip) and by how evenly the grid spreads over the SMs, rather
+      // than by bandwidth? Session 20's nox rows (no x at all) were 1.17-1.22x of the floor on
+      // 1280x8192 and 1536x7168 at 1280-2560 warps, where the M = 1 GEMV runs 5120 warps of two
+      // batches each. Here: CTAs of 2 warps (up to 1280 CTAs at cl8, every warp one or two
+      // batches), 16 warps, U = 8, C = 4, with the grid cap lifted (16 CTAs an SM); the shipped
+      // tiles as references; the stream alone (nox) of three of them.
+      bop(I1{}, I2{}, I8{}, I2{}, F{}, F{});
+      bop(I2{}, I1{}, I4{}, I4{}, F{}, F{});
+      bop(I1{}, I1{}, I8{}, I4{}, F{}, F{});
+      bop(I1{}, I1{}, I2{}, I4{}, F{}, F{});
+      bop(I1{}, I2{}, I2{}, I2{}, F{}, F{});
+      bop(I1{}, I1{}, I2{}, I8{}, F{}, F{});
+      bop(I2{}, I1{}, I2{}, I4{}, F{}, F{});
+      bop(I1{}, I4{}, I2{}, I1{}, F{}, F{});
+      bop(I1{}, I1{}, I4{}, I4{}, F{}, F{});
+      bop(I1{}, I1{}, I4{}, I8{}, F{}, F{});
+      bop(I1{}, I2{}, I4{}, I2{}, F{}, F{});
+      bop(I1{}, I4{}, I4{}, I1{}, F{}, F{});
+      bop(I1{}, I1{}, I16{}, I2{}, F{}, F{});
+      bop(I1{}, I2{}, I16{}, I1{}, F{}, F{});
+      bop(I1{}, I1{}, I2{}, I4{}, F{}, T{});
+      bop(I1{}, I2{}, I4{}, I2{}, F{}, T{});
+      bop(I1{}, I1{}, I4{}, I8{}, F{}, T{});
+      bop(I1{}, I2{}, I8{}, I2{}, F{}, T{});
+    } else if (!p.wsh.empty()) {
       // Session 19, written for session 20 (compiled, not run): bt on the pre-tiled weight ("sh")
       // beside bt on the row-major weight, the shipped and best lab tiles. Predicted 0-5%, at
       // most the layout study's rows / linear (docs/perf-notes.md, skinny, "Session 19").
