@@ -15,8 +15,11 @@ export TGEMM_CONFIG_DIR=$PWD/configs
 case ${STEP:?STEP=lab or tune} in
   lab)
     nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu --format=csv,noheader | tee $S/device.txt
-    LAB16_S18=1 LAB16_S21=1 run_lab decode16_lab "floor|nox|FAIL" 576 7168 1280 8192 1536 7168 4096 4096 8192 1024 6144 4096 5120 8192 8192 3584
-    run_lab decode_lab "floor |lib|FAIL" 576 7168 1280 8192 1536 7168 4096 4096 8192 1024 6144 4096 5120 8192 8192 3584
+    # line-buffered, so that a lab cut by its timeout still leaves its rows
+    LAB16_S18=1 LAB16_S21=1 timeout 200 stdbuf -oL scratch/lab/decode16_lab 576 7168 1280 8192 1536 7168 4096 4096 8192 1024 6144 4096 > $S/decode16_lab.txt 2>&1
+    echo "decode16_lab rc=$? at $SECONDS s"; grep -E "floor|FAIL|match" $S/decode16_lab.txt
+    timeout 100 stdbuf -oL scratch/lab/decode_lab 576 7168 1280 8192 1536 7168 4096 4096 8192 1024 6144 4096 > $S/decode_lab.txt 2>&1
+    echo "decode_lab rc=$? at $SECONDS s"; grep -E "floor |lib|FAIL|match" $S/decode_lab.txt
     run_gpu_test test_gpu_tune ;;
   tune)
     chain_inputs
