@@ -617,6 +617,120 @@ __global__ void __launch_bounds__(32 * W, 2) bop_kernel(const bf16* __restrict__
 }
 
 // ---------------------------------------------------------------------------------------------
+// Session 21 ("bt2"): bt (warps split k, cluster split-K) with the MMA chain taken apart. In bt all
+// U * C * 2 MMAs of a batch (times RB independent blocks) accumulate into one fragment, so each
+// waits for the one before (~30 cycles of HMMA latency each), and since a warp issues in order,
+// the next batch's loads go out only after the last MMA of this batch has issued: every batch
+// costs its load latency plus its MMA chain, in series. LAB16_S21 (small/large CTAs, U = 8, more
+// CTAs an SM) changed neither the bytes in flight nor the balance enough to matter; the nox rows
+// still sit at 1.20-1.25x of the floor on 1280x8192 / 1536x7168 where the M = 1 GEMV is at
+// 1.07-1.09x on the same H100.
+//   ACC: independent accumulator sets (MMA q of a batch into set q % ACC, summed before the
+//        epilogue): the chain a batch shortens ACC-fold;
+//   PIPE: the next batch's loads are issued before this batch's MMAs (two batches of registers),
+//        so the MMA chain overlaps the next batch's latency.
+template <int NU, int RB, int C>
+struct Bt2Batch {
+  uint4 w[NU][RB][C];
+  uint4 x[NU][2][C];
+};
+
+template <int RB, int C, int W, int U, bool NOX, int ACC, bool PIPE>
+__global__ void __launch_bounds__(32 * W, 2) bt2_kernel(const bf16* __restrict__ x, const bf16* __restrict__ w, bf16* out,
+                                                        int n, int k) {
+  constexpr int KSTEP = 32 * C;
+  extern __shared__ float4 bop_slots[];  // [CL * W][RB][32]
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int g = lane / 4, t = lane % 4;
+  const int tile = blockIdx.x, rank = blockIdx.y, cl = gridDim.y;
+  const int row0 = tile * RB * 8;
+  const int steps = k / KSTEP, parts = cl * W, pidx = rank * W + warp;
+  const int s_begin = static_cast<int>(static_cast<long long>(steps) * pidx / parts);
+  const int s_end = static_cast<int>(static_cast<long long>(steps) * (pidx + 1) / parts);
+  if (cl > 1) sd::cluster_arrive_relaxed();
+
+  float acc[ACC][RB][4] = {};
+  const bf16* wp[RB];
+#pragma unroll
+  for (int b = 0; b < RB; ++b) wp[b] = w + static_cast<std::size_t>(min(row0 + b * 8 + g, n - 1)) * k + s_begin * KSTEP + t * 8 * C;
+  const bf16* xp[2] = {x + static_cast<std::size_t>(g) * k + s_begin * KSTEP + t * 8 * C,
+                       x + static_cast<std::size_t>(8 + g) * k + s_begin * KSTEP + t * 8 * C};
+  auto load = [&](auto& bb) {
+    constexpr int NU = sizeof(bb.x) / sizeof(bb.x[0]);
+#pragma unroll
+    for (int u = 0; u < NU; ++u)
+#pragma unroll
+      for (int b = 0; b < RB; ++b)
+#pragma unroll
+        for (int c = 0; c < C; ++c) bb.w[u][b][c] = sd::load_weight(wp[b] + u * KSTEP + c * 8);
+#pragma unroll
+    for (int u = 0; u < NU; ++u)
+#pragma unroll
+      for (int j = 0; j < 2; ++j)
+#pragma unroll
+        for (int c = 0; c < C; ++c)
+          bb.x[u][j][c] = NOX ? make_uint4(0x3f803f80u ^ lane, 0x3f803f80u, 0x3f803f80u, 0x3f803f80u ^ u)
+                              : sd::load_activation(xp[j] + u * KSTEP + c * 8);
+#pragma unroll
+    for (int b = 0; b < RB; ++b) wp[b] += NU * KSTEP;
+#pragma unroll
+    for (int j = 0; j < 2; ++j) xp[j] += NU * KSTEP;
+  };
+  auto mma = [&](const auto& bb) {
+    constexpr int NU = sizeof(bb.x) / sizeof(bb.x[0]);
+#pragma unroll
+    for (int u = 0; u < NU; ++u)
+#pragma unroll
+      for (int c = 0; c < C; ++c) {
+        const std::uint32_t* x0 = reinterpret_cast<const std::uint32_t*>(&bb.x[u][0][c]);
+        const std::uint32_t* x1 = reinterpret_cast<const std::uint32_t*>(&bb.x[u][1][c]);
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+#pragma unroll
+          for (int b = 0; b < RB; ++b) {
+            const std::uint32_t* wr = reinterpret_cast<const std::uint32_t*>(&bb.w[u][b][c]);
+            sd::mma_m16n8k16<bf16>(acc[((u * C + c) * 2 + h) % ACC][b], x0[2 * h], x1[2 * h], x0[2 * h + 1], x1[2 * h + 1],
+                                   wr[2 * h], wr[2 * h + 1]);
+          }
+      }
+  };
+  int s = s_begin;
+  if (PIPE && s + U <= s_end) {
+    Bt2Batch<U, RB, C> cur;
+    load(cur);
+    s += U;
+#pragma unroll 1
+    for (; s + U <= s_end; s += U) {
+      Bt2Batch<U, RB, C> nxt;
+      load(nxt);
+      mma(cur);
+      cur = nxt;
+    }
+    mma(cur);
+  }
+#pragma unroll 1
+  for (; s + U <= s_end; s += U) {
+    Bt2Batch<U, RB, C> bb;
+    load(bb);
+    mma(bb);
+  }
+#pragma unroll 1
+  for (; s < s_end; ++s) {
+    Bt2Batch<1, RB, C> bb;
+    load(bb);
+    mma(bb);
+  }
+#pragma unroll
+  for (int a = 1; a < ACC; ++a)
+#pragma unroll
+    for (int b = 0; b < RB; ++b)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[0][b][e] += acc[a][b][e];
+  if (!publish_parts(bop_slots, pidx * RB, acc[0], cl, rank)) return;
+  sum_parts_and_store<RB, 32 * W>(bop_slots, parts, tile * RB * 8, out, n);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Session 18, written for session 19 (compiled, not run): bt with its loads through a per-warp
 // shared-memory ring ("ring"). ncu put version 7 and bt on long-scoreboard stalls at 23-37%
 // occupancy: the register batches cap the bytes in flight. Here each lane cp.asyncs its own
@@ -1178,7 +1292,51 @@ int main(int argc, char** argv) {
                lab::time_launches(p.sets, launch), check(p, launch));
       }
     };
-    if (s21) {
+    // Session 21, second call (LAB16_S21B): bt2's accumulator sets and batch pipelining against bt,
+    // on the best tiles of the first call, interleaved twice.
+    auto bt2 = [&](auto rb_c, auto c_c, auto w_c, auto u_c, auto nox_c, auto acc_c, auto pipe_c) {
+      constexpr int RB = decltype(rb_c)::value, C = decltype(c_c)::value, W = decltype(w_c)::value,
+                    U = decltype(u_c)::value, ACC = decltype(acc_c)::value;
+      constexpr bool NOX = decltype(nox_c)::value, PIPE = decltype(pipe_c)::value;
+      auto* kernel = bt2_kernel<RB, C, W, U, NOX, ACC, PIPE>;
+      const int tiles = (n + RB * 8 - 1) / (RB * 8), steps = k / (32 * C);
+      const std::string label = "bt2 r" + std::to_string(RB * 8) + " c" + std::to_string(C) + " w" + std::to_string(W) + " u" +
+                                std::to_string(U) + " a" + std::to_string(ACC) + (PIPE ? " pipe" : "") + (NOX ? " nox" : "");
+      for (int cl = 1; cl <= 8; cl *= 2) {
+        if (steps < cl * W) break;
+        if (cl > 1 && static_cast<long long>(tiles) * cl > 8LL * sms) break;
+        const int smem = bop_smem_bytes<RB, W, false>(cl);
+        CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, std::max(smem, 1)));
+        auto launch = [&](int i, cudaStream_t s) {
+          launch_cluster(kernel, tiles, cl, 32 * W, smem, s, static_cast<const bf16*>(p.x[i]), static_cast<const bf16*>(p.w[i]),
+                         p.out[i], n, k);
+        };
+        report(label + " cl" + std::to_string(cl), lab::time_launches(p.sets, launch), NOX ? -1.0 : check(p, launch));
+      }
+    };
+    if (std::getenv("LAB16_S21B") != nullptr) {
+      for (int rep = 0; rep < 2; ++rep) {
+        bop(I1{}, I2{}, I4{}, I2{}, F{}, F{});
+        bt2(I1{}, I2{}, I4{}, I2{}, F{}, I1{}, F{});
+        bt2(I1{}, I2{}, I4{}, I2{}, F{}, I2{}, F{});
+        bt2(I1{}, I2{}, I4{}, I2{}, F{}, I4{}, F{});
+        bt2(I1{}, I2{}, I4{}, I2{}, F{}, I1{}, T{});
+        bt2(I1{}, I2{}, I4{}, I2{}, F{}, I4{}, T{});
+        bt2(I1{}, I2{}, I4{}, I2{}, T{}, I4{}, F{});
+        bt2(I1{}, I2{}, I4{}, I2{}, T{}, I4{}, T{});
+        bop(I2{}, I1{}, I4{}, I4{}, F{}, F{});
+        bt2(I2{}, I1{}, I4{}, I4{}, F{}, I2{}, F{});
+        bt2(I2{}, I1{}, I4{}, I4{}, F{}, I4{}, F{});
+        bt2(I2{}, I1{}, I4{}, I2{}, F{}, I2{}, T{});
+        bop(I1{}, I2{}, I8{}, I2{}, F{}, F{});
+        bt2(I1{}, I2{}, I8{}, I2{}, F{}, I4{}, F{});
+        bt2(I1{}, I2{}, I8{}, I2{}, F{}, I4{}, T{});
+        bt2(I1{}, I1{}, I4{}, I4{}, F{}, I4{}, F{});
+        bt2(I1{}, I1{}, I4{}, I4{}, F{}, I4{}, T{});
+        bt2(I1{}, I2{}, I2{}, I2{}, F{}, I4{}, F{});
+        bt2(I1{}, I2{}, I2{}, I2{}, F{}, I4{}, T{});
+      }
+    } else if (s21) {
       // Session 21: is bt's stream limited by the work a warp does in series (k-steps per warp /
       // U batches, each a DRAM round trip) and by how evenly the grid spreads over the SMs, rather
       // than by bandwidth? Session 20's nox rows (no x at all) were 1.17-1.22x of the floor on

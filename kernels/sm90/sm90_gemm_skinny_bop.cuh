@@ -103,15 +103,14 @@ __device__ __forceinline__ void store_plain_pair(const SkinnyParams& p, int m, i
 }
 
 // The MMAs of one 16-byte weight chunk w against the same chunk of tokens g (x0) and g + 8 (x1):
-// half h takes elements 4h..4h+3 (see the header).
+// half h takes elements 4h..4h+3 (see the header), accumulated into c0 (h = 0) and c1 (h = 1).
 template <typename In>
-__device__ __forceinline__ void chunk_mmas(const uint4& w, const uint4& x0, const uint4& x1, float (&c)[4]) {
+__device__ __forceinline__ void chunk_mmas(const uint4& w, const uint4& x0, const uint4& x1, float (&c0)[4], float (&c1)[4]) {
   const std::uint32_t* wr = reinterpret_cast<const std::uint32_t*>(&w);
   const std::uint32_t* a = reinterpret_cast<const std::uint32_t*>(&x0);
   const std::uint32_t* b = reinterpret_cast<const std::uint32_t*>(&x1);
-#pragma unroll
-  for (int h = 0; h < 2; ++h)
-    skinny_detail::mma_m16n8k16<In>(c, a[2 * h], b[2 * h], a[2 * h + 1], b[2 * h + 1], wr[2 * h], wr[2 * h + 1]);
+  skinny_detail::mma_m16n8k16<In>(c0, a[0], b[0], a[1], b[1], wr[0], wr[1]);
+  skinny_detail::mma_m16n8k16<In>(c1, a[2], b[2], a[3], b[3], wr[2], wr[3]);
 }
 
 template <typename In, int RB>
@@ -144,7 +143,7 @@ __device__ __noinline__ Fragments<RB> partial_step(RowPointers<In, RB> wp, const
     for (int b = 0; b < RB; ++b) {
       const uint4 wv = rest >= 8 ? sd::load_weight(wp.w[b] + 8 * c)
                                  : (rest > 0 ? sd::load_partial_chunk(wp.w[b] + 8 * c, rest) : make_uint4(0, 0, 0, 0));
-      chunk_mmas<In>(wv, xa, xb, f.v[b]);
+      chunk_mmas<In>(wv, xa, xb, f.v[b], f.v[b]);
     }
   }
   return f;
@@ -174,9 +173,13 @@ __global__ void __launch_bounds__(32 * W, 2) sm90_gemm_skinny_bop(const SkinnyPa
   // CTA of the cluster is running, so rank 0's shared memory exists.
   if (split_k > 1) sd::cluster_arrive_relaxed();
 
-  float acc[RB][4];
+  // Two accumulator sets, one per MMA half (acc[h]), summed before the epilogue: the MMAs of a
+  // batch form two dependency chains instead of one (lab bt2 a2, session 21: 0.5-1% on H100).
+  float acc[2][RB][4];
 #pragma unroll
-  for (int b = 0; b < RB; ++b) acc[b][0] = acc[b][1] = acc[b][2] = acc[b][3] = 0.0f;
+  for (int h = 0; h < 2; ++h)
+#pragma unroll
+    for (int b = 0; b < RB; ++b) acc[h][b][0] = acc[h][b][1] = acc[h][b][2] = acc[h][b][3] = 0.0f;
   const In* wp[RB];
 #pragma unroll
   for (int b = 0; b < RB; ++b)
@@ -210,7 +213,8 @@ __global__ void __launch_bounds__(32 * W, 2) sm90_gemm_skinny_bop(const SkinnyPa
 #pragma unroll
       for (int c = 0; c < C; ++c)
 #pragma unroll
-        for (int b = 0; b < RB; ++b) skinny_bop_detail::chunk_mmas<In>(wv[u][b][c], xv[u][0][c], xv[u][1][c], acc[b]);
+        for (int b = 0; b < RB; ++b)
+          skinny_bop_detail::chunk_mmas<In>(wv[u][b][c], xv[u][0][c], xv[u][1][c], acc[0][b], acc[1][b]);
   };
   const int s_full = min(s_end, full_steps);
   if (s_full < s_end) {
@@ -225,7 +229,7 @@ __global__ void __launch_bounds__(32 * W, 2) sm90_gemm_skinny_bop(const SkinnyPa
 #pragma unroll
     for (int b = 0; b < RB; ++b)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) acc[b][e] += f.v[b][e];
+      for (int e = 0; e < 4; ++e) acc[0][b][e] += f.v[b][e];
   }
   int s = s_begin;
 #pragma unroll 1
@@ -240,7 +244,9 @@ __global__ void __launch_bounds__(32 * W, 2) sm90_gemm_skinny_bop(const SkinnyPa
     dst = cooperative_groups::this_cluster().map_shared_rank(bop_parts, 0);
   }
 #pragma unroll
-  for (int b = 0; b < RB; ++b) dst[(pidx * RB + b) * 32 + lane] = make_float4(acc[b][0], acc[b][1], acc[b][2], acc[b][3]);
+  for (int b = 0; b < RB; ++b)
+    dst[(pidx * RB + b) * 32 + lane] = make_float4(acc[0][b][0] + acc[1][b][0], acc[0][b][1] + acc[1][b][1],
+                                                   acc[0][b][2] + acc[1][b][2], acc[0][b][3] + acc[1][b][3]);
   if (split_k > 1) {
     sd::cluster_arrive_release();
     if (rank != 0) return;  // exited threads no longer count at the barrier

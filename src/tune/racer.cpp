@@ -414,6 +414,54 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
       sol.run(p, data.sets[static_cast<std::size_t>(i) % data.sets.size()].args, ws, gs);
     }, topt);
   };
+  // The correctness check of one accurately timed candidate (RaceOptions::check_all).
+  auto check_one = [&](std::size_t idx) {
+    CandidateResult& r = result.candidates[idx];
+    notify("check", r.name);
+    const auto check_t0 = Clock::now();
+    check_solution(p, data, *solutions[idx], ws, r);
+    result.check_seconds += since(check_t0);
+  };
+  // Without check_all: the non-default candidates in order of accurate time (ties by the fixed
+  // order), each checked until `want` have passed, or, once at least the finals' contenders and
+  // the confirmation's tries have passed, until the next is slower than any finalist can be:
+  // select_finalists takes passing candidates within final_margin of the winner, and the winner
+  // is within the tie band of the fastest passing candidate or is the default.
+  auto check_contenders = [&](const std::vector<std::size_t>& timed) {
+    double default_us = -1;
+    std::vector<std::size_t> order;
+    for (std::size_t idx : timed) {
+      const CandidateResult& r = result.candidates[idx];
+      if (!r.error.empty() || r.us <= 0) continue;
+      if (r.is_default) default_us = r.us;
+      else order.push_back(idx);
+    }
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      const CandidateResult &ra = result.candidates[a], &rb = result.candidates[b];
+      if (ra.us != rb.us) return ra.us < rb.us;
+      return tie_order_less(ra, rb);
+    });
+    const std::size_t tries = static_cast<std::size_t>(std::max(1, o.confirm_tries));
+    const std::size_t floor_count = std::max(o.final_contenders, tries);
+    const std::size_t want = std::max(o.max_finalists, floor_count);
+    std::size_t passed = 0;
+    double window = -1;
+    for (std::size_t idx : order) {
+      CandidateResult& r = result.candidates[idx];
+      if (passed >= want) break;
+      if (window > 0 && r.us > window && passed >= floor_count) break;
+      try {
+        check_one(idx);
+      } catch (const Error& e) {
+        r.error = e.what();
+        if (r.error.find("sticky") != std::string::npos) throw;
+        continue;
+      }
+      if (!passes_checks(r, o.select)) continue;
+      if (window < 0) window = std::max(r.us * (1.0 + o.select.tie_band), default_us) * (1.0 + o.final_margin);
+      ++passed;
+    }
+  };
   std::vector<std::size_t> accurate = select_for_accurate(result.candidates, o.select);
   // The library default is always timed: it is what the winner is compared with.
   for (std::size_t i = 0; i < result.candidates.size(); ++i) {
@@ -425,7 +473,6 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
   }
   for (std::size_t idx : accurate) {
     CandidateResult& r = result.candidates[idx];
-    const Solution& sol = *solutions[idx];
     notify("accurate", r.name);
     try {
       // Slow kernels need fewer launches for the same precision; cap each candidate's accurate
@@ -434,16 +481,14 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
       r.us = st.median_us;
       r.spread = st.median_us > 0 ? (st.p90_us - st.p10_us) / st.median_us : 0;
       ++result.accurate;
-      notify("check", r.name);
-      const auto check_t0 = Clock::now();
-      check_solution(p, data, sol, ws, r);
-      result.check_seconds += since(check_t0);
       r.stage = "accurate";
+      if (o.check_all || r.is_default) check_one(idx);
     } catch (const Error& e) {
       r.error = e.what();
       if (r.error.find("sticky") != std::string::npos) throw;
     }
   }
+  if (!o.check_all) check_contenders(accurate);
   // Final: the passing candidates near the fastest are re-timed in interleaved rounds (A B C, A B
   // C, ...) so slow drifts of clock or temperature hit all of them alike; each keeps the median of
   // its accurate time and the rounds. This is what makes two tunes pick the same row.

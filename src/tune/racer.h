@@ -83,6 +83,15 @@ struct RaceOptions {
   // by the fixed tie order) instead of the first that passes: more confirmation time, meant to
   // make two tunes pick the same row (docs/perf-notes.md, "Tuner v7 measured"). Off by default.
   bool confirm_best = false;
+  // Check every accurately timed candidate against the reference (the profile then has an
+  // err_ratio for each). Off (the default): the default is checked, and the others in order of
+  // their accurate time until every candidate that can still reach the finals or the
+  // confirmation has been checked (max_finalists passing, or the next one slower than any
+  // finalist can be); the rest keep err_ratio -1 ("not checked") and cannot win. The checks were
+  // 1m08s of a whole tune's 3m05s accurate stage on an H100 (session 21), for candidates that
+  // mostly never reach the finals. The picks are the same either way (the checks decide nothing
+  // for candidates outside the finals and the confirmation).
+  bool check_all = false;
   std::size_t memory_budget = 8ull << 30;
   // Called before each candidate runs (screen, accurate, check) so a watchdog knows what hung.
   std::function<void(const std::string& phase, const std::string& candidate)> on_candidate;

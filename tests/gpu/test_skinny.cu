@@ -236,6 +236,7 @@ TEST(Skinny, SanitizerSubset) {
   pick([&](const SolutionPtr& s) { return bop(s) == 1 && sk(s) == 2 && rows(s) == 16; });
   pick([&](const SolutionPtr& s) { return bop(s) == 1 && sk(s) == 8; });
   pick([&](const SolutionPtr& s) { return bop(s) == 2 && sk(s) == 4; });
+  pick([&](const SolutionPtr& s) { return bop(s) == 2 && name_field(s->name(), "wk") == 4 && sk(s) == 8; });
   // Version 4 (GEMV): one token, and four with the most chunks a lane.
   pick([&](const SolutionPtr& s) { return is_gemv(s) && m_tile(s) == 1; });
   pick([&](const SolutionPtr& s) { return is_gemv(s) && m_tile(s) == 4 && name_field(s->name(), "c") == 8; });

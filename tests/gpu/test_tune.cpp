@@ -444,6 +444,48 @@ TEST(RaceProblem, GraphScreenTracksTheGpuTime) {
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
 }
 
+// Checks (RaceOptions::check_all off, the default): the default, every finalist, every candidate
+// confirmed and the winner were checked against the reference; of 48 accurately timed
+// candidates, those slower than any finalist can be were not (err_ratio -1). With check_all,
+// every accurately timed candidate was.
+TEST(RaceProblem, ChecksCoverEveryContender) {
+  TGEMM_REQUIRE_GPU();
+  const GemmProblem p = plain_problem(16, 4096, 4096);
+  for (bool all : {false, true}) {
+    RaceOptions o;
+    o.libtypes = {"cublaslt"};
+    o.select.min_accurate = 48;
+    o.check_all = all;
+    const RaceResult r = race_problem(p, o);
+    ASSERT_GE(r.winner, 0) << "check_all " << all;
+    EXPECT_GE(r.accurate, 48);
+    int timed = 0, checked = 0, failed = 0;
+    for (const CandidateResult& x : r.candidates) {
+      if (!x.error.empty() || x.us <= 0) continue;
+      ++timed;
+      if (x.err_ratio >= 0) ++checked;
+      if (x.err_ratio > o.select.max_err_ratio || (x.err_ratio >= 0 && !x.strict_ok)) ++failed;
+      if (x.is_default || x.final_ratio > 0 || x.stage == "confirm" || all) {
+        EXPECT_GE(x.err_ratio, 0) << x.name << " (check_all " << all << ")";
+      }
+    }
+    const CandidateResult& w = r.candidates[static_cast<std::size_t>(r.winner)];
+    EXPECT_GE(w.err_ratio, 0) << w.name;
+    EXPECT_TRUE(w.strict_ok) << w.name;
+    EXPECT_GE(timed, 48);
+    if (all) {
+      EXPECT_EQ(checked, timed);
+    } else {
+      // The default and at least the finals' contenders; at most the default and max_finalists
+      // passing others, plus any that failed their check.
+      EXPECT_GE(checked, 1 + static_cast<int>(o.final_contenders));
+      EXPECT_LE(checked - failed, 1 + static_cast<int>(o.max_finalists));
+      EXPECT_LT(checked, timed);
+    }
+  }
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+}
+
 // The race's default is what the dispatcher runs without a row: for an erf-GELU + bias problem of
 // M >= 512 that CUTLASS declines, the staged path (split:cublaslt:heuristic) when split is raced;
 // cuBLASLt's heuristic otherwise. It is always timed (default_us), and the kept row is it or one

@@ -139,6 +139,9 @@ int main(int argc, char** argv) {
   t->add_flag("--sustained_confirm_all", tune.sustained_confirm_all,
               "compute-bound problems: no finals; confirm the --confirm_tries fastest finalists against the default "
               "and keep the best (off by default)");
+  t->add_flag("--check_all", tune.check_all,
+              "check every accurately timed candidate against the reference (default: the default and the "
+              "candidates that can still reach the finals or the confirmation; the rest are profiled unchecked)");
   t->add_flag("--dedupe_launches", tune.dedupe_launches,
               "race candidates that launch identical kernels with identical arguments once (the first in tie order)");
   t->add_flag("--confirm_best,!--no-confirm_best", tune.confirm_best,

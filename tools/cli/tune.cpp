@@ -179,6 +179,7 @@ int run_worker(const TuneOptions& o) {
   ro.select.min_accurate = static_cast<std::size_t>(o.min_accurate);
   ro.select.accurate_margin = o.accurate_margin;
   ro.dedupe_launches = o.dedupe_launches;
+  ro.check_all = o.check_all;
   ro.libtypes = libtype_list(o.libtype);
   std::string line;
   while (std::getline(std::cin, line)) {
@@ -331,6 +332,7 @@ void spawn_worker(Worker& w, const TuneOptions& o) {
   if (o.loose) args.push_back("--loose");
   args.push_back(o.confirm_best ? "--confirm_best" : "--no-confirm_best");
   if (o.dedupe_launches) args.push_back("--dedupe_launches");
+  if (o.check_all) args.push_back("--check_all");
   if (o.sustained_confirm_all) args.push_back("--sustained_confirm_all");
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());

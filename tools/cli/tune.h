@@ -57,6 +57,7 @@ struct TuneOptions {
   int min_accurate = static_cast<int>(kRaceDefaults.select.min_accurate);
   double accurate_margin = kRaceDefaults.select.accurate_margin;
   bool dedupe_launches = kRaceDefaults.dedupe_launches;  // race identical launches once
+  bool check_all = kRaceDefaults.check_all;  // check every accurately timed candidate
   bool verbose = false;
   bool loose = false;              // accept candidates that fail the strict check
   bool worker = false;             // internal: run as a worker
