@@ -635,7 +635,10 @@ struct Bt2Batch {
   uint4 x[NU][2][C];
 };
 
-template <int RB, int C, int W, int U, bool NOX, int ACC, bool PIPE>
+// NOCL (an ablation, not checked): the grid's split-K CTAs are not a cluster and do not sum
+// across CTAs: each sums its own warps in shared memory and stores them (every rank to the same
+// outputs), pricing the cluster launch, its barrier and the DSMEM reduction.
+template <int RB, int C, int W, int U, bool NOX, int ACC, bool PIPE, bool NOCL = false>
 __global__ void __launch_bounds__(32 * W, 2) bt2_kernel(const bf16* __restrict__ x, const bf16* __restrict__ w, bf16* out,
                                                         int n, int k) {
   constexpr int KSTEP = 32 * C;
@@ -647,7 +650,7 @@ __global__ void __launch_bounds__(32 * W, 2) bt2_kernel(const bf16* __restrict__
   const int steps = k / KSTEP, parts = cl * W, pidx = rank * W + warp;
   const int s_begin = static_cast<int>(static_cast<long long>(steps) * pidx / parts);
   const int s_end = static_cast<int>(static_cast<long long>(steps) * (pidx + 1) / parts);
-  if (cl > 1) sd::cluster_arrive_relaxed();
+  if (!NOCL && cl > 1) sd::cluster_arrive_relaxed();
 
   float acc[ACC][RB][4] = {};
   const bf16* wp[RB];
@@ -726,6 +729,11 @@ __global__ void __launch_bounds__(32 * W, 2) bt2_kernel(const bf16* __restrict__
     for (int b = 0; b < RB; ++b)
 #pragma unroll
       for (int e = 0; e < 4; ++e) acc[0][b][e] += acc[a][b][e];
+  if constexpr (NOCL) {
+    publish_parts(bop_slots, warp * RB, acc[0], 1, 0);
+    sum_parts_and_store<RB, 32 * W>(bop_slots, W, tile * RB * 8, out, n);
+    return;
+  }
   if (!publish_parts(bop_slots, pidx * RB, acc[0], cl, rank)) return;
   sum_parts_and_store<RB, 32 * W>(bop_slots, parts, tile * RB * 8, out, n);
 }
@@ -1314,7 +1322,36 @@ int main(int argc, char** argv) {
         report(label + " cl" + std::to_string(cl), lab::time_launches(p.sets, launch), NOX ? -1.0 : check(p, launch));
       }
     };
-    if (std::getenv("LAB16_S21B") != nullptr) {
+    // LAB16_S21C: the cluster's price. bt2 nox on a cluster against the same grid without one
+    // (NOCL: each CTA sums its own warps only), the shipped tiles, interleaved twice.
+    auto bt2nocl = [&](auto rb_c, auto c_c, auto w_c, auto u_c) {
+      constexpr int RB = decltype(rb_c)::value, C = decltype(c_c)::value, W = decltype(w_c)::value,
+                    U = decltype(u_c)::value;
+      auto* kernel = bt2_kernel<RB, C, W, U, true, 2, false, true>;
+      const int tiles = (n + RB * 8 - 1) / (RB * 8), steps = k / (32 * C);
+      for (int cl = 1; cl <= 8; cl *= 2) {
+        if (steps < cl * W) break;
+        if (cl > 1 && static_cast<long long>(tiles) * cl > 8LL * sms) break;
+        const int smem = bop_smem_bytes<RB, W, false>(1);
+        CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, std::max(smem, 1)));
+        auto launch = [&](int i, cudaStream_t s) {
+          kernel<<<dim3(tiles, cl), 32 * W, smem, s>>>(static_cast<const bf16*>(p.x[i]), static_cast<const bf16*>(p.w[i]), p.out[i], n, k);
+        };
+        report("bt2 r" + std::to_string(RB * 8) + " c" + std::to_string(C) + " w" + std::to_string(W) + " u" + std::to_string(U) +
+                   " a2 nox nocl s" + std::to_string(cl),
+               lab::time_launches(p.sets, launch), -1.0);
+      }
+    };
+    if (std::getenv("LAB16_S21C") != nullptr) {
+      for (int rep = 0; rep < 2; ++rep) {
+        bt2(I2{}, I1{}, I4{}, I4{}, T{}, I2{}, F{});
+        bt2nocl(I2{}, I1{}, I4{}, I4{});
+        bt2(I1{}, I2{}, I8{}, I2{}, T{}, I2{}, F{});
+        bt2nocl(I1{}, I2{}, I8{}, I2{});
+        bt2(I1{}, I2{}, I4{}, I2{}, T{}, I2{}, F{});
+        bt2nocl(I1{}, I2{}, I4{}, I2{});
+      }
+    } else if (std::getenv("LAB16_S21B") != nullptr) {
       for (int rep = 0; rep < 2; ++rep) {
         bop(I1{}, I2{}, I4{}, I2{}, F{}, F{});
         bt2(I1{}, I2{}, I4{}, I2{}, F{}, I1{}, F{});
