@@ -638,8 +638,13 @@ struct Bt2Batch {
 // NOCL (an ablation, not checked): the grid's split-K CTAs are not a cluster and do not sum
 // across CTAs: each sums its own warps in shared memory and stores them (every rank to the same
 // outputs), pricing the cluster launch, its barrier and the DSMEM reduction.
-template <int RB, int C, int W, int U, bool NOX, int ACC, bool PIPE, bool NOCL = false>
+// WSK (session 21, LAB16_S21D): split-K without a cluster, through a global workspace: each CTA
+// sums its warps in shared memory, stores its RB x 32 float4 partial to slot (tile, rank), and
+// the last CTA of the row tile to arrive (a counter per tile, reset by it: graph-safe) sums the
+// split's partials in rank order (deterministic) and stores the outputs.
+template <int RB, int C, int W, int U, bool NOX, int ACC, bool PIPE, bool NOCL = false, bool WSK = false>
 __global__ void __launch_bounds__(32 * W, 2) bt2_kernel(const bf16* __restrict__ x, const bf16* __restrict__ w, bf16* out,
+                                                        float4* ws, unsigned* counters,
                                                         int n, int k) {
   constexpr int KSTEP = 32 * C;
   extern __shared__ float4 bop_slots[];  // [CL * W][RB][32]
@@ -650,7 +655,7 @@ __global__ void __launch_bounds__(32 * W, 2) bt2_kernel(const bf16* __restrict__
   const int steps = k / KSTEP, parts = cl * W, pidx = rank * W + warp;
   const int s_begin = static_cast<int>(static_cast<long long>(steps) * pidx / parts);
   const int s_end = static_cast<int>(static_cast<long long>(steps) * (pidx + 1) / parts);
-  if (!NOCL && cl > 1) sd::cluster_arrive_relaxed();
+  if (!NOCL && !WSK && cl > 1) sd::cluster_arrive_relaxed();
 
   float acc[ACC][RB][4] = {};
   const bf16* wp[RB];
@@ -732,6 +737,46 @@ __global__ void __launch_bounds__(32 * W, 2) bt2_kernel(const bf16* __restrict__
   if constexpr (NOCL) {
     publish_parts(bop_slots, warp * RB, acc[0], 1, 0);
     sum_parts_and_store<RB, 32 * W>(bop_slots, W, tile * RB * 8, out, n);
+    return;
+  }
+  if constexpr (WSK) {
+    publish_parts(bop_slots, warp * RB, acc[0], 1, 0);
+    if (cl == 1) {
+      sum_parts_and_store<RB, 32 * W>(bop_slots, W, tile * RB * 8, out, n);
+      return;
+    }
+    __shared__ unsigned is_last;
+    float4* mine = ws + (static_cast<std::size_t>(tile) * cl + rank) * RB * 32;
+    for (int i = threadIdx.x; i < RB * 32; i += 32 * W) {
+      float4 v = bop_slots[i];
+      for (int q = 1; q < W; ++q) {
+        const float4 a = bop_slots[q * RB * 32 + i];
+        v.x += a.x;
+        v.y += a.y;
+        v.z += a.z;
+        v.w += a.w;
+      }
+      mine[i] = v;
+    }
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) is_last = atomicAdd(&counters[tile], 1u) == static_cast<unsigned>(cl - 1) ? 1u : 0u;
+    __syncthreads();
+    if (is_last == 0) return;
+    __threadfence();
+    const float4* base = ws + static_cast<std::size_t>(tile) * cl * RB * 32;
+    for (int i = threadIdx.x; i < RB * 32; i += 32 * W) {
+      float4 v = __ldcg(base + i);
+      for (int q = 1; q < cl; ++q) {
+        const float4 a = __ldcg(base + q * RB * 32 + i);
+        v.x += a.x;
+        v.y += a.y;
+        v.z += a.z;
+        v.w += a.w;
+      }
+      store_fragment_bf16(out, n, tile * RB * 8, i / 32, i % 32, v.x, v.y, v.z, v.w);
+    }
+    if (threadIdx.x == 0) counters[tile] = 0;
     return;
   }
   if (!publish_parts(bop_slots, pidx * RB, acc[0], cl, rank)) return;
@@ -1073,8 +1118,8 @@ int main(int argc, char** argv) {
     const std::size_t ws_floats = std::max(static_cast<std::size_t>(kMaxSplitsXs) * kM * (n + 128),
                                            static_cast<std::size_t>(8 * sms + n / 16 + 1) * 8 * 32 * 8);
     CK(cudaMalloc(&p.ws, ws_floats * sizeof(float)));
-    CK(cudaMalloc(&p.counters, (n / 16 + 1) * sizeof(unsigned)));
-    CK(cudaMemset(p.counters, 0, (n / 16 + 1) * sizeof(unsigned)));
+    CK(cudaMalloc(&p.counters, (n / 8 + 1) * sizeof(unsigned)));  // a counter per 8-row tile (bt2 ws)
+    CK(cudaMemset(p.counters, 0, (n / 8 + 1) * sizeof(unsigned)));
     CK(cudaMalloc(&p.sink, 64));
     ref_kernel<<<(kM * n + 7) / 8, 256>>>(p.x[0], p.w[0], p.ref, n, k);
     CK(cudaGetLastError());
@@ -1317,17 +1362,19 @@ int main(int argc, char** argv) {
         CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, std::max(smem, 1)));
         auto launch = [&](int i, cudaStream_t s) {
           launch_cluster(kernel, tiles, cl, 32 * W, smem, s, static_cast<const bf16*>(p.x[i]), static_cast<const bf16*>(p.w[i]),
-                         p.out[i], n, k);
+                         p.out[i], reinterpret_cast<float4*>(p.ws), p.counters, n, k);
         };
         report(label + " cl" + std::to_string(cl), lab::time_launches(p.sets, launch), NOX ? -1.0 : check(p, launch));
       }
     };
     // LAB16_S21C: the cluster's price. bt2 nox on a cluster against the same grid without one
     // (NOCL: each CTA sums its own warps only), the shipped tiles, interleaved twice.
-    auto bt2nocl = [&](auto rb_c, auto c_c, auto w_c, auto u_c) {
+    // WSK (LAB16_S21D): the same grid with the split summed through a workspace (checked unless nox).
+    auto bt2nocl = [&](auto rb_c, auto c_c, auto w_c, auto u_c, auto wsk_c, auto nox_c) {
       constexpr int RB = decltype(rb_c)::value, C = decltype(c_c)::value, W = decltype(w_c)::value,
                     U = decltype(u_c)::value;
-      auto* kernel = bt2_kernel<RB, C, W, U, true, 2, false, true>;
+      constexpr bool WSK = decltype(wsk_c)::value, NOX = decltype(nox_c)::value;
+      auto* kernel = bt2_kernel<RB, C, W, U, NOX, 2, false, !WSK, WSK>;
       const int tiles = (n + RB * 8 - 1) / (RB * 8), steps = k / (32 * C);
       for (int cl = 1; cl <= 8; cl *= 2) {
         if (steps < cl * W) break;
@@ -1335,21 +1382,37 @@ int main(int argc, char** argv) {
         const int smem = bop_smem_bytes<RB, W, false>(1);
         CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, std::max(smem, 1)));
         auto launch = [&](int i, cudaStream_t s) {
-          kernel<<<dim3(tiles, cl), 32 * W, smem, s>>>(static_cast<const bf16*>(p.x[i]), static_cast<const bf16*>(p.w[i]), p.out[i], n, k);
+          kernel<<<dim3(tiles, cl), 32 * W, smem, s>>>(static_cast<const bf16*>(p.x[i]), static_cast<const bf16*>(p.w[i]), p.out[i],
+                                                       reinterpret_cast<float4*>(p.ws), p.counters, n, k);
+          CK(cudaGetLastError());
         };
         report("bt2 r" + std::to_string(RB * 8) + " c" + std::to_string(C) + " w" + std::to_string(W) + " u" + std::to_string(U) +
-                   " a2 nox nocl s" + std::to_string(cl),
-               lab::time_launches(p.sets, launch), -1.0);
+                   " a2" + (NOX ? " nox" : "") + (WSK ? " ws s" : " nocl s") + std::to_string(cl),
+               lab::time_launches(p.sets, launch), NOX ? -1.0 : check(p, launch));
       }
     };
-    if (std::getenv("LAB16_S21C") != nullptr) {
+    if (std::getenv("LAB16_S21D") != nullptr) {
+      // bt2 on its cluster, with the workspace split (checked), and the stream alone with and
+      // without the workspace sum, the three tiles, interleaved twice.
+      for (int rep = 0; rep < 2; ++rep) {
+        bt2(I2{}, I1{}, I4{}, I4{}, F{}, I2{}, F{});
+        bt2nocl(I2{}, I1{}, I4{}, I4{}, T{}, F{});
+        bt2nocl(I2{}, I1{}, I4{}, I4{}, T{}, T{});
+        bt2(I1{}, I2{}, I8{}, I2{}, F{}, I2{}, F{});
+        bt2nocl(I1{}, I2{}, I8{}, I2{}, T{}, F{});
+        bt2nocl(I1{}, I2{}, I8{}, I2{}, T{}, T{});
+        bt2(I1{}, I2{}, I4{}, I2{}, F{}, I2{}, F{});
+        bt2nocl(I1{}, I2{}, I4{}, I2{}, T{}, F{});
+        bt2nocl(I1{}, I2{}, I4{}, I2{}, T{}, T{});
+      }
+    } else if (std::getenv("LAB16_S21C") != nullptr) {
       for (int rep = 0; rep < 2; ++rep) {
         bt2(I2{}, I1{}, I4{}, I4{}, T{}, I2{}, F{});
-        bt2nocl(I2{}, I1{}, I4{}, I4{});
+        bt2nocl(I2{}, I1{}, I4{}, I4{}, F{}, T{});
         bt2(I1{}, I2{}, I8{}, I2{}, T{}, I2{}, F{});
-        bt2nocl(I1{}, I2{}, I8{}, I2{});
+        bt2nocl(I1{}, I2{}, I8{}, I2{}, F{}, T{});
         bt2(I1{}, I2{}, I4{}, I2{}, T{}, I2{}, F{});
-        bt2nocl(I1{}, I2{}, I4{}, I2{});
+        bt2nocl(I1{}, I2{}, I4{}, I2{}, F{}, T{});
       }
     } else if (std::getenv("LAB16_S21B") != nullptr) {
       for (int rep = 0; rep < 2; ++rep) {
@@ -1550,7 +1613,7 @@ int main(int argc, char** argv) {
     }
 
     // The counters must be back at zero after every launch.
-    std::vector<unsigned> cnt(n / 16 + 1);
+    std::vector<unsigned> cnt(n / 8 + 1);
     CK(cudaMemcpy(cnt.data(), p.counters, cnt.size() * sizeof(unsigned), cudaMemcpyDeviceToHost));
     for (unsigned c : cnt) failures += c != 0;
 
