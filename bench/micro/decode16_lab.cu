@@ -39,6 +39,11 @@
 //   lib v1 ...     the library's version-1 kernel (kernels/sm90/sm90_gemm_skinny.cuh) with the
 //                  tuned table's M = 16 variant m16_n16_wn1_wk4_u4_sk4, launched as the backend
 //                  launches it (a (1, split_k, 1) cluster), in this harness.
+//   session 21 (LAB16_S21 with LAB16_S18): bt with 2- and 16-warp CTAs, U = 8, C = 4 and the grid
+//                  cap lifted; LAB16_S21B: bt2 (accumulator sets, batch pipelining); LAB16_S21C: bt2's
+//                  stream with and without the cluster (nocl: no cross-CTA sum, an ablation);
+//                  LAB16_S21D: bt2 with split-K through a global workspace (docs/perf-notes.md,
+//                  skinny, "Session 21").
 // Every variant is checked against an fp32 reference (relative Frobenius error < 1e-2, bf16
 // output) on fresh random data, the output poisoned with NaN first.
 //
