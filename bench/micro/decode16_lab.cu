@@ -640,14 +640,17 @@ struct Bt2Batch {
   uint4 x[NU][2][C];
 };
 
-// NOCL (an ablation, not checked): the grid's split-K CTAs are not a cluster and do not sum
-// across CTAs: each sums its own warps in shared memory and stores them (every rank to the same
-// outputs), pricing the cluster launch, its barrier and the DSMEM reduction.
-// WSK (session 21, LAB16_S21D): split-K without a cluster, through a global workspace: each CTA
-// sums its warps in shared memory, stores its RB x 32 float4 partial to slot (tile, rank), and
-// the last CTA of the row tile to arrive (a counter per tile, reset by it: graph-safe) sums the
-// split's partials in rank order (deterministic) and stores the outputs.
-template <int RB, int C, int W, int U, bool NOX, int ACC, bool PIPE, bool NOCL = false, bool WSK = false>
+// SPLIT, how the split-K CTAs (grid.y) are summed:
+//   kBt2Cluster   a (1, CL, 1) cluster, the parts summed by rank 0 through DSMEM (as bt);
+//   kBt2NoSum     an ablation (not checked): no cluster and no sum across CTAs, each CTA sums its
+//                 own warps and stores them (every rank to the same outputs), pricing the cluster
+//                 launch, its barrier and the DSMEM sum (LAB16_S21C);
+//   kBt2Workspace no cluster: each CTA sums its warps in shared memory and stores its RB x 32
+//                 float4 partial to slot (tile, rank) of a global workspace; the last CTA of the
+//                 row tile to arrive (a counter per tile, reset by it: graph-safe) sums the
+//                 split's partials in rank order (deterministic) and stores (LAB16_S21D).
+constexpr int kBt2Cluster = 0, kBt2NoSum = 1, kBt2Workspace = 2;
+template <int RB, int C, int W, int U, bool NOX, int ACC, bool PIPE, int SPLIT = kBt2Cluster>
 __global__ void __launch_bounds__(32 * W, 2) bt2_kernel(const bf16* __restrict__ x, const bf16* __restrict__ w, bf16* out,
                                                         float4* ws, unsigned* counters,
                                                         int n, int k) {
@@ -660,7 +663,7 @@ __global__ void __launch_bounds__(32 * W, 2) bt2_kernel(const bf16* __restrict__
   const int steps = k / KSTEP, parts = cl * W, pidx = rank * W + warp;
   const int s_begin = static_cast<int>(static_cast<long long>(steps) * pidx / parts);
   const int s_end = static_cast<int>(static_cast<long long>(steps) * (pidx + 1) / parts);
-  if (!NOCL && !WSK && cl > 1) sd::cluster_arrive_relaxed();
+  if (SPLIT == kBt2Cluster && cl > 1) sd::cluster_arrive_relaxed();
 
   float acc[ACC][RB][4] = {};
   const bf16* wp[RB];
@@ -739,14 +742,9 @@ __global__ void __launch_bounds__(32 * W, 2) bt2_kernel(const bf16* __restrict__
     for (int b = 0; b < RB; ++b)
 #pragma unroll
       for (int e = 0; e < 4; ++e) acc[0][b][e] += acc[a][b][e];
-  if constexpr (NOCL) {
+  if constexpr (SPLIT != kBt2Cluster) {
     publish_parts(bop_slots, warp * RB, acc[0], 1, 0);
-    sum_parts_and_store<RB, 32 * W>(bop_slots, W, tile * RB * 8, out, n);
-    return;
-  }
-  if constexpr (WSK) {
-    publish_parts(bop_slots, warp * RB, acc[0], 1, 0);
-    if (cl == 1) {
+    if (SPLIT == kBt2NoSum || cl == 1) {
       sum_parts_and_store<RB, 32 * W>(bop_slots, W, tile * RB * 8, out, n);
       return;
     }
@@ -1028,10 +1026,11 @@ __global__ void __launch_bounds__(32 * W, 2) lib7x_kernel(const tgemm::kernels::
 
 // ---------------------------------------------------------------------------------------------
 // Launches `kernel` on a (tiles, cl) grid of `threads`-thread CTAs with `smem` bytes of dynamic
-// shared memory, as a (1, cl, 1) cluster when cl > 1 (how the skinny backend launches its split-K
-// kernels).
+// shared memory, as a (1, cl, 1) cluster when `cluster` is set and cl > 1 (launch_cluster: always
+// set, how the skinny backend launches its split-K kernels).
 template <typename... Params, typename... Args>
-void launch_cluster(void (*kernel)(Params...), int tiles, int cl, int threads, int smem, cudaStream_t s, Args... args) {
+void launch_grid(void (*kernel)(Params...), int tiles, int cl, bool cluster, int threads, int smem, cudaStream_t s,
+                 Args... args) {
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3(tiles, cl);
   cfg.blockDim = dim3(threads);
@@ -1043,8 +1042,12 @@ void launch_cluster(void (*kernel)(Params...), int tiles, int cl, int threads, i
   attr[0].val.clusterDim.y = cl;
   attr[0].val.clusterDim.z = 1;
   cfg.attrs = attr;
-  cfg.numAttrs = cl > 1 ? 1 : 0;
+  cfg.numAttrs = cluster && cl > 1 ? 1 : 0;
   CK(cudaLaunchKernelEx(&cfg, kernel, args...));
+}
+template <typename... Params, typename... Args>
+void launch_cluster(void (*kernel)(Params...), int tiles, int cl, int threads, int smem, cudaStream_t s, Args... args) {
+  launch_grid(kernel, tiles, cl, true, threads, smem, s, args...);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1352,49 +1355,41 @@ int main(int argc, char** argv) {
     };
     // Session 21, second call (LAB16_S21B): bt2's accumulator sets and batch pipelining against bt,
     // on the best tiles of the first call, interleaved twice.
-    auto bt2 = [&](auto rb_c, auto c_c, auto w_c, auto u_c, auto nox_c, auto acc_c, auto pipe_c) {
+    // bt2 over CL = 1, 2, 4, 8 split-K CTAs, summed as SPLIT says (a cluster: labels "cl<CL>";
+    // no sum: "nocl s<CL>"; a workspace: "ws s<CL>").
+    auto bt2_impl = [&](auto rb_c, auto c_c, auto w_c, auto u_c, auto nox_c, auto acc_c, auto pipe_c, auto split_c) {
       constexpr int RB = decltype(rb_c)::value, C = decltype(c_c)::value, W = decltype(w_c)::value,
-                    U = decltype(u_c)::value, ACC = decltype(acc_c)::value;
+                    U = decltype(u_c)::value, ACC = decltype(acc_c)::value, SPLIT = decltype(split_c)::value;
       constexpr bool NOX = decltype(nox_c)::value, PIPE = decltype(pipe_c)::value;
-      auto* kernel = bt2_kernel<RB, C, W, U, NOX, ACC, PIPE>;
+      auto* kernel = bt2_kernel<RB, C, W, U, NOX, ACC, PIPE, SPLIT>;
       const int tiles = (n + RB * 8 - 1) / (RB * 8), steps = k / (32 * C);
       const std::string label = "bt2 r" + std::to_string(RB * 8) + " c" + std::to_string(C) + " w" + std::to_string(W) + " u" +
-                                std::to_string(U) + " a" + std::to_string(ACC) + (PIPE ? " pipe" : "") + (NOX ? " nox" : "");
+                                std::to_string(U) + " a" + std::to_string(ACC) + (PIPE ? " pipe" : "") + (NOX ? " nox" : "") +
+                                (SPLIT == kBt2Cluster ? " cl" : SPLIT == kBt2NoSum ? " nocl s" : " ws s");
       for (int cl = 1; cl <= 8; cl *= 2) {
         if (steps < cl * W) break;
         if (cl > 1 && static_cast<long long>(tiles) * cl > 8LL * sms) break;
-        const int smem = bop_smem_bytes<RB, W, false>(cl);
+        const int smem = bop_smem_bytes<RB, W, false>(SPLIT == kBt2Cluster ? cl : 1);
         CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, std::max(smem, 1)));
         auto launch = [&](int i, cudaStream_t s) {
-          launch_cluster(kernel, tiles, cl, 32 * W, smem, s, static_cast<const bf16*>(p.x[i]), static_cast<const bf16*>(p.w[i]),
-                         p.out[i], reinterpret_cast<float4*>(p.ws), p.counters, n, k);
+          // A cluster only for kBt2Cluster: the others launch the same (tiles, CL) grid plainly.
+          launch_grid(kernel, tiles, cl, SPLIT == kBt2Cluster, 32 * W, smem, s, static_cast<const bf16*>(p.x[i]),
+                      static_cast<const bf16*>(p.w[i]), p.out[i], reinterpret_cast<float4*>(p.ws), p.counters, n, k);
         };
-        report(label + " cl" + std::to_string(cl), lab::time_launches(p.sets, launch), NOX ? -1.0 : check(p, launch));
+        report(label + std::to_string(cl), lab::time_launches(p.sets, launch), NOX ? -1.0 : check(p, launch));
       }
     };
-    // LAB16_S21C: the cluster's price. bt2 nox on a cluster against the same grid without one
-    // (NOCL: each CTA sums its own warps only), the shipped tiles, interleaved twice.
-    // WSK (LAB16_S21D): the same grid with the split summed through a workspace (checked unless nox).
+    // Session 21, second call (LAB16_S21B): bt2's accumulator sets and batch pipelining against bt,
+    // on the best tiles of the first call, interleaved twice.
+    auto bt2 = [&](auto rb_c, auto c_c, auto w_c, auto u_c, auto nox_c, auto acc_c, auto pipe_c) {
+      bt2_impl(rb_c, c_c, w_c, u_c, nox_c, acc_c, pipe_c, std::integral_constant<int, kBt2Cluster>{});
+    };
+    // LAB16_S21C: the cluster's price, bt2 nox on the same grid with no sum across CTAs; LAB16_S21D:
+    // the split summed through a workspace (checked unless nox). ACC = 2, no pipelining.
     auto bt2nocl = [&](auto rb_c, auto c_c, auto w_c, auto u_c, auto wsk_c, auto nox_c) {
-      constexpr int RB = decltype(rb_c)::value, C = decltype(c_c)::value, W = decltype(w_c)::value,
-                    U = decltype(u_c)::value;
-      constexpr bool WSK = decltype(wsk_c)::value, NOX = decltype(nox_c)::value;
-      auto* kernel = bt2_kernel<RB, C, W, U, NOX, 2, false, !WSK, WSK>;
-      const int tiles = (n + RB * 8 - 1) / (RB * 8), steps = k / (32 * C);
-      for (int cl = 1; cl <= 8; cl *= 2) {
-        if (steps < cl * W) break;
-        if (cl > 1 && static_cast<long long>(tiles) * cl > 8LL * sms) break;
-        const int smem = bop_smem_bytes<RB, W, false>(1);
-        CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, std::max(smem, 1)));
-        auto launch = [&](int i, cudaStream_t s) {
-          kernel<<<dim3(tiles, cl), 32 * W, smem, s>>>(static_cast<const bf16*>(p.x[i]), static_cast<const bf16*>(p.w[i]), p.out[i],
-                                                       reinterpret_cast<float4*>(p.ws), p.counters, n, k);
-          CK(cudaGetLastError());
-        };
-        report("bt2 r" + std::to_string(RB * 8) + " c" + std::to_string(C) + " w" + std::to_string(W) + " u" + std::to_string(U) +
-                   " a2" + (NOX ? " nox" : "") + (WSK ? " ws s" : " nocl s") + std::to_string(cl),
-               lab::time_launches(p.sets, launch), NOX ? -1.0 : check(p, launch));
-      }
+      constexpr int SPLIT = decltype(wsk_c)::value ? kBt2Workspace : kBt2NoSum;
+      bt2_impl(rb_c, c_c, w_c, u_c, nox_c, std::integral_constant<int, 2>{}, std::false_type{},
+               std::integral_constant<int, SPLIT>{});
     };
     if (std::getenv("LAB16_S21D") != nullptr) {
       // bt2 on its cluster, with the workspace split (checked), and the stream alone with and

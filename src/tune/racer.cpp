@@ -193,6 +193,14 @@ void warm_up_gpu(double seconds) {
 
 namespace {
 
+// A candidate that threw: its error is recorded and the race goes on, unless the error is sticky
+// (the context is poisoned): then the exception being handled is rethrown. Call only from a
+// handler.
+void record_failure(CandidateResult& r, const Error& e) {
+  r.error = e.what();
+  if (r.error.find("sticky") != std::string::npos) throw;
+}
+
 // The check of one candidate on the race's first operand set: NaN-poisoned output, AITER's
 // err_ratio at the tuner tolerance (non-finite or huge errors count as 1.0) and the library's
 // strict tolerance.
@@ -296,6 +304,8 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
   auto notify = [&](const char* phase, const std::string& name) {
     if (o.on_candidate) o.on_candidate(phase, name);
   };
+  using Clock = std::chrono::steady_clock;
+  auto since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
 
   // Screen: a first timed launch (errors surface here); kernels faster than kSlowScreenUs get
   // screen_iters more timed launches over the rotations, slower ones are timed by that one run
@@ -330,7 +340,7 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
           first_use_in_process(r.name);
         }
         if (r.screen_us < o.graph_screen_us) {
-          const auto graph_t0 = std::chrono::steady_clock::now();
+          const auto graph_t0 = Clock::now();
           TimingOptions g;
           g.launches_per_graph = std::clamp(static_cast<int>(std::ceil(100.0 / std::max(r.screen_us, 1.0))), 2, 8);
           g.warmup_replays = 1;
@@ -340,8 +350,7 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
             sol->run(p, data.sets[static_cast<std::size_t>(it + 1) % data.sets.size()].args, ws, gs);
           }, g).median_us;
           check_context(r.name);
-          result.screen_graph_seconds +=
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - graph_t0).count();
+          result.screen_graph_seconds += since(graph_t0);
         } else if (r.screen_us < kSlowScreenUs) {
           TGEMM_CUDA_CHECK(cudaEventRecord(timer.a, stream), "tune");
           for (int it = 0; it < o.screen_iters; ++it) {
@@ -355,8 +364,7 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
         ++result.screened;
         r.stage = "screen";
       } catch (const Error& e) {
-        r.error = e.what();
-        if (r.error.find("sticky") != std::string::npos) throw;
+        record_failure(r, e);
       }
     }
   };
@@ -374,8 +382,6 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
     }
     result.same_launches += static_cast<int>(mark_same_launches(result.candidates, fingerprints, begin));
   };
-  using Clock = std::chrono::steady_clock;
-  auto since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
   auto stage_t0 = Clock::now();
   mark_duplicates(0);
   screen(0, solutions.size());
@@ -453,8 +459,7 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
       try {
         check_one(idx);
       } catch (const Error& e) {
-        r.error = e.what();
-        if (r.error.find("sticky") != std::string::npos) throw;
+        record_failure(r, e);
         continue;
       }
       if (!passes_checks(r, o.select)) continue;
@@ -484,8 +489,7 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
       r.stage = "accurate";
       if (o.check_all || r.is_default) check_one(idx);
     } catch (const Error& e) {
-      r.error = e.what();
-      if (r.error.find("sticky") != std::string::npos) throw;
+      record_failure(r, e);
     }
   }
   if (!o.check_all) check_contenders(accurate);
