@@ -233,6 +233,10 @@ bool is_sustained(const GemmProblem& p) {
 
 }  // namespace
 
+std::size_t finalists_for(const GemmProblem& p, const RaceOptions& o) {
+  return is_sustained(p) ? o.max_finalists : std::max(o.max_finalists, o.memory_bound_finalists);
+}
+
 std::string race_default_name(const GemmProblem& p, const std::vector<std::string>& libtypes) {
   std::string name(kCublasLtHeuristicName);
   SolutionPtr disp = Runtime::get().registry().default_solution(p);
@@ -433,6 +437,8 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
   // the confirmation's tries have passed, until the next is slower than any finalist can be:
   // select_finalists takes passing candidates within final_margin of the winner, and the winner
   // is within the tie band of the fastest passing candidate or is the default.
+  const bool sustained = is_sustained(p);
+  const std::size_t max_finalists = finalists_for(p, o);
   auto check_contenders = [&](const std::vector<std::size_t>& timed) {
     double default_us = -1;
     std::vector<std::size_t> order;
@@ -449,7 +455,7 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
     });
     const std::size_t tries = static_cast<std::size_t>(std::max(1, o.confirm_tries));
     const std::size_t floor_count = std::max(o.final_contenders, tries);
-    const std::size_t want = std::max(o.max_finalists, floor_count);
+    const std::size_t want = std::max(max_finalists, floor_count);
     std::size_t passed = 0;
     double window = -1;
     for (std::size_t idx : order) {
@@ -498,7 +504,6 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
   // its accurate time and the rounds. This is what makes two tunes pick the same row.
   result.accurate_seconds = since(stage_t0);
   stage_t0 = Clock::now();
-  const bool sustained = is_sustained(p);
   // Placements beyond the race's (finals with final_placements > 1, the confirmation): made once,
   // on first use, as many as the larger of the two asks and the memory budget allows.
   std::vector<RaceData> extra;
@@ -520,7 +525,7 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
     if (first >= 0) {
       const double best = result.candidates[static_cast<std::size_t>(first)].us;
       const std::vector<std::size_t> finalists =
-          select_finalists(result.candidates, best, o.final_margin, o.max_finalists, o.final_contenders, o.select);
+          select_finalists(result.candidates, best, o.final_margin, max_finalists, o.final_contenders, o.select);
       if (confirm_all) {
         for (std::size_t idx : finalists) {
           if (!result.candidates[idx].is_default) confirm_pool.push_back(idx);

@@ -33,6 +33,13 @@ struct RaceOptions {
   double rotation_l2_factor = 3.0;       // inputs rotated over > this many L2 sizes
   double final_margin = 0.03;            // candidates this close to the fastest are re-timed, with the default
   std::size_t max_finalists = 6;         // fastest ones re-timed (plus the default)
+  // Problems that are not compute-bound (FLOPs per byte <= 128: the decode and small-M weights):
+  // at most this many finalists instead, when larger than max_finalists; 0: max_finalists. On
+  // the big memory-bound weights 40-76 candidates lie within 3% of the fastest accurate time, so
+  // six finalists are a draw: in session 20's pair, 4 of the 10 rows beyond the tie band were a
+  // pick that the other tune timed 6th-12th and left out of its finals (docs/perf-notes.md,
+  // tuner, "Session 22"). Their finals cost ~0.15 s a problem for seven finalists.
+  std::size_t memory_bound_finalists = 0;
   // Screened configurations each backend expands in its second stage (Backend::refine); 0: the
   // backend's own default (cuBLASLt: 24 bases). Session 13: 3 of the 12 rows two whole-suite
   // tunes disagreed on were variants of a base the other tune screened 25th or later.
@@ -134,6 +141,10 @@ struct RaceResult {
 // range (counts below 1, negative or NaN margins and times, fractions outside [0, 1)); every
 // race_problem call checks its options first. `tgemm tune` range-checks its flags the same way.
 void validate_race_options(const RaceOptions& options);
+
+// The most finalists (besides the default) p's race takes: RaceOptions::memory_bound_finalists for
+// a problem that is not compute-bound when that is larger, else max_finalists.
+std::size_t finalists_for(const GemmProblem& p, const RaceOptions& options);
 
 // p: the problem (device, dtypes, shapes; contiguous operands are allocated by the racer).
 RaceResult race_problem(const GemmProblem& p, const RaceOptions& options);

@@ -249,6 +249,40 @@ TEST(RaceProblem, FinalsRunWithContendersBeyondTheMargin) {
   EXPECT_GT(r.candidates[static_cast<std::size_t>(r.winner)].final_ratio, 0);
 }
 
+// Memory-bound problems take up to memory_bound_finalists finalists, compute-bound ones
+// max_finalists (finalists_for); with a margin wide enough that every passing candidate
+// qualifies, the finals of a decode problem hold exactly that many besides the default, and
+// every one of them was checked against the reference.
+TEST(RaceProblem, MemoryBoundProblemsTakeMoreFinalists) {
+  TGEMM_REQUIRE_GPU();
+  RaceOptions o;
+  o.libtypes = {"cublaslt"};
+  o.final_margin = 1.0;
+  o.max_finalists = 2;
+  o.memory_bound_finalists = 9;
+  o.confirm_rounds = 0;
+  const GemmProblem decode = plain_problem(1, 1280, 8192), big = plain_problem(2048, 2048, 2048);
+  EXPECT_EQ(finalists_for(decode, o), 9u);
+  EXPECT_EQ(finalists_for(big, o), 2u);
+  o.memory_bound_finalists = 1;  // smaller than max_finalists: max_finalists
+  EXPECT_EQ(finalists_for(decode, o), 2u);
+  o.memory_bound_finalists = 9;
+  for (const GemmProblem& p : {decode, big}) {
+    SCOPED_TRACE(p.describe());
+    const RaceResult r = race_problem(p, o);
+    ASSERT_GE(r.winner, 0);
+    std::size_t others = 0, with_default = 0;
+    for (const CandidateResult& x : r.candidates) {
+      if (x.final_ratio <= 0) continue;
+      EXPECT_GE(x.err_ratio, 0) << x.name << " reached the finals unchecked";
+      ++with_default;
+      if (!x.is_default) ++others;
+    }
+    EXPECT_EQ(others, finalists_for(p, o));
+    EXPECT_EQ(with_default, others + 1);
+  }
+}
+
 // A race of one decode problem over cuBLASLt's space: the kept row passes the checks, and a row
 // other than the default was confirmed on every placement (no placement lost, median ratio
 // beyond the margin); with confirm_best as well, and with the finals spread over placements.

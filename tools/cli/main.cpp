@@ -87,6 +87,10 @@ int main(int argc, char** argv) {
                  "candidates (besides the default) re-timed with the default in the finals")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
+  t->add_option("--finalists_mem", tune.finalists_mem,
+                 "finalists of a problem that is not compute-bound (FLOPs/byte <= 128), when more than --finalists")
+      ->check(CLI::Range(0, 64))
+      ->capture_default_str();
   t->add_option("--final_margin", tune.final_margin,
                  "finalists must be within this fraction of the fastest accurate time")
       ->check(CLI::Range(0.0, 1.0))

@@ -165,6 +165,7 @@ int run_worker(const TuneOptions& o) {
   ro.confirm_best = o.confirm_best;
   ro.final_placements = o.final_placements;
   ro.max_finalists = static_cast<std::size_t>(o.finalists);
+  ro.memory_bound_finalists = static_cast<std::size_t>(o.finalists_mem);
   ro.final_margin = o.final_margin;
   ro.final_contenders = static_cast<std::size_t>(o.final_contenders);
   ro.refine_bases = static_cast<std::size_t>(o.refine_bases);
@@ -318,6 +319,7 @@ void spawn_worker(Worker& w, const TuneOptions& o) {
                                    std::to_string(o.iters), "--confirm_placements",
                                    std::to_string(o.confirm_placements), "--final_placements",
                                    std::to_string(o.final_placements), "--finalists", std::to_string(o.finalists),
+                                   "--finalists_mem", std::to_string(o.finalists_mem),
                                    "--final_margin", fmt::format("{}", o.final_margin), "--final_contenders",
                                    std::to_string(o.final_contenders), "--refine_bases",
                                    std::to_string(o.refine_bases), "--final_rounds",

@@ -22,6 +22,7 @@ inline RaceOptions tune_race_defaults() {
   o.confirm_best = true;
   o.graph_screen_us = 50;
   o.select.min_accurate = 48;
+  o.memory_bound_finalists = 16;
   return o;
 }
 inline const RaceOptions kRaceDefaults = tune_race_defaults();
@@ -43,6 +44,7 @@ struct TuneOptions {
   bool confirm_best = kRaceDefaults.confirm_best;  // confirm every try, keep the best
   int final_placements = kRaceDefaults.final_placements;  // placements the finals are spread over
   int finalists = static_cast<int>(kRaceDefaults.max_finalists);
+  int finalists_mem = static_cast<int>(kRaceDefaults.memory_bound_finalists);  // not compute-bound problems
   double final_margin = kRaceDefaults.final_margin;
   int final_contenders = static_cast<int>(kRaceDefaults.final_contenders);
   int refine_bases = static_cast<int>(kRaceDefaults.refine_bases);
