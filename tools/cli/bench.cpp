@@ -328,7 +328,7 @@ int run_bench(const BenchOptions& o) {
       plain.activation = Activation::kNone;
       auto baseline = LtSolution::heuristic(plain, why, /*torch_default=*/true);
       TGEMM_CHECK(baseline != nullptr, "tgemm bench", why);
-      DeviceBuffer base_ws(baseline->workspace_size(plain));
+      DeviceBuffer base_ws(std::max(baseline->workspace_size(plain), o.baseline_workspace));
       Workspace bws{base_ws.data(), base_ws.bytes()};
       auto args_of = [&](const RotationSet& r) {
         GemmArgs a;
@@ -409,6 +409,7 @@ int run_bench(const BenchOptions& o) {
       // a "cublaslt:heuristic" row shows whether it is the baseline's algorithm: tgemm's own
       // heuristic query excludes split-K reductions in the 16-bit output, PyTorch's does not.
       row["baseline_algo"] = format_lt_name(baseline->chosen_config());
+      row["baseline_workspace"] = base_ws.bytes();
       const SolutionPtr chosen = Runtime::get().dispatcher().resolve(p).solution;
       if (auto lt = std::dynamic_pointer_cast<const LtSolution>(chosen)) {
         row["tgemm_algo"] = format_lt_name(lt->chosen_config());

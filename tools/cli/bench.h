@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,10 @@ struct BenchOptions {
   int replays = 15;
   std::string filter;     // substring of "model/layer"
   int max_problems = 0;   // 0: all
+  // Bytes of workspace the baseline's cublasLtMatmul is given: 0, the size its heuristic result
+  // asks for (the bench's behaviour up to session 22); else max(that, this), as PyTorch passes
+  // its whole cuBLASLt workspace (and tgemm its 32 MiB pool buffer).
+  std::size_t baseline_workspace = 0;
 };
 
 int run_bench(const BenchOptions& options);

@@ -32,6 +32,10 @@ int main(int argc, char** argv) {
   b->add_option("--replays", bench.replays, "timed graph replays per measurement")->capture_default_str();
   b->add_option("--filter", bench.filter, "only problems whose model/layer contains this");
   b->add_option("--max-problems", bench.max_problems, "stop after this many problems (0: all)");
+  b->add_option("--baseline-workspace", bench.baseline_workspace,
+                "bytes of workspace given to the baseline's cublasLtMatmul (0: what its heuristic asks for; "
+                "PyTorch passes its whole cuBLASLt workspace)")
+      ->capture_default_str();
 
   tgemm::cli::ShowOptions show;
   CLI::App* s = app.add_subcommand("show", "show the loaded tables and where a problem resolves");
