@@ -153,12 +153,12 @@ int main(int argc, char** argv) {
   t->add_flag("--dedupe_launches", tune.dedupe_launches,
               "race candidates that launch identical kernels with identical arguments once (the first in tie order)");
   t->add_flag("--confirm_best,!--no-confirm_best", tune.confirm_best,
-              "confirm each of the top finalists on every placement and keep the best (slower; on by default)");
+              "confirm each of the top finalists on every placement and keep the best (slower; off by default)");
   t->add_flag("-v,--verbose", tune.verbose, "more output");
   t->add_flag("--loose", tune.loose, "accept winners that pass --errRatio but not the strict check");
-  t->add_flag("--reconfirm", tune.reconfirm,
+  t->add_flag("--reconfirm,!--no-reconfirm", tune.reconfirm,
               "after the tune, time every non-default row against the default again in a fresh process; "
-              "rows that do not pass revert to the default (tgemm reconfirm)");
+              "rows that do not pass revert to the default (tgemm reconfirm; on by default)");
   t->add_flag("--worker", tune.worker, "internal: run as a worker")->group("");
 
   tgemm::cli::ReconfirmOptions reconfirm;

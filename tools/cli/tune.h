@@ -15,11 +15,14 @@ namespace tgemm::cli {
 // The race's own defaults (src/tune/racer.h), so the command line cannot drift from them, with
 // the stage settings `tgemm tune` runs by default on top: the set under which two independent
 // tunes agreed on 92.2% of 64 problems in session 12 (docs/design-choices.md, "Tuner defaults"),
-// against 84.4% with session 9's options the same day.
+// against 84.4% with session 9's options the same day. Since session 22 the confirmation stops at
+// the first finalist that passes (no confirm_best), memory-bound problems take 16 finalists, and
+// TuneOptions::reconfirm is on: whole 112-problem tunes of 8:45 and 9:39 on H100s, reconfirmation
+// included ("Tuner defaults (session 22)").
 inline RaceOptions tune_race_defaults() {
   RaceOptions o;
   o.final_placements = 4;
-  o.confirm_best = true;
+  o.confirm_best = false;  // session 22: off (TuneOptions::reconfirm replaces it)
   o.graph_screen_us = 50;
   o.select.min_accurate = 48;
   o.memory_bound_finalists = 16;
@@ -64,8 +67,9 @@ struct TuneOptions {
   bool loose = false;              // accept candidates that fail the strict check
   bool worker = false;             // internal: run as a worker
   // After the tune, run `tgemm reconfirm` on the tuned file in a fresh process (on the first
-  // worker's GPU): rows that do not beat the default again there revert to it.
-  bool reconfirm = false;
+  // worker's GPU): rows that do not beat the default again there revert to it. On by default
+  // since session 22 (docs/design-choices.md, "Tuner defaults (session 22)").
+  bool reconfirm = true;
   std::string devices;             // comma-separated device ordinals (default 0..mp-1)
 };
 
