@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -414,11 +413,6 @@ int run_bench(const BenchOptions& o) {
       const SolutionPtr chosen = Runtime::get().dispatcher().resolve(p).solution;
       if (auto lt = std::dynamic_pointer_cast<const LtSolution>(chosen)) {
         row["tgemm_algo"] = format_lt_name(lt->chosen_config());
-        // The same printed configuration may still differ in the algorithm's other opaque
-        // fields (session 22: rows running the baseline's named configuration at 0.96x at
-        // M = 8192 with equal workspaces): whether the two cublasLtMatmulAlgo_t are bytewise equal.
-        row["tgemm_algo_identical"] =
-            std::memcmp(&lt->algo(), &baseline->algo(), sizeof(cublasLtMatmulAlgo_t)) == 0;
       } else if (chosen->name().rfind("split:cublaslt:", 0) == 0) {
         // A staged row (cuBLASLt's plain product, then the pass): its inner configuration, the
         // heuristic's choice for the plain problem where the row names the heuristic.
