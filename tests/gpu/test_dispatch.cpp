@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <mutex>
 #include <vector>
@@ -177,6 +178,59 @@ TEST_F(DispatchTables, RowsRouteBrokenRowsWarnMissingRowsDefault) {
 
   std::remove(path.c_str());
   std::remove(other_path.c_str());
+}
+
+// A row naming cublaslt:heuristic_torch_default runs PyTorch's heuristic choice (the bench's
+// baseline), bytewise the same algorithm, correct against the reference; where that choice would
+// reduce split-K partial sums in the 16-bit output, the row is refused with a warning naming why
+// and the problem runs the default.
+TEST_F(DispatchTables, TorchDefaultRowRunsTheBaselinesAlgorithm) {
+  TGEMM_REQUIRE_GPU();
+  Runtime& rt = Runtime::get();
+  const DeviceInfo& dev = rt.platform().device_info(rt.platform().current_device());
+  const std::string path = ::testing::TempDir() + "tgemm_torchdef_" + std::to_string(::getpid()) + ".csv";
+  const std::vector<std::pair<std::int64_t, std::int64_t>> mns = {{512, 1024}, {1, 4096}, {16, 1280}};
+  const std::int64_t k = 4096;
+  {
+    std::ofstream out(path);
+    out << "arch,sm_count,M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle,libtype,solidx,splitK,us,kernelName,"
+           "err_ratio,tflops,bw,epilogue\n";
+    for (const auto& [m, n] : mns)
+      out << format_tuned_row(row_for(dev, m, n, k, "cublaslt", std::string(kCublasLtTorchDefaultName))) << "\n";
+  }
+  LogCapture log;
+  setenv("TGEMM_CONFIG_GEMM_BF16", path.c_str(), 1);
+  reload_config();
+  int routed = 0;
+  for (std::size_t i = 0; i < mns.size(); ++i) {
+    A16W16Case c;
+    c.m = mns[i].first;
+    c.n = mns[i].second;
+    c.k = k;
+    A16W16Data d = make_a16w16(c, 300 + i);
+    SCOPED_TRACE(d.problem().describe());
+    std::string why;
+    auto torch = LtSolution::heuristic(d.problem(), why, /*torch_default=*/true);
+    ASSERT_NE(torch, nullptr) << why;
+    const LtConfig tc = torch->chosen_config();
+    const bool allowed = tc.split_k <= 1 || tc.reduction == static_cast<int>(CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE);
+    DispatchInfo info = describe_gemm_a16w16(d.xv, d.wv, d.ov, d.options());
+    std::string err = run_and_compare(d, [&] { gemm_a16w16(d.xv, d.wv, d.ov, d.options(), nullptr); });
+    EXPECT_TRUE(err.empty()) << err;
+    if (allowed) {
+      EXPECT_EQ(info.level, "exact");
+      EXPECT_EQ(info.kernel_name, kCublasLtTorchDefaultName);
+      auto lt = std::dynamic_pointer_cast<const LtSolution>(rt.dispatcher().resolve(d.problem()).solution);
+      ASSERT_NE(lt, nullptr);
+      EXPECT_EQ(std::memcmp(&lt->algo(), &torch->algo(), sizeof(cublasLtMatmulAlgo_t)), 0);
+      ++routed;
+    } else {
+      EXPECT_EQ(info.level, "default");
+      EXPECT_GE(log.count(LogLevel::kWarning, "16-bit output type"), 1) << log.all();
+    }
+  }
+  EXPECT_GE(routed, 1) << "no problem's PyTorch default was allowed: the test routed nothing";
+  std::remove(path.c_str());
 }
 
 TEST_F(DispatchTables, ShippedTableRowsAreAllValidOnThisDevice) {

@@ -31,6 +31,11 @@ struct BenchOptions {
   // asks for (the bench's behaviour up to session 22); else max(that, this), as PyTorch passes
   // its whole cuBLASLt workspace (and tgemm its 32 MiB pool buffer).
   std::size_t baseline_workspace = 0;
+  // A/A diagnostics of the harness (session 23, the M = 8192 rows that run the baseline's own
+  // algorithm at 0.95-0.97x): "off"; "baseline": both sides run the baseline; "dispatch": both
+  // sides run tgemm's dispatch. The speedup column then measures the harness, not tgemm.
+  std::string aa = "off";
+  int rounds = 10;  // interleaved baseline/tgemm rounds per problem
 };
 
 int run_bench(const BenchOptions& options);

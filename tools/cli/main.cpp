@@ -36,6 +36,13 @@ int main(int argc, char** argv) {
                 "bytes of workspace given to the baseline's cublasLtMatmul (0: what its heuristic asks for; "
                 "PyTorch passes its whole cuBLASLt workspace)")
       ->capture_default_str();
+  b->add_option("--aa", bench.aa,
+                "harness A/A check: off, baseline (both sides run the baseline) or dispatch (both run tgemm)")
+      ->check(CLI::IsMember({"off", "baseline", "dispatch"}))
+      ->capture_default_str();
+  b->add_option("--rounds", bench.rounds, "interleaved baseline/tgemm rounds per problem")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
 
   tgemm::cli::ShowOptions show;
   CLI::App* s = app.add_subcommand("show", "show the loaded tables and where a problem resolves");

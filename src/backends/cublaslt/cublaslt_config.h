@@ -15,6 +15,10 @@
 namespace tgemm {
 
 inline constexpr std::string_view kCublasLtHeuristicName = "cublaslt:heuristic";
+// The heuristic's choice under PyTorch's default preferences (split-K partial sums may be reduced
+// in the 16-bit output type): exactly what F.linear runs. A table row may name it only where that
+// choice reduces nothing in a 16-bit output (split-K 1, or the fp32 COMPUTE_TYPE scheme).
+inline constexpr std::string_view kCublasLtTorchDefaultName = "cublaslt:heuristic_torch_default";
 
 struct LtConfig {
   int algo = 0;
