@@ -88,8 +88,13 @@ namespace {
 // One captured, instantiated graph of a launcher, replayable on its private stream.
 class CapturedGraph {
  public:
-  CapturedGraph(const std::function<void(int, Stream)>& launch, int launches) {
-    TGEMM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "time_graph");
+  // shared: capture and replay on that stream (not owned) instead of a private one.
+  CapturedGraph(const std::function<void(int, Stream)>& launch, int launches, cudaStream_t shared = nullptr)
+      : owns_stream_(shared == nullptr) {
+    if (shared)
+      stream_ = shared;
+    else
+      TGEMM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "time_graph");
     cudaGraph_t graph = nullptr;
     TGEMM_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), "time_graph");
     try {
@@ -98,7 +103,7 @@ class CapturedGraph {
       cudaStreamEndCapture(stream_, &graph);
       if (graph) cudaGraphDestroy(graph);
       cudaGetLastError();
-      cudaStreamDestroy(stream_);
+      if (owns_stream_) cudaStreamDestroy(stream_);
       throw;
     }
     cudaError_t err = cudaStreamEndCapture(stream_, &graph);
@@ -107,13 +112,13 @@ class CapturedGraph {
       cudaGraphDestroy(graph);
     }
     if (err != cudaSuccess) {
-      cudaStreamDestroy(stream_);
+      if (owns_stream_) cudaStreamDestroy(stream_);
       TGEMM_CUDA_CHECK(err, "time_graph: capture");
     }
   }
   ~CapturedGraph() {
     if (exec_) cudaGraphExecDestroy(exec_);
-    if (stream_) cudaStreamDestroy(stream_);
+    if (stream_ && owns_stream_) cudaStreamDestroy(stream_);
   }
   CapturedGraph(const CapturedGraph&) = delete;
   CapturedGraph& operator=(const CapturedGraph&) = delete;
@@ -140,8 +145,26 @@ class CapturedGraph {
   }
 
  private:
+  bool owns_stream_ = true;
   cudaStream_t stream_ = nullptr;
   cudaGraphExec_t exec_ = nullptr;
+};
+
+// The stream shared by the graphs of one time_graphs_interleaved call (TimingOptions::shared_stream).
+class OwnedStream {
+ public:
+  explicit OwnedStream(bool make) {
+    if (make) TGEMM_CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking), "time_graph");
+  }
+  ~OwnedStream() {
+    if (s_) cudaStreamDestroy(s_);
+  }
+  OwnedStream(const OwnedStream&) = delete;
+  OwnedStream& operator=(const OwnedStream&) = delete;
+  cudaStream_t get() const { return s_; }
+
+ private:
+  cudaStream_t s_ = nullptr;
 };
 
 TimingStats stats_of(std::vector<double> per_call) {
@@ -172,11 +195,22 @@ std::vector<TimingStats> time_graphs_interleaved(const std::vector<std::function
                                                  std::vector<std::vector<double>>* round_medians) {
   TGEMM_CHECK(o.replays >= 1 && o.launches_per_graph >= 1 && rounds >= 1, "time_graph",
               "replays, launches_per_graph and rounds must be >= 1");
+  OwnedStream shared(o.shared_stream);
   std::vector<std::unique_ptr<CapturedGraph>> graphs;
-  for (const auto& l : launches) graphs.push_back(std::make_unique<CapturedGraph>(l, o.launches_per_graph));
+  // Captured in the order the round replays them (reversed on odd rounds when recapturing).
+  auto capture_all = [&](bool reversed) {
+    graphs.clear();
+    graphs.resize(launches.size());
+    for (std::size_t j = 0; j < launches.size(); ++j) {
+      std::size_t g = reversed ? launches.size() - 1 - j : j;
+      graphs[g] = std::make_unique<CapturedGraph>(launches[g], o.launches_per_graph, shared.get());
+    }
+  };
+  capture_all(false);
   std::vector<std::vector<double>> samples(graphs.size());
   if (round_medians) round_medians->assign(graphs.size(), std::vector<double>(static_cast<std::size_t>(rounds), 0.0));
   for (int r = 0; r < rounds; ++r) {
+    if (o.recapture && r > 0) capture_all(r % 2 == 1);
     for (std::size_t j = 0; j < graphs.size(); ++j) {
       std::size_t g = (r % 2 == 0) ? j : graphs.size() - 1 - j;
       std::vector<double> round;

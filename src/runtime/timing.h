@@ -16,6 +16,12 @@ struct TimingOptions {
   int launches_per_graph = 20;  // calls captured in one graph (cycle through the rotations)
   int warmup_replays = 3;
   int replays = 15;             // timed replays; the statistics are over these
+  // Diagnostics of time_graphs_interleaved (session 23: at M = 8192 the second of two identical
+  // graphs measured 3-5% slower, in both round orders). shared_stream: every graph is captured
+  // and replayed on one stream instead of a private stream each; recapture: the graphs are
+  // captured anew (new streams) every round, in the order that round replays them.
+  bool shared_stream = false;
+  bool recapture = false;
 };
 
 struct TimingStats {

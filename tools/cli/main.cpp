@@ -40,6 +40,10 @@ int main(int argc, char** argv) {
                 "harness A/A check: off, baseline (both sides run the baseline) or dispatch (both run tgemm)")
       ->check(CLI::IsMember({"off", "baseline", "dispatch"}))
       ->capture_default_str();
+  b->add_option("--timing", bench.timing,
+                "harness diagnostic: private (a stream per graph), shared (one stream) or recapture (graphs anew each round)")
+      ->check(CLI::IsMember({"private", "shared", "recapture"}))
+      ->capture_default_str();
   b->add_option("--rounds", bench.rounds, "interleaved baseline/tgemm rounds per problem")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
