@@ -209,6 +209,13 @@ std::vector<TimingStats> time_graphs_interleaved(const std::vector<std::function
   capture_all(false);
   std::vector<std::vector<double>> samples(graphs.size());
   if (round_medians) round_medians->assign(graphs.size(), std::vector<double>(static_cast<std::size_t>(rounds), 0.0));
+  TGEMM_CHECK(o.settle_rounds >= 0, "time_graph", "settle_rounds must be >= 0, got ", o.settle_rounds);
+  for (int r = 0; r < o.settle_rounds; ++r) {
+    for (std::size_t j = 0; j < graphs.size(); ++j) {
+      std::size_t g = (r % 2 == 0) ? j : graphs.size() - 1 - j;
+      graphs[g]->replay(o.warmup_replays, o.replays);
+    }
+  }
   for (int r = 0; r < rounds; ++r) {
     if (o.recapture && r > 0) capture_all(r % 2 == 1);
     for (std::size_t j = 0; j < graphs.size(); ++j) {

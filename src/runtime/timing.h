@@ -22,6 +22,11 @@ struct TimingOptions {
   // captured anew (new streams) every round, in the order that round replays them.
   bool shared_stream = false;
   bool recapture = false;
+  // time_graphs_interleaved: rounds run first, in the same alternating order, and discarded, so
+  // the timed rounds start from the GPU's sustained state (session 23: on dense M = 8192
+  // problems the second of two identical graphs ran 3-5% slower over the first ~10 rounds,
+  // then both converged).
+  int settle_rounds = 0;
 };
 
 struct TimingStats {

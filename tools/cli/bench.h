@@ -36,6 +36,7 @@ struct BenchOptions {
   // sides run tgemm's dispatch. The speedup column then measures the harness, not tgemm.
   std::string aa = "off";
   int rounds = 10;  // interleaved baseline/tgemm rounds per problem
+  int settle_rounds = 0;  // rounds run first and discarded (TimingOptions::settle_rounds)
   std::string timing = "private";  // graphs on private streams, one "shared" stream, or "recapture"d each round
 };
 

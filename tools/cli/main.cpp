@@ -44,6 +44,10 @@ int main(int argc, char** argv) {
                 "harness diagnostic: private (a stream per graph), shared (one stream) or recapture (graphs anew each round)")
       ->check(CLI::IsMember({"private", "shared", "recapture"}))
       ->capture_default_str();
+  b->add_option("--settle-rounds", bench.settle_rounds,
+                "interleaved rounds run first and discarded, so timing starts at the sustained state")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
   b->add_option("--rounds", bench.rounds, "interleaved baseline/tgemm rounds per problem")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
