@@ -3,6 +3,7 @@
 // thread and folds them so the compiler cannot drop the loads.
 #include <algorithm>
 #include <memory>
+#include <random>
 #include <vector>
 
 #include "runtime/cuda_check.h"
@@ -216,10 +217,14 @@ std::vector<TimingStats> time_graphs_interleaved(const std::vector<std::function
       graphs[g]->replay(o.warmup_replays, o.replays);
     }
   }
+  std::vector<std::size_t> order(graphs.size());
+  std::mt19937 rng(12345);
   for (int r = 0; r < rounds; ++r) {
     if (o.recapture && r > 0) capture_all(r % 2 == 1);
+    for (std::size_t j = 0; j < order.size(); ++j) order[j] = (r % 2 == 0) ? j : graphs.size() - 1 - j;
+    if (o.shuffle_order) std::shuffle(order.begin(), order.end(), rng);
     for (std::size_t j = 0; j < graphs.size(); ++j) {
-      std::size_t g = (r % 2 == 0) ? j : graphs.size() - 1 - j;
+      std::size_t g = order[j];
       std::vector<double> round;
       for (double t : graphs[g]->replay(o.warmup_replays, o.replays)) round.push_back(t / o.launches_per_graph);
       samples[g].insert(samples[g].end(), round.begin(), round.end());

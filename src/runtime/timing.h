@@ -27,6 +27,10 @@ struct TimingOptions {
   // problems the second of two identical graphs ran 3-5% slower over the first ~10 rounds,
   // then both converged).
   int settle_rounds = 0;
+  // time_graphs_interleaved: the order of the graphs in each round. false: reversed on odd rounds
+  // (ABBA...); true: a fresh pseudo-random permutation each round (fixed seed), so no graph keeps
+  // a phase against a periodic clock or power controller.
+  bool shuffle_order = false;
 };
 
 struct TimingStats {

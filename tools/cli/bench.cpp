@@ -385,6 +385,8 @@ int run_bench(const BenchOptions& o) {
       topt.shared_stream = o.timing == "shared";
       topt.recapture = o.timing == "recapture";
       topt.settle_rounds = o.settle_rounds;
+      topt.launches_per_graph = o.launches;
+      topt.shuffle_order = o.shuffle;
       std::vector<std::vector<double>> per_round;
       std::vector<TimingStats> both = time_graphs_interleaved(
           {[&](int i, Stream s) {
@@ -412,7 +414,7 @@ int run_bench(const BenchOptions& o) {
                   {"baseline_us", tb.median_us},
                   {"baseline_spread", spread(tb)}, {"tgemm_us", tt.median_us}, {"tgemm_spread", spread(tt)},
                   {"speedup", paired_ratio(per_round[0], per_round[1])},
-                  {"speedup_of_medians", tb.median_us / tt.median_us}, {"rounds", o.rounds}, {"aa", o.aa}, {"timing", o.timing}, {"settle_rounds", o.settle_rounds},
+                  {"speedup_of_medians", tb.median_us / tt.median_us}, {"rounds", o.rounds}, {"aa", o.aa}, {"timing", o.timing}, {"settle_rounds", o.settle_rounds}, {"launches", o.launches}, {"shuffle", o.shuffle},
                   // Each round's two medians, in round order (odd rounds ran tgemm first), so an
                   // order or drift effect shows (session 12: rows running the baseline's own
                   // configuration measured 0.98-0.99x at M = 8192).

@@ -37,6 +37,8 @@ struct BenchOptions {
   std::string aa = "off";
   int rounds = 10;  // interleaved baseline/tgemm rounds per problem
   int settle_rounds = 0;  // rounds run first and discarded (TimingOptions::settle_rounds)
+  int launches = 20;      // calls captured per graph in the baseline/tgemm timing
+  bool shuffle = false;   // TimingOptions::shuffle_order
   std::string timing = "private";  // graphs on private streams, one "shared" stream, or "recapture"d each round
 };
 

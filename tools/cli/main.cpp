@@ -48,6 +48,10 @@ int main(int argc, char** argv) {
                 "interleaved rounds run first and discarded, so timing starts at the sustained state")
       ->check(CLI::Range(0, 1000))
       ->capture_default_str();
+  b->add_option("--launches", bench.launches, "calls captured in each timed graph (baseline and tgemm)")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  b->add_flag("--shuffle", bench.shuffle, "a random order of baseline and tgemm in each round instead of ABBA");
   b->add_option("--rounds", bench.rounds, "interleaved baseline/tgemm rounds per problem")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
