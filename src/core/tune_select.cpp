@@ -1,6 +1,7 @@
 #include "core/tune_select.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <tuple>
@@ -24,6 +25,22 @@ double paired_ratio(const std::vector<double>& a, const std::vector<double>& b) 
     if (a[i] > 0 && b[i] > 0) r.push_back(a[i] / b[i]);
   }
   return median(std::move(r));
+}
+
+SlotPlan plan_slots(double est_us, int base_rounds, double replay_target_us, int min_launches, int max_launches,
+                    int max_rounds) {
+  TGEMM_CHECK(est_us > 0 && replay_target_us > 0, "plan_slots",
+              "est_us and replay_target_us must be > 0, got ", est_us, " and ", replay_target_us);
+  TGEMM_CHECK(1 <= min_launches && min_launches <= max_launches && 1 <= base_rounds && base_rounds <= max_rounds,
+              "plan_slots", "need 1 <= min_launches <= max_launches and 1 <= base_rounds <= max_rounds, got ",
+              min_launches, ", ", max_launches, ", ", base_rounds, ", ", max_rounds);
+  SlotPlan plan;
+  const double want = std::round(replay_target_us / est_us);
+  plan.launches_per_graph =
+      static_cast<int>(std::clamp(want, static_cast<double>(min_launches), static_cast<double>(max_launches)));
+  const int rounds = (base_rounds * max_launches + plan.launches_per_graph - 1) / plan.launches_per_graph;
+  plan.rounds = std::clamp(rounds, base_rounds, max_rounds);
+  return plan;
 }
 
 std::vector<std::size_t> select_for_accurate(const std::vector<CandidateResult>& results, const SelectOptions& o) {

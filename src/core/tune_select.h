@@ -62,6 +62,22 @@ double median(std::vector<double> v);
 // non-positive time are skipped; 0 if none is left. Throws tgemm::Error on unequal lengths.
 double paired_ratio(const std::vector<double>& a, const std::vector<double>& b);
 
+// How to interleave two timed graphs of a call that takes about est_us: calls captured per graph
+// and rounds. Session 23 (H100, dense M = 8192 problems of ~2.7 ms): with 20 calls a graph (one
+// graph's slot in a round ~270 ms) two graphs of the same kernel measured 0.95-0.98x of each
+// other, and the bias followed the graph, not the round order (a power or clock controller
+// period of about two rounds); with 2 calls a graph and 60 rounds (~27 ms slots) 1.000x in 8 of
+// 8 runs. So a graph holds about replay_target_us of work: launches = round(replay_target_us /
+// est_us) within [min_launches, max_launches], and rounds grow as launches shrink, keeping the
+// timed work: rounds = ceil(base_rounds * max_launches / launches) within [base_rounds,
+// max_rounds]. Throws tgemm::Error on a non-positive est_us or bounds out of order.
+struct SlotPlan {
+  int launches_per_graph = 20;
+  int rounds = 10;
+};
+SlotPlan plan_slots(double est_us, int base_rounds = 10, double replay_target_us = 6000.0, int min_launches = 2,
+                    int max_launches = 20, int max_rounds = 60);
+
 // Indices (into `results`) of the candidates to time accurately: screen leaders, best first.
 std::vector<std::size_t> select_for_accurate(const std::vector<CandidateResult>& results, const SelectOptions& o);
 

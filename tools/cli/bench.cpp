@@ -385,8 +385,16 @@ int run_bench(const BenchOptions& o) {
       topt.shared_stream = o.timing == "shared";
       topt.recapture = o.timing == "recapture";
       topt.settle_rounds = o.settle_rounds;
-      topt.launches_per_graph = o.launches;
       topt.shuffle_order = o.shuffle;
+      // Calls a graph and rounds from the problem's expected time (the larger of its FLOPs at
+      // ~650 TFLOP/s and its bytes at ~3 TB/s): slots of a few ms, see plan_slots.
+      const double io_bytes = static_cast<double>(m * k + n * k) * static_cast<double>(dtype_size(in)) +
+                           static_cast<double>(m * n) * static_cast<double>(dtype_size(out));
+      const double est_us = std::max(2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) / 6.5e8,
+                                     std::max(io_bytes / 3.0e6, 1.0));
+      const SlotPlan plan = plan_slots(est_us, o.rounds > 0 ? o.rounds : 10);
+      topt.launches_per_graph = o.launches > 0 ? o.launches : plan.launches_per_graph;
+      const int rounds = o.rounds > 0 ? o.rounds : plan.rounds;
       std::vector<std::vector<double>> per_round;
       std::vector<TimingStats> both = time_graphs_interleaved(
           {[&](int i, Stream s) {
@@ -403,7 +411,7 @@ int run_bench(const BenchOptions& o) {
              else
                gemm_a16w16(r.xv, r.wv, r.ov, d.options(o.bias), s);
            }},
-          topt, o.rounds, &per_round);
+          topt, rounds, &per_round);
       const TimingStats& tb = both[0];
       const TimingStats& tt = both[1];
       double fl = floor_us(d, dev.sm_count, o.replays, sink.data());
@@ -414,7 +422,8 @@ int run_bench(const BenchOptions& o) {
                   {"baseline_us", tb.median_us},
                   {"baseline_spread", spread(tb)}, {"tgemm_us", tt.median_us}, {"tgemm_spread", spread(tt)},
                   {"speedup", paired_ratio(per_round[0], per_round[1])},
-                  {"speedup_of_medians", tb.median_us / tt.median_us}, {"rounds", o.rounds}, {"aa", o.aa}, {"timing", o.timing}, {"settle_rounds", o.settle_rounds}, {"launches", o.launches}, {"shuffle", o.shuffle},
+                  {"speedup_of_medians", tb.median_us / tt.median_us}, {"rounds", rounds}, {"launches", topt.launches_per_graph}, {"est_us", est_us}, {"aa", o.aa},
+                  {"timing", o.timing}, {"settle_rounds", o.settle_rounds}, {"shuffle", o.shuffle},
                   // Each round's two medians, in round order (odd rounds ran tgemm first), so an
                   // order or drift effect shows (session 12: rows running the baseline's own
                   // configuration measured 0.98-0.99x at M = 8192).

@@ -35,9 +35,9 @@ struct BenchOptions {
   // algorithm at 0.95-0.97x): "off"; "baseline": both sides run the baseline; "dispatch": both
   // sides run tgemm's dispatch. The speedup column then measures the harness, not tgemm.
   std::string aa = "off";
-  int rounds = 10;  // interleaved baseline/tgemm rounds per problem
+  int rounds = 0;    // interleaved baseline/tgemm rounds per problem (0: plan_slots' choice)
   int settle_rounds = 0;  // rounds run first and discarded (TimingOptions::settle_rounds)
-  int launches = 20;      // calls captured per graph in the baseline/tgemm timing
+  int launches = 0;       // calls captured per graph in the baseline/tgemm timing (0: plan_slots' choice)
   bool shuffle = false;   // TimingOptions::shuffle_order
   std::string timing = "private";  // graphs on private streams, one "shared" stream, or "recapture"d each round
 };

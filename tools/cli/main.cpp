@@ -48,12 +48,12 @@ int main(int argc, char** argv) {
                 "interleaved rounds run first and discarded, so timing starts at the sustained state")
       ->check(CLI::Range(0, 1000))
       ->capture_default_str();
-  b->add_option("--launches", bench.launches, "calls captured in each timed graph (baseline and tgemm)")
-      ->check(CLI::Range(1, 1000))
+  b->add_option("--launches", bench.launches, "calls captured in each timed graph (baseline and tgemm); 0: a graph of ~6 ms of work, 2-20 calls")
+      ->check(CLI::Range(0, 1000))
       ->capture_default_str();
   b->add_flag("--shuffle", bench.shuffle, "a random order of baseline and tgemm in each round instead of ABBA");
-  b->add_option("--rounds", bench.rounds, "interleaved baseline/tgemm rounds per problem")
-      ->check(CLI::Range(1, 1000))
+  b->add_option("--rounds", bench.rounds, "interleaved baseline/tgemm rounds per problem; 0: 10, more (up to 60) where a graph holds fewer calls")
+      ->check(CLI::Range(0, 1000))
       ->capture_default_str();
 
   tgemm::cli::ShowOptions show;

@@ -297,6 +297,38 @@ TEST(PairedRatio, SkipsUnmeasuredRoundsAndRefusesUnequalLengths) {
   }
 }
 
+TEST(PlanSlots, ShortCallsKeepTheOldPlanLongCallsGetShortSlotsAndMoreRounds) {
+  // A call under ~300 us: 20 calls a graph, 10 rounds (the bench's plan before session 23).
+  for (double us : {1.0, 8.0, 150.0, 300.0}) {
+    SlotPlan p = plan_slots(us);
+    EXPECT_EQ(p.launches_per_graph, 20) << us;
+    EXPECT_EQ(p.rounds, 10) << us;
+  }
+  // The session-23 M = 8192 problems (~2.7 ms): the measured 2 calls a graph, 60 rounds.
+  SlotPlan big = plan_slots(2700.0);
+  EXPECT_EQ(big.launches_per_graph, 2);
+  EXPECT_EQ(big.rounds, 60);
+  // In between: a graph holds ~6 ms, and rounds x calls keeps the timed work (>= 10 x 20).
+  SlotPlan mid = plan_slots(423.0);  // 8192x4096x4096 at ~650 TFLOP/s
+  EXPECT_EQ(mid.launches_per_graph, 14);
+  EXPECT_EQ(mid.rounds, 15);
+  EXPECT_GE(mid.rounds * mid.launches_per_graph, 200);
+  // Longer calls never go under min_launches; rounds never over max_rounds.
+  SlotPlan huge = plan_slots(50000.0);
+  EXPECT_EQ(huge.launches_per_graph, 2);
+  EXPECT_EQ(huge.rounds, 60);
+  // An explicit base_rounds is the floor.
+  EXPECT_EQ(plan_slots(1.0, 25).rounds, 25);
+}
+
+TEST(PlanSlots, RefusesBadArguments) {
+  EXPECT_THROW(plan_slots(0.0), Error);
+  EXPECT_THROW(plan_slots(-5.0), Error);
+  EXPECT_THROW(plan_slots(100.0, 10, 0.0), Error);
+  EXPECT_THROW(plan_slots(100.0, 10, 6000.0, 5, 4), Error);
+  EXPECT_THROW(plan_slots(100.0, 70, 6000.0, 2, 20, 60), Error);
+}
+
 // Candidates that launch the same work are raced once: the first in tie order stands for them.
 TEST(MarkSameLaunches, TheFirstInTieOrderStandsForEqualLaunches) {
   std::vector<CandidateResult> rs = {screened("lt:b", -1, 1), screened("lt:a", -1, 1), screened("lt:heuristic", -1, 1),
