@@ -243,9 +243,19 @@ TEST_F(DispatchTables, ShippedTableRowsAreAllValidOnThisDevice) {
   int device = rt.platform().current_device();
   const DeviceInfo& dev = rt.platform().device_info(device);
   const Table& table = rt.dispatcher().table(OpFamily::kA16W16);
-  int checked = 0;
+  int checked = 0, not_built = 0;
   for (const TableRow* r : table.all_rows()) {
     if (r->key.arch != dev.arch || r->key.sm_count != dev.sm_count) continue;
+#ifdef TGEMM_KERNELS_CI_SUBSET
+    // This build holds the CI subset of the CUTLASS instances: a row naming another instance is
+    // refused (with a warning) as the library must; the full build (scripts/gpu-check) checks it.
+    std::string why;
+    const Backend* cutlass = rt.registry().find("cutlass");
+    if (r->libtype == "cutlass" && cutlass != nullptr && !cutlass->from_row(*r, GemmProblem{}, why)) {
+      ++not_built;
+      continue;
+    }
+#endif
     A16W16Case c;
     c.m = r->m;
     c.n = r->key.n;
@@ -263,8 +273,14 @@ TEST_F(DispatchTables, ShippedTableRowsAreAllValidOnThisDevice) {
     EXPECT_EQ(info.kernel_name, r->kernel_name) << r->file << ":" << r->line;
     ++checked;
   }
-  EXPECT_EQ(log.count(LogLevel::kWarning, ""), 0) << log.all();
+  EXPECT_EQ(log.count(LogLevel::kWarning, "") - log.count(LogLevel::kWarning, "no such solution in this build"), 0)
+      << log.all();
+#ifndef TGEMM_KERNELS_CI_SUBSET
+  EXPECT_EQ(log.count(LogLevel::kWarning, "no such solution in this build"), 0) << log.all();
+#endif
+  EXPECT_GT(checked, 0);
   RecordProperty("rows_checked", checked);
+  RecordProperty("rows_not_in_this_build", not_built);
 }
 
 }  // namespace
