@@ -100,11 +100,14 @@ RaceData make_data(const GemmProblem& p, const RaceOptions& o, const DeviceInfo&
   return d;
 }
 
+// RaceOptions::short_slots: GPU time of one finalist's replays in a finals round.
+constexpr double kShortSlotUs = 25000.0;
+
 // Two solutions of p timed against each other the way `tgemm bench` compares two paths: two graphs
 // of <= 20 launches (~20 ms of GPU time a replay, from est_us), 5 timed replays + 2 warm-up a
 // round, `rounds` interleaved rounds; ratio = a's time / b's, the paired estimate.
 PairTiming time_pair(const GemmProblem& p, const RaceData& data, const Solution& a, const Solution& b,
-                     const Workspace& ws, double est_us, int rounds) {
+                     const Workspace& ws, double est_us, int rounds, bool short_slots) {
   std::vector<std::function<void(int, Stream)>> pair;
   for (const Solution* sol : {&a, &b}) {
     pair.push_back([&, sol](int i, Stream gs) {
@@ -115,6 +118,12 @@ PairTiming time_pair(const GemmProblem& p, const RaceData& data, const Solution&
   ct.launches_per_graph = std::clamp(static_cast<int>(std::ceil(20000.0 / std::max(est_us, 1.0))), 2, 20);
   ct.replays = 5;
   ct.warmup_replays = 2;
+  if (short_slots) {
+    // RaceOptions::short_slots: ~6 ms graphs, the rounds scaled so the timed work stays the same.
+    const int long_launches = ct.launches_per_graph;
+    ct.launches_per_graph = plan_slots(std::max(est_us, 1.0)).launches_per_graph;
+    rounds = std::min(60, (rounds * long_launches + ct.launches_per_graph - 1) / ct.launches_per_graph);
+  }
   std::vector<std::vector<double>> per_round;
   std::vector<TimingStats> st = time_graphs_interleaved(pair, ct, rounds, &per_round);
   return {st[0].median_us, st[1].median_us, paired_ratio(per_round[0], per_round[1])};
@@ -555,6 +564,15 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
         topt.replays = std::clamp(static_cast<int>(std::ceil(round_us / (slowest * topt.launches_per_graph))), 3,
                                   sustained ? 40 : 10);
         topt.warmup_replays = 1;
+        int final_rounds = o.final_rounds;
+        if (o.short_slots && topt.replays > 3) {
+          // RaceOptions::short_slots: a candidate's slot in a round cut to ~kShortSlotUs, the
+          // rounds scaled so each finalist's timed work stays the same.
+          const int long_replays = topt.replays;
+          topt.replays = std::clamp(static_cast<int>(std::ceil(kShortSlotUs / (slowest * topt.launches_per_graph))), 3,
+                                    long_replays);
+          final_rounds = std::min(60, (o.final_rounds * long_replays + topt.replays - 1) / topt.replays);
+        }
         if (sustained) {
           for (std::size_t idx : finalists) {
             if (!result.candidates[idx].is_default) continue;
@@ -573,7 +591,7 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
             make_extra();
             nplace = std::min(o.final_placements, 1 + static_cast<int>(extra.size()));
           }
-          const int rounds_each = nplace > 1 ? std::max(1, (o.final_rounds + nplace - 1) / nplace) : o.final_rounds;
+          const int rounds_each = nplace > 1 ? std::max(1, (final_rounds + nplace - 1) / nplace) : final_rounds;
           // per_round[f]: finalist f's median in each round, the placements' rounds one after another.
           std::vector<std::vector<double>> per_round(finalists.size());
           std::vector<double> median_us(finalists.size());
@@ -692,7 +710,8 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
         std::vector<double> ratios, def_us, win_us;
         bool lost = false;
         for (int j = 0; j < placements && !lost; ++j) {
-          const PairTiming t = time_pair(p, placement(j), *solutions[d], *solutions[w], ws, est, o.confirm_rounds);
+          const PairTiming t =
+              time_pair(p, placement(j), *solutions[d], *solutions[w], ws, est, o.confirm_rounds, o.short_slots);
           ratios.push_back(t.ratio);
           def_us.push_back(t.a_us);
           win_us.push_back(t.b_us);
@@ -776,7 +795,7 @@ PairTiming time_solution_pair(const GemmProblem& p, const Solution& a, const Sol
   TGEMM_CUDA_CHECK(cudaDeviceSynchronize(), "time_solution_pair");
   std::vector<double> a_us, b_us, ratio;
   for (const RaceData& d : data) {
-    const PairTiming t = time_pair(p, d, a, b, ws, est, rounds);
+    const PairTiming t = time_pair(p, d, a, b, ws, est, rounds, o.short_slots);
     a_us.push_back(t.a_us);
     b_us.push_back(t.b_us);
     ratio.push_back(t.ratio);

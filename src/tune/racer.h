@@ -83,6 +83,14 @@ struct RaceOptions {
   // many as memory_budget holds) and a candidate must not lose on any of them; if the winner
   // fails, the next fastest finalists are tried, confirm_tries candidates in all.
   int confirm_rounds = 6;
+  // Short slots (session 23): the confirmation's graphs hold ~6 ms of work (plan_slots,
+  // core/tune_select.h) instead of ~20 ms, with proportionally more rounds, and the finals' slots
+  // (replays of one candidate in a round) are cut to ~kShortSlotUs with proportionally more rounds:
+  // the same timed work in slots of ~30-40 ms. `tgemm bench`'s A/A on ~2.7 ms problems measured
+  // 0.95-0.98x with ~270 ms slots and 1.000x with ~27 ms slots (docs/design-choices.md, "The
+  // speedup estimate"); the finals' sustained slots are ~100 ms, the confirmation's ~150 ms.
+  // Off until a pair of tunes with it is measured.
+  bool short_slots = false;
   double confirm_margin = 0.01;
   int confirm_placements = 4;
   int confirm_tries = 3;

@@ -169,6 +169,8 @@ int main(int argc, char** argv) {
   t->add_flag("--check_all", tune.check_all,
               "check every accurately timed candidate against the reference (default: the default and the "
               "candidates that can still reach the finals or the confirmation; the rest are profiled unchecked)");
+  t->add_flag("--short_slots", tune.short_slots,
+              "finals and confirmation in ~30 ms slots with more rounds (the bench's A/A: long slots bias big problems)");
   t->add_flag("--dedupe_launches", tune.dedupe_launches,
               "race candidates that launch identical kernels with identical arguments once (the first in tie order)");
   t->add_flag("--confirm_best,!--no-confirm_best", tune.confirm_best,

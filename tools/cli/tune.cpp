@@ -176,6 +176,7 @@ int run_worker(const TuneOptions& o) {
   ro.sustained_round_ms = o.sustained_round_ms;
   ro.sustained_default_margin = o.sustained_margin;
   ro.sustained_confirm_all = o.sustained_confirm_all;
+  ro.short_slots = o.short_slots;
   ro.graph_screen_us = o.graph_screen_us;
   ro.select.min_accurate = static_cast<std::size_t>(o.min_accurate);
   ro.select.accurate_margin = o.accurate_margin;
@@ -336,6 +337,7 @@ void spawn_worker(Worker& w, const TuneOptions& o) {
   if (o.dedupe_launches) args.push_back("--dedupe_launches");
   if (o.check_all) args.push_back("--check_all");
   if (o.sustained_confirm_all) args.push_back("--sustained_confirm_all");
+  if (o.short_slots) args.push_back("--short_slots");
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

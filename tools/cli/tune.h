@@ -58,6 +58,7 @@ struct TuneOptions {
   double sustained_round_ms = kRaceDefaults.sustained_round_ms;  // finals of compute-bound problems
   double sustained_margin = kRaceDefaults.sustained_default_margin;  // compute-bound: beat the default by this
   bool sustained_confirm_all = kRaceDefaults.sustained_confirm_all;  // compute-bound: confirm every finalist, no finals
+  bool short_slots = kRaceDefaults.short_slots;  // finals and confirmation in ~30 ms slots (RaceOptions::short_slots)
   double graph_screen_us = kRaceDefaults.graph_screen_us;
   int min_accurate = static_cast<int>(kRaceDefaults.select.min_accurate);
   double accurate_margin = kRaceDefaults.select.accurate_margin;
