@@ -531,8 +531,10 @@ __host__ __device__ constexpr int bop_smem_bytes(int cl) {
 // weights). Lane (g, t)'s chunk c of k-step s is k-block s * C + c (k = 32 (s C + c) + 8 t + e);
 // x is read in the same order, so the sums are unchanged. Needs N % 8 == 0 and K % 32 == 0.
 // Run: LAB16_S18=1 LAB16_SHUF=1 ./decode16_lab 576 7168 1280 8192 1536 7168 4096 4096 8192 1024
-template <int RB, int C, int W, int U, bool ROWSPLIT, bool NOX, bool PF = false, bool SH = false>
-__global__ void __launch_bounds__(32 * W, 2) bop_kernel(const bf16* __restrict__ x, const bf16* __restrict__ w,
+// MINB (session 23): the launch bounds' minimum CTAs an SM (2 as shipped; 4 caps an 8-warp CTA
+// at 64 registers: ncu put bt r8 c2 w8 u2 at 78 registers, 3 CTAs an SM, 2.26 waves on 7168x8192).
+template <int RB, int C, int W, int U, bool ROWSPLIT, bool NOX, bool PF = false, bool SH = false, int MINB = 2>
+__global__ void __launch_bounds__(32 * W, MINB) bop_kernel(const bf16* __restrict__ x, const bf16* __restrict__ w,
                                                          bf16* out, int n, int k) {
   constexpr int KSTEP = 32 * C;
   constexpr int WP = ROWSPLIT ? 1 : W;         // k-parts a CTA
@@ -1247,17 +1249,17 @@ int main(int argc, char** argv) {
     // attr_max: the dynamic shared memory attribute set to the kernel's largest launch (CL = 8),
     // as the library sets it, instead of this launch's bytes (session 18's A/B).
     auto bop_impl = [&](auto rb_c, auto c_c, auto w_c, auto u_c, auto rs_c, auto nox_c, bool attr_max, int only_cl,
-                        auto pf_c, auto sh_c) {
+                        auto pf_c, auto sh_c, auto minb_c) {
       constexpr int RB = decltype(rb_c)::value, C = decltype(c_c)::value, W = decltype(w_c)::value,
-                    U = decltype(u_c)::value;
+                    U = decltype(u_c)::value, MINB = decltype(minb_c)::value;
       constexpr bool RS = decltype(rs_c)::value, NOX = decltype(nox_c)::value;
       constexpr bool PF = decltype(pf_c)::value, SH = decltype(sh_c)::value;
-      auto* kernel = bop_kernel<RB, C, W, U, RS, NOX, PF, SH>;
+      auto* kernel = bop_kernel<RB, C, W, U, RS, NOX, PF, SH, MINB>;
       const std::vector<bf16*>& weights = SH ? p.wsh : p.w;
       const int rows = (RS ? W : 1) * RB * 8, kparts = RS ? 1 : W;
       const std::string label = std::string(RS ? "br" : "bt") + " r" + std::to_string(rows) + " c" + std::to_string(C) + " w" +
                                 std::to_string(W) + " u" + std::to_string(U) + (NOX ? " nox" : "") + (PF ? " pf" : "") +
-                                (SH ? " sh" : "");
+                                (SH ? " sh" : "") + (MINB != 2 ? " lb" + std::to_string(MINB) : "");
       const int tiles = (n + rows - 1) / rows;
       const int steps = k / (32 * C);
       for (int cl = 1; cl <= 8; cl *= 2) {
@@ -1277,13 +1279,20 @@ int main(int argc, char** argv) {
     };
     auto bop = [&](auto rb_c, auto c_c, auto w_c, auto u_c, auto rs_c, auto nox_c, bool attr_max = false,
                    int only_cl = 0) {
-      bop_impl(rb_c, c_c, w_c, u_c, rs_c, nox_c, attr_max, only_cl, std::false_type{}, std::false_type{});
+      bop_impl(rb_c, c_c, w_c, u_c, rs_c, nox_c, attr_max, only_cl, std::false_type{}, std::false_type{},
+               std::integral_constant<int, 2>{});
     };
     auto bop_pf = [&](auto rb_c, auto c_c, auto w_c, auto u_c) {
-      bop_impl(rb_c, c_c, w_c, u_c, std::false_type{}, std::false_type{}, false, 0, std::true_type{}, std::false_type{});
+      bop_impl(rb_c, c_c, w_c, u_c, std::false_type{}, std::false_type{}, false, 0, std::true_type{}, std::false_type{},
+               std::integral_constant<int, 2>{});
     };
     auto bop_sh = [&](auto rb_c, auto c_c, auto w_c, auto u_c) {
-      bop_impl(rb_c, c_c, w_c, u_c, std::false_type{}, std::false_type{}, false, 0, std::false_type{}, std::true_type{});
+      bop_impl(rb_c, c_c, w_c, u_c, std::false_type{}, std::false_type{}, false, 0, std::false_type{}, std::true_type{},
+               std::integral_constant<int, 2>{});
+    };
+    // Session 23: bt with other launch bounds (MINB CTAs an SM), full and nox, one cluster size.
+    auto bop_lb = [&](auto rb_c, auto c_c, auto w_c, auto u_c, auto nox_c, auto minb_c) {
+      bop_impl(rb_c, c_c, w_c, u_c, std::false_type{}, nox_c, false, 1, std::false_type{}, std::false_type{}, minb_c);
     };
     using std::integral_constant;
     using I1 = integral_constant<int, 1>;
@@ -1391,7 +1400,24 @@ int main(int argc, char** argv) {
       bt2_impl(rb_c, c_c, w_c, u_c, nox_c, std::integral_constant<int, 2>{}, std::false_type{},
                std::integral_constant<int, SPLIT>{});
     };
-    if (std::getenv("LAB16_S21D") != nullptr) {
+    if (std::getenv("LAB16_S23") != nullptr) {
+      // Session 23 (docs/perf-notes.md, skinny, "Session 23", predictions 1-2): bt r8 c2 w8 u2 and
+      // r16 c1 w4 u4 (the big weights' best tiles) with the shipped launch bounds and with ones
+      // that cap the registers at 64 (8 warps, 4 CTAs an SM) / 128 -> 64 (4 warps, 8 CTAs an SM),
+      // full and nox, interleaved twice. Run it on 7168x8192 beside 6336x8192 (792 tiles of 8
+      // rows: a whole number of waves at 3 CTAs an SM) to see the tail.
+      using I2c = std::integral_constant<int, 2>;
+      using I4c = std::integral_constant<int, 4>;
+      using I8c = std::integral_constant<int, 8>;
+      for (int rep = 0; rep < 2; ++rep) {
+        bop_lb(I1{}, I2{}, I8{}, I2{}, F{}, I2c{});
+        bop_lb(I1{}, I2{}, I8{}, I2{}, F{}, I4c{});
+        bop_lb(I1{}, I2{}, I8{}, I2{}, T{}, I2c{});
+        bop_lb(I1{}, I2{}, I8{}, I2{}, T{}, I4c{});
+        bop_lb(I2{}, I1{}, I4{}, I4{}, F{}, I2c{});
+        bop_lb(I2{}, I1{}, I4{}, I4{}, F{}, I8c{});
+      }
+    } else if (std::getenv("LAB16_S21D") != nullptr) {
       // bt2 on its cluster, with the workspace split (checked), and the stream alone with and
       // without the workspace sum, the three tiles, interleaved twice.
       for (int rep = 0; rep < 2; ++rep) {
@@ -1473,9 +1499,9 @@ int main(int argc, char** argv) {
       // The stream alone (x a register constant, not checked) in both layouts: what the layout
       // does to the weight read itself, apart from x and the sums.
       bop(I1{}, I2{}, I8{}, I2{}, F{}, T{});
-      bop_impl(I1{}, I2{}, I8{}, I2{}, F{}, T{}, false, 0, F{}, T{});
+      bop_impl(I1{}, I2{}, I8{}, I2{}, F{}, T{}, false, 0, F{}, T{}, integral_constant<int, 2>{});
       bop(I2{}, I1{}, I4{}, I4{}, F{}, T{});
-      bop_impl(I2{}, I1{}, I4{}, I4{}, F{}, T{}, false, 0, F{}, T{});
+      bop_impl(I2{}, I1{}, I4{}, I4{}, F{}, T{}, false, 0, F{}, T{}, integral_constant<int, 2>{});
     } else if (std::getenv("LAB16_RING") != nullptr) {
       // Session 19 (written in session 18, not yet run): the ring kernel beside bt's best tiles,
       // every split that fits (shared memory <= 227 KB a CTA, <= 4 CTAs an SM in the grid).
