@@ -1,5 +1,6 @@
 #include "core/dispatcher.h"
 
+#include <fstream>
 #include <mutex>
 
 #include "core/check.h"
@@ -28,6 +29,42 @@ const Table& Dispatcher::table(OpFamily f) const {
       return a16w16_table_;
   }
   return a16w16_table_;
+}
+
+const Table& Dispatcher::table_for(OpFamily f, const DeviceInfo& dev) {
+  const FamilySettings& fs = settings_.family(f);
+  if (fs.card_overlay_dir.empty()) return table(f);
+  const std::string card = card_slug(dev.name);
+  if (card.empty()) return table(f);
+  std::lock_guard<std::mutex> lock(card_mutex_);
+  auto it = card_tables_.find(card);
+  if (it == card_tables_.end()) {
+    CardTable ct;
+    const std::string path = card_overlay_path(fs.card_overlay_dir, card, family_info(f).table);
+    if (std::ifstream(path).good()) {
+      std::vector<std::string> warnings;
+      ct.table = std::make_unique<Table>();
+      for (const auto& file : fs.table_files) ct.table->load_file(file, warnings);
+      ct.table->load_file(path, warnings);
+      ct.overlay_file = path;
+      // The shipped file's warnings were logged when it loaded first; the overlay's are new.
+      for (const auto& w : warnings) {
+        if (w.rfind(path, 0) == 0) log_warning(w);
+      }
+    }
+    it = card_tables_.emplace(card, std::move(ct)).first;
+  }
+  return it->second.table ? *it->second.table : table(f);
+}
+
+std::vector<std::string> Dispatcher::table_files_for(OpFamily f, const DeviceInfo& dev) {
+  std::vector<std::string> files = settings_.family(f).table_files;
+  (void)table_for(f, dev);
+  const std::string card = card_slug(dev.name);
+  std::lock_guard<std::mutex> lock(card_mutex_);
+  auto it = card_tables_.find(card);
+  if (it != card_tables_.end() && !it->second.overlay_file.empty()) files.push_back(it->second.overlay_file);
+  return files;
 }
 
 const Resolution& Dispatcher::resolve(const GemmProblem& p) {
@@ -85,7 +122,7 @@ Resolution Dispatcher::walk_and_validate(const GemmProblem& p) {
   const DeviceInfo& dev = platform_.device_info(p.device);
   warn_sm_count_once(dev, p.family);
   TableKey key = table_key(p, dev.arch, dev.sm_count);
-  const Table::RowsByM* rows = table(p.family).rows_for(key);
+  const Table::RowsByM* rows = table_for(p.family, dev).rows_for(key);
   for (const WalkStep& step : walk(rows, p.m)) {
     const TableRow& row = *step.row;
     std::string where = row.file + ":" + std::to_string(row.line);

@@ -10,6 +10,7 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "core/capture.h"
 #include "core/lookup.h"
@@ -38,6 +39,12 @@ class Dispatcher {
   const Resolution& resolve(const GemmProblem& p);
 
   const Table& table(OpFamily f) const;
+  // The table lookups on `dev` use: table(f), with the card overlay of dev's card merged after it
+  // where Settings names an overlay directory and the file exists (loaded once per card, its
+  // warnings logged). Thread-safe.
+  const Table& table_for(OpFamily f, const DeviceInfo& dev);
+  // The files behind table_for(f, dev), in merge order.
+  std::vector<std::string> table_files_for(OpFamily f, const DeviceInfo& dev);
   const Settings& settings() const { return settings_; }
   const Registry& registry() const { return registry_; }
   const Platform& platform() const { return platform_; }
@@ -59,6 +66,14 @@ class Dispatcher {
   std::unordered_map<GemmProblem, Resolution, GemmProblemHash> cache_;
   std::mutex warn_mutex_;
   std::unordered_set<std::string> sm_warned_;
+  // Per card (card_slug): the shipped table with that card's overlay merged, or nullptr when the
+  // card has none (table(f) is used). Entries are never removed, so references stay valid.
+  struct CardTable {
+    std::unique_ptr<Table> table;
+    std::string overlay_file;
+  };
+  std::mutex card_mutex_;
+  std::unordered_map<std::string, CardTable> card_tables_;
 };
 
 }  // namespace tgemm

@@ -1,5 +1,6 @@
 #include "core/settings.h"
 
+#include <cctype>
 #include <string_view>
 
 namespace tgemm {
@@ -30,6 +31,27 @@ bool env_flag(const char* value) {
   return v == "1" || v == "true" || v == "True" || v == "TRUE" || v == "yes" || v == "on";
 }
 
+std::string card_slug(std::string_view device_name) {
+  std::string lower;
+  for (char c : device_name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::size_t pos = lower.find_first_not_of(' ');
+  if (pos != std::string::npos && lower.compare(pos, 7, "nvidia ") == 0) pos += 7;
+  std::string out;
+  for (; pos != std::string::npos && pos < lower.size(); ++pos) {
+    const char c = lower[pos];
+    if (c == ' ') {
+      if (out.empty()) continue;
+      break;
+    }
+    if (std::isalnum(static_cast<unsigned char>(c))) out += c;
+  }
+  return out;
+}
+
+std::string card_overlay_path(const std::string& dir, const std::string& card, std::string_view table) {
+  return dir + "/" + card + "/" + std::string(table) + "_tuned_gemm.csv";
+}
+
 Settings Settings::from_env(const std::string& shipped_config_dir, const Getenv& getenv) {
   Settings s;
   auto family_settings = [&](OpFamily f) {
@@ -42,6 +64,7 @@ Settings Settings::from_env(const std::string& shipped_config_dir, const Getenv&
       fs.table_files = split_path_list(tables);
     } else if (!shipped_config_dir.empty()) {
       fs.table_files = {shipped_config_dir + "/" + table + "_tuned_gemm.csv"};
+      fs.card_overlay_dir = shipped_config_dir;
     }
     const char* untuned = getenv(("TGEMM_UNTUNED_GEMM_" + suffix).c_str());
     fs.untuned_file = untuned != nullptr && *untuned != '\0' ? std::string(untuned)

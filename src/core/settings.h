@@ -1,6 +1,8 @@
 // Settings read from the environment once (at first use and on reload_config):
 //   TGEMM_CONFIG_GEMM_<FAM>   tuned table(s) of a family: a path or a ':'-separated list, merged
-//                             in order; unset = the shipped configs/<fam>_tuned_gemm.csv
+//                             in order; unset = the shipped configs/<fam>_tuned_gemm.csv, and
+//                             for a device whose card has one, configs/<card>/<fam>_tuned_gemm.csv
+//                             merged after it (card_slug; e.g. configs/h200/ on an H200)
 //   TGEMM_TUNE_GEMM=1         record untuned problems to TGEMM_UNTUNED_GEMM_<FAM>
 //                             (default ./<fam>_untuned_gemm.csv)
 //   TGEMM_LOG_TUNED_CONFIG=1  log, once per shape, where the lookup walk landed
@@ -8,6 +10,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/problem.h"
@@ -17,6 +20,10 @@ namespace tgemm {
 struct FamilySettings {
   std::vector<std::string> table_files;
   std::string untuned_file;
+  // The shipped directory when table_files is the shipped table (no TGEMM_CONFIG_GEMM_<FAM>):
+  // the dispatcher then merges <card_overlay_dir>/<card_slug>/<table>_tuned_gemm.csv, where it
+  // exists, after table_files for devices of that card. Empty: no overlay.
+  std::string card_overlay_dir;
 };
 
 struct Settings {
@@ -30,6 +37,14 @@ struct Settings {
   using Getenv = std::function<const char*(const char*)>;
   static Settings from_env(const std::string& shipped_config_dir, const Getenv& getenv);
 };
+
+// The card a device name names, for per-card table overlays: lower case, a leading "nvidia"
+// dropped, the first word, letters and digits only. "NVIDIA H100 80GB HBM3" -> "h100",
+// "NVIDIA H200" -> "h200", "NVIDIA GH200 480GB" -> "gh200"; "" when nothing is left.
+std::string card_slug(std::string_view device_name);
+
+// The overlay table of `table` (e.g. "bf16") for `card` under `dir`: dir/card/<table>_tuned_gemm.csv.
+std::string card_overlay_path(const std::string& dir, const std::string& card, std::string_view table);
 
 // Splits "a:b::c" into {"a","b","c"}.
 std::vector<std::string> split_path_list(const std::string& list);

@@ -6,9 +6,9 @@
 
 namespace tgemm::test {
 
-FakePlatform::FakePlatform(std::string arch, int sm_count) {
+FakePlatform::FakePlatform(std::string arch, int sm_count, std::string name) {
   info_.ordinal = 0;
-  info_.name = "Fake H100";
+  info_.name = std::move(name);
   info_.arch = std::move(arch);
   info_.sm_count = sm_count;
   info_.l2_bytes = 50u << 20;

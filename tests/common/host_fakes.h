@@ -20,7 +20,7 @@ namespace tgemm::test {
 // One device: "sm_90a" with 132 SMs unless told otherwise.
 class FakePlatform : public Platform {
  public:
-  explicit FakePlatform(std::string arch = "sm_90a", int sm_count = 132);
+  explicit FakePlatform(std::string arch = "sm_90a", int sm_count = 132, std::string name = "Fake H100");
   int current_device() const override { return 0; }
   const DeviceInfo& device_info(int ordinal) const override;
 

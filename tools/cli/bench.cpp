@@ -297,10 +297,13 @@ int run_bench(const BenchOptions& o) {
   std::size_t budget = std::min<std::size_t>(free_b / 3, 24ull << 30);
   DeviceBuffer sink(64);
 
+  // The tables this device's lookups use: the shipped or TGEMM_CONFIG_GEMM_BF16 files, and the
+  // card's overlay where one exists (Dispatcher::table_files_for).
+  const std::vector<std::string> tables = Runtime::get().dispatcher().table_files_for(OpFamily::kA16W16, dev);
   double copy_tbps = measure_copy_tbps(1ull << 30);
   warm_up_gpu(2.0);
   fmt::print("device {} ({} SMs, L2 {} MB), copy {:.2f} TB/s, tables: {}\n", dev.name, dev.sm_count,
-             dev.l2_bytes >> 20, copy_tbps, fmt::join(a16w16_table_files(), ":"));
+             dev.l2_bytes >> 20, copy_tbps, fmt::join(tables, ":"));
   fmt::print("{:<16} {:<8} {:>5} {:>6} {:>6} | {:>9} {:>9} {:>7} | {:>8} {:>6} {:>6} {:>7} | {}\n", "model",
              "layer", "M", "N", "K", "default", "tgemm", "speedup", "floor", "x", "TB/s", "TFLOP/s",
              "tgemm solution (level)");
@@ -496,7 +499,7 @@ int run_bench(const BenchOptions& o) {
                            : o.json;
     json doc = {{"device", dev.name}, {"sm_count", dev.sm_count}, {"commit", current_commit()},
                 {"date", iso_date()}, {"copy_tbps", copy_tbps}, {"suite", o.suite},
-                {"tables", a16w16_table_files()}, {"rows", rows},
+                {"tables", tables}, {"rows", rows},
                 {"summary", {{"problems", count}, {"geomean_speedup", geomean},
                              {"min_speedup", count ? min_speedup : 0.0}, {"below_0_98", below},
                              {"check_failures", wrong}}}};

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <condition_variable>
 #include <fstream>
 #include <memory>
@@ -165,6 +166,62 @@ TEST_F(DispatcherTest, LaterFileWins) {
   EXPECT_EQ(r.solution, fake_->solution("fake:tile256"));
   EXPECT_EQ(r.file, b);
   EXPECT_EQ(d->resolve(problem(32)).file, a);
+}
+
+// Per-card overlays (session 23): with an overlay directory (the shipped table, no env list),
+// <dir>/<card>/bf16_tuned_gemm.csv is merged after the shipped table for devices of that card
+// only; its rows win for their keys, its bad rows warn naming the overlay file.
+TEST_F(DispatcherTest, CardOverlayRowsWinOnThatCardOnly) {
+  const std::string base = write_table("bf16_tuned_gemm.csv", {{16, "fake:tile64"}, {32, "fake:tile64"}});
+  const std::string overlay_dir = dir_.file("h200");
+  ASSERT_EQ(std::system(("mkdir -p '" + overlay_dir + "'").c_str()), 0);
+  const std::string overlay = card_overlay_path(dir_.path(), "h200", "bf16");
+  {
+    std::string text = csv::join(tuned_table_columns()) + "\n";
+    TableRow r;
+    r.key.arch = "sm_90a";
+    r.key.sm_count = 132;
+    r.key.n = 4096;
+    r.key.k = 4096;
+    r.m = 16;
+    r.libtype = "fake";
+    r.kernel_name = "fake:tile256";
+    r.us = 9;
+    text += format_tuned_row(r) + "\n";
+    r.m = 64;
+    r.kernel_name = "fake:no_such_tile";
+    text += format_tuned_row(r) + "\n";
+    test::write_file(overlay, text);
+  }
+  Settings s = settings({base});
+  s.a16w16.card_overlay_dir = dir_.path();
+  test::FakePlatform h200("sm_90a", 132, "NVIDIA H200");
+  Dispatcher on_h200(registry_, h200, s);
+  const Resolution& r16 = on_h200.resolve(problem(16));
+  EXPECT_EQ(r16.solution, fake_->solution("fake:tile256"));
+  EXPECT_EQ(r16.file, overlay);
+  EXPECT_EQ(on_h200.resolve(problem(32)).file, base);  // no overlay row: the shipped one
+  EXPECT_EQ(on_h200.table_files_for(OpFamily::kA16W16, h200.device_info(0)), (std::vector<std::string>{base, overlay}));
+  on_h200.resolve(problem(64));  // the overlay's bad row: one warning naming it, then the walk goes on
+  EXPECT_EQ(log_.matching(LogLevel::kWarning, {overlay + ":3"}).size(), 1u) << log_.dump();
+  // Another card (the fake platform's "Fake H100" -> "fake"): no overlay, the shipped rows.
+  Dispatcher on_other(registry_, platform_, s);
+  EXPECT_EQ(on_other.resolve(problem(16)).file, base);
+  EXPECT_EQ(on_other.table_files_for(OpFamily::kA16W16, platform_.device_info(0)), (std::vector<std::string>{base}));
+  // No overlay directory (an env list of tables): no overlay, even on the H200.
+  Dispatcher no_dir(registry_, h200, settings({base}));
+  EXPECT_EQ(no_dir.resolve(problem(16)).file, base);
+}
+
+TEST(CardSlug, FirstWordOfTheNameWithoutNvidia) {
+  EXPECT_EQ(card_slug("NVIDIA H100 80GB HBM3"), "h100");
+  EXPECT_EQ(card_slug("NVIDIA H200"), "h200");
+  EXPECT_EQ(card_slug("NVIDIA GH200 480GB"), "gh200");
+  EXPECT_EQ(card_slug("  NVIDIA H100-SXM5 80GB"), "h100sxm5");
+  EXPECT_EQ(card_slug("Fake H100"), "fake");
+  EXPECT_EQ(card_slug(""), "");
+  EXPECT_EQ(card_slug("NVIDIA "), "");
+  EXPECT_EQ(card_overlay_path("/c", "h200", "bf16"), "/c/h200/bf16_tuned_gemm.csv");
 }
 
 TEST_F(DispatcherTest, UnknownLibtypeRowIsOneWarningAndTheWalkContinues) {

@@ -24,6 +24,7 @@ Settings settings_with(const std::map<std::string, std::string>& env,
 TEST(SettingsFromEnv, UnsetUsesTheShippedTableAndDefaults) {
   Settings s = settings_with({});
   EXPECT_EQ(s.a16w16.table_files, (Strings{"/opt/tgemm/configs/bf16_tuned_gemm.csv"}));
+  EXPECT_EQ(s.a16w16.card_overlay_dir, "/opt/tgemm/configs");  // per-card overlays apply
   EXPECT_EQ(s.a16w16.untuned_file, "bf16_untuned_gemm.csv");
   EXPECT_FALSE(s.capture);
   EXPECT_FALSE(s.log_tuned_config);
@@ -38,6 +39,7 @@ TEST(SettingsFromEnv, NoShippedDirMeansNoTables) {
 TEST(SettingsFromEnv, ConfigVariableReplacesTheShippedTable) {
   Settings s = settings_with({{"TGEMM_CONFIG_GEMM_BF16", "/data/mine.csv"}});
   EXPECT_EQ(s.a16w16.table_files, (Strings{"/data/mine.csv"}));
+  EXPECT_EQ(s.a16w16.card_overlay_dir, "");  // the user's tables: no per-card overlay
 }
 
 TEST(SettingsFromEnv, ColonSeparatedListInOrderWithEmptyEntriesDropped) {
