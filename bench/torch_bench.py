@@ -4,7 +4,8 @@
 For every (model, layer, N, K) of the suite and every M: y = x @ w^T through F.linear (what an
 nn.Linear runs) and through torch.ops.tgemm.gemm_a16w16, each timed as a CUDA graph of launches
 whose inputs rotate over more than 3x the L2 size (so weights come from HBM, as in a model),
-the two graphs replayed in 10 interleaved rounds (order reversed on odd rounds); the speedup is
+the two graphs replayed in interleaved rounds (order reversed on odd rounds; launches and rounds
+from the problem's expected time, as `tgemm bench` plans them); the speedup is
 the median over rounds of the two back-to-back medians' ratio, as `tgemm bench` computes it
 (timing one path after the other favoured whichever ran first at the GPU's higher clocks);
 tgemm's output is checked against an fp32 reference. Writes
@@ -122,6 +123,21 @@ def time_interleaved(steps: list, launches: int, replays: int, rounds: int = 10)
     return samples, medians
 
 
+def plan_slots(est_us: float, base_rounds: int = 10) -> tuple[int, int]:
+    """(launches a graph, rounds) for a call of ~est_us, as `tgemm bench` plans them (plan_slots in
+    core/tune_select.h): a graph holds ~6 ms of work, 2-20 launches, and the rounds grow as the
+    launches shrink (base_rounds * 20 / launches, up to 60). Session 23: ~270 ms slots biased two
+    graphs of the same kernel by 2-5% on ~2.7 ms problems; ~27 ms slots did not."""
+    launches = int(min(max(math.floor(6000.0 / max(est_us, 1e-3) + 0.5), 2), 20))  # C++ std::round
+    rounds = min(max(-(-base_rounds * 20 // launches), base_rounds), 60)
+    return launches, rounds
+
+
+def estimate_us(m: int, n: int, k: int, elem_bytes: int) -> float:
+    """A call's expected time for plan_slots: its FLOPs at ~650 TFLOP/s or its bytes at ~3 TB/s."""
+    return max(2.0 * m * n * k / 6.5e8, (m * k + n * k + m * n) * elem_bytes / 3.0e6, 1.0)
+
+
 def paired_ratio(a: list[float], b: list[float]) -> float:
     """Median over rounds of a[r] / b[r] (the two medians of round r, timed back to back): drift
     between rounds cancels in each ratio (the C++ bench's estimate, core/tune_select.h)."""
@@ -195,7 +211,9 @@ def run_suite(args, device_props) -> tuple[list[dict], dict]:
             p = Problem(m, n, k, dtype, out_dtype, args.bias, l2, budget, seed)
             seed += 1
             nsets = len(p.sets)
-            launches = max(args.launches, nsets)
+            plan_launches, rounds = plan_slots(estimate_us(m, n, k, 2), args.rounds or 10)
+            launches = max(args.launches or plan_launches, nsets)
+            rounds = args.rounds or rounds
             x0, w0, b0 = p.sets[0]
             if otype is None:
                 base = lambda i: F.linear(*p.sets[i % nsets])  # noqa: E731
@@ -209,7 +227,7 @@ def run_suite(args, device_props) -> tuple[list[dict], dict]:
                 bad = check(y, x0, w0, b0, out_dtype)
                 status = "ok" if bad == 0 else f"{bad} bad"
                 del y
-            (tb, tt), (rb, rt) = time_interleaved([base, tg], launches, args.replays)
+            (tb, tt), (rb, rt) = time_interleaved([base, tg], launches, args.replays, rounds)
             b_us, t_us = statistics.median(tb), statistics.median(tt)
             out_bytes = m * n * (torch.finfo(out_dtype).bits // 8)
             bytes_moved = p.input_bytes + out_bytes
@@ -287,7 +305,9 @@ def run_gelu_suite(args, device_props) -> tuple[list[dict], dict]:
             p = Problem(m, n, k, dtype, dtype, args.bias, l2, budget, seed)
             seed += 1
             nsets = len(p.sets)
-            launches = max(args.launches, nsets)
+            plan_launches, rounds = plan_slots(estimate_us(m, n, k, 2), args.rounds or 10)
+            launches = max(args.launches or plan_launches, nsets)
+            rounds = args.rounds or rounds
             x0, w0, b0 = p.sets[0]
             stock = lambda i: F.gelu(F.linear(*p.sets[i % nsets]), approximate=approximate)  # noqa: E731
             split = lambda i: F.gelu(tgemm.gemm_a16w16(*p.sets[i % nsets]), approximate=approximate)  # noqa: E731
@@ -298,7 +318,7 @@ def run_gelu_suite(args, device_props) -> tuple[list[dict], dict]:
                 bad = check_gelu(y, x0, w0, b0, approximate)
                 status = "ok" if bad == 0 else f"{bad} bad"
                 del y
-            (ts, tp, tf), (rs, rp, rf) = time_interleaved([stock, split, fused], launches, args.replays)
+            (ts, tp, tf), (rs, rp, rf) = time_interleaved([stock, split, fused], launches, args.replays, rounds)
             s_us, p_us, f_us = statistics.median(ts), statistics.median(tp), statistics.median(tf)
             esize = torch.finfo(dtype).bits // 8
             bytes_moved = p.input_bytes + m * n * esize
@@ -441,7 +461,10 @@ def main(argv=None) -> int:
     parser.add_argument("--out-dtype", choices=("bf16", "fp16", "fp32"), help="output dtype (default: --dtype)")
     parser.add_argument("--bias", action="store_true", help="with a bias [N]")
     parser.add_argument("--filter", help="only problems whose model/layer contains this")
-    parser.add_argument("--launches", type=int, default=20, help="launches per CUDA graph (at least the rotation count)")
+    parser.add_argument("--launches", type=int, default=0,
+                        help="launches per CUDA graph (at least the rotation count); 0: ~6 ms of work, 2-20 (plan_slots)")
+    parser.add_argument("--rounds", type=int, default=0,
+                        help="interleaved rounds; 0: 10, more (up to 60) where a graph holds fewer launches")
     parser.add_argument("--replays", type=int, default=20, help="timed graph replays per measurement")
     parser.add_argument("--no-check", action="store_true", help="skip the fp32-reference check of tgemm's output")
     parser.add_argument("--overhead-calls", type=int, default=200)

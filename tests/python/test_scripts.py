@@ -55,6 +55,25 @@ def test_torch_bench_paired_ratio():
     assert paired_ratio([0.0, 12.0, 9.0], [10.0, 10.0, -1.0]) == pytest.approx(1.2)
 
 
+def test_torch_bench_plan_slots_matches_the_cli():
+    sys.path.insert(0, os.path.join(REPO, "bench"))
+    try:
+        from torch_bench import estimate_us, plan_slots
+    finally:
+        sys.path.pop(0)
+    # The values of the C++ host test PlanSlots.* (core/tune_select.h).
+    for us in (1.0, 8.0, 150.0, 300.0):
+        assert plan_slots(us) == (20, 10)
+    assert plan_slots(2700.0) == (2, 60)
+    assert plan_slots(423.0) == (14, 15)
+    assert plan_slots(50000.0) == (2, 60)
+    assert plan_slots(1.0, 25) == (20, 25)
+    # 8192x28672x4096 bf16: compute-bound, ~2.96 ms at 650 TFLOP/s.
+    assert estimate_us(8192, 28672, 4096, 2) == pytest.approx(2.0 * 8192 * 28672 * 4096 / 6.5e8)
+    # 1x4096x4096: the weight's bytes at 3 TB/s.
+    assert estimate_us(1, 4096, 4096, 2) == pytest.approx((4096 + 4096 * 4096 + 4096) * 2 / 3.0e6)
+
+
 def test_capture_then_tune_accepts_the_csv(tmp_path):
     exe = tgemm.cli_path()
     if exe is None:
