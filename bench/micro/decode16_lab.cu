@@ -1366,6 +1366,8 @@ int main(int argc, char** argv) {
     // on the best tiles of the first call, interleaved twice.
     // bt2 over CL = 1, 2, 4, 8 split-K CTAs, summed as SPLIT says (a cluster: labels "cl<CL>";
     // no sum: "nocl s<CL>"; a workspace: "ws s<CL>").
+    // LAB16_S23 lifts the grid cap of the split so that the big weights' 900-3600 tiles also split.
+    const long long bt2_grid_cap = std::getenv("LAB16_S23") != nullptr ? 64 : 8;
     auto bt2_impl = [&](auto rb_c, auto c_c, auto w_c, auto u_c, auto nox_c, auto acc_c, auto pipe_c, auto split_c) {
       constexpr int RB = decltype(rb_c)::value, C = decltype(c_c)::value, W = decltype(w_c)::value,
                     U = decltype(u_c)::value, ACC = decltype(acc_c)::value, SPLIT = decltype(split_c)::value;
@@ -1377,7 +1379,7 @@ int main(int argc, char** argv) {
                                 (SPLIT == kBt2Cluster ? " cl" : SPLIT == kBt2NoSum ? " nocl s" : " ws s");
       for (int cl = 1; cl <= 8; cl *= 2) {
         if (steps < cl * W) break;
-        if (cl > 1 && static_cast<long long>(tiles) * cl > 8LL * sms) break;
+        if (cl > 1 && static_cast<long long>(tiles) * cl > bt2_grid_cap * sms) break;
         const int smem = bop_smem_bytes<RB, W, false>(SPLIT == kBt2Cluster ? cl : 1);
         CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, std::max(smem, 1)));
         auto launch = [&](int i, cudaStream_t s) {
@@ -1416,6 +1418,10 @@ int main(int argc, char** argv) {
         bop_lb(I1{}, I2{}, I8{}, I2{}, T{}, I4c{});
         bop_lb(I2{}, I1{}, I4{}, I4{}, F{}, I2c{});
         bop_lb(I2{}, I1{}, I4{}, I4{}, F{}, I8c{});
+        // The tail another way: split-K over 1, 2, 4, 8 CTAs summed through a workspace (bt2,
+        // LAB16_S21D's path, checked), i.e. 2.26 -> 4.5 -> 9 -> 18 waves on 7168x8192 at 3 CTAs
+        // an SM, for the price of the sum.
+        bt2nocl(I1{}, I2{}, I8{}, I2{}, T{}, F{});
       }
     } else if (std::getenv("LAB16_S21D") != nullptr) {
       // bt2 on its cluster, with the workspace split (checked), and the stream alone with and
