@@ -789,6 +789,129 @@ __global__ void __launch_bounds__(32 * W, 2) bt2_kernel(const bf16* __restrict__
 }
 
 // ---------------------------------------------------------------------------------------------
+// Session 23 ("sk", written for session 24, not run): bt's 8-row tile as stream-K. ncu put bt on
+// 7168x8192 at 2.26 waves of long CTAs (896 tiles over 3 x 132 slots), the last wave a quarter
+// full, where the M = 1 GEMV runs 10.9 waves. Here exactly `gridDim.x` persistent CTAs (CTAs an SM
+// x SMs) take equal, contiguous shares of all (tile, k-step) units, tile-major: CTA g owns units
+// [g TS / G, (g + 1) TS / G) of TS = tiles x steps, so every CTA streams the same number of weight
+// bytes and all end together. A CTA walks its share tile by tile; for each tile segment its W
+// warps split the segment's k-steps, the CTA sums them in shared memory (warp order), and a
+// segment that is a whole tile is stored at once. A tile cut by a share boundary (at most the
+// first and last segment of a CTA) has its 2-3 parts summed by the last CTA to arrive, in CTA
+// order, from a workspace slot per (CTA, head/tail): deterministic; the per-tile counter is reset
+// by that CTA (graph-safe). Needs K % (32 C) == 0, N % 8 == 0 (the lab's weights) and gridDim.x <=
+// tiles x steps (every share non-empty: the arrival count assumes it).
+template <int C, int W, int U, bool NOX, int MINB>
+__global__ void __launch_bounds__(32 * W, MINB) sk_kernel(const bf16* __restrict__ x, const bf16* __restrict__ w,
+                                                         bf16* out, float4* ws, unsigned* counters, int n, int k) {
+  constexpr int KSTEP = 32 * C;
+  extern __shared__ float4 sk_slots[];  // [W][32]
+  __shared__ unsigned is_last;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int g = lane / 4, t = lane % 4;
+  const long long steps = k / KSTEP, tiles = n / 8, total = tiles * steps, G = gridDim.x;
+  auto start_of = [&](long long cta) { return cta * total / G; };
+  auto owner_of = [&](long long unit) {  // the CTA whose share holds `unit`
+    long long o = ((unit + 1) * G + total - 1) / total - 1;
+    while (o > 0 && start_of(o) > unit) --o;
+    while (o + 1 < G && start_of(o + 1) <= unit) ++o;
+    return o;
+  };
+  const long long my_begin = start_of(blockIdx.x), my_end = start_of(blockIdx.x + 1);
+  const long long my_first_tile = my_begin / steps;
+  for (long long u = my_begin; u < my_end;) {
+    const long long tile = u / steps;
+    const int s0 = static_cast<int>(u % steps);
+    const int s1 = static_cast<int>(min(static_cast<long long>(steps), s0 + (my_end - u)));
+    u += s1 - s0;
+    // This warp's k-steps of the segment.
+    const int w_begin = s0 + (s1 - s0) * warp / W, w_end = s0 + (s1 - s0) * (warp + 1) / W;
+    float acc[4] = {};
+    const bf16* wp = w + static_cast<std::size_t>(tile * 8 + g) * k + static_cast<std::size_t>(w_begin) * KSTEP + t * 8 * C;
+    const bf16* xp[2] = {x + static_cast<std::size_t>(g) * k + static_cast<std::size_t>(w_begin) * KSTEP + t * 8 * C,
+                         x + static_cast<std::size_t>(8 + g) * k + static_cast<std::size_t>(w_begin) * KSTEP + t * 8 * C};
+    auto batch = [&](auto nu_tag) {
+      constexpr int NU = decltype(nu_tag)::value;
+      uint4 wv[NU][C], xv[NU][2][C];
+#pragma unroll
+      for (int q = 0; q < NU; ++q)
+#pragma unroll
+        for (int c = 0; c < C; ++c) wv[q][c] = sd::load_weight(wp + q * KSTEP + c * 8);
+#pragma unroll
+      for (int q = 0; q < NU; ++q)
+#pragma unroll
+        for (int j = 0; j < 2; ++j)
+#pragma unroll
+          for (int c = 0; c < C; ++c)
+            xv[q][j][c] = NOX ? make_uint4(0x3f803f80u ^ lane, 0x3f803f80u, 0x3f803f80u, 0x3f803f80u ^ q)
+                              : sd::load_activation(xp[j] + q * KSTEP + c * 8);
+      wp += NU * KSTEP;
+      xp[0] += NU * KSTEP;
+      xp[1] += NU * KSTEP;
+#pragma unroll
+      for (int q = 0; q < NU; ++q)
+#pragma unroll
+        for (int c = 0; c < C; ++c) {
+          const std::uint32_t* x0 = reinterpret_cast<const std::uint32_t*>(&xv[q][0][c]);
+          const std::uint32_t* x1 = reinterpret_cast<const std::uint32_t*>(&xv[q][1][c]);
+          const std::uint32_t* wr = reinterpret_cast<const std::uint32_t*>(&wv[q][c]);
+#pragma unroll
+          for (int h = 0; h < 2; ++h)
+            sd::mma_m16n8k16<bf16>(acc, x0[2 * h], x1[2 * h], x0[2 * h + 1], x1[2 * h + 1], wr[2 * h], wr[2 * h + 1]);
+        }
+    };
+    int s = w_begin;
+#pragma unroll 1
+    for (; s + U <= w_end; s += U) batch(std::integral_constant<int, U>{});
+#pragma unroll 1
+    for (; s < w_end; ++s) batch(std::integral_constant<int, 1>{});
+    // The CTA's sum of its warps (warp order), by warp 0's lanes.
+    sk_slots[warp * 32 + lane] = make_float4(acc[0], acc[1], acc[2], acc[3]);
+    __syncthreads();
+    const bool whole = s0 == 0 && s1 == steps;
+    if (warp == 0) {
+      float4 v = sk_slots[lane];
+      for (int q = 1; q < W; ++q) {
+        const float4 a = sk_slots[q * 32 + lane];
+        v.x += a.x;
+        v.y += a.y;
+        v.z += a.z;
+        v.w += a.w;
+      }
+      if (whole) {
+        store_fragment_bf16(out, n, static_cast<int>(tile * 8), 0, lane, v.x, v.y, v.z, v.w);
+      } else {
+        const int slot = tile == my_first_tile ? 0 : 1;
+        ws[(static_cast<std::size_t>(blockIdx.x) * 2 + slot) * 32 + lane] = v;
+        __threadfence();
+      }
+    }
+    if (!whole) {
+      __syncthreads();
+      const long long first = owner_of(tile * steps), last = owner_of(tile * steps + steps - 1);
+      if (threadIdx.x == 0)
+        is_last = atomicAdd(&counters[tile], 1u) == static_cast<unsigned>(last - first) ? 1u : 0u;
+      __syncthreads();
+      if (is_last != 0 && warp == 0) {
+        __threadfence();
+        float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+        for (long long o = first; o <= last; ++o) {
+          const int slot = tile == start_of(o) / steps ? 0 : 1;
+          const float4 a = __ldcg(ws + (static_cast<std::size_t>(o) * 2 + slot) * 32 + lane);
+          v.x += a.x;
+          v.y += a.y;
+          v.z += a.z;
+          v.w += a.w;
+        }
+        store_fragment_bf16(out, n, static_cast<int>(tile * 8), 0, lane, v.x, v.y, v.z, v.w);
+        if (lane == 0) counters[tile] = 0;
+      }
+    }
+    __syncthreads();  // sk_slots and is_last are reused by the next segment
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Session 18, written for session 19 (compiled, not run): bt with its loads through a per-warp
 // shared-memory ring ("ring"). ncu put version 7 and bt on long-scoreboard stalls at 23-37%
 // occupancy: the register batches cap the bytes in flight. Here each lane cp.asyncs its own
@@ -1402,6 +1525,29 @@ int main(int argc, char** argv) {
       bt2_impl(rb_c, c_c, w_c, u_c, nox_c, std::integral_constant<int, 2>{}, std::false_type{},
                std::integral_constant<int, SPLIT>{});
     };
+    // Session 23: stream-K bt (sk_kernel) on exactly cps x SMs persistent CTAs.
+    auto sk = [&](auto c_c, auto w_c, auto u_c, auto nox_c, auto minb_c, int cps) {
+      constexpr int C = decltype(c_c)::value, W = decltype(w_c)::value, U = decltype(u_c)::value,
+                    MINB = decltype(minb_c)::value;
+      constexpr bool NOX = decltype(nox_c)::value;
+      if (n % 8 != 0 || k % (32 * C) != 0) return;
+      auto* kernel = sk_kernel<C, W, U, NOX, MINB>;
+      // No more CTAs than units: then every CTA's share is non-empty, which the per-tile arrival
+      // count (owner of the tile's last unit - owner of its first + 1) relies on.
+      const int smem = W * 32 * 16;
+      const int grid = static_cast<int>(std::min<long long>(static_cast<long long>(cps) * sms,
+                                                            static_cast<long long>(n / 8) * (k / (32 * C))));
+      CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+      int fit = 0;
+      CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, 32 * W, smem));
+      auto launch = [&](int i, cudaStream_t st) {
+        launch_grid(kernel, grid, 1, false, 32 * W, smem, st, static_cast<const bf16*>(p.x[i]),
+                    static_cast<const bf16*>(p.w[i]), p.out[i], reinterpret_cast<float4*>(p.ws), p.counters, n, k);
+      };
+      report("sk r8 c" + std::to_string(C) + " w" + std::to_string(W) + " u" + std::to_string(U) + (NOX ? " nox" : "") +
+                 " cps" + std::to_string(cps) + " fit" + std::to_string(fit),
+             lab::time_launches(p.sets, launch), NOX ? -1.0 : check(p, launch));
+    };
     if (std::getenv("LAB16_S23") != nullptr) {
       // Session 23 (docs/perf-notes.md, skinny, "Session 23", predictions 1-2): bt r8 c2 w8 u2 and
       // r16 c1 w4 u4 (the big weights' best tiles) with the shipped launch bounds and with ones
@@ -1422,6 +1568,11 @@ int main(int argc, char** argv) {
         // LAB16_S21D's path, checked), i.e. 2.26 -> 4.5 -> 9 -> 18 waves on 7168x8192 at 3 CTAs
         // an SM, for the price of the sum.
         bt2nocl(I1{}, I2{}, I8{}, I2{}, T{}, F{});
+        // Stream-K (prediction 3): CTAs an SM as the launch bounds allow, each an equal share.
+        sk(I2{}, I8{}, I2{}, F{}, I3{}, 3);
+        sk(I2{}, I8{}, I2{}, F{}, I4c{}, 4);
+        sk(I2{}, I8{}, I2{}, T{}, I4c{}, 4);
+        sk(I1{}, I4{}, I4{}, F{}, I6{}, 6);
       }
     } else if (std::getenv("LAB16_S21D") != nullptr) {
       // bt2 on its cluster, with the workspace split (checked), and the stream alone with and
