@@ -35,5 +35,5 @@ for f in sorted(glob.glob("/tmp/s24a/aa_*.json")):
     print(f.split("/")[-1], "launches", r.get("launches"), "rounds", r.get("rounds"), "est_us", round(r.get("est_us", 0)), "speedup", round(r["speedup"], 4))
 PY
 [ $(left) -gt 240 ] && { timeout 230 tgemm bench --json $S/suite.json > $S/suite.log 2>&1; echo "suite rc=$?"; tail -2 $S/suite.log | head -1; grep -E " 0\.9[0-7][0-9]x" $S/suite.log | cut -c1-75; }
-[ $(left) -gt 40 ] && export LAB16_S18=1 LAB16_S23=1 && run_lab decode16_lab "bt r8|bt r16|bt2 r8|sk r8|floor" 7168 8192 6336 8192 4096 14336 28672 4096
+[ $(left) -gt 60 ] && { LAB16_S18=1 LAB16_S23=1 timeout $(( $(left) - 15 )) scratch/lab/decode16_lab 7168 8192 6336 8192 4096 14336 28672 4096 > $S/lab_s23.txt 2>&1; echo "lab rc=$?"; grep -E "bt r8|bt r16|bt2 r8|sk r8|floor" $S/lab_s23.txt | head -120; }
 tar czf $OUT/s24a.tgz -C $S . ; ls -la $OUT
