@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Written in session 23 for session 24, issue 3: a same-card agreement pair with the tune
+# defaults (`--reconfirm --no-confirm_best --finalists_mem 16`) plus `--short_slots` (session 23:
+# the finals' and confirmation's ~100-150 ms slots biased by 2-5% on compute-bound problems in
+# the bench's A/A), cuBLASLt only, --batch 8, both tunes on ONE GPU one after the other (session
+# 22 ran them on two cards at once, and 9 of its 13 rows beyond the band differed by card).
+# Tunes run detached (setsid), so a call's 600 s limit does not cut them; make the calls back to
+# back on the warm machine (idle release: 30 s). One-chip machines count 50-67% of held time.
+#   calls 1-3: STEP=run bash bench/results/runs/s24_pair.sh   (tune A, then B; repeat until both end)
+#   call 4:    STEP=cmp bash bench/results/runs/s24_pair.sh   (three measured compares, agreement,
+#              a bench of table A)
+# carry: scratch/tgemm.gz, scratch/COMMIT
+S=/tmp/s24p
+END=${END:-585}
+export TGEMM_CONFIG_DIR=$PWD/configs
+. bench/results/runs/chain_lib.sh
+chain_inputs
+OPTS="--batch 8 --libtype cublaslt -i $S/all_in.csv --short_slots"
+start_tune() {  # X
+  [ -f $S/p_$1.started ] && return 0
+  date +%s > $S/p_$1.started
+  setsid nohup bash -c "tgemm tune $OPTS -o $S/p_$1.csv --profile_file $S/prof_p_$1.csv \
+    > $S/p_$1.log 2>&1; echo \$? > $S/p_$1.rc; date +%s > $S/p_$1.ended" < /dev/null > /dev/null 2>&1 &
+  echo "tune $1 started"
+}
+report() {
+  local x
+  for x in A B; do
+    [ -f $S/p_$x.started ] || continue
+    echo "tune $x: rows $(rows $S/p_$x.csv), rc $(cat $S/p_$x.rc 2>/dev/null || echo running)," \
+      "wall $(( $(cat $S/p_$x.ended 2>/dev/null || date +%s) - $(cat $S/p_$x.started) )) s with the reconfirmation"
+    grep -E "tune summary|GPU work by stage|of which|candidates per problem|reconfirm summary" $S/p_$x.log | tail -6
+  done
+}
+case ${STEP:?STEP=run or cmp} in
+  run)
+    nvidia-smi --query-gpu=name --format=csv,noheader
+    while [ $(left) -gt 15 ]; do
+      if [ ! -f $S/p_A.started ]; then start_tune A
+      elif [ -f $S/p_A.ended ] && [ ! -f $S/p_B.started ]; then start_tune B
+      elif [ -f $S/p_B.ended ]; then echo "both tunes ended"; break
+      fi
+      sleep 5
+    done
+    report
+    tar czf $OUT/run.tgz -C $S $(cd $S && ls p_?.log p_?.csv 2>/dev/null) ;;
+  cmp)
+    report
+    [ -f $S/p_A.ended ] && [ -f $S/p_B.ended ] || { echo "tunes not finished"; exit 1; }
+    pack_profiles
+    cmp3 p
+    python3 bench/tune_agreement.py $S/p_A.csv $S/p_B.csv --profiles $S/prof_p_A.csv $S/prof_p_B.csv \
+      --compare $S/cmp_p_1.json $S/cmp_p_2.json $S/cmp_p_3.json > $S/agreement_p.txt 2>&1; tail -12 $S/agreement_p.txt
+    [ $(left) -gt 200 ] && { TGEMM_CONFIG_GEMM_BF16=$S/p_A.csv timeout 190 tgemm bench --json $S/bench_pA.json > $S/bench_pA.log 2>&1; grep -i geomean $S/bench_pA.log; }
+    tar czf $OUT/cmp.tgz -C $S p_A.csv p_B.csv p_A.log p_B.log prof_p_A.csv.gz prof_p_B.csv.gz cmp_p_1.json cmp_p_2.json \
+      cmp_p_3.json cmp_p_runs.txt agreement_p.txt $(cd $S && ls bench_pA.* 2>/dev/null) ;;
+esac
