@@ -13,6 +13,7 @@
 
 #include "backends/cublaslt/cublaslt_backend.h"
 #include "core/log.h"
+#include "core/settings.h"
 #include "core/table.h"
 #include "runtime/runtime.h"
 #include "tests/common/gpu_test_util.h"
@@ -231,6 +232,65 @@ TEST_F(DispatchTables, TorchDefaultRowRunsTheBaselinesAlgorithm) {
   }
   EXPECT_GE(routed, 1) << "no problem's PyTorch default was allowed: the test routed nothing";
   std::remove(path.c_str());
+}
+
+// A per-card overlay (session 23): with the shipped table (no TGEMM_CONFIG_GEMM_BF16), the
+// overlay for this device's card, <dir>/<card>/bf16_tuned_gemm.csv, wins for its keys; a problem
+// it has no row for keeps the shipped row; bench-style reporting lists the overlay file.
+TEST_F(DispatchTables, CardOverlayWinsOnThisCard) {
+  TGEMM_REQUIRE_GPU();
+  Runtime& rt = Runtime::get();
+  const DeviceInfo& dev = rt.platform().device_info(rt.platform().current_device());
+  const std::string card = card_slug(dev.name);
+  ASSERT_FALSE(card.empty()) << dev.name;
+  const std::string previous_dir = rt.shipped_config_dir();
+  const std::string dir = ::testing::TempDir() + "tgemm_overlay_" + std::to_string(::getpid());
+  ASSERT_EQ(std::system(("mkdir -p '" + dir + "/" + card + "'").c_str()), 0);
+  const std::string header =
+      "arch,sm_count,M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle,libtype,solidx,splitK,us,kernelName,err_ratio,"
+      "tflops,bw,epilogue\n";
+  const std::int64_t k = 4096;
+  {
+    std::ofstream base(dir + "/bf16_tuned_gemm.csv");
+    base << header << format_tuned_row(row_for(dev, 512, 1024, k, "cublaslt", "cublaslt:heuristic")) << "\n"
+         << format_tuned_row(row_for(dev, 512, 2048, k, "cublaslt", "cublaslt:heuristic")) << "\n";
+    std::ofstream overlay(card_overlay_path(dir, card, "bf16"));
+    overlay << header << format_tuned_row(row_for(dev, 512, 1024, k, "cublaslt", std::string(kCublasLtTorchDefaultName)))
+            << "\n";
+  }
+  // TGEMM_CONFIG_DIR (the device scripts set it) would take precedence over the directory set here.
+  const char* config_dir_env = std::getenv("TGEMM_CONFIG_DIR");
+  const std::string saved_config_dir = config_dir_env ? config_dir_env : "";
+  unsetenv("TGEMM_CONFIG_DIR");
+  unsetenv("TGEMM_CONFIG_GEMM_BF16");
+  set_shipped_config_dir(dir);
+  ASSERT_EQ(rt.shipped_config_dir(), dir);
+  for (std::int64_t n : {1024, 2048}) {
+    A16W16Case c;
+    c.m = 512;
+    c.n = n;
+    c.k = k;
+    A16W16Data d = make_a16w16(c, 400 + static_cast<std::uint64_t>(n));
+    SCOPED_TRACE(d.problem().describe());
+    DispatchInfo info = describe_gemm_a16w16(d.xv, d.wv, d.ov, d.options());
+    EXPECT_EQ(info.level, "exact");
+    if (n == 1024) {
+      // PyTorch's choice for this problem reduces nothing in 16 bits (DispatchTables.
+      // TorchDefaultRowRunsTheBaselinesAlgorithm routed it on an H100), so the overlay row applies.
+      EXPECT_EQ(info.kernel_name, kCublasLtTorchDefaultName);
+      EXPECT_EQ(info.file, card_overlay_path(dir, card, "bf16"));
+    } else {
+      EXPECT_EQ(info.kernel_name, kCublasLtHeuristicName);
+      EXPECT_EQ(info.file, dir + "/bf16_tuned_gemm.csv");
+    }
+    std::string err = run_and_compare(d, [&] { gemm_a16w16(d.xv, d.wv, d.ov, d.options(), nullptr); });
+    EXPECT_TRUE(err.empty()) << err;
+  }
+  const std::vector<std::string> files = rt.dispatcher().table_files_for(OpFamily::kA16W16, dev);
+  EXPECT_EQ(files, (std::vector<std::string>{dir + "/bf16_tuned_gemm.csv", card_overlay_path(dir, card, "bf16")}));
+  if (config_dir_env != nullptr) setenv("TGEMM_CONFIG_DIR", saved_config_dir.c_str(), 1);
+  set_shipped_config_dir(previous_dir);
+  EXPECT_EQ(std::system(("rm -rf '" + dir + "'").c_str()), 0);
 }
 
 TEST_F(DispatchTables, ShippedTableRowsAreAllValidOnThisDevice) {
