@@ -4,7 +4,9 @@
 #include <fmt/core.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <vector>
 
 #include "core/check.h"
@@ -34,6 +36,17 @@ int run_show(const ShowOptions& o) {
   for (const auto& f : settings.a16w16.table_files) fmt::print("  {}\n", f);
   for (const auto& w : warnings) fmt::print("  warning: {}\n", w);
   fmt::print("{} rows\n", table.size());
+  // Per-card overlays (merged after the shipped table on devices of that card): those present.
+  if (!settings.a16w16.card_overlay_dir.empty()) {
+    std::error_code ec;
+    std::vector<std::string> overlays;
+    for (const auto& e : std::filesystem::directory_iterator(settings.a16w16.card_overlay_dir, ec)) {
+      const std::string f = card_overlay_path(settings.a16w16.card_overlay_dir, e.path().filename().string(), "bf16");
+      if (e.is_directory(ec) && std::filesystem::exists(f, ec)) overlays.push_back(f);
+    }
+    std::sort(overlays.begin(), overlays.end());
+    fmt::print("per-card overlays: {}\n", overlays.empty() ? std::string("none") : fmt::format("{}", fmt::join(overlays, ", ")));
+  }
   std::vector<const TableRow*> rows = table.all_rows();
   if (o.rows) {
     fmt::print("{}\n", fmt::join(tuned_table_columns(), ","));
@@ -62,6 +75,12 @@ int run_show(const ShowOptions& o) {
   TensorView bv = TensorView::contiguous(b.data(), in, {o.n});
   GemmOptions opts;
   if (o.bias) opts.bias = &bv;
+  {
+    Runtime& rt = Runtime::get();
+    const DeviceInfo& dev = rt.platform().device_info(rt.platform().current_device());
+    fmt::print("tables on this device ({}, card '{}'): {}\n", dev.name, card_slug(dev.name),
+               fmt::join(rt.dispatcher().table_files_for(OpFamily::kA16W16, dev), ":"));
+  }
   DispatchInfo info = describe_gemm_a16w16(xv, wv, yv, opts);
   fmt::print("M={} N={} K={} bias={} dtype={} outdtype={}\n  level: {}\n", o.m, o.n, o.k, o.bias ? "True" : "False",
              dtype_name(in), dtype_name(out), info.level);
