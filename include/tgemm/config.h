@@ -16,7 +16,10 @@ void reload_config();
 std::string shipped_config_dir();
 void set_shipped_config_dir(const std::string& dir);
 
-// The table files in use for the a16w16 family, in merge order.
+// The table files in use for the a16w16 family on the current device, in merge order: the
+// shipped table (or TGEMM_CONFIG_GEMM_BF16's list) and, with the shipped table, the overlay of
+// the device's card where one exists (configs/<card>/bf16_tuned_gemm.csv). Without a GPU, the
+// settings' files.
 std::vector<std::string> a16w16_table_files();
 
 // Frees the workspaces tgemm owns (per device and stream). Call only when no GEMM is in flight.

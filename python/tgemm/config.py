@@ -18,7 +18,9 @@ def reload_config() -> None:
 
 
 def table_files() -> list[str]:
-    """The bf16/fp16 (a16w16) table files in use, in merge order (later files win)."""
+    """The bf16/fp16 (a16w16) table files in use on the current device, in merge order (later
+    files win): the shipped table and its per-card overlay where one exists (configs/<card>/), or
+    TGEMM_CONFIG_GEMM_BF16's list."""
     return list(_C.a16w16_table_files())
 
 

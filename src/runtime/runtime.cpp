@@ -141,7 +141,15 @@ void set_shipped_config_dir(const std::string& dir) {
   Runtime::get().reload();
 }
 std::vector<std::string> a16w16_table_files() {
-  return Runtime::get().dispatcher().settings().a16w16.table_files;
+  Runtime& rt = Runtime::get();
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess || count == 0) {
+    cudaGetLastError();  // no GPU: the settings' files (no card, so no overlay)
+    return rt.dispatcher().settings().a16w16.table_files;
+  }
+  const DeviceInfo& dev = rt.platform().device_info(rt.platform().current_device());
+  return rt.dispatcher().table_files_for(OpFamily::kA16W16, dev);
 }
 void release_workspaces() { Runtime::get().workspaces().release(); }
 

@@ -299,7 +299,7 @@ int run_bench(const BenchOptions& o) {
 
   // The tables this device's lookups use: the shipped or TGEMM_CONFIG_GEMM_BF16 files, and the
   // card's overlay where one exists (Dispatcher::table_files_for).
-  const std::vector<std::string> tables = Runtime::get().dispatcher().table_files_for(OpFamily::kA16W16, dev);
+  const std::vector<std::string> tables = a16w16_table_files();
   double copy_tbps = measure_copy_tbps(1ull << 30);
   warm_up_gpu(2.0);
   fmt::print("device {} ({} SMs, L2 {} MB), copy {:.2f} TB/s, tables: {}\n", dev.name, dev.sm_count,
