@@ -226,6 +226,8 @@ int main(int argc, char** argv) {
                 "time each differing row's two solutions against each other on this GPU (one run, paired) "
                 "and judge the tie band on those times");
   cmp->add_option("--rounds", compare.rounds, "interleaved rounds of --measure")->capture_default_str();
+  cmp->add_flag("--short_slots", compare.short_slots,
+                "--measure in ~6 ms graphs with proportionally more rounds (as tgemm bench since session 23)");
   cmp->add_option("--placements", compare.placements,
                   "operand placements of --measure (the median ratio is judged)")
       ->capture_default_str();

@@ -116,7 +116,7 @@ std::vector<TableRow> read_table(const std::string& path, const char* what) {
 
 // --measure: the two rows' solutions of one problem timed against each other on this GPU; the
 // ratio is A's time / B's (paired). Throws when a row cannot be turned into a runnable solution.
-PairTiming measure_rows(const TableRow& ra, const TableRow& rb, int rounds, int placements) {
+PairTiming measure_rows(const TableRow& ra, const TableRow& rb, int rounds, int placements, bool short_slots) {
   Runtime& rt = Runtime::get();
   const int device = rt.platform().current_device();
   const DeviceInfo& dev = rt.platform().device_info(device);
@@ -135,7 +135,9 @@ PairTiming measure_rows(const TableRow& ra, const TableRow& rb, int rounds, int 
     TGEMM_CHECK(sol[i] != nullptr, "tgemm compare --measure", "the row ", rows[i]->kernel_name, " (", rows[i]->file,
                 ":", rows[i]->line, ") cannot run ", p.describe(), ": ", why);
   }
-  return time_solution_pair(p, *sol[0], *sol[1], RaceOptions{}, rounds, placements);
+  RaceOptions ro;
+  ro.short_slots = short_slots;
+  return time_solution_pair(p, *sol[0], *sol[1], ro, rounds, placements);
 }
 
 }  // namespace
@@ -177,7 +179,7 @@ int run_compare(const CompareOptions& o) {
     PairTiming measured{};
     if (o.measure) {
       try {
-        const PairTiming t = measure_rows(ra, rb, o.rounds, o.placements);
+        const PairTiming t = measure_rows(ra, rb, o.rounds, o.placements, o.short_slots);
         measured = t;
         ta = t.ratio;
         tb = 1.0;
@@ -232,7 +234,7 @@ int run_compare(const CompareOptions& o) {
   }
   if (!o.json.empty()) {
     nlohmann::json doc = {{"a", o.a}, {"b", o.b}, {"tie_band", o.tie_band}, {"measure", o.measure},
-                          {"rounds", o.rounds}, {"placements", o.placements}, {"commit", current_commit()},
+                          {"rounds", o.rounds}, {"placements", o.placements}, {"short_slots", o.short_slots}, {"commit", current_commit()},
                           {"date", iso_date()}, {"rows", json_rows},
                           {"summary", {{"common", common}, {"identical", identical}, {"within", within},
                                        {"beyond", beyond}, {"a_faster", a_faster}, {"b_faster", b_faster},

@@ -39,6 +39,9 @@ struct CompareOptions {
   // --measure on this many placements of the operands (as the tuner's confirmation), median
   // ratio judged; some configurations are bimodal over placements (docs/perf-notes.md).
   int placements = 4;
+  // --measure in short slots (RaceOptions::short_slots: ~6 ms graphs, more rounds), as `tgemm
+  // bench` times since session 23; off: ~20 ms graphs, the judge of sessions 13-22.
+  bool short_slots = false;
   // Also write every common row's verdict (and with --measure its paired ratio) to this JSON file
   // ("" none): several runs of --measure, each a fresh process, combine with
   // bench/compare_runs.py.

@@ -36,12 +36,12 @@ chain_inputs() {
   [ -d $saved ] && for f in $saved/*.csv $saved/*.done; do [ -f $S/$(basename $f) ] || cp $f $S/; done
   [ -f $S/all_in.csv ] || tgemm shapes --suite bench/shapes/llm_shapes.csv --nsets 1,16,64,128,512,2048,8192 -o $S/all_in.csv > /dev/null
 }
-cmp3() {  # tag: three measured compares of $S/<tag>_A.csv and $S/<tag>_B.csv, judged by the median
-  local tag=$1 i
+cmp3() {  # tag [suffix compare-args...]: three measured compares of $S/<tag>_A.csv and $S/<tag>_B.csv, judged by the median
+  local tag=$1 sfx=${2:-} i; shift; [ $# -gt 0 ] && shift
   for i in 1 2 3; do
-    timeout 170 tgemm compare --measure --placements 4 $S/${tag}_A.csv $S/${tag}_B.csv --json $S/cmp_${tag}_$i.json > /dev/null 2>&1
+    timeout 170 tgemm compare --measure --placements 4 "$@" $S/${tag}_A.csv $S/${tag}_B.csv --json $S/cmp${sfx}_${tag}_$i.json > /dev/null 2>&1
   done
-  python3 bench/compare_runs.py $S/cmp_${tag}_{1,2,3}.json > $S/cmp_${tag}_runs.txt 2>&1; tail -2 $S/cmp_${tag}_runs.txt
+  python3 bench/compare_runs.py $S/cmp${sfx}_${tag}_{1,2,3}.json > $S/cmp${sfx}_${tag}_runs.txt 2>&1; tail -2 $S/cmp${sfx}_${tag}_runs.txt
 }
 suite_bench() {  # the whole-suite bench of the shipped table
   timeout 200 tgemm bench --json $S/bench_suite.json > $S/bench_suite.log 2>&1; echo "bench rc=$?"

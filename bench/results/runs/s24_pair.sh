@@ -7,8 +7,8 @@
 # Tunes run detached (setsid), so a call's 600 s limit does not cut them; make the calls back to
 # back on the warm machine (idle release: 30 s). One-chip machines count 50-67% of held time.
 #   calls 1-3: STEP=run bash bench/results/runs/s24_pair.sh   (tune A, then B; repeat until both end)
-#   call 4:    STEP=cmp bash bench/results/runs/s24_pair.sh   (three measured compares, agreement,
-#              a bench of table A)
+#   call 4:    STEP=cmp bash bench/results/runs/s24_pair.sh   (three measured compares with the
+#              old judge and three with --short_slots, agreement, a bench of table A)
 # carry: scratch/tgemm.gz, scratch/COMMIT
 S=/tmp/s24p
 END=${END:-585}
@@ -48,10 +48,11 @@ case ${STEP:?STEP=run or cmp} in
     report
     [ -f $S/p_A.ended ] && [ -f $S/p_B.ended ] || { echo "tunes not finished"; exit 1; }
     pack_profiles
-    cmp3 p
+    cmp3 p                      # the judge of sessions 13-22 (~20 ms graphs)
+    cmp3 p _short --short_slots  # the same in short slots (tgemm compare --short_slots)
     python3 bench/tune_agreement.py $S/p_A.csv $S/p_B.csv --profiles $S/prof_p_A.csv $S/prof_p_B.csv \
       --compare $S/cmp_p_1.json $S/cmp_p_2.json $S/cmp_p_3.json > $S/agreement_p.txt 2>&1; tail -12 $S/agreement_p.txt
     [ $(left) -gt 200 ] && { TGEMM_CONFIG_GEMM_BF16=$S/p_A.csv timeout 190 tgemm bench --json $S/bench_pA.json > $S/bench_pA.log 2>&1; grep -i geomean $S/bench_pA.log; }
     tar czf $OUT/cmp.tgz -C $S p_A.csv p_B.csv p_A.log p_B.log prof_p_A.csv.gz prof_p_B.csv.gz cmp_p_1.json cmp_p_2.json \
-      cmp_p_3.json cmp_p_runs.txt agreement_p.txt $(cd $S && ls bench_pA.* 2>/dev/null) ;;
+      cmp_p_3.json cmp_p_runs.txt $(cd $S && ls cmp_short_p_* bench_pA.* 2>/dev/null) agreement_p.txt ;;
 esac
