@@ -396,7 +396,9 @@ int run_bench(const BenchOptions& o) {
       const double est_us = std::max(2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) / 6.5e8,
                                      std::max(io_bytes / 3.0e6, 1.0));
       const SlotPlan plan = plan_slots(est_us, o.rounds > 0 ? o.rounds : 10);
-      topt.launches_per_graph = o.launches > 0 ? o.launches : plan.launches_per_graph;
+      // At least one call per rotation set, so a graph's calls still cycle through all of them.
+      topt.launches_per_graph =
+          o.launches > 0 ? o.launches : std::max(plan.launches_per_graph, static_cast<int>(d.sets.size()));
       const int rounds = o.rounds > 0 ? o.rounds : plan.rounds;
       std::vector<std::vector<double>> per_round;
       std::vector<TimingStats> both = time_graphs_interleaved(
