@@ -31,39 +31,42 @@ const Table& Dispatcher::table(OpFamily f) const {
   return a16w16_table_;
 }
 
-const Table& Dispatcher::table_for(OpFamily f, const DeviceInfo& dev) {
+const Table* Dispatcher::card_table(OpFamily f, const DeviceInfo& dev, std::string* overlay_file) {
   const FamilySettings& fs = settings_.family(f);
-  if (fs.card_overlay_dir.empty()) return table(f);
+  if (fs.card_overlay_dir.empty()) return nullptr;
   const std::string card = card_slug(dev.name);
-  if (card.empty()) return table(f);
+  if (card.empty()) return nullptr;
+  const std::string path = card_overlay_path(fs.card_overlay_dir, card, family_info(f).table);
   std::lock_guard<std::mutex> lock(card_mutex_);
-  auto it = card_tables_.find(card);
+  auto it = card_tables_.find(path);
   if (it == card_tables_.end()) {
-    CardTable ct;
-    const std::string path = card_overlay_path(fs.card_overlay_dir, card, family_info(f).table);
+    std::unique_ptr<Table> merged;
     if (std::ifstream(path).good()) {
       std::vector<std::string> warnings;
-      ct.table = std::make_unique<Table>();
-      for (const auto& file : fs.table_files) ct.table->load_file(file, warnings);
-      ct.table->load_file(path, warnings);
-      ct.overlay_file = path;
+      merged = std::make_unique<Table>();
+      for (const auto& file : fs.table_files) merged->load_file(file, warnings);
+      merged->load_file(path, warnings);
       // The shipped file's warnings were logged when it loaded first; the overlay's are new.
       for (const auto& w : warnings) {
         if (w.rfind(path, 0) == 0) log_warning(w);
       }
     }
-    it = card_tables_.emplace(card, std::move(ct)).first;
+    it = card_tables_.emplace(path, std::move(merged)).first;
   }
-  return it->second.table ? *it->second.table : table(f);
+  if (!it->second) return nullptr;
+  if (overlay_file) *overlay_file = path;
+  return it->second.get();
+}
+
+const Table& Dispatcher::table_for(OpFamily f, const DeviceInfo& dev) {
+  const Table* merged = card_table(f, dev, nullptr);
+  return merged ? *merged : table(f);
 }
 
 std::vector<std::string> Dispatcher::table_files_for(OpFamily f, const DeviceInfo& dev) {
   std::vector<std::string> files = settings_.family(f).table_files;
-  (void)table_for(f, dev);
-  const std::string card = card_slug(dev.name);
-  std::lock_guard<std::mutex> lock(card_mutex_);
-  auto it = card_tables_.find(card);
-  if (it != card_tables_.end() && !it->second.overlay_file.empty()) files.push_back(it->second.overlay_file);
+  std::string overlay;
+  if (card_table(f, dev, &overlay)) files.push_back(overlay);
   return files;
 }
 

@@ -51,6 +51,9 @@ class Dispatcher {
 
  private:
   Resolution walk_and_validate(const GemmProblem& p);
+  // The merged table of dev's card overlay for f (loaded once), its file in *overlay_file; nullptr
+  // where no overlay applies (no overlay directory, no card, no file).
+  const Table* card_table(OpFamily f, const DeviceInfo& dev, std::string* overlay_file);
   void warn_sm_count_once(const DeviceInfo& dev, OpFamily f);
 
   const Registry& registry_;
@@ -66,14 +69,10 @@ class Dispatcher {
   std::unordered_map<GemmProblem, Resolution, GemmProblemHash> cache_;
   std::mutex warn_mutex_;
   std::unordered_set<std::string> sm_warned_;
-  // Per card (card_slug): the shipped table with that card's overlay merged, or nullptr when the
-  // card has none (table(f) is used). Entries are never removed, so references stay valid.
-  struct CardTable {
-    std::unique_ptr<Table> table;
-    std::string overlay_file;
-  };
+  // By overlay file (family and card): the family's tables with that overlay merged after them,
+  // or nullptr where the file does not exist. Entries are never removed, so pointers stay valid.
   std::mutex card_mutex_;
-  std::unordered_map<std::string, CardTable> card_tables_;
+  std::unordered_map<std::string, std::unique_ptr<Table>> card_tables_;
 };
 
 }  // namespace tgemm

@@ -8,6 +8,17 @@
 #include "runtime/device_utils.h"
 
 namespace tgemm {
+
+bool cuda_device_available(std::string* why) {
+  int count = 0;
+  cudaError_t err = cudaGetDeviceCount(&count);
+  cudaGetLastError();
+  if (err != cudaSuccess || count == 0) {
+    if (why) *why = err != cudaSuccess ? cudaGetErrorString(err) : "no device";
+    return false;
+  }
+  return true;
+}
 namespace {
 
 __device__ __forceinline__ std::uint64_t splitmix64(std::uint64_t x) {

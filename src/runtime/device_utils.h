@@ -4,10 +4,15 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "tgemm/tensor.h"
 
 namespace tgemm {
+
+// Whether CUDA sees a device; where it does not, *why (if given) says what CUDA said. Clears the
+// error it may leave, so nothing sticky follows.
+bool cuda_device_available(std::string* why = nullptr);
 
 class DeviceBuffer {
  public:

@@ -8,6 +8,7 @@
 #include "core/log.h"
 #include "core/settings.h"
 #include "runtime/cuda_check.h"
+#include "runtime/device_utils.h"
 #include "tgemm/config.h"
 
 #ifndef TGEMM_INSTALL_CONFIG_DIR
@@ -142,12 +143,7 @@ void set_shipped_config_dir(const std::string& dir) {
 }
 std::vector<std::string> a16w16_table_files() {
   Runtime& rt = Runtime::get();
-  int count = 0;
-  const cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess || count == 0) {
-    cudaGetLastError();  // no GPU: the settings' files (no card, so no overlay)
-    return rt.dispatcher().settings().a16w16.table_files;
-  }
+  if (!cuda_device_available()) return rt.dispatcher().settings().a16w16.table_files;  // no card, no overlay
   const DeviceInfo& dev = rt.platform().device_info(rt.platform().current_device());
   return rt.dispatcher().table_files_for(OpFamily::kA16W16, dev);
 }

@@ -86,16 +86,11 @@ __global__ void copy_kernel(const uint4* __restrict__ src, uint4* __restrict__ d
 
 namespace {
 
-// One captured, instantiated graph of a launcher, replayable on its private stream.
+// One captured, instantiated graph of a launcher, replayable on the stream it was captured on
+// (owned by the caller, an OwnedStream that outlives it).
 class CapturedGraph {
  public:
-  // shared: capture and replay on that stream (not owned) instead of a private one.
-  CapturedGraph(const std::function<void(int, Stream)>& launch, int launches, cudaStream_t shared = nullptr)
-      : owns_stream_(shared == nullptr) {
-    if (shared)
-      stream_ = shared;
-    else
-      TGEMM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "time_graph");
+  CapturedGraph(const std::function<void(int, Stream)>& launch, int launches, cudaStream_t stream) : stream_(stream) {
     cudaGraph_t graph = nullptr;
     TGEMM_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), "time_graph");
     try {
@@ -104,7 +99,6 @@ class CapturedGraph {
       cudaStreamEndCapture(stream_, &graph);
       if (graph) cudaGraphDestroy(graph);
       cudaGetLastError();
-      if (owns_stream_) cudaStreamDestroy(stream_);
       throw;
     }
     cudaError_t err = cudaStreamEndCapture(stream_, &graph);
@@ -112,14 +106,10 @@ class CapturedGraph {
       err = cudaGraphInstantiate(&exec_, graph, 0);
       cudaGraphDestroy(graph);
     }
-    if (err != cudaSuccess) {
-      if (owns_stream_) cudaStreamDestroy(stream_);
-      TGEMM_CUDA_CHECK(err, "time_graph: capture");
-    }
+    TGEMM_CUDA_CHECK(err, "time_graph: capture");
   }
   ~CapturedGraph() {
     if (exec_) cudaGraphExecDestroy(exec_);
-    if (stream_ && owns_stream_) cudaStreamDestroy(stream_);
   }
   CapturedGraph(const CapturedGraph&) = delete;
   CapturedGraph& operator=(const CapturedGraph&) = delete;
@@ -146,17 +136,15 @@ class CapturedGraph {
   }
 
  private:
-  bool owns_stream_ = true;
   cudaStream_t stream_ = nullptr;
   cudaGraphExec_t exec_ = nullptr;
 };
 
-// The stream shared by the graphs of one time_graphs_interleaved call (TimingOptions::shared_stream).
+// A non-blocking stream for CapturedGraphs: one per graph, or one for all of them
+// (TimingOptions::shared_stream).
 class OwnedStream {
  public:
-  explicit OwnedStream(bool make) {
-    if (make) TGEMM_CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking), "time_graph");
-  }
+  OwnedStream() { TGEMM_CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking), "time_graph"); }
   ~OwnedStream() {
     if (s_) cudaStreamDestroy(s_);
   }
@@ -194,41 +182,44 @@ TimingStats time_graph(const std::function<void(int, Stream)>& launch, const Tim
 std::vector<TimingStats> time_graphs_interleaved(const std::vector<std::function<void(int, Stream)>>& launches,
                                                  const TimingOptions& o, int rounds,
                                                  std::vector<std::vector<double>>* round_medians) {
-  TGEMM_CHECK(o.replays >= 1 && o.launches_per_graph >= 1 && rounds >= 1, "time_graph",
-              "replays, launches_per_graph and rounds must be >= 1");
-  OwnedStream shared(o.shared_stream);
-  std::vector<std::unique_ptr<CapturedGraph>> graphs;
-  // Captured in the order the round replays them (reversed on odd rounds when recapturing).
+  TGEMM_CHECK(o.replays >= 1 && o.launches_per_graph >= 1 && rounds >= 1 && o.settle_rounds >= 0, "time_graph",
+              "replays, launches_per_graph and rounds must be >= 1 and settle_rounds >= 0, got ", o.replays, ", ",
+              o.launches_per_graph, ", ", rounds, " and ", o.settle_rounds);
+  const std::size_t n = launches.size();
+  std::vector<std::unique_ptr<OwnedStream>> streams;  // declared first: outlives the graphs
+  std::vector<std::unique_ptr<CapturedGraph>> graphs(n);
+  // Captured in the order the round replays them (reversed on odd rounds when recapturing), each
+  // time on new streams unless they are shared.
   auto capture_all = [&](bool reversed) {
-    graphs.clear();
-    graphs.resize(launches.size());
-    for (std::size_t j = 0; j < launches.size(); ++j) {
-      std::size_t g = reversed ? launches.size() - 1 - j : j;
-      graphs[g] = std::make_unique<CapturedGraph>(launches[g], o.launches_per_graph, shared.get());
+    for (auto& g : graphs) g.reset();
+    if (!o.shared_stream || streams.empty()) {
+      streams.clear();
+      for (std::size_t j = 0; j < (o.shared_stream ? 1 : n); ++j) streams.push_back(std::make_unique<OwnedStream>());
+    }
+    for (std::size_t j = 0; j < n; ++j) {
+      const std::size_t g = reversed ? n - 1 - j : j;
+      graphs[g] = std::make_unique<CapturedGraph>(launches[g], o.launches_per_graph, streams[o.shared_stream ? 0 : g]->get());
     }
   };
   capture_all(false);
-  std::vector<std::vector<double>> samples(graphs.size());
-  if (round_medians) round_medians->assign(graphs.size(), std::vector<double>(static_cast<std::size_t>(rounds), 0.0));
-  TGEMM_CHECK(o.settle_rounds >= 0, "time_graph", "settle_rounds must be >= 0, got ", o.settle_rounds);
-  for (int r = 0; r < o.settle_rounds; ++r) {
-    for (std::size_t j = 0; j < graphs.size(); ++j) {
-      std::size_t g = (r % 2 == 0) ? j : graphs.size() - 1 - j;
-      graphs[g]->replay(o.warmup_replays, o.replays);
-    }
-  }
-  std::vector<std::size_t> order(graphs.size());
+  std::vector<std::vector<double>> samples(n);
+  if (round_medians) round_medians->assign(n, std::vector<double>(static_cast<std::size_t>(rounds), 0.0));
+  std::vector<std::size_t> order(n);
   std::mt19937 rng(12345);
-  for (int r = 0; r < rounds; ++r) {
-    if (o.recapture && r > 0) capture_all(r % 2 == 1);
-    for (std::size_t j = 0; j < order.size(); ++j) order[j] = (r % 2 == 0) ? j : graphs.size() - 1 - j;
-    if (o.shuffle_order) std::shuffle(order.begin(), order.end(), rng);
-    for (std::size_t j = 0; j < graphs.size(); ++j) {
-      std::size_t g = order[j];
-      std::vector<double> round;
-      for (double t : graphs[g]->replay(o.warmup_replays, o.replays)) round.push_back(t / o.launches_per_graph);
-      samples[g].insert(samples[g].end(), round.begin(), round.end());
-      if (round_medians) (*round_medians)[g][static_cast<std::size_t>(r)] = stats_of(std::move(round)).median_us;
+  // The settle rounds (discarded), then the timed ones; each round in ABBA order (reversed on odd
+  // rounds, counted from the first of its kind), the timed ones shuffled instead on request.
+  for (int i = 0; i < o.settle_rounds + rounds; ++i) {
+    const bool timed = i >= o.settle_rounds;
+    const int r = timed ? i - o.settle_rounds : i;
+    if (timed && o.recapture && r > 0) capture_all(r % 2 == 1);
+    for (std::size_t j = 0; j < n; ++j) order[j] = (r % 2 == 0) ? j : n - 1 - j;
+    if (timed && o.shuffle_order) std::shuffle(order.begin(), order.end(), rng);
+    for (const std::size_t g : order) {
+      std::vector<double> times = graphs[g]->replay(o.warmup_replays, o.replays);
+      if (!timed) continue;
+      for (double& t : times) t /= o.launches_per_graph;
+      samples[g].insert(samples[g].end(), times.begin(), times.end());
+      if (round_medians) (*round_medians)[g][static_cast<std::size_t>(r)] = stats_of(std::move(times)).median_us;
     }
   }
   std::vector<TimingStats> out;

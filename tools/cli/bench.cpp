@@ -391,10 +391,9 @@ int run_bench(const BenchOptions& o) {
       topt.shuffle_order = o.shuffle;
       // Calls a graph and rounds from the problem's expected time (the larger of its FLOPs at
       // ~650 TFLOP/s and its bytes at ~3 TB/s): slots of a few ms, see plan_slots.
-      const double io_bytes = static_cast<double>(m * k + n * k) * static_cast<double>(dtype_size(in)) +
-                           static_cast<double>(m * n) * static_cast<double>(dtype_size(out));
+      const double bytes = static_cast<double>(d.input_bytes) + static_cast<double>(m * n) * dtype_size(out);
       const double est_us = std::max(2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) / 6.5e8,
-                                     std::max(io_bytes / 3.0e6, 1.0));
+                                     std::max(bytes / 3.0e6, 1.0));
       const SlotPlan plan = plan_slots(est_us, o.rounds > 0 ? o.rounds : 10);
       // At least one call per rotation set, so a graph's calls still cycle through all of them.
       topt.launches_per_graph =
@@ -461,7 +460,6 @@ int run_bench(const BenchOptions& o) {
           row["tgemm_algo"] = inner;
         }
       }
-      double bytes = static_cast<double>(d.input_bytes) + static_cast<double>(m * n) * dtype_size(out);
       row["tbps"] = bytes / (tt.median_us * 1e-6) / 1e12;
       row["tflops"] = 2.0 * m * n * k / (tt.median_us * 1e-6) / 1e12;
       row["floor_us"] = fl;

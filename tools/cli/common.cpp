@@ -17,19 +17,11 @@
 #include "core/check.h"
 #include "core/csv.h"
 #include "core/table.h"
+#include "runtime/device_utils.h"
 
 namespace tgemm::cli {
 
-bool gpu_available(std::string* why) {
-  int count = 0;
-  cudaError_t err = cudaGetDeviceCount(&count);
-  cudaGetLastError();
-  if (err != cudaSuccess || count == 0) {
-    if (why) *why = err != cudaSuccess ? cudaGetErrorString(err) : "no device";
-    return false;
-  }
-  return true;
-}
+bool gpu_available(std::string* why) { return cuda_device_available(why); }
 
 void require_gpu(const std::string& command) {
   std::string why;
