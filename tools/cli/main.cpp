@@ -169,8 +169,9 @@ int main(int argc, char** argv) {
   t->add_flag("--check_all", tune.check_all,
               "check every accurately timed candidate against the reference (default: the default and the "
               "candidates that can still reach the finals or the confirmation; the rest are profiled unchecked)");
-  t->add_flag("--short_slots", tune.short_slots,
-              "finals and confirmation in ~30 ms slots with more rounds (the bench's A/A: long slots bias big problems)");
+  t->add_flag("--short_slots,!--no-short_slots", tune.short_slots,
+              "finals, confirmation and reconfirmation in ~6-30 ms slots with more rounds (on by default; the "
+              "bench's A/A: long slots bias big problems by 2-5%)");
   t->add_flag("--dedupe_launches", tune.dedupe_launches,
               "race candidates that launch identical kernels with identical arguments once (the first in tie order)");
   t->add_flag("--confirm_best,!--no-confirm_best", tune.confirm_best,
@@ -195,6 +196,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   rc->add_option("--margin", reconfirm.margin, "a row must beat the default by this fraction (median)")
       ->capture_default_str();
+  rc->add_flag("--short_slots,!--no-short_slots", reconfirm.short_slots,
+               "time in ~6 ms graphs with proportionally more rounds (on by default, as tgemm tune)");
 
   tgemm::cli::ShapesOptions shapes;
   CLI::App* sh = app.add_subcommand("shapes", "write the untuned CSV of a model (config.json) or a shape suite");
@@ -226,8 +229,8 @@ int main(int argc, char** argv) {
                 "time each differing row's two solutions against each other on this GPU (one run, paired) "
                 "and judge the tie band on those times");
   cmp->add_option("--rounds", compare.rounds, "interleaved rounds of --measure")->capture_default_str();
-  cmp->add_flag("--short_slots", compare.short_slots,
-                "--measure in ~6 ms graphs with proportionally more rounds (as tgemm bench since session 23)");
+  cmp->add_flag("--short_slots,!--no-short_slots", compare.short_slots,
+                "--measure in ~6 ms graphs with proportionally more rounds (on by default, as tgemm bench and tune)");
   cmp->add_option("--placements", compare.placements,
                   "operand placements of --measure (the median ratio is judged)")
       ->capture_default_str();

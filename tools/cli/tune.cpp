@@ -286,7 +286,8 @@ std::string own_executable() {
 int spawn_reconfirm(const TuneOptions& o, int device) {
   std::vector<std::string> args = {"/proc/self/exe", "reconfirm", o.tuned_file, "--libtype", o.libtype,
                                    "--errRatio", fmt::format("{}", o.err_ratio), "--placements",
-                                   std::to_string(o.confirm_placements)};
+                                   std::to_string(o.confirm_placements),
+                                   o.short_slots ? "--short_slots" : "--no-short_slots"};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -337,7 +338,7 @@ void spawn_worker(Worker& w, const TuneOptions& o) {
   if (o.dedupe_launches) args.push_back("--dedupe_launches");
   if (o.check_all) args.push_back("--check_all");
   if (o.sustained_confirm_all) args.push_back("--sustained_confirm_all");
-  if (o.short_slots) args.push_back("--short_slots");
+  args.push_back(o.short_slots ? "--short_slots" : "--no-short_slots");
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -790,6 +791,7 @@ int run_reconfirm(const ReconfirmOptions& o) {
   ro.confirm_rounds = o.rounds;
   ro.confirm_placements = o.placements;
   ro.confirm_margin = o.margin;
+  ro.short_slots = o.short_slots;
   ro.libtypes = libtype_list(o.libtype);
   int other_gpu = 0, is_default = 0, kept = 0, reverted = 0, unchecked = 0;
   const auto start = Clock::now();

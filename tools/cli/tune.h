@@ -26,6 +26,7 @@ inline RaceOptions tune_race_defaults() {
   o.graph_screen_us = 50;
   o.select.min_accurate = 48;
   o.memory_bound_finalists = 16;
+  o.short_slots = true;  // session 24: the bench's A/A reads 1.000x in ~6 ms graphs (long slots biased 2-5%)
   return o;
 }
 inline const RaceOptions kRaceDefaults = tune_race_defaults();
@@ -91,6 +92,7 @@ struct ReconfirmOptions {
   int rounds = kRaceDefaults.confirm_rounds;
   int placements = kRaceDefaults.confirm_placements;
   double margin = kRaceDefaults.confirm_margin;
+  bool short_slots = kRaceDefaults.short_slots;  // RaceOptions::short_slots; `tgemm tune` passes its own
 };
 
 int run_reconfirm(const ReconfirmOptions& options);

@@ -71,14 +71,14 @@ tgemm_run(g compare "${SCRATCH}/a.csv" "${SCRATCH}/b.csv" --measure)
 expect_eq("no GPU exit status" "${g_RC}" "2")
 expect_contains("no GPU" "${g_ERR}" "tgemm compare --measure: no CUDA GPU is usable on this machine")
 
-# --short_slots (session 23): the judge's slot plan; recorded in the JSON, and --measure still
-# needs a GPU.
-tgemm_run(ss compare "${SCRATCH}/a.csv" "${SCRATCH}/b.csv" --short_slots --json "${SCRATCH}/cmp_ss.json")
-expect_eq("short_slots exit status" "${ss_RC}" "0")
+# --short_slots (session 23; on by default since session 24): the judge's slot plan, recorded in
+# the JSON; --no-short_slots turns it off, and --measure still needs a GPU.
+tgemm_run(ss compare "${SCRATCH}/a.csv" "${SCRATCH}/b.csv" --no-short_slots --json "${SCRATCH}/cmp_ss.json")
+expect_eq("no-short_slots exit status" "${ss_RC}" "0")
 file(READ "${SCRATCH}/cmp_ss.json" ss_doc)
 string(JSON ss_flag GET "${ss_doc}" short_slots)
-expect_eq("json short_slots" "${ss_flag}" "ON")
+expect_eq("json short_slots (--no-short_slots)" "${ss_flag}" "OFF")
 string(JSON j_flag GET "${doc}" short_slots)
-expect_eq("json short_slots (default)" "${j_flag}" "OFF")
+expect_eq("json short_slots (default)" "${j_flag}" "ON")
 tgemm_run(gs compare "${SCRATCH}/a.csv" "${SCRATCH}/b.csv" --measure --short_slots)
 expect_eq("no GPU exit status (short_slots)" "${gs_RC}" "2")

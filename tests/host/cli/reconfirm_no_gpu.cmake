@@ -20,6 +20,11 @@ expect_contains("missing table" "${f_ERR}" "cannot open the tuned file '${SCRATC
 tgemm_run(g reconfirm "${table}" -o "${SCRATCH}/out.csv")
 expect_eq("no GPU exit status" "${g_RC}" "2")
 expect_contains("no GPU" "${g_ERR}" "tgemm reconfirm: no CUDA GPU is usable on this machine")
+# The slot flags (short slots on by default since session 24) parse; the GPU check follows.
+foreach(flag --short_slots --no-short_slots)
+  tgemm_run(s reconfirm "${table}" ${flag} -o "${SCRATCH}/out.csv")
+  expect_eq("no GPU exit status (${flag})" "${s_RC}" "2")
+endforeach()
 if(EXISTS "${SCRATCH}/out.csv")
   message(FATAL_ERROR "no GPU: reconfirm wrote ${SCRATCH}/out.csv")
 endif()
