@@ -15,7 +15,7 @@ END=${END:-585}
 export TGEMM_CONFIG_DIR=$PWD/configs
 . bench/results/runs/chain_lib.sh
 chain_inputs
-OPTS="--batch 8 --libtype cublaslt -i $S/all_in.csv --short_slots"
+OPTS=${OPTS:-"--batch 8 --libtype cublaslt -i $S/all_in.csv --short_slots"}  # session 25: short slots are the default
 start_tune() {  # X
   [ -f $S/p_$1.started ] && return 0
   date +%s > $S/p_$1.started
@@ -43,7 +43,9 @@ case ${STEP:?STEP=run or cmp} in
       sleep 5
     done
     report
-    tar czf $OUT/run.tgz -C $S $(cd $S && ls p_?.log p_?.csv 2>/dev/null) ;;
+    # Only the tables and logs of tunes that have ended: a running tune's table is rewritten by
+    # its reconfirmation until it ends (session 24's call 9 used such a copy by mistake).
+    tar czf $OUT/run.tgz -C $S $(cd $S && for x in A B; do [ -f p_$x.ended ] && ls p_$x.log p_$x.csv; done 2>/dev/null) ;;
   cmp)
     report
     [ -f $S/p_A.ended ] && [ -f $S/p_B.ended ] || { echo "tunes not finished"; exit 1; }
