@@ -89,7 +89,9 @@ struct RaceOptions {
   // the same timed work in slots of ~30-40 ms. `tgemm bench`'s A/A on ~2.7 ms problems measured
   // 0.95-0.98x with ~270 ms slots and 1.000x with ~27 ms slots (docs/design-choices.md, "The
   // speedup estimate"); the finals' sustained slots are ~100 ms, the confirmation's ~150 ms.
-  // Off until a pair of tunes with it is measured.
+  // Off here (the tests' races); `tgemm tune`, `reconfirm` and `compare` turn it on by default
+  // since session 24 (tools/cli/tune.h, tune_race_defaults; docs/design-choices.md, "Short slots
+  // by default").
   bool short_slots = false;
   double confirm_margin = 0.01;
   int confirm_placements = 4;
