@@ -295,14 +295,16 @@ TEST_F(DispatchTables, CardOverlayWinsOnThisCard) {
 
 TEST_F(DispatchTables, ShippedTableRowsAreAllValidOnThisDevice) {
   TGEMM_REQUIRE_GPU();
-  // Every row of the shipped table for this device, whatever its epilogue, must resolve to itself
-  // at the exact level: a stale or broken shipped row would silently fall back.
+  // Every row of the shipped tables for this device, whatever its epilogue, must resolve to itself
+  // at the exact level: a stale or broken shipped row would silently fall back. The rows are those
+  // this device dispatches with: the shared table with this card's overlay merged after it (on an
+  // H200 the overlay's rows replace the shared table's rows of the same key and M).
   LogCapture log;
   reload_config();
   Runtime& rt = Runtime::get();
   int device = rt.platform().current_device();
   const DeviceInfo& dev = rt.platform().device_info(device);
-  const Table& table = rt.dispatcher().table(OpFamily::kA16W16);
+  const Table& table = rt.dispatcher().table_for(OpFamily::kA16W16, dev);
   int checked = 0, not_built = 0;
   for (const TableRow* r : table.all_rows()) {
     if (r->key.arch != dev.arch || r->key.sm_count != dev.sm_count) continue;
@@ -331,6 +333,7 @@ TEST_F(DispatchTables, ShippedTableRowsAreAllValidOnThisDevice) {
     DispatchInfo info = describe_gemm_a16w16(d.xv, d.wv, d.ov, d.options());
     EXPECT_EQ(info.level, "exact") << r->file << ":" << r->line;
     EXPECT_EQ(info.kernel_name, r->kernel_name) << r->file << ":" << r->line;
+    EXPECT_EQ(info.file + ":" + std::to_string(info.line), r->file + ":" + std::to_string(r->line));
     ++checked;
   }
   EXPECT_EQ(log.count(LogLevel::kWarning, "") - log.count(LogLevel::kWarning, "no such solution in this build"), 0)
