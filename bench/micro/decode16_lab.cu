@@ -68,6 +68,7 @@
 #include "bench/micro/lab_common.cuh"  // CK, fill, poison, the reference check, graph-replay timing
 #include "kernels/sm90/sm90_gemm_skinny.cuh"  // version 1, its load and MMA helpers
 #include "kernels/sm90/sm90_gemm_skinny_bop.cuh"  // version 7 (the library's bt)
+#include "kernels/sm90/sm90_gemv_bulk.cuh"  // mbarrier and bulk-copy helpers (tb, session 25)
 
 using bf16 = __nv_bfloat16;
 namespace sd = tgemm::kernels::skinny_detail;
@@ -1028,6 +1029,119 @@ __global__ void __launch_bounds__(32 * W, 1) ring_kernel(const bf16* __restrict_
 }
 
 // ---------------------------------------------------------------------------------------------
+// Session 25 ("tb", written for session 26): a CTA of R = 8 RB weight rows whose W warps split
+// the CTA's k-range; each warp streams its own range through a private ring of S slots, each
+// slot one unit of KS k-elements of the CTA's R weight rows and of the 16 x rows, filled by
+// per-row bulk copies (cp.async.bulk, 1-D, completing on the slot's mbarrier) that lane 0 issues
+// S units ahead. Rows sit KS * 2 + 16 bytes apart in a slot, so the 8 row addresses of an
+// ldmatrix fall in 8 different 16-byte bank groups (no conflicts). The MMAs read x (A, 16 tokens)
+// and the weight (B, 8 rows a block) by ldmatrix.x4 in natural k order. Split-K over a (1, CL, 1)
+// cluster and the warps' sum as bt (publish_parts / sum_parts_and_store: rank 0 sums in order).
+// What it tests (docs/gpu-runbook.md, "Order for the open issues (session 26)"): bytes in flight
+// bounded by shared memory rather than registers, with x read once per R rows (x / weight bytes
+// = 16 / R) and no register batches; every earlier structure (sessions 15-23) either re-read x
+// per 8-16 rows or held its loads in registers.
+// Needs K % (CL * W * KS) == 0 (the lab's shapes) and 16-byte aligned rows (K % 8 == 0).
+// Dynamic shared memory: tb_smem_bytes(CL) (parts first, then the rings).
+// Run: LAB16_TB=1 ./decode16_lab 576 7168 1280 8192 1536 7168 8192 1024 4096 4096
+template <int RB, int W, int KS, int S>
+__host__ __device__ constexpr int tb_slot_bytes() {
+  return (RB * 8 + kM) * (KS * 2 + 16);
+}
+template <int RB, int W, int KS, int S>
+__host__ __device__ constexpr int tb_smem_bytes(int cl) {
+  return (cl * W * RB * 32 * 16 + 127) / 128 * 128 + W * S * tb_slot_bytes<RB, W, KS, S>();
+}
+
+__device__ __forceinline__ void ldsm_x4(std::uint32_t addr, std::uint32_t& r0, std::uint32_t& r1, std::uint32_t& r2,
+                                        std::uint32_t& r3) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+               : "r"(addr));
+}
+
+template <int RB, int W, int KS, int S>
+__global__ void __launch_bounds__(32 * W, 1) tb_kernel(const bf16* __restrict__ x, const bf16* __restrict__ w, bf16* out,
+                                                       int n, int k) {
+  namespace gb = tgemm::kernels::gemv_bulk_detail;
+  static_assert(KS % 32 == 0 && S >= 2 && W * S <= 64, "tb: KS a multiple of 32, S >= 2, W * S <= 64");
+  constexpr int R = RB * 8;
+  constexpr int ROWB = KS * 2 + 16;  // bytes between rows in a slot
+  constexpr int SLOTB = tb_slot_bytes<RB, W, KS, S>();
+  extern __shared__ __align__(128) float4 tb_smem[];  // [CL * W][RB][32] parts, then [W][S] slots
+  __shared__ __align__(8) std::uint64_t tb_full[W * S];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int tile = blockIdx.x, rank = blockIdx.y, cl = gridDim.y;
+  const int row0 = tile * R;
+  const int valid = min(R, n - row0);  // rows this CTA copies (the rest of a slot is never stored)
+  const int units = k / KS, parts = cl * W, pidx = rank * W + warp;
+  const int u_begin = static_cast<int>(static_cast<long long>(units) * pidx / parts);
+  const int u_end = static_cast<int>(static_cast<long long>(units) * (pidx + 1) / parts);
+  const int nu = u_end - u_begin;
+  if (cl > 1) sd::cluster_arrive_relaxed();
+
+  const std::uint32_t parts_bytes = (cl * W * RB * 32 * 16 + 127) / 128 * 128;
+  const std::uint32_t ring = sd::smem_addr(tb_smem) + parts_bytes + warp * S * SLOTB;
+  const std::uint32_t bars = sd::smem_addr(tb_full) + warp * S * 8;
+  if (lane == 0) {
+#pragma unroll
+    for (int i = 0; i < S; ++i) gb::mbar_init(bars + i * 8, 1);
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncwarp();
+  const std::uint32_t bytes_unit = static_cast<std::uint32_t>((valid + kM) * KS * 2);
+  // Unit j of this warp's range into slot j % S, by the whole warp: lane 0 arrives with the
+  // unit's bytes, and lane l copies the slot's rows l, l + 32, ... (weight rows, then the 16 x
+  // rows). A copy may land before the arrival (the transaction count goes negative meanwhile);
+  // the phase completes only after the arrival and all the bytes.
+  auto issue = [&](int j) {
+    if (j >= nu) return;
+    const std::uint32_t slot = ring + (j % S) * SLOTB, bar = bars + (j % S) * 8;
+    const std::size_t kofs = static_cast<std::size_t>(u_begin + j) * KS;
+    if (lane == 0) gb::mbar_arrive_expect(bar, bytes_unit);
+    for (int c = lane; c < valid + kM; c += 32) {
+      const bf16* src = c < valid ? w + static_cast<std::size_t>(row0 + c) * k + kofs
+                                  : x + static_cast<std::size_t>(c - valid) * k + kofs;
+      gb::bulk_copy(slot + (c < valid ? c : R + c - valid) * ROWB, src, KS * 2, bar);
+    }
+  };
+#pragma unroll
+  for (int j = 0; j < S; ++j) issue(j);
+
+  float acc[RB][4] = {};
+  // ldmatrix row addresses: A (x) lane l -> token l % 16, k + 8 (l / 16); B (block b) lane l ->
+  // row 8 b + l % 8, k + 8 (l / 8) (four 8x8 matrices: k 0, 8, 16, 24).
+  const std::uint32_t a_off = (R + lane % 16) * ROWB + (lane / 16) * 16;
+  const std::uint32_t b_off = (lane % 8) * ROWB + (lane / 8) * 16;
+#pragma unroll 1
+  for (int j = 0; j < nu; ++j) {
+    const std::uint32_t slot = ring + (j % S) * SLOTB;
+    gb::mbar_wait(bars + (j % S) * 8, (j / S) & 1);
+#pragma unroll
+    for (int kk = 0; kk < KS / 32; ++kk) {
+      std::uint32_t a[2][4];
+      ldsm_x4(slot + a_off + kk * 64, a[0][0], a[0][1], a[0][2], a[0][3]);
+      ldsm_x4(slot + a_off + kk * 64 + 32, a[1][0], a[1][1], a[1][2], a[1][3]);
+#pragma unroll
+      for (int b = 0; b < RB; ++b) {
+        std::uint32_t b0, b1, b2, b3;
+        ldsm_x4(slot + b_off + b * 8 * ROWB + kk * 64, b0, b1, b2, b3);
+        sd::mma_m16n8k16<bf16>(acc[b], a[0][0], a[0][1], a[0][2], a[0][3], b0, b1);
+        sd::mma_m16n8k16<bf16>(acc[b], a[1][0], a[1][1], a[1][2], a[1][3], b2, b3);
+      }
+    }
+    // The slot's reads are done (their registers fed the MMAs above): refill it S units ahead.
+    __syncwarp();
+    if (j + S < nu) {
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      issue(j + S);
+    }
+  }
+  if (!publish_parts(tb_smem, pidx * RB, acc, cl, rank)) return;
+  sum_parts_and_store<RB, 32 * W>(tb_smem, parts, row0, out, n);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Session 18: the library's version-7 kernel copied here with two switches, to find where its
 // 0.3-0.5 us over bt go (bt and lib v7 run the same SASS main loop). LOOP_LAB: bt's prologue and
 // loop (no K tail, no token clamp); EPI_LAB: bt's epilogue (its part sum and bf16x2 stores, no
@@ -1548,6 +1662,43 @@ int main(int argc, char** argv) {
                  " cps" + std::to_string(cps) + " fit" + std::to_string(fit),
              lab::time_launches(p.sets, launch), NOX ? -1.0 : check(p, launch));
     };
+    // Session 25 (LAB16_TB): tb (bulk-copied per-warp rings, x once per R rows) beside bt's two
+    // shipped M = 16 tiles, interleaved twice; every cluster size whose grid and shared memory fit.
+    auto tb = [&](auto rb_c, auto w_c, auto ks_c, auto s_c) {
+      constexpr int RB = decltype(rb_c)::value, W = decltype(w_c)::value, KS = decltype(ks_c)::value,
+                    S = decltype(s_c)::value;
+      auto* kernel = tb_kernel<RB, W, KS, S>;
+      const int tiles = (n + RB * 8 - 1) / (RB * 8);
+      for (int cl = 1; cl <= 8; cl *= 2) {
+        if (k % (cl * W * KS) != 0 || k % 8 != 0) continue;
+        if (cl > 1 && static_cast<long long>(tiles) * cl > 4LL * sms) break;
+        const int smem = tb_smem_bytes<RB, W, KS, S>(cl);
+        if (smem > 227 * 1024) continue;
+        CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+        auto launch = [&](int i, cudaStream_t st) {
+          launch_cluster(kernel, tiles, cl, 32 * W, smem, st, static_cast<const bf16*>(p.x[i]),
+                         static_cast<const bf16*>(p.w[i]), p.out[i], n, k);
+        };
+        report("tb r" + std::to_string(RB * 8) + " w" + std::to_string(W) + " ks" + std::to_string(KS) + " s" +
+                   std::to_string(S) + " cl" + std::to_string(cl) + " " + std::to_string(smem / 1024) + "K",
+               lab::time_launches(p.sets, launch), check(p, launch));
+      }
+    };
+    if (std::getenv("LAB16_TB") != nullptr) {
+      using I64 = std::integral_constant<int, 64>;
+      using I128 = std::integral_constant<int, 128>;
+      using I256 = std::integral_constant<int, 256>;
+      for (int rep = 0; rep < 2; ++rep) {
+        bop(I1{}, I2{}, I8{}, I2{}, F{}, F{});
+        bop(I2{}, I1{}, I4{}, I4{}, F{}, F{});
+        tb(I4{}, I4{}, I128{}, I3{});
+        tb(I2{}, I4{}, I256{}, I3{});
+        tb(I4{}, I2{}, I256{}, I4{});
+        tb(I8{}, I4{}, I64{}, I4{});
+        tb(I2{}, I8{}, I128{}, I2{});
+        tb(I1{}, I8{}, I128{}, I3{});
+      }
+    } else
     if (std::getenv("LAB16_S23") != nullptr) {
       // Session 23 (docs/perf-notes.md, skinny, "Session 23", predictions 1-2): bt r8 c2 w8 u2 and
       // r16 c1 w4 u4 (the big weights' best tiles) with the shipped launch bounds and with ones
