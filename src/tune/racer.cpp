@@ -119,10 +119,13 @@ PairTiming time_pair(const GemmProblem& p, const RaceData& data, const Solution&
   ct.replays = 5;
   ct.warmup_replays = 2;
   if (short_slots) {
-    // RaceOptions::short_slots: ~6 ms graphs, the rounds scaled so the timed work stays the same.
-    const int long_launches = ct.launches_per_graph;
-    ct.launches_per_graph = plan_slots(std::max(est_us, 1.0)).launches_per_graph;
-    rounds = std::min(60, (rounds * long_launches + ct.launches_per_graph - 1) / ct.launches_per_graph);
+    // RaceOptions::short_slots: ~6 ms graphs, the rounds scaled so the timed work stays the same
+    // (plan_slots with the long graph's launches as its ceiling; at most 60 rounds, never fewer
+    // than asked).
+    const SlotPlan sp =
+        plan_slots(std::max(est_us, 1.0), rounds, 6000.0, 2, ct.launches_per_graph, std::max(60, rounds));
+    ct.launches_per_graph = sp.launches_per_graph;
+    rounds = sp.rounds;
   }
   std::vector<std::vector<double>> per_round;
   std::vector<TimingStats> st = time_graphs_interleaved(pair, ct, rounds, &per_round);
