@@ -42,14 +42,11 @@ const Table* Dispatcher::card_table(OpFamily f, const DeviceInfo& dev, std::stri
   if (it == card_tables_.end()) {
     std::unique_ptr<Table> merged;
     if (std::ifstream(path).good()) {
+      // The family's table as loaded (its warnings were logged then), the overlay merged after it.
       std::vector<std::string> warnings;
-      merged = std::make_unique<Table>();
-      for (const auto& file : fs.table_files) merged->load_file(file, warnings);
+      merged = std::make_unique<Table>(table(f));
       merged->load_file(path, warnings);
-      // The shipped file's warnings were logged when it loaded first; the overlay's are new.
-      for (const auto& w : warnings) {
-        if (w.rfind(path, 0) == 0) log_warning(w);
-      }
+      for (const auto& w : warnings) log_warning(w);
     }
     it = card_tables_.emplace(path, std::move(merged)).first;
   }

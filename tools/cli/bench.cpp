@@ -35,7 +35,6 @@ namespace {
 using json = nlohmann::json;
 
 constexpr std::size_t kAlign = 256;
-// Interleaved rounds of baseline vs tgemm per problem (each ~replays / 5 timed replays).
 std::size_t round_up(std::size_t v, std::size_t q) { return (v + q - 1) / q * q; }
 
 // One rotation of a problem's operands: w and x share one allocation ([w | x]) so the floor

@@ -21,11 +21,9 @@
 
 namespace tgemm::cli {
 
-bool gpu_available(std::string* why) { return cuda_device_available(why); }
-
 void require_gpu(const std::string& command) {
   std::string why;
-  if (!gpu_available(&why)) {
+  if (!cuda_device_available(&why)) {
     std::fprintf(stderr,
                  "tgemm %s: no CUDA GPU is usable on this machine (%s).\n"
                  "tgemm %s times kernels and needs an NVIDIA GPU (sm_90 H100/H200 for the Hopper "

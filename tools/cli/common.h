@@ -12,7 +12,6 @@ namespace tgemm::cli {
 
 // Exits the process with a clear message when no CUDA device is usable (status 2).
 void require_gpu(const std::string& command);
-bool gpu_available(std::string* why = nullptr);
 
 DType parse_dtype(const std::string& name, const std::string& option);
 std::vector<std::int64_t> parse_int_list(const std::string& list, const std::string& option);

@@ -41,7 +41,8 @@ int run_show(const ShowOptions& o) {
     std::error_code ec;
     std::vector<std::string> overlays;
     for (const auto& e : std::filesystem::directory_iterator(settings.a16w16.card_overlay_dir, ec)) {
-      const std::string f = card_overlay_path(settings.a16w16.card_overlay_dir, e.path().filename().string(), "bf16");
+      const std::string f = card_overlay_path(settings.a16w16.card_overlay_dir, e.path().filename().string(),
+                                                family_info(OpFamily::kA16W16).table);
       if (e.is_directory(ec) && std::filesystem::exists(f, ec)) overlays.push_back(f);
     }
     std::sort(overlays.begin(), overlays.end());
@@ -58,7 +59,7 @@ int run_show(const ShowOptions& o) {
   }
   if (o.m < 0) return 0;
   std::string why;
-  if (!gpu_available(&why)) {
+  if (!cuda_device_available(&why)) {
     fmt::print("resolving a problem needs a CUDA GPU (arch, SM count, cuBLASLt checks): {}\n", why);
     return 2;
   }
