@@ -51,6 +51,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/common/activation.cuh"
 #include "kernels/common/numeric.cuh"
 
 namespace tgemm::kernels {
@@ -68,6 +69,9 @@ struct SkinnyParams {
   std::int64_t lda = 0, ldb = 0, ldo = 0;
   int out_type = kSkinnyBf16;
   int bias_type = kSkinnyNone;
+  // The epilogue's activation, applied in fp32 after the bias (tgemm::Activation: 0 none, 1 erf
+  // GELU, 2 tanh GELU, 3 ReLU; kernels/common/activation.cuh). Session 25.
+  int activation = 0;
   // Versions 1-2: launched as a programmatic dependent launch (the host's TGEMM_SKINNY_V2_PDL):
   // ask L2 for this warp's weight rows, then wait for the previous grid, before any read of x or
   // w and any write. Version 3 always waits (its own prologue) and ignores this.
@@ -151,7 +155,7 @@ __device__ __forceinline__ float bias_at(const SkinnyParams& p, int n) {
 
 __device__ __forceinline__ void store_element(const SkinnyParams& p, int m, int n, float v) {
   if (m >= p.m || n >= p.n) return;
-  v += bias_at(p, n);
+  v = activate(p.activation, v + bias_at(p, n));
   const std::int64_t off = static_cast<std::int64_t>(m) * p.ldo + n;
   switch (p.out_type) {
     case kSkinnyBf16: static_cast<bf16*>(p.out)[off] = from_float<bf16>(v); break;

@@ -65,24 +65,26 @@ struct SkinnyBopShape {
 namespace skinny_bop_detail {
 
 // Token m, rows n0 and n0 + 1 (n0 even): one paired store where both rows exist and the pair is
-// aligned, else element by element (skinny_detail::store_element, which adds the bias itself).
+// aligned, else element by element (skinny_detail::store_element, which adds the bias and applies
+// the activation itself).
 __device__ __forceinline__ void store_pair(const SkinnyParams& p, int m, int n0, float v0, float v1) {
   using skinny_detail::bias_at;
   if (m >= p.m || n0 >= p.n) return;
   const std::int64_t off = static_cast<std::int64_t>(m) * p.ldo + n0;
   const auto addr = reinterpret_cast<std::uintptr_t>(p.out);
   if (n0 + 1 < p.n && (p.ldo & 1) == 0) {
+    const float e0 = activate(p.activation, v0 + bias_at(p, n0));
+    const float e1 = activate(p.activation, v1 + bias_at(p, n0 + 1));
     if (p.out_type == kSkinnyF32 && (addr & 7) == 0) {
-      *reinterpret_cast<float2*>(static_cast<float*>(p.out) + off) = make_float2(v0 + bias_at(p, n0), v1 + bias_at(p, n0 + 1));
+      *reinterpret_cast<float2*>(static_cast<float*>(p.out) + off) = make_float2(e0, e1);
       return;
     }
     if (p.out_type == kSkinnyBf16 && (addr & 3) == 0) {
-      *reinterpret_cast<__nv_bfloat162*>(static_cast<bf16*>(p.out) + off) =
-          __floats2bfloat162_rn(v0 + bias_at(p, n0), v1 + bias_at(p, n0 + 1));
+      *reinterpret_cast<__nv_bfloat162*>(static_cast<bf16*>(p.out) + off) = __floats2bfloat162_rn(e0, e1);
       return;
     }
     if (p.out_type == kSkinnyFp16 && (addr & 3) == 0) {
-      *reinterpret_cast<__half2*>(static_cast<fp16*>(p.out) + off) = __floats2half2_rn(v0 + bias_at(p, n0), v1 + bias_at(p, n0 + 1));
+      *reinterpret_cast<__half2*>(static_cast<fp16*>(p.out) + off) = __floats2half2_rn(e0, e1);
       return;
     }
   }
@@ -256,10 +258,10 @@ __global__ void __launch_bounds__(32 * W, 2) sm90_gemm_skinny_bop(const SkinnyPa
   }
   // Rank 0 sums the parts in order; item i = fragment i / 32 (rows row0 + 8 (i / 32) ..) of lane
   // i % 32: tokens l / 4 and l / 4 + 8, rows 2 (l % 4) and + 1. Indices read afresh.
-  // The common case (no bias, output in the input's type, paired stores aligned) takes a short
+  // The common case (no bias or activation, output in the input's type, paired stores aligned) takes a short
   // path of two 4-byte stores; the rest goes through store_pair (session 18: the general path's
   // code cost the last CTA 0.2-0.4 us although these launches never took its branches).
-  const bool plain = p.bias_type == kSkinnyNone && p.out_type == sd::kOwnOutType<In> && (p.ldo & 1) == 0 &&
+  const bool plain = p.bias_type == kSkinnyNone && p.activation == 0 && p.out_type == sd::kOwnOutType<In> && (p.ldo & 1) == 0 &&
                      (reinterpret_cast<std::uintptr_t>(p.out) & 3) == 0;
   const int e_row0 = sd::cta_index() * Shape::kRows;
   for (int i = sd::thread_index(); i < RB * 32; i += Shape::kThreads) {

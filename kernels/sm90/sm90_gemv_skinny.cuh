@@ -224,7 +224,7 @@ __global__ void __launch_bounds__(32 * WARPS, MIN_BLOCKS > 0 ? MIN_BLOCKS : gemv
     if (m < p.m && n < p.n) {
       float sum = partial[r * segs][m];
       for (int q = 1; q < segs; ++q) sum += partial[r * segs + q][m];
-      if (p.bias_type == kSkinnyNone && p.out_type == sd::kOwnOutType<In>)  // no switch on the common path
+      if (p.bias_type == kSkinnyNone && p.activation == 0 && p.out_type == sd::kOwnOutType<In>)  // no switch on the common path
         static_cast<In*>(p.out)[static_cast<std::int64_t>(m) * p.ldo + n] = from_float<In>(sum);
       else
         sd::store_element(p, m, n, sum);

@@ -8,7 +8,7 @@
 // (misaligned views, odd strides, M above the tile, other dtypes); the backend's from_row,
 // candidates and default rule; version 4 (GEMV, sm90_gemv_skinny.cuh), version 5 (bulk-copy
 // GEMV, sm90_gemv_bulk.cuh) and version 7 (the weight as the MMA's B operand, `_b<chunks>`,
-// sm90_gemm_skinny_bop.cuh) in every variant test.
+// sm90_gemm_skinny_bop.cuh) in every variant test; the fused activation epilogues (session 25).
 // Skinny.SanitizerSubset is a small, fast slice for
 // compute-sanitizer (--gtest_filter='*Sanitizer*').
 #include <cuda_runtime.h>
@@ -180,6 +180,50 @@ TEST(Skinny, EveryVariantMatchesReference) {
       c.ldb_pad = pad_to_8(c.k) + ((m + v) % 7 == 0 ? 16 : 0);
       c.ldo_pad = (m + v) % 4 == 0 ? 3 : 0;
       A16W16Data d = make_a16w16(c, static_cast<std::uint64_t>(v) * 131 + static_cast<std::uint64_t>(m));
+      std::string err = run_solution(d, *s);
+      if (!err.empty()) {
+        ++failed;
+        ADD_FAILURE() << err;
+      }
+      ++cases;
+    }
+  }
+  EXPECT_EQ(failed, 0) << failed << " of " << cases << " cases wrong";
+  RecordProperty("cases", cases);
+}
+
+// Session 25: the fused activation epilogues (act(x w^T + bias), the erf and tanh GELU and ReLU)
+// in every variant, sampled over M, odd N, K tails, bias on and off and every output dtype, against
+// the float64 host activation of the fp32 reference (run_solution).
+TEST(Skinny, ActivationEpiloguesMatchReference) {
+  TGEMM_REQUIRE_GPU();
+  const std::int64_t ns[] = {7, 577, 4099};
+  const std::int64_t ks[] = {1000, 4104, 1001};
+  const DType outs[] = {DType::kBFloat16, DType::kFloat16, DType::kFloat32};
+  const Activation acts[] = {Activation::kGelu, Activation::kGeluTanh, Activation::kRelu};
+  std::vector<SolutionPtr> all = skinny_solutions();
+  int cases = 0, failed = 0;
+  for (std::size_t vi = 0; vi < all.size(); ++vi) {
+    const SolutionPtr& s = all[vi];
+    const int v = static_cast<int>(vi);
+    const int mt = m_tile(s);
+    for (int j = 0; j < 3; ++j) {
+      A16W16Case c;
+      c.m = j == 0 ? 1 : (j == 1 ? mt : std::max(1, (mt + 1) / 2));
+      c.n = ns[(j + v) % 3];
+      c.k = ks[(j + 2 * v) % 3];
+      c.out = outs[(j + v) % 3];
+      c.activation = acts[(j + v / 3) % 3];
+      c.bias = (j + v) % 2 == 0;
+      c.bias_type = c.in;
+      c.lda_pad = pad_to_8(c.k);
+      c.ldb_pad = pad_to_8(c.k);
+      A16W16Data d = make_a16w16(c, static_cast<std::uint64_t>(v) * 977 + static_cast<std::uint64_t>(j));
+      if (!s->can_implement(d.problem())) {
+        ++failed;
+        ADD_FAILURE() << s->name() << " refuses " << c.describe();
+        continue;
+      }
       std::string err = run_solution(d, *s);
       if (!err.empty()) {
         ++failed;
@@ -575,6 +619,18 @@ TEST(Skinny, RefusesWhatItCannotCompute) {
     q = p;
     q.out_type = DType::kInt32;
     EXPECT_FALSE(s->can_implement(q));
+    // Epilogues: alpha != 1 and beta * c are refused; the activations are fused (session 25).
+    q = p;
+    q.unit_alpha = false;
+    EXPECT_FALSE(s->can_implement(q));
+    q = p;
+    q.use_c = true;
+    EXPECT_FALSE(s->can_implement(q));
+    for (Activation a : {Activation::kGelu, Activation::kGeluTanh, Activation::kRelu}) {
+      q = p;
+      q.activation = a;
+      EXPECT_TRUE(s->can_implement(q)) << s->name() << " " << activation_name(a);
+    }
   }
 }
 
@@ -701,6 +757,13 @@ TEST(Skinny, DefaultRuleCoversDecodeOnly) {
     A16W16Data d = make_a16w16(c, 17);
     SolutionPtr s = b.default_solution(d.problem());
     if (s != nullptr) EXPECT_EQ(s->name().find("gemv"), std::string::npos) << s->name() << " for " << c.describe();
+  }
+  // Activation epilogues (session 25): fused in every variant but not a default until measured
+  // against the staged defaults, also where the plain problem has one.
+  for (auto c : {problem(1, 4096, 4096), problem(16, 576, 7168), problem(1, 576, 2048)}) {
+    c.activation = Activation::kGelu;
+    A16W16Data d = make_a16w16(c, 19);
+    EXPECT_EQ(b.default_solution(d.problem()), nullptr) << c.describe();
   }
   // Misaligned operands: no variant applies, so no default either.
   A16W16Case c = problem(1, 4096, 4095);

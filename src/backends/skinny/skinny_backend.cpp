@@ -82,12 +82,13 @@ bool is_out_type(DType t) {
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 // What every skinny kernel requires of a problem, apart from the dtypes it was built for and the
-// device: the plain epilogue, output and bias types, 1 <= M <= m_tile, sizes within int32, and
-// 16-byte vector loads of x and w rows (aligned bases, row strides a multiple of 8 elements; a
-// single row's stride is never used).
+// device: no alpha or beta * c (bias and activation are fused), output and bias types,
+// 1 <= M <= m_tile, sizes within int32, and 16-byte vector loads of x and w rows (aligned bases,
+// row strides a multiple of 8 elements; a single row's stride is never used).
 bool accepts_operands(const GemmProblem& p, int m_tile) noexcept {
   if (p.family != OpFamily::kA16W16 || p.scale_ab || p.bpreshuffle) return false;
-  if (!p.plain_epilogue()) return false;  // product (+ bias) only: no activation, alpha or beta * c yet
+  // act(product + bias) (session 25: the activation in the kernels' stores); no alpha or beta * c.
+  if (!p.unit_alpha || p.use_c) return false;
   if (!is_out_type(p.out_type) || p.align_out < dtype_size(p.out_type)) return false;
   if (p.has_bias() && (!is_out_type(p.bias_type) || p.align_bias < dtype_size(p.bias_type)))
     return false;
@@ -742,6 +743,9 @@ class SkinnyBackend final : public Backend {
   }
 
   SolutionPtr default_solution(const GemmProblem& p) const override {
+    // Activation epilogues (session 25) run only where a table row or the tuner names a skinny
+    // variant until they have been measured against the staged defaults on a GPU.
+    if (!p.plain_epilogue()) return nullptr;
     const double weight_bytes = static_cast<double>(p.n) * static_cast<double>(p.k) * dtype_size(p.b_type);
     if (SolutionPtr gemv = gemv_default(p, weight_bytes)) return gemv;
     if (p.m >= kM16DefaultMinM && p.m <= kM16DefaultMaxM) return m16_default(p, weight_bytes);

@@ -92,6 +92,7 @@ inline kernels::SkinnyParams skinny_params(const GemmProblem& p, const GemmArgs&
   kp.ldo = p.ldo;
   kp.out_type = skinny_elem(p.out_type);
   kp.bias_type = p.has_bias() ? skinny_elem(p.bias_type) : kernels::kSkinnyNone;
+  kp.activation = static_cast<int>(p.activation);
   return kp;
 }
 
