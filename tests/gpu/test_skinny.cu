@@ -291,6 +291,8 @@ TEST(Skinny, SanitizerSubset) {
   // Version 3 on these: 33x1001 and 7x4099 split every tile over tens to a hundred-odd CTAs,
   // 40x8 has whole tiles only, 4423x40 (K = 32 + 8) has CTAs over one and a half tiles.
   const std::int64_t shapes[][2] = {{33, 1001}, {7, 4099}, {129, 200}, {40, 8}, {4423, 40}};
+  const Activation kActs[] = {Activation::kNone, Activation::kGelu, Activation::kNone, Activation::kGeluTanh,
+                              Activation::kNone, Activation::kRelu};
   int cases = 0;
   for (const SolutionPtr& s : picked) {
     for (int mi = 0; mi < 2; ++mi) {
@@ -302,6 +304,8 @@ TEST(Skinny, SanitizerSubset) {
         c.k = shapes[si][1];
         c.out = si % 2 == 0 ? DType::kBFloat16 : DType::kFloat32;
         c.bias = si % 2 == 1;
+        // The activations' stores too (the plain stores' fast paths need none): one in two cases.
+        c.activation = kActs[(si + static_cast<std::size_t>(mi)) % std::size(kActs)];
         c.lda_pad = pad_to_8(c.k);
         c.ldb_pad = pad_to_8(c.k);
         A16W16Data d = make_a16w16(c, 40 + static_cast<std::uint64_t>(si) + 7 * static_cast<std::uint64_t>(m));
