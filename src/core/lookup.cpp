@@ -49,12 +49,14 @@ std::vector<WalkStep> walk(const Table::RowsByM* rows, std::int64_t m) {
   try_m(WalkLevel::kPaddedM, padded_m(m));
   try_m(WalkLevel::kPow2M, next_pow2(m));
 
-  std::vector<const TableRow*> rest;
-  for (const auto& [row_m, row] : *rows) {
-    if (std::find(used.begin(), used.end(), row_m) == used.end()) rest.push_back(&row);
-  }
   // Distance by ratio, compared exactly: a row x is max(x, m) / min(x, m) away from m.
   const std::int64_t mm = std::max<std::int64_t>(m, 1);
+  std::vector<const TableRow*> rest;
+  for (const auto& [row_m, row] : *rows) {
+    if (std::find(used.begin(), used.end(), row_m) != used.end()) continue;
+    const __int128 far = std::max(row_m, mm), near = std::min(row_m, mm);
+    if (far <= near * kNearestMaxRatio) rest.push_back(&row);
+  }
   std::stable_sort(rest.begin(), rest.end(), [&](const TableRow* a, const TableRow* b) {
     __int128 na = std::max(a->m, mm), da = std::min(a->m, mm);
     __int128 nb = std::max(b->m, mm), db = std::min(b->m, mm);

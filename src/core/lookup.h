@@ -1,7 +1,8 @@
 // The lookup walk for a call with M rows (same key): exact M; M rounded up (to a multiple of 16
 // up to 256, 32 up to 1024, 64 up to 4096, 128 beyond); the next power of two; the nearest tuned
-// M (by ratio, ties to the larger M); then the default solution. Each step's row must still pass
-// validation, so the walk yields candidates in order and the dispatcher takes the first valid one.
+// M (by ratio, ties to the larger M) among the rows within kNearestMaxRatio of M; then the default
+// solution. Each step's row must still pass validation, so the walk yields candidates in order and
+// the dispatcher takes the first valid one.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +15,12 @@ namespace tgemm {
 
 enum class WalkLevel { kExact, kPaddedM, kPow2M, kNearestM, kDefault };
 std::string_view walk_level_name(WalkLevel level);
+
+// The nearest-M level offers only rows tuned within this factor of M (docs/design-choices.md):
+// session 26 measured rows tuned at M = 512 run at M = 1 and 16 at 0.18-0.78x of the cuBLASLt
+// default (a 128-row tile for one token), where the default solution is never worse than it.
+// The shipped tables' M grid (1, 16, 64, 128, 512, 2048, 8192) keeps every M within 4x of a row.
+inline constexpr std::int64_t kNearestMaxRatio = 4;
 
 std::int64_t padded_m(std::int64_t m);
 std::int64_t next_pow2(std::int64_t m);

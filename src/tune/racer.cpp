@@ -19,21 +19,28 @@
 #include "runtime/timing.h"
 
 namespace tgemm {
+
+std::string screen_load_key(const std::string& name, const GemmProblem& p) {
+  const std::string_view tail = "heuristic";
+  const bool per_problem =
+      name.size() >= tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
+  return per_problem ? name + " " + p.describe() : name;
+}
+
 namespace {
 
 constexpr std::size_t kAlign = 256;
 std::size_t round_up(std::size_t v, std::size_t q) { return (v + q - 1) / q * q; }
 
-// True the first time this process asks about `name`. Kernels load on first use (CUDA's lazy
-// module loading): session 7's two tunes screened 367 configurations within 30% of the leader
-// in one tune at 1.6-2.7 ms in the other, whose screen times were their first launch in that
-// process (docs/perf-notes.md, "What happened (session 8)"). Solution names stand for the kernels
-// they launch closely enough for this: a name seen once has loaded its kernels.
-bool first_use_in_process(const std::string& name) {
+// True the first time this process asks about `key` (screen_load_key). Kernels load on first use
+// (CUDA's lazy module loading): session 7's two tunes screened 367 configurations within 30% of
+// the leader in one tune at 1.6-2.7 ms in the other, whose screen times were their first launch
+// in that process (docs/perf-notes.md, "What happened (session 8)").
+bool first_use_in_process(const std::string& key) {
   static std::mutex mutex;
   static std::unordered_set<std::string> seen;
   std::lock_guard<std::mutex> lock(mutex);
-  return seen.insert(name).second;
+  return seen.insert(key).second;
 }
 
 struct Operands {
@@ -344,7 +351,8 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
         r.screen_us = ms * 1000.0;
         // A slow first launch of a solution new to this process may be its kernels loading: one
         // more launch, and the faster of the two counts.
-        if (r.screen_us >= kSlowScreenUs && first_use_in_process(r.name)) {
+        const std::string load_key = screen_load_key(r.name, p);
+        if (r.screen_us >= kSlowScreenUs && first_use_in_process(load_key)) {
           TGEMM_CUDA_CHECK(cudaEventRecord(timer.a, stream), "tune");
           solutions[i]->run(p, data.sets[1 % data.sets.size()].args, ws, s);
           TGEMM_CUDA_CHECK(cudaEventRecord(timer.b, stream), "tune");
@@ -353,7 +361,7 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
           r.screen_us = std::min(r.screen_us, ms * 1000.0);
           ++result.rescreened;
         } else {
-          first_use_in_process(r.name);
+          first_use_in_process(load_key);
         }
         if (r.screen_us < o.graph_screen_us) {
           const auto graph_t0 = Clock::now();

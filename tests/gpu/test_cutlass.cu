@@ -403,8 +403,8 @@ TEST(Cutlass, DefaultOnlyForTheErfGelu) {
     A16W16Data d = make_a16w16(c, 4);
     EXPECT_EQ(b.default_solution(d.problem()), nullptr) << c.describe();
   }
-  // M <= 64 (pingpong) and grids of at least half a wave of 128x128 tiles on 132 SMs.
-  const std::int64_t shapes[][3] = {{1, 4096, 4096}, {64, 1024, 1024}, {1000, 2048, 1008}, {4096, 4096, 1024}};
+  // Grids of at least half a wave of 128x128 tiles on 132 SMs.
+  const std::int64_t shapes[][3] = {{1000, 2048, 1008}, {4096, 4096, 1024}};
   const DType outs[] = {DType::kBFloat16, DType::kFloat32};
   int i = 0;
   for (const auto& sh : shapes) {
@@ -430,8 +430,19 @@ TEST(Cutlass, DefaultOnlyForTheErfGelu) {
       EXPECT_TRUE(err.empty()) << err;
     }
   }
-  // M > 64 with fewer 128x128 tiles than half the SMs: no fused default (cuBLASLt staged wins
-  // there, docs/perf-notes.md).
+  // M <= 64 (rule v5, session 26: the skinny kernels or the staged path), and M > 64 with fewer
+  // 128x128 tiles than half the SMs: no fused default (cuBLASLt staged wins there,
+  // docs/perf-notes.md).
+  for (std::int64_t m : {1, 16, 64}) {
+    A16W16Case small;
+    small.m = m;
+    small.n = 4096;
+    small.k = 4096;
+    small.bias = true;
+    small.activation = Activation::kGelu;
+    A16W16Data ds = make_a16w16(small, 29);
+    EXPECT_EQ(b.default_solution(ds.problem()), nullptr) << small.describe();
+  }
   A16W16Case narrow;
   narrow.m = 512;
   narrow.n = 576;

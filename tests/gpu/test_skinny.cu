@@ -762,9 +762,27 @@ TEST(Skinny, DefaultRuleCoversDecodeOnly) {
     SolutionPtr s = b.default_solution(d.problem());
     if (s != nullptr) EXPECT_EQ(s->name().find("gemv"), std::string::npos) << s->name() << " for " << c.describe();
   }
-  // Activation epilogues (session 25): fused in every variant but not a default until measured
-  // against the staged defaults, also where the plain problem has one.
-  for (auto c : {problem(1, 4096, 4096), problem(16, 576, 7168), problem(1, 576, 2048)}) {
+  // Activation epilogues (session 26): the plain problem's default variant, which fuses the
+  // activation in its stores, and nothing where the plain problem has none.
+  const Activation acts[] = {Activation::kGelu, Activation::kGeluTanh, Activation::kRelu};
+  int ai = 0;
+  for (auto c : {problem(1, 4096, 4096), problem(16, 576, 7168), problem(1, 576, 2048), problem(13, 2047, 8192)}) {
+    A16W16Data plain = make_a16w16(c, 19);
+    SolutionPtr want = b.default_solution(plain.problem());
+    ASSERT_NE(want, nullptr) << c.describe();
+    c.activation = acts[ai++ % 3];
+    c.bias = ai % 2 == 0;
+    A16W16Data d = make_a16w16(c, 19);
+    SolutionPtr s = b.default_solution(d.problem());
+    ASSERT_NE(s, nullptr) << c.describe();
+    EXPECT_EQ(s->name(), want->name()) << c.describe();
+    std::string err = run_solution(d, *s);
+    EXPECT_TRUE(err.empty()) << err;
+    GemmProblem scaled = d.problem();  // alpha != 1: refused, so no default
+    scaled.unit_alpha = false;
+    EXPECT_EQ(b.default_solution(scaled), nullptr) << c.describe();
+  }
+  for (auto c : {problem(128, 4096, 4096), problem(16, 32768, 128)}) {
     c.activation = Activation::kGelu;
     A16W16Data d = make_a16w16(c, 19);
     EXPECT_EQ(b.default_solution(d.problem()), nullptr) << c.describe();

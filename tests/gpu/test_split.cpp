@@ -111,10 +111,10 @@ TEST(Split, TableRowRoutesThroughThePublicApi) {
   reload_config();
 }
 
-// With no table row, an erf-GELU + bias problem of M >= 512 that CUTLASS's rule declines (here
-// K > 4096) runs staged: cuBLASLt's default product, then the pass; below that M, without the
-// bias or with another activation, the fused defaults stay.
-TEST(Split, DefaultStagesTheErfGeluWithBiasAtLargeM) {
+// With no table row, an erf-GELU + bias problem that the skinny and CUTLASS rules decline (here
+// K > 4096, or M <= 64 outside the skinny rule) runs staged: cuBLASLt's default product, then the
+// pass; without the bias or with another activation, the fused defaults stay.
+TEST(Split, DefaultStagesTheErfGeluWithBias) {
   TGEMM_REQUIRE_GPU();
   const std::string path = ::testing::TempDir() + "tgemm_split_empty_table.csv";
   {
@@ -129,15 +129,18 @@ TEST(Split, DefaultStagesTheErfGeluWithBiasAtLargeM) {
     bool bias;
     Activation act;
     bool staged;
+    std::int64_t n = 1000, k = 5000;
   };
+  // 64x1000x5000 is beyond the skinny rule's M; 16x28672x4096 beyond its weight size (235 MB).
   for (const Want w : {Want{600, true, Activation::kGelu, true}, Want{8192, true, Activation::kGelu, true},
-                       Want{511, true, Activation::kGelu, false}, Want{16, true, Activation::kGelu, false},
+                       Want{511, true, Activation::kGelu, true}, Want{64, true, Activation::kGelu, true},
+                       Want{16, true, Activation::kGelu, true, 28672, 4096},
                        Want{600, false, Activation::kGelu, false}, Want{600, true, Activation::kGeluTanh, false},
                        Want{600, true, Activation::kRelu, false}}) {
     A16W16Case c;
     c.m = w.m;
-    c.n = 1000;
-    c.k = 5000;
+    c.n = w.n;
+    c.k = w.k;
     c.bias = w.bias;
     c.activation = w.act;
     A16W16Data d = make_a16w16(c, 500 + static_cast<std::uint64_t>(w.m));
@@ -153,6 +156,19 @@ TEST(Split, DefaultStagesTheErfGeluWithBiasAtLargeM) {
     std::string err = run_and_compare(d, [&] { gemm_a16w16(d.xv, d.wv, d.ov, d.options(), nullptr); });
     EXPECT_TRUE(err.empty()) << err << " " << c.describe() << " [" << info.kernel_name << "]";
   }
+  // Inside the skinny rule (M = 16, a 10 MB weight): its variant fuses the bias and the GELU.
+  A16W16Case c;
+  c.m = 16;
+  c.n = 1000;
+  c.k = 5000;
+  c.bias = true;
+  c.activation = Activation::kGelu;
+  A16W16Data d = make_a16w16(c, 516);
+  DispatchInfo info = describe_gemm_a16w16(d.xv, d.wv, d.ov, d.options());
+  EXPECT_EQ(info.level, "default");
+  EXPECT_EQ(info.libtype, "skinny") << info.kernel_name;
+  std::string err = run_and_compare(d, [&] { gemm_a16w16(d.xv, d.wv, d.ov, d.options(), nullptr); });
+  EXPECT_TRUE(err.empty()) << err << " [" << info.kernel_name << "]";
   unsetenv("TGEMM_CONFIG_GEMM_BF16");
   reload_config();
 }

@@ -93,6 +93,30 @@ TEST(TimeSolutionPair, RefusesZeroRounds) {
   }
 }
 
+// The screen's lazy-loading guard: a configuration's name stands for its kernels, a heuristic's
+// name does not (cuBLASLt picks its kernel per problem), so those are remembered per problem.
+// Host logic: runs without a GPU.
+TEST(ScreenLoadKey, HeuristicNamesArePerProblem) {
+  TableKey key;
+  key.arch = "sm_90a";
+  key.sm_count = 132;
+  key.n = 4096;
+  key.k = 4096;
+  const GemmProblem a = problem_of_key(key, 16, /*device=*/0);
+  key.n = 24576;
+  key.k = 1536;
+  const GemmProblem b = problem_of_key(key, 16, /*device=*/0);
+  const std::string config = "cublaslt:algo66_tile137_stages35_splitk1_red0_swz0_opt0_inner0_cluster2_v130100";
+  EXPECT_EQ(screen_load_key(config, a), config);
+  EXPECT_EQ(screen_load_key(config, a), screen_load_key(config, b));
+  EXPECT_EQ(screen_load_key("skinny:sm90_m1_gemv_w4_c4_v16", b), "skinny:sm90_m1_gemv_w4_c4_v16");
+  for (const std::string name : {"cublaslt:heuristic", "split:cublaslt:heuristic"}) {
+    EXPECT_NE(screen_load_key(name, a), screen_load_key(name, b)) << name;
+    EXPECT_EQ(screen_load_key(name, a), screen_load_key(name, a)) << name;
+    EXPECT_EQ(screen_load_key(name, a).rfind(name, 0), 0u) << name;
+  }
+}
+
 // `tgemm reconfirm`'s decision (reconfirm_row): the race's default is kept without timing; the
 // reference backend's SIMT kernel, many times slower than cuBLASLt at 256x2048x2048, loses on
 // every placement and reverts to cuBLASLt's heuristic, which is checked against the reference.

@@ -424,20 +424,21 @@ class CutlassBackend final : public Backend {
       const double fill = static_cast<double>(t) / (waves * sms);
       return fill * static_cast<double>(p.n) / static_cast<double>(ceil_div(p.n, tn) * tn);
     };
+    // Rule v5 (session 26): no fused default for M <= 64. The first rule's unmeasured pick there
+    // (pingpong 64x128) ran 1.3-2.7x the staged path's time on the suite's 32 decode problems
+    // (M = 1, 16, gelu + bias, H200's tune profile); the skinny kernels' fused stores take that
+    // region where their rule applies, the staged path the rest (split backend).
+    if (p.m <= 64) return nullptr;
+    if (2 * tiles(128, 128) < sms) return nullptr;
     Pick pick{Schedule::kCooperative, 128, 128, 1, 1, TileScheduler::kPersistent};
-    if (p.m <= 64) {
-      pick = {Schedule::kPingpong, 64, 128, 1, 1, TileScheduler::kPersistent};
-    } else {
-      if (2 * tiles(128, 128) < sms) return nullptr;
-      const bool wide = tiles(128, 256) >= sms;
-      const double wide_eff = wide ? efficiency(128, 256) : 0.0;
-      if (wide && (wide_eff >= 0.8 || wide_eff >= efficiency(128, 128)))
-        pick = {Schedule::kCooperative, 128, 256, 2, 1, TileScheduler::kPersistent};
-      // Rule v3 (session 5): below 80% wave efficiency the staged path (cuBLASLt's default GEMM,
-      // then the vectorized bias + GELU pass) is faster: on the session-5 gelu profile the cut
-      // turns 1.043x / 8 losses into 1.091x / 2 against it (docs/perf-notes.md, "CUTLASS").
-      if (efficiency(pick.tile_m, pick.tile_n) < 0.8) return nullptr;
-    }
+    const bool wide = tiles(128, 256) >= sms;
+    const double wide_eff = wide ? efficiency(128, 256) : 0.0;
+    if (wide && (wide_eff >= 0.8 || wide_eff >= efficiency(128, 128)))
+      pick = {Schedule::kCooperative, 128, 256, 2, 1, TileScheduler::kPersistent};
+    // Rule v3 (session 5): below 80% wave efficiency the staged path (cuBLASLt's default GEMM,
+    // then the vectorized bias + GELU pass) is faster: on the session-5 gelu profile the cut
+    // turns 1.043x / 8 losses into 1.091x / 2 against it (docs/perf-notes.md, "CUTLASS").
+    if (efficiency(pick.tile_m, pick.tile_n) < 0.8) return nullptr;
     // Rule v4 (session 7): fusion saves the pass (4·M·N bytes), a share of ~400/K of the GEMM
     // (2·M·N·K flops at ~600 TFLOP/s against ~3 TB/s); the untuned instances give up 5-15% of
     // the GEMM to cuBLASLt's kernel, so above K = 4096 the staged path wins. Session 7's bench

@@ -743,9 +743,21 @@ class SkinnyBackend final : public Backend {
   }
 
   SolutionPtr default_solution(const GemmProblem& p) const override {
-    // Activation epilogues (session 25) run only where a table row or the tuner names a skinny
-    // variant until they have been measured against the staged defaults on a GPU.
-    if (!p.plain_epilogue()) return nullptr;
+    if (p.plain_epilogue()) return plain_default(p);
+    // An activation after the optional bias (alpha 1, no c): the plain problem's variant, which
+    // applies it in its stores. Session 26 (H200, M = 1 and 16, the suite's 32 decode problems
+    // with gelu + bias): the tuner's fused skinny picks ran 1.17x the cuBLASLt default GEMM plus
+    // the separate pass, the staged and fused cuBLASLt/CUTLASS paths were the slower candidates.
+    if (!p.unit_alpha || p.use_c) return nullptr;
+    GemmProblem plain = p;
+    plain.activation = Activation::kNone;
+    SolutionPtr s = plain_default(plain);
+    return s != nullptr && s->can_implement(p) ? s : nullptr;
+  }
+
+ private:
+  // The default rule for the plain epilogue (no activation, alpha 1, no c).
+  SolutionPtr plain_default(const GemmProblem& p) const {
     const double weight_bytes = static_cast<double>(p.n) * static_cast<double>(p.k) * dtype_size(p.b_type);
     if (SolutionPtr gemv = gemv_default(p, weight_bytes)) return gemv;
     if (p.m >= kM16DefaultMinM && p.m <= kM16DefaultMaxM) return m16_default(p, weight_bytes);
@@ -776,7 +788,6 @@ class SkinnyBackend final : public Backend {
     return chosen;
   }
 
- private:
   // The GEMV default (kGemvDefault*), or nullptr outside its region or where it cannot run p.
   SolutionPtr gemv_default(const GemmProblem& p, double weight_bytes) const {
     if (p.m != 1 || p.n > kGemvDefaultMaxN || p.k < kGemvDefaultMinK || weight_bytes < kGemvDefaultMinWeightBytes)

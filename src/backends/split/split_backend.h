@@ -5,9 +5,9 @@
 // the fused kernels of a shape are slower than the plain one plus that pass (2 x M x N elements
 // of traffic). Named after the inner solution:
 //   split:<inner kernelName>, e.g. split:cublaslt:heuristic, split:skinny:sm90_m8_n16_wn1_wk4_u4_sk1_v16
-// A default only for erf-GELU + bias problems of M >= kStagedGeluMinM that the backends
-// registered before it decline (it is registered after CUTLASS, before cuBLASLt): cuBLASLt's
-// default product, then the pass. Otherwise only tuned rows route here. Alpha != 1 and beta * c
+// A default only for erf-GELU + bias problems that the backends registered before it decline
+// (it is registered after skinny and CUTLASS, before cuBLASLt): cuBLASLt's default product,
+// then the pass. Otherwise only tuned rows route here. Alpha != 1 and beta * c
 // problems are not split.
 // The plain product is rounded to out's dtype before the bias is added: one more rounding than a
 // fused epilogue, within the library's tolerances (tests/gpu/test_split.cpp).
@@ -21,9 +21,6 @@
 #include "core/registry.h"
 
 namespace tgemm {
-
-// The smallest M whose untuned erf-GELU + bias problems run staged by default (see above).
-inline constexpr std::int64_t kStagedGeluMinM = 512;
 
 // The elementwise pass: out[i, j] = act(out[i, j] + bias[j]) for the problem's M x N, on stream.
 // Injected so the backend's logic stays host-only (the runtime passes its epilogue kernel).

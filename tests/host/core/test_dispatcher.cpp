@@ -128,16 +128,20 @@ TEST_F(DispatcherTest, Pow2Level) {
 }
 
 TEST_F(DispatcherTest, NearestLevel) {
-  const std::string path = write_table("t.csv", {{64, "fake:tile64"}, {2048, "fake:tile128"}});
+  const std::string path = write_table("t.csv", {{100, "fake:tile64"}, {2048, "fake:tile128"}});
   auto d = make({path});
-  const Resolution& r = d->resolve(problem(300));  // 64 (x4.7) is nearer by ratio than 2048 (x6.8)
+  const Resolution& r = d->resolve(problem(300));  // 100 (x3) is within the limit, 2048 (x6.8) is not
   EXPECT_EQ(r.solution, fake_->solution("fake:tile64"));
   EXPECT_EQ(r.level, WalkLevel::kNearestM);
-  EXPECT_EQ(r.matched_m, 64);
+  EXPECT_EQ(r.matched_m, 100);
   EXPECT_EQ(r.line, 2);
   const Resolution& big = d->resolve(problem(3000));  // padded 3008, pow2 4096: absent
   EXPECT_EQ(big.solution, fake_->solution("fake:tile128"));
   EXPECT_EQ(big.level, WalkLevel::kNearestM);
+  // Beyond kNearestMaxRatio of every row (100 is x6.25 from 16): the default solution.
+  const Resolution& small = d->resolve(problem(16));
+  EXPECT_EQ(small.level, WalkLevel::kDefault);
+  EXPECT_EQ(small.solution, fake_->solution("fake:default"));
 }
 
 TEST_F(DispatcherTest, RowsOfAnotherKeyAreNotUsed) {
@@ -306,11 +310,11 @@ TEST_F(DispatcherTest, EveryBadRowIsWarnedOnceAndTheGoodOneIsUsed) {
   fake_->set_accepts("fake:tile256", [](const GemmProblem& p) { return p.m != 16; });
   const std::string path = write_table(
       "t.csv",
-      {{16, "fake:tile256"}, {32, "nosuch:x", "nosuch"}, {8, "fake:bogus"}, {128, "fake:tile64"}});
+      {{16, "fake:tile256"}, {32, "nosuch:x", "nosuch"}, {8, "fake:bogus"}, {64, "fake:tile64"}});
   auto d = make({path});
   const Resolution& r = d->resolve(problem(16));
   EXPECT_EQ(r.solution, fake_->solution("fake:tile64"));
-  EXPECT_EQ(r.matched_m, 128);
+  EXPECT_EQ(r.matched_m, 64);
   EXPECT_EQ(r.line, 5);
   auto w = log_.warnings();
   ASSERT_EQ(w.size(), 3u) << log_.dump();
