@@ -128,17 +128,17 @@ TEST_F(DispatcherTest, Pow2Level) {
 }
 
 TEST_F(DispatcherTest, NearestLevel) {
-  const std::string path = write_table("t.csv", {{100, "fake:tile64"}, {2048, "fake:tile128"}});
+  const std::string path = write_table("t.csv", {{160, "fake:tile64"}, {2048, "fake:tile128"}});
   auto d = make({path});
-  const Resolution& r = d->resolve(problem(300));  // 100 (x3) is within the limit, 2048 (x6.8) is not
+  const Resolution& r = d->resolve(problem(300));  // 160 (x1.9) is within the limit, 2048 (x6.8) is not
   EXPECT_EQ(r.solution, fake_->solution("fake:tile64"));
   EXPECT_EQ(r.level, WalkLevel::kNearestM);
-  EXPECT_EQ(r.matched_m, 100);
+  EXPECT_EQ(r.matched_m, 160);
   EXPECT_EQ(r.line, 2);
   const Resolution& big = d->resolve(problem(3000));  // padded 3008, pow2 4096: absent
   EXPECT_EQ(big.solution, fake_->solution("fake:tile128"));
   EXPECT_EQ(big.level, WalkLevel::kNearestM);
-  // Beyond kNearestMaxRatio of every row (100 is x6.25 from 16): the default solution.
+  // Beyond kNearestMaxRatio of every row (160 is x10 from 16): the default solution.
   const Resolution& small = d->resolve(problem(16));
   EXPECT_EQ(small.level, WalkLevel::kDefault);
   EXPECT_EQ(small.solution, fake_->solution("fake:default"));
@@ -230,7 +230,7 @@ TEST(CardSlug, FirstWordOfTheNameWithoutNvidia) {
 
 TEST_F(DispatcherTest, UnknownLibtypeRowIsOneWarningAndTheWalkContinues) {
   const std::string path =
-      write_table("t.csv", {{16, "nosuch:k1", "nosuch"}, {32, "fake:tile128"}});
+      write_table("t.csv", {{16, "nosuch:k1", "nosuch"}, {24, "fake:tile128"}});
   auto d = make({path});
   const Resolution& r = d->resolve(problem(16));
   EXPECT_EQ(r.solution, fake_->solution("fake:tile128"));
@@ -259,7 +259,7 @@ TEST_F(DispatcherTest, UnknownKernelNameIsOneWarningWithTheBackendsReason) {
 
 TEST_F(DispatcherTest, FromRowExceptionIsAWarningNotACrash) {
   fake_->set_throws("fake:tile128");
-  const std::string path = write_table("t.csv", {{16, "fake:tile128"}, {64, "fake:tile64"}});
+  const std::string path = write_table("t.csv", {{16, "fake:tile128"}, {32, "fake:tile64"}});
   auto d = make({path});
   const Resolution& r = d->resolve(problem(16));
   EXPECT_EQ(r.solution, fake_->solution("fake:tile64"));
@@ -272,7 +272,7 @@ TEST_F(DispatcherTest, FromRowExceptionIsAWarningNotACrash) {
 
 TEST_F(DispatcherTest, CannotImplementAtExactLevelIsOneWarning) {
   fake_->set_accepts("fake:tile64", [](const GemmProblem& p) { return p.m != 16; });
-  const std::string path = write_table("t.csv", {{16, "fake:tile64"}, {64, "fake:tile128"}});
+  const std::string path = write_table("t.csv", {{16, "fake:tile64"}, {32, "fake:tile128"}});
   auto d = make({path});
   const Resolution& r = d->resolve(problem(16));
   EXPECT_EQ(r.solution, fake_->solution("fake:tile128"));  // the walk goes on to the next row
@@ -310,11 +310,11 @@ TEST_F(DispatcherTest, EveryBadRowIsWarnedOnceAndTheGoodOneIsUsed) {
   fake_->set_accepts("fake:tile256", [](const GemmProblem& p) { return p.m != 16; });
   const std::string path = write_table(
       "t.csv",
-      {{16, "fake:tile256"}, {32, "nosuch:x", "nosuch"}, {8, "fake:bogus"}, {64, "fake:tile64"}});
+      {{16, "fake:tile256"}, {20, "nosuch:x", "nosuch"}, {12, "fake:bogus"}, {32, "fake:tile64"}});
   auto d = make({path});
-  const Resolution& r = d->resolve(problem(16));
+  const Resolution& r = d->resolve(problem(16));  // walk: 16, then 20 (x1.25), 12 (x1.33), 32 (x2)
   EXPECT_EQ(r.solution, fake_->solution("fake:tile64"));
-  EXPECT_EQ(r.matched_m, 64);
+  EXPECT_EQ(r.matched_m, 32);
   EXPECT_EQ(r.line, 5);
   auto w = log_.warnings();
   ASSERT_EQ(w.size(), 3u) << log_.dump();

@@ -89,20 +89,20 @@ TEST(Walk, NullOrEmptyRowsGiveNoSteps) {
 
 TEST(Walk, ExactThenPaddedThenPow2ThenNearest) {
   // M=300: padded 320, pow2 512.
-  auto rows = rows_at({100, 300, 320, 512, 1000});
+  auto rows = rows_at({160, 300, 320, 512, 580});
   Walk w = walk_of(rows, 300);
-  // Nearest by ratio from 300: 1000 (x3.33) vs 100 (x3) -> 100 first.
-  EXPECT_EQ(w, (Walk{"exact:300", "padded_m:320", "pow2_m:512", "nearest_m:100", "nearest_m:1000"}));
+  // Nearest by ratio from 300: 580 (x1.93) vs 160 (x1.875) -> 160 first.
+  EXPECT_EQ(w, (Walk{"exact:300", "padded_m:320", "pow2_m:512", "nearest_m:160", "nearest_m:580"}));
 }
 
 TEST(Walk, MissingLevelsAreSkipped) {
-  auto rows = rows_at({512, 1024});
+  auto rows = rows_at({512, 590});
   Walk w = walk_of(rows, 300);  // no 300, no 320
-  EXPECT_EQ(w, (Walk{"pow2_m:512", "nearest_m:1024"}));
+  EXPECT_EQ(w, (Walk{"pow2_m:512", "nearest_m:590"}));
 
-  auto rows2 = rows_at({320, 1024});
+  auto rows2 = rows_at({320, 200});
   Walk w2 = walk_of(rows2, 300);
-  EXPECT_EQ(w2, (Walk{"padded_m:320", "nearest_m:1024"}));
+  EXPECT_EQ(w2, (Walk{"padded_m:320", "nearest_m:200"}));
 }
 
 TEST(Walk, EachTunedMAppearsOnce) {
@@ -114,9 +114,9 @@ TEST(Walk, EachTunedMAppearsOnce) {
   Walk w17 = walk_of(rows, 17);
   EXPECT_EQ(w17, (Walk{"padded_m:32", "nearest_m:16"}));
   // M=1: padded 16, pow2 1.
-  auto rows1 = rows_at({1, 16, 4});
+  auto rows1 = rows_at({1, 16, 2});
   Walk w1 = walk_of(rows1, 1);
-  EXPECT_EQ(w1, (Walk{"exact:1", "padded_m:16", "nearest_m:4"}));
+  EXPECT_EQ(w1, (Walk{"exact:1", "padded_m:16", "nearest_m:2"}));
 }
 
 TEST(Walk, EveryRowWithinTheRatioIsOfferedExactlyOnce) {
@@ -135,35 +135,35 @@ TEST(Walk, EveryRowWithinTheRatioIsOfferedExactlyOnce) {
   }
 }
 
-// Rows further than kNearestMaxRatio from M are not offered: a row tuned for 512 tokens (a
-// 128-row tile) ran one token at 0.18-0.78x of the default (session 26).
+// Rows further than kNearestMaxRatio from M are not offered: rows tuned for 512 tokens ran one
+// token at 0.18-0.78x of the default, 128 tokens at 0.41-0.95x (session 26).
 TEST(Walk, NearestStopsAtTheRatioLimit) {
   auto rows = rows_at({512, 2048, 8192});
   EXPECT_TRUE(walk_of(rows, 1).empty());
-  EXPECT_TRUE(walk_of(rows, 16).empty());
-  EXPECT_TRUE(walk_of(rows, 127).empty());  // padded 128, pow2 128: absent; 512 is x4.03
-  EXPECT_EQ(walk_of(rows, 128), (Walk{"nearest_m:512"}));  // exactly x4
-  EXPECT_EQ(walk_of(rows, 1000), (Walk{"nearest_m:512", "nearest_m:2048"}));  // 8192 is x8.2
+  EXPECT_TRUE(walk_of(rows, 128).empty());
+  EXPECT_TRUE(walk_of(rows, 255).empty());  // padded 256, pow2 256: absent; 512 is x2.008
+  EXPECT_EQ(walk_of(rows, 256), (Walk{"nearest_m:512"}));  // exactly x2
+  EXPECT_EQ(walk_of(rows, 1000), (Walk{"nearest_m:512"}));  // 2048 is x2.048
   EXPECT_EQ(walk_of(rows, 40000), (Walk{}));
-  EXPECT_EQ(walk_of(rows, 32768), (Walk{"nearest_m:8192"}));
+  EXPECT_EQ(walk_of(rows, 16384), (Walk{"nearest_m:8192"}));
 }
 
 TEST(Walk, NearestIsByRatioNotDifference) {
-  // From M=100, 40 is closer by difference (60 vs 120) but further by ratio (x2.5 vs x2.2), so
-  // 220 comes first; 60 (x1.67) beats 190 (x1.9) by both measures.
-  auto rows = rows_at({40, 220});
+  // From M=100, 55 is closer by difference (45 vs 80) but further by ratio (x1.82 vs x1.8), so
+  // 180 comes first; 60 (x1.67) beats 190 (x1.9) by both measures.
+  auto rows = rows_at({55, 180});
   Walk w = walk_of(rows, 100);
-  EXPECT_EQ(w, (Walk{"nearest_m:220", "nearest_m:40"}));
+  EXPECT_EQ(w, (Walk{"nearest_m:180", "nearest_m:55"}));
   auto rows2 = rows_at({60, 190});
   Walk w2 = walk_of(rows2, 100);
   EXPECT_EQ(w2, (Walk{"nearest_m:60", "nearest_m:190"}));
 }
 
 TEST(Walk, NearestOrdersAllRemainingRowsByRatio) {
-  auto rows = rows_at({2, 26, 40, 300, 400, 3000});
+  auto rows = rows_at({2, 55, 70, 150, 180, 201, 3000});
   Walk w = walk_of(rows, 100);  // padded 112, pow2 128: none
-  // Ratios from 100: 40 x2.5, 300 x3, 26 x3.85, 400 x4; 3000 x30 and 2 x50 are beyond the limit.
-  EXPECT_EQ(w, (Walk{"nearest_m:40", "nearest_m:300", "nearest_m:26", "nearest_m:400"}));
+  // Ratios from 100: 70 x1.43, 150 x1.5, 180 x1.8, 55 x1.82; 201, 3000 and 2 are beyond x2.
+  EXPECT_EQ(w, (Walk{"nearest_m:70", "nearest_m:150", "nearest_m:180", "nearest_m:55"}));
 }
 
 struct Tie {
@@ -203,16 +203,16 @@ TEST(Walk, NearestTiesAreDecidedExactlyNotByRounding) {
 
 TEST(Walk, MBeyondEveryRow) {
   auto rows = rows_at({1024, 4096});
-  Walk w = walk_of(rows, 10000);  // padded 10112, pow2 16384: absent
+  Walk w = walk_of(rows, 8000);  // padded 8064, pow2 8192: absent
   EXPECT_EQ(w, (Walk{"nearest_m:4096"}));
   EXPECT_TRUE(walk_of(rows, 1 << 20).empty());
 }
 
 TEST(Walk, MZeroUsesTheSmallestRowsFirst) {
   // An empty problem never reaches a kernel, but the walk must still be well defined.
-  auto rows = rows_at({1, 4, 16, 64});
+  auto rows = rows_at({1, 2, 16, 64});
   Walk w = walk_of(rows, 0);
-  EXPECT_EQ(w, (Walk{"pow2_m:1", "nearest_m:4"}));
+  EXPECT_EQ(w, (Walk{"pow2_m:1", "nearest_m:2"}));
 }
 
 }  // namespace
