@@ -150,6 +150,41 @@ TEST(ShippedTable, OneRowForEverySuiteProblem) {
   }
 }
 
+// The gelu + bias rows (session 26): every suite problem at the token counts each table was tuned
+// for, so no suite gelu problem reaches a row tuned for another M. The shared table's were tuned
+// on an H100 (M = 64 and 128 run the defaults there), the H200 overlay's on the H200; both parse
+// without a warning and hold suite shapes only.
+TEST(ShippedTable, GeluRowsForEverySuiteProblem) {
+  std::map<std::pair<std::int64_t, std::int64_t>, int> suite;
+  for (const SuiteRow& r : read_suite()) suite[{r.n, r.k}] = 1;
+  const struct {
+    std::string file;
+    std::vector<std::int64_t> ms;
+  } tables[] = {{"/configs/bf16_tuned_gemm.csv", {1, 16, 512, 2048, 8192}},
+                {"/configs/h200/bf16_tuned_gemm.csv", {1, 16, 64, 128, 512, 2048, 8192}}};
+  for (const auto& table : tables) {
+    const std::string path = kSourceDir + table.file;
+    std::ifstream in(path);
+    ASSERT_TRUE(in) << path;
+    const ParsedTable t = parse_tuned_table(in, path);
+    EXPECT_TRUE(t.warnings.empty()) << t.warnings.front();
+    std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, int> gelu;
+    for (const TableRow& r : t.rows) {
+      EXPECT_EQ(suite.count({r.key.n, r.key.k}), 1u) << r.file << ":" << r.line << ": not a suite shape";
+      if (r.key.bias && r.key.epilogue.activation == Activation::kGelu && !r.key.epilogue.scaled &&
+          !r.key.epilogue.use_c)
+        ++gelu[{r.m, r.key.n, r.key.k}];
+    }
+    EXPECT_EQ(gelu.size(), table.ms.size() * suite.size()) << path;
+    for (std::int64_t m : table.ms)
+      for (const auto& entry : suite) {
+        const auto [n, k] = entry.first;
+        const auto it = gelu.find({m, n, k});
+        EXPECT_EQ(it == gelu.end() ? 0 : it->second, 1) << path << ": gelu rows for M=" << m << " N=" << n << " K=" << k;
+      }
+  }
+}
+
 TEST(ModelShapes, ReproducesTheSharedShapeSuite) {
   std::vector<SuiteRow> suite = read_suite();
   ASSERT_EQ(suite.size(), 16u) << "bench/shapes/llm_shapes.csv changed: update this test's model map";
