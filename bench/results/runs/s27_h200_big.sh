@@ -36,5 +36,5 @@ bench() {
 nvidia-smi --query-gpu=name --format=csv,noheader
 step build 280 build || { tail -5 $S/gc.log; }
 step tune 120 tune
-step bench 500 bench
+step bench 320 bench
 tar czf $OUT/s27b.tgz -C $S --exclude=gc/build.log . ; ls -la $OUT
