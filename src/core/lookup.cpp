@@ -49,18 +49,21 @@ std::vector<WalkStep> walk(const Table::RowsByM* rows, std::int64_t m) {
   try_m(WalkLevel::kPaddedM, padded_m(m));
   try_m(WalkLevel::kPow2M, next_pow2(m));
 
-  // Distance by ratio, compared exactly: a row x is max(x, m) / min(x, m) away from m.
+  // Distance by ratio, compared exactly: a row x is far / near = max(x, m) / min(x, m) away from m.
   const std::int64_t mm = std::max<std::int64_t>(m, 1);
+  struct Ratio {
+    __int128 far, near;
+  };
+  auto ratio = [mm](std::int64_t x) { return Ratio{std::max(x, mm), std::min(x, mm)}; };
   std::vector<const TableRow*> rest;
   for (const auto& [row_m, row] : *rows) {
     if (std::find(used.begin(), used.end(), row_m) != used.end()) continue;
-    const __int128 far = std::max(row_m, mm), near = std::min(row_m, mm);
-    if (far <= near * kNearestMaxRatio) rest.push_back(&row);
+    const Ratio r = ratio(row_m);
+    if (r.far <= r.near * kNearestMaxRatio) rest.push_back(&row);
   }
   std::stable_sort(rest.begin(), rest.end(), [&](const TableRow* a, const TableRow* b) {
-    __int128 na = std::max(a->m, mm), da = std::min(a->m, mm);
-    __int128 nb = std::max(b->m, mm), db = std::min(b->m, mm);
-    if (na * db != nb * da) return na * db < nb * da;
+    const Ratio ra = ratio(a->m), rb = ratio(b->m);
+    if (ra.far * rb.near != rb.far * ra.near) return ra.far * rb.near < rb.far * ra.near;
     return a->m > b->m;
   });
   for (const TableRow* r : rest) steps.push_back({WalkLevel::kNearestM, r});

@@ -20,11 +20,8 @@
 
 namespace tgemm {
 
-std::string screen_load_key(const std::string& name, const GemmProblem& p) {
-  const std::string_view tail = "heuristic";
-  const bool per_problem =
-      name.size() >= tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
-  return per_problem ? name + " " + p.describe() : name;
+std::string screen_load_key(const Solution& s, const GemmProblem& p) {
+  return s.solidx() < 0 ? s.name() + " " + p.describe() : s.name();
 }
 
 namespace {
@@ -351,7 +348,7 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
         r.screen_us = ms * 1000.0;
         // A slow first launch of a solution new to this process may be its kernels loading: one
         // more launch, and the faster of the two counts.
-        const std::string load_key = screen_load_key(r.name, p);
+        const std::string load_key = screen_load_key(*solutions[i], p);
         if (r.screen_us >= kSlowScreenUs && first_use_in_process(load_key)) {
           TGEMM_CUDA_CHECK(cudaEventRecord(timer.a, stream), "tune");
           solutions[i]->run(p, data.sets[1 % data.sets.size()].args, ws, s);

@@ -15,12 +15,13 @@
 namespace tgemm {
 
 // What the screen's lazy-loading guard remembers a candidate by: a solution's name stands for the
-// kernels it launches, except names ending in "heuristic" (cublaslt:heuristic and the split
-// rows over it), whose kernel cuBLASLt picks per problem: those are remembered per problem.
+// kernels it launches, except the library's heuristic choice (solidx -1: cublaslt:heuristic, its
+// PyTorch-default form, and the split rows over them), whose kernel cuBLASLt picks per problem:
+// those are remembered per problem.
 // Session 26: keyed by name alone, split:cublaslt:heuristic screened at 1.5-4.8 ms (its first
 // launch loading that problem's kernel) on 22 of the 32 decode gelu problems and never reached
 // the finals, where its time is the 8-135 us of the baseline.
-std::string screen_load_key(const std::string& name, const GemmProblem& p);
+std::string screen_load_key(const Solution& s, const GemmProblem& p);
 
 struct RaceOptions {
   SelectOptions select;

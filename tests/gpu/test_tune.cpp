@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/problem.h"
@@ -93,10 +94,26 @@ TEST(TimeSolutionPair, RefusesZeroRounds) {
   }
 }
 
-// The screen's lazy-loading guard: a configuration's name stands for its kernels, a heuristic's
-// name does not (cuBLASLt picks its kernel per problem), so those are remembered per problem.
-// Host logic: runs without a GPU.
-TEST(ScreenLoadKey, HeuristicNamesArePerProblem) {
+// A solution that is only a name and a solidx (the screen's load key reads nothing else).
+class KeyOnlySolution final : public Solution {
+ public:
+  KeyOnlySolution(std::string name, int solidx) : name_(std::move(name)), solidx_(solidx) {}
+  const std::string& name() const override { return name_; }
+  std::string_view libtype() const override { return "test"; }
+  int solidx() const override { return solidx_; }
+  bool can_implement(const GemmProblem&) const noexcept override { return false; }
+  std::size_t workspace_size(const GemmProblem&) const override { return 0; }
+  void run(const GemmProblem&, const GemmArgs&, const Workspace&, Stream) const override {}
+
+ private:
+  std::string name_;
+  int solidx_;
+};
+
+// The screen's lazy-loading guard: a configuration's name stands for its kernels, the library's
+// heuristic choice (solidx -1) does not (cuBLASLt picks its kernel per problem), so those are
+// remembered per problem. Host logic: runs without a GPU.
+TEST(ScreenLoadKey, HeuristicChoicesArePerProblem) {
   TableKey key;
   key.arch = "sm_90a";
   key.sm_count = 132;
@@ -107,13 +124,15 @@ TEST(ScreenLoadKey, HeuristicNamesArePerProblem) {
   key.k = 1536;
   const GemmProblem b = problem_of_key(key, 16, /*device=*/0);
   const std::string config = "cublaslt:algo66_tile137_stages35_splitk1_red0_swz0_opt0_inner0_cluster2_v130100";
-  EXPECT_EQ(screen_load_key(config, a), config);
-  EXPECT_EQ(screen_load_key(config, a), screen_load_key(config, b));
-  EXPECT_EQ(screen_load_key("skinny:sm90_m1_gemv_w4_c4_v16", b), "skinny:sm90_m1_gemv_w4_c4_v16");
-  for (const std::string name : {"cublaslt:heuristic", "split:cublaslt:heuristic"}) {
-    EXPECT_NE(screen_load_key(name, a), screen_load_key(name, b)) << name;
-    EXPECT_EQ(screen_load_key(name, a), screen_load_key(name, a)) << name;
-    EXPECT_EQ(screen_load_key(name, a).rfind(name, 0), 0u) << name;
+  const KeyOnlySolution lt(config, 66), gemv("skinny:sm90_m1_gemv_w4_c4_v16", 0);
+  EXPECT_EQ(screen_load_key(lt, a), config);
+  EXPECT_EQ(screen_load_key(lt, a), screen_load_key(lt, b));
+  EXPECT_EQ(screen_load_key(gemv, b), "skinny:sm90_m1_gemv_w4_c4_v16");
+  for (const std::string name : {"cublaslt:heuristic", "cublaslt:heuristic_torch_default", "split:cublaslt:heuristic"}) {
+    const KeyOnlySolution h(name, -1);
+    EXPECT_NE(screen_load_key(h, a), screen_load_key(h, b)) << name;
+    EXPECT_EQ(screen_load_key(h, a), screen_load_key(h, a)) << name;
+    EXPECT_EQ(screen_load_key(h, a).rfind(name, 0), 0u) << name;
   }
 }
 

@@ -744,11 +744,11 @@ class SkinnyBackend final : public Backend {
 
   SolutionPtr default_solution(const GemmProblem& p) const override {
     if (p.plain_epilogue()) return plain_default(p);
-    // An activation after the optional bias (alpha 1, no c): the plain problem's variant, which
-    // applies it in its stores. Session 26 (H200, M = 1 and 16, the suite's 32 decode problems
-    // with gelu + bias): the tuner's fused skinny picks ran 1.17x the cuBLASLt default GEMM plus
-    // the separate pass, the staged and fused cuBLASLt/CUTLASS paths were the slower candidates.
-    if (!p.unit_alpha || p.use_c) return nullptr;
+    // An activation after the optional bias: the plain problem's variant, which applies it in its
+    // stores (can_implement refuses alpha != 1 and beta * c). Session 26 (H200, M = 1 and 16, the
+    // suite's 32 decode problems with gelu + bias): the tuner's fused skinny picks ran 1.17x the
+    // cuBLASLt default GEMM plus the separate pass, the staged and fused cuBLASLt/CUTLASS paths
+    // were the slower candidates.
     GemmProblem plain = p;
     plain.activation = Activation::kNone;
     SolutionPtr s = plain_default(plain);
