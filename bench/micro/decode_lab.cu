@@ -226,6 +226,87 @@ __global__ void __launch_bounds__(256, CHUNKS >= 8 ? 2 : 4) flat_kernel(const bf
   if (b > boundary) finish(r0 + 1, 1, acc1);
 }
 
+
+// ---------------------------------------------------------------------------------------------
+// Session 27: "pipe", the rows GEMV with CTAs that each take R rows a warp and a software
+// pipeline across passes and rows: the loads of pass p + 1 (the next CHUNKS chunks of the warp's
+// segment, or the first of its next row) are issued before the arithmetic of pass p, so a warp
+// keeps a pass of loads in flight from its first load to its last, where the one-shot CTAs of
+// version 4 (K <= 4096: one pass a warp) leave the SM's slots idle between a CTA's loads and the
+// next CTA's (launch, reduction, exit). Rows of a CTA: g + j * gpr for j < R (gpr = WARPS / segs
+// row groups); the segments of a row are summed in shared memory in segment order after the loop
+// (deterministic). R is a run-time argument (<= kPipeMaxR): R = ceil(N / (grid * gpr)) with
+// grid = SMs x CTAs an SM makes it persistent. K % 8 == 0 here (the lab's shapes).
+constexpr int kPipeMaxR = 32;
+template <int WARPS, int CHUNKS, int MIN_BLOCKS>
+__global__ void __launch_bounds__(32 * WARPS, MIN_BLOCKS) pipe_kernel(const bf16* __restrict__ x, const bf16* __restrict__ w,
+                                                                     bf16* out, int n, int k, int segs, int R) {
+  __shared__ float partial[WARPS][kPipeMaxR];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int gpr = WARPS / segs, seg = warp % segs, g = warp / segs;
+  const int base = blockIdx.x * gpr * R + g;
+  const int c_total = k / 8;
+  const int c_begin = c_total * seg / segs, c_end = c_total * (seg + 1) / segs;
+  const int pp = (c_end - c_begin + 32 * CHUNKS - 1) / (32 * CHUNKS);  // passes a row
+  const int total = pp * R;
+  const uint4* w4 = reinterpret_cast<const uint4*>(w);
+  const uint4* x4 = reinterpret_cast<const uint4*>(x);
+  int lj = 0, lq = 0;  // the next pass to load: row j, pass q
+  auto load = [&](uint4 (&wv)[CHUNKS], uint4 (&xv)[CHUNKS]) {
+    const int row = base + lj * gpr;
+    const int c0 = c_begin + lq * 32 * CHUNKS + lane;
+    const uint4* wr = w4 + static_cast<std::size_t>(row) * c_total;
+    if (row < n && c0 + 32 * (CHUNKS - 1) < c_end) {
+#pragma unroll
+      for (int j = 0; j < CHUNKS; ++j) wv[j] = load_weight(wr + c0 + 32 * j);
+#pragma unroll
+      for (int j = 0; j < CHUNKS; ++j) xv[j] = __ldg(x4 + c0 + 32 * j);
+    } else {
+#pragma unroll
+      for (int j = 0; j < CHUNKS; ++j) {
+        const int c = c0 + 32 * j;
+        const bool in = row < n && c < c_end;
+        wv[j] = in ? load_weight(wr + c) : make_uint4(0, 0, 0, 0);
+        xv[j] = in ? __ldg(x4 + c) : make_uint4(0, 0, 0, 0);
+      }
+    }
+    if (++lq == pp) { lq = 0; ++lj; }
+  };
+  float acc = 0.0f;
+  int cj = 0, cq = 0;  // the pass being computed
+  auto compute = [&](const uint4 (&wv)[CHUNKS], const uint4 (&xv)[CHUNKS]) {
+#pragma unroll
+    for (int j = 0; j < CHUNKS; ++j) acc = dot8(wv[j], xv[j], acc);
+    if (++cq == pp) {
+      const float s = warp_sum(acc);
+      if (lane == 0) partial[warp][cj] = s;
+      acc = 0.0f;
+      cq = 0;
+      ++cj;
+    }
+  };
+  uint4 wa[CHUNKS], xa[CHUNKS], wb[CHUNKS], xb[CHUNKS];
+  load(wa, xa);
+#pragma unroll 1
+  for (int p = 0; p < total; p += 2) {
+    if (p + 1 < total) load(wb, xb);
+    compute(wa, xa);
+    if (p + 1 >= total) break;
+    if (p + 2 < total) load(wa, xa);
+    compute(wb, xb);
+  }
+  __syncthreads();
+  for (int t = threadIdx.x; t < gpr * R; t += blockDim.x) {
+    const int gg = t % gpr, j = t / gpr;
+    const int r = blockIdx.x * gpr * R + gg + j * gpr;
+    if (r < n) {
+      float s = 0.0f;
+      for (int q = 0; q < segs; ++q) s += partial[gg * segs + q][j];
+      out[r] = __float2bfloat16(s);
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 struct Problem {
   int n, k, sets;
@@ -351,6 +432,42 @@ int main(int argc, char** argv) {
       report("lib w" + std::to_string(warps) + " c" + std::to_string(chunks) + " segs" + std::to_string(segs) + tag, t,
              check(p, launch));
     };
+
+    // Session 27: pipe (LAB1_PIPE=1), beside the library's shipped GEMV tiles, twice, interleaved.
+    if (std::getenv("LAB1_PIPE") != nullptr) {
+      auto pipe = [&](auto kernel, int warps, int chunks, int minb, int R, bool persistent) {
+        const long long want = ((k + 7) / 8 + 32LL * chunks - 1) / (32LL * chunks);
+        int segs = 1;
+        while (segs < warps && segs < want) segs *= 2;
+        const int gpr = warps / segs;
+        int fit = 0;
+        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, 32 * warps, 0));
+        if (persistent) R = static_cast<int>((n + static_cast<long long>(sms) * fit * gpr - 1) / (static_cast<long long>(sms) * fit * gpr));
+        if (R > kPipeMaxR) return;
+        const int grid = (n + gpr * R - 1) / (gpr * R);
+        auto launch = [&](int i, cudaStream_t s) {
+          kernel<<<grid, 32 * warps, 0, s>>>(p.x[i], p.w[i], p.out[i], n, k, segs, R);
+        };
+        const double t = lab::time_launches(p.sets, launch);
+        char tag[96];
+        std::snprintf(tag, sizeof tag, "pipe w%d c%d lb%d(%d) segs%d R%d%s", warps, chunks, minb, fit, segs, R,
+                      persistent ? " pers" : "");
+        report(tag, t, check(p, launch));
+      };
+      for (int round = 0; round < 2; ++round) {
+        lib(tgemm::kernels::sm90_gemv_skinny<bf16, 1, 4, 4>, 4, 4);
+        lib(tgemm::kernels::sm90_gemv_skinny<bf16, 1, 8, 4>, 8, 4);
+        lib(tgemm::kernels::sm90_gemv_skinny<bf16, 1, 8, 8>, 8, 8);
+        for (int R : {2, 4, 8}) {
+          pipe(pipe_kernel<8, 4, 3>, 8, 4, 3, R, false);
+          pipe(pipe_kernel<4, 4, 6>, 4, 4, 6, R, false);
+          pipe(pipe_kernel<8, 2, 4>, 8, 2, 4, R, false);
+        }
+        pipe(pipe_kernel<8, 4, 3>, 8, 4, 3, 0, true);
+        pipe(pipe_kernel<4, 4, 6>, 4, 4, 6, 0, true);
+        pipe(pipe_kernel<8, 2, 4>, 8, 2, 4, 0, true);
+      }
+    } else {
     // Alternating with the lab's own rows c4 three times, so that an order (clock-state) effect
     // shows as a drift of both rather than a gap between them (session 13: lib w8 c4 measured
     // 4.85 us against rows c4's 4.08 us on 576 x 7168, rows timed first).
@@ -403,6 +520,7 @@ int main(int argc, char** argv) {
       flat(flat_kernel<8, 0>, 8, "flat-nofix", false);
       flat(flat_kernel<4, 0>, 4, "flat-nofix", false);
     }
+    }  // LAB1_PIPE
     // The counters must be back at zero after every launch.
     std::vector<unsigned> cnt(n);
     CK(cudaMemcpy(cnt.data(), p.counters, n * sizeof(unsigned), cudaMemcpyDeviceToHost));
