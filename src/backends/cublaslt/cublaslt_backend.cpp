@@ -2,6 +2,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <unordered_set>
@@ -13,6 +14,10 @@
 
 namespace tgemm {
 namespace {
+
+// cuBLASLt's own top choices that the tuner races as explicit configurations (and whose bases
+// refine() always expands).
+constexpr int kHeuristicCandidates = 16;
 
 cudaDataType_t cuda_type(DType t) {
   switch (t) {
@@ -148,7 +153,7 @@ class CublasLtBackend final : public Backend {
     };
     std::string why;
     add(LtSolution::heuristic(p, why));
-    for (auto& s : LtSolution::heuristic_top(p, 16)) add(std::move(s));
+    for (auto& s : LtSolution::heuristic_top(p, kHeuristicCandidates)) add(std::move(s));
     for (const LtConfig& c : enumerate_lt_bases(p, LtSpaceOptions{}, nullptr)) {
       if (names.count(format_lt_name(c))) continue;
       add(LtSolution::configured(p, c, why));
@@ -156,7 +161,13 @@ class CublasLtBackend final : public Backend {
     return out;
   }
 
-  // Expansions (custom options, split-K x reduction, swizzle) of the fastest screened configurations.
+  // Expansions (custom options, split-K x reduction, swizzle) of the fastest screened
+  // configurations, and of the bases of cuBLASLt's own top choices (heuristic_top) whatever their
+  // screen time: one screen launch can read 4-7x slow (session 27: the first four candidates of a
+  // problem, the GPU still at idle clocks after the enumeration), and the heuristic's choices are
+  // the configurations the base enumeration may not hold (tile448 and tile393 at M = 1): a tune
+  // that screened such a seed slow never expanded its base and missed a row 7.8-7.9% faster than
+  // the one it kept.
   std::vector<SolutionPtr> refine(const GemmProblem& p, const std::vector<ScreenedCandidate>& screened,
                                   const RefineOptions& options) const override {
     LtSpaceOptions opts;
@@ -166,8 +177,13 @@ class CublasLtBackend final : public Backend {
       seen_names.insert(c.name);
       names.push_back(c.name);
     }
-    const std::vector<LtConfig> bases =
+    std::vector<LtConfig> bases =
         lt_refine_bases(names, options.max_bases > 0 ? options.max_bases : opts.refine_bases);
+    std::vector<std::string> suggested;
+    for (const auto& s : LtSolution::heuristic_top(p, kHeuristicCandidates)) suggested.push_back(s->name());
+    for (const LtConfig& c : lt_refine_bases(suggested, suggested.size())) {
+      if (std::find(bases.begin(), bases.end(), c) == bases.end()) bases.push_back(c);
+    }
     std::vector<SolutionPtr> out;
     for (const LtConfig& c : expand_lt_configs(p, bases, opts, nullptr)) {
       std::string name = format_lt_name(c);
