@@ -414,6 +414,7 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
     ensure_workspace();
     for (std::size_t i = 0; i < solutions.size(); ++i) {
       if (!result.candidates[i].error.empty() || !result.candidates[i].same_as.empty()) continue;
+      notify("screen", result.candidates[i].name);  // a hang here is this candidate's
       const auto t0 = Clock::now();
       try {
         for (int launch = 0; launch < 512 && since(t0) * 1e3 < kWarmupMs; ++launch) {

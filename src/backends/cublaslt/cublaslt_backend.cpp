@@ -15,9 +15,11 @@
 namespace tgemm {
 namespace {
 
-// cuBLASLt's own top choices that the tuner races as explicit configurations (and whose bases
-// refine() always expands).
+// cuBLASLt's own top choices that the tuner races as explicit configurations, and how many of
+// the first of them refine() expands whatever their screen time (their bases beyond the screen's
+// fastest: ~4 a problem on the suite, 2-3x more at 16, most of them pre-Hopper algorithms).
 constexpr int kHeuristicCandidates = 16;
+constexpr std::size_t kHeuristicRefineBases = 8;
 
 cudaDataType_t cuda_type(DType t) {
   switch (t) {
@@ -162,8 +164,8 @@ class CublasLtBackend final : public Backend {
   }
 
   // Expansions (custom options, split-K x reduction, swizzle) of the fastest screened
-  // configurations, and of the bases of cuBLASLt's own top choices (heuristic_top) whatever their
-  // screen time: one screen launch can read 4-7x slow (session 27: the first four candidates of a
+  // configurations, and of the bases of cuBLASLt's first top choices (heuristic_top, the first
+  // kHeuristicRefineBases distinct bases) whatever their screen time: one screen launch can read 4-7x slow (session 27: the first four candidates of a
   // problem, the GPU still at idle clocks after the enumeration), and the heuristic's choices are
   // the configurations the base enumeration may not hold (tile448 and tile393 at M = 1): a tune
   // that screened such a seed slow never expanded its base and missed a row 7.8-7.9% faster than
@@ -181,7 +183,7 @@ class CublasLtBackend final : public Backend {
         lt_refine_bases(names, options.max_bases > 0 ? options.max_bases : opts.refine_bases);
     std::vector<std::string> suggested;
     for (const auto& s : LtSolution::heuristic_top(p, kHeuristicCandidates)) suggested.push_back(s->name());
-    for (const LtConfig& c : lt_refine_bases(suggested, suggested.size())) {
+    for (const LtConfig& c : lt_refine_bases(suggested, kHeuristicRefineBases)) {
       if (std::find(bases.begin(), bases.end(), c) == bases.end()) bases.push_back(c);
     }
     std::vector<SolutionPtr> out;
