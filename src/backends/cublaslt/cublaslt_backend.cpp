@@ -181,18 +181,23 @@ class CublasLtBackend final : public Backend {
     }
     std::vector<LtConfig> bases =
         lt_refine_bases(names, options.max_bases > 0 ? options.max_bases : opts.refine_bases);
+    const std::size_t first_suggested = bases.size();
     std::vector<std::string> suggested;
     for (const auto& s : LtSolution::heuristic_top(p, kHeuristicCandidates)) suggested.push_back(s->name());
     for (const LtConfig& c : lt_refine_bases(suggested, kHeuristicRefineBases)) {
       if (std::find(bases.begin(), bases.end(), c) == bases.end()) bases.push_back(c);
     }
     std::vector<SolutionPtr> out;
-    for (const LtConfig& c : expand_lt_configs(p, bases, opts, nullptr)) {
+    auto add = [&](const LtConfig& c) {
       std::string name = format_lt_name(c);
-      if (!seen_names.insert(name).second) continue;
+      if (!seen_names.insert(name).second) return;
       std::string why;
       if (auto s = LtSolution::configured(p, c, why)) out.push_back(std::move(s));
-    }
+    };
+    // A heuristic base may not be in the enumeration (only its split-K form was a candidate): the
+    // base itself too, where it was not screened.
+    for (std::size_t i = first_suggested; i < bases.size(); ++i) add(bases[i]);
+    for (const LtConfig& c : expand_lt_configs(p, bases, opts, nullptr)) add(c);
     return out;
   }
 };
