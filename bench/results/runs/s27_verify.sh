@@ -5,7 +5,8 @@
 # the heuristic's tile448 / tile393 screened slow, their bases never expanded, rows 7.8-7.9%
 # faster missed). CI binaries (carry scratch/tgemm.gz, scratch/ci, scratch/COMMIT, scratch/s27v):
 # test_gpu_tune's new test and the race tests, then two tunes of the four problems and one
-# measured compare of the two tables.
+# measured compare of the two tables. Run bench/results/runs/pack_ci_binaries.sh here first (the
+# packed binaries must be HEAD's).
 S=/tmp/s27v
 END=${END:-330}
 . bench/results/runs/chain_lib.sh
