@@ -196,6 +196,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   rc->add_option("--margin", reconfirm.margin, "a row must beat the default by this fraction (median)")
       ->capture_default_str();
+  rc->add_option("--sustained_margin", reconfirm.sustained_margin,
+                 "compute-bound problems: by the larger of --margin and this (tgemm tune passes its own)")
+      ->capture_default_str();
   rc->add_flag("--short_slots,!--no-short_slots", reconfirm.short_slots,
                "time in ~6 ms graphs with proportionally more rounds (on by default, as tgemm tune)");
 

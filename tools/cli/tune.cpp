@@ -284,9 +284,15 @@ std::string own_executable() {
 // --reconfirm: `tgemm reconfirm` on the tuned file in a child process on GPU `device`; its exit
 // status (128 + signal if it was killed).
 int spawn_reconfirm(const TuneOptions& o, int device) {
+  // The tune's own confirmation rule (rounds, margins), not reconfirm's defaults: session 27's
+  // pair with --sustained_margin 0.01 had its compute-bound rows confirmed at 1% and then
+  // reconfirmed at the default 2%, which reverted rows measured 1.01-1.02x.
   std::vector<std::string> args = {"/proc/self/exe", "reconfirm", o.tuned_file, "--libtype", o.libtype,
                                    "--errRatio", fmt::format("{}", o.err_ratio), "--placements",
-                                   std::to_string(o.confirm_placements),
+                                   std::to_string(o.confirm_placements), "--rounds",
+                                   std::to_string(std::max(1, o.confirm_rounds)), "--margin",
+                                   fmt::format("{}", o.confirm_margin), "--sustained_margin",
+                                   fmt::format("{}", o.sustained_margin),
                                    o.short_slots ? "--short_slots" : "--no-short_slots"};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
@@ -772,6 +778,8 @@ int run_reconfirm(const ReconfirmOptions& o) {
   TGEMM_CHECK(o.rounds >= 1, "tgemm reconfirm", "--rounds must be >= 1, got ", o.rounds);
   TGEMM_CHECK(o.placements >= 1, "tgemm reconfirm", "--placements must be >= 1, got ", o.placements);
   TGEMM_CHECK(o.margin >= 0 && o.margin < 1, "tgemm reconfirm", "--margin must be in [0, 1), got ", o.margin);
+  TGEMM_CHECK(o.sustained_margin >= 0 && o.sustained_margin < 1, "tgemm reconfirm",
+              "--sustained_margin must be in [0, 1), got ", o.sustained_margin);
   std::vector<TableRow> rows;
   {
     std::ifstream in(o.tuned_file);
@@ -791,6 +799,7 @@ int run_reconfirm(const ReconfirmOptions& o) {
   ro.confirm_rounds = o.rounds;
   ro.confirm_placements = o.placements;
   ro.confirm_margin = o.margin;
+  ro.sustained_default_margin = o.sustained_margin;
   ro.short_slots = o.short_slots;
   ro.libtypes = libtype_list(o.libtype);
   int other_gpu = 0, is_default = 0, kept = 0, reverted = 0, unchecked = 0;

@@ -92,6 +92,10 @@ struct ReconfirmOptions {
   int rounds = kRaceDefaults.confirm_rounds;
   int placements = kRaceDefaults.confirm_placements;
   double margin = kRaceDefaults.confirm_margin;
+  // Compute-bound problems: a row must beat the default by the larger of margin and this
+  // (RaceOptions::sustained_default_margin). `tgemm tune` passes its --confirm_rounds,
+  // --confirm_margin and --sustained_margin here, so the reconfirmation judges by the tune's rule.
+  double sustained_margin = kRaceDefaults.sustained_default_margin;
   bool short_slots = kRaceDefaults.short_slots;  // RaceOptions::short_slots; `tgemm tune` passes its own
 };
 

@@ -13,6 +13,9 @@ expect_contains("0 rounds" "${r_ERR}" "--rounds must be >= 1, got 0")
 tgemm_run(m reconfirm "${table}" --margin 1.5)
 expect_eq("margin 1.5 exit status" "${m_RC}" "1")
 expect_contains("margin 1.5" "${m_ERR}" "--margin must be in [0, 1), got 1.5")
+tgemm_run(sm reconfirm "${table}" --sustained_margin 1.5)
+expect_eq("sustained margin 1.5 exit status" "${sm_RC}" "1")
+expect_contains("sustained margin 1.5" "${sm_ERR}" "--sustained_margin must be in [0, 1), got 1.5")
 tgemm_run(f reconfirm "${SCRATCH}/missing.csv")
 expect_eq("missing table exit status" "${f_RC}" "1")
 expect_contains("missing table" "${f_ERR}" "cannot open the tuned file '${SCRATCH}/missing.csv'")
@@ -20,8 +23,9 @@ expect_contains("missing table" "${f_ERR}" "cannot open the tuned file '${SCRATC
 tgemm_run(g reconfirm "${table}" -o "${SCRATCH}/out.csv")
 expect_eq("no GPU exit status" "${g_RC}" "2")
 expect_contains("no GPU" "${g_ERR}" "tgemm reconfirm: no CUDA GPU is usable on this machine")
-# The slot flags (short slots on by default since session 24) parse; the GPU check follows.
-foreach(flag --short_slots --no-short_slots)
+# The slot flags (short slots on by default since session 24) and the options `tgemm tune` passes
+# (its confirmation rule) parse; the GPU check follows.
+foreach(flag --short_slots --no-short_slots "--rounds;12" "--margin;0.01" "--sustained_margin;0.01")
   tgemm_run(s reconfirm "${table}" ${flag} -o "${SCRATCH}/out.csv")
   expect_eq("no GPU exit status (${flag})" "${s_RC}" "2")
 endforeach()
