@@ -417,9 +417,11 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
       notify("screen", result.candidates[i].name);  // a hang here is this candidate's
       const auto t0 = Clock::now();
       try {
+        // Synchronized launch by launch at first, so that a multi-millisecond GEMM stops after
+        // ~kWarmupMs instead of queueing a batch; then in batches of 8.
         for (int launch = 0; launch < 512 && since(t0) * 1e3 < kWarmupMs; ++launch) {
           solutions[i]->run(p, data.sets[static_cast<std::size_t>(launch) % data.sets.size()].args, ws, s);
-          if (launch % 8 == 7) TGEMM_CUDA_CHECK(cudaStreamSynchronize(stream), "tune");
+          if (launch < 8 || launch % 8 == 7) TGEMM_CUDA_CHECK(cudaStreamSynchronize(stream), "tune");
         }
         TGEMM_CUDA_CHECK(cudaStreamSynchronize(stream), "tune");
       } catch (const Error&) {
