@@ -98,7 +98,22 @@ __device__ __forceinline__ float warp_sum(float v) {
 
 // ---------------------------------------------------------------------------------------------
 // Version-4-like GEMV. MODE 0: full; 1: x a constant; 2: no CTA reduction (partials stored);
-// 3 (session 18): full, the warp's row segment first asked of L2 by one bulk prefetch.
+// 3 (session 18): full, the warp's row segment first asked of L2 by one bulk prefetch;
+// 5 (session 27): x (all K of it) staged once a CTA in dynamic shared memory, read from there;
+// 6 (session 27): x read with an L1 evict-last hint (ld.global.nc.L1::evict_last).
+__device__ __forceinline__ uint4 ldg_evict_last(const uint4* p) {
+  uint4 v;
+  asm volatile("ld.global.nc.L1::evict_last.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
+template <int MODE>
+__device__ __forceinline__ uint4 load_x(const uint4* p) {
+  if constexpr (MODE == 5) return *p;  // shared memory (generic address)
+  else if constexpr (MODE == 6) return ldg_evict_last(p);
+  else return __ldg(p);
+}
 // MIN_BLOCKS > 0 overrides the launch bounds' CTAs an SM (session 15: the library's GEMV asks for 5
 // at CHUNKS 4, this kernel for 4; both take 48 registers).
 template <int WARPS, int CHUNKS, int MODE, int MIN_BLOCKS = 0>
@@ -111,9 +126,15 @@ __global__ void __launch_bounds__(32 * WARPS, MIN_BLOCKS > 0 ? MIN_BLOCKS : (CHU
   const int c_total = k / 8;
   const int c_begin = c_total * seg / segs, c_end = c_total * (seg + 1) / segs;
   float acc = 0.0f;
+  extern __shared__ uint4 x_smem[];
+  if constexpr (MODE == 5) {
+    const uint4* xg = reinterpret_cast<const uint4*>(x);
+    for (int i = threadIdx.x; i < c_total; i += blockDim.x) x_smem[i] = __ldg(xg + i);
+    __syncthreads();
+  }
   if (row < n) {
     const uint4* wr = reinterpret_cast<const uint4*>(w + static_cast<std::size_t>(row) * k);
-    const uint4* xr = reinterpret_cast<const uint4*>(x);
+    const uint4* xr = MODE == 5 ? x_smem : reinterpret_cast<const uint4*>(x);
     const uint4 xc = make_uint4(0x3f803f80u, 0x3f803f80u, 0x3f803f80u, 0x3f803f80u);
     if (MODE == 3 && lane == 0 && c_end > c_begin)
       asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(wr + c_begin),
@@ -125,13 +146,13 @@ __global__ void __launch_bounds__(32 * WARPS, MIN_BLOCKS > 0 ? MIN_BLOCKS : (CHU
 #pragma unroll
         for (int j = 0; j < CHUNKS; ++j) wv[j] = load_weight(wr + c0 + 32 * j);
 #pragma unroll
-        for (int j = 0; j < CHUNKS; ++j) xv[j] = MODE == 1 ? xc : __ldg(xr + c0 + 32 * j);
+        for (int j = 0; j < CHUNKS; ++j) xv[j] = MODE == 1 ? xc : load_x<MODE>(xr + c0 + 32 * j);
       } else {
 #pragma unroll
         for (int j = 0; j < CHUNKS; ++j) {
           const int c = c0 + 32 * j;
           wv[j] = c < c_end ? load_weight(wr + c) : make_uint4(0, 0, 0, 0);
-          xv[j] = MODE == 1 ? xc : (c < c_end ? __ldg(xr + c) : make_uint4(0, 0, 0, 0));
+          xv[j] = MODE == 1 ? xc : (c < c_end ? load_x<MODE>(xr + c) : make_uint4(0, 0, 0, 0));
         }
       }
 #pragma unroll
@@ -433,6 +454,39 @@ int main(int argc, char** argv) {
              check(p, launch));
     };
 
+    // Session 27, for session 28 (LAB1_X=1): what x's loads cost on the H200 at K = 5120 (rows c4
+    // at 1.278x of the floor with x, 1.062x without): x in its own allocation (not right after
+    // w), x staged in shared memory once a CTA, x with an L1 evict-last hint; rows c4 and rows-nox
+    // beside them, twice, interleaved.
+    if (std::getenv("LAB1_X") != nullptr) {
+      std::vector<bf16*> x_own(p.sets);
+      for (int i = 0; i < p.sets; ++i) {
+        CK(cudaMalloc(&x_own[i], static_cast<std::size_t>(k) * 2 + 256));
+        CK(cudaMemcpy(x_own[i], p.x[i], static_cast<std::size_t>(k) * 2, cudaMemcpyDeviceToDevice));
+      }
+      const int c_total = k / 8;
+      int segs = 1;
+      while (segs < 8 && segs * 32 * 4 < c_total) segs *= 2;
+      const int rpc = 8 / segs, grid = (n + rpc - 1) / rpc;
+      const int smem = c_total * 16;
+      CK(cudaFuncSetAttribute(rows_kernel<8, 4, 5>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+      auto variant = [&](auto kernel, const char* tag, bool own_x, int dyn, bool computes) {
+        auto launch = [&](int i, cudaStream_t s) {
+          kernel<<<grid, 256, dyn, s>>>(own_x ? x_own[i] : p.x[i], p.w[i], p.out[i], p.part, n, k, segs);
+        };
+        const double t = lab::time_launches(p.sets, launch);
+        report(std::string(tag) + " c4 segs" + std::to_string(segs), t, computes ? check(p, launch) : -1.0);
+      };
+      for (int round = 0; round < 2; ++round) {
+        variant(rows_kernel<8, 4, 0>, "rows", false, 0, true);
+        variant(rows_kernel<8, 4, 1>, "rows-nox", false, 0, false);
+        variant(rows_kernel<8, 4, 0>, "rows x-own", true, 0, true);
+        variant(rows_kernel<8, 4, 5>, "rows x-smem", false, smem, true);
+        variant(rows_kernel<8, 4, 6>, "rows x-evict-last", false, 0, true);
+        lib(tgemm::kernels::sm90_gemv_skinny<bf16, 1, 8, 8>, 8, 8);
+      }
+      for (bf16* q : x_own) CK(cudaFree(q));
+    }
     // Session 27: pipe (LAB1_PIPE=1), beside the library's shipped GEMV tiles, twice, interleaved.
     if (std::getenv("LAB1_PIPE") != nullptr) {
       auto pipe = [&](auto kernel, int warps, int chunks, int minb, int R, bool persistent) {
