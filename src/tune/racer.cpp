@@ -407,32 +407,11 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
   // 0.1-1 s, long enough for its clocks to drop (an idle H200 reads 345 MHz), and a problem's
   // first screened candidates then read 4-7x slow (session 27, one tune's 1x1536x7168: candidates
   // 0-3, the heuristic and three of its top choices, at 48-75 us against 11-15 us in the other
-  // tune). The first runnable candidate runs untimed for ~kWarmupMs of wall time; a failure is
-  // left to the screen, which records it against the candidate.
-  constexpr double kWarmupMs = 5.0;
-  auto warm_up = [&] {
-    ensure_workspace();
-    for (std::size_t i = 0; i < solutions.size(); ++i) {
-      if (!result.candidates[i].error.empty() || !result.candidates[i].same_as.empty()) continue;
-      notify("screen", result.candidates[i].name);  // a hang here is this candidate's
-      const auto t0 = Clock::now();
-      try {
-        // Synchronized launch by launch at first, so that a multi-millisecond GEMM stops after
-        // ~kWarmupMs instead of queueing a batch; then in batches of 8.
-        for (int launch = 0; launch < 512 && since(t0) * 1e3 < kWarmupMs; ++launch) {
-          solutions[i]->run(p, data.sets[static_cast<std::size_t>(launch) % data.sets.size()].args, ws, s);
-          if (launch < 8 || launch % 8 == 7) TGEMM_CUDA_CHECK(cudaStreamSynchronize(stream), "tune");
-        }
-        TGEMM_CUDA_CHECK(cudaStreamSynchronize(stream), "tune");
-      } catch (const Error&) {
-        check_context(result.candidates[i].name);
-      }
-      return;
-    }
-  };
+  // tune).
+  constexpr double kWarmupSeconds = 0.005;
   auto stage_t0 = Clock::now();
   mark_duplicates(0);
-  warm_up();
+  warm_up_gpu(kWarmupSeconds);
   screen(0, solutions.size());
   // Second stage: each backend refines around its fastest screened candidates.
   for (std::size_t b = 0; b < backends.size(); ++b) {

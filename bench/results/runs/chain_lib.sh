@@ -66,3 +66,31 @@ pack_profiles() {  # gzip every tune profile of the chain (the tar leaves the ra
   local f
   for f in $S/prof_*.csv; do [ -f "$f" ] && gzip -kf "$f"; done
 }
+# Same-card agreement pairs (s24_pair.sh, s27_pair.sh): tunes A and B of $OPTS, one after the
+# other on one GPU, detached (setsid) so a call's limit does not cut them.
+pair_start_tune() {  # X
+  [ -f $S/p_$1.started ] && return 0
+  date +%s > $S/p_$1.started
+  setsid nohup bash -c "tgemm tune $OPTS -o $S/p_$1.csv --profile_file $S/prof_p_$1.csv \
+    > $S/p_$1.log 2>&1; echo \$? > $S/p_$1.rc; date +%s > $S/p_$1.ended" < /dev/null > /dev/null 2>&1 &
+  echo "tune $1 started"
+}
+pair_report() {
+  local x
+  for x in A B; do
+    [ -f $S/p_$x.started ] || continue
+    echo "tune $x: rows $(rows $S/p_$x.csv), rc $(cat $S/p_$x.rc 2>/dev/null || echo running)," \
+      "wall $(( $(cat $S/p_$x.ended 2>/dev/null || date +%s) - $(cat $S/p_$x.started) )) s with the reconfirmation"
+    grep -E "tune summary|GPU work by stage|of which|candidates per problem|reconfirm summary" $S/p_$x.log | tail -6
+  done
+}
+pair_run() {  # starts A, then B once A ended; returns when B ended or the call's time is up
+  while [ $(left) -gt 15 ]; do
+    if [ ! -f $S/p_A.started ]; then pair_start_tune A
+    elif [ -f $S/p_A.ended ] && [ ! -f $S/p_B.started ]; then pair_start_tune B
+    elif [ -f $S/p_B.ended ]; then echo "both tunes ended"; break
+    fi
+    sleep 5
+  done
+  pair_report
+}

@@ -16,38 +16,15 @@ export TGEMM_CONFIG_DIR=$PWD/configs
 . bench/results/runs/chain_lib.sh
 chain_inputs
 OPTS=${OPTS:-"--batch 8 --libtype cublaslt -i $S/all_in.csv --short_slots"}  # session 25: short slots are the default
-start_tune() {  # X
-  [ -f $S/p_$1.started ] && return 0
-  date +%s > $S/p_$1.started
-  setsid nohup bash -c "tgemm tune $OPTS -o $S/p_$1.csv --profile_file $S/prof_p_$1.csv \
-    > $S/p_$1.log 2>&1; echo \$? > $S/p_$1.rc; date +%s > $S/p_$1.ended" < /dev/null > /dev/null 2>&1 &
-  echo "tune $1 started"
-}
-report() {
-  local x
-  for x in A B; do
-    [ -f $S/p_$x.started ] || continue
-    echo "tune $x: rows $(rows $S/p_$x.csv), rc $(cat $S/p_$x.rc 2>/dev/null || echo running)," \
-      "wall $(( $(cat $S/p_$x.ended 2>/dev/null || date +%s) - $(cat $S/p_$x.started) )) s with the reconfirmation"
-    grep -E "tune summary|GPU work by stage|of which|candidates per problem|reconfirm summary" $S/p_$x.log | tail -6
-  done
-}
 case ${STEP:?STEP=run or cmp} in
   run)
     nvidia-smi --query-gpu=name --format=csv,noheader
-    while [ $(left) -gt 15 ]; do
-      if [ ! -f $S/p_A.started ]; then start_tune A
-      elif [ -f $S/p_A.ended ] && [ ! -f $S/p_B.started ]; then start_tune B
-      elif [ -f $S/p_B.ended ]; then echo "both tunes ended"; break
-      fi
-      sleep 5
-    done
-    report
+    pair_run
     # Only the tables and logs of tunes that have ended: a running tune's table is rewritten by
     # its reconfirmation until it ends (session 24's call 9 used such a copy by mistake).
     tar czf $OUT/run.tgz -C $S $(cd $S && for x in A B; do [ -f p_$x.ended ] && ls p_$x.log p_$x.csv; done 2>/dev/null) ;;
   cmp)
-    report
+    pair_report
     [ -f $S/p_A.ended ] && [ -f $S/p_B.ended ] || { echo "tunes not finished"; exit 1; }
     pack_profiles
     cmp3 p                      # the judge of sessions 13-22 (~20 ms graphs)

@@ -22,37 +22,14 @@ overlay_bench() {
     TGEMM_CONFIG_DIR=$d timeout 100 tgemm bench --m 512,2048,8192 --json $S/bench_big_$t.json > $S/bench_big_$t.log 2>&1
     echo "$t: $(grep -i geomean $S/bench_big_$t.log | head -1)"
   done; }
-start_tune() {  # X
-  [ -f $S/p_$1.started ] && return 0
-  date +%s > $S/p_$1.started
-  setsid nohup bash -c "tgemm tune $OPTS -o $S/p_$1.csv --profile_file $S/prof_p_$1.csv \
-    > $S/p_$1.log 2>&1; echo \$? > $S/p_$1.rc; date +%s > $S/p_$1.ended" < /dev/null > /dev/null 2>&1 &
-  echo "tune $1 started"
-}
-report() {
-  local x
-  for x in A B; do
-    [ -f $S/p_$x.started ] || continue
-    echo "tune $x: rows $(rows $S/p_$x.csv), rc $(cat $S/p_$x.rc 2>/dev/null || echo running)," \
-      "wall $(( $(cat $S/p_$x.ended 2>/dev/null || date +%s) - $(cat $S/p_$x.started) )) s with the reconfirmation"
-    grep -E "tune summary|GPU work by stage|of which|candidates per problem|reconfirm summary" $S/p_$x.log | tail -6
-  done
-}
 case ${STEP:?STEP=run or cmp} in
   run)
     nvidia-smi --query-gpu=name --format=csv,noheader
     step overlay_bench 210 overlay_bench
-    while [ $(left) -gt 15 ]; do
-      if [ ! -f $S/p_A.started ]; then start_tune A
-      elif [ -f $S/p_A.ended ] && [ ! -f $S/p_B.started ]; then start_tune B
-      elif [ -f $S/p_B.ended ]; then echo "both tunes ended"; break
-      fi
-      sleep 5
-    done
-    report
+    pair_run
     tar czf $OUT/run.tgz -C $S $(cd $S && ls bench_big_* 2>/dev/null; for x in A B; do [ -f p_$x.ended ] && ls p_$x.log p_$x.csv; done 2>/dev/null) ;;
   cmp)
-    report
+    pair_report
     [ -f $S/p_A.ended ] && [ -f $S/p_B.ended ] || { echo "tunes not finished"; exit 1; }
     pack_profiles
     tar czf $OUT/tables.tgz -C $S p_A.csv p_B.csv p_A.log p_B.log prof_p_A.csv.gz prof_p_B.csv.gz

@@ -164,12 +164,12 @@ class CublasLtBackend final : public Backend {
   }
 
   // Expansions (custom options, split-K x reduction, swizzle) of the fastest screened
-  // configurations, and of the bases of cuBLASLt's first top choices (heuristic_top, the first
-  // kHeuristicRefineBases distinct bases) whatever their screen time: one screen launch can read 4-7x slow (session 27: the first four candidates of a
-  // problem, the GPU still at idle clocks after the enumeration), and the heuristic's choices are
-  // the configurations the base enumeration may not hold (tile448 and tile393 at M = 1): a tune
-  // that screened such a seed slow never expanded its base and missed a row 7.8-7.9% faster than
-  // the one it kept.
+  // configurations, and of the first kHeuristicRefineBases distinct bases of cuBLASLt's own top
+  // choices (heuristic_top) whatever their screen time: one screen launch can read 4-7x slow
+  // (session 27: a problem's first four candidates, the GPU still at idle clocks), and the
+  // heuristic's choices are the configurations the base enumeration may not hold (tile448 and
+  // tile393 at M = 1): a tune that screened such a seed slow never expanded its base and missed a
+  // row 7.8-7.9% faster than the one it kept.
   std::vector<SolutionPtr> refine(const GemmProblem& p, const std::vector<ScreenedCandidate>& screened,
                                   const RefineOptions& options) const override {
     LtSpaceOptions opts;
