@@ -94,3 +94,18 @@ pair_run() {  # starts A, then B once A ended; returns when B ended or the call'
   done
   pair_report
 }
+pair_cmp() {  # [extra files of $S for cmp.tgz]: the pair's tables, three short-slot judges (~100 s each) while the call has time, the agreement
+  pair_report
+  [ -f $S/p_A.ended ] && [ -f $S/p_B.ended ] || { echo "tunes not finished"; return 1; }
+  pack_profiles
+  tar czf $OUT/tables.tgz -C $S p_A.csv p_B.csv p_A.log p_B.log prof_p_A.csv.gz prof_p_B.csv.gz
+  local i=1
+  while [ $i -le 3 ] && [ $(left) -gt 110 ]; do
+    timeout $(( $(left) - 10 )) tgemm compare --measure --placements 4 --short_slots $S/p_A.csv $S/p_B.csv \
+      --json $S/cmp_short_p_$i.json > /dev/null 2>&1; echo "judge $i rc=$? at $SECONDS s"; i=$((i + 1))
+  done
+  python3 bench/tune_agreement.py $S/p_A.csv $S/p_B.csv --profiles $S/prof_p_A.csv $S/prof_p_B.csv \
+    --compare $(ls $S/cmp_short_p_*.json) > $S/agreement_p.txt 2>&1; tail -14 $S/agreement_p.txt
+  tar czf $OUT/cmp.tgz -C $S p_A.csv p_B.csv p_A.log p_B.log prof_p_A.csv.gz prof_p_B.csv.gz \
+    $(cd $S && ls cmp_short_p_* 2>/dev/null) $1 agreement_p.txt
+}

@@ -29,17 +29,5 @@ case ${STEP:?STEP=run or cmp} in
     pair_run
     tar czf $OUT/run.tgz -C $S $(cd $S && ls bench_big_* 2>/dev/null; for x in A B; do [ -f p_$x.ended ] && ls p_$x.log p_$x.csv; done 2>/dev/null) ;;
   cmp)
-    pair_report
-    [ -f $S/p_A.ended ] && [ -f $S/p_B.ended ] || { echo "tunes not finished"; exit 1; }
-    pack_profiles
-    tar czf $OUT/tables.tgz -C $S p_A.csv p_B.csv p_A.log p_B.log prof_p_A.csv.gz prof_p_B.csv.gz
-    local_i=1  # short-slot judges while the call has time for one (~100 s each)
-    while [ $local_i -le 3 ] && [ $(left) -gt 110 ]; do
-      timeout $(( $(left) - 10 )) tgemm compare --measure --placements 4 --short_slots $S/p_A.csv $S/p_B.csv \
-        --json $S/cmp_short_p_$local_i.json > /dev/null 2>&1; echo "judge $local_i rc=$? at $SECONDS s"; local_i=$((local_i + 1))
-    done
-    python3 bench/tune_agreement.py $S/p_A.csv $S/p_B.csv --profiles $S/prof_p_A.csv $S/prof_p_B.csv \
-      --compare $(ls $S/cmp_short_p_*.json) > $S/agreement_p.txt 2>&1; tail -14 $S/agreement_p.txt
-    tar czf $OUT/cmp.tgz -C $S p_A.csv p_B.csv p_A.log p_B.log prof_p_A.csv.gz prof_p_B.csv.gz \
-      $(cd $S && ls cmp_short_p_* bench_big_* 2>/dev/null) agreement_p.txt ;;
+    pair_cmp "$(cd $S && ls bench_big_* 2>/dev/null)" ;;
 esac
