@@ -33,6 +33,11 @@ struct CandidateResult {
   std::string stage;
   double final_ratio = -1;    // finals: its paired ratio to the default (< 1: faster); -1 if none
   double confirm_ratio = -1;  // confirmation: the default's time / its time, median over placements
+  // The accurate stage's median, kept when the finals or the confirmation overwrite `us` (the
+  // profile's accurate_us): session 28 found picks that one tune's finals or the judge timed 5-9%
+  // ahead of the other tune's pick left out of that tune's finals by their accurate time, and the
+  // profile could not say by how much the two stages disagreed on the finalists. -1: not timed.
+  double accurate_us = -1;
   // The finals ran without it: its time is the accurate stage's, on another scale than the
   // finalists' (each the default's finals median x its paired ratio), so it may not win or be
   // confirmed. Session 11: the finals measured ~5-10% above the accurate stage at 128x5120x25600,

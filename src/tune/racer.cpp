@@ -514,6 +514,7 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
       // timing at about kAccurateBudgetUs of GPU time (launch overhead matters only below ~50 us).
       TimingStats st = time_accurate(idx);
       r.us = st.median_us;
+      r.accurate_us = st.median_us;
       r.spread = st.median_us > 0 ? (st.p90_us - st.p10_us) / st.median_us : 0;
       ++result.accurate;
       r.stage = "accurate";

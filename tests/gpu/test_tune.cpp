@@ -404,6 +404,14 @@ TEST(RaceProblem, KeptRowObeysTheConfirmation) {
       }
       if (x.us > 0 && x.error.empty()) EXPECT_TRUE(x.stage == "accurate" || x.stage == "final" || x.stage == "confirm") << x.name;
       if (x.screen_us > 0 && x.error.empty()) EXPECT_FALSE(x.stage.empty()) << x.name;
+      // The accurate stage's own time survives the finals and the confirmation (accurate_us):
+      // set exactly for the candidates that stage timed, equal to `us` where nothing re-timed them.
+      if (x.stage == "accurate" || x.stage == "final" || x.stage == "confirm") {
+        EXPECT_GT(x.accurate_us, 0) << x.name;
+        if (x.stage == "accurate" && x.error.empty()) EXPECT_DOUBLE_EQ(x.accurate_us, x.us) << x.name;
+      } else {
+        EXPECT_LT(x.accurate_us, 0) << x.name;
+      }
     }
     EXPECT_TRUE(default_in_finals);
     EXPECT_GE(in_finals, 2u);

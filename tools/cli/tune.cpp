@@ -219,7 +219,8 @@ int run_worker(const TuneOptions& o) {
         cands.push_back({{"name", c.name}, {"libtype", c.libtype}, {"solidx", c.solidx}, {"splitK", c.split_k},
                          {"screen_us", c.screen_us}, {"us", c.us}, {"spread", c.spread}, {"err_ratio", c.err_ratio},
                          {"strict_ok", c.strict_ok}, {"error", c.error}, {"same_as", c.same_as}, {"stage", c.stage},
-                         {"final_ratio", c.final_ratio}, {"confirm_ratio", c.confirm_ratio}});
+                         {"final_ratio", c.final_ratio}, {"confirm_ratio", c.confirm_ratio},
+                         {"accurate_us", c.accurate_us}});
       }
       emit({{"type", "result"}, {"id", id}, {"winner", r.winner}, {"candidates", cands},
             {"enumerated", r.enumerated}, {"screened", r.screened}, {"accurate", r.accurate},
@@ -466,6 +467,7 @@ int run_tune(const TuneOptions& o) {
   // A profile written before session 11 (resumed into) has no stage columns: rows appended to it
   // keep its 17 columns.
   bool profile_stages = true;
+  bool profile_accurate = true;  // the accurate_us column (session 28); an older profile is appended to without it
   if (!o.profile_file.empty()) {
     bool fresh = !std::filesystem::exists(o.profile_file);
     if (!fresh) {
@@ -473,11 +475,12 @@ int run_tune(const TuneOptions& o) {
       std::string header;
       std::getline(in, header);
       profile_stages = header.empty() || header.find(",stage,") != std::string::npos;
+      profile_accurate = header.empty() || header.find(",accurate_us") != std::string::npos;
     }
     profile.open(o.profile_file, std::ios::app);
     if (fresh) {
       profile << "arch,sm_count,M,N,K,bias,dtype,outdtype,epilogue,libtype,kernelName,screen_us,us,spread,err_ratio,"
-                 "strict_ok,error,stage,final_ratio,confirm_ratio\n";
+                 "strict_ok,error,stage,final_ratio,confirm_ratio,accurate_us\n";
     }
   }
 
@@ -582,6 +585,7 @@ int run_tune(const TuneOptions& o) {
           fields.push_back(c.value("stage", std::string()));
           fields.push_back(fmt::format("{:.5f}", c.value("final_ratio", -1.0)));
           fields.push_back(fmt::format("{:.5f}", c.value("confirm_ratio", -1.0)));
+          if (profile_accurate) fields.push_back(fmt::format("{:.4f}", c.value("accurate_us", -1.0)));
         }
         profile << csv::join(fields) << "\n";
       }
