@@ -20,6 +20,9 @@ void validate_race_options(const RaceOptions& o) {
   require(o.iters >= 1, "iters", ">= 1", o.iters);
   require(o.launches_per_graph >= 1, "launches_per_graph", ">= 1", o.launches_per_graph);
   require(o.rotation_l2_factor > 0, "rotation_l2_factor", "> 0", o.rotation_l2_factor);
+  require(o.min_rotation_sets >= 1 && o.min_rotation_sets <= 32, "min_rotation_sets", "in [1, 32]", o.min_rotation_sets);
+  require(o.placement_tolerance >= 0 && o.placement_tolerance < 0.5, "placement_tolerance", "in [0, 0.5)",
+          o.placement_tolerance);
   require(o.final_margin >= 0, "final_margin", ">= 0", o.final_margin);
   require(o.max_finalists >= 1, "max_finalists", ">= 1", o.max_finalists);
   require(o.final_rounds >= 1, "final_rounds", ">= 1", o.final_rounds);

@@ -52,12 +52,20 @@ struct RaceData {
   DeviceBuffer ref;  // fp32 [M, N] reference of set 0 (not made for confirmation placements)
 };
 
+// Operand sets of a placement: enough to rotate past rotation_l2_factor L2 sizes, at least
+// RaceOptions::min_rotation_sets where the memory budget holds them.
+int race_sets(std::size_t per_set, const RaceOptions& o, const DeviceInfo& dev) {
+  const int sets = rotation_count(per_set, dev.l2_bytes, o.rotation_l2_factor, 32, o.memory_budget);
+  const auto fit = static_cast<int>(std::min<std::size_t>(32, std::max<std::size_t>(1, o.memory_budget / std::max<std::size_t>(per_set, 1))));
+  return std::max(sets, std::min(o.min_rotation_sets, fit));
+}
+
 std::size_t data_bytes(const GemmProblem& p, const RaceOptions& o, const DeviceInfo& dev) {
   const std::size_t es = dtype_size(p.a_type);
   const std::size_t o_bytes = static_cast<std::size_t>(p.m * p.n) * dtype_size(p.out_type);
   const std::size_t per_set = round_up(static_cast<std::size_t>(p.m * p.k) * es, kAlign) +
                               round_up(static_cast<std::size_t>(p.n * p.k) * es, kAlign) + 2 * o_bytes;
-  return per_set * static_cast<std::size_t>(rotation_count(per_set, dev.l2_bytes, o.rotation_l2_factor, 32, o.memory_budget));
+  return per_set * static_cast<std::size_t>(race_sets(per_set, o, dev));
 }
 
 // pad_bytes > 0: a buffer of that size is allocated before the operands and kept with them, so
@@ -71,7 +79,7 @@ RaceData make_data(const GemmProblem& p, const RaceOptions& o, const DeviceInfo&
   const std::size_t b_bytes = p.has_bias() ? round_up(static_cast<std::size_t>(p.n) * dtype_size(p.bias_type), kAlign) : 0;
   const std::size_t o_bytes = static_cast<std::size_t>(p.m * p.n) * dtype_size(p.out_type);
   const std::size_t c_bytes = p.use_c ? round_up(o_bytes, kAlign) : 0;
-  int sets = rotation_count(x_bytes + w_bytes + o_bytes + c_bytes, dev.l2_bytes, o.rotation_l2_factor, 32, o.memory_budget);
+  const int sets = race_sets(x_bytes + w_bytes + o_bytes + c_bytes, o, dev);
   for (int i = 0; i < sets; ++i) {
     Operands op;
     op.buf = DeviceBuffer(x_bytes + w_bytes + b_bytes + c_bytes);
@@ -731,7 +739,7 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
           ratios.push_back(t.ratio);
           def_us.push_back(t.a_us);
           win_us.push_back(t.b_us);
-          lost = t.ratio < 1.0;
+          lost = t.ratio < 1.0 - o.placement_tolerance;
         }
         ++result.confirm_tried;
         result.confirm_ratio = median(ratios);
@@ -839,12 +847,12 @@ Reconfirmation reconfirm_row(const GemmProblem& p, const Solution& row, const Ra
   }
   TGEMM_CHECK(r.default_solution != nullptr, "reconfirm", "the race's default ", r.default_name, " cannot run ",
               p.describe());
-  // The race's confirmation rule (RaceOptions::confirm_*): not slower on any placement, faster
-  // than the default by the margin in the median.
+  // The race's confirmation rule (RaceOptions::confirm_*): not slower on any placement (beyond
+  // RaceOptions::placement_tolerance), faster than the default by the margin in the median.
   r.margin = std::max({o.confirm_margin, o.select.default_margin, is_sustained(p) ? o.sustained_default_margin : 0.0});
   r.timing = time_solution_pair(p, *r.default_solution, row, o, std::max(1, o.confirm_rounds),
                                 std::max(1, o.confirm_placements));
-  r.kept = r.timing.min_ratio >= 1.0 && r.timing.ratio * (1.0 - r.margin) > 1.0;
+  r.kept = r.timing.min_ratio >= 1.0 - o.placement_tolerance && r.timing.ratio * (1.0 - r.margin) > 1.0;
   if (!r.kept) {
     const DeviceInfo& dev = rt.platform().device_info(p.device);
     const RaceData data = make_data(p, o, dev);

@@ -151,6 +151,15 @@ int main(int argc, char** argv) {
                  "confirmation (other problems: in the confirmation only, by 0.01)")
       ->check(CLI::Range(0.0, 0.5))
       ->capture_default_str();
+  t->add_option("--placement_tolerance", tune.placement_tolerance,
+                 "the confirmation and the reconfirmation: a row loses a placement only below 1 - this ratio to the "
+                 "default (0: below 1.0, the default rule)")
+      ->check(CLI::Range(0.0, 0.49))
+      ->capture_default_str();
+  t->add_option("--min_rotation_sets", tune.min_rotation_sets,
+                 "operand sets the race rotates over at least, even where one set exceeds 3 L2 sizes (1: as needed)")
+      ->check(CLI::Range(1, 32))
+      ->capture_default_str();
   t->add_option("--min_accurate", tune.min_accurate,
                  "screened candidates timed accurately at least (the screen's fastest first)")
       ->check(CLI::Range(1, 100000))
@@ -199,6 +208,11 @@ int main(int argc, char** argv) {
   rc->add_option("--sustained_margin", reconfirm.sustained_margin,
                  "compute-bound problems: by the larger of --margin and this (tgemm tune passes its own)")
       ->capture_default_str();
+  rc->add_option("--placement_tolerance", reconfirm.placement_tolerance,
+                 "a row loses a placement only below 1 - this ratio to the default (0: below 1.0)")
+      ->capture_default_str();
+  rc->add_option("--min_rotation_sets", reconfirm.min_rotation_sets, "operand sets rotated over at least")
+      ->capture_default_str();
   rc->add_flag("--short_slots,!--no-short_slots", reconfirm.short_slots,
                "time in ~6 ms graphs with proportionally more rounds (on by default, as tgemm tune)");
 
@@ -236,6 +250,9 @@ int main(int argc, char** argv) {
                 "--measure in ~6 ms graphs with proportionally more rounds (on by default, as tgemm bench and tune)");
   cmp->add_option("--placements", compare.placements,
                   "operand placements of --measure (the median ratio is judged)")
+      ->capture_default_str();
+  cmp->add_option("--min_rotation_sets", compare.min_rotation_sets,
+                  "--measure: operand sets rotated over at least, even where one set exceeds 3 L2 sizes")
       ->capture_default_str();
   cmp->add_option("--json", compare.json,
                   "write each common row's verdict (with --measure: its paired ratio, A's time / B's) to this file");

@@ -116,7 +116,8 @@ std::vector<TableRow> read_table(const std::string& path, const char* what) {
 
 // --measure: the two rows' solutions of one problem timed against each other on this GPU; the
 // ratio is A's time / B's (paired). Throws when a row cannot be turned into a runnable solution.
-PairTiming measure_rows(const TableRow& ra, const TableRow& rb, int rounds, int placements, bool short_slots) {
+PairTiming measure_rows(const TableRow& ra, const TableRow& rb, int rounds, int placements, bool short_slots,
+                        int min_rotation_sets) {
   Runtime& rt = Runtime::get();
   const int device = rt.platform().current_device();
   const DeviceInfo& dev = rt.platform().device_info(device);
@@ -137,6 +138,7 @@ PairTiming measure_rows(const TableRow& ra, const TableRow& rb, int rounds, int 
   }
   RaceOptions ro;
   ro.short_slots = short_slots;
+  ro.min_rotation_sets = min_rotation_sets;
   return time_solution_pair(p, *sol[0], *sol[1], ro, rounds, placements);
 }
 
@@ -146,6 +148,8 @@ int run_compare(const CompareOptions& o) {
   TGEMM_CHECK(o.tie_band >= 0 && o.tie_band < 1, "tgemm compare", "--tie-band must be in [0, 1), got ", o.tie_band);
   TGEMM_CHECK(o.rounds >= 1, "tgemm compare", "--rounds must be >= 1, got ", o.rounds);
   TGEMM_CHECK(o.placements >= 1, "tgemm compare", "--placements must be >= 1, got ", o.placements);
+  TGEMM_CHECK(o.min_rotation_sets >= 1 && o.min_rotation_sets <= 32, "tgemm compare",
+              "--min_rotation_sets must be in [1, 32], got ", o.min_rotation_sets);
   const std::vector<TableRow> a = read_table(o.a, "table A");
   const std::vector<TableRow> b = read_table(o.b, "table B");
   if (o.measure) require_gpu("compare --measure");
@@ -179,7 +183,7 @@ int run_compare(const CompareOptions& o) {
     PairTiming measured{};
     if (o.measure) {
       try {
-        const PairTiming t = measure_rows(ra, rb, o.rounds, o.placements, o.short_slots);
+        const PairTiming t = measure_rows(ra, rb, o.rounds, o.placements, o.short_slots, o.min_rotation_sets);
         measured = t;
         ta = t.ratio;
         tb = 1.0;
@@ -234,7 +238,8 @@ int run_compare(const CompareOptions& o) {
   }
   if (!o.json.empty()) {
     nlohmann::json doc = {{"a", o.a}, {"b", o.b}, {"tie_band", o.tie_band}, {"measure", o.measure},
-                          {"rounds", o.rounds}, {"placements", o.placements}, {"short_slots", o.short_slots}, {"commit", current_commit()},
+                          {"rounds", o.rounds}, {"placements", o.placements}, {"short_slots", o.short_slots},
+                          {"min_rotation_sets", o.min_rotation_sets}, {"commit", current_commit()},
                           {"date", iso_date()}, {"rows", json_rows},
                           {"summary", {{"common", common}, {"identical", identical}, {"within", within},
                                        {"beyond", beyond}, {"a_faster", a_faster}, {"b_faster", b_faster},

@@ -42,6 +42,7 @@ struct CompareOptions {
   // --measure in short slots (RaceOptions::short_slots: ~6 ms graphs, more rounds), as `tgemm
   // bench` times since session 23; off: ~20 ms graphs, the judge of sessions 13-22.
   bool short_slots = true;  // session 24: on by default, as the tuner's (--no-short_slots: ~20 ms graphs)
+  int min_rotation_sets = 1;  // --measure: operand sets at least (RaceOptions::min_rotation_sets)
   // Also write every common row's verdict (and with --measure its paired ratio) to this JSON file
   // ("" none): several runs of --measure, each a fresh process, combine with
   // bench/compare_runs.py.

@@ -173,6 +173,8 @@ int run_worker(const TuneOptions& o) {
   ro.confirm_tries = o.confirm_tries;
   ro.confirm_rounds = o.confirm_rounds;
   ro.confirm_margin = o.confirm_margin;
+  ro.placement_tolerance = o.placement_tolerance;
+  ro.min_rotation_sets = o.min_rotation_sets;
   ro.sustained_round_ms = o.sustained_round_ms;
   ro.sustained_default_margin = o.sustained_margin;
   ro.sustained_confirm_all = o.sustained_confirm_all;
@@ -293,7 +295,9 @@ int spawn_reconfirm(const TuneOptions& o, int device) {
                                    std::to_string(o.confirm_placements), "--rounds",
                                    std::to_string(std::max(1, o.confirm_rounds)), "--margin",
                                    fmt::format("{}", o.confirm_margin), "--sustained_margin",
-                                   fmt::format("{}", o.sustained_margin),
+                                   fmt::format("{}", o.sustained_margin), "--placement_tolerance",
+                                   fmt::format("{}", o.placement_tolerance), "--min_rotation_sets",
+                                   std::to_string(o.min_rotation_sets),
                                    o.short_slots ? "--short_slots" : "--no-short_slots"};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
@@ -339,7 +343,9 @@ void spawn_worker(Worker& w, const TuneOptions& o) {
                                    fmt::format("{}", o.sustained_margin),
                                    "--graph_screen", fmt::format("{}", o.graph_screen_us), "--min_accurate",
                                    std::to_string(o.min_accurate), "--accurate_margin",
-                                   fmt::format("{}", o.accurate_margin)};
+                                   fmt::format("{}", o.accurate_margin), "--placement_tolerance",
+                                   fmt::format("{}", o.placement_tolerance), "--min_rotation_sets",
+                                   std::to_string(o.min_rotation_sets)};
   if (o.loose) args.push_back("--loose");
   args.push_back(o.confirm_best ? "--confirm_best" : "--no-confirm_best");
   if (o.dedupe_launches) args.push_back("--dedupe_launches");
@@ -784,6 +790,10 @@ int run_reconfirm(const ReconfirmOptions& o) {
   TGEMM_CHECK(o.margin >= 0 && o.margin < 1, "tgemm reconfirm", "--margin must be in [0, 1), got ", o.margin);
   TGEMM_CHECK(o.sustained_margin >= 0 && o.sustained_margin < 1, "tgemm reconfirm",
               "--sustained_margin must be in [0, 1), got ", o.sustained_margin);
+  TGEMM_CHECK(o.placement_tolerance >= 0 && o.placement_tolerance < 0.5, "tgemm reconfirm",
+              "--placement_tolerance must be in [0, 0.5), got ", o.placement_tolerance);
+  TGEMM_CHECK(o.min_rotation_sets >= 1 && o.min_rotation_sets <= 32, "tgemm reconfirm",
+              "--min_rotation_sets must be in [1, 32], got ", o.min_rotation_sets);
   std::vector<TableRow> rows;
   {
     std::ifstream in(o.tuned_file);
@@ -805,6 +815,8 @@ int run_reconfirm(const ReconfirmOptions& o) {
   ro.confirm_margin = o.margin;
   ro.sustained_default_margin = o.sustained_margin;
   ro.short_slots = o.short_slots;
+  ro.placement_tolerance = o.placement_tolerance;
+  ro.min_rotation_sets = o.min_rotation_sets;
   ro.libtypes = libtype_list(o.libtype);
   int other_gpu = 0, is_default = 0, kept = 0, reverted = 0, unchecked = 0;
   const auto start = Clock::now();

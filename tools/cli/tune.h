@@ -56,6 +56,8 @@ struct TuneOptions {
   int confirm_tries = kRaceDefaults.confirm_tries;
   int confirm_rounds = kRaceDefaults.confirm_rounds;  // per placement; 0: no confirmation
   double confirm_margin = kRaceDefaults.confirm_margin;  // a kept row beats the default by this in the confirmation
+  double placement_tolerance = kRaceDefaults.placement_tolerance;  // a placement loses below 1 - this (RaceOptions)
+  int min_rotation_sets = kRaceDefaults.min_rotation_sets;  // operand sets at least (RaceOptions)
   double sustained_round_ms = kRaceDefaults.sustained_round_ms;  // finals of compute-bound problems
   double sustained_margin = kRaceDefaults.sustained_default_margin;  // compute-bound: beat the default by this
   bool sustained_confirm_all = kRaceDefaults.sustained_confirm_all;  // compute-bound: confirm every finalist, no finals
@@ -97,6 +99,8 @@ struct ReconfirmOptions {
   // --confirm_margin and --sustained_margin here, so the reconfirmation judges by the tune's rule.
   double sustained_margin = kRaceDefaults.sustained_default_margin;
   bool short_slots = kRaceDefaults.short_slots;  // RaceOptions::short_slots; `tgemm tune` passes its own
+  double placement_tolerance = kRaceDefaults.placement_tolerance;  // `tgemm tune` passes its own
+  int min_rotation_sets = kRaceDefaults.min_rotation_sets;  // `tgemm tune` passes its own
 };
 
 int run_reconfirm(const ReconfirmOptions& options);

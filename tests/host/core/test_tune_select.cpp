@@ -268,6 +268,16 @@ TEST(ValidateRaceOptions, NamesTheFieldTheExpectationAndTheValue) {
   o.select.max_err_ratio = -0.1;
   EXPECT_EQ(message(o), "race_problem: RaceOptions::select.max_err_ratio must be in [0, 1], got -0.1");
   o = RaceOptions{};
+  o.min_rotation_sets = 0;
+  EXPECT_EQ(message(o), "race_problem: RaceOptions::min_rotation_sets must be in [1, 32], got 0");
+  o = RaceOptions{};
+  o.placement_tolerance = 0.5;
+  EXPECT_EQ(message(o), "race_problem: RaceOptions::placement_tolerance must be in [0, 0.5), got 0.5");
+  o = RaceOptions{};
+  o.min_rotation_sets = 2;  // session 28's opt-in measurement options
+  o.placement_tolerance = 0.01;
+  EXPECT_EQ(message(o), "accepted");
+  o = RaceOptions{};
   o.confirm_rounds = 0;  // allowed: no confirmation
   o.final_contenders = 0;
   o.warmup = 0;
