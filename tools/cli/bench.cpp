@@ -58,8 +58,18 @@ struct ProblemData {
   }
 };
 
+// The weight's range: U(-1, 1) ("unit", the default since session 1: a GEMM's outputs then have a
+// standard deviation of ~sqrt(K / 9), 21-53 over the suite, so an activation epilogue sees mostly
+// saturated inputs), or U(-3 / sqrt(K), 3 / sqrt(K)) ("fan_in": outputs ~ unit variance, as
+// bench/torch_bench.py's N(0, 1 / K) weights give and a model's pre-activations are). Session 28:
+// the Python bench timed the same fused GELU kernels 4-7% slower than this bench; the data are
+// one of the differences.
+float weight_range(const std::string& data, std::int64_t k) {
+  return data == "fan_in" ? 3.0f / std::sqrt(static_cast<float>(std::max<std::int64_t>(k, 1))) : 1.0f;
+}
+
 ProblemData make_problem(std::int64_t m, std::int64_t n, std::int64_t k, DType in, DType out,
-                         bool bias, std::size_t l2, std::size_t budget, std::uint64_t seed) {
+                         bool bias, std::size_t l2, std::size_t budget, std::uint64_t seed, float w_range = 1.0f) {
   ProblemData d;
   std::size_t es = dtype_size(in);
   std::size_t w_bytes = round_up(static_cast<std::size_t>(n * k) * es, kAlign);
@@ -72,7 +82,7 @@ ProblemData make_problem(std::int64_t m, std::int64_t n, std::int64_t k, DType i
     s.wx = DeviceBuffer(w_bytes + round_up(x_bytes, kAlign));
     s.out = DeviceBuffer(std::max<std::size_t>(out_bytes, 16));
     void* x = static_cast<char*>(s.wx.data()) + w_bytes;
-    fill_uniform(s.wx.data(), in, n * k, seed * 1000 + static_cast<std::uint64_t>(i) * 2, -1.0f, 1.0f, nullptr);
+    fill_uniform(s.wx.data(), in, n * k, seed * 1000 + static_cast<std::uint64_t>(i) * 2, -w_range, w_range, nullptr);
     fill_uniform(x, in, m * k, seed * 1000 + static_cast<std::uint64_t>(i) * 2 + 1, -1.0f, 1.0f, nullptr);
     s.wv = TensorView::contiguous(s.wx.data(), in, {n, k});
     s.xv = TensorView::contiguous(x, in, {m, k});
@@ -318,7 +328,7 @@ int run_bench(const BenchOptions& o) {
       if (!o.filter.empty() && (shape.model + "/" + shape.layer).find(o.filter) == std::string::npos) continue;
       if (o.max_problems > 0 && count >= o.max_problems) break;
       const std::int64_t n = shape.n, k = shape.k;
-      ProblemData d = make_problem(m, n, k, in, out, o.bias, dev.l2_bytes, budget, seed++);
+      ProblemData d = make_problem(m, n, k, in, out, o.bias, dev.l2_bytes, budget, seed++, weight_range(o.data, k));
       d.activation = activation;
       const RotationSet& r0 = d.sets[0];
       GemmCall call = validate_a16w16(r0.xv, r0.wv, r0.ov, d.options(o.bias));
@@ -497,7 +507,7 @@ int run_bench(const BenchOptions& o) {
                            ? "bench/results/" + stem + "-" + device_slug(dev.name) + "-" + today_yyyymmdd() + ".json"
                            : o.json;
     json doc = {{"device", dev.name}, {"sm_count", dev.sm_count}, {"commit", current_commit()},
-                {"date", iso_date()}, {"copy_tbps", copy_tbps}, {"suite", o.suite},
+                {"date", iso_date()}, {"copy_tbps", copy_tbps}, {"suite", o.suite}, {"data", o.data},
                 {"tables", tables}, {"rows", rows},
                 {"summary", {{"problems", count}, {"geomean_speedup", geomean},
                              {"min_speedup", count ? min_speedup : 0.0}, {"below_0_98", below},

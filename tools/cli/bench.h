@@ -39,6 +39,7 @@ struct BenchOptions {
   int settle_rounds = 0;  // rounds run first and discarded (TimingOptions::settle_rounds)
   int launches = 0;       // calls captured per graph in the baseline/tgemm timing (0: plan_slots' choice)
   bool shuffle = false;   // TimingOptions::shuffle_order
+  std::string data = "unit";   // weights U(-1, 1), or "fan_in": U(-3 / sqrt(K), 3 / sqrt(K)) (outputs ~ unit variance)
   std::string timing = "private";  // graphs on private streams, one "shared" stream, or "recapture"d each round
 };
 

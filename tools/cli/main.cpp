@@ -40,6 +40,11 @@ int main(int argc, char** argv) {
                 "harness A/A check: off, baseline (both sides run the baseline) or dispatch (both run tgemm)")
       ->check(CLI::IsMember({"off", "baseline", "dispatch"}))
       ->capture_default_str();
+  b->add_option("--data", bench.data,
+                "operand data: unit (x, w ~ U(-1, 1): outputs of std ~sqrt(K / 9)) or fan_in (w scaled by 3 / sqrt(K): "
+                "outputs of unit variance, as torch_bench's and a model's)")
+      ->check(CLI::IsMember({"unit", "fan_in"}))
+      ->capture_default_str();
   b->add_option("--timing", bench.timing,
                 "harness diagnostic: private (a stream per graph), shared (one stream) or recapture (graphs anew each round)")
       ->check(CLI::IsMember({"private", "shared", "recapture"}))

@@ -11,6 +11,17 @@ expect_contains("tgemm bench stderr" "${b_ERR}" "no CUDA GPU")
 expect_contains("tgemm bench stderr" "${b_ERR}" "Nothing was run")
 expect_eq("tgemm bench stdout (nothing may be timed)" "${b_OUT}" "")
 
+# --data: fan_in parses (and takes the same exit); anything else is refused by the command line,
+# naming the option.
+tgemm_run(fd bench --suite "${SOURCE_DIR}/bench/shapes/llm_shapes.csv" -m 1 --max-problems 1 --data fan_in
+          --replays 1 --no-check --json -)
+expect_eq("exit status of tgemm bench --data fan_in without a GPU" "${fd_RC}" "2")
+tgemm_run(bd bench --data normal --json -)
+if(bd_RC EQUAL 0 OR bd_RC EQUAL 2)
+  message(FATAL_ERROR "tgemm bench --data normal: exit status ${bd_RC}, expected a usage error")
+endif()
+expect_contains("tgemm bench --data normal stderr" "${bd_ERR}" "--data")
+
 # --overhead takes the same early exit.
 tgemm_run(o bench --overhead --overhead-calls 128 --json -)
 expect_eq("exit status of tgemm bench --overhead without a GPU" "${o_RC}" "2")
