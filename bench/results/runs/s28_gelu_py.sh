@@ -15,14 +15,25 @@ if ! ls build/pip/*/tools/cli/tgemm > /dev/null 2>&1; then
 fi
 for d in build/pip/*/; do [ -x "$d/tools/cli/tgemm" ] && export PATH=$PWD/${d%/}/tools/cli:$PATH; done
 M=${M:-64,512,2048,8192}
-TGEMM_LOG_TUNED_CONFIG=1 timeout $(( $(left) / 2 )) tgemm bench --epilogue gelu --bias --m $M --json $S/cli_gelu.json \
-  > $S/cli_gelu.log 2> $S/cli_gelu.lookup; grep -i geomean $S/cli_gelu.log
+# Session 28 ran it as written (the bench's default data); session 29 (runbook, item 2) adds
+# DATA="unit fan_in": the bench also with torch_bench's data scale (tgemm bench --data fan_in),
+# each compared with the Python run below.
+DATA=${DATA:-unit}
+n_data=$(echo $DATA | wc -w)
+for d in $DATA; do
+  sfx=$([ $d = unit ] || echo _$d)
+  TGEMM_LOG_TUNED_CONFIG=1 timeout $(( $(left) / (n_data + 1) )) tgemm bench --epilogue gelu --bias --m $M --data $d \
+    --json $S/cli_gelu$sfx.json > $S/cli_gelu$sfx.log 2> $S/cli_gelu$sfx.lookup; echo "data $d: $(grep -i geomean $S/cli_gelu$sfx.log)"
+  n_data=$((n_data - 1))
+done
 TGEMM_LOG_TUNED_CONFIG=1 timeout $(( $(left) - 15 )) python3 bench/torch_bench.py --gelu --bias --m $M --no-overhead \
   --json $S/py_gelu.json --png $S/py_gelu.png > $S/py_gelu.log 2> $S/py_gelu.lookup; tail -2 $S/py_gelu.log
-python3 - $S <<'PY'
+for d in $DATA; do
+sfx=$([ $d = unit ] || echo _$d); echo "tgemm bench --data $d against the Python bench:"
+python3 - $S $sfx <<'PY'
 import json, math, sys
-s = sys.argv[1]
-c = {(r["M"], r["N"], r["K"]): r for r in json.load(open(f"{s}/cli_gelu.json"))["rows"]}
+s, sfx = sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else ""
+c = {(r["M"], r["N"], r["K"]): r for r in json.load(open(f"{s}/cli_gelu{sfx}.json"))["rows"]}
 p = {(r["M"], r["N"], r["K"]): r for r in json.load(open(f"{s}/py_gelu.json"))["rows"]}
 keys = sorted(set(c) & set(p))
 g = lambda v: math.exp(sum(map(math.log, v)) / len(v))
@@ -32,4 +43,5 @@ for k in keys:
     r = c[k]["tgemm_us"] / p[k]["tgemm_us"]
     if abs(r - 1) > 0.03: print(k, "cli %.1f us (%s), python %.1f us" % (c[k]["tgemm_us"], c[k]["solution"], p[k]["tgemm_us"]))
 PY
+done
 tar czf $OUT/s28g.tgz -C $S --exclude='gc/build.log' . ; ls -la $OUT
