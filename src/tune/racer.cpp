@@ -688,7 +688,8 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
     const CandidateResult& r = result.candidates[i];
     if (r.is_default && r.error.empty() && r.us > 0) def = static_cast<int>(i);
   }
-  if (o.confirm_rounds > 0 && result.winner >= 0 && def >= 0 && (result.winner != def || !confirm_pool.empty())) {
+  if (o.confirm_rounds > 0 && result.winner >= 0 && def >= 0 &&
+      (result.winner != def || !confirm_pool.empty() || o.confirm_near_default)) {
     const auto d = static_cast<std::size_t>(def);
     const double margin = std::max(o.confirm_margin, select.default_margin);
     const bool keep_best = o.confirm_best || confirm_all;
@@ -702,7 +703,8 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
         if (passes_checks(result.candidates[i], o.select)) order.push_back(i);
       }
     } else {
-      tries.push_back(static_cast<std::size_t>(result.winner));
+      // The winner first, unless it is the default (confirm_near_default: only its rivals).
+      if (result.winner != def) tries.push_back(static_cast<std::size_t>(result.winner));
       for (std::size_t i = 0; i < result.candidates.size(); ++i) {
         const CandidateResult& r = result.candidates[i];
         if (i != d && static_cast<int>(i) != result.winner && passes_checks(r, o.select) &&

@@ -338,10 +338,11 @@ TEST(RaceProblem, KeptRowObeysTheConfirmation) {
     bool dedupe;
     std::size_t finalists;
     int final_rounds;
+    bool near = false;  // RaceOptions::confirm_near_default
   };
   std::set<std::string> raced_before;  // names this process has raced (a race seeds no others)
   for (const Case c : {Case{false, 1, false, 6, 4}, Case{true, 1, false, 6, 4}, Case{false, 4, false, 6, 4},
-                       Case{false, 1, true, 6, 4}, Case{true, 4, false, 16, 8}}) {
+                       Case{false, 1, true, 6, 4}, Case{true, 4, false, 16, 8}, Case{true, 4, false, 6, 4, true}}) {
     const GemmProblem p = plain_problem(16, 1280, 8192);
     RaceOptions o;
     o.libtypes = {"cublaslt"};
@@ -350,12 +351,13 @@ TEST(RaceProblem, KeptRowObeysTheConfirmation) {
     o.dedupe_launches = c.dedupe;
     o.max_finalists = c.finalists;
     o.final_rounds = c.final_rounds;
+    o.confirm_near_default = c.near;
     // Finals run only with two finalists or more; session 8 saw the default lead the others by
     // more than the default 3% margin, so the test widens it to make the finals certain.
     o.final_margin = 0.5;
     const RaceResult r = race_problem(p, o);
     SCOPED_TRACE(testing::Message() << "confirm_best " << c.best << ", final_placements " << c.final_placements
-                                    << ", dedupe " << c.dedupe << ", finalists " << c.finalists);
+                                    << ", dedupe " << c.dedupe << ", finalists " << c.finalists << ", near " << c.near);
     ASSERT_GE(r.winner, 0);
     // Candidates not raced because they launch what another does: each names one that stands for
     // itself; none of them was timed.
@@ -441,6 +443,14 @@ TEST(RaceProblem, KeptRowObeysTheConfirmation) {
       EXPECT_DOUBLE_EQ(w.us, r.confirm_winner_us);
     } else if (r.confirm_tried > 0) {
       EXPECT_FALSE(r.confirmed);  // every try failed: the default is kept
+    }
+    // confirm_near_default (with confirm_best: every try is timed): a default kept in the end met
+    // every finalist the finals put at or under it in the confirmation, up to confirm_tries.
+    if (c.near && w.is_default) {
+      std::size_t rivals = 0;
+      for (const CandidateResult& x : r.candidates)
+        rivals += !x.is_default && x.final_ratio > 0 && x.final_ratio <= 1.0 ? 1 : 0;
+      EXPECT_EQ(static_cast<std::size_t>(r.confirm_tried), std::min<std::size_t>(rivals, o.confirm_tries));
     }
   }
 }

@@ -190,6 +190,9 @@ int main(int argc, char** argv) {
               "race candidates that launch identical kernels with identical arguments once (the first in tie order)");
   t->add_flag("--confirm_best,!--no-confirm_best", tune.confirm_best,
               "confirm each of the top finalists on every placement and keep the best (slower; off by default)");
+  t->add_flag("--confirm_near_default", tune.confirm_near_default,
+              "when the finals keep the default, confirm the finalists they put at or under it (--confirm_tries of "
+              "them) and keep one that passes (off by default)");
   t->add_flag("-v,--verbose", tune.verbose, "more output");
   t->add_flag("--loose", tune.loose, "accept winners that pass --errRatio but not the strict check");
   t->add_flag("--reconfirm,!--no-reconfirm", tune.reconfirm,

@@ -163,6 +163,7 @@ int run_worker(const TuneOptions& o) {
   ro.iters = o.iters;
   ro.confirm_placements = o.confirm_placements;
   ro.confirm_best = o.confirm_best;
+  ro.confirm_near_default = o.confirm_near_default;
   ro.final_placements = o.final_placements;
   ro.max_finalists = static_cast<std::size_t>(o.finalists);
   ro.memory_bound_finalists = static_cast<std::size_t>(o.finalists_mem);
@@ -348,6 +349,7 @@ void spawn_worker(Worker& w, const TuneOptions& o) {
                                    std::to_string(o.min_rotation_sets)};
   if (o.loose) args.push_back("--loose");
   args.push_back(o.confirm_best ? "--confirm_best" : "--no-confirm_best");
+  if (o.confirm_near_default) args.push_back("--confirm_near_default");
   if (o.dedupe_launches) args.push_back("--dedupe_launches");
   if (o.check_all) args.push_back("--check_all");
   if (o.sustained_confirm_all) args.push_back("--sustained_confirm_all");

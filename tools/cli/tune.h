@@ -46,6 +46,7 @@ struct TuneOptions {
   int iters = kRaceDefaults.iters;
   int confirm_placements = kRaceDefaults.confirm_placements;  // placements a winner is confirmed on
   bool confirm_best = kRaceDefaults.confirm_best;  // confirm every try, keep the best
+  bool confirm_near_default = kRaceDefaults.confirm_near_default;  // confirm rivals of a default winner too
   int final_placements = kRaceDefaults.final_placements;  // placements the finals are spread over
   int finalists = static_cast<int>(kRaceDefaults.max_finalists);
   int finalists_mem = static_cast<int>(kRaceDefaults.memory_bound_finalists);  // not compute-bound problems

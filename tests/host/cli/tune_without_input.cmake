@@ -59,6 +59,7 @@ foreach(entry "--final_placements INT:INT in [1 - 16]|4" "--min_accurate INT:INT
 endforeach()
 expect_contains("tgemm tune --help" "${help_OUT}" "--confirm_best,--no-confirm_best")
 expect_contains("tgemm tune --help" "${help_OUT}" "--sustained_confirm_all")
+expect_contains("tgemm tune --help" "${help_OUT}" "--confirm_near_default")
 # --no-confirm_best is accepted: the run gets as far as the missing input file.
 tgemm_run(ncb tune -i "${SCRATCH}/missing.csv" -o "${SCRATCH}/tuned.csv" --no-confirm_best)
 if(ncb_RC EQUAL 0)
