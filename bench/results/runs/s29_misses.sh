@@ -20,7 +20,7 @@
 #         27 two-set, 7 of 49 others), so the L2-residue half of this is the weaker candidate.
 # A way that ties or beats best_known on most of the 21 is the one to pair. Last, one judge of
 # def against best_known with --min_rotation_sets 2: do the judge's own verdicts move with it?
-# CI binaries at HEAD (carry scratch/tgemm.gz, scratch/COMMIT; pack_ci_binaries.sh first).
+# CI binaries at HEAD (carry scratch/tgemm.gz, scratch/ci, scratch/COMMIT; pack_ci_binaries.sh first).
 #   END=585 bash bench/results/runs/s29_misses.sh   (two or three calls: the steps resume on the warm machine)
 S=/tmp/s29m
 END=${END:-585}
@@ -28,6 +28,14 @@ export TGEMM_CONFIG_DIR=$PWD/configs
 . bench/results/runs/chain_lib.sh
 IN=bench/results/runs/s29/misses_in.csv BEST=bench/results/runs/s29/best_known.csv
 nvidia-smi --query-gpu=name,clocks.sm --format=csv,noheader
+# First the GPU tests of session 28's tuner changes, from the CI binaries (carry scratch/ci too):
+# KeptRowObeysTheConfirmation (its new confirm_near_default case, the accurate_us checks).
+gpu_tests() {
+  gunzip -c scratch/ci/test_gpu_tune.gz > /tmp/bin/test_gpu_tune && chmod +x /tmp/bin/test_gpu_tune
+  timeout 150 /tmp/bin/test_gpu_tune --gtest_filter='RaceProblem.*:CublasLtRefine.*' > $S/test_gpu_tune.log 2>&1
+  echo "test_gpu_tune rc=$?"; grep -E "^\[  (FAILED|PASSED) |tests ran" $S/test_gpu_tune.log | tail -6
+}
+step gpu_tests 160 gpu_tests
 WAYS=${WAYS:-"def cnd plc wide rot"}  # in order of promise: a call that runs out leaves the last
 for way in $WAYS; do
   case $way in
@@ -47,4 +55,4 @@ for way in $WAYS; do
 done
 [ -f $S/t_def.csv ] && step judge_def_rot2 90 judge def --min_rotation_sets 2
 pack_profiles
-tar czf $OUT/misses.tgz -C $S $(cd $S && ls *.csv.gz t_*.csv t_*.log cmp_* steps.txt 2>/dev/null); ls -la $OUT
+tar czf $OUT/misses.tgz -C $S $(cd $S && ls *.csv.gz t_*.csv t_*.log cmp_* steps.txt test_gpu_tune.log 2>/dev/null); ls -la $OUT
