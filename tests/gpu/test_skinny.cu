@@ -230,6 +230,48 @@ TEST(Skinny, ActivationEpiloguesMatchReference) {
   RecordProperty("cases", cases);
 }
 
+// The GEMV's whole-pass variants (`_wp`, SkinnyGemvTile::whole) where their split differs from
+// the default's (K = 5120, 7168, 1536: the default leaves partial passes), against the fp32
+// reference at every M of the tile, odd N, bias on and off, every output dtype; and the split
+// rule itself (host arithmetic).
+TEST(Skinny, GemvWholePassSplitsMatchReference) {
+  using skinny::SkinnyGemvTile;
+  EXPECT_EQ((SkinnyGemvTile{1, 8, 4, false}.segs(5120)), 8);  // 80 chunks a segment: a partial pass
+  EXPECT_EQ((SkinnyGemvTile{1, 8, 4, true}.segs(5120)), 1);   // 640 = 5 x 128
+  EXPECT_EQ((SkinnyGemvTile{1, 8, 2, true}.segs(5120)), 2);   // 320 = 5 x 64, the largest such split
+  EXPECT_EQ((SkinnyGemvTile{1, 8, 8, true}.segs(5120)), 4);   // none whole: the default's
+  EXPECT_EQ((SkinnyGemvTile{1, 8, 8, true}.segs(14336)), 1);  // 1792 = 7 x 256
+  EXPECT_EQ((SkinnyGemvTile{1, 8, 4, true}.segs(4096)), 4);   // the default's split is whole already
+  EXPECT_EQ((SkinnyGemvTile{1, 8, 4, true}.segs(5121)), (SkinnyGemvTile{1, 8, 4, false}.segs(5121)));  // K % 8
+  TGEMM_REQUIRE_GPU();
+  const std::int64_t ns[] = {7, 577};
+  const std::int64_t ks[] = {5120, 7168, 1536};
+  const DType outs[] = {DType::kBFloat16, DType::kFloat16, DType::kFloat32};
+  int cases = 0, failed = 0, whole = 0;
+  for (const SolutionPtr& s : skinny_solutions()) {
+    if (!is_gemv(s) || s->name().find("_wp_") == std::string::npos) continue;
+    ++whole;
+    for (int m = 1; m <= m_tile(s); ++m) {
+      for (int j = 0; j < 3; ++j) {
+        A16W16Case c;
+        c.m = m;
+        c.n = ns[(m + j) % 2];
+        c.k = ks[j];
+        c.out = outs[(m + j) % 3];
+        c.bias = (m + j) % 2 == 0;
+        c.bias_type = c.in;
+        c.lda_pad = pad_to_8(c.k);
+        c.ldb_pad = pad_to_8(c.k);
+        A16W16Data d = make_a16w16(c, static_cast<std::uint64_t>(whole) * 389 + static_cast<std::uint64_t>(m * 3 + j));
+        tally(run_solution(d, *s), cases, failed);
+      }
+    }
+  }
+  EXPECT_EQ(whole, 8) << "one whole-pass variant for each GEMV tile";
+  EXPECT_EQ(failed, 0) << failed << " of " << cases << " cases wrong";
+  RecordProperty("cases", cases);
+}
+
 // A few variants that together reach every code path (register batches and ring; no split,
 // the flat cluster reduction and the distributed one; every M tile of the build) on odd shapes
 // (N not a multiple of the tile, K % 32 != 0 and K % 8 != 0, K shorter than one batch), at

@@ -472,7 +472,7 @@ using skinny::SkinnyGemvTile;
 
 std::string gemv_variant_name(const SkinnyGemvTile& t) {
   return "skinny:sm90_m" + std::to_string(t.m_max) + "_gemv_w" + std::to_string(t.warps) + "_c" +
-         std::to_string(t.chunks) + "_v16";
+         std::to_string(t.chunks) + (t.whole ? "_wp" : "") + "_v16";
 }
 
 class SkinnyGemvSolution final : public Solution {
@@ -496,7 +496,7 @@ class SkinnyGemvSolution final : public Solution {
 
   void run(const GemmProblem& p, const GemmArgs& args, const Workspace&, Stream stream) const override {
     TGEMM_CHECK(can_implement(p), name_, "cannot implement ", p.describe());
-    kernel_for(p.a_type)->launch(p, args, stream, name_.c_str());
+    kernel_for(p.a_type)->launch(p, args, tile_.segs(p.k), stream, name_.c_str());
   }
 
   const SkinnyGemvTile& tile() const { return tile_; }
@@ -518,8 +518,13 @@ std::vector<std::shared_ptr<const SkinnyGemvSolution>> make_gemv_solutions() {
 #ifndef TGEMM_SKINNY_CI_SUBSET
   skinny::append_skinny_gemv_kernels_fp16(kernels);
 #endif
+  // Each kernel twice: the default split and whole passes (`_wp`, SkinnyGemvTile::whole): the
+  // split is a launch argument, so no more instances.
+  std::vector<SkinnyGemvKernel> whole = kernels;
+  for (SkinnyGemvKernel& k : whole) k.tile.whole = true;
+  kernels.insert(kernels.end(), whole.begin(), whole.end());
   return one_solution_per_tile<SkinnyGemvSolution>(kernels, [](const SkinnyGemvTile& a, const SkinnyGemvTile& b) {
-    return a.m_max == b.m_max && a.warps == b.warps && a.chunks == b.chunks;
+    return a.m_max == b.m_max && a.warps == b.warps && a.chunks == b.chunks && a.whole == b.whole;
   });
 }
 
@@ -795,7 +800,7 @@ class SkinnyBackend final : public Backend {
     for (const auto& s : gemv_solutions_) {
       const SkinnyGemvTile& t = s->tile();
       if (t.m_max == kGemvDefaultTile.m_max && t.warps == kGemvDefaultTile.warps &&
-          t.chunks == kGemvDefaultTile.chunks && s->can_implement(p))
+          t.chunks == kGemvDefaultTile.chunks && t.whole == kGemvDefaultTile.whole && s->can_implement(p))
         return s;
     }
     return nullptr;

@@ -197,12 +197,24 @@ struct SkinnyGemvTile {
   int m_max = 0;   // tokens: M <= m_max (1, 2, 4)
   int warps = 0;   // warps per CTA (a power of two)
   int chunks = 0;  // 16-byte weight chunks each lane loads before its arithmetic
+  // Whole passes (`_wp` variants, session 28): where one exists, the split whose segments are
+  // whole passes of 32 x chunks chunks (see segs). Session 18's lab: at K = 5120 the default
+  // split leaves every pass partial and runs 1x10240x5120 at 1.18-1.30x of the floor on an H200;
+  // one warp a row (5 whole passes of w8 c4) ran it at 1.09x.
+  bool whole = false;
   int threads() const { return 32 * warps; }
-  // Segments a weight row of K elements is split into (warps per row): the smallest power of
-  // two that gives each lane at most `chunks` chunks of its segment, capped at `warps` (longer
-  // rows loop).
+  // Segments a weight row of K elements is split into (warps per row), a power of two <= warps.
+  // Default: the smallest that gives each lane at most `chunks` chunks of its segment (longer
+  // rows loop). whole: the largest whose segments are whole passes (K % 8 == 0 and K / 8 a
+  // multiple of segs x 32 x chunks); where none is, the default's.
   int segs(std::int64_t k) const {
     const std::int64_t per_warp = 32LL * chunks;
+    if (whole && k % 8 == 0) {
+      int best = 0;
+      for (int s = 1; s <= warps; s *= 2)
+        if ((k / 8) % (s * per_warp) == 0) best = s;
+      if (best > 0) return best;
+    }
     const std::int64_t want = (((k + 7) / 8) + per_warp - 1) / per_warp;
     int s = 1;
     while (s < warps && s < want) s *= 2;
@@ -226,9 +238,10 @@ struct SkinnyGemvTile {
 struct SkinnyGemvKernel {
   SkinnyGemvTile tile;
   DType in = DType::kBFloat16;
-  // Enqueues the kernel: grid ceil(N / tile.rows_per_cta(K)), tile.threads() threads. Throws
-  // tgemm::Error naming `where` on a launch error.
-  void (*launch)(const GemmProblem& p, const GemmArgs& args, Stream stream, const char* where) = nullptr;
+  // Enqueues the kernel with `segs` segments a row (the solution's SkinnyGemvTile::segs): grid
+  // ceil(N / (warps / segs)), tile.threads() threads. Throws tgemm::Error naming `where` on a
+  // launch error.
+  void (*launch)(const GemmProblem& p, const GemmArgs& args, int segs, Stream stream, const char* where) = nullptr;
   // Facts about the loaded kernel image on the current device; all 0 if a query fails.
   SkinnyKernelInfo (*query)() = nullptr;
 };

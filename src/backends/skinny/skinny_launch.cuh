@@ -279,10 +279,11 @@ void append_skinny_stream_kernels(std::vector<SkinnyStreamKernel>& out) {
 // --- Version 4: GEMV ----------------------------------------------------------------------------
 
 template <typename In, int M_MAX, int WARPS, int CHUNKS>
-void launch_skinny_gemv(const GemmProblem& p, const GemmArgs& args, Stream stream, const char* where) {
-  constexpr SkinnyGemvTile kTile{M_MAX, WARPS, CHUNKS};
-  const int segs = kTile.segs(p.k);
-  const std::int64_t grid = (p.n + kTile.rows_per_cta(p.k) - 1) / kTile.rows_per_cta(p.k);
+void launch_skinny_gemv(const GemmProblem& p, const GemmArgs& args, int segs, Stream stream, const char* where) {
+  TGEMM_CHECK(segs >= 1 && segs <= WARPS && (segs & (segs - 1)) == 0, where, "segs must be a power of two <= ", WARPS,
+              ", got ", segs);
+  const std::int64_t rows_per_cta = WARPS / segs;
+  const std::int64_t grid = (p.n + rows_per_cta - 1) / rows_per_cta;
   kernels::sm90_gemv_skinny<In, M_MAX, WARPS, CHUNKS>
       <<<static_cast<unsigned>(grid), 32 * WARPS, 0, reinterpret_cast<cudaStream_t>(stream)>>>(skinny_params(p, args),
                                                                                                segs);
