@@ -487,28 +487,10 @@ int main(int argc, char** argv) {
       }
       for (bf16* q : x_own) CK(cudaFree(q));
     }
-    // Session 28 (LAB1_TAIL=1): the GEMV's last pass of a segment (the chunks past a lane's whole
-    // chunks skipped) as a select around each load (t0, versions 4-8), as predicated loads (t1,
-    // the default since session 28) and as clamped re-reads zeroed after the load (t2), on the four
-    // GEMV tiles the backend registers at M = 1, twice, interleaved. At K = 5120 every pass is a
-    // last pass; at K = 4096 and 8192 none is (the t's should tie there).
-    if (std::getenv("LAB1_TAIL") != nullptr) {
-      namespace tk = tgemm::kernels;
-      for (int round = 0; round < 2; ++round) {
-        lib(tk::sm90_gemv_skinny<bf16, 1, 8, 8, 0, 0>, 8, 8, " t0");
-        lib(tk::sm90_gemv_skinny<bf16, 1, 8, 8, 0, 1>, 8, 8, " t1");
-        lib(tk::sm90_gemv_skinny<bf16, 1, 8, 8, 0, 2>, 8, 8, " t2");
-        lib(tk::sm90_gemv_skinny<bf16, 1, 8, 4, 0, 0>, 8, 4, " t0");
-        lib(tk::sm90_gemv_skinny<bf16, 1, 8, 4, 0, 1>, 8, 4, " t1");
-        lib(tk::sm90_gemv_skinny<bf16, 1, 8, 4, 0, 2>, 8, 4, " t2");
-        lib(tk::sm90_gemv_skinny<bf16, 1, 4, 4, 0, 0>, 4, 4, " t0");
-        lib(tk::sm90_gemv_skinny<bf16, 1, 4, 4, 0, 1>, 4, 4, " t1");
-        lib(tk::sm90_gemv_skinny<bf16, 1, 4, 4, 0, 2>, 4, 4, " t2");
-        lib(tk::sm90_gemv_skinny<bf16, 1, 8, 2, 0, 0>, 8, 2, " t0");
-        lib(tk::sm90_gemv_skinny<bf16, 1, 8, 2, 0, 1>, 8, 2, " t1");
-        lib(tk::sm90_gemv_skinny<bf16, 1, 8, 2, 0, 2>, 8, 2, " t2");
-      }
-    } else
+    // Session 28's LAB1_TAIL (the GEMV's last pass as a select, predicated loads or clamped
+    // re-reads, the library kernel's TAIL argument) ran at commit 45d381a; the library kept the
+    // predicated loads and dropped the other two forms and the argument (docs/perf-notes.md,
+    // skinny, "Session 28").
     // Session 27: pipe (LAB1_PIPE=1), beside the library's shipped GEMV tiles, twice, interleaved.
     if (std::getenv("LAB1_PIPE") != nullptr) {
       auto pipe = [&](auto kernel, int warps, int chunks, int minb, int R, bool persistent) {

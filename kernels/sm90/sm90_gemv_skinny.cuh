@@ -65,20 +65,13 @@ __device__ __forceinline__ float dot8(const uint4& w, const uint4& x, float acc)
   return acc;
 }
 
-// The segment's last pass (GemvTail): a chunk past the lane's whole chunks is not read.
-//   kGemvTailSelect: each load behind `in ? load : 0`, as versions 4-8 had it. The compiler may
-//     turn that into a branch around each load.
-//   kGemvTailPredicated: each load a predicated PTX load (`@p ld`) into registers zeroed first:
-//     straight-line code, no extra traffic.
-//   kGemvTailClamped: each lane's invalid chunks re-read a chunk it reads anyway (the last whole
-//     chunk of the row) and are zeroed after the load: straight-line code, extra L2 requests.
-// Session 28: at K = 5120 every pass of the backend's GEMV tiles is such a last pass (5120 / 8 =
-// 640 chunks a row do not split into whole passes of 32 x CHUNKS), and the lab's copy of the
-// kernel ran 1.28x of the floor there with x loads, 1.06x without (docs/perf-notes.md, skinny,
-// "Session 28").
-enum GemvTail : int { kGemvTailSelect = 0, kGemvTailPredicated = 1, kGemvTailClamped = 2 };
-
-// The weight's load (skinny_detail::load_weight) if `pred`, else zeros, without a branch.
+// A lane's chunks in the segment's last pass that lie past its whole chunks are not read: each
+// load is a predicated PTX load (`@p ld`) into registers zeroed first, so the pass is
+// straight-line code with no extra traffic. Session 28 (H200, decode_lab LAB1_TAIL, commit
+// 45d381a): a select around each load (`in ? load : 0`, versions 4-8) ties it on the backend's
+// best tiles and is 1-6% slower on tiles that run only last passes (w8 c4 at K = 5120); clamped
+// re-reads zeroed after the load are 5-25% slower (docs/perf-notes.md, skinny, "Session 28").
+// The weight's load (skinny_detail::load_weight) if `pred`, else zeros.
 __device__ __forceinline__ uint4 load_weight_if(const void* ptr, bool pred) {
   uint4 v;
   asm volatile(
@@ -89,8 +82,7 @@ __device__ __forceinline__ uint4 load_weight_if(const void* ptr, bool pred) {
   return v;
 }
 
-// The activation's load (through L1, as skinny_detail::load_activation) if `pred`, else zeros,
-// without a branch.
+// The activation's load (through L1, as skinny_detail::load_activation) if `pred`, else zeros.
 __device__ __forceinline__ uint4 load_activation_if(const void* ptr, bool pred) {
   uint4 v;
   asm volatile(
@@ -99,28 +91,6 @@ __device__ __forceinline__ uint4 load_activation_if(const void* ptr, bool pred) 
       : "=&r"(v.x), "=&r"(v.y), "=&r"(v.z), "=&r"(v.w)
       : "l"(ptr), "r"(static_cast<int>(pred)));
   return v;
-}
-
-// Unconditional loads (volatile, so the compiler cannot sink them into a branch on a later
-// select): the weight's and the activation's.
-__device__ __forceinline__ uint4 load_weight_always(const void* ptr) {
-  uint4 v;
-  asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(ptr));
-  return v;
-}
-__device__ __forceinline__ uint4 load_activation_always(const void* ptr) {
-  uint4 v;
-  asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(ptr));
-  return v;
-}
-
-__device__ __forceinline__ uint4 zero_unless(const uint4& v, bool keep) {
-  const std::uint32_t mask = keep ? 0xffffffffu : 0u;
-  return make_uint4(v.x & mask, v.y & mask, v.z & mask, v.w & mask);
 }
 
 template <int M_MAX>
@@ -178,8 +148,7 @@ constexpr int gemv_min_blocks() {
 
 // MIN_BLOCKS > 0 overrides gemv_min_blocks (bench/micro/decode_lab.cu compares launch bounds; the
 // library's instances keep the default).
-template <typename In, int M_MAX, int WARPS, int CHUNKS, int MIN_BLOCKS = 0,
-          int TAIL = skinny_gemv_detail::kGemvTailPredicated>
+template <typename In, int M_MAX, int WARPS, int CHUNKS, int MIN_BLOCKS = 0>
 __global__ void __launch_bounds__(32 * WARPS, MIN_BLOCKS > 0 ? MIN_BLOCKS : gemv_min_blocks<M_MAX, WARPS, CHUNKS>())
     sm90_gemv_skinny(const SkinnyParams p, const int segs) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
@@ -238,29 +207,14 @@ __global__ void __launch_bounds__(32 * WARPS, MIN_BLOCKS > 0 ? MIN_BLOCKS : gemv
           for (int m = 0; m < M_MAX; ++m) xv[j][m] = sd::load_activation(x_rows[m] + c0 + 32 * j);
       } else {
         // The segment's last pass: whole chunks only (zeros past them add nothing); the chunk
-        // that straddles K, if any, is added after the loop. TAIL: how the chunks past the whole
-        // ones are skipped (gd::GemvTail).
+        // that straddles K, if any, is added after the loop. Predicated loads (gd::load_*_if).
 #pragma unroll
         for (int j = 0; j < CHUNKS; ++j) {
           const int c = c0 + 32 * j;
           const bool in = c < c_full;
-          if constexpr (TAIL == gd::kGemvTailPredicated) {
-            wv[j] = gd::load_weight_if(w_row + c, in);
+          wv[j] = gd::load_weight_if(w_row + c, in);
 #pragma unroll
-            for (int m = 0; m < M_MAX; ++m) xv[j][m] = gd::load_activation_if(x_rows[m] + c, in);
-          } else if constexpr (TAIL == gd::kGemvTailClamped) {
-            // K < 8 (no whole chunk): nothing to re-read; the straddling chunk comes after the loop.
-            const int cl = in ? c : c_full - 1;
-            const bool any = c_full > 0;
-            wv[j] = any ? gd::zero_unless(gd::load_weight_always(w_row + cl), in) : make_uint4(0, 0, 0, 0);
-#pragma unroll
-            for (int m = 0; m < M_MAX; ++m)
-              xv[j][m] = any ? gd::zero_unless(gd::load_activation_always(x_rows[m] + cl), in) : make_uint4(0, 0, 0, 0);
-          } else {
-            wv[j] = in ? sd::load_weight(w_row + c) : make_uint4(0, 0, 0, 0);
-#pragma unroll
-            for (int m = 0; m < M_MAX; ++m) xv[j][m] = in ? sd::load_activation(x_rows[m] + c) : make_uint4(0, 0, 0, 0);
-          }
+          for (int m = 0; m < M_MAX; ++m) xv[j][m] = gd::load_activation_if(x_rows[m] + c, in);
         }
       }
 #pragma unroll

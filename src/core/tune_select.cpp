@@ -100,6 +100,10 @@ bool passes_checks(const CandidateResult& r, const SelectOptions& o) {
          (!o.require_strict || r.strict_ok);
 }
 
+bool passes_confirmation(double median_ratio, double min_ratio, double margin, double placement_tolerance) {
+  return min_ratio >= 1.0 - placement_tolerance && median_ratio * (1.0 - margin) > 1.0;
+}
+
 int select_winner(const std::vector<CandidateResult>& results, const SelectOptions& o) {
   double best = -1;
   auto passes = [&](const CandidateResult& r) { return passes_checks(r, o); };

@@ -104,6 +104,12 @@ std::size_t mark_same_launches(std::vector<CandidateResult>& results,
 // within o.max_err_ratio, and strict_ok where o.require_strict), and it is not beyond_finals.
 bool passes_checks(const CandidateResult& r, const SelectOptions& o);
 
+// The confirmation's rule (the race's confirmation and `tgemm reconfirm`): a candidate timed
+// against the default on several placements (paired ratios, default time / candidate time) is
+// kept if the median ratio beats the default by `margin` and no placement's ratio is below
+// 1 - placement_tolerance.
+bool passes_confirmation(double median_ratio, double min_ratio, double margin, double placement_tolerance);
+
 // The winner among candidates with an accurate time that pass the error checks; -1 if none.
 // Fastest wins; all within (1 + tie_band) of the fastest tie and are resolved by tie_order_less;
 // then a winner that is not the default must be faster than (1 - default_margin) x the default.

@@ -228,9 +228,10 @@ std::vector<TimingStats> time_graphs_interleaved(const std::vector<std::function
 }
 
 int rotation_count(std::size_t bytes_per_set, std::size_t l2_bytes, double factor, int max_sets,
-                   std::size_t memory_budget) {
+                   std::size_t memory_budget, int min_sets) {
   if (bytes_per_set == 0) return 1;
-  auto want = static_cast<std::size_t>(factor * static_cast<double>(l2_bytes) / static_cast<double>(bytes_per_set)) + 1;
+  auto want = std::max(static_cast<std::size_t>(factor * static_cast<double>(l2_bytes) / static_cast<double>(bytes_per_set)) + 1,
+                       static_cast<std::size_t>(std::max(min_sets, 1)));
   std::size_t fit = std::max<std::size_t>(1, memory_budget / bytes_per_set);
   return static_cast<int>(std::max<std::size_t>(1, std::min({want, fit, static_cast<std::size_t>(max_sets)})));
 }

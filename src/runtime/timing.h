@@ -57,9 +57,9 @@ std::vector<TimingStats> time_graphs_interleaved(const std::vector<std::function
                                                  std::vector<std::vector<double>>* round_medians = nullptr);
 
 // Number of input rotations so that the inputs of the rotations together exceed `factor` times
-// the L2 size, capped at max_sets and at what fits in `memory_budget` bytes.
+// the L2 size, and at least min_sets, capped at max_sets and at what fits in `memory_budget` bytes.
 int rotation_count(std::size_t bytes_per_set, std::size_t l2_bytes, double factor, int max_sets,
-                   std::size_t memory_budget);
+                   std::size_t memory_budget, int min_sets = 1);
 
 // Streaming read of [data, data + bytes) with 16-byte loads; `blocks` x `threads` grid.
 void stream_read(const void* data, std::size_t bytes, int blocks, int threads, void* sink, Stream stream);

@@ -52,20 +52,13 @@ struct RaceData {
   DeviceBuffer ref;  // fp32 [M, N] reference of set 0 (not made for confirmation placements)
 };
 
-// Operand sets of a placement: enough to rotate past rotation_l2_factor L2 sizes, at least
-// RaceOptions::min_rotation_sets where the memory budget holds them.
-int race_sets(std::size_t per_set, const RaceOptions& o, const DeviceInfo& dev) {
-  const int sets = rotation_count(per_set, dev.l2_bytes, o.rotation_l2_factor, 32, o.memory_budget);
-  const auto fit = static_cast<int>(std::min<std::size_t>(32, std::max<std::size_t>(1, o.memory_budget / std::max<std::size_t>(per_set, 1))));
-  return std::max(sets, std::min(o.min_rotation_sets, fit));
-}
-
 std::size_t data_bytes(const GemmProblem& p, const RaceOptions& o, const DeviceInfo& dev) {
   const std::size_t es = dtype_size(p.a_type);
   const std::size_t o_bytes = static_cast<std::size_t>(p.m * p.n) * dtype_size(p.out_type);
   const std::size_t per_set = round_up(static_cast<std::size_t>(p.m * p.k) * es, kAlign) +
                               round_up(static_cast<std::size_t>(p.n * p.k) * es, kAlign) + 2 * o_bytes;
-  return per_set * static_cast<std::size_t>(race_sets(per_set, o, dev));
+  return per_set * static_cast<std::size_t>(rotation_count(per_set, dev.l2_bytes, o.rotation_l2_factor, 32,
+                                                             o.memory_budget, o.min_rotation_sets));
 }
 
 // pad_bytes > 0: a buffer of that size is allocated before the operands and kept with them, so
@@ -79,7 +72,8 @@ RaceData make_data(const GemmProblem& p, const RaceOptions& o, const DeviceInfo&
   const std::size_t b_bytes = p.has_bias() ? round_up(static_cast<std::size_t>(p.n) * dtype_size(p.bias_type), kAlign) : 0;
   const std::size_t o_bytes = static_cast<std::size_t>(p.m * p.n) * dtype_size(p.out_type);
   const std::size_t c_bytes = p.use_c ? round_up(o_bytes, kAlign) : 0;
-  const int sets = race_sets(x_bytes + w_bytes + o_bytes + c_bytes, o, dev);
+  const int sets = rotation_count(x_bytes + w_bytes + o_bytes + c_bytes, dev.l2_bytes, o.rotation_l2_factor, 32,
+                                  o.memory_budget, o.min_rotation_sets);
   for (int i = 0; i < sets; ++i) {
     Operands op;
     op.buf = DeviceBuffer(x_bytes + w_bytes + b_bytes + c_bytes);
@@ -751,7 +745,8 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
         result.confirm_placements = static_cast<int>(ratios.size());
         result.confirm_default_us = median(def_us);
         result.confirm_winner_us = median(win_us);
-        result.confirmed = !lost && result.confirm_ratio * (1.0 - margin) > 1.0;
+        result.confirmed =
+            passes_confirmation(result.confirm_ratio, result.confirm_min_ratio, margin, o.placement_tolerance);
         if (result.confirmed) {
           passed.push_back({w, result.confirm_ratio, result.confirm_min_ratio, result.confirm_default_us,
                             result.confirm_winner_us});
@@ -854,7 +849,7 @@ Reconfirmation reconfirm_row(const GemmProblem& p, const Solution& row, const Ra
   r.margin = std::max({o.confirm_margin, o.select.default_margin, is_sustained(p) ? o.sustained_default_margin : 0.0});
   r.timing = time_solution_pair(p, *r.default_solution, row, o, std::max(1, o.confirm_rounds),
                                 std::max(1, o.confirm_placements));
-  r.kept = r.timing.min_ratio >= 1.0 - o.placement_tolerance && r.timing.ratio * (1.0 - r.margin) > 1.0;
+  r.kept = passes_confirmation(r.timing.ratio, r.timing.min_ratio, r.margin, o.placement_tolerance);
   if (!r.kept) {
     const DeviceInfo& dev = rt.platform().device_info(p.device);
     const RaceData data = make_data(p, o, dev);

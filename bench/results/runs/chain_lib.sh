@@ -94,6 +94,11 @@ pair_run() {  # starts A, then B once A ended; returns when B ended or the call'
   done
   pair_report
 }
+pair_pack_run() {  # [extra files of $S]: run.tgz with the tables and logs of the tunes that have ended
+  # Only those: a running tune's table is rewritten by its reconfirmation until it ends (session
+  # 24's call 9 used such a copy by mistake).
+  tar czf $OUT/run.tgz -C $S "$@" $(cd $S && for x in A B; do [ -f p_$x.ended ] && ls p_$x.log p_$x.csv; done 2>/dev/null)
+}
 pair_cmp() {  # [extra files of $S for cmp.tgz]: the pair's tables, three short-slot judges (~100 s each) while the call has time, the agreement
   pair_report
   [ -f $S/p_A.ended ] && [ -f $S/p_B.ended ] || { echo "tunes not finished"; return 1; }

@@ -20,9 +20,7 @@ case ${STEP:?STEP=run or cmp} in
   run)
     nvidia-smi --query-gpu=name --format=csv,noheader
     pair_run
-    # Only the tables and logs of tunes that have ended: a running tune's table is rewritten by
-    # its reconfirmation until it ends (session 24's call 9 used such a copy by mistake).
-    tar czf $OUT/run.tgz -C $S $(cd $S && for x in A B; do [ -f p_$x.ended ] && ls p_$x.log p_$x.csv; done 2>/dev/null) ;;
+    pair_pack_run ;;
   cmp)
     pair_report
     [ -f $S/p_A.ended ] && [ -f $S/p_B.ended ] || { echo "tunes not finished"; exit 1; }

@@ -27,7 +27,7 @@ case ${STEP:?STEP=run or cmp} in
     nvidia-smi --query-gpu=name --format=csv,noheader
     step overlay_bench 210 overlay_bench
     pair_run
-    tar czf $OUT/run.tgz -C $S $(cd $S && ls bench_big_* 2>/dev/null; for x in A B; do [ -f p_$x.ended ] && ls p_$x.log p_$x.csv; done 2>/dev/null) ;;
+    pair_pack_run $(cd $S && ls bench_big_* 2>/dev/null) ;;
   cmp)
     pair_cmp "$(cd $S && ls bench_big_* 2>/dev/null)" ;;
 esac

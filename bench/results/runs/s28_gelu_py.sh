@@ -19,9 +19,10 @@ M=${M:-64,512,2048,8192}
 # DATA="unit fan_in": the bench also with torch_bench's data scale (tgemm bench --data fan_in),
 # each compared with the Python run below.
 DATA=${DATA:-unit}
+sfx_of() { [ $1 = unit ] || echo _$1; }  # file suffix of a data scale (none for the default)
 n_data=$(echo $DATA | wc -w)
 for d in $DATA; do
-  sfx=$([ $d = unit ] || echo _$d)
+  sfx=$(sfx_of $d)
   TGEMM_LOG_TUNED_CONFIG=1 timeout $(( $(left) / (n_data + 1) )) tgemm bench --epilogue gelu --bias --m $M --data $d \
     --json $S/cli_gelu$sfx.json > $S/cli_gelu$sfx.log 2> $S/cli_gelu$sfx.lookup; echo "data $d: $(grep -i geomean $S/cli_gelu$sfx.log)"
   n_data=$((n_data - 1))
@@ -29,7 +30,7 @@ done
 TGEMM_LOG_TUNED_CONFIG=1 timeout $(( $(left) - 15 )) python3 bench/torch_bench.py --gelu --bias --m $M --no-overhead \
   --json $S/py_gelu.json --png $S/py_gelu.png > $S/py_gelu.log 2> $S/py_gelu.lookup; tail -2 $S/py_gelu.log
 for d in $DATA; do
-sfx=$([ $d = unit ] || echo _$d); echo "tgemm bench --data $d against the Python bench:"
+sfx=$(sfx_of $d); echo "tgemm bench --data $d against the Python bench:"
 python3 - $S $sfx <<'PY'
 import json, math, sys
 s, sfx = sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else ""

@@ -17,7 +17,7 @@ case ${STEP:?STEP=run or cmp} in
   run)
     nvidia-smi --query-gpu=name --format=csv,noheader
     pair_run
-    tar czf $OUT/run.tgz -C $S $(cd $S && for x in A B; do [ -f p_$x.ended ] && ls p_$x.log p_$x.csv; done 2>/dev/null) ;;
+    pair_pack_run ;;
   cmp)
     pair_cmp ;;
 esac

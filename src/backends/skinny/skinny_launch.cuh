@@ -279,9 +279,8 @@ void append_skinny_stream_kernels(std::vector<SkinnyStreamKernel>& out) {
 // --- Version 4: GEMV ----------------------------------------------------------------------------
 
 template <typename In, int M_MAX, int WARPS, int CHUNKS>
+// segs: the solution's SkinnyGemvTile::segs (a power of two <= WARPS by construction).
 void launch_skinny_gemv(const GemmProblem& p, const GemmArgs& args, int segs, Stream stream, const char* where) {
-  TGEMM_CHECK(segs >= 1 && segs <= WARPS && (segs & (segs - 1)) == 0, where, "segs must be a power of two <= ", WARPS,
-              ", got ", segs);
   const std::int64_t rows_per_cta = WARPS / segs;
   const std::int64_t grid = (p.n + rows_per_cta - 1) / rows_per_cta;
   kernels::sm90_gemv_skinny<In, M_MAX, WARPS, CHUNKS>

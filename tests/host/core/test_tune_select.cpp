@@ -284,6 +284,17 @@ TEST(ValidateRaceOptions, NamesTheFieldTheExpectationAndTheValue) {
   EXPECT_EQ(message(o), "accepted");
 }
 
+// The confirmation keeps a candidate that beats the default by the margin at the median and loses
+// on no placement; with a tolerance, a placement loses only below 1 - tolerance.
+TEST(PassesConfirmation, MarginAtTheMedianNoPlacementLost) {
+  EXPECT_TRUE(passes_confirmation(1.05, 1.00, 0.01, 0.0));
+  EXPECT_FALSE(passes_confirmation(1.05, 0.994, 0.01, 0.0));  // session 28's 1x51200x5120: one placement at 0.994
+  EXPECT_TRUE(passes_confirmation(1.05, 0.994, 0.01, 0.01));
+  EXPECT_FALSE(passes_confirmation(1.05, 0.985, 0.01, 0.01));
+  EXPECT_FALSE(passes_confirmation(1.005, 1.002, 0.01, 0.0));  // under the margin at the median
+  EXPECT_FALSE(passes_confirmation(1.0, 1.0, 0.0, 0.0));       // a tie is not a win
+}
+
 TEST(PairedRatio, MedianOfPerRoundRatios) {
   // Round 2 ran at lower clocks for both: the pooled medians would compare 10 vs 10.5, the rounds
   // all say a takes 5% longer than b.
