@@ -26,6 +26,7 @@ void validate_race_options(const RaceOptions& o) {
   require(o.final_margin >= 0, "final_margin", ">= 0", o.final_margin);
   require(o.max_finalists >= 1, "max_finalists", ">= 1", o.max_finalists);
   require(o.final_rounds >= 1, "final_rounds", ">= 1", o.final_rounds);
+  require(o.accurate_block >= 0, "accurate_block", ">= 0 (0: each candidate alone)", o.accurate_block);
   require(o.final_placements >= 1, "final_placements", ">= 1", o.final_placements);
   require(o.sustained_warmup_ms >= 0, "sustained_warmup_ms", ">= 0", o.sustained_warmup_ms);
   require(o.sustained_round_ms >= 0, "sustained_round_ms", ">= 0", o.sustained_round_ms);

@@ -508,7 +508,7 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
       accurate.push_back(i);
     }
   }
-  for (std::size_t idx : accurate) {
+  auto accurate_alone = [&](std::size_t idx) {
     CandidateResult& r = result.candidates[idx];
     notify("accurate", r.name);
     try {
@@ -524,6 +524,84 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
     } catch (const Error& e) {
       record_failure(r, e);
     }
+  };
+  // RaceOptions::accurate_block: the default timed alone first, then the others in blocks of
+  // accurate_block, each block interleaved with the default over kAccurateRounds rounds; a
+  // candidate's accurate time is the default's times the median over rounds of its ratio to the
+  // default in the same round. A block that fails (one candidate's capture or launch) is timed
+  // candidate by candidate instead, so the failure is recorded against the candidate.
+  auto accurate_blocks = [&](std::size_t def_idx, const std::vector<std::size_t>& rest) {
+    constexpr int kAccurateRounds = 3;
+    constexpr double kAccurateBudgetUs = 40000.0;
+    const double def_us = result.candidates[def_idx].us;
+    const Solution* def_sol = solutions[def_idx].get();
+    const auto block = static_cast<std::size_t>(o.accurate_block);
+    for (std::size_t b = 0; b < rest.size(); b += block) {
+      const std::vector<std::size_t> members(rest.begin() + static_cast<std::ptrdiff_t>(b),
+                                             rest.begin() + static_cast<std::ptrdiff_t>(std::min(rest.size(), b + block)));
+      double slowest = std::max(result.candidates[def_idx].screen_us, 1.0);
+      std::vector<std::function<void(int, Stream)>> launchers;
+      launchers.push_back([&, def_sol](int i, Stream gs) {
+        def_sol->run(p, data.sets[static_cast<std::size_t>(i) % data.sets.size()].args, ws, gs);
+      });
+      for (std::size_t idx : members) {
+        slowest = std::max(slowest, result.candidates[idx].screen_us);
+        const Solution* sol = solutions[idx].get();
+        launchers.push_back([&, sol](int i, Stream gs) {
+          sol->run(p, data.sets[static_cast<std::size_t>(i) % data.sets.size()].args, ws, gs);
+        });
+      }
+      notify("accurate", result.candidates[members.front()].name);
+      TimingOptions topt = base_topt;
+      topt.launches_per_graph = std::clamp(static_cast<int>(std::ceil(2000.0 / slowest)), 2, o.launches_per_graph);
+      topt.replays = std::clamp(
+          static_cast<int>(std::ceil(kAccurateBudgetUs / (kAccurateRounds * slowest * topt.launches_per_graph))), 2,
+          o.iters);
+      topt.warmup_replays = 1;
+      std::vector<std::vector<double>> per_round;
+      std::vector<TimingStats> st;
+      try {
+        st = time_graphs_interleaved(launchers, topt, kAccurateRounds, &per_round);
+      } catch (const Error& e) {
+        if (std::string(e.what()).find("sticky") != std::string::npos) throw;
+        for (std::size_t idx : members) accurate_alone(idx);
+        continue;
+      }
+      for (std::size_t q = 0; q < members.size(); ++q) {
+        CandidateResult& r = result.candidates[members[q]];
+        const double ratio = paired_ratio(per_round[q + 1], per_round[0]);
+        const TimingStats& s = st[q + 1];
+        r.us = ratio > 0 ? def_us * ratio : s.median_us;
+        r.accurate_us = r.us;
+        r.spread = s.median_us > 0 ? (s.p90_us - s.p10_us) / s.median_us : 0;
+        ++result.accurate;
+        r.stage = "accurate";
+        if (o.check_all) {
+          try {
+            check_one(members[q]);
+          } catch (const Error& e) {
+            record_failure(r, e);
+          }
+        }
+      }
+    }
+  };
+  std::size_t def_in_accurate = accurate.size();
+  for (std::size_t j = 0; j < accurate.size(); ++j)
+    if (result.candidates[accurate[j]].is_default) def_in_accurate = j;
+  if (o.accurate_block > 0 && def_in_accurate < accurate.size()) {
+    const std::size_t def_idx = accurate[def_in_accurate];
+    accurate_alone(def_idx);
+    std::vector<std::size_t> rest;
+    for (std::size_t idx : accurate)
+      if (idx != def_idx) rest.push_back(idx);
+    if (result.candidates[def_idx].error.empty() && result.candidates[def_idx].us > 0) {
+      accurate_blocks(def_idx, rest);
+    } else {
+      for (std::size_t idx : rest) accurate_alone(idx);
+    }
+  } else {
+    for (std::size_t idx : accurate) accurate_alone(idx);
   }
   if (!o.check_all) check_contenders(accurate);
   // Final: the passing candidates near the fastest are re-timed in interleaved rounds (A B C, A B

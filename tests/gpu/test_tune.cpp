@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <set>
@@ -579,6 +580,49 @@ TEST(RaceProblem, ChecksCoverEveryContender) {
       EXPECT_LT(checked, timed);
     }
   }
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+}
+
+// RaceOptions::accurate_block: the accurate stage in blocks interleaved with the default. Every
+// accurately timed candidate gets a time, on the scale of the default's own (its ratio to the
+// default in the same rounds times the default's time): a candidate's time agrees with the one the
+// same problem's race gives it timed alone (median over the candidates both races timed, within
+// 5%; a ratio taken the wrong way round or a per-graph instead of a per-call time would be off by
+// the candidates' spread or by launches_per_graph). The checks still cover the winner.
+TEST(RaceProblem, AccurateBlocksTimeOnTheDefaultsScale) {
+  TGEMM_REQUIRE_GPU();
+  const GemmProblem p = plain_problem(16, 4096, 4096);
+  std::map<std::string, double> alone, blocked;
+  for (int block : {0, 5}) {
+    RaceOptions o;
+    o.libtypes = {"cublaslt"};
+    o.select.min_accurate = 32;
+    o.accurate_block = block;
+    const RaceResult r = race_problem(p, o);
+    ASSERT_GE(r.winner, 0) << "accurate_block " << block;
+    EXPECT_GE(r.accurate, 32) << "accurate_block " << block;
+    const CandidateResult& w = r.candidates[static_cast<std::size_t>(r.winner)];
+    EXPECT_GE(w.err_ratio, 0) << w.name;
+    EXPECT_TRUE(w.strict_ok) << w.name;
+    int timed = 0;
+    for (const CandidateResult& x : r.candidates) {
+      if (!x.error.empty() || x.accurate_us <= 0) continue;
+      ++timed;
+      EXPECT_TRUE(std::isfinite(x.accurate_us)) << x.name;
+      (block == 0 ? alone : blocked)[x.name] = x.accurate_us;
+    }
+    EXPECT_GE(timed, 32) << "accurate_block " << block;
+  }
+  std::vector<double> log_ratios;
+  for (const auto& [name, us] : blocked) {
+    auto it = alone.find(name);
+    if (it != alone.end()) log_ratios.push_back(std::log(us / it->second));
+  }
+  ASSERT_GE(log_ratios.size(), 16u);
+  std::sort(log_ratios.begin(), log_ratios.end());
+  const double med = log_ratios[log_ratios.size() / 2];
+  EXPECT_LT(std::abs(med), std::log(1.05)) << "median blocked / alone time " << std::exp(med) << " over "
+                                           << log_ratios.size() << " candidates";
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
 }
 

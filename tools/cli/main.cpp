@@ -165,6 +165,11 @@ int main(int argc, char** argv) {
                  "operand sets the race rotates over at least, even where one set exceeds 3 L2 sizes (1: as needed)")
       ->check(CLI::Range(1, 32))
       ->capture_default_str();
+  t->add_option("--accurate_block", tune.accurate_block,
+                 "time the accurate stage in blocks of this many candidates interleaved with the default, ranked on "
+                 "the paired ratio to it (0: each candidate alone, the default)")
+      ->check(CLI::Range(0, 64))
+      ->capture_default_str();
   t->add_option("--min_accurate", tune.min_accurate,
                  "screened candidates timed accurately at least (the screen's fastest first)")
       ->check(CLI::Range(1, 100000))

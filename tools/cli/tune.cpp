@@ -171,6 +171,7 @@ int run_worker(const TuneOptions& o) {
   ro.final_contenders = static_cast<std::size_t>(o.final_contenders);
   ro.refine_bases = static_cast<std::size_t>(o.refine_bases);
   ro.final_rounds = o.final_rounds;
+  ro.accurate_block = o.accurate_block;
   ro.confirm_tries = o.confirm_tries;
   ro.confirm_rounds = o.confirm_rounds;
   ro.confirm_margin = o.confirm_margin;
@@ -337,7 +338,8 @@ void spawn_worker(Worker& w, const TuneOptions& o) {
                                    "--final_margin", fmt::format("{}", o.final_margin), "--final_contenders",
                                    std::to_string(o.final_contenders), "--refine_bases",
                                    std::to_string(o.refine_bases), "--final_rounds",
-                                   std::to_string(o.final_rounds), "--confirm_tries", std::to_string(o.confirm_tries),
+                                   std::to_string(o.final_rounds), "--accurate_block", std::to_string(o.accurate_block),
+                                   "--confirm_tries", std::to_string(o.confirm_tries),
                                    "--confirm_rounds", std::to_string(o.confirm_rounds), "--confirm_margin",
                                    fmt::format("{}", o.confirm_margin), "--sustained_round_ms",
                                    fmt::format("{}", o.sustained_round_ms), "--sustained_margin",

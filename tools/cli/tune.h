@@ -54,6 +54,7 @@ struct TuneOptions {
   int final_contenders = static_cast<int>(kRaceDefaults.final_contenders);
   int refine_bases = static_cast<int>(kRaceDefaults.refine_bases);
   int final_rounds = kRaceDefaults.final_rounds;
+  int accurate_block = kRaceDefaults.accurate_block;  // accurate stage in blocks with the default (RaceOptions)
   int confirm_tries = kRaceDefaults.confirm_tries;
   int confirm_rounds = kRaceDefaults.confirm_rounds;  // per placement; 0: no confirmation
   double confirm_margin = kRaceDefaults.confirm_margin;  // a kept row beats the default by this in the confirmation

@@ -28,7 +28,7 @@ foreach(case "confirm_placements;0" "final_placements;0" "finalists;0" "final_ro
              "min_accurate;0" "iters;0" "errRatio;1.5" "warmup;-1" "final_contenders;-1" "graph_screen;-1"
              "refine_bases;-1" "confirm_rounds;-1" "sustained_round_ms;0"
              "sustained_margin;-0.01" "confirm_margin;0.6" "placement_tolerance;0.5" "min_rotation_sets;0"
-             "min_rotation_sets;33")
+             "min_rotation_sets;33" "accurate_block;-1" "accurate_block;65")
   list(GET case 0 opt)
   list(GET case 1 value)
   tgemm_run(${opt} tune -i "${SCRATCH}/missing.csv" -o "${SCRATCH}/tuned.csv" --${opt} ${value})
@@ -46,7 +46,7 @@ foreach(entry "--final_placements INT:INT in [1 - 16]|4" "--min_accurate INT:INT
               "--refine_bases INT:INT in [0 - 4096]|0" "--confirm_rounds INT:INT in [0 - 64]|6"
               "--sustained_round_ms FLOAT:FLOAT in [1 - 10000]|100" "--sustained_margin FLOAT:FLOAT in [0 - 0.5]|0.02"
               "--confirm_margin FLOAT:FLOAT in [0 - 0.5]|0.01" "--placement_tolerance FLOAT:FLOAT in [0 - 0.49]|0"
-              "--min_rotation_sets INT:INT in [1 - 32]|1")
+              "--min_rotation_sets INT:INT in [1 - 32]|1" "--accurate_block INT:INT in [0 - 64]|0")
   string(FIND "${entry}" "|" bar)
   string(SUBSTRING "${entry}" 0 ${bar} spec)
   math(EXPR after "${bar} + 1")

@@ -274,8 +274,12 @@ TEST(ValidateRaceOptions, NamesTheFieldTheExpectationAndTheValue) {
   o.placement_tolerance = 0.5;
   EXPECT_EQ(message(o), "race_problem: RaceOptions::placement_tolerance must be in [0, 0.5), got 0.5");
   o = RaceOptions{};
-  o.min_rotation_sets = 2;  // session 28's opt-in measurement options
+  o.accurate_block = -1;
+  EXPECT_EQ(message(o), "race_problem: RaceOptions::accurate_block must be >= 0 (0: each candidate alone), got -1");
+  o = RaceOptions{};
+  o.min_rotation_sets = 2;  // sessions 28-29's opt-in measurement options
   o.placement_tolerance = 0.01;
+  o.accurate_block = 8;
   EXPECT_EQ(message(o), "accepted");
   o = RaceOptions{};
   o.confirm_rounds = 0;  // allowed: no confirmation
