@@ -552,11 +552,14 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
         });
       }
       notify("accurate", result.candidates[members.front()].name);
+      // The replays a candidate gets alone (time_accurate), spread over the rounds: the iters cap
+      // applies to the total, not to each round (session 29's first run capped each round and
+      // doubled the stage's GPU time).
       TimingOptions topt = base_topt;
       topt.launches_per_graph = std::clamp(static_cast<int>(std::ceil(2000.0 / slowest)), 2, o.launches_per_graph);
-      topt.replays = std::clamp(
-          static_cast<int>(std::ceil(kAccurateBudgetUs / (kAccurateRounds * slowest * topt.launches_per_graph))), 2,
-          o.iters);
+      const int alone_replays = std::clamp(
+          static_cast<int>(std::ceil(kAccurateBudgetUs / (slowest * topt.launches_per_graph))), 5, o.iters);
+      topt.replays = std::max(2, (alone_replays + kAccurateRounds - 1) / kAccurateRounds);
       topt.warmup_replays = 1;
       std::vector<std::vector<double>> per_round;
       std::vector<TimingStats> st;
