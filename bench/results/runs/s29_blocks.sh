@@ -9,6 +9,8 @@
 # option (RaceProblem.AccurateBlocksTimeOnTheDefaultsScale).
 # CI binaries at HEAD (carry scratch/tgemm.gz, scratch/ci, scratch/COMMIT; pack_ci_binaries.sh first).
 #   END=400 bash bench/results/runs/s29_blocks.sh
+# Session 30 (runbook): TESTS='RaceProblem.*:TimeSolutionPair.*:CublasLtRefine.*:Reconfirm.*' END=450 ...
+# (the whole tuner GPU test set first, ~40-60 s).
 S=/tmp/s29b
 END=${END:-400}
 export TGEMM_CONFIG_DIR=$PWD/configs
@@ -17,10 +19,10 @@ IN=bench/results/runs/s29/misses_in.csv BEST=bench/results/runs/s29/best_known.c
 nvidia-smi --query-gpu=name,clocks.sm --format=csv,noheader
 gpu_test() {
   gunzip -c scratch/ci/test_gpu_tune.gz > /tmp/bin/test_gpu_tune && chmod +x /tmp/bin/test_gpu_tune
-  timeout 100 /tmp/bin/test_gpu_tune --gtest_filter='RaceProblem.AccurateBlocks*' > $S/test_gpu_tune.log 2>&1
+  timeout 150 /tmp/bin/test_gpu_tune --gtest_filter="${TESTS:-RaceProblem.AccurateBlocks*}" > $S/test_gpu_tune.log 2>&1
   echo "test_gpu_tune rc=$?"; grep -E "^\[  (FAILED|PASSED|SKIPPED) |tests ran|median blocked|Failure" $S/test_gpu_tune.log | tail -6
 }
-step gpu_test 110 gpu_test
+step gpu_test 160 gpu_test
 tune_until t_blk 21 --libtype cublaslt --batch 4 -i $IN --accurate_block 8
 grep -E "GPU work by stage|tune summary" $S/t_blk.log | tail -2
 if [ "$(rows $S/t_blk.csv)" -ge 21 ]; then
