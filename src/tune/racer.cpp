@@ -560,7 +560,11 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
       const int alone_replays = std::clamp(
           static_cast<int>(std::ceil(kAccurateBudgetUs / (slowest * topt.launches_per_graph))), 5, o.iters);
       topt.replays = std::max(2, (alone_replays + kAccurateRounds - 1) / kAccurateRounds);
-      topt.warmup_replays = 1;
+      // A warm-up replay a round only where a replay is short (< 2 ms: launches of < 200 us): each
+      // round ends in a synchronisation, and the next graph's first replay would time its launch
+      // latency too. Longer replays skip it (a warm-up of every graph in every round cost the big
+      // problems 50% more than their alone timing: 3 x (1 + 2) replays against 5 + 1).
+      topt.warmup_replays = slowest * topt.launches_per_graph < 2000.0 ? 1 : 0;
       std::vector<std::vector<double>> per_round;
       std::vector<TimingStats> st;
       try {
