@@ -10,7 +10,11 @@ what another candidate launches (`tgemm tune --dedupe_launches`: error column "n
 launch as X"). The summary says how often each pick was among the other tune's `--top` fastest:
 when it rarely is, the tunes disagree before their confirmations (docs/perf-notes.md, "Tuner v7
 measured"). Last, how far the two tunes' accurate times of the same candidates agree (p10, median,
-p90 of their ratio): the run-to-run resolution that the tie band is up against.
+p90 of their ratio): the run-to-run resolution that the tie band is up against. Profiles with
+the `accurate_us` column (session 28 on) also give, for each tune, how many accurately timed
+candidates read more than 15% over their own screen time (session 29: 143 of ~1650 on the 21
+problems of session 28's misses with the defaults, 14 with `--accurate_block 8`): the accurate
+stage's slow windows, which push candidates out of the finals.
 
 Profiles of session 11 on (a `stage` column: how far the race took each candidate) also say, for
 each differing row, how far the other tune took each pick ("absent": never a candidate there, as
@@ -36,6 +40,7 @@ import sys
 import compare_runs
 
 KEY = ("M", "N", "K", "bias", "dtype", "outdtype", "epilogue")
+SLOW_ACCURATE = 1.15  # an accurate time this far over the candidate's screen time reads slow
 SAME_LAUNCH = "not raced: same launch as "
 
 
@@ -62,8 +67,14 @@ class Profile:
         self.ranked = {}
         self.same_as = {}
         self.stages = {}  # key -> {name: stage}; empty for profiles without the stage column
+        self.accurate = 0  # candidates with an accurate_us (profiles of session 28 on)
+        self.slow_accurate = 0  # of which accurate_us > SLOW_ACCURATE x screen_us
         for r in read_csv(path):
             k = key_of(r)
+            acc, scr = float(r.get("accurate_us") or -1), float(r.get("screen_us") or -1)
+            if acc > 0 and scr > 0:
+                self.accurate += 1
+                self.slow_accurate += acc > SLOW_ACCURATE * scr
             if r.get("stage") is not None:
                 self.stages.setdefault(k, {})[r["kernelName"]] = r["stage"] or "failed"
             err = r.get("error", "")
@@ -222,6 +233,9 @@ def main(argv=None):
             n, p10, med, p90 = noise
             print(f"timing noise: {n} candidates timed in both tunes; time in A / time in B: p10 {p10:.4f}, "
                   f"median {med:.4f}, p90 {p90:.4f}")
+        if pa.accurate or pb.accurate:
+            print(f"accurate times over {SLOW_ACCURATE:g}x the screen's: A {pa.slow_accurate} of {pa.accurate}, "
+                  f"B {pb.slow_accurate} of {pb.accurate}")
     return 0
 
 

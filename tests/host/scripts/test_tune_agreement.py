@@ -113,6 +113,27 @@ class TuneAgreement(ScriptCase):
         self.assertIn("beyond the band by the median of 2 compare runs: 2 rows; 1 default, 0 candidate set, "
                       "1 ranking", out)
 
+    def test_slow_accurate_times_are_counted(self):
+        # Profiles with accurate_us (session 28 on): A has one of two accurate times more than 15%
+        # over its screen time (12 against 10), B none (10.5 against 10; a -1 is not timed).
+        cols = PROFILE + ["stage", "final_ratio", "confirm_ratio", "accurate_us"]
+
+        def row(m, name, screen, acc):
+            r = prof_row(m, name, "10") + ["accurate", "-1", "-1", acc]
+            r[PROFILE.index("screen_us")] = screen
+            return r
+
+        a = self.write("a.csv", TABLE, [table_row("1", "x")])
+        b = self.write("b.csv", TABLE, [table_row("1", "y")])
+        pa = self.write("pa.csv", cols, [row("1", "x", "10", "12"), row("1", "y", "10", "11.4")])
+        pb = self.write("pb.csv", cols, [row("1", "y", "10", "10.5"), row("1", "x", "10", "-1")])
+        out = self.run_tool(a, b, "--profiles", pa, pb)
+        self.assertIn("accurate times over 1.15x the screen's: A 1 of 2, B 0 of 1", out)
+        # Older profiles (no accurate_us column): no such line.
+        pa_old = self.write("pa_old.csv", PROFILE, [prof_row("1", "x", "9")])
+        pb_old = self.write("pb_old.csv", PROFILE, [prof_row("1", "y", "9")])
+        self.assertNotIn("accurate times over", self.run_tool(a, b, "--profiles", pa_old, pb_old))
+
     def test_tables_alone(self):
         a = self.write("a.csv", TABLE, [table_row("1", "x")])
         b = self.write("b.csv", TABLE, [table_row("1", "y")])
