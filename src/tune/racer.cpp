@@ -8,6 +8,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_set>
 
 #include "backends/cublaslt/cublaslt_backend.h"
@@ -109,17 +110,34 @@ RaceData make_data(const GemmProblem& p, const RaceOptions& o, const DeviceInfo&
 // RaceOptions::short_slots: GPU time of one finalist's replays in a finals round.
 constexpr double kShortSlotUs = 25000.0;
 
+// A launcher for the timing helpers (time_graph, time_graphs_interleaved): solution `sol` on
+// rotation i of placement `data`'s operand sets.
+std::function<void(int, Stream)> rotating_launch(const GemmProblem& p, const RaceData& data, const Solution& sol,
+                                                 const Workspace& ws) {
+  return [&p, &data, &sol, &ws](int i, Stream gs) {
+    sol.run(p, data.sets[static_cast<std::size_t>(i) % data.sets.size()].args, ws, gs);
+  };
+}
+
+// The accurate stage's timing of one candidate whose screen read est_us: about kAccurateBudgetUs
+// of GPU time (launch overhead matters only below ~50 us, so slow kernels get fewer launches),
+// between 5 and o.iters replays of 2..o.launches_per_graph launches.
+constexpr double kAccurateBudgetUs = 40000.0;
+TimingOptions accurate_timing(const TimingOptions& base, double est_us, const RaceOptions& o) {
+  const double est = std::max(est_us, 1.0);
+  TimingOptions t = base;
+  t.launches_per_graph = std::clamp(static_cast<int>(std::ceil(2000.0 / est)), 2, o.launches_per_graph);
+  t.replays = std::clamp(static_cast<int>(std::ceil(kAccurateBudgetUs / (est * t.launches_per_graph))), 5, o.iters);
+  t.warmup_replays = std::min(o.warmup, std::max(1, t.replays / 3));
+  return t;
+}
+
 // Two solutions of p timed against each other the way `tgemm bench` compares two paths: two graphs
 // of <= 20 launches (~20 ms of GPU time a replay, from est_us), 5 timed replays + 2 warm-up a
 // round, `rounds` interleaved rounds; ratio = a's time / b's, the paired estimate.
 PairTiming time_pair(const GemmProblem& p, const RaceData& data, const Solution& a, const Solution& b,
                      const Workspace& ws, double est_us, int rounds, bool short_slots) {
-  std::vector<std::function<void(int, Stream)>> pair;
-  for (const Solution* sol : {&a, &b}) {
-    pair.push_back([&, sol](int i, Stream gs) {
-      sol->run(p, data.sets[static_cast<std::size_t>(i) % data.sets.size()].args, ws, gs);
-    });
-  }
+  std::vector<std::function<void(int, Stream)>> pair = {rotating_launch(p, data, a, ws), rotating_launch(p, data, b, ws)};
   TimingOptions ct;
   ct.launches_per_graph = std::clamp(static_cast<int>(std::ceil(20000.0 / std::max(est_us, 1.0))), 2, 20);
   ct.replays = 5;
@@ -211,12 +229,15 @@ void warm_up_gpu(double seconds) {
 
 namespace {
 
+// A sticky error (check_context): the context is poisoned and the worker must be replaced.
+bool is_sticky(const Error& e) { return std::string_view(e.what()).find("sticky") != std::string_view::npos; }
+
 // A candidate that threw: its error is recorded and the race goes on, unless the error is sticky
 // (the context is poisoned): then the exception being handled is rethrown. Call only from a
 // handler.
 void record_failure(CandidateResult& r, const Error& e) {
   r.error = e.what();
-  if (r.error.find("sticky") != std::string::npos) throw;
+  if (is_sticky(e)) throw;
 }
 
 // The check of one candidate on the race's first operand set: NaN-poisoned output, AITER's
@@ -438,17 +459,8 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
   base_topt.warmup_replays = o.warmup;
   base_topt.replays = o.iters;
   auto time_accurate = [&](std::size_t idx) {
-    constexpr double kAccurateBudgetUs = 40000.0;
-    const double est = std::max(result.candidates[idx].screen_us, 1.0);
-    TimingOptions topt = base_topt;
-    topt.launches_per_graph = std::clamp(static_cast<int>(std::ceil(2000.0 / est)), 2, o.launches_per_graph);
-    topt.replays = std::clamp(static_cast<int>(std::ceil(kAccurateBudgetUs / (est * topt.launches_per_graph))), 5,
-                              o.iters);
-    topt.warmup_replays = std::min(o.warmup, std::max(1, topt.replays / 3));
-    const Solution& sol = *solutions[idx];
-    return time_graph([&](int i, Stream gs) {
-      sol.run(p, data.sets[static_cast<std::size_t>(i) % data.sets.size()].args, ws, gs);
-    }, topt);
+    return time_graph(rotating_launch(p, data, *solutions[idx], ws),
+                      accurate_timing(base_topt, result.candidates[idx].screen_us, o));
   };
   // The correctness check of one accurately timed candidate (RaceOptions::check_all).
   auto check_one = [&](std::size_t idx) {
@@ -512,8 +524,6 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
     CandidateResult& r = result.candidates[idx];
     notify("accurate", r.name);
     try {
-      // Slow kernels need fewer launches for the same precision; cap each candidate's accurate
-      // timing at about kAccurateBudgetUs of GPU time (launch overhead matters only below ~50 us).
       TimingStats st = time_accurate(idx);
       r.us = st.median_us;
       r.accurate_us = st.median_us;
@@ -532,34 +542,23 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
   // candidate by candidate instead, so the failure is recorded against the candidate.
   auto accurate_blocks = [&](std::size_t def_idx, const std::vector<std::size_t>& rest) {
     constexpr int kAccurateRounds = 3;
-    constexpr double kAccurateBudgetUs = 40000.0;
     const double def_us = result.candidates[def_idx].us;
-    const Solution* def_sol = solutions[def_idx].get();
     const auto block = static_cast<std::size_t>(o.accurate_block);
     for (std::size_t b = 0; b < rest.size(); b += block) {
       const std::vector<std::size_t> members(rest.begin() + static_cast<std::ptrdiff_t>(b),
                                              rest.begin() + static_cast<std::ptrdiff_t>(std::min(rest.size(), b + block)));
       double slowest = std::max(result.candidates[def_idx].screen_us, 1.0);
-      std::vector<std::function<void(int, Stream)>> launchers;
-      launchers.push_back([&, def_sol](int i, Stream gs) {
-        def_sol->run(p, data.sets[static_cast<std::size_t>(i) % data.sets.size()].args, ws, gs);
-      });
+      std::vector<std::function<void(int, Stream)>> launchers = {rotating_launch(p, data, *solutions[def_idx], ws)};
       for (std::size_t idx : members) {
         slowest = std::max(slowest, result.candidates[idx].screen_us);
-        const Solution* sol = solutions[idx].get();
-        launchers.push_back([&, sol](int i, Stream gs) {
-          sol->run(p, data.sets[static_cast<std::size_t>(i) % data.sets.size()].args, ws, gs);
-        });
+        launchers.push_back(rotating_launch(p, data, *solutions[idx], ws));
       }
       notify("accurate", result.candidates[members.front()].name);
       // The replays a candidate gets alone (time_accurate), spread over the rounds: the iters cap
       // applies to the total, not to each round (session 29's first run capped each round and
       // doubled the stage's GPU time).
-      TimingOptions topt = base_topt;
-      topt.launches_per_graph = std::clamp(static_cast<int>(std::ceil(2000.0 / slowest)), 2, o.launches_per_graph);
-      const int alone_replays = std::clamp(
-          static_cast<int>(std::ceil(kAccurateBudgetUs / (slowest * topt.launches_per_graph))), 5, o.iters);
-      topt.replays = std::max(2, (alone_replays + kAccurateRounds - 1) / kAccurateRounds);
+      TimingOptions topt = accurate_timing(base_topt, slowest, o);
+      topt.replays = std::max(2, (topt.replays + kAccurateRounds - 1) / kAccurateRounds);
       // A warm-up replay a round only where a replay is short (< 2 ms: launches of < 200 us): each
       // round ends in a synchronisation, and the next graph's first replay would time its launch
       // latency too. Longer replays skip it (a warm-up of every graph in every round cost the big
@@ -570,7 +569,7 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
       try {
         st = time_graphs_interleaved(launchers, topt, kAccurateRounds, &per_round);
       } catch (const Error& e) {
-        if (std::string(e.what()).find("sticky") != std::string::npos) throw;
+        if (is_sticky(e)) throw;
         for (std::size_t idx : members) accurate_alone(idx);
         continue;
       }
@@ -593,11 +592,10 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
       }
     }
   };
-  std::size_t def_in_accurate = accurate.size();
-  for (std::size_t j = 0; j < accurate.size(); ++j)
-    if (result.candidates[accurate[j]].is_default) def_in_accurate = j;
-  if (o.accurate_block > 0 && def_in_accurate < accurate.size()) {
-    const std::size_t def_idx = accurate[def_in_accurate];
+  const auto def_in_accurate = std::find_if(accurate.begin(), accurate.end(),
+                                            [&](std::size_t i) { return result.candidates[i].is_default; });
+  if (o.accurate_block > 0 && def_in_accurate != accurate.end()) {
+    const std::size_t def_idx = *def_in_accurate;
     accurate_alone(def_idx);
     std::vector<std::size_t> rest;
     for (std::size_t idx : accurate)
@@ -649,12 +647,7 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
         // into finalists).
         auto launchers_on = [&](const RaceData& pd, const std::vector<std::size_t>& order) {
           std::vector<std::function<void(int, Stream)>> launchers;
-          for (std::size_t f : order) {
-            const Solution* sol = solutions[finalists[f]].get();
-            launchers.push_back([&p, &pd, &ws, sol](int i, Stream gs) {
-              sol->run(p, pd.sets[static_cast<std::size_t>(i) % pd.sets.size()].args, ws, gs);
-            });
-          }
+          for (std::size_t f : order) launchers.push_back(rotating_launch(p, pd, *solutions[finalists[f]], ws));
           return launchers;
         };
         notify("final", fmt_count(finalists.size()));
@@ -745,7 +738,7 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
             if (!in_finals[i] && result.candidates[i].us > 0) result.candidates[i].beyond_finals = true;
           }
         } catch (const Error& e) {
-          if (std::string(e.what()).find("sticky") != std::string::npos) throw;
+          if (is_sticky(e)) throw;
           // Keep the accurate-phase times: they were measured and checked.
         }
       }
@@ -863,7 +856,7 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
         result.candidates[c.idx].us = c.win_us;
       }
     } catch (const Error& e) {
-      if (std::string(e.what()).find("sticky") != std::string::npos) throw;
+      if (is_sticky(e)) throw;
       result.winner = def;  // unconfirmed: keep the default
       result.confirmed = false;
     }
