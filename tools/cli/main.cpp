@@ -203,6 +203,14 @@ int main(int argc, char** argv) {
   t->add_flag("--reconfirm,!--no-reconfirm", tune.reconfirm,
               "after the tune, time every non-default row against the default again in a fresh process; "
               "rows that do not pass revert to the default (tgemm reconfirm; on by default)");
+  t->add_option("--reconfirm_margin", tune.reconfirm_margin,
+                 "the reconfirmation's margin for every problem (default: the tune's --confirm_margin and "
+                 "--sustained_margin; 0: revert only rows not faster than the default in the median or slower on a "
+                 "placement)")
+      ->check(CLI::Range(0.0, 0.5));
+  t->add_option("--reconfirm_rounds", tune.reconfirm_rounds,
+                 "the reconfirmation's interleaved rounds a placement (default: the tune's --confirm_rounds)")
+      ->check(CLI::Range(1, 64));
   t->add_flag("--worker", tune.worker, "internal: run as a worker")->group("");
 
   tgemm::cli::ReconfirmOptions reconfirm;

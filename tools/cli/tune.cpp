@@ -292,12 +292,16 @@ int spawn_reconfirm(const TuneOptions& o, int device) {
   // The tune's own confirmation rule (rounds, margins), not reconfirm's defaults: session 27's
   // pair with --sustained_margin 0.01 had its compute-bound rows confirmed at 1% and then
   // reconfirmed at the default 2%, which reverted rows measured 1.01-1.02x.
+  // --reconfirm_margin and --reconfirm_rounds, where given, replace them (TuneOptions).
+  const bool own_margin = o.reconfirm_margin >= 0;
+  const int rounds = o.reconfirm_rounds > 0 ? o.reconfirm_rounds : std::max(1, o.confirm_rounds);
   std::vector<std::string> args = {"/proc/self/exe", "reconfirm", o.tuned_file, "--libtype", o.libtype,
                                    "--errRatio", fmt::format("{}", o.err_ratio), "--placements",
-                                   std::to_string(o.confirm_placements), "--rounds",
-                                   std::to_string(std::max(1, o.confirm_rounds)), "--margin",
-                                   fmt::format("{}", o.confirm_margin), "--sustained_margin",
-                                   fmt::format("{}", o.sustained_margin), "--placement_tolerance",
+                                   std::to_string(o.confirm_placements), "--rounds", std::to_string(rounds),
+                                   "--margin", fmt::format("{}", own_margin ? o.reconfirm_margin : o.confirm_margin),
+                                   "--sustained_margin",
+                                   fmt::format("{}", own_margin ? o.reconfirm_margin : o.sustained_margin),
+                                   "--placement_tolerance",
                                    fmt::format("{}", o.placement_tolerance), "--min_rotation_sets",
                                    std::to_string(o.min_rotation_sets),
                                    o.short_slots ? "--short_slots" : "--no-short_slots"};
@@ -778,7 +782,13 @@ int run_tune(const TuneOptions& o) {
   fmt::print("wrote {} ({} rows)\n", o.tuned_file, rows.size());
   if (stop_signal != 0) return 128 + stop_signal;
   if (o.reconfirm && !rows.empty()) {
-    fmt::print("\ntgemm tune --reconfirm: every non-default row once more, in a fresh process on GPU {}\n", devices.front());
+    fmt::print("\ntgemm tune --reconfirm: every non-default row once more, in a fresh process on GPU {}{}\n",
+               devices.front(),
+               o.reconfirm_margin >= 0 || o.reconfirm_rounds > 0
+                   ? fmt::format(" (--reconfirm_margin {}, --reconfirm_rounds {})",
+                                 o.reconfirm_margin >= 0 ? fmt::format("{}", o.reconfirm_margin) : "as the tune's",
+                                 o.reconfirm_rounds > 0 ? std::to_string(o.reconfirm_rounds) : "as the tune's")
+                   : "");
     const int rc = spawn_reconfirm(o, devices.front());
     if (rc != 0) {
       fmt::print(stderr, "tgemm tune: the reconfirmation exited with {}\n", rc);
