@@ -211,6 +211,9 @@ int main(int argc, char** argv) {
   t->add_option("--reconfirm_rounds", tune.reconfirm_rounds,
                  "the reconfirmation's interleaved rounds a placement (default: the tune's --confirm_rounds)")
       ->check(CLI::Range(1, 64));
+  t->add_option("--reconfirm_placements", tune.reconfirm_placements,
+                 "the reconfirmation's operand placements (default: the tune's --confirm_placements)")
+      ->check(CLI::Range(1, 16));
   t->add_flag("--worker", tune.worker, "internal: run as a worker")->group("");
 
   tgemm::cli::ReconfirmOptions reconfirm;

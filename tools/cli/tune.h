@@ -77,14 +77,17 @@ struct TuneOptions {
   // since session 22 (docs/design-choices.md, "Tuner defaults (session 22)").
   bool reconfirm = true;
   // The reconfirmation's own rule, where given (session 30): its margin for every problem (< 0:
-  // the tune's --confirm_margin and --sustained_margin) and its rounds a placement (0: the tune's
-  // --confirm_rounds). With margin 0 it reverts only rows that read no faster than the default in
+  // the tune's --confirm_margin and --sustained_margin), its rounds a placement (0: the tune's
+  // --confirm_rounds) and its placements (0: the tune's --confirm_placements; the tune's own
+  // confirmation already tests each row on its placements, the reconfirmation's purpose is the
+  // other process). With margin 0 it reverts only rows that read no faster than the default in
   // the fresh process (the median; or slower on a placement, beyond --placement_tolerance), and leaves the keep-or-not decision at the margin to the tune's own
   // confirmation: session 30's pair lost 6 of its 15 rows beyond the band to reverts of rows the
   // tune had kept and the reconfirmation read at 1.009-1.015x (one tune reverted, the other kept;
   // the judge put the kept rows 1.1-3.8% ahead).
   double reconfirm_margin = -1;
   int reconfirm_rounds = 0;
+  int reconfirm_placements = 0;
   std::string devices;             // comma-separated device ordinals (default 0..mp-1)
 };
 
