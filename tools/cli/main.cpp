@@ -214,6 +214,10 @@ int main(int argc, char** argv) {
   t->add_option("--reconfirm_placements", tune.reconfirm_placements,
                  "the reconfirmation's operand placements (default: the tune's --confirm_placements)")
       ->check(CLI::Range(1, 16));
+  t->add_option("--reconfirm_tolerance", tune.reconfirm_tolerance,
+                 "the reconfirmation: a row loses a placement only below 1 - this ratio to the default (default: "
+                 "the tune's --placement_tolerance)")
+      ->check(CLI::Range(0.0, 0.49));
   t->add_flag("--worker", tune.worker, "internal: run as a worker")->group("");
 
   tgemm::cli::ReconfirmOptions reconfirm;

@@ -289,24 +289,8 @@ std::string own_executable() {
 // --reconfirm: `tgemm reconfirm` on the tuned file in a child process on GPU `device`; its exit
 // status (128 + signal if it was killed).
 int spawn_reconfirm(const TuneOptions& o, int device) {
-  // The tune's own confirmation rule (rounds, margins), not reconfirm's defaults: session 27's
-  // pair with --sustained_margin 0.01 had its compute-bound rows confirmed at 1% and then
-  // reconfirmed at the default 2%, which reverted rows measured 1.01-1.02x.
-  // --reconfirm_margin, --reconfirm_rounds and --reconfirm_placements, where given, replace them
-  // (TuneOptions).
-  const bool own_margin = o.reconfirm_margin >= 0;
-  const int rounds = o.reconfirm_rounds > 0 ? o.reconfirm_rounds : std::max(1, o.confirm_rounds);
-  const int placements = o.reconfirm_placements > 0 ? o.reconfirm_placements : o.confirm_placements;
-  std::vector<std::string> args = {"/proc/self/exe", "reconfirm", o.tuned_file, "--libtype", o.libtype,
-                                   "--errRatio", fmt::format("{}", o.err_ratio), "--placements",
-                                   std::to_string(placements), "--rounds", std::to_string(rounds),
-                                   "--margin", fmt::format("{}", own_margin ? o.reconfirm_margin : o.confirm_margin),
-                                   "--sustained_margin",
-                                   fmt::format("{}", own_margin ? o.reconfirm_margin : o.sustained_margin),
-                                   "--placement_tolerance",
-                                   fmt::format("{}", o.placement_tolerance), "--min_rotation_sets",
-                                   std::to_string(o.min_rotation_sets),
-                                   o.short_slots ? "--short_slots" : "--no-short_slots"};
+  std::vector<std::string> args = reconfirm_arguments(o);
+  args.insert(args.begin(), "/proc/self/exe");
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -786,11 +770,14 @@ int run_tune(const TuneOptions& o) {
   if (o.reconfirm && !rows.empty()) {
     fmt::print("\ntgemm tune --reconfirm: every non-default row once more, in a fresh process on GPU {}{}\n",
                devices.front(),
-               o.reconfirm_margin >= 0 || o.reconfirm_rounds > 0 || o.reconfirm_placements > 0
-                   ? fmt::format(" (--reconfirm_margin {}, --reconfirm_rounds {}, --reconfirm_placements {})",
+               o.reconfirm_margin >= 0 || o.reconfirm_rounds > 0 || o.reconfirm_placements > 0 ||
+                       o.reconfirm_tolerance >= 0
+                   ? fmt::format(" (--reconfirm_margin {}, --reconfirm_rounds {}, --reconfirm_placements {}, "
+                                 "--reconfirm_tolerance {})",
                                  o.reconfirm_margin >= 0 ? fmt::format("{}", o.reconfirm_margin) : "as the tune's",
                                  o.reconfirm_rounds > 0 ? std::to_string(o.reconfirm_rounds) : "as the tune's",
-                                 o.reconfirm_placements > 0 ? std::to_string(o.reconfirm_placements) : "as the tune's")
+                                 o.reconfirm_placements > 0 ? std::to_string(o.reconfirm_placements) : "as the tune's",
+                                 o.reconfirm_tolerance >= 0 ? fmt::format("{}", o.reconfirm_tolerance) : "as the tune's")
                    : "");
     const int rc = spawn_reconfirm(o, devices.front());
     if (rc != 0) {

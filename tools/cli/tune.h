@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "tune/racer.h"
 
@@ -78,9 +79,10 @@ struct TuneOptions {
   bool reconfirm = true;
   // The reconfirmation's own rule, where given (session 30): its margin for every problem (< 0:
   // the tune's --confirm_margin and --sustained_margin), its rounds a placement (0: the tune's
-  // --confirm_rounds) and its placements (0: the tune's --confirm_placements; the tune's own
+  // --confirm_rounds), its placements (0: the tune's --confirm_placements; the tune's own
   // confirmation already tests each row on its placements, the reconfirmation's purpose is the
-  // other process). With margin 0 it reverts only rows that read no faster than the default in
+  // other process) and its placement tolerance (< 0: the tune's --placement_tolerance; 0.02: a
+  // row reverts for a placement only where it reads under the bench's 0.98x floor). With margin 0 it reverts only rows that read no faster than the default in
   // the fresh process (the median; or slower on a placement, beyond --placement_tolerance), and leaves the keep-or-not decision at the margin to the tune's own
   // confirmation: session 30's pair lost 6 of its 15 rows beyond the band to reverts of rows the
   // tune had kept and the reconfirmation read at 1.009-1.015x (one tune reverted, the other kept;
@@ -88,10 +90,16 @@ struct TuneOptions {
   double reconfirm_margin = -1;
   int reconfirm_rounds = 0;
   int reconfirm_placements = 0;
+  double reconfirm_tolerance = -1;
   std::string devices;             // comma-separated device ordinals (default 0..mp-1)
 };
 
 int run_tune(const TuneOptions& options);
+
+// The arguments of the `tgemm reconfirm` that `tgemm tune --reconfirm` spawns on the tuned file
+// (after the program name): the tune's confirmation rule, or the --reconfirm_* options where
+// given (tools/cli/reconfirm_args.cpp; host test test_host_cli_args).
+std::vector<std::string> reconfirm_arguments(const TuneOptions& options);
 
 // `tgemm reconfirm TABLE`: every row of this GPU's arch and SM count whose solution is not the
 // race's default is timed against the default once more in this process, by the race's

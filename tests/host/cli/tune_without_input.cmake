@@ -23,15 +23,15 @@ expect_contains("tgemm tune without arguments: stderr" "${bare_ERR}" "--input_fi
 # warm-up, count of final contenders (0 is allowed: none beyond the margin), graph-screen
 # threshold or count of refined bases (0 is allowed: the backend's default), confirmation rounds
 # (0 is allowed: no confirmation), a sustained round of 0 ms, a negative sustained margin or a
-# confirmation margin above 0.5; a reconfirmation margin outside [0, 0.5], rounds outside [1, 64] or placements outside
-# [1, 16].
+# confirmation margin above 0.5; a reconfirmation margin outside [0, 0.5], rounds outside [1, 64],
+# placements outside [1, 16] or a placement tolerance outside [0, 0.49].
 foreach(case "confirm_placements;0" "final_placements;0" "finalists;0" "final_rounds;0" "confirm_tries;0"
              "min_accurate;0" "iters;0" "errRatio;1.5" "warmup;-1" "final_contenders;-1" "graph_screen;-1"
              "refine_bases;-1" "confirm_rounds;-1" "sustained_round_ms;0"
              "sustained_margin;-0.01" "confirm_margin;0.6" "placement_tolerance;0.5" "min_rotation_sets;0"
              "min_rotation_sets;33" "accurate_block;-1" "accurate_block;65" "reconfirm_margin;-1"
              "reconfirm_margin;0.6" "reconfirm_rounds;0" "reconfirm_rounds;65" "reconfirm_placements;0"
-             "reconfirm_placements;17")
+             "reconfirm_placements;17" "reconfirm_tolerance;-0.1" "reconfirm_tolerance;0.5")
   list(GET case 0 opt)
   list(GET case 1 value)
   tgemm_run(${opt} tune -i "${SCRATCH}/missing.csv" -o "${SCRATCH}/tuned.csv" --${opt} ${value})
@@ -66,9 +66,11 @@ expect_contains("tgemm tune --help" "${help_OUT}" "--confirm_near_default")
 expect_contains("tgemm tune --help" "${help_OUT}" "--reconfirm_margin FLOAT:FLOAT in [0 - 0.5]")
 expect_contains("tgemm tune --help" "${help_OUT}" "--reconfirm_rounds INT:INT in [1 - 64]")
 expect_contains("tgemm tune --help" "${help_OUT}" "--reconfirm_placements INT:INT in [1 - 16]")
-# --reconfirm_margin 0, --reconfirm_rounds 3 and --reconfirm_placements 2 are accepted: the run gets as far as the missing input file.
+expect_contains("tgemm tune --help" "${help_OUT}" "--reconfirm_tolerance FLOAT:FLOAT in [0 - 0.49]")
+# --reconfirm_margin 0, --reconfirm_rounds 3, --reconfirm_placements 2 and --reconfirm_tolerance 0.02
+# are accepted: the run gets as far as the missing input file.
 tgemm_run(rcm tune -i "${SCRATCH}/missing.csv" -o "${SCRATCH}/tuned.csv" --reconfirm_margin 0 --reconfirm_rounds 3
-          --reconfirm_placements 2)
+          --reconfirm_placements 2 --reconfirm_tolerance 0.02)
 if(rcm_RC EQUAL 0)
   message(FATAL_ERROR "tgemm tune of a missing input exited 0")
 endif()
