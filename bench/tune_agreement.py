@@ -27,6 +27,10 @@ refine() adds configurations around the screen's leaders; "screen"; "accurate"; 
 With `--compare run1.json ...` (the `tgemm compare --measure --json` runs of the same two
 tables, as bench/compare_runs.py takes them), the classes are counted again over the rows beyond
 the tie band by the median of those runs: the rows that cost agreement.
+With `--logs A.log B.log` (the two tunes' output, with the reconfirmation `tgemm tune` runs after
+the race), each differing row that one tune's reconfirmation reverted to the default says so,
+with the ratios it read, and the summary counts those one-sided reverts (session 30: 6 of the 15
+rows beyond the band).
 Standard library only; no GPU.
 """
 
@@ -34,6 +38,7 @@ import argparse
 import csv
 import gzip
 import json
+import re
 import statistics
 import sys
 
@@ -165,6 +170,27 @@ def beyond_band(paths, band=None):
             compare_runs.verdict(statistics.median(v), band) != "tie"}
 
 
+REVERTED = re.compile(r"^arch=\S+ sm_count=\d+ (?P<fields>.*?) M=(?P<m>\d+): \S+ reverted to \S+ "
+                      r"\((?P<ratio>[\d.]+)x the default, min (?P<min>[\d.]+)x")
+
+
+def reconfirm_reverts(path):
+    """The rows a tune's reconfirmation reverted to the default: key -> (median ratio, min ratio),
+    from the `tgemm tune` output (the lines after "tgemm tune --reconfirm")."""
+    opener = gzip.open if path.endswith(".gz") else open
+    out, seen = {}, False
+    with opener(path, "rt") as f:
+        for line in f:
+            seen = seen or line.startswith("tgemm tune --reconfirm")
+            m = REVERTED.match(line) if seen else None
+            if m:
+                fields = dict(tok.split("=", 1) for tok in m.group("fields").split() if "=" in tok)
+                key = (m.group("m"), fields.get("N", ""), fields.get("K", ""), fields.get("bias", ""),
+                       fields.get("dtype", ""), fields.get("outdtype", ""), fields.get("epilogue", "none"))
+                out[key] = (float(m.group("ratio")), float(m.group("min")))
+    return out
+
+
 def describe(key):
     m, n, k, bias, _, _, epi = key
     return f"{m}x{n}x{k}" + (" bias" if bias == "True" else "") + ("" if epi in ("", "none") else f" {epi}")
@@ -178,7 +204,11 @@ def main(argv=None):
     ap.add_argument("--top", type=int, default=6)
     ap.add_argument("--compare", nargs="+", metavar="RUN_JSON",
                     help="tgemm compare --measure --json runs of A and B: count the classes of the rows beyond the band")
+    ap.add_argument("--logs", nargs=2, metavar=("LOG_A", "LOG_B"),
+                    help="the two tunes' output: mark the rows one tune's reconfirmation reverted")
     o = ap.parse_args(argv)
+    ra_rev, rb_rev = (reconfirm_reverts(o.logs[0]), reconfirm_reverts(o.logs[1])) if o.logs else ({}, {})
+    one_sided = one_sided_beyond = 0
     ta, tb = read_table(o.a), read_table(o.b)
     pa, pb = (Profile(o.profiles[0]), Profile(o.profiles[1])) if o.profiles else (None, None)
     common = sorted(set(ta) & set(tb), key=lambda k: (k[6], int(k[0]), int(k[1]), int(k[2]), k[3]))
@@ -212,6 +242,11 @@ def main(argv=None):
                 if beyond is not None and k in beyond:
                     beyond_classes[c] += 1
                     line += " (beyond the band)"
+        if (k in ra_rev) != (k in rb_rev):
+            who, (ratio, low) = ("A", ra_rev[k]) if k in ra_rev else ("B", rb_rev[k])
+            one_sided += 1
+            one_sided_beyond += beyond is not None and k in beyond
+            line += f"; reverted by {who}'s reconfirmation at {ratio:.3f}x, min {low:.3f}x"
         differing.append(line)
     for line in differing:
         print(line)
@@ -233,6 +268,9 @@ def main(argv=None):
             n, p10, med, p90 = noise
             print(f"timing noise: {n} candidates timed in both tunes; time in A / time in B: p10 {p10:.4f}, "
                   f"median {med:.4f}, p90 {p90:.4f}")
+        if o.logs:
+            print(f"reconfirmation reverts: A {len(ra_rev)}, B {len(rb_rev)}; one tune's only, among the rows that "
+                  f"differ: {one_sided}" + (f", beyond the band: {one_sided_beyond}" if beyond is not None else ""))
         if pa.accurate or pb.accurate:
             print(f"accurate times over {SLOW_ACCURATE:g}x the screen's: A {pa.slow_accurate} of {pa.accurate}, "
                   f"B {pb.slow_accurate} of {pb.accurate}")

@@ -134,6 +134,34 @@ class TuneAgreement(ScriptCase):
         pb_old = self.write("pb_old.csv", PROFILE, [prof_row("1", "y", "9")])
         self.assertNotIn("accurate times over", self.run_tool(a, b, "--profiles", pa_old, pb_old))
 
+    def test_reconfirmation_reverts_from_the_logs(self):
+        # M=1: A's reconfirmation reverted its row to the default, B kept p (one-sided: marked).
+        # M=16: both reverted (identical rows, not marked). M=64: B's log reverts a row before the
+        # reconfirmation started (a race line, not a revert: ignored); A and B differ there.
+        h = "cublaslt:heuristic"
+        a = self.write("a.csv", TABLE, [table_row("1", h), table_row("16", h), table_row("64", "s")])
+        b = self.write("b.csv", TABLE, [table_row("1", "p"), table_row("16", h), table_row("64", "t")])
+        pa = self.write("pa.csv", PROFILE, [prof_row("1", "p", "9"), prof_row("64", "s", "5")])
+        pb = self.write("pb.csv", PROFILE, [prof_row("1", "p", "9"), prof_row("64", "t", "5")])
+
+        def reverted(m, ratio, low):
+            return (f"arch=sm_90a sm_count=132 N=4096 K=4096 bias=False dtype={BF} outdtype={BF} scaleAB=False "
+                    f"bpreshuffle=False epilogue=none M={m}: cublaslt:algo_x reverted to {h} ({ratio}x the default, "
+                    f"min {low}x over 4 placements, margin 1.0%)\n")
+        log_a = os.path.join(self.dir.name, "a.log")
+        with open(log_a, "w") as f:
+            f.write("[   1/3] M=1 ...\n\ntgemm tune --reconfirm: every non-default row once more\n")
+            f.write(reverted(1, "1.010", "1.008") + reverted(16, "0.990", "0.980"))
+        log_b = os.path.join(self.dir.name, "b.log.gz")
+        with gzip.open(log_b, "wt") as f:
+            f.write(reverted(64, "0.950", "0.940") + "tgemm tune --reconfirm: every non-default row once more\n")
+            f.write(reverted(16, "1.001", "0.999"))
+        out = self.run_tool(a, b, "--profiles", pa, pb, "--logs", log_a, log_b)
+        self.assertIn("1x4096x4096: A cublaslt:heuristic | B p; A's pick is #- in B, B's is #1 in A; "
+                      "reverted by A's reconfirmation at 1.010x, min 1.008x", out)
+        self.assertNotIn("64x4096x4096: A s | B t; A's pick is #- in B, B's is #- in A; reverted", out)
+        self.assertIn("reconfirmation reverts: A 2, B 1; one tune's only, among the rows that differ: 1\n", out)
+
     def test_tables_alone(self):
         a = self.write("a.csv", TABLE, [table_row("1", "x")])
         b = self.write("b.csv", TABLE, [table_row("1", "y")])
