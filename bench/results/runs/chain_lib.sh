@@ -110,7 +110,8 @@ pair_cmp() {  # [extra files of $S for cmp.tgz]: the pair's tables, three short-
       --json $S/cmp_short_p_$i.json > /dev/null 2>&1; echo "judge $i rc=$? at $SECONDS s"; i=$((i + 1))
   done
   python3 bench/tune_agreement.py $S/p_A.csv $S/p_B.csv --profiles $S/prof_p_A.csv $S/prof_p_B.csv \
-    --compare $(ls $S/cmp_short_p_*.json) > $S/agreement_p.txt 2>&1; tail -14 $S/agreement_p.txt
+    --compare $(ls $S/cmp_short_p_*.json) --logs $S/p_A.log $S/p_B.log > $S/agreement_p.txt 2>&1
+  tail -15 $S/agreement_p.txt
   tar czf $OUT/cmp.tgz -C $S p_A.csv p_B.csv p_A.log p_B.log prof_p_A.csv.gz prof_p_B.csv.gz \
     $(cd $S && ls cmp_short_p_* 2>/dev/null) $1 agreement_p.txt
 }
