@@ -768,17 +768,10 @@ int run_tune(const TuneOptions& o) {
   fmt::print("wrote {} ({} rows)\n", o.tuned_file, rows.size());
   if (stop_signal != 0) return 128 + stop_signal;
   if (o.reconfirm && !rows.empty()) {
-    fmt::print("\ntgemm tune --reconfirm: every non-default row once more, in a fresh process on GPU {}{}\n",
-               devices.front(),
-               o.reconfirm_margin >= 0 || o.reconfirm_rounds > 0 || o.reconfirm_placements > 0 ||
-                       o.reconfirm_tolerance >= 0
-                   ? fmt::format(" (--reconfirm_margin {}, --reconfirm_rounds {}, --reconfirm_placements {}, "
-                                 "--reconfirm_tolerance {})",
-                                 o.reconfirm_margin >= 0 ? fmt::format("{}", o.reconfirm_margin) : "as the tune's",
-                                 o.reconfirm_rounds > 0 ? std::to_string(o.reconfirm_rounds) : "as the tune's",
-                                 o.reconfirm_placements > 0 ? std::to_string(o.reconfirm_placements) : "as the tune's",
-                                 o.reconfirm_tolerance >= 0 ? fmt::format("{}", o.reconfirm_tolerance) : "as the tune's")
-                   : "");
+    std::string command = "tgemm";
+    for (const std::string& a : reconfirm_arguments(o)) command += " " + a;
+    fmt::print("\ntgemm tune --reconfirm: every non-default row once more, in a fresh process on GPU {}: {}\n",
+               devices.front(), command);
     const int rc = spawn_reconfirm(o, devices.front());
     if (rc != 0) {
       fmt::print(stderr, "tgemm tune: the reconfirmation exited with {}\n", rc);

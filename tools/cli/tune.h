@@ -77,16 +77,17 @@ struct TuneOptions {
   // worker's GPU): rows that do not beat the default again there revert to it. On by default
   // since session 22 (docs/design-choices.md, "Tuner defaults (session 22)").
   bool reconfirm = true;
-  // The reconfirmation's own rule, where given (session 30): its margin for every problem (< 0:
-  // the tune's --confirm_margin and --sustained_margin), its rounds a placement (0: the tune's
-  // --confirm_rounds), its placements (0: the tune's --confirm_placements; the tune's own
-  // confirmation already tests each row on its placements, the reconfirmation's purpose is the
-  // other process) and its placement tolerance (< 0: the tune's --placement_tolerance; 0.02: a
-  // row reverts for a placement only where it reads under the bench's 0.98x floor). With margin 0 it reverts only rows that read no faster than the default in
-  // the fresh process (the median; or slower on a placement, beyond --placement_tolerance), and leaves the keep-or-not decision at the margin to the tune's own
-  // confirmation: session 30's pair lost 6 of its 15 rows beyond the band to reverts of rows the
-  // tune had kept and the reconfirmation read at 1.009-1.015x (one tune reverted, the other kept;
-  // the judge put the kept rows 1.1-3.8% ahead).
+  // The reconfirmation's own rule, where given (session 30), each defaulting to the tune's
+  // (tools/cli/reconfirm_args.cpp): its margin for every problem (< 0: --confirm_margin and
+  // --sustained_margin), its rounds a placement (0: --confirm_rounds), its placements (0:
+  // --confirm_placements; the tune's own confirmation has tested each row on its placements, the
+  // reconfirmation is for the other process) and its placement tolerance (< 0:
+  // --placement_tolerance). Margin 0 with tolerance 0.02 makes it a floor check: a row reverts
+  // only where the fresh process reads it no faster than the default in the median, or under the
+  // bench's 0.98x floor on a placement, and the keep-or-not decision at the margin stays with the
+  // tune's own confirmation. Session 30's pair lost 6 of its 15 rows beyond the band to reverts
+  // of rows one tune kept and its reconfirmation read at 1.009-1.015x while the other tune kept
+  // its own pick (the judge: 1.1-3.8% ahead of the default).
   double reconfirm_margin = -1;
   int reconfirm_rounds = 0;
   int reconfirm_placements = 0;
