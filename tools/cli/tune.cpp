@@ -184,6 +184,7 @@ int run_worker(const TuneOptions& o) {
   ro.graph_screen_us = o.graph_screen_us;
   ro.select.min_accurate = static_cast<std::size_t>(o.min_accurate);
   ro.select.accurate_margin = o.accurate_margin;
+  ro.select.tie_band = o.tie_band;
   ro.dedupe_launches = o.dedupe_launches;
   ro.check_all = o.check_all;
   ro.libtypes = libtype_list(o.libtype);
@@ -319,33 +320,8 @@ void spawn_worker(Worker& w, const TuneOptions& o) {
   posix_spawn_file_actions_adddup2(&fa, from_child[1], 1);
   posix_spawn_file_actions_addclose(&fa, to_child[1]);
   posix_spawn_file_actions_addclose(&fa, from_child[0]);
-  std::vector<std::string> args = {"/proc/self/exe", "tune", "--worker", "--errRatio", fmt::format("{}", o.err_ratio),
-                                   "--libtype", o.libtype, "--warmup", std::to_string(o.warmup), "--iters",
-                                   std::to_string(o.iters), "--confirm_placements",
-                                   std::to_string(o.confirm_placements), "--final_placements",
-                                   std::to_string(o.final_placements), "--finalists", std::to_string(o.finalists),
-                                   "--finalists_mem", std::to_string(o.finalists_mem),
-                                   "--final_margin", fmt::format("{}", o.final_margin), "--final_contenders",
-                                   std::to_string(o.final_contenders), "--refine_bases",
-                                   std::to_string(o.refine_bases), "--final_rounds",
-                                   std::to_string(o.final_rounds), "--accurate_block", std::to_string(o.accurate_block),
-                                   "--confirm_tries", std::to_string(o.confirm_tries),
-                                   "--confirm_rounds", std::to_string(o.confirm_rounds), "--confirm_margin",
-                                   fmt::format("{}", o.confirm_margin), "--sustained_round_ms",
-                                   fmt::format("{}", o.sustained_round_ms), "--sustained_margin",
-                                   fmt::format("{}", o.sustained_margin),
-                                   "--graph_screen", fmt::format("{}", o.graph_screen_us), "--min_accurate",
-                                   std::to_string(o.min_accurate), "--accurate_margin",
-                                   fmt::format("{}", o.accurate_margin), "--placement_tolerance",
-                                   fmt::format("{}", o.placement_tolerance), "--min_rotation_sets",
-                                   std::to_string(o.min_rotation_sets)};
-  if (o.loose) args.push_back("--loose");
-  args.push_back(o.confirm_best ? "--confirm_best" : "--no-confirm_best");
-  if (o.confirm_near_default) args.push_back("--confirm_near_default");
-  if (o.dedupe_launches) args.push_back("--dedupe_launches");
-  if (o.check_all) args.push_back("--check_all");
-  if (o.sustained_confirm_all) args.push_back("--sustained_confirm_all");
-  args.push_back(o.short_slots ? "--short_slots" : "--no-short_slots");
+  std::vector<std::string> args = worker_arguments(o);
+  args.insert(args.begin(), "/proc/self/exe");
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

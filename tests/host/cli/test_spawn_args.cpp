@@ -1,8 +1,10 @@
-// The `tgemm reconfirm` that `tgemm tune --reconfirm` spawns: the tune's confirmation rule by
-// default, the --reconfirm_* options where given (tools/cli/reconfirm_args.cpp).
+// The processes `tgemm tune` spawns (tools/cli/spawn_args.cpp): its workers get every race
+// option; the `tgemm reconfirm` of --reconfirm gets the tune's confirmation rule by default, the
+// --reconfirm_* options where given.
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tools/cli/tune.h"
@@ -32,6 +34,57 @@ TuneOptions some_tune() {
   o.min_rotation_sets = 2;
   o.short_slots = true;
   return o;
+}
+
+bool has_flag(const std::vector<std::string>& args, const std::string& flag) {
+  for (const std::string& a : args) {
+    if (a == flag) return true;
+  }
+  return false;
+}
+
+TEST(WorkerArguments, CarryEveryRaceOption) {
+  // Each value differs from its default, so a dropped option cannot pass unnoticed.
+  TuneOptions o = some_tune();
+  o.warmup = 7;
+  o.iters = 33;
+  o.final_placements = 3;
+  o.finalists = 5;
+  o.finalists_mem = 12;
+  o.final_margin = 0.025;
+  o.final_contenders = 1;
+  o.refine_bases = 30;
+  o.final_rounds = 5;
+  o.accurate_block = 8;
+  o.confirm_tries = 2;
+  o.sustained_round_ms = 70;
+  o.graph_screen_us = 40;
+  o.min_accurate = 32;
+  o.accurate_margin = 0.2;
+  o.placement_tolerance = 0.01;
+  o.tie_band = 0.005;
+  o.loose = true;
+  o.confirm_near_default = true;
+  o.short_slots = false;
+  const std::vector<std::string> a = worker_arguments(o);
+  ASSERT_GE(a.size(), 2u);
+  EXPECT_EQ(a[0], "tune");
+  EXPECT_EQ(a[1], "--worker");
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"--errRatio", "0.05"},        {"--libtype", "cublaslt"},       {"--warmup", "7"},
+      {"--iters", "33"},             {"--confirm_placements", "4"},  {"--final_placements", "3"},
+      {"--finalists", "5"},          {"--finalists_mem", "12"},      {"--final_margin", "0.025"},
+      {"--final_contenders", "1"},   {"--refine_bases", "30"},       {"--final_rounds", "5"},
+      {"--accurate_block", "8"},     {"--confirm_tries", "2"},       {"--confirm_rounds", "6"},
+      {"--confirm_margin", "0.01"},  {"--sustained_round_ms", "70"}, {"--sustained_margin", "0.02"},
+      {"--graph_screen", "40"},      {"--min_accurate", "32"},       {"--accurate_margin", "0.2"},
+      {"--placement_tolerance", "0.01"}, {"--min_rotation_sets", "2"}, {"--tie_band", "0.005"}};
+  for (const auto& [flag, value] : expected) EXPECT_EQ(value_of(a, flag), value) << flag;
+  EXPECT_TRUE(has_flag(a, "--loose"));
+  EXPECT_TRUE(has_flag(a, "--confirm_near_default"));
+  EXPECT_TRUE(has_flag(a, "--no-confirm_best"));
+  EXPECT_TRUE(has_flag(a, "--no-short_slots"));
+  EXPECT_FALSE(has_flag(a, "--dedupe_launches"));
 }
 
 TEST(ReconfirmArguments, FollowTheTunesConfirmationByDefault) {

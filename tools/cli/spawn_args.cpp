@@ -1,0 +1,71 @@
+#include <algorithm>
+#include <fmt/core.h>
+
+#include "tools/cli/tune.h"
+
+namespace tgemm::cli {
+
+std::vector<std::string> worker_arguments(const TuneOptions& o) {
+  std::vector<std::string> args = {"tune", "--worker", "--errRatio", fmt::format("{}", o.err_ratio),
+                                   "--libtype", o.libtype, "--warmup", std::to_string(o.warmup), "--iters",
+                                   std::to_string(o.iters), "--confirm_placements",
+                                   std::to_string(o.confirm_placements), "--final_placements",
+                                   std::to_string(o.final_placements), "--finalists", std::to_string(o.finalists),
+                                   "--finalists_mem", std::to_string(o.finalists_mem),
+                                   "--final_margin", fmt::format("{}", o.final_margin), "--final_contenders",
+                                   std::to_string(o.final_contenders), "--refine_bases",
+                                   std::to_string(o.refine_bases), "--final_rounds",
+                                   std::to_string(o.final_rounds), "--accurate_block", std::to_string(o.accurate_block),
+                                   "--confirm_tries", std::to_string(o.confirm_tries),
+                                   "--confirm_rounds", std::to_string(o.confirm_rounds), "--confirm_margin",
+                                   fmt::format("{}", o.confirm_margin), "--sustained_round_ms",
+                                   fmt::format("{}", o.sustained_round_ms), "--sustained_margin",
+                                   fmt::format("{}", o.sustained_margin),
+                                   "--graph_screen", fmt::format("{}", o.graph_screen_us), "--min_accurate",
+                                   std::to_string(o.min_accurate), "--accurate_margin",
+                                   fmt::format("{}", o.accurate_margin), "--placement_tolerance",
+                                   fmt::format("{}", o.placement_tolerance), "--min_rotation_sets",
+                                   std::to_string(o.min_rotation_sets), "--tie_band",
+                                   fmt::format("{}", o.tie_band)};
+  if (o.loose) args.push_back("--loose");
+  args.push_back(o.confirm_best ? "--confirm_best" : "--no-confirm_best");
+  if (o.confirm_near_default) args.push_back("--confirm_near_default");
+  if (o.dedupe_launches) args.push_back("--dedupe_launches");
+  if (o.check_all) args.push_back("--check_all");
+  if (o.sustained_confirm_all) args.push_back("--sustained_confirm_all");
+  args.push_back(o.short_slots ? "--short_slots" : "--no-short_slots");
+  return args;
+}
+
+std::vector<std::string> reconfirm_arguments(const TuneOptions& o) {
+  // The tune's own confirmation rule (rounds, margins, placements), not reconfirm's defaults:
+  // session 27's pair with --sustained_margin 0.01 had its compute-bound rows confirmed at 1% and
+  // then reconfirmed at the default 2%, which reverted rows measured 1.01-1.02x.
+  // --reconfirm_margin, --reconfirm_rounds, --reconfirm_placements and --reconfirm_tolerance,
+  // where given, replace them (TuneOptions).
+  const bool own_margin = o.reconfirm_margin >= 0;
+  const int rounds = o.reconfirm_rounds > 0 ? o.reconfirm_rounds : std::max(1, o.confirm_rounds);
+  const int placements = o.reconfirm_placements > 0 ? o.reconfirm_placements : o.confirm_placements;
+  const double tolerance = o.reconfirm_tolerance >= 0 ? o.reconfirm_tolerance : o.placement_tolerance;
+  return {"reconfirm",
+          o.tuned_file,
+          "--libtype",
+          o.libtype,
+          "--errRatio",
+          fmt::format("{}", o.err_ratio),
+          "--placements",
+          std::to_string(placements),
+          "--rounds",
+          std::to_string(rounds),
+          "--margin",
+          fmt::format("{}", own_margin ? o.reconfirm_margin : o.confirm_margin),
+          "--sustained_margin",
+          fmt::format("{}", own_margin ? o.reconfirm_margin : o.sustained_margin),
+          "--placement_tolerance",
+          fmt::format("{}", tolerance),
+          "--min_rotation_sets",
+          std::to_string(o.min_rotation_sets),
+          o.short_slots ? "--short_slots" : "--no-short_slots"};
+}
+
+}  // namespace tgemm::cli
