@@ -111,10 +111,12 @@ int select_winner(const std::vector<CandidateResult>& results, const SelectOptio
     if (passes(r) && (best < 0 || r.us < best)) best = r.us;
   }
   if (best < 0) return -1;
+  // Within its band the default comes first (tie_order_less); the others tie within order_band.
+  const double order_band = o.order_band >= 0 ? o.order_band : o.tie_band;
   int winner = -1;
   for (std::size_t i = 0; i < results.size(); ++i) {
     const auto& r = results[i];
-    if (!passes(r) || r.us > best * (1.0 + o.tie_band)) continue;
+    if (!passes(r) || r.us > best * (1.0 + (r.is_default ? o.tie_band : order_band))) continue;
     if (winner < 0 || tie_order_less(r, results[static_cast<std::size_t>(winner)])) winner = static_cast<int>(i);
   }
   if (winner >= 0 && !results[static_cast<std::size_t>(winner)].is_default && o.default_margin > 0) {

@@ -40,6 +40,7 @@ void validate_race_options(const RaceOptions& o) {
   require(o.select.min_accurate >= 1, "select.min_accurate", ">= 1", o.select.min_accurate);
   require(o.select.accurate_margin >= 0, "select.accurate_margin", ">= 0", o.select.accurate_margin);
   require(o.select.tie_band >= 0 && o.select.tie_band < 1, "select.tie_band", "in [0, 1)", o.select.tie_band);
+  require(o.select.order_band < 1, "select.order_band", "below 1 (< 0: the tie band)", o.select.order_band);
   require(o.select.default_margin >= 0 && o.select.default_margin < 1, "select.default_margin", "in [0, 1)",
           o.select.default_margin);
   require(o.select.max_err_ratio >= 0 && o.select.max_err_ratio <= 1, "select.max_err_ratio", "in [0, 1]",

@@ -178,11 +178,10 @@ int main(int argc, char** argv) {
                  "and every candidate within this fraction of the screen's fastest")
       ->check(CLI::Range(0.0, 10.0))
       ->capture_default_str();
-  t->add_option("--tie_band", tune.tie_band,
-                 "candidates within this fraction of the fastest tie; the first in the fixed order wins (the default, "
-                 "then by name)")
-      ->check(CLI::Range(0.0, 0.1))
-      ->capture_default_str();
+  t->add_option("--order_band", tune.order_band,
+                 "candidates other than the default within this fraction of the fastest tie and the first by name wins "
+                 "(default: the 1% tie band, within which the default wins)")
+      ->check(CLI::Range(0.0, 0.1));
   t->add_option("--graph_screen", tune.graph_screen_us,
                  "screen candidates whose first launch takes less than this many us by CUDA-graph replays (0: off)")
       ->check(CLI::Range(0.0, 1e6))

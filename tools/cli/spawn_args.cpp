@@ -25,8 +25,12 @@ std::vector<std::string> worker_arguments(const TuneOptions& o) {
                                    std::to_string(o.min_accurate), "--accurate_margin",
                                    fmt::format("{}", o.accurate_margin), "--placement_tolerance",
                                    fmt::format("{}", o.placement_tolerance), "--min_rotation_sets",
-                                   std::to_string(o.min_rotation_sets), "--tie_band",
-                                   fmt::format("{}", o.tie_band)};
+                                   std::to_string(o.min_rotation_sets)};
+  // Only where given: its default (-1, the tie band) is outside the option's range.
+  if (o.order_band >= 0) {
+    args.push_back("--order_band");
+    args.push_back(fmt::format("{}", o.order_band));
+  }
   if (o.loose) args.push_back("--loose");
   args.push_back(o.confirm_best ? "--confirm_best" : "--no-confirm_best");
   if (o.confirm_near_default) args.push_back("--confirm_near_default");

@@ -184,7 +184,7 @@ int run_worker(const TuneOptions& o) {
   ro.graph_screen_us = o.graph_screen_us;
   ro.select.min_accurate = static_cast<std::size_t>(o.min_accurate);
   ro.select.accurate_margin = o.accurate_margin;
-  ro.select.tie_band = o.tie_band;
+  ro.select.order_band = o.order_band;
   ro.dedupe_launches = o.dedupe_launches;
   ro.check_all = o.check_all;
   ro.libtypes = libtype_list(o.libtype);

@@ -68,12 +68,13 @@ struct TuneOptions {
   double graph_screen_us = kRaceDefaults.graph_screen_us;
   int min_accurate = static_cast<int>(kRaceDefaults.select.min_accurate);
   double accurate_margin = kRaceDefaults.select.accurate_margin;
-  // SelectOptions::tie_band: candidates within this fraction of the fastest tie, and the first in
-  // the fixed order wins (the default first, then by name). Session 30's profiles (offline): 3 of
-  // the pair's 4 ranking misses were a tune keeping the first by name 0.8-0.9% behind its own
-  // fastest finalist; simulated on sessions 27-30's finals, 0.5% kept as many identical rows and
-  // left fewer pairs beyond the judge's 1% (docs/perf-notes.md, tuner, "Session 30").
-  double tie_band = kRaceDefaults.select.tie_band;
+  // SelectOptions::order_band (< 0: the tie band): candidates other than the default within this
+  // fraction of the fastest tie, and the first by name wins; the default still wins within the
+  // 1% tie band. Session 30's profiles (offline): 3 of the pair's 4 ranking misses were a tune
+  // keeping the first by name 0.8-0.9% behind its own fastest finalist; simulated on sessions
+  // 27-30's finals, 0.5% kept as many identical rows and left fewer pairs beyond the judge's 1%
+  // (docs/perf-notes.md, tuner, "Session 30").
+  double order_band = kRaceDefaults.select.order_band;
   bool dedupe_launches = kRaceDefaults.dedupe_launches;  // race identical launches once
   bool check_all = kRaceDefaults.check_all;  // check every accurately timed candidate
   bool verbose = false;

@@ -62,7 +62,7 @@ TEST(WorkerArguments, CarryEveryRaceOption) {
   o.min_accurate = 32;
   o.accurate_margin = 0.2;
   o.placement_tolerance = 0.01;
-  o.tie_band = 0.005;
+  o.order_band = 0.005;
   o.loose = true;
   o.confirm_near_default = true;
   o.short_slots = false;
@@ -78,13 +78,16 @@ TEST(WorkerArguments, CarryEveryRaceOption) {
       {"--accurate_block", "8"},     {"--confirm_tries", "2"},       {"--confirm_rounds", "6"},
       {"--confirm_margin", "0.01"},  {"--sustained_round_ms", "70"}, {"--sustained_margin", "0.02"},
       {"--graph_screen", "40"},      {"--min_accurate", "32"},       {"--accurate_margin", "0.2"},
-      {"--placement_tolerance", "0.01"}, {"--min_rotation_sets", "2"}, {"--tie_band", "0.005"}};
+      {"--placement_tolerance", "0.01"}, {"--min_rotation_sets", "2"}, {"--order_band", "0.005"}};
   for (const auto& [flag, value] : expected) EXPECT_EQ(value_of(a, flag), value) << flag;
   EXPECT_TRUE(has_flag(a, "--loose"));
   EXPECT_TRUE(has_flag(a, "--confirm_near_default"));
   EXPECT_TRUE(has_flag(a, "--no-confirm_best"));
   EXPECT_TRUE(has_flag(a, "--no-short_slots"));
   EXPECT_FALSE(has_flag(a, "--dedupe_launches"));
+  // Not given: no --order_band (its -1 default is outside the option's range; the worker's own
+  // default is the same -1).
+  EXPECT_FALSE(has_flag(worker_arguments(some_tune()), "--order_band"));
 }
 
 TEST(ReconfirmArguments, FollowTheTunesConfirmationByDefault) {

@@ -24,7 +24,7 @@ expect_contains("tgemm tune without arguments: stderr" "${bare_ERR}" "--input_fi
 # threshold or count of refined bases (0 is allowed: the backend's default), confirmation rounds
 # (0 is allowed: no confirmation), a sustained round of 0 ms, a negative sustained margin or a
 # confirmation margin above 0.5; a reconfirmation margin outside [0, 0.5], rounds outside [1, 64],
-# placements outside [1, 16] or a placement tolerance outside [0, 0.49]; a tie band outside
+# placements outside [1, 16] or a placement tolerance outside [0, 0.49]; an order band outside
 # [0, 0.1].
 foreach(case "confirm_placements;0" "final_placements;0" "finalists;0" "final_rounds;0" "confirm_tries;0"
              "min_accurate;0" "iters;0" "errRatio;1.5" "warmup;-1" "final_contenders;-1" "graph_screen;-1"
@@ -33,7 +33,7 @@ foreach(case "confirm_placements;0" "final_placements;0" "finalists;0" "final_ro
              "min_rotation_sets;33" "accurate_block;-1" "accurate_block;65" "reconfirm_margin;-1"
              "reconfirm_margin;0.6" "reconfirm_rounds;0" "reconfirm_rounds;65" "reconfirm_placements;0"
              "reconfirm_placements;17" "reconfirm_tolerance;-0.1" "reconfirm_tolerance;0.5"
-             "tie_band;-0.01" "tie_band;0.2")
+             "order_band;-0.01" "order_band;0.2")
   list(GET case 0 opt)
   list(GET case 1 value)
   tgemm_run(${opt} tune -i "${SCRATCH}/missing.csv" -o "${SCRATCH}/tuned.csv" --${opt} ${value})
@@ -51,8 +51,7 @@ foreach(entry "--final_placements INT:INT in [1 - 16]|4" "--min_accurate INT:INT
               "--refine_bases INT:INT in [0 - 4096]|0" "--confirm_rounds INT:INT in [0 - 64]|6"
               "--sustained_round_ms FLOAT:FLOAT in [1 - 10000]|100" "--sustained_margin FLOAT:FLOAT in [0 - 0.5]|0.02"
               "--confirm_margin FLOAT:FLOAT in [0 - 0.5]|0.01" "--placement_tolerance FLOAT:FLOAT in [0 - 0.49]|0"
-              "--min_rotation_sets INT:INT in [1 - 32]|1" "--accurate_block INT:INT in [0 - 64]|0"
-              "--tie_band FLOAT:FLOAT in [0 - 0.1]|0.01")
+              "--min_rotation_sets INT:INT in [1 - 32]|1" "--accurate_block INT:INT in [0 - 64]|0")
   string(FIND "${entry}" "|" bar)
   string(SUBSTRING "${entry}" 0 ${bar} spec)
   math(EXPR after "${bar} + 1")
@@ -70,6 +69,7 @@ expect_contains("tgemm tune --help" "${help_OUT}" "--reconfirm_margin FLOAT:FLOA
 expect_contains("tgemm tune --help" "${help_OUT}" "--reconfirm_rounds INT:INT in [1 - 64]")
 expect_contains("tgemm tune --help" "${help_OUT}" "--reconfirm_placements INT:INT in [1 - 16]")
 expect_contains("tgemm tune --help" "${help_OUT}" "--reconfirm_tolerance FLOAT:FLOAT in [0 - 0.49]")
+expect_contains("tgemm tune --help" "${help_OUT}" "--order_band FLOAT:FLOAT in [0 - 0.1]")
 # --reconfirm_margin 0, --reconfirm_rounds 3, --reconfirm_placements 2 and --reconfirm_tolerance 0.02
 # are accepted: the run gets as far as the missing input file.
 tgemm_run(rcm tune -i "${SCRATCH}/missing.csv" -o "${SCRATCH}/tuned.csv" --reconfirm_margin 0 --reconfirm_rounds 3

@@ -136,6 +136,27 @@ TEST(SelectWinner, TheDefaultComesFirstAmongTies) {
   EXPECT_EQ(winner_name({measured("lt:a", 10.0, 1), def}), "lt:heuristic");
 }
 
+TEST(SelectWinner, OrderBandNarrowsTheFixedOrderAmongTheOthers) {
+  // lt:b is 0.8% behind lt:z, the fastest: inside the 1% tie band the name decides (lt:b), inside
+  // a 0.5% order band it no longer ties and the fastest wins.
+  std::vector<CandidateResult> rs = {measured("lt:z", 10.0, 1), measured("lt:b", 10.08, 1),
+                                     measured("lt:y", 10.04, 1)};
+  EXPECT_EQ(winner_name(rs), "lt:b");
+  SelectOptions o;
+  o.order_band = 0.005;
+  EXPECT_EQ(winner_name(rs, o), "lt:y");  // 0.4% behind: still ties with lt:z, and sorts first
+  o.order_band = 0;
+  EXPECT_EQ(winner_name(rs, o), "lt:z");
+  // The default keeps the whole tie band: 0.8% behind, it still wins over a 0.5% order band.
+  CandidateResult def = measured("lt:heuristic", 10.08, 1);
+  def.is_default = true;
+  o.order_band = 0.005;
+  EXPECT_EQ(winner_name({measured("lt:z", 10.0, 1), def}, o), "lt:heuristic");
+  // Beyond the tie band it does not.
+  def.us = 10.2;
+  EXPECT_EQ(winner_name({measured("lt:z", 10.0, 1), def}, o), "lt:z");
+}
+
 TEST(SelectWinner, DefaultMarginKeepsTheDefaultUnlessClearlyBeaten) {
   CandidateResult def = measured("lt:heuristic", 10.0, 1);
   def.is_default = true;
@@ -273,6 +294,9 @@ TEST(ValidateRaceOptions, NamesTheFieldTheExpectationAndTheValue) {
   o = RaceOptions{};
   o.placement_tolerance = 0.5;
   EXPECT_EQ(message(o), "race_problem: RaceOptions::placement_tolerance must be in [0, 0.5), got 0.5");
+  o = RaceOptions{};
+  o.select.order_band = 1;
+  EXPECT_EQ(message(o), "race_problem: RaceOptions::select.order_band must be below 1 (< 0: the tie band), got 1");
   o = RaceOptions{};
   o.accurate_block = -1;
   EXPECT_EQ(message(o), "race_problem: RaceOptions::accurate_block must be >= 0 (0: each candidate alone), got -1");
