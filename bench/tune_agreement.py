@@ -149,11 +149,17 @@ def classify(pick_a, pick_b, stage_a_in_b, stage_b_in_a):
     return "rank"
 
 
+def problem_key(m, problem):
+    """The tuned-table key of a problem printed as `tgemm` prints it ("arch=... N=... K=... bias=...
+    dtype=... outdtype=... epilogue=...") and its M."""
+    fields = dict(tok.split("=", 1) for tok in problem.split() if "=" in tok)
+    return (str(m), fields.get("N", ""), fields.get("K", ""), fields.get("bias", ""), fields.get("dtype", ""),
+            fields.get("outdtype", ""), fields.get("epilogue", "none"))
+
+
 def compare_key(row):
     """The tuned-table key of a `tgemm compare --json` row (its problem string and m)."""
-    fields = dict(tok.split("=", 1) for tok in row["problem"].split() if "=" in tok)
-    return (str(row["m"]), fields.get("N", ""), fields.get("K", ""), fields.get("bias", ""), fields.get("dtype", ""),
-            fields.get("outdtype", ""), fields.get("epilogue", "none"))
+    return problem_key(row["m"], row["problem"])
 
 
 def beyond_band(paths, band=None):
@@ -184,10 +190,7 @@ def reconfirm_reverts(path):
             seen = seen or line.startswith("tgemm tune --reconfirm")
             m = REVERTED.match(line) if seen else None
             if m:
-                fields = dict(tok.split("=", 1) for tok in m.group("fields").split() if "=" in tok)
-                key = (m.group("m"), fields.get("N", ""), fields.get("K", ""), fields.get("bias", ""),
-                       fields.get("dtype", ""), fields.get("outdtype", ""), fields.get("epilogue", "none"))
-                out[key] = (float(m.group("ratio")), float(m.group("min")))
+                out[problem_key(m.group("m"), m.group("fields"))] = (float(m.group("ratio")), float(m.group("min")))
     return out
 
 

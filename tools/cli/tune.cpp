@@ -287,10 +287,9 @@ std::string own_executable() {
   return exe;
 }
 
-// --reconfirm: `tgemm reconfirm` on the tuned file in a child process on GPU `device`; its exit
-// status (128 + signal if it was killed).
-int spawn_reconfirm(const TuneOptions& o, int device) {
-  std::vector<std::string> args = reconfirm_arguments(o);
+// --reconfirm: `tgemm <arguments>` (reconfirm_arguments) in a child process on GPU `device`; its
+// exit status (128 + signal if it was killed).
+int spawn_reconfirm(std::vector<std::string> args, int device) {
   args.insert(args.begin(), "/proc/self/exe");
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
@@ -744,11 +743,12 @@ int run_tune(const TuneOptions& o) {
   fmt::print("wrote {} ({} rows)\n", o.tuned_file, rows.size());
   if (stop_signal != 0) return 128 + stop_signal;
   if (o.reconfirm && !rows.empty()) {
+    const std::vector<std::string> args = reconfirm_arguments(o);
     std::string command = "tgemm";
-    for (const std::string& a : reconfirm_arguments(o)) command += " " + a;
+    for (const std::string& a : args) command += " " + a;
     fmt::print("\ntgemm tune --reconfirm: every non-default row once more, in a fresh process on GPU {}: {}\n",
                devices.front(), command);
-    const int rc = spawn_reconfirm(o, devices.front());
+    const int rc = spawn_reconfirm(args, devices.front());
     if (rc != 0) {
       fmt::print(stderr, "tgemm tune: the reconfirmation exited with {}\n", rc);
       return rc;
