@@ -23,6 +23,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <utility>
 
 #include "core/check.h"
 #include "core/csv.h"
@@ -287,9 +288,9 @@ std::string own_executable() {
   return exe;
 }
 
-// --reconfirm: `tgemm <arguments>` (reconfirm_arguments) in a child process on GPU `device`; its
-// exit status (128 + signal if it was killed).
-int spawn_reconfirm(std::vector<std::string> args, int device) {
+// Starts this executable with `args` (after the program name) in a child that sees only GPU
+// `device`, with `actions` applied (may be null); posix_spawn's error code, the child's pid in `pid`.
+int spawn_self(std::vector<std::string> args, int device, const posix_spawn_file_actions_t* actions, pid_t& pid) {
   args.insert(args.begin(), "/proc/self/exe");
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
@@ -298,10 +299,16 @@ int spawn_reconfirm(std::vector<std::string> args, int device) {
   std::vector<char*> envp;
   for (auto& e : env_store) envp.push_back(e.data());
   envp.push_back(nullptr);
-  std::fflush(stdout);
   const std::string exe = own_executable();
+  return posix_spawn(&pid, exe.c_str(), actions, nullptr, argv.data(), envp.data());
+}
+
+// --reconfirm: `tgemm <arguments>` (reconfirm_arguments) in a child process on GPU `device`; its
+// exit status (128 + signal if it was killed).
+int spawn_reconfirm(std::vector<std::string> args, int device) {
+  std::fflush(stdout);
   pid_t pid = -1;
-  const int rc = posix_spawn(&pid, exe.c_str(), nullptr, nullptr, argv.data(), envp.data());
+  const int rc = spawn_self(std::move(args), device, nullptr, pid);
   TGEMM_CHECK(rc == 0, "tgemm tune --reconfirm", "posix_spawn failed: ", std::strerror(rc));
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
@@ -319,17 +326,7 @@ void spawn_worker(Worker& w, const TuneOptions& o) {
   posix_spawn_file_actions_adddup2(&fa, from_child[1], 1);
   posix_spawn_file_actions_addclose(&fa, to_child[1]);
   posix_spawn_file_actions_addclose(&fa, from_child[0]);
-  std::vector<std::string> args = worker_arguments(o);
-  args.insert(args.begin(), "/proc/self/exe");
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::vector<std::string> env_store = environment_for_device(w.device);
-  std::vector<char*> envp;
-  for (auto& e : env_store) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  const std::string exe = own_executable();
-  int rc = posix_spawn(&w.pid, exe.c_str(), &fa, nullptr, argv.data(), envp.data());
+  const int rc = spawn_self(worker_arguments(o), w.device, &fa, w.pid);
   posix_spawn_file_actions_destroy(&fa);
   ::close(to_child[0]);
   ::close(from_child[1]);
