@@ -26,7 +26,10 @@ refine() adds configurations around the screen's leaders; "screen"; "accurate"; 
   rank     both picks were timed accurately by both tunes, which ranked them differently.
 With `--compare run1.json ...` (the `tgemm compare --measure --json` runs of the same two
 tables, as bench/compare_runs.py takes them), the classes are counted again over the rows beyond
-the tie band by the median of those runs: the rows that cost agreement.
+the tie band by the median of those runs: the rows that cost agreement. Each default-class row
+those runs measured also gets the judges' ratio of the non-default pick to the default, and the
+summary says which way they went (session 31: in 38 of 39 such rows of four pairs the
+non-default pick was ahead).
 With `--logs A.log B.log` (the two tunes' output, with the reconfirmation `tgemm tune` runs after
 the race), each differing row that one tune's reconfirmation reverted to the default says so,
 with the ratios it read, and the summary counts those one-sided reverts (session 30: 6 of the 15
@@ -162,18 +165,24 @@ def compare_key(row):
     return problem_key(row["m"], row["problem"])
 
 
-def beyond_band(paths, band=None):
-    """Keys of the rows whose median paired ratio over the compare runs is beyond the tie band
-    (the runs' own band unless given)."""
+def median_ratios(paths):
+    """Each differing row measured by every compare run: its median paired ratio (A's time / B's),
+    and the runs' tie band."""
     runs = [compare_runs.read_run(p) for p in paths]
-    band = band if band is not None else runs[0]["tie_band"]
     ratios = {}
     for run in runs:
         for row in run["rows"]:
             if row["verdict"] != "identical" and row.get("ratio", 0) > 0:
                 ratios.setdefault(compare_key(row), []).append(row["ratio"])
-    return {k for k, v in ratios.items() if len(v) == len(runs) and
-            compare_runs.verdict(statistics.median(v), band) != "tie"}
+    return {k: statistics.median(v) for k, v in ratios.items() if len(v) == len(runs)}, runs[0]["tie_band"]
+
+
+def beyond_band(paths, band=None):
+    """Keys of the rows whose median paired ratio over the compare runs is beyond the tie band
+    (the runs' own band unless given)."""
+    medians, own_band = median_ratios(paths)
+    band = band if band is not None else own_band
+    return {k for k, r in medians.items() if compare_runs.verdict(r, band) != "tie"}
 
 
 REVERTED = re.compile(r"^arch=\S+ sm_count=\d+ (?P<fields>.*?) M=(?P<m>\d+): \S+ reverted to \S+ "
@@ -218,6 +227,8 @@ def main(argv=None):
     identical = same_launch = a_in_b = b_in_a = both = 0
     classes = {"default": 0, "set": 0, "rank": 0}
     beyond = beyond_band(o.compare) if o.compare else None
+    medians = median_ratios(o.compare)[0] if o.compare else {}
+    default_gains = []  # default-class rows the runs measured: the default's time / the other pick's
     beyond_classes = {"default": 0, "set": 0, "rank": 0}
     staged = pa is not None and pa.has_stages() and pb.has_stages()
     differing = []
@@ -245,6 +256,10 @@ def main(argv=None):
                 if beyond is not None and k in beyond:
                     beyond_classes[c] += 1
                     line += " (beyond the band)"
+                if c == "default" and k in medians:
+                    gain = medians[k] if ta[k] == DEFAULT else 1 / medians[k]
+                    default_gains.append(gain)
+                    line += f"; the judges: the other pick {gain:.3f}x the default"
         if (k in ra_rev) != (k in rb_rev):
             who, (ratio, low) = ("A", ra_rev[k]) if k in ra_rev else ("B", rb_rev[k])
             one_sided += 1
@@ -266,6 +281,11 @@ def main(argv=None):
                 print(f"beyond the band by the median of {len(o.compare)} compare runs: {len(beyond)} rows; "
                       f"{beyond_classes['default']} default, {beyond_classes['set']} candidate set, "
                       f"{beyond_classes['rank']} ranking")
+                if default_gains:
+                    ahead = sum(g > 1 for g in default_gains)
+                    print(f"default rows measured by the judges: {len(default_gains)}; the other pick ahead of "
+                          f"the default in {ahead}, the default ahead in {len(default_gains) - ahead}; the other "
+                          f"pick's median {statistics.median(default_gains):.3f}x the default")
         noise = timing_noise(pa, pb)
         if noise:
             n, p10, med, p90 = noise

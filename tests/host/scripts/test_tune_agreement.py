@@ -112,6 +112,10 @@ class TuneAgreement(ScriptCase):
         self.assertIn("screen in A: set\n", out)
         self.assertIn("beyond the band by the median of 2 compare runs: 2 rows; 1 default, 0 candidate set, "
                       "1 ranking", out)
+        # M=1's median ratio (A's p / B's default) is 1.025: the default ahead, p 1 / 1.025 of it.
+        self.assertIn("final in A: default (beyond the band); the judges: the other pick 0.976x the default", out)
+        self.assertIn("default rows measured by the judges: 1; the other pick ahead of the default in 0, the "
+                      "default ahead in 1; the other pick's median 0.976x the default", out)
 
     def test_slow_accurate_times_are_counted(self):
         # Profiles with accurate_us (session 28 on): A has one of two accurate times more than 15%
