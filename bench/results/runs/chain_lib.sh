@@ -99,14 +99,14 @@ pair_pack_run() {  # [extra files of $S]: run.tgz with the tables and logs of th
   # 24's call 9 used such a copy by mistake).
   tar czf $OUT/run.tgz -C $S "$@" $(cd $S && for x in A B; do [ -f p_$x.ended ] && ls p_$x.log p_$x.csv; done 2>/dev/null)
 }
-pair_cmp() {  # [extra files of $S for cmp.tgz]: the pair's tables, three short-slot judges (~100 s each) while the call has time, the agreement
+pair_cmp() {  # [extra files of $S for cmp.tgz]: the pair's tables, three short-slot judges (~3.3 s a differing row) while the call has time, the agreement; JUDGE_OPTS: more compare options (e.g. --min_rotation_sets 2, as the tunes ran)
   pair_report
   [ -f $S/p_A.ended ] && [ -f $S/p_B.ended ] || { echo "tunes not finished"; return 1; }
   pack_profiles
   tar czf $OUT/tables.tgz -C $S p_A.csv p_B.csv p_A.log p_B.log prof_p_A.csv.gz prof_p_B.csv.gz
   local i=1
-  while [ $i -le 3 ] && [ $(left) -gt 110 ]; do
-    timeout $(( $(left) - 10 )) tgemm compare --measure --placements 4 --short_slots $S/p_A.csv $S/p_B.csv \
+  while [ $i -le 3 ] && [ $(left) -gt ${JUDGE_S:-150} ]; do  # JUDGE_S: a judge's seconds (44 differing rows: 147 s)
+    timeout $(( $(left) - 10 )) tgemm compare --measure --placements 4 --short_slots ${JUDGE_OPTS:-} $S/p_A.csv $S/p_B.csv \
       --json $S/cmp_short_p_$i.json > /dev/null 2>&1; echo "judge $i rc=$? at $SECONDS s"; i=$((i + 1))
   done
   python3 bench/tune_agreement.py $S/p_A.csv $S/p_B.csv --profiles $S/prof_p_A.csv $S/prof_p_B.csv \
