@@ -29,11 +29,20 @@ tune_until() {  # name, expected rows, tune arguments... (resumable: returns 0 o
   tail -3 $S/$name.log
   [ "$(rows $S/$name.csv)" -ge $want ]
 }
-# A fresh machine resumes from scratch/<chain>/ (tables and .done marks copied back by hand), and
-# every chain tunes the whole suite's untuned CSV ($S/all_in.csv).
+# A fresh machine resumes from scratch/<chain>/ (tables and .done marks copied back by hand; for a
+# pair, a run.tgz of pair_pack_run unpacked there: an ended tune's table, log, markers and
+# profile, so the pair goes on with the other tune), and every chain tunes the whole suite's
+# untuned CSV ($S/all_in.csv).
 chain_inputs() {
   local saved=scratch/$(basename $S) f
-  [ -d $saved ] && for f in $saved/*.csv $saved/*.done; do [ -f $S/$(basename $f) ] || cp $f $S/; done
+  if [ -d $saved ]; then
+    for f in $saved/*.csv $saved/*.done $saved/p_*.log $saved/p_*.started $saved/p_*.ended $saved/p_*.rc; do
+      [ -f "$f" ] && [ ! -f $S/$(basename $f) ] && cp $f $S/
+    done
+    for f in $saved/prof_*.csv.gz; do
+      [ -f "$f" ] && [ ! -f $S/$(basename $f .gz) ] && gunzip -c $f > $S/$(basename $f .gz)
+    done
+  fi
   [ -f $S/all_in.csv ] || tgemm shapes --suite bench/shapes/llm_shapes.csv --nsets 1,16,64,128,512,2048,8192 -o $S/all_in.csv > /dev/null
 }
 cmp3() {  # tag [suffix compare-args...]: three measured compares of $S/<tag>_A.csv and $S/<tag>_B.csv, judged by the median
@@ -94,10 +103,14 @@ pair_run() {  # starts A, then B once A ended; returns when B ended or the call'
   done
   pair_report
 }
-pair_pack_run() {  # [extra files of $S]: run.tgz with the tables and logs of the tunes that have ended
+pair_pack_run() {  # [extra files of $S]: run.tgz with the tables, logs, markers and profiles of the tunes that have ended
   # Only those: a running tune's table is rewritten by its reconfirmation until it ends (session
-  # 24's call 9 used such a copy by mistake).
-  tar czf $OUT/run.tgz -C $S "$@" $(cd $S && for x in A B; do [ -f p_$x.ended ] && ls p_$x.log p_$x.csv; done 2>/dev/null)
+  # 24's call 9 used such a copy by mistake). Unpacked into scratch/s28p/ (carried), it lets a
+  # fresh machine go on with the other tune (chain_inputs; session 31 lost an ended A that way).
+  local x
+  for x in A B; do [ -f $S/p_$x.ended ] && [ -f $S/prof_p_$x.csv ] && gzip -kf $S/prof_p_$x.csv; done
+  tar czf $OUT/run.tgz -C $S "$@" $(cd $S && for x in A B; do [ -f p_$x.ended ] &&
+    ls p_$x.log p_$x.csv p_$x.started p_$x.ended p_$x.rc prof_p_$x.csv.gz; done 2>/dev/null)
 }
 pair_cmp() {  # [extra files of $S for cmp.tgz]: the pair's tables, three short-slot judges (~3.3 s a differing row) while the call has time, the agreement; JUDGE_OPTS: more compare options (e.g. --min_rotation_sets 2, as the tunes ran)
   pair_report
