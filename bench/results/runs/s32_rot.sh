@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Session 32, issue 3 lead (perf-notes, tuner, "Session 31"): does the heuristic's slow reading on
 # the big decode weights (5-9% between processes, and against its alone time) go away when the
-# weight is not re-read from L2 launch after launch? The 21 rows at M <= 128 with a weight of at
-# least 7168x8192 where a session-30/31 tune kept a non-default pick: the heuristic
-# (s32_inputs/rot_heur.csv) against that pick (rot_pick.csv), paired in short slots on 4
-# placements, with --min_rotation_sets 1 (as the tunes and judges ran) and 2, alternating, three
-# fresh processes each (~25-35 s a process). Prints each row's median ratio per setting and the
+# weight is not re-read from L2 launch after launch? Nine rows at M <= 128 on the 28672x4096,
+# 7168x16384, 7168x8192 and 51200x5120 weights where a session-30/31 tune kept a non-default
+# pick: the heuristic (s32_inputs/rot_heur.csv) against that pick (rot_pick.csv), paired in short
+# slots on 4 placements, with --min_rotation_sets 1 (as the tunes and judges ran) and 2,
+# alternating, three fresh processes each (~15-30 s a process; session 31's judges took ~3.3 s a
+# row over the whole suite, less at decode sizes). Prints each row's median ratio per setting and the
 # spread over the three processes. Carry scratch/tgemm.gz, scratch/COMMIT.
 #   END=240 bash bench/results/runs/s32_rot.sh
 S=/tmp/s32r
