@@ -177,11 +177,8 @@ def median_ratios(paths):
     return {k: statistics.median(v) for k, v in ratios.items() if len(v) == len(runs)}, runs[0]["tie_band"]
 
 
-def beyond_band(paths, band=None):
-    """Keys of the rows whose median paired ratio over the compare runs is beyond the tie band
-    (the runs' own band unless given)."""
-    medians, own_band = median_ratios(paths)
-    band = band if band is not None else own_band
+def beyond_band(medians, band):
+    """Keys of the rows whose median paired ratio (median_ratios) is beyond the tie band."""
     return {k for k, r in medians.items() if compare_runs.verdict(r, band) != "tie"}
 
 
@@ -226,8 +223,8 @@ def main(argv=None):
     common = sorted(set(ta) & set(tb), key=lambda k: (k[6], int(k[0]), int(k[1]), int(k[2]), k[3]))
     identical = same_launch = a_in_b = b_in_a = both = 0
     classes = {"default": 0, "set": 0, "rank": 0}
-    beyond = beyond_band(o.compare) if o.compare else None
-    medians = median_ratios(o.compare)[0] if o.compare else {}
+    medians, band = median_ratios(o.compare) if o.compare else ({}, None)
+    beyond = beyond_band(medians, band) if o.compare else None
     default_gains = []  # default-class rows the runs measured: the default's time / the other pick's
     beyond_classes = {"default": 0, "set": 0, "rank": 0}
     staged = pa is not None and pa.has_stages() and pb.has_stages()

@@ -2,14 +2,7 @@
 margins, and count how the pair's picks would agree. Rough: a pick never confirmed in the real run
 is assumed to pass its confirmation when its finals ratio beats the new margin."""
 import csv, gzip, json, statistics, sys, os, re
-H = 'cublaslt:heuristic'
-def fpb(m, n, k): return 2*m*n*k / (2*(m*k + n*k + m*n))
-def load_prof(p):
-    d = {}
-    with gzip.open(p, 'rt') as f:
-        for r in csv.DictReader(f):
-            d.setdefault((int(r['M']), int(r['N']), int(r['K'])), []).append(r)
-    return d
+from default_misses import H, fpb, load_prof  # the same directory
 def load_table(p):
     return {(int(r['M']), int(r['N']), int(r['K'])): r['kernelName'] for r in csv.DictReader(open(p))}
 def load_judges(dirp):
