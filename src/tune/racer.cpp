@@ -906,22 +906,34 @@ PairTiming time_solution_pair(const GemmProblem& p, const Solution& a, const Sol
   return out;
 }
 
+SolutionPtr race_default_solution(const GemmProblem& p, const RaceOptions& o) {
+  const std::string name = race_default_name(p, o.libtypes);
+  for (const auto& backend : Runtime::get().registry().backends()) {
+    for (SolutionPtr& s : backend->candidates(p)) {
+      if (s->name() == name && s->can_implement(p)) return std::move(s);
+    }
+  }
+  TGEMM_CHECK(false, "reconfirm", "the race's default ", name, " cannot run ", p.describe());
+  return nullptr;
+}
+
 Reconfirmation reconfirm_row(const GemmProblem& p, const Solution& row, const RaceOptions& o) {
+  if (row.name() == race_default_name(p, o.libtypes)) {
+    Reconfirmation r;
+    r.default_name = row.name();
+    return r;
+  }
+  return reconfirm_row(p, row, o, race_default_solution(p, o));
+}
+
+Reconfirmation reconfirm_row(const GemmProblem& p, const Solution& row, const RaceOptions& o,
+                             SolutionPtr default_solution) {
+  TGEMM_CHECK(default_solution != nullptr, "reconfirm", "default_solution must not be null");
   Reconfirmation r;
-  r.default_name = race_default_name(p, o.libtypes);
+  r.default_name = default_solution->name();
   if (row.name() == r.default_name) return r;
   Runtime& rt = Runtime::get();
-  for (const auto& backend : rt.registry().backends()) {
-    for (SolutionPtr& s : backend->candidates(p)) {
-      if (s->name() == r.default_name && s->can_implement(p)) {
-        r.default_solution = std::move(s);
-        break;
-      }
-    }
-    if (r.default_solution != nullptr) break;
-  }
-  TGEMM_CHECK(r.default_solution != nullptr, "reconfirm", "the race's default ", r.default_name, " cannot run ",
-              p.describe());
+  r.default_solution = std::move(default_solution);
   // The race's confirmation rule (RaceOptions::confirm_*): not slower on any placement (beyond
   // RaceOptions::placement_tolerance), faster than the default by the margin in the median.
   r.margin = std::max({o.confirm_margin, o.select.default_margin, is_sustained(p) ? o.sustained_default_margin : 0.0});

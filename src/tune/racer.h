@@ -235,6 +235,13 @@ struct Reconfirmation {
   bool default_strict_ok = false;
 };
 Reconfirmation reconfirm_row(const GemmProblem& p, const Solution& row, const RaceOptions& options);
+// The same against a default the caller found once (race_default_solution): `tgemm reconfirm
+// --alternatives` times several solutions of one problem against it.
+Reconfirmation reconfirm_row(const GemmProblem& p, const Solution& row, const RaceOptions& options,
+                             SolutionPtr default_solution);
+// The race's default (race_default_name) as a runnable solution; a tgemm::Error if no registered
+// backend can run it for p.
+SolutionPtr race_default_solution(const GemmProblem& p, const RaceOptions& options);
 
 // Runs dense GEMMs for about `seconds` so clocks and power reach their sustained state before
 // anything is timed (a cold GPU boosts higher for the first measurements).

@@ -222,6 +222,11 @@ int main(int argc, char** argv) {
                  "the reconfirmation: a row loses a placement only below 1 - this ratio to the default (default: "
                  "the tune's --placement_tolerance)")
       ->check(CLI::Range(0.0, 0.49));
+  t->add_option("--reconfirm_alternatives", tune.reconfirm_alternatives,
+                 "the reconfirmation also times the profile's next best candidates of each problem against the "
+                 "default, up to this many with the row's own pick, and keeps the fastest that passes (needs "
+                 "--profile_file; 0: the row alone, the default)")
+      ->check(CLI::Range(0, 16));
   t->add_flag("--worker", tune.worker, "internal: run as a worker")->group("");
 
   tgemm::cli::ReconfirmOptions reconfirm;
@@ -247,6 +252,14 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   rc->add_flag("--short_slots,!--no-short_slots", reconfirm.short_slots,
                "time in ~6 ms graphs with proportionally more rounds (on by default, as tgemm tune)");
+  rc->add_option("--alternatives", reconfirm.alternatives,
+                 "also time the tune's next best candidates of each problem (from --profile), up to this many with "
+                 "the row's own pick, and keep the fastest that passes (0: the row alone)")
+      ->capture_default_str();
+  rc->add_option("--profile", reconfirm.profile_file, "the tune's --profile_file (for --alternatives)");
+  rc->add_option("--choice_band", reconfirm.choice_band,
+                 "--alternatives: of those that pass within this fraction of the fastest, the first by name")
+      ->capture_default_str();
 
   tgemm::cli::ShapesOptions shapes;
   CLI::App* sh = app.add_subcommand("shapes", "write the untuned CSV of a model (config.json) or a shape suite");

@@ -51,7 +51,7 @@ std::vector<std::string> reconfirm_arguments(const TuneOptions& o) {
   const int rounds = o.reconfirm_rounds > 0 ? o.reconfirm_rounds : std::max(1, o.confirm_rounds);
   const int placements = o.reconfirm_placements > 0 ? o.reconfirm_placements : o.confirm_placements;
   const double tolerance = o.reconfirm_tolerance >= 0 ? o.reconfirm_tolerance : o.placement_tolerance;
-  return {"reconfirm",
+  std::vector<std::string> args = {"reconfirm",
           o.tuned_file,
           "--libtype",
           o.libtype,
@@ -70,6 +70,10 @@ std::vector<std::string> reconfirm_arguments(const TuneOptions& o) {
           "--min_rotation_sets",
           std::to_string(o.min_rotation_sets),
           o.short_slots ? "--short_slots" : "--no-short_slots"};
+  if (o.reconfirm_alternatives > 0) {
+    args.insert(args.end(), {"--alternatives", std::to_string(o.reconfirm_alternatives), "--profile", o.profile_file});
+  }
+  return args;
 }
 
 }  // namespace tgemm::cli

@@ -23,12 +23,14 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <unordered_map>
 #include <utility>
 
 #include "core/check.h"
 #include "core/csv.h"
 #include "core/table.h"
 #include "runtime/runtime.h"
+#include "tools/cli/alternatives.h"
 #include "tools/cli/common.h"
 #include "tune/racer.h"
 
@@ -407,6 +409,10 @@ int run_tune(const TuneOptions& o) {
               "-o/--tuned_file are required");
   TGEMM_CHECK(o.mp >= 1, "tgemm tune", "--mp must be >= 1, got ", o.mp);
   TGEMM_CHECK(o.batch >= 1, "tgemm tune", "--batch must be >= 1, got ", o.batch);
+  TGEMM_CHECK(o.reconfirm_alternatives == 0 || (o.reconfirm && !o.profile_file.empty()), "tgemm tune",
+              "--reconfirm_alternatives ", o.reconfirm_alternatives,
+              " needs the reconfirmation and --profile_file (the alternatives come from the profile), got ",
+              o.reconfirm ? "no --profile_file" : "--no-reconfirm");
   std::vector<UntunedProblem> problems = read_untuned(o.input_file);
   require_gpu("tune");
 
@@ -764,6 +770,12 @@ int run_reconfirm(const ReconfirmOptions& o) {
               "--placement_tolerance must be in [0, 0.5), got ", o.placement_tolerance);
   TGEMM_CHECK(o.min_rotation_sets >= 1 && o.min_rotation_sets <= 32, "tgemm reconfirm",
               "--min_rotation_sets must be in [1, 32], got ", o.min_rotation_sets);
+  TGEMM_CHECK(o.alternatives >= 0 && o.alternatives <= 16, "tgemm reconfirm",
+              "--alternatives must be in [0, 16], got ", o.alternatives);
+  TGEMM_CHECK(o.alternatives == 0 || !o.profile_file.empty(), "tgemm reconfirm",
+              "--alternatives ", o.alternatives, " needs --profile (the tune's --profile_file), got none");
+  TGEMM_CHECK(o.choice_band >= 0 && o.choice_band < 0.1, "tgemm reconfirm", "--choice_band must be in [0, 0.1), got ",
+              o.choice_band);
   std::vector<TableRow> rows;
   {
     std::ifstream in(o.tuned_file);
@@ -771,6 +783,14 @@ int run_reconfirm(const ReconfirmOptions& o) {
     ParsedTable t = parse_tuned_table(in, o.tuned_file);
     for (const auto& w : t.warnings) fmt::print(stderr, "warning: {}\n", w);
     rows = std::move(t.rows);
+  }
+  std::unordered_map<std::string, std::vector<ProfiledCandidate>> profiled;
+  if (o.alternatives > 0) {
+    std::ifstream in(o.profile_file);
+    TGEMM_CHECK(static_cast<bool>(in), "tgemm reconfirm", "cannot open the --profile file '", o.profile_file, "'");
+    std::vector<std::string> warnings;
+    profiled = read_profile_candidates(in, o.profile_file, o.err_ratio, /*loose=*/false, warnings);
+    for (const auto& w : warnings) fmt::print(stderr, "warning: {}\n", w);
   }
   require_gpu("reconfirm");
   const std::string output = o.output.empty() ? o.tuned_file : o.output;
@@ -788,7 +808,7 @@ int run_reconfirm(const ReconfirmOptions& o) {
   ro.placement_tolerance = o.placement_tolerance;
   ro.min_rotation_sets = o.min_rotation_sets;
   ro.libtypes = libtype_list(o.libtype);
-  int other_gpu = 0, is_default = 0, kept = 0, reverted = 0, unchecked = 0;
+  int other_gpu = 0, is_default = 0, kept = 0, reverted = 0, unchecked = 0, replaced = 0;
   const auto start = Clock::now();
   for (TableRow& row : rows) {
     if (row.key.arch != dev.arch || row.key.sm_count != dev.sm_count) {
@@ -798,46 +818,106 @@ int run_reconfirm(const ReconfirmOptions& o) {
     const std::string where = fmt::format("{} M={}", row.key.describe(), row.m);
     try {
       const GemmProblem p = problem_of_key(row.key, row.m, device);
-      const Backend* backend = rt.registry().find(row.libtype);
-      TGEMM_CHECK(backend != nullptr, "tgemm reconfirm", "no backend '", row.libtype, "' in this build");
-      std::string why;
-      SolutionPtr sol = backend->from_row(row, p, why);
-      TGEMM_CHECK(sol != nullptr, "tgemm reconfirm", "the row cannot run: ", why);
-      const Reconfirmation r = reconfirm_row(p, *sol, ro);
-      if (r.default_solution == nullptr) {
+      // The row becomes solution s, timed at us (the default's time where s is the default).
+      auto set_row = [&](const Solution& s, double us, double err_ratio) {
+        row.libtype = std::string(s.libtype());
+        row.kernel_name = s.name();
+        row.solidx = s.solidx();
+        row.split_k = s.split_k();
+        row.us = us;
+        row.err_ratio = err_ratio;
+        row.tflops = 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k) / (row.us * 1e6);
+        const double bytes = static_cast<double>(dtype_size(p.a_type)) * static_cast<double>(p.m * p.k) +
+                             static_cast<double>(dtype_size(p.b_type)) * static_cast<double>(p.n * p.k) +
+                             static_cast<double>(dtype_size(p.out_type)) * static_cast<double>(p.m * p.n);
+        row.bw = bytes / (row.us * 1e-6) / 1e9;
+        write_tuned_table(output, rows);  // each change on disk at once: an interrupted pass loses nothing
+      };
+      auto solution_of = [&](const std::string& libtype, const std::string& name) {
+        const Backend* backend = rt.registry().find(libtype);
+        TGEMM_CHECK(backend != nullptr, "tgemm reconfirm", "no backend '", libtype, "' in this build");
+        TableRow r = row;
+        r.libtype = libtype;
+        r.kernel_name = name;
+        std::string why;
+        SolutionPtr sol = backend->from_row(r, p, why);
+        TGEMM_CHECK(sol != nullptr, "tgemm reconfirm", name, " cannot run: ", why);
+        return sol;
+      };
+      auto describe = [](const Reconfirmation& r) {
+        return fmt::format("{:.3f}x the default, min {:.3f}x over {} placements, margin {:.1f}%", r.timing.ratio,
+                           r.timing.min_ratio, r.timing.placements, r.margin * 100.0);
+      };
+      // What the row's own pick, and with --alternatives the profile's next best, measure here.
+      struct Tried {
+        SolutionPtr solution;
+        Reconfirmation r;
+        double err_ratio = 0;
+      };
+      std::vector<Tried> tried;
+      const std::string default_name = race_default_name(p, ro.libtypes);
+      const bool row_is_default = row.kernel_name == default_name;
+      SolutionPtr default_solution;
+      if (!row_is_default) {
+        SolutionPtr own = solution_of(row.libtype, row.kernel_name);
+        default_solution = race_default_solution(p, ro);
+        tried.push_back({own, reconfirm_row(p, *own, ro, default_solution), row.err_ratio});
+      }
+      if (o.alternatives > 0) {
+        const auto it = profiled.find(profile_problem_key(row));
+        const int more = o.alternatives - static_cast<int>(tried.size());
+        if (it != profiled.end() && more > 0) {
+          for (const ProfiledCandidate& c : rank_alternatives(it->second, default_name, {row.kernel_name}, more)) {
+            if (default_solution == nullptr) default_solution = race_default_solution(p, ro);
+            SolutionPtr alt = solution_of(c.libtype, c.name);
+            tried.push_back({alt, reconfirm_row(p, *alt, ro, default_solution), c.err_ratio});
+            fmt::print("{}: alternative {} {} ({})\n", where, c.name, tried.back().r.kept ? "passes" : "fails",
+                       describe(tried.back().r));
+          }
+        }
+      }
+      if (tried.empty()) {
         ++is_default;
         continue;
       }
-      const std::string timing =
-          fmt::format("{:.3f}x the default, min {:.3f}x over {} placements, margin {:.1f}%", r.timing.ratio,
-                      r.timing.min_ratio, r.timing.placements, r.margin * 100.0);
-      if (r.kept) {
+      // The fastest that passes; within choice_band of it, the first by name (two tunes that
+      // reconfirm the same candidates then keep the same one).
+      const Tried* best = nullptr;
+      for (const Tried& t : tried) {
+        if (t.r.kept && (best == nullptr || t.r.timing.ratio > best->r.timing.ratio)) best = &t;
+      }
+      const Tried* chosen = nullptr;
+      for (const Tried& t : tried) {
+        if (!t.r.kept || best == nullptr || t.r.timing.ratio < best->r.timing.ratio * (1.0 - o.choice_band)) continue;
+        if (chosen == nullptr || t.solution->name() < chosen->solution->name()) chosen = &t;
+      }
+      if (chosen != nullptr && chosen->solution->name() == row.kernel_name) {
         ++kept;
-        fmt::print("{}: {} kept ({})\n", where, row.kernel_name, timing);
+        fmt::print("{}: {} kept ({})\n", where, row.kernel_name, describe(chosen->r));
         continue;
       }
-      if (r.default_err_ratio < 0 || r.default_err_ratio > o.err_ratio || !r.default_strict_ok) {
+      if (chosen != nullptr) {
+        ++replaced;
+        fmt::print("{}: {} replaced by {} ({})\n", where, row.kernel_name, chosen->solution->name(),
+                   describe(chosen->r));
+        set_row(*chosen->solution, chosen->r.timing.b_us, chosen->err_ratio);
+        continue;
+      }
+      if (row_is_default) {
+        ++is_default;
+        continue;
+      }
+      const Reconfirmation& own = tried.front().r;
+      if (own.default_err_ratio < 0 || own.default_err_ratio > o.err_ratio || !own.default_strict_ok) {
         ++kept;
         fmt::print("{}: {} kept: it failed ({}), but the default {} fails the check (err_ratio {:.4f}{})\n", where,
-                   row.kernel_name, timing, r.default_name, r.default_err_ratio,
-                   r.default_strict_ok ? "" : ", strict check failed");
+                   row.kernel_name, describe(own), own.default_name, own.default_err_ratio,
+                   own.default_strict_ok ? "" : ", strict check failed");
         continue;
       }
       ++reverted;
-      fmt::print("{}: {} reverted to {} ({})\n", where, row.kernel_name, r.default_name, timing);
-      const Solution& d = *r.default_solution;
-      row.libtype = std::string(d.libtype());
-      row.kernel_name = d.name();
-      row.solidx = d.solidx();
-      row.split_k = d.split_k();
-      row.us = r.timing.a_us;
-      row.err_ratio = r.default_err_ratio;
-      row.tflops = 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k) / (row.us * 1e6);
-      const double bytes = static_cast<double>(dtype_size(p.a_type)) * static_cast<double>(p.m * p.k) +
-                           static_cast<double>(dtype_size(p.b_type)) * static_cast<double>(p.n * p.k) +
-                           static_cast<double>(dtype_size(p.out_type)) * static_cast<double>(p.m * p.n);
-      row.bw = bytes / (row.us * 1e-6) / 1e9;
-      write_tuned_table(output, rows);  // each change on disk at once: an interrupted pass loses nothing
+      fmt::print("{}: {} reverted to {} ({})\n", where, row.kernel_name, own.default_name, describe(own));
+      set_row(*own.default_solution, own.timing.a_us, own.default_err_ratio);
     } catch (const Error& e) {
       if (std::string(e.what()).find("sticky") != std::string::npos) throw;
       ++unchecked;
@@ -846,9 +926,11 @@ int run_reconfirm(const ReconfirmOptions& o) {
   }
   write_tuned_table(output, rows);
   const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-  fmt::print("tgemm reconfirm summary: {} rows: {} already the default, {} kept, {} reverted to the default, {} not "
+  fmt::print("tgemm reconfirm summary: {} rows: {} already the default, {} kept, {} reverted to the default, {}{} not "
              "reconfirmed, {} for another GPU; {}; wrote {}\n",
-             rows.size(), is_default, kept, reverted, unchecked, other_gpu, format_duration(elapsed), output);
+             rows.size(), is_default, kept, reverted,
+             o.alternatives > 0 ? fmt::format("{} replaced by an alternative, ", replaced) : std::string(), unchecked,
+             other_gpu, format_duration(elapsed), output);
   return unchecked == 0 ? 0 : 1;
 }
 

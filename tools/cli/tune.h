@@ -99,6 +99,7 @@ struct TuneOptions {
   int reconfirm_rounds = 0;
   int reconfirm_placements = 0;
   double reconfirm_tolerance = -1;
+  int reconfirm_alternatives = 0;  // > 0: `tgemm reconfirm --alternatives` with --profile_file (ReconfirmOptions)
   std::string devices;             // comma-separated device ordinals (default 0..mp-1)
 };
 
@@ -133,6 +134,12 @@ struct ReconfirmOptions {
   bool short_slots = kRaceDefaults.short_slots;  // RaceOptions::short_slots; `tgemm tune` passes its own
   double placement_tolerance = kRaceDefaults.placement_tolerance;  // `tgemm tune` passes its own
   int min_rotation_sets = kRaceDefaults.min_rotation_sets;  // `tgemm tune` passes its own
+  // > 0: each row's own pick and up to this many candidates in all from the tune's profile
+  // (tools/cli/alternatives.h), timed against the default here; the fastest that passes is kept
+  // (within choice_band of the fastest, the first by name), else the default. 0: the row alone.
+  int alternatives = 0;
+  std::string profile_file;  // the tune's --profile_file; required with alternatives
+  double choice_band = 0.005;
 };
 
 int run_reconfirm(const ReconfirmOptions& options);

@@ -18,6 +18,12 @@ expect_refused("margin 1.5" "--margin must be in [0, 1), got 1.5" --margin 1.5)
 expect_refused("sustained margin 1.5" "--sustained_margin must be in [0, 1), got 1.5" --sustained_margin 1.5)
 expect_refused("placement tolerance 0.6" "--placement_tolerance must be in [0, 0.5), got 0.6" --placement_tolerance 0.6)
 expect_refused("0 rotation sets" "--min_rotation_sets must be in [1, 32], got 0" --min_rotation_sets 0)
+expect_refused("17 alternatives" "--alternatives must be in [0, 16], got 17" --alternatives 17)
+expect_refused("alternatives without a profile" "--alternatives 2 needs --profile (the tune's --profile_file), got none"
+               --alternatives 2)
+expect_refused("choice band 0.2" "--choice_band must be in [0, 0.1), got 0.2" --choice_band 0.2)
+expect_refused("missing profile" "cannot open the --profile file '${SCRATCH}/missing_prof.csv'" --alternatives 2
+               --profile "${SCRATCH}/missing_prof.csv")
 tgemm_run(f reconfirm "${SCRATCH}/missing.csv")
 expect_eq("missing table exit status" "${f_RC}" "1")
 expect_contains("missing table" "${f_ERR}" "cannot open the tuned file '${SCRATCH}/missing.csv'")
@@ -28,7 +34,7 @@ expect_contains("no GPU" "${g_ERR}" "tgemm reconfirm: no CUDA GPU is usable on t
 # The slot flags (short slots on by default since session 24) and the options `tgemm tune` passes
 # (its confirmation rule) parse; the GPU check follows.
 foreach(flag --short_slots --no-short_slots "--rounds;12" "--margin;0.01" "--sustained_margin;0.01"
-             "--placement_tolerance;0.01" "--min_rotation_sets;2")
+             "--placement_tolerance;0.01" "--min_rotation_sets;2" "--alternatives;0")
   tgemm_run(s reconfirm "${table}" ${flag} -o "${SCRATCH}/out.csv")
   expect_eq("no GPU exit status (${flag})" "${s_RC}" "2")
 endforeach()

@@ -122,6 +122,18 @@ TEST(ReconfirmArguments, TheReconfirmOptionsReplaceTheTunesRule) {
   EXPECT_EQ(a.back(), "--no-short_slots");
 }
 
+TEST(ReconfirmArguments, AlternativesOnlyWhereAskedForWithTheProfile) {
+  TuneOptions o = some_tune();
+  EXPECT_FALSE(has_flag(reconfirm_arguments(o), "--alternatives"));
+  EXPECT_FALSE(has_flag(reconfirm_arguments(o), "--profile"));
+  o.reconfirm_alternatives = 3;
+  o.profile_file = "/tmp/prof.csv";
+  const std::vector<std::string> a = reconfirm_arguments(o);
+  EXPECT_EQ(value_of(a, "--alternatives"), "3");
+  EXPECT_EQ(value_of(a, "--profile"), "/tmp/prof.csv");
+  EXPECT_EQ(value_of(a, "--margin"), "0.01");  // the rest as before
+}
+
 TEST(ReconfirmArguments, ConfirmationOffStillReconfirmsWithOneRound) {
   TuneOptions o = some_tune();
   o.confirm_rounds = 0;  // no confirmation in the tune: the reconfirmation still needs a round

@@ -33,7 +33,7 @@ foreach(case "confirm_placements;0" "final_placements;0" "finalists;0" "final_ro
              "min_rotation_sets;33" "accurate_block;-1" "accurate_block;65" "reconfirm_margin;-1"
              "reconfirm_margin;0.6" "reconfirm_rounds;0" "reconfirm_rounds;65" "reconfirm_placements;0"
              "reconfirm_placements;17" "reconfirm_tolerance;-0.1" "reconfirm_tolerance;0.5"
-             "order_band;-0.01" "order_band;0.2")
+             "order_band;-0.01" "order_band;0.2" "reconfirm_alternatives;-1" "reconfirm_alternatives;17")
   list(GET case 0 opt)
   list(GET case 1 value)
   tgemm_run(${opt} tune -i "${SCRATCH}/missing.csv" -o "${SCRATCH}/tuned.csv" --${opt} ${value})
@@ -78,6 +78,18 @@ if(rcm_RC EQUAL 0)
   message(FATAL_ERROR "tgemm tune of a missing input exited 0")
 endif()
 expect_contains("tgemm tune --reconfirm_*: stderr" "${rcm_ERR}" "missing.csv")
+# --reconfirm_alternatives needs the profile its alternatives come from, and the reconfirmation:
+# refused by name before the input is read; with both it gets as far as the missing input file.
+tgemm_run(alt tune -i "${SCRATCH}/missing.csv" -o "${SCRATCH}/tuned.csv" --reconfirm_alternatives 3)
+expect_eq("tgemm tune --reconfirm_alternatives without a profile: exit status" "${alt_RC}" "1")
+expect_contains("tgemm tune --reconfirm_alternatives without a profile" "${alt_ERR}"
+                "--reconfirm_alternatives 3 needs the reconfirmation and --profile_file (the alternatives come from the profile), got no --profile_file")
+tgemm_run(alt tune -i "${SCRATCH}/missing.csv" -o "${SCRATCH}/tuned.csv" --reconfirm_alternatives 3
+          --profile_file "${SCRATCH}/prof.csv" --no-reconfirm)
+expect_contains("tgemm tune --reconfirm_alternatives --no-reconfirm" "${alt_ERR}" "got --no-reconfirm")
+tgemm_run(alt tune -i "${SCRATCH}/missing.csv" -o "${SCRATCH}/tuned.csv" --reconfirm_alternatives 3
+          --profile_file "${SCRATCH}/prof.csv")
+expect_contains("tgemm tune --reconfirm_alternatives --profile_file: stderr" "${alt_ERR}" "missing.csv")
 # --no-confirm_best is accepted: the run gets as far as the missing input file.
 tgemm_run(ncb tune -i "${SCRATCH}/missing.csv" -o "${SCRATCH}/tuned.csv" --no-confirm_best)
 if(ncb_RC EQUAL 0)
