@@ -870,40 +870,58 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
   return result;
 }
 
-PairTiming time_solution_pair(const GemmProblem& p, const Solution& a, const Solution& b, const RaceOptions& o,
-                              int rounds, int placements) {
+std::vector<PairTiming> time_solutions_against(const GemmProblem& p, const Solution& a,
+                                               const std::vector<const Solution*>& bs, const RaceOptions& o, int rounds,
+                                               int placements) {
   TGEMM_CHECK(rounds >= 1, "time_solution_pair", "rounds must be >= 1, got ", rounds);
   TGEMM_CHECK(placements >= 1, "time_solution_pair", "placements must be >= 1, got ", placements);
   TGEMM_CHECK(a.can_implement(p), "time_solution_pair", a.name(), " cannot implement ", p.describe());
-  TGEMM_CHECK(b.can_implement(p), "time_solution_pair", b.name(), " cannot implement ", p.describe());
+  std::size_t ws_bytes = std::max<std::size_t>(a.workspace_size(p), 256);
+  for (const Solution* b : bs) {
+    TGEMM_CHECK(b != nullptr, "time_solution_pair", "a solution to time must not be null");
+    TGEMM_CHECK(b->can_implement(p), "time_solution_pair", b->name(), " cannot implement ", p.describe());
+    ws_bytes = std::max(ws_bytes, b->workspace_size(p));
+  }
   const DeviceInfo& dev = Runtime::get().platform().device_info(p.device);
-  // As the tuner's confirmation: the first placement, then fresh ones behind pads.
+  // As the tuner's confirmation: the first placement, then fresh ones behind pads; made once for
+  // every b (`tgemm reconfirm --alternatives` times several).
   std::vector<RaceData> data;
   data.push_back(make_data(p, o, dev));
   for (RaceData& d : more_placements(p, o, dev, placements)) data.push_back(std::move(d));
-  DeviceBuffer ws_buf(std::max<std::size_t>({a.workspace_size(p), b.workspace_size(p), 256}));
+  DeviceBuffer ws_buf(ws_bytes);
   const Workspace ws{ws_buf.data(), ws_buf.bytes()};
-  // Warm both (first-call resolution, lazy state) and estimate their time for the graph size.
-  double est = 1.0;
-  for (const Solution* sol : {&a, &b}) {
-    sol->run(p, data[0].sets[0].args, ws, nullptr);
-    est = std::max(est, time_graph([&](int i, Stream s) {
-                          sol->run(p, data[0].sets[static_cast<std::size_t>(i) % data[0].sets.size()].args, ws, s);
-                        }, TimingOptions{2, 1, 3}).median_us);
+  // Warm each (first-call resolution, lazy state) and estimate its time for the graph size; a
+  // pair's graphs are sized by the slower of its two.
+  auto warm_estimate = [&](const Solution& sol) {
+    sol.run(p, data[0].sets[0].args, ws, nullptr);
+    return time_graph([&](int i, Stream s) {
+             sol.run(p, data[0].sets[static_cast<std::size_t>(i) % data[0].sets.size()].args, ws, s);
+           }, TimingOptions{2, 1, 3}).median_us;
+  };
+  const double est_a = warm_estimate(a);
+  std::vector<PairTiming> out;
+  for (const Solution* b : bs) {
+    const double est = std::max({1.0, est_a, warm_estimate(*b)});
+    TGEMM_CUDA_CHECK(cudaDeviceSynchronize(), "time_solution_pair");
+    std::vector<double> a_us, b_us, ratio;
+    for (const RaceData& d : data) {
+      const PairTiming t = time_pair(p, d, a, *b, ws, est, rounds, o.short_slots);
+      a_us.push_back(t.a_us);
+      b_us.push_back(t.b_us);
+      ratio.push_back(t.ratio);
+    }
+    PairTiming r{median(a_us), median(b_us), median(ratio)};
+    r.min_ratio = *std::min_element(ratio.begin(), ratio.end());
+    r.max_ratio = *std::max_element(ratio.begin(), ratio.end());
+    r.placements = static_cast<int>(ratio.size());
+    out.push_back(r);
   }
-  TGEMM_CUDA_CHECK(cudaDeviceSynchronize(), "time_solution_pair");
-  std::vector<double> a_us, b_us, ratio;
-  for (const RaceData& d : data) {
-    const PairTiming t = time_pair(p, d, a, b, ws, est, rounds, o.short_slots);
-    a_us.push_back(t.a_us);
-    b_us.push_back(t.b_us);
-    ratio.push_back(t.ratio);
-  }
-  PairTiming out{median(a_us), median(b_us), median(ratio)};
-  out.min_ratio = *std::min_element(ratio.begin(), ratio.end());
-  out.max_ratio = *std::max_element(ratio.begin(), ratio.end());
-  out.placements = static_cast<int>(ratio.size());
   return out;
+}
+
+PairTiming time_solution_pair(const GemmProblem& p, const Solution& a, const Solution& b, const RaceOptions& o,
+                              int rounds, int placements) {
+  return time_solutions_against(p, a, {&b}, o, rounds, placements).front();
 }
 
 SolutionPtr race_default_solution(const GemmProblem& p, const RaceOptions& o) {
@@ -928,29 +946,53 @@ Reconfirmation reconfirm_row(const GemmProblem& p, const Solution& row, const Ra
 
 Reconfirmation reconfirm_row(const GemmProblem& p, const Solution& row, const RaceOptions& o,
                              SolutionPtr default_solution) {
+  return reconfirm_rows(p, {&row}, o, std::move(default_solution)).front();
+}
+
+std::vector<Reconfirmation> reconfirm_rows(const GemmProblem& p, const std::vector<const Solution*>& rows,
+                                           const RaceOptions& o, SolutionPtr default_solution) {
   TGEMM_CHECK(default_solution != nullptr, "reconfirm", "default_solution must not be null");
-  Reconfirmation r;
-  r.default_name = default_solution->name();
-  if (row.name() == r.default_name) return r;
-  Runtime& rt = Runtime::get();
-  r.default_solution = std::move(default_solution);
+  std::vector<Reconfirmation> out(rows.size());
+  std::vector<const Solution*> timed;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    TGEMM_CHECK(rows[i] != nullptr, "reconfirm", "a row's solution must not be null");
+    out[i].default_name = default_solution->name();
+    if (rows[i]->name() != out[i].default_name) timed.push_back(rows[i]);
+  }
+  if (timed.empty()) return out;  // every row the default: kept without timing
   // The race's confirmation rule (RaceOptions::confirm_*): not slower on any placement (beyond
   // RaceOptions::placement_tolerance), faster than the default by the margin in the median.
-  r.margin = std::max({o.confirm_margin, o.select.default_margin, is_sustained(p) ? o.sustained_default_margin : 0.0});
-  r.timing = time_solution_pair(p, *r.default_solution, row, o, std::max(1, o.confirm_rounds),
-                                std::max(1, o.confirm_placements));
-  r.kept = passes_confirmation(r.timing.ratio, r.timing.min_ratio, r.margin, o.placement_tolerance);
-  if (!r.kept) {
+  const double margin =
+      std::max({o.confirm_margin, o.select.default_margin, is_sustained(p) ? o.sustained_default_margin : 0.0});
+  const std::vector<PairTiming> timings = time_solutions_against(
+      p, *default_solution, timed, o, std::max(1, o.confirm_rounds), std::max(1, o.confirm_placements));
+  bool any_lost = false;
+  for (std::size_t i = 0, t = 0; i < rows.size(); ++i) {
+    Reconfirmation& r = out[i];
+    if (rows[i]->name() == r.default_name) continue;
+    r.default_solution = default_solution;
+    r.margin = margin;
+    r.timing = timings[t++];
+    r.kept = passes_confirmation(r.timing.ratio, r.timing.min_ratio, r.margin, o.placement_tolerance);
+    any_lost = any_lost || !r.kept;
+  }
+  if (any_lost) {
+    // The default checked against the fp32 reference (as the race checks), for a revert.
+    Runtime& rt = Runtime::get();
     const DeviceInfo& dev = rt.platform().device_info(p.device);
     const RaceData data = make_data(p, o, dev);
-    DeviceBuffer ws_buf(std::max<std::size_t>(r.default_solution->workspace_size(p), 256));
+    DeviceBuffer ws_buf(std::max<std::size_t>(default_solution->workspace_size(p), 256));
     CandidateResult c;
-    c.name = r.default_name;
-    check_solution(p, data, *r.default_solution, Workspace{ws_buf.data(), ws_buf.bytes()}, c);
-    r.default_err_ratio = c.err_ratio;
-    r.default_strict_ok = c.strict_ok;
+    c.name = default_solution->name();
+    check_solution(p, data, *default_solution, Workspace{ws_buf.data(), ws_buf.bytes()}, c);
+    for (Reconfirmation& r : out) {
+      if (r.default_solution != nullptr && !r.kept) {
+        r.default_err_ratio = c.err_ratio;
+        r.default_strict_ok = c.strict_ok;
+      }
+    }
   }
-  return r;
+  return out;
 }
 
 }  // namespace tgemm

@@ -211,6 +211,11 @@ struct PairTiming {
 // many as options.memory_budget holds), medians reported, with the ratio's range.
 PairTiming time_solution_pair(const GemmProblem& p, const Solution& a, const Solution& b, const RaceOptions& options,
                               int rounds, int placements = 1);
+// The same for each of bs against a, on one set of placements made once (each pair's graphs sized
+// by the slower of its two, as time_solution_pair); in bs' order.
+std::vector<PairTiming> time_solutions_against(const GemmProblem& p, const Solution& a,
+                                               const std::vector<const Solution*>& bs, const RaceOptions& options,
+                                               int rounds, int placements = 1);
 
 // The race's default for p, which a winner must beat: cuBLASLt's heuristic, or where the
 // dispatcher's own default is the staged split path (erf-GELU) and split is among `libtypes`
@@ -239,6 +244,10 @@ Reconfirmation reconfirm_row(const GemmProblem& p, const Solution& row, const Ra
 // --alternatives` times several solutions of one problem against it.
 Reconfirmation reconfirm_row(const GemmProblem& p, const Solution& row, const RaceOptions& options,
                              SolutionPtr default_solution);
+// Several solutions of one problem (`tgemm reconfirm --alternatives`), each judged as reconfirm_row
+// judges one, on one set of placements made once; the default is checked once, if any row lost.
+std::vector<Reconfirmation> reconfirm_rows(const GemmProblem& p, const std::vector<const Solution*>& rows,
+                                           const RaceOptions& options, SolutionPtr default_solution);
 // The race's default (race_default_name) as a runnable solution; a tgemm::Error if no registered
 // backend can run it for p.
 SolutionPtr race_default_solution(const GemmProblem& p, const RaceOptions& options);

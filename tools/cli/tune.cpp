@@ -857,23 +857,34 @@ int run_reconfirm(const ReconfirmOptions& o) {
       std::vector<Tried> tried;
       const std::string default_name = race_default_name(p, ro.libtypes);
       const bool row_is_default = row.kernel_name == default_name;
-      SolutionPtr default_solution;
-      if (!row_is_default) {
-        SolutionPtr own = solution_of(row.libtype, row.kernel_name);
-        default_solution = race_default_solution(p, ro);
-        tried.push_back({own, reconfirm_row(p, *own, ro, default_solution), row.err_ratio});
-      }
+      if (!row_is_default) tried.push_back({solution_of(row.libtype, row.kernel_name), {}, row.err_ratio});
       if (o.alternatives > 0) {
         const auto it = profiled.find(profile_problem_key(row));
         const int more = o.alternatives - static_cast<int>(tried.size());
         if (it != profiled.end() && more > 0) {
           for (const ProfiledCandidate& c : rank_alternatives(it->second, default_name, {row.kernel_name}, more)) {
-            if (default_solution == nullptr) default_solution = race_default_solution(p, ro);
-            SolutionPtr alt = solution_of(c.libtype, c.name);
-            tried.push_back({alt, reconfirm_row(p, *alt, ro, default_solution), c.err_ratio});
-            fmt::print("{}: alternative {} {} ({})\n", where, c.name, tried.back().r.kept ? "passes" : "fails",
-                       describe(tried.back().r));
+            // One that cannot run here is left out with a warning; the row's own pick and the
+            // others are still timed.
+            try {
+              SolutionPtr sol = solution_of(c.libtype, c.name);
+              TGEMM_CHECK(sol->can_implement(p), "tgemm reconfirm", c.name, " cannot implement ", p.describe());
+              tried.push_back({sol, {}, c.err_ratio});
+            } catch (const Error& e) {
+              fmt::print(stderr, "warning: {}: alternative {} left out: {}\n", where, c.name, e.what());
+            }
           }
+        }
+      }
+      if (!tried.empty()) {
+        // One set of placements for all of them (time_solutions_against).
+        std::vector<const Solution*> sols;
+        for (const Tried& t : tried) sols.push_back(t.solution.get());
+        const std::vector<Reconfirmation> rs = reconfirm_rows(p, sols, ro, race_default_solution(p, ro));
+        for (std::size_t i = 0; i < tried.size(); ++i) {
+          tried[i].r = rs[i];
+          if (i == 0 && !row_is_default) continue;  // the row's own: reported with the outcome below
+          fmt::print("{}: alternative {} {} ({})\n", where, tried[i].solution->name(),
+                     tried[i].r.kept ? "passes" : "fails", describe(tried[i].r));
         }
       }
       if (tried.empty()) {
