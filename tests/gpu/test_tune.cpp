@@ -173,6 +173,59 @@ TEST(Reconfirm, TheDefaultIsKeptAndASlowRowReverts) {
   EXPECT_TRUE(r.default_strict_ok);
 }
 
+// `tgemm reconfirm --alternatives` (reconfirm_rows): several solutions of one problem on one set
+// of placements. The default among them is kept untimed; the default timed against itself (a
+// second copy under another object) ties within 10%; the reference kernel loses on every
+// placement, so the default is checked once for a revert; each result is in the rows' order.
+TEST(Reconfirm, SeveralRowsOfOneProblemOnOnePlacementSet) {
+  TGEMM_REQUIRE_GPU();
+  const GemmProblem p = plain_problem(256, 2048, 2048);
+  RaceOptions o;
+  o.confirm_rounds = 2;
+  o.confirm_placements = 2;
+  SolutionPtr def = race_default_solution(p, o);
+  ASSERT_NE(def, nullptr);
+  ASSERT_EQ(def->name(), "cublaslt:heuristic");
+  const Backend* ref = Runtime::get().registry().find("reference");
+  ASSERT_NE(ref, nullptr);
+  SolutionPtr slow = ref->default_solution(p);
+  ASSERT_NE(slow, nullptr);
+  const Backend* lt = Runtime::get().registry().find("cublaslt");
+  ASSERT_NE(lt, nullptr);
+  std::vector<SolutionPtr> cands = lt->candidates(p);
+  ASSERT_GE(cands.size(), 2u);
+  SolutionPtr explicit_top1 = cands[1];  // the heuristic's top configuration as an explicit one
+  const std::vector<Reconfirmation> rs = reconfirm_rows(p, {slow.get(), def.get(), explicit_top1.get()}, o, def);
+  ASSERT_EQ(rs.size(), 3u);
+  EXPECT_FALSE(rs[0].kept);
+  EXPECT_EQ(rs[0].timing.placements, 2);
+  EXPECT_LT(rs[0].timing.max_ratio, 0.5) << "the reference kernel should be far slower than cuBLASLt";
+  EXPECT_GE(rs[0].default_err_ratio, 0.0) << "a lost row gets the default's check";
+  EXPECT_LE(rs[0].default_err_ratio, 0.05);
+  EXPECT_TRUE(rs[0].default_strict_ok);
+  EXPECT_TRUE(rs[1].kept);
+  EXPECT_EQ(rs[1].default_solution, nullptr) << "the default is not timed against itself";
+  ASSERT_NE(rs[2].default_solution, nullptr);
+  EXPECT_EQ(rs[2].timing.placements, 2);
+  EXPECT_GT(rs[2].timing.ratio, 0.9) << explicit_top1->name() << " against the heuristic's choice";
+  EXPECT_LT(rs[2].timing.ratio, 1.1) << explicit_top1->name() << " against the heuristic's choice";
+  EXPECT_DOUBLE_EQ(rs[2].margin, 0.02);
+  // time_solutions_against: the same timings' shape for each, in order; a null solution refused.
+  const std::vector<PairTiming> ts = time_solutions_against(p, *def, {def.get(), explicit_top1.get()}, o, 2, 2);
+  ASSERT_EQ(ts.size(), 2u);
+  for (const PairTiming& t : ts) {
+    EXPECT_EQ(t.placements, 2);
+    EXPECT_GT(t.ratio, 0.9);
+    EXPECT_LT(t.ratio, 1.1);
+  }
+  try {
+    time_solutions_against(p, *def, {nullptr}, o, 2, 1);
+    FAIL() << "a null solution accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("a solution to time must not be null"), std::string::npos) << e.what();
+  }
+}
+
 // The same call fingerprints the same, and so do the heuristic's choice and its top-1 as an
 // explicit configuration; another split-K configuration of cuBLASLt, or the same one on another
 // output, does not.
