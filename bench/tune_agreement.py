@@ -33,7 +33,9 @@ non-default pick was ahead).
 With `--logs A.log B.log` (the two tunes' output, with the reconfirmation `tgemm tune` runs after
 the race), each differing row that one tune's reconfirmation reverted to the default says so,
 with the ratios it read, and the summary counts those one-sided reverts (session 30: 6 of the 15
-rows beyond the band).
+rows beyond the band). A reconfirmation with `--alternatives` (session 32) that replaced a row by
+another candidate says so too ("replaced in A's reconfirmation: own -> new"), and the summary
+counts those replacements.
 Standard library only; no GPU.
 """
 
@@ -186,18 +188,32 @@ REVERTED = re.compile(r"^arch=\S+ sm_count=\d+ (?P<fields>.*?) M=(?P<m>\d+): \S+
                       r"\((?P<ratio>[\d.]+)x the default, min (?P<min>[\d.]+)x")
 
 
-def reconfirm_reverts(path):
-    """The rows a tune's reconfirmation reverted to the default: key -> (median ratio, min ratio),
-    from the `tgemm tune` output (the lines after "tgemm tune --reconfirm")."""
+REPLACED = re.compile(r"^arch=\S+ sm_count=\d+ (?P<fields>.*?) M=(?P<m>\d+): (?P<own>\S+) replaced by (?P<new>\S+) ")
+
+
+def reconfirm_changes(path):
+    """What a tune's reconfirmation changed, from the `tgemm tune` output (the lines after "tgemm
+    tune --reconfirm"): (reverts, replacements); reverts: key -> (median ratio, min ratio) of the
+    row reverted to the default; replacements (`--reconfirm_alternatives`): key -> (own, new)."""
     opener = gzip.open if path.endswith(".gz") else open
-    out, seen = {}, False
+    reverts, replaced, seen = {}, {}, False
     with opener(path, "rt") as f:
         for line in f:
             seen = seen or line.startswith("tgemm tune --reconfirm")
-            m = REVERTED.match(line) if seen else None
+            if not seen:
+                continue
+            m = REVERTED.match(line)
             if m:
-                out[problem_key(m.group("m"), m.group("fields"))] = (float(m.group("ratio")), float(m.group("min")))
-    return out
+                reverts[problem_key(m.group("m"), m.group("fields"))] = (float(m.group("ratio")), float(m.group("min")))
+            m = REPLACED.match(line)
+            if m:
+                replaced[problem_key(m.group("m"), m.group("fields"))] = (m.group("own"), m.group("new"))
+    return reverts, replaced
+
+
+def reconfirm_reverts(path):
+    """The rows a tune's reconfirmation reverted to the default: key -> (median ratio, min ratio)."""
+    return reconfirm_changes(path)[0]
 
 
 def describe(key):
@@ -216,7 +232,8 @@ def main(argv=None):
     ap.add_argument("--logs", nargs=2, metavar=("LOG_A", "LOG_B"),
                     help="the two tunes' output: mark the rows one tune's reconfirmation reverted")
     o = ap.parse_args(argv)
-    ra_rev, rb_rev = (reconfirm_reverts(o.logs[0]), reconfirm_reverts(o.logs[1])) if o.logs else ({}, {})
+    (ra_rev, ra_rep), (rb_rev, rb_rep) = ((reconfirm_changes(o.logs[0]), reconfirm_changes(o.logs[1])) if o.logs
+                                          else (({}, {}), ({}, {})))
     one_sided = one_sided_beyond = 0
     ta, tb = read_table(o.a), read_table(o.b)
     pa, pb = (Profile(o.profiles[0]), Profile(o.profiles[1])) if o.profiles else (None, None)
@@ -262,6 +279,9 @@ def main(argv=None):
             one_sided += 1
             one_sided_beyond += beyond is not None and k in beyond
             line += f"; reverted by {who}'s reconfirmation at {ratio:.3f}x, min {low:.3f}x"
+        for who, rep in (("A", ra_rep), ("B", rb_rep)):
+            if k in rep:
+                line += f"; replaced in {who}'s reconfirmation: {rep[k][0]} -> {rep[k][1]}"
         differing.append(line)
     for line in differing:
         print(line)
@@ -291,6 +311,8 @@ def main(argv=None):
         if o.logs:
             print(f"reconfirmation reverts: A {len(ra_rev)}, B {len(rb_rev)}; one tune's only, among the rows that "
                   f"differ: {one_sided}" + (f", beyond the band: {one_sided_beyond}" if beyond is not None else ""))
+            if ra_rep or rb_rep:
+                print(f"reconfirmation replacements (--alternatives): A {len(ra_rep)}, B {len(rb_rep)}")
         if pa.accurate or pb.accurate:
             print(f"accurate times over {SLOW_ACCURATE:g}x the screen's: A {pa.slow_accurate} of {pa.accurate}, "
                   f"B {pb.slow_accurate} of {pb.accurate}")

@@ -39,6 +39,12 @@ class TuneAgreement(ScriptCase):
             w.writerows(rows)
         return path
 
+    def write_text(self, name, text):
+        path = os.path.join(self.dir.name, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
 
     def test_ranks_stand_ins_and_counts(self):
         a = self.write("a.csv", TABLE, [table_row("1", "x"), table_row("16", "p"), table_row("64", "s")])
@@ -165,6 +171,29 @@ class TuneAgreement(ScriptCase):
                       "reverted by A's reconfirmation at 1.010x, min 1.008x", out)
         self.assertNotIn("64x4096x4096: A s | B t; A's pick is #- in B, B's is #- in A; reverted", out)
         self.assertIn("reconfirmation reverts: A 2, B 1; one tune's only, among the rows that differ: 1\n", out)
+        self.assertNotIn("replacements", out)
+
+    def test_reconfirmation_replacements_from_the_logs(self):
+        # --reconfirm_alternatives: B's reconfirmation replaced its row at M=64 (u -> t), and a
+        # replacement line before the reconfirmation started is ignored (M=1).
+        h = "cublaslt:heuristic"
+        a = self.write("a.csv", TABLE, [table_row("1", h), table_row("64", "s")])
+        b = self.write("b.csv", TABLE, [table_row("1", "p"), table_row("64", "t")])
+        pa = self.write("pa.csv", PROFILE, [prof_row("1", "p", "9"), prof_row("64", "s", "5")])
+        pb = self.write("pb.csv", PROFILE, [prof_row("1", "p", "9"), prof_row("64", "t", "5")])
+
+        def replaced(m, own, new):
+            return (f"arch=sm_90a sm_count=132 N=4096 K=4096 bias=False dtype={BF} outdtype={BF} scaleAB=False "
+                    f"bpreshuffle=False epilogue=none M={m}: {own} replaced by {new} (1.020x the default, "
+                    f"min 1.010x over 2 placements, margin 0.0%)\n")
+        log_a = self.write_text("a.log", "tgemm tune --reconfirm: every non-default row once more\n")
+        log_b = self.write_text("b.log", replaced(1, "q", "p") + "tgemm tune --reconfirm: every non-default row once more\n"
+                                + replaced(64, "u", "t"))
+        out = self.run_tool(a, b, "--profiles", pa, pb, "--logs", log_a, log_b)
+        self.assertIn("64x4096x4096: A s | B t; A's pick is #- in B, B's is #- in A; "
+                      "replaced in B's reconfirmation: u -> t", out)
+        self.assertNotIn("replaced in B's reconfirmation: q -> p", out)
+        self.assertIn("reconfirmation replacements (--alternatives): A 0, B 1\n", out)
 
     def test_tables_alone(self):
         a = self.write("a.csv", TABLE, [table_row("1", "x")])
