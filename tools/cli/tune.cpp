@@ -909,8 +909,14 @@ int run_reconfirm(const ReconfirmOptions& o) {
       }
       if (chosen != nullptr) {
         ++replaced;
-        fmt::print("{}: {} replaced by {} ({})\n", where, row.kernel_name, chosen->solution->name(),
-                   describe(chosen->r));
+        // The row's own reading too (a row that was the default has none).
+        const std::string own = row_is_default ? std::string()
+                                               : fmt::format("; the row's own {:.3f}x, min {:.3f}x{}",
+                                                             tried.front().r.timing.ratio,
+                                                             tried.front().r.timing.min_ratio,
+                                                             tried.front().r.kept ? "" : ", failed");
+        fmt::print("{}: {} replaced by {} ({}{})\n", where, row.kernel_name, chosen->solution->name(),
+                   describe(chosen->r), own);
         set_row(*chosen->solution, chosen->r.timing.b_us, chosen->err_ratio);
         continue;
       }
