@@ -941,12 +941,7 @@ Reconfirmation reconfirm_row(const GemmProblem& p, const Solution& row, const Ra
     r.default_name = row.name();
     return r;
   }
-  return reconfirm_row(p, row, o, race_default_solution(p, o));
-}
-
-Reconfirmation reconfirm_row(const GemmProblem& p, const Solution& row, const RaceOptions& o,
-                             SolutionPtr default_solution) {
-  return reconfirm_rows(p, {&row}, o, std::move(default_solution)).front();
+  return reconfirm_rows(p, {&row}, o, race_default_solution(p, o)).front();
 }
 
 std::vector<Reconfirmation> reconfirm_rows(const GemmProblem& p, const std::vector<const Solution*>& rows,

@@ -240,12 +240,9 @@ struct Reconfirmation {
   bool default_strict_ok = false;
 };
 Reconfirmation reconfirm_row(const GemmProblem& p, const Solution& row, const RaceOptions& options);
-// The same against a default the caller found once (race_default_solution): `tgemm reconfirm
-// --alternatives` times several solutions of one problem against it.
-Reconfirmation reconfirm_row(const GemmProblem& p, const Solution& row, const RaceOptions& options,
-                             SolutionPtr default_solution);
 // Several solutions of one problem (`tgemm reconfirm --alternatives`), each judged as reconfirm_row
-// judges one, on one set of placements made once; the default is checked once, if any row lost.
+// judges one, against a default the caller found once (race_default_solution), on one set of
+// placements made once; the default is checked once, if any row lost.
 std::vector<Reconfirmation> reconfirm_rows(const GemmProblem& p, const std::vector<const Solution*>& rows,
                                            const RaceOptions& options, SolutionPtr default_solution);
 // The race's default (race_default_name) as a runnable solution; a tgemm::Error if no registered
