@@ -227,17 +227,18 @@ void warm_up_gpu(double seconds) {
   }
 }
 
-namespace {
+bool is_sticky_error(const Error& e) {
+  return std::string_view(e.what()).find("sticky") != std::string_view::npos;
+}
 
-// A sticky error (check_context): the context is poisoned and the worker must be replaced.
-bool is_sticky(const Error& e) { return std::string_view(e.what()).find("sticky") != std::string_view::npos; }
+namespace {
 
 // A candidate that threw: its error is recorded and the race goes on, unless the error is sticky
 // (the context is poisoned): then the exception being handled is rethrown. Call only from a
 // handler.
 void record_failure(CandidateResult& r, const Error& e) {
   r.error = e.what();
-  if (is_sticky(e)) throw;
+  if (is_sticky_error(e)) throw;
 }
 
 // The check of one candidate on the race's first operand set: NaN-poisoned output, AITER's
@@ -569,7 +570,7 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
       try {
         st = time_graphs_interleaved(launchers, topt, kAccurateRounds, &per_round);
       } catch (const Error& e) {
-        if (is_sticky(e)) throw;
+        if (is_sticky_error(e)) throw;
         for (std::size_t idx : members) accurate_alone(idx);
         continue;
       }
@@ -738,7 +739,7 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
             if (!in_finals[i] && result.candidates[i].us > 0) result.candidates[i].beyond_finals = true;
           }
         } catch (const Error& e) {
-          if (is_sticky(e)) throw;
+          if (is_sticky_error(e)) throw;
           // Keep the accurate-phase times: they were measured and checked.
         }
       }
@@ -856,7 +857,7 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
         result.candidates[c.idx].us = c.win_us;
       }
     } catch (const Error& e) {
-      if (is_sticky(e)) throw;
+      if (is_sticky_error(e)) throw;
       result.winner = def;  // unconfirmed: keep the default
       result.confirmed = false;
     }
@@ -894,9 +895,7 @@ std::vector<PairTiming> time_solutions_against(const GemmProblem& p, const Solut
   // pair's graphs are sized by the slower of its two.
   auto warm_estimate = [&](const Solution& sol) {
     sol.run(p, data[0].sets[0].args, ws, nullptr);
-    return time_graph([&](int i, Stream s) {
-             sol.run(p, data[0].sets[static_cast<std::size_t>(i) % data[0].sets.size()].args, ws, s);
-           }, TimingOptions{2, 1, 3}).median_us;
+    return time_graph(rotating_launch(p, data[0], sol, ws), TimingOptions{2, 1, 3}).median_us;
   };
   const double est_a = warm_estimate(a);
   std::vector<PairTiming> out;

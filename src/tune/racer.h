@@ -11,6 +11,7 @@
 #include "core/problem.h"
 #include "core/solution.h"
 #include "core/tune_select.h"
+#include "tgemm/error.h"
 
 namespace tgemm {
 
@@ -248,6 +249,10 @@ std::vector<Reconfirmation> reconfirm_rows(const GemmProblem& p, const std::vect
 // The race's default (race_default_name) as a runnable solution; a tgemm::Error if no registered
 // backend can run it for p.
 SolutionPtr race_default_solution(const GemmProblem& p, const RaceOptions& options);
+
+// A sticky CUDA error (the racer's context check names it so): the context is poisoned, so a
+// caller that handles other errors per candidate or per row must rethrow this one.
+bool is_sticky_error(const Error& e);
 
 // Runs dense GEMMs for about `seconds` so clocks and power reach their sustained state before
 // anything is timed (a cold GPU boosts higher for the first measurements).

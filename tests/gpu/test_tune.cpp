@@ -138,15 +138,21 @@ TEST(ScreenLoadKey, HeuristicChoicesArePerProblem) {
   }
 }
 
+// The reconfirmation tests' rule: 2 rounds on 2 placements.
+RaceOptions short_confirmation() {
+  RaceOptions o;
+  o.confirm_rounds = 2;
+  o.confirm_placements = 2;
+  return o;
+}
+
 // `tgemm reconfirm`'s decision (reconfirm_row): the race's default is kept without timing; the
 // reference backend's SIMT kernel, many times slower than cuBLASLt at 256x2048x2048, loses on
 // every placement and reverts to cuBLASLt's heuristic, which is checked against the reference.
 TEST(Reconfirm, TheDefaultIsKeptAndASlowRowReverts) {
   TGEMM_REQUIRE_GPU();
   const GemmProblem p = plain_problem(256, 2048, 2048);
-  RaceOptions o;
-  o.confirm_rounds = 2;
-  o.confirm_placements = 2;
+  const RaceOptions o = short_confirmation();
   SolutionPtr def = cublaslt_default(p);
   ASSERT_NE(def, nullptr);
   ASSERT_EQ(def->name(), "cublaslt:heuristic");
@@ -180,9 +186,7 @@ TEST(Reconfirm, TheDefaultIsKeptAndASlowRowReverts) {
 TEST(Reconfirm, SeveralRowsOfOneProblemOnOnePlacementSet) {
   TGEMM_REQUIRE_GPU();
   const GemmProblem p = plain_problem(256, 2048, 2048);
-  RaceOptions o;
-  o.confirm_rounds = 2;
-  o.confirm_placements = 2;
+  const RaceOptions o = short_confirmation();
   SolutionPtr def = race_default_solution(p, o);
   ASSERT_NE(def, nullptr);
   ASSERT_EQ(def->name(), "cublaslt:heuristic");

@@ -258,7 +258,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   rc->add_option("--profile", reconfirm.profile_file, "the tune's --profile_file (for --alternatives)");
   rc->add_option("--choice_band", reconfirm.choice_band,
-                 "--alternatives: of those that pass within this fraction of the fastest, the first by name")
+                 "--alternatives: of those that pass within this fraction of the fastest time, the first in tie order "
+                 "(backend, then name)")
       ->capture_default_str();
 
   tgemm::cli::ShapesOptions shapes;

@@ -23,6 +23,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 
@@ -844,6 +845,13 @@ int run_reconfirm(const ReconfirmOptions& o) {
         TGEMM_CHECK(sol != nullptr, "tgemm reconfirm", name, " cannot run: ", why);
         return sol;
       };
+      auto backend_rank = [&](std::string_view libtype) {  // registration order, as the race ranks
+        const auto& bs = rt.registry().backends();
+        for (std::size_t i = 0; i < bs.size(); ++i) {
+          if (bs[i]->libtype() == libtype) return static_cast<int>(i) + 1;
+        }
+        return static_cast<int>(bs.size()) + 1;
+      };
       auto describe = [](const Reconfirmation& r) {
         return fmt::format("{:.3f}x the default, min {:.3f}x over {} placements, margin {:.1f}%", r.timing.ratio,
                            r.timing.min_ratio, r.timing.placements, r.margin * 100.0);
@@ -870,6 +878,7 @@ int run_reconfirm(const ReconfirmOptions& o) {
               TGEMM_CHECK(sol->can_implement(p), "tgemm reconfirm", c.name, " cannot implement ", p.describe());
               tried.push_back({sol, {}, c.err_ratio});
             } catch (const Error& e) {
+              if (is_sticky_error(e)) throw;
               fmt::print(stderr, "warning: {}: alternative {} left out: {}\n", where, c.name, e.what());
             }
           }
@@ -891,17 +900,25 @@ int run_reconfirm(const ReconfirmOptions& o) {
         ++is_default;
         continue;
       }
-      // The fastest that passes; within choice_band of it, the first by name (two tunes that
-      // reconfirm the same candidates then keep the same one).
-      const Tried* best = nullptr;
+      // The fastest that passes, by the race's own selection (select_winner on the times relative
+      // to the default): within choice_band of it, the first in tie order (backend, then name),
+      // so two tunes that reconfirm the same candidates keep the same one.
+      std::vector<CandidateResult> passed;
       for (const Tried& t : tried) {
-        if (t.r.kept && (best == nullptr || t.r.timing.ratio > best->r.timing.ratio)) best = &t;
+        CandidateResult c;
+        c.name = t.solution->name();
+        c.backend_rank = backend_rank(t.solution->libtype());
+        c.us = t.r.timing.ratio > 0 ? 1.0 / t.r.timing.ratio : -1;
+        c.err_ratio = t.err_ratio;
+        c.strict_ok = true;  // the tune's check (the row's, or the profile's for an alternative)
+        if (!t.r.kept) c.error = "did not pass the reconfirmation";
+        passed.push_back(c);
       }
-      const Tried* chosen = nullptr;
-      for (const Tried& t : tried) {
-        if (!t.r.kept || best == nullptr || t.r.timing.ratio < best->r.timing.ratio * (1.0 - o.choice_band)) continue;
-        if (chosen == nullptr || t.solution->name() < chosen->solution->name()) chosen = &t;
-      }
+      SelectOptions pick;
+      pick.order_band = o.choice_band;
+      pick.max_err_ratio = 1.0;  // checked by the tune; the reconfirmation decides on time alone
+      const int w = select_winner(passed, pick);
+      const Tried* chosen = w >= 0 ? &tried[static_cast<std::size_t>(w)] : nullptr;
       if (chosen != nullptr && chosen->solution->name() == row.kernel_name) {
         ++kept;
         fmt::print("{}: {} kept ({})\n", where, row.kernel_name, describe(chosen->r));
@@ -936,7 +953,7 @@ int run_reconfirm(const ReconfirmOptions& o) {
       fmt::print("{}: {} reverted to {} ({})\n", where, row.kernel_name, own.default_name, describe(own));
       set_row(*own.default_solution, own.timing.a_us, own.default_err_ratio);
     } catch (const Error& e) {
-      if (std::string(e.what()).find("sticky") != std::string::npos) throw;
+      if (is_sticky_error(e)) throw;
       ++unchecked;
       fmt::print(stderr, "warning: {}: {} not reconfirmed (row kept): {}\n", where, row.kernel_name, e.what());
     }

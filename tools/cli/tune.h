@@ -136,7 +136,7 @@ struct ReconfirmOptions {
   int min_rotation_sets = kRaceDefaults.min_rotation_sets;  // `tgemm tune` passes its own
   // > 0: each row's own pick and up to this many candidates in all from the tune's profile
   // (tools/cli/alternatives.h), timed against the default here; the fastest that passes is kept
-  // (within choice_band of the fastest, the first by name), else the default. 0: the row alone.
+  // (select_winner: within choice_band of the fastest time, the first in tie order), else the default. 0: the row alone.
   int alternatives = 0;
   std::string profile_file;  // the tune's --profile_file; required with alternatives
   double choice_band = 0.005;

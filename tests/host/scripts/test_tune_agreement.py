@@ -28,6 +28,12 @@ def prof_row(m, name, us, error="", strict="True"):
             strict, error]
 
 
+def reconfirm_line(m, outcome):
+    """A line of `tgemm reconfirm` output for the 4096x4096 problem at M = m."""
+    return (f"arch=sm_90a sm_count=132 N=4096 K=4096 bias=False dtype={BF} outdtype={BF} scaleAB=False "
+            f"bpreshuffle=False epilogue=none M={m}: {outcome}\n")
+
+
 class TuneAgreement(ScriptCase):
     tool = tune_agreement
 
@@ -155,9 +161,8 @@ class TuneAgreement(ScriptCase):
         pb = self.write("pb.csv", PROFILE, [prof_row("1", "p", "9"), prof_row("64", "t", "5")])
 
         def reverted(m, ratio, low):
-            return (f"arch=sm_90a sm_count=132 N=4096 K=4096 bias=False dtype={BF} outdtype={BF} scaleAB=False "
-                    f"bpreshuffle=False epilogue=none M={m}: cublaslt:algo_x reverted to {h} ({ratio}x the default, "
-                    f"min {low}x over 4 placements, margin 1.0%)\n")
+            return reconfirm_line(m, f"cublaslt:algo_x reverted to {h} ({ratio}x the default, min {low}x over 4 "
+                                     "placements, margin 1.0%)")
         log_a = os.path.join(self.dir.name, "a.log")
         with open(log_a, "w") as f:
             f.write("[   1/3] M=1 ...\n\ntgemm tune --reconfirm: every non-default row once more\n")
@@ -183,9 +188,8 @@ class TuneAgreement(ScriptCase):
         pb = self.write("pb.csv", PROFILE, [prof_row("1", "p", "9"), prof_row("64", "t", "5")])
 
         def replaced(m, own, new):
-            return (f"arch=sm_90a sm_count=132 N=4096 K=4096 bias=False dtype={BF} outdtype={BF} scaleAB=False "
-                    f"bpreshuffle=False epilogue=none M={m}: {own} replaced by {new} (1.020x the default, "
-                    f"min 1.010x over 2 placements, margin 0.0%)\n")
+            return reconfirm_line(m, f"{own} replaced by {new} (1.020x the default, min 1.010x over 2 placements, "
+                                     "margin 0.0%)")
         log_a = self.write_text("a.log", "tgemm tune --reconfirm: every non-default row once more\n")
         log_b = self.write_text("b.log", replaced(1, "q", "p") + "tgemm tune --reconfirm: every non-default row once more\n"
                                 + replaced(64, "u", "t"))
