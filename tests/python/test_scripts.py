@@ -92,9 +92,17 @@ def test_capture_then_tune_accepts_the_csv(tmp_path):
     env.pop("TGEMM_CONFIG_GEMM_BF16", None)
     _run([sys.executable, "-c", script], env=env)
     assert "16,512,256,False,torch.bfloat16,torch.bfloat16,False,False" in untuned.read_text()
-    _run([exe, "tune", "-i", str(untuned), "-o", str(tuned), "--timeout", "300"])
+    # The tune's defaults reconfirm with three alternatives from its profile: with no
+    # --profile_file, a temporary one in TMPDIR, removed after the reconfirmation.
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    tune = _run([exe, "tune", "-i", str(untuned), "-o", str(tuned), "--timeout", "300"],
+                env=dict(os.environ, TMPDIR=str(tmpdir)))
     lines = tuned.read_text().strip().splitlines()
     assert lines[0].startswith("arch,sm_count,M,N,K,") and len(lines) == 2
+    assert f"--alternatives 3 --profile {tmpdir}/tgemm-tune-" in tune.stdout, tune.stdout[-2000:]
+    assert "tgemm reconfirm summary: 1 rows" in tune.stdout, tune.stdout[-2000:]
+    assert list(tmpdir.iterdir()) == []
 
 
 def test_llama_e2e_tiny(tmp_path):

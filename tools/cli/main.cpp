@@ -167,7 +167,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   t->add_option("--accurate_block", tune.accurate_block,
                  "time the accurate stage in blocks of this many candidates interleaved with the default, ranked on "
-                 "the paired ratio to it (0: each candidate alone, the default)")
+                 "the paired ratio to it (0: each candidate alone)")
       ->check(CLI::Range(0, 64))
       ->capture_default_str();
   t->add_option("--min_accurate", tune.min_accurate,
@@ -186,9 +186,9 @@ int main(int argc, char** argv) {
                  "screen candidates whose first launch takes less than this many us by CUDA-graph replays (0: off)")
       ->check(CLI::Range(0.0, 1e6))
       ->capture_default_str();
-  t->add_flag("--sustained_confirm_all", tune.sustained_confirm_all,
+  t->add_flag("--sustained_confirm_all,!--no-sustained_confirm_all", tune.sustained_confirm_all,
               "compute-bound problems: no finals; confirm the --confirm_tries fastest finalists against the default "
-              "and keep the best (off by default)");
+              "and keep the best (on by default since session 33)");
   t->add_flag("--check_all", tune.check_all,
               "check every accurately timed candidate against the reference (default: the default and the "
               "candidates that can still reach the finals or the confirmation; the rest are profiled unchecked)");
@@ -208,24 +208,26 @@ int main(int argc, char** argv) {
               "after the tune, time every non-default row against the default again in a fresh process; "
               "rows that do not pass revert to the default (tgemm reconfirm; on by default)");
   t->add_option("--reconfirm_margin", tune.reconfirm_margin,
-                 "the reconfirmation's margin for every problem (default: the tune's --confirm_margin and "
-                 "--sustained_margin; 0: revert only rows not faster than the default in the median or slower on a "
-                 "placement)")
-      ->check(CLI::Range(0.0, 0.5));
+                 "the reconfirmation's margin for every problem: a row or alternative is kept only where the fresh "
+                 "process measures it faster than the default by this fraction in the median (0: revert only rows "
+                 "not faster than the default in the median or slower on a placement)")
+      ->check(CLI::Range(0.0, 0.5))
+      ->capture_default_str();
   t->add_option("--reconfirm_rounds", tune.reconfirm_rounds,
                  "the reconfirmation's interleaved rounds a placement (default: the tune's --confirm_rounds)")
       ->check(CLI::Range(1, 64));
   t->add_option("--reconfirm_placements", tune.reconfirm_placements,
-                 "the reconfirmation's operand placements (default: the tune's --confirm_placements)")
-      ->check(CLI::Range(1, 16));
+                 "the reconfirmation's operand placements")
+      ->check(CLI::Range(1, 16))
+      ->capture_default_str();
   t->add_option("--reconfirm_tolerance", tune.reconfirm_tolerance,
-                 "the reconfirmation: a row loses a placement only below 1 - this ratio to the default (default: "
-                 "the tune's --placement_tolerance)")
-      ->check(CLI::Range(0.0, 0.49));
+                 "the reconfirmation: a row loses a placement only below 1 - this ratio to the default")
+      ->check(CLI::Range(0.0, 0.49))
+      ->capture_default_str();
   t->add_option("--reconfirm_alternatives", tune.reconfirm_alternatives,
                  "the reconfirmation also times the profile's next best candidates of each problem against the "
-                 "default, up to this many with the row's own pick, and keeps the fastest that passes (needs "
-                 "--profile_file; 0: the row alone, the default)")
+                 "default, up to this many with the row's own pick, and keeps the fastest that passes (default 3; "
+                 "without --profile_file the profile goes to a temporary file; 0: the row alone)")
       ->check(CLI::Range(0, 16));
   t->add_flag("--worker", tune.worker, "internal: run as a worker")->group("");
 

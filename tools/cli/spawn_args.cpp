@@ -70,10 +70,16 @@ std::vector<std::string> reconfirm_arguments(const TuneOptions& o) {
           "--min_rotation_sets",
           std::to_string(o.min_rotation_sets),
           o.short_slots ? "--short_slots" : "--no-short_slots"};
-  if (o.reconfirm_alternatives > 0) {
-    args.insert(args.end(), {"--alternatives", std::to_string(o.reconfirm_alternatives), "--profile", o.profile_file});
+  const int alternatives = reconfirm_alternatives(o);
+  if (alternatives > 0) {
+    args.insert(args.end(), {"--alternatives", std::to_string(alternatives), "--profile", o.profile_file});
   }
   return args;
+}
+
+int reconfirm_alternatives(const TuneOptions& o) {
+  if (o.reconfirm_alternatives >= 0) return o.reconfirm_alternatives;
+  return o.reconfirm ? kReconfirmAlternatives : 0;
 }
 
 }  // namespace tgemm::cli

@@ -402,18 +402,45 @@ TableKey key_of(const UntunedProblem& u, const std::string& arch, int sm) {
   return table_key(p, arch, sm);
 }
 
+// A file removed when this goes out of scope (the tune's temporary profile).
+struct RemovedAtExit {
+  std::string path;
+  RemovedAtExit() = default;
+  RemovedAtExit(const RemovedAtExit&) = delete;
+  RemovedAtExit& operator=(const RemovedAtExit&) = delete;
+  ~RemovedAtExit() {
+    if (path.empty()) return;
+    std::error_code ec;
+    std::filesystem::remove(path, ec);
+  }
+};
+
+// A path in the temporary directory that no file has yet: tgemm-tune-<pid>-<n>-<suffix>.
+std::string temporary_path(const std::string& suffix) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path();
+  for (int n = 0;; ++n) {
+    std::filesystem::path p = dir / fmt::format("tgemm-tune-{}-{}-{}", ::getpid(), n, suffix);
+    if (!std::filesystem::exists(p)) return p.string();
+  }
+}
+
 }  // namespace
 
-int run_tune(const TuneOptions& o) {
-  if (o.worker) return run_worker(o);
+int run_tune(const TuneOptions& options) {
+  if (options.worker) return run_worker(options);
+  TuneOptions o = options;
   TGEMM_CHECK(!o.input_file.empty() && !o.tuned_file.empty(), "tgemm tune", "-i/--input_file and ",
               "-o/--tuned_file are required");
   TGEMM_CHECK(o.mp >= 1, "tgemm tune", "--mp must be >= 1, got ", o.mp);
   TGEMM_CHECK(o.batch >= 1, "tgemm tune", "--batch must be >= 1, got ", o.batch);
-  TGEMM_CHECK(o.reconfirm_alternatives == 0 || (o.reconfirm && !o.profile_file.empty()), "tgemm tune",
-              "--reconfirm_alternatives ", o.reconfirm_alternatives,
-              " needs the reconfirmation and --profile_file (the alternatives come from the profile), got ",
-              o.reconfirm ? "no --profile_file" : "--no-reconfirm");
+  TGEMM_CHECK(o.reconfirm_alternatives <= 0 || o.reconfirm, "tgemm tune", "--reconfirm_alternatives ",
+              o.reconfirm_alternatives, " needs the reconfirmation (the alternatives are timed there), got --no-reconfirm");
+  o.reconfirm_alternatives = reconfirm_alternatives(o);
+  // The alternatives come from the tune's profile: without --profile_file, a temporary one.
+  RemovedAtExit temporary_profile;
+  if (o.reconfirm_alternatives > 0 && o.profile_file.empty()) {
+    o.profile_file = temporary_profile.path = temporary_path("profile.csv");
+  }
   std::vector<UntunedProblem> problems = read_untuned(o.input_file);
   require_gpu("tune");
 
@@ -752,6 +779,9 @@ int run_tune(const TuneOptions& o) {
     for (const std::string& a : args) command += " " + a;
     fmt::print("\ntgemm tune --reconfirm: every non-default row once more, in a fresh process on GPU {}: {}\n",
                devices.front(), command);
+    if (!temporary_profile.path.empty()) {
+      fmt::print("(the profile is a temporary file, removed after the reconfirmation; --profile_file keeps one)\n");
+    }
     const int rc = spawn_reconfirm(args, devices.front());
     if (rc != 0) {
       fmt::print(stderr, "tgemm tune: the reconfirmation exited with {}\n", rc);

@@ -1,6 +1,7 @@
 // The processes `tgemm tune` spawns (tools/cli/spawn_args.cpp): its workers get every race
-// option; the `tgemm reconfirm` of --reconfirm gets the tune's confirmation rule by default, the
-// --reconfirm_* options where given.
+// option; the `tgemm reconfirm` of --reconfirm gets the --reconfirm_* options (by default session
+// 33's rule: margin 0.06, two placements, tolerance 0.02, three alternatives from the profile),
+// and the tune's confirmation rule where they are unset.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -33,6 +34,11 @@ TuneOptions some_tune() {
   o.placement_tolerance = 0.0;
   o.min_rotation_sets = 2;
   o.short_slots = true;
+  // The reconfirmation's own rule unset: it follows the tune's confirmation.
+  o.reconfirm_margin = -1;
+  o.reconfirm_placements = 0;
+  o.reconfirm_tolerance = -1;
+  o.reconfirm_alternatives = 0;
   return o;
 }
 
@@ -90,7 +96,7 @@ TEST(WorkerArguments, CarryEveryRaceOption) {
   EXPECT_FALSE(has_flag(worker_arguments(some_tune()), "--order_band"));
 }
 
-TEST(ReconfirmArguments, FollowTheTunesConfirmationByDefault) {
+TEST(ReconfirmArguments, FollowTheTunesConfirmationWhereTheirOwnRuleIsUnset) {
   const std::vector<std::string> a = reconfirm_arguments(some_tune());
   ASSERT_GE(a.size(), 2u);
   EXPECT_EQ(a[0], "reconfirm");
@@ -132,6 +138,27 @@ TEST(ReconfirmArguments, AlternativesOnlyWhereAskedForWithTheProfile) {
   EXPECT_EQ(value_of(a, "--alternatives"), "3");
   EXPECT_EQ(value_of(a, "--profile"), "/tmp/prof.csv");
   EXPECT_EQ(value_of(a, "--margin"), "0.01");  // the rest as before
+}
+
+TEST(ReconfirmArguments, TheDefaultsAreSession33sRuleWithThreeAlternatives) {
+  TuneOptions o;
+  o.tuned_file = "/tmp/t.csv";
+  o.profile_file = "/tmp/prof.csv";
+  o.confirm_margin = 0.01;
+  o.sustained_margin = 0.01;
+  const std::vector<std::string> a = reconfirm_arguments(o);
+  EXPECT_EQ(value_of(a, "--margin"), "0.06");
+  EXPECT_EQ(value_of(a, "--sustained_margin"), "0.06");
+  EXPECT_EQ(value_of(a, "--placements"), "2");
+  EXPECT_EQ(value_of(a, "--rounds"), "2");  // the tune's --confirm_rounds, 2 by default
+  EXPECT_EQ(value_of(a, "--placement_tolerance"), "0.02");
+  EXPECT_EQ(value_of(a, "--alternatives"), "3");
+  EXPECT_EQ(value_of(a, "--profile"), "/tmp/prof.csv");
+  EXPECT_EQ(reconfirm_alternatives(o), 3);
+  o.reconfirm = false;  // --no-reconfirm: no alternatives unless asked for
+  EXPECT_EQ(reconfirm_alternatives(o), 0);
+  o.reconfirm_alternatives = 5;
+  EXPECT_EQ(reconfirm_alternatives(o), 5);
 }
 
 TEST(ReconfirmArguments, ConfirmationOffStillReconfirmsWithOneRound) {

@@ -48,10 +48,13 @@ endforeach()
 tgemm_run(help tune --help)
 foreach(entry "--final_placements INT:INT in [1 - 16]|4" "--min_accurate INT:INT in [1 - 100000]|48"
               "--graph_screen FLOAT:FLOAT in [0 - 1e+06]|50" "--final_contenders INT:INT in [0 - 64]|2"
-              "--refine_bases INT:INT in [0 - 4096]|0" "--confirm_rounds INT:INT in [0 - 64]|6"
-              "--sustained_round_ms FLOAT:FLOAT in [1 - 10000]|100" "--sustained_margin FLOAT:FLOAT in [0 - 0.5]|0.02"
+              "--refine_bases INT:INT in [0 - 4096]|0" "--confirm_rounds INT:INT in [0 - 64]|2"
+              "--sustained_round_ms FLOAT:FLOAT in [1 - 10000]|100" "--sustained_margin FLOAT:FLOAT in [0 - 0.5]|0.01"
               "--confirm_margin FLOAT:FLOAT in [0 - 0.5]|0.01" "--placement_tolerance FLOAT:FLOAT in [0 - 0.49]|0"
-              "--min_rotation_sets INT:INT in [1 - 32]|1" "--accurate_block INT:INT in [0 - 64]|0")
+              "--min_rotation_sets INT:INT in [1 - 32]|1" "--accurate_block INT:INT in [0 - 64]|8"
+              "--confirm_placements INT:INT in [1 - 16]|1" "--confirm_tries INT:INT in [1 - 16]|3"
+              "--reconfirm_margin FLOAT:FLOAT in [0 - 0.5]|0.06" "--reconfirm_placements INT:INT in [1 - 16]|2"
+              "--reconfirm_tolerance FLOAT:FLOAT in [0 - 0.49]|0.02")
   string(FIND "${entry}" "|" bar)
   string(SUBSTRING "${entry}" 0 ${bar} spec)
   math(EXPR after "${bar} + 1")
@@ -63,7 +66,7 @@ foreach(entry "--final_placements INT:INT in [1 - 16]|4" "--min_accurate INT:INT
   endif()
 endforeach()
 expect_contains("tgemm tune --help" "${help_OUT}" "--confirm_best,--no-confirm_best")
-expect_contains("tgemm tune --help" "${help_OUT}" "--sustained_confirm_all")
+expect_contains("tgemm tune --help" "${help_OUT}" "--sustained_confirm_all,--no-sustained_confirm_all")
 expect_contains("tgemm tune --help" "${help_OUT}" "--confirm_near_default")
 expect_contains("tgemm tune --help" "${help_OUT}" "--reconfirm_margin FLOAT:FLOAT in [0 - 0.5]")
 expect_contains("tgemm tune --help" "${help_OUT}" "--reconfirm_rounds INT:INT in [1 - 64]")
@@ -78,18 +81,27 @@ if(rcm_RC EQUAL 0)
   message(FATAL_ERROR "tgemm tune of a missing input exited 0")
 endif()
 expect_contains("tgemm tune --reconfirm_*: stderr" "${rcm_ERR}" "missing.csv")
-# --reconfirm_alternatives needs the profile its alternatives come from, and the reconfirmation:
-# refused by name before the input is read; with both it gets as far as the missing input file.
+# --reconfirm_alternatives (3 by default) takes its alternatives from the profile: without
+# --profile_file the tune writes a temporary one, so it gets as far as the missing input file.
+# Asked for with --no-reconfirm, it is refused by name before the input is read; --no-reconfirm
+# alone (the default's alternatives) is not refused.
 tgemm_run(alt tune -i "${SCRATCH}/missing.csv" -o "${SCRATCH}/tuned.csv" --reconfirm_alternatives 3)
 expect_eq("tgemm tune --reconfirm_alternatives without a profile: exit status" "${alt_RC}" "1")
-expect_contains("tgemm tune --reconfirm_alternatives without a profile" "${alt_ERR}"
-                "--reconfirm_alternatives 3 needs the reconfirmation and --profile_file (the alternatives come from the profile), got no --profile_file")
+expect_contains("tgemm tune --reconfirm_alternatives without a profile: stderr" "${alt_ERR}" "missing.csv")
 tgemm_run(alt tune -i "${SCRATCH}/missing.csv" -o "${SCRATCH}/tuned.csv" --reconfirm_alternatives 3
           --profile_file "${SCRATCH}/prof.csv" --no-reconfirm)
-expect_contains("tgemm tune --reconfirm_alternatives --no-reconfirm" "${alt_ERR}" "got --no-reconfirm")
+expect_eq("tgemm tune --reconfirm_alternatives --no-reconfirm: exit status" "${alt_RC}" "1")
+expect_contains("tgemm tune --reconfirm_alternatives --no-reconfirm" "${alt_ERR}"
+                "--reconfirm_alternatives 3 needs the reconfirmation (the alternatives are timed there), got --no-reconfirm")
+tgemm_run(alt tune -i "${SCRATCH}/missing.csv" -o "${SCRATCH}/tuned.csv" --no-reconfirm)
+expect_eq("tgemm tune --no-reconfirm: exit status" "${alt_RC}" "1")
+expect_contains("tgemm tune --no-reconfirm: stderr" "${alt_ERR}" "missing.csv")
 tgemm_run(alt tune -i "${SCRATCH}/missing.csv" -o "${SCRATCH}/tuned.csv" --reconfirm_alternatives 3
           --profile_file "${SCRATCH}/prof.csv")
 expect_contains("tgemm tune --reconfirm_alternatives --profile_file: stderr" "${alt_ERR}" "missing.csv")
+tgemm_run(nsc tune -i "${SCRATCH}/missing.csv" -o "${SCRATCH}/tuned.csv" --no-sustained_confirm_all)
+expect_eq("tgemm tune --no-sustained_confirm_all: exit status" "${nsc_RC}" "1")
+expect_contains("tgemm tune --no-sustained_confirm_all: stderr" "${nsc_ERR}" "missing.csv")
 # --no-confirm_best is accepted: the run gets as far as the missing input file.
 tgemm_run(ncb tune -i "${SCRATCH}/missing.csv" -o "${SCRATCH}/tuned.csv" --no-confirm_best)
 if(ncb_RC EQUAL 0)
