@@ -101,8 +101,10 @@ bool passes_checks(const CandidateResult& r, const SelectOptions& o) {
 }
 
 bool passes_confirmation(double median_ratio, double min_ratio, double margin, double placement_tolerance) {
-  return min_ratio >= 1.0 - placement_tolerance && median_ratio * (1.0 - margin) > 1.0;
+  return !loses_placement(min_ratio, placement_tolerance) && median_ratio * (1.0 - margin) > 1.0;
 }
+
+bool loses_placement(double ratio, double placement_tolerance) { return ratio < 1.0 - placement_tolerance; }
 
 int select_winner(const std::vector<CandidateResult>& results, const SelectOptions& o) {
   double best = -1;

@@ -116,6 +116,10 @@ bool passes_checks(const CandidateResult& r, const SelectOptions& o);
 // 1 - placement_tolerance.
 bool passes_confirmation(double median_ratio, double min_ratio, double margin, double placement_tolerance);
 
+// A placement's paired ratio (default time / candidate time) that loses it the confirmation:
+// below 1 - placement_tolerance. The confirmation stops at the first such placement.
+bool loses_placement(double ratio, double placement_tolerance);
+
 // The winner among candidates with an accurate time that pass the error checks; -1 if none.
 // The default wins if it is within (1 + tie_band) of the fastest; otherwise the others within
 // (1 + order_band) of the fastest tie (order_band < 0: tie_band) and are resolved by

@@ -814,7 +814,7 @@ RaceResult race_problem(const GemmProblem& p, const RaceOptions& o) {
           ratios.push_back(t.ratio);
           def_us.push_back(t.a_us);
           win_us.push_back(t.b_us);
-          lost = t.ratio < 1.0 - o.placement_tolerance;
+          lost = loses_placement(t.ratio, o.placement_tolerance);
         }
         ++result.confirm_tried;
         result.confirm_ratio = median(ratios);

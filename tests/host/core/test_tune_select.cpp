@@ -318,6 +318,10 @@ TEST(PassesConfirmation, MarginAtTheMedianNoPlacementLost) {
   EXPECT_TRUE(passes_confirmation(1.05, 1.00, 0.01, 0.0));
   EXPECT_FALSE(passes_confirmation(1.05, 0.994, 0.01, 0.0));  // session 28's 1x51200x5120: one placement at 0.994
   EXPECT_TRUE(passes_confirmation(1.05, 0.994, 0.01, 0.01));
+  EXPECT_TRUE(loses_placement(0.994, 0.0));
+  EXPECT_FALSE(loses_placement(1.0, 0.0));
+  EXPECT_FALSE(loses_placement(0.98, 0.02));
+  EXPECT_TRUE(loses_placement(0.979, 0.02));
   EXPECT_FALSE(passes_confirmation(1.05, 0.985, 0.01, 0.01));
   EXPECT_FALSE(passes_confirmation(1.005, 1.002, 0.01, 0.0));  // under the margin at the median
   EXPECT_FALSE(passes_confirmation(1.0, 1.0, 0.0, 0.0));       // a tie is not a win
