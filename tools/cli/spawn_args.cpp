@@ -36,7 +36,8 @@ std::vector<std::string> worker_arguments(const TuneOptions& o) {
   if (o.confirm_near_default) args.push_back("--confirm_near_default");
   if (o.dedupe_launches) args.push_back("--dedupe_launches");
   if (o.check_all) args.push_back("--check_all");
-  if (o.sustained_confirm_all) args.push_back("--sustained_confirm_all");
+  // Both ways: on by default since session 33, so the worker must be told when it is off.
+  args.push_back(o.sustained_confirm_all ? "--sustained_confirm_all" : "--no-sustained_confirm_all");
   args.push_back(o.short_slots ? "--short_slots" : "--no-short_slots");
   return args;
 }

@@ -91,6 +91,12 @@ TEST(WorkerArguments, CarryEveryRaceOption) {
   EXPECT_TRUE(has_flag(a, "--no-confirm_best"));
   EXPECT_TRUE(has_flag(a, "--no-short_slots"));
   EXPECT_FALSE(has_flag(a, "--dedupe_launches"));
+  // On by default (session 33): the worker hears both ways.
+  o.sustained_confirm_all = false;
+  EXPECT_TRUE(has_flag(worker_arguments(o), "--no-sustained_confirm_all"));
+  EXPECT_FALSE(has_flag(worker_arguments(o), "--sustained_confirm_all"));
+  o.sustained_confirm_all = true;
+  EXPECT_TRUE(has_flag(worker_arguments(o), "--sustained_confirm_all"));
   // Not given: no --order_band (its -1 default is outside the option's range; the worker's own
   // default is the same -1).
   EXPECT_FALSE(has_flag(worker_arguments(some_tune()), "--order_band"));
