@@ -1,0 +1,132 @@
+// The arguments `tgemm tune` gives the processes it spawns (tools/cli/spawn_args.cpp), parsed back
+// through the command's own option registrations (tools/cli/tune_cli.cpp): every option a worker or
+// the reconfirmation receives must read back as the tune sent it, on by default or off.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "tools/cli/tune_cli.h"
+
+namespace tgemm::cli {
+namespace {
+
+// CLI11 parses a vector of arguments in reverse order.
+void parse(CLI::App& app, const std::vector<std::string>& args) {
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  app.parse(reversed);
+}
+
+TuneOptions parse_worker(const TuneOptions& sent) {
+  TuneOptions got;
+  CLI::App app;
+  CLI::App* t = add_tune_command(app, got);
+  parse(app, worker_arguments(sent));
+  EXPECT_TRUE(t->parsed());
+  EXPECT_TRUE(got.worker);
+  return got;
+}
+
+void expect_same_race_options(const TuneOptions& got, const TuneOptions& sent) {
+  EXPECT_EQ(got.err_ratio, sent.err_ratio);
+  EXPECT_EQ(got.libtype, sent.libtype);
+  EXPECT_EQ(got.warmup, sent.warmup);
+  EXPECT_EQ(got.iters, sent.iters);
+  EXPECT_EQ(got.confirm_placements, sent.confirm_placements);
+  EXPECT_EQ(got.final_placements, sent.final_placements);
+  EXPECT_EQ(got.finalists, sent.finalists);
+  EXPECT_EQ(got.finalists_mem, sent.finalists_mem);
+  EXPECT_EQ(got.final_margin, sent.final_margin);
+  EXPECT_EQ(got.final_contenders, sent.final_contenders);
+  EXPECT_EQ(got.refine_bases, sent.refine_bases);
+  EXPECT_EQ(got.final_rounds, sent.final_rounds);
+  EXPECT_EQ(got.accurate_block, sent.accurate_block);
+  EXPECT_EQ(got.confirm_tries, sent.confirm_tries);
+  EXPECT_EQ(got.confirm_rounds, sent.confirm_rounds);
+  EXPECT_EQ(got.confirm_margin, sent.confirm_margin);
+  EXPECT_EQ(got.sustained_round_ms, sent.sustained_round_ms);
+  EXPECT_EQ(got.sustained_margin, sent.sustained_margin);
+  EXPECT_EQ(got.graph_screen_us, sent.graph_screen_us);
+  EXPECT_EQ(got.min_accurate, sent.min_accurate);
+  EXPECT_EQ(got.accurate_margin, sent.accurate_margin);
+  EXPECT_EQ(got.placement_tolerance, sent.placement_tolerance);
+  EXPECT_EQ(got.min_rotation_sets, sent.min_rotation_sets);
+  EXPECT_EQ(got.order_band, sent.order_band);
+  EXPECT_EQ(got.loose, sent.loose);
+  EXPECT_EQ(got.confirm_best, sent.confirm_best);
+  EXPECT_EQ(got.confirm_near_default, sent.confirm_near_default);
+  EXPECT_EQ(got.dedupe_launches, sent.dedupe_launches);
+  EXPECT_EQ(got.check_all, sent.check_all);
+  EXPECT_EQ(got.sustained_confirm_all, sent.sustained_confirm_all);
+  EXPECT_EQ(got.short_slots, sent.short_slots);
+}
+
+TEST(TuneCommandLine, TheDefaultsReachTheWorker) {
+  TuneOptions sent;
+  expect_same_race_options(parse_worker(sent), sent);
+}
+
+TEST(TuneCommandLine, EveryRaceOptionReachesTheWorkerOffTheDefault) {
+  // Each value or switch the other way from its default.
+  TuneOptions sent;
+  sent.err_ratio = 0.02;
+  sent.libtype = "cublaslt";
+  sent.warmup = 7;
+  sent.iters = 33;
+  sent.confirm_placements = 3;
+  sent.final_placements = 2;
+  sent.finalists = 5;
+  sent.finalists_mem = 12;
+  sent.final_margin = 0.025;
+  sent.final_contenders = 1;
+  sent.refine_bases = 30;
+  sent.final_rounds = 5;
+  sent.accurate_block = 0;
+  sent.confirm_tries = 2;
+  sent.confirm_rounds = 6;
+  sent.confirm_margin = 0.015;
+  sent.sustained_round_ms = 70;
+  sent.sustained_margin = 0.02;
+  sent.graph_screen_us = 40;
+  sent.min_accurate = 32;
+  sent.accurate_margin = 0.2;
+  sent.placement_tolerance = 0.01;
+  sent.min_rotation_sets = 2;
+  sent.order_band = 0.005;
+  sent.loose = !sent.loose;
+  sent.confirm_best = !sent.confirm_best;
+  sent.confirm_near_default = !sent.confirm_near_default;
+  sent.dedupe_launches = !sent.dedupe_launches;
+  sent.check_all = !sent.check_all;
+  sent.sustained_confirm_all = !sent.sustained_confirm_all;
+  sent.short_slots = !sent.short_slots;
+  expect_same_race_options(parse_worker(sent), sent);
+}
+
+TEST(TuneCommandLine, TheReconfirmationReadsTheTunesRule) {
+  TuneOptions sent;
+  sent.tuned_file = "/tmp/t.csv";
+  sent.profile_file = "/tmp/prof.csv";
+  sent.libtype = "cublaslt";
+  sent.min_rotation_sets = 2;
+  ReconfirmOptions got;
+  CLI::App app;
+  CLI::App* rc = add_reconfirm_command(app, got);
+  parse(app, reconfirm_arguments(sent));
+  ASSERT_TRUE(rc->parsed());
+  EXPECT_EQ(got.tuned_file, "/tmp/t.csv");
+  EXPECT_EQ(got.libtype, "cublaslt");
+  EXPECT_EQ(got.err_ratio, sent.err_ratio);
+  EXPECT_EQ(got.rounds, sent.confirm_rounds);
+  EXPECT_EQ(got.placements, kReconfirmPlacements);
+  EXPECT_EQ(got.margin, kReconfirmMargin);
+  EXPECT_EQ(got.sustained_margin, kReconfirmMargin);
+  EXPECT_EQ(got.placement_tolerance, kReconfirmTolerance);
+  EXPECT_EQ(got.min_rotation_sets, 2);
+  EXPECT_EQ(got.short_slots, sent.short_slots);
+  EXPECT_EQ(got.alternatives, kReconfirmAlternatives);
+  EXPECT_EQ(got.profile_file, "/tmp/prof.csv");
+}
+
+}  // namespace
+}  // namespace tgemm::cli
