@@ -107,19 +107,13 @@ struct TuneOptions {
   // worker's GPU): rows that do not beat the default again there revert to it. On by default
   // since session 22 (docs/design-choices.md, "Tuner defaults (session 22)").
   bool reconfirm = true;
-  // The reconfirmation's own rule, where given (session 30), each defaulting to the tune's
-  // (tools/cli/spawn_args.cpp): its margin for every problem (< 0: --confirm_margin and
-  // --sustained_margin), its rounds a placement (0: --confirm_rounds), its placements (0:
-  // --confirm_placements; the tune's own confirmation has tested each row on its placements, the
-  // reconfirmation is for the other process) and its placement tolerance (< 0:
-  // --placement_tolerance). Margin 0 with tolerance 0.02 makes it a floor check: a row reverts
-  // only where the fresh process reads it no faster than the default in the median, or under the
-  // bench's 0.98x floor on a placement, and the keep-or-not decision at the margin stays with the
-  // tune's own confirmation. Session 30's pair lost 6 of its 15 rows beyond the band to reverts
-  // of rows one tune kept and its reconfirmation read at 1.009-1.015x while the other tune kept
-  // its own pick (the judge: 1.1-3.8% ahead of the default). Since session 33 the defaults are
-  // kReconfirmMargin, kReconfirmPlacements and kReconfirmTolerance: with the alternatives, the
-  // reconfirmation decides at its margin, and the tune's own confirmation only orders.
+  // The reconfirmation's own rule (session 30; tools/cli/spawn_args.cpp): its margin for every
+  // problem, the compute-bound ones too; its rounds a placement (0: --confirm_rounds); its
+  // placements; its placement tolerance. Since session 33 the defaults are kReconfirmMargin,
+  // kReconfirmPlacements and kReconfirmTolerance: with the alternatives the reconfirmation
+  // decides at its margin, and the tune's own confirmation only orders. (Until session 33 these
+  // fell back to the tune's confirmation rule when not given; session 30's floor check, margin 0
+  // with tolerance 0.02, remains a choice on the command line.)
   double reconfirm_margin = kReconfirmMargin;
   int reconfirm_rounds = 0;
   int reconfirm_placements = kReconfirmPlacements;

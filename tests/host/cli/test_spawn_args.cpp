@@ -1,7 +1,7 @@
 // The processes `tgemm tune` spawns (tools/cli/spawn_args.cpp): its workers get every race
 // option; the `tgemm reconfirm` of --reconfirm gets the --reconfirm_* options (by default session
-// 33's rule: margin 0.06, two placements, tolerance 0.02, three alternatives from the profile),
-// and the tune's confirmation rule where they are unset.
+// 33's rule: margin 0.06, two placements, tolerance 0.02, three alternatives from the profile) and
+// the tune's --confirm_rounds unless --reconfirm_rounds is given.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -34,11 +34,7 @@ TuneOptions some_tune() {
   o.placement_tolerance = 0.0;
   o.min_rotation_sets = 2;
   o.short_slots = true;
-  // The reconfirmation's own rule unset: it follows the tune's confirmation.
-  o.reconfirm_margin = -1;
-  o.reconfirm_placements = 0;
-  o.reconfirm_tolerance = -1;
-  o.reconfirm_alternatives = 0;
+  o.reconfirm_alternatives = 0;  // the row alone
   return o;
 }
 
@@ -102,17 +98,19 @@ TEST(WorkerArguments, CarryEveryRaceOption) {
   EXPECT_FALSE(has_flag(worker_arguments(some_tune()), "--order_band"));
 }
 
-TEST(ReconfirmArguments, FollowTheTunesConfirmationWhereTheirOwnRuleIsUnset) {
+TEST(ReconfirmArguments, TheTunesRoundsAndTheReconfirmationsOwnRule) {
+  // The tune's confirmation: 6 rounds on 4 placements, margins 1% / 2%, tolerance 0. The
+  // reconfirmation takes the rounds, and its own rule for the rest.
   const std::vector<std::string> a = reconfirm_arguments(some_tune());
   ASSERT_GE(a.size(), 2u);
   EXPECT_EQ(a[0], "reconfirm");
   EXPECT_EQ(a[1], "/tmp/t.csv");
   EXPECT_EQ(value_of(a, "--libtype"), "cublaslt");
   EXPECT_EQ(value_of(a, "--rounds"), "6");
-  EXPECT_EQ(value_of(a, "--placements"), "4");
-  EXPECT_EQ(value_of(a, "--margin"), "0.01");
-  EXPECT_EQ(value_of(a, "--sustained_margin"), "0.02");
-  EXPECT_EQ(value_of(a, "--placement_tolerance"), "0");
+  EXPECT_EQ(value_of(a, "--placements"), "2");
+  EXPECT_EQ(value_of(a, "--margin"), "0.06");
+  EXPECT_EQ(value_of(a, "--sustained_margin"), "0.06");
+  EXPECT_EQ(value_of(a, "--placement_tolerance"), "0.02");
   EXPECT_EQ(value_of(a, "--min_rotation_sets"), "2");
   EXPECT_EQ(a.back(), "--short_slots");
 }
@@ -143,7 +141,7 @@ TEST(ReconfirmArguments, AlternativesOnlyWhereAskedForWithTheProfile) {
   const std::vector<std::string> a = reconfirm_arguments(o);
   EXPECT_EQ(value_of(a, "--alternatives"), "3");
   EXPECT_EQ(value_of(a, "--profile"), "/tmp/prof.csv");
-  EXPECT_EQ(value_of(a, "--margin"), "0.01");  // the rest as before
+  EXPECT_EQ(value_of(a, "--margin"), "0.06");  // the rest as before
 }
 
 TEST(ReconfirmArguments, TheDefaultsAreSession33sRuleWithThreeAlternatives) {
