@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "tests/host/cli/race_options_off_default.h"
 #include "tools/cli/tune.h"
 
 namespace tgemm::cli {
@@ -47,24 +48,7 @@ bool has_flag(const std::vector<std::string>& args, const std::string& flag) {
 
 TEST(WorkerArguments, CarryEveryRaceOption) {
   // Each value differs from its default, so a dropped option cannot pass unnoticed.
-  TuneOptions o = some_tune();
-  o.warmup = 7;
-  o.iters = 33;
-  o.final_placements = 3;
-  o.finalists = 5;
-  o.finalists_mem = 12;
-  o.final_margin = 0.025;
-  o.final_contenders = 1;
-  o.refine_bases = 30;
-  o.final_rounds = 5;
-  o.accurate_block = 8;
-  o.confirm_tries = 2;
-  o.sustained_round_ms = 70;
-  o.graph_screen_us = 40;
-  o.min_accurate = 32;
-  o.accurate_margin = 0.2;
-  o.placement_tolerance = 0.01;
-  o.order_band = 0.005;
+  TuneOptions o = race_values_off_the_default();
   o.loose = true;
   o.confirm_near_default = true;
   o.short_slots = false;
@@ -73,12 +57,12 @@ TEST(WorkerArguments, CarryEveryRaceOption) {
   EXPECT_EQ(a[0], "tune");
   EXPECT_EQ(a[1], "--worker");
   const std::vector<std::pair<std::string, std::string>> expected = {
-      {"--errRatio", "0.05"},        {"--libtype", "cublaslt"},       {"--warmup", "7"},
+      {"--errRatio", "0.02"},        {"--libtype", "cublaslt"},       {"--warmup", "7"},
       {"--iters", "33"},             {"--confirm_placements", "4"},  {"--final_placements", "3"},
       {"--finalists", "5"},          {"--finalists_mem", "12"},      {"--final_margin", "0.025"},
       {"--final_contenders", "1"},   {"--refine_bases", "30"},       {"--final_rounds", "5"},
-      {"--accurate_block", "8"},     {"--confirm_tries", "2"},       {"--confirm_rounds", "6"},
-      {"--confirm_margin", "0.01"},  {"--sustained_round_ms", "70"}, {"--sustained_margin", "0.02"},
+      {"--accurate_block", "4"},     {"--confirm_tries", "2"},       {"--confirm_rounds", "6"},
+      {"--confirm_margin", "0.015"},  {"--sustained_round_ms", "70"}, {"--sustained_margin", "0.02"},
       {"--graph_screen", "40"},      {"--min_accurate", "32"},       {"--accurate_margin", "0.2"},
       {"--placement_tolerance", "0.01"}, {"--min_rotation_sets", "2"}, {"--order_band", "0.005"}};
   for (const auto& [flag, value] : expected) EXPECT_EQ(value_of(a, flag), value) << flag;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/host/cli/race_options_off_default.h"
 #include "tools/cli/tune_cli.h"
 
 namespace tgemm::cli {
@@ -68,31 +69,7 @@ TEST(TuneCommandLine, TheDefaultsReachTheWorker) {
 
 TEST(TuneCommandLine, EveryRaceOptionReachesTheWorkerOffTheDefault) {
   // Each value or switch the other way from its default.
-  TuneOptions sent;
-  sent.err_ratio = 0.02;
-  sent.libtype = "cublaslt";
-  sent.warmup = 7;
-  sent.iters = 33;
-  sent.confirm_placements = 3;
-  sent.final_placements = 2;
-  sent.finalists = 5;
-  sent.finalists_mem = 12;
-  sent.final_margin = 0.025;
-  sent.final_contenders = 1;
-  sent.refine_bases = 30;
-  sent.final_rounds = 5;
-  sent.accurate_block = 0;
-  sent.confirm_tries = 2;
-  sent.confirm_rounds = 6;
-  sent.confirm_margin = 0.015;
-  sent.sustained_round_ms = 70;
-  sent.sustained_margin = 0.02;
-  sent.graph_screen_us = 40;
-  sent.min_accurate = 32;
-  sent.accurate_margin = 0.2;
-  sent.placement_tolerance = 0.01;
-  sent.min_rotation_sets = 2;
-  sent.order_band = 0.005;
+  TuneOptions sent = race_values_off_the_default();
   sent.loose = !sent.loose;
   sent.confirm_best = !sent.confirm_best;
   sent.confirm_near_default = !sent.confirm_near_default;
