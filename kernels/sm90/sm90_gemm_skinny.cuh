@@ -98,6 +98,30 @@ __device__ __forceinline__ uint4 load_activation(const void* ptr) {
   return __ldg(static_cast<const uint4*>(ptr));
 }
 
+// The weight's load (load_weight) if `pred`, else zeros: a predicated PTX load (`@p ld`) into
+// registers zeroed first, straight-line code that reads nothing where `pred` is false (the GEMV's
+// last pass, version 7's last batch).
+__device__ __forceinline__ uint4 load_weight_if(const void* ptr, bool pred) {
+  uint4 v;
+  asm volatile(
+      "{\n .reg .pred p;\n setp.ne.b32 p, %5, 0;\n mov.b32 %0, 0;\n mov.b32 %1, 0;\n mov.b32 %2, 0;\n"
+      " mov.b32 %3, 0;\n @p ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];\n}"
+      : "=&r"(v.x), "=&r"(v.y), "=&r"(v.z), "=&r"(v.w)
+      : "l"(ptr), "r"(static_cast<int>(pred)));
+  return v;
+}
+
+// The activation's load (through L1, as load_activation) if `pred`, else zeros.
+__device__ __forceinline__ uint4 load_activation_if(const void* ptr, bool pred) {
+  uint4 v;
+  asm volatile(
+      "{\n .reg .pred p;\n setp.ne.b32 p, %5, 0;\n mov.b32 %0, 0;\n mov.b32 %1, 0;\n mov.b32 %2, 0;\n"
+      " mov.b32 %3, 0;\n @p ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];\n}"
+      : "=&r"(v.x), "=&r"(v.y), "=&r"(v.z), "=&r"(v.w)
+      : "l"(ptr), "r"(static_cast<int>(pred)));
+  return v;
+}
+
 // The first `count` (0..7) 16-bit elements at ptr, zeros after: the chunk that straddles K.
 template <typename In>
 __device__ __forceinline__ uint4 load_partial_chunk(const In* ptr, int count) {

@@ -236,8 +236,39 @@ __global__ void __launch_bounds__(32 * W, 2) sm90_gemm_skinny_bop(const SkinnyPa
   int s = s_begin;
 #pragma unroll 1
   for (; s + U <= s_full; s += U) batch(std::integral_constant<int, U>{});
-#pragma unroll 1
-  for (; s < s_full; ++s) batch(std::integral_constant<int, 1>{});
+  if constexpr (U > 1) {
+    // The last rem < U whole k-steps as one batch: every load before the first MMA (predicated
+    // loads read nothing past the range), so the remainder costs one round trip, not rem. The MMAs
+    // run in the order rem one-step batches ran them (bit-identical to them). Session 34: a
+    // warp's serial batches, not its bytes, set the time of the K-heavy small-N weights
+    // (bench/micro/cluster_lab.cu: 8.26 MB read by 1, 2 and 4 serial batches a thread in 3.58,
+    // 4.05 and 5.55 us on an H200; docs/perf-notes.md, skinny, "Session 34").
+    const int rem = s_full - s;
+    if (rem > 0) {
+      uint4 wv[U][RB][C], xv[U][2][C];
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int b = 0; b < RB; ++b)
+#pragma unroll
+          for (int c = 0; c < C; ++c) wv[u][b][c] = sd::load_weight_if(wp[b] + u * KSTEP + 8 * c, u < rem);
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int j = 0; j < 2; ++j)
+#pragma unroll
+          for (int c = 0; c < C; ++c) xv[u][j][c] = sd::load_activation_if(xp[j] + u * KSTEP + 8 * c, u < rem);
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        if (u >= rem) break;
+#pragma unroll
+        for (int c = 0; c < C; ++c)
+#pragma unroll
+          for (int b = 0; b < RB; ++b)
+            skinny_bop_detail::chunk_mmas<In>(wv[u][b][c], xv[u][0][c], xv[u][1][c], acc[0][b], acc[1][b]);
+      }
+    }
+  }
 
   // Every warp's fragments into rank 0's shared memory, part pidx.
   float4* dst = bop_parts;

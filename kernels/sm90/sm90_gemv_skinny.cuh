@@ -66,32 +66,13 @@ __device__ __forceinline__ float dot8(const uint4& w, const uint4& x, float acc)
 }
 
 // A lane's chunks in the segment's last pass that lie past its whole chunks are not read: each
-// load is a predicated PTX load (`@p ld`) into registers zeroed first, so the pass is
-// straight-line code with no extra traffic. Session 28 (H200, decode_lab LAB1_TAIL, commit
+// load is a predicated PTX load (skinny_detail::load_weight_if / load_activation_if), so the pass
+// is straight-line code with no extra traffic. Session 28 (H200, decode_lab LAB1_TAIL, commit
 // 45d381a): a select around each load (`in ? load : 0`, versions 4-8) ties it on the backend's
 // best tiles and is 1-6% slower on tiles that run only last passes (w8 c4 at K = 5120); clamped
 // re-reads zeroed after the load are 5-25% slower (docs/perf-notes.md, skinny, "Session 28").
-// The weight's load (skinny_detail::load_weight) if `pred`, else zeros.
-__device__ __forceinline__ uint4 load_weight_if(const void* ptr, bool pred) {
-  uint4 v;
-  asm volatile(
-      "{\n .reg .pred p;\n setp.ne.b32 p, %5, 0;\n mov.b32 %0, 0;\n mov.b32 %1, 0;\n mov.b32 %2, 0;\n"
-      " mov.b32 %3, 0;\n @p ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];\n}"
-      : "=&r"(v.x), "=&r"(v.y), "=&r"(v.z), "=&r"(v.w)
-      : "l"(ptr), "r"(static_cast<int>(pred)));
-  return v;
-}
-
-// The activation's load (through L1, as skinny_detail::load_activation) if `pred`, else zeros.
-__device__ __forceinline__ uint4 load_activation_if(const void* ptr, bool pred) {
-  uint4 v;
-  asm volatile(
-      "{\n .reg .pred p;\n setp.ne.b32 p, %5, 0;\n mov.b32 %0, 0;\n mov.b32 %1, 0;\n mov.b32 %2, 0;\n"
-      " mov.b32 %3, 0;\n @p ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];\n}"
-      : "=&r"(v.x), "=&r"(v.y), "=&r"(v.z), "=&r"(v.w)
-      : "l"(ptr), "r"(static_cast<int>(pred)));
-  return v;
-}
+using skinny_detail::load_activation_if;
+using skinny_detail::load_weight_if;
 
 template <int M_MAX>
 struct TokenSums {
