@@ -36,10 +36,10 @@
 #include <vector>
 
 #include "bench/micro/lab_common.cuh"
-#include "kernels/sm90/sm90_gemv_bulk.cuh"  // mbarrier helpers
 
 namespace {
 
+namespace sd = tgemm::kernels::skinny_detail;
 constexpr int kInFlight = 8;
 enum Mode { kWarp = 0, kLocal = 1, kBt = 2, kLocalDsmem = 3, kPush = 4 };
 const char* const kModeNames[] = {"warp", "local", "bt", "local+d", "push"};
@@ -52,18 +52,6 @@ __device__ __forceinline__ uint4 load_stream(const uint4* p) {
   return v;
 }
 
-__device__ __forceinline__ void st_async_v4(std::uint32_t remote_addr, float4 v, std::uint32_t remote_bar) {
-  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, %4}, [%5];" ::"r"(remote_addr),
-               "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w), "r"(remote_bar)
-               : "memory");
-}
-
-__device__ __forceinline__ std::uint32_t map_rank(std::uint32_t local_addr, unsigned rank) {
-  std::uint32_t r;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(local_addr), "r"(rank));
-  return r;
-}
-
 // grid (tiles, S); block 32 W; dynamic shared memory: S x W x 512 bytes (+ 16 for the mbarrier).
 template <int W, int MODE>
 __global__ void __launch_bounds__(32 * W) sum_kernel(const uint4* __restrict__ buf, long long chunks_per_cta, float4* out) {
@@ -74,11 +62,11 @@ __global__ void __launch_bounds__(32 * W) sum_kernel(const uint4* __restrict__ b
   const int split = gridDim.y, rank = blockIdx.y;
   const long long cta = blockIdx.x + static_cast<long long>(blockIdx.y) * gridDim.x;
   const bool clustered = MODE >= kBt && split > 1;
-  const std::uint32_t bar_addr = tgemm::kernels::skinny_detail::smem_addr(bar);
+  const std::uint32_t bar_addr = sd::smem_addr(bar);
   if (MODE == kPush && clustered && rank == 0 && threadIdx.x == 0) {
-    tgemm::kernels::gemv_bulk_detail::mbar_init(bar_addr, 1);
+    sd::mbar_init(bar_addr, 1);
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-    tgemm::kernels::gemv_bulk_detail::mbar_arrive_expect(bar_addr, static_cast<std::uint32_t>((split - 1) * 32 * 16));
+    sd::mbar_arrive_expect(bar_addr, static_cast<std::uint32_t>((split - 1) * 32 * 16));
   }
   if (clustered) asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
 
@@ -155,13 +143,13 @@ __global__ void __launch_bounds__(32 * W) sum_kernel(const uint4* __restrict__ b
     asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");  // rank 0's mbarrier exists
     if (rank != 0) {
       if (warp == 0) {
-        const std::uint32_t slot = tgemm::kernels::skinny_detail::smem_addr(parts + rank * 32 + lane);
-        st_async_v4(map_rank(slot, 0), mine, map_rank(bar_addr, 0));
+        const std::uint32_t slot = sd::smem_addr(parts + rank * 32 + lane);
+        sd::st_async_16(sd::map_cluster_rank(slot, 0), mine, sd::map_cluster_rank(bar_addr, 0));
       }
       return;
     }
     if (warp == 0) parts[lane] = mine;
-    tgemm::kernels::gemv_bulk_detail::mbar_wait(bar_addr, 0);
+    sd::mbar_wait(bar_addr, 0);
   }
   if (warp == 0) {
     float4 s = parts[lane];

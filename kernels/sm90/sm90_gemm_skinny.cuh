@@ -203,6 +203,63 @@ __device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
   return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
 }
 
+// mbarriers (the GEMV bulk ring's slots; version 7's cross-CTA sum).
+__device__ __forceinline__ void mbar_init(std::uint32_t bar, std::uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+
+// One arrival that also announces `bytes` of asynchronous copies still to land on this phase.
+__device__ __forceinline__ void mbar_arrive_expect(std::uint32_t bar, std::uint32_t bytes) {
+  asm volatile(
+      "{\n"
+      "  .reg .b64 state;\n"
+      "  mbarrier.arrive.expect_tx.shared::cta.b64 state, [%0], %1;\n"
+      "}\n" ::"r"(bar),
+      "r"(bytes)
+      : "memory");
+}
+
+__device__ __forceinline__ void mbar_arrive(std::uint32_t bar) {
+  asm volatile(
+      "{\n"
+      "  .reg .b64 state;\n"
+      "  mbarrier.arrive.shared::cta.b64 state, [%0];\n"
+      "}\n" ::"r"(bar)
+      : "memory");
+}
+
+// Spins until the barrier's phase with this parity has completed.
+__device__ __forceinline__ void mbar_wait(std::uint32_t bar, std::uint32_t parity) {
+  std::uint32_t done = 0;
+  do {
+    asm volatile(
+        "{\n"
+        "  .reg .pred ready;\n"
+        "  mbarrier.try_wait.parity.shared::cta.b64 ready, [%1], %2;\n"
+        "  selp.u32 %0, 1, 0, ready;\n"
+        "}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  } while (done == 0);
+}
+
+// The shared::cluster address of `local` (a shared-memory address of this CTA) in the CTA of
+// cluster rank `rank`.
+__device__ __forceinline__ std::uint32_t map_cluster_rank(std::uint32_t local, unsigned rank) {
+  std::uint32_t r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(local), "r"(rank));
+  return r;
+}
+
+// 16 bytes into another CTA's shared memory (`remote`, `remote_bar`: shared::cluster addresses),
+// completing as 16 transaction bytes on that CTA's mbarrier.
+__device__ __forceinline__ void st_async_16(std::uint32_t remote, float4 v, std::uint32_t remote_bar) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, %4}, [%5];" ::"r"(remote),
+               "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w), "r"(remote_bar)
+               : "memory");
+}
+
 // 16-byte asynchronous copy global -> shared, L1 bypassed (.cg), 256-byte L2 prefetch; the
 // `bytes` (0..16) first bytes are read, the rest of the 16 are zero-filled (0: nothing is read).
 __device__ __forceinline__ void cp_async_16(std::uint32_t dst, const void* src, int bytes) {

@@ -20,9 +20,13 @@
 // and B agree on the k order inside the chunk (the layout the MMA wants is a permutation of k).
 // U k-steps are loaded before their MMAs. The accumulator of lane (g, t) holds tokens g and g + 8
 // of rows 2t and 2t + 1: one 4-byte (16-bit out) or 8-byte (fp32 out) store each.
-// Reduction: every warp writes its RB x 32 float4 fragments into rank 0's shared memory (its own
-// CTA's when split_k = 1), one barrier (CTA or cluster), the other CTAs leave, and rank 0 sums
-// the parts in part order (rank, then warp): bit-identical run to run, no workspace.
+// Reduction: every warp writes its RB x 32 float4 fragments into its CTA's shared memory, one CTA
+// barrier, and the CTA sums its warps in warp order. With split_k > 1 the other ranks then push
+// their sums into rank 0's shared memory (st.async, completing on rank 0's mbarrier) and leave at
+// once; rank 0 waits on the mbarrier and adds them in rank order: bit-identical run to run, no
+// workspace. (Until session 34 every warp wrote its fragments into rank 0 through DSMEM under a
+// release barrier and rank 0 summed split_k x W parts: 0.2-0.7 us slower on the shipped M = 16
+// grids in bench/micro/splitk_sum_lab.cu.)
 // K tails: the last k-step (K % (32 C) != 0) is loaded with guards: whole chunks inside K, the
 // chunk that straddles K element by element (zeros past K), zeros after it. Its warp runs it
 // first, out of line (skinny_bop_detail::partial_step), so that only the epilogue follows the
@@ -57,9 +61,13 @@ struct SkinnyBopShape {
   static constexpr int kRows = 8 * RB;
   static constexpr int kThreads = 32 * W;
   static constexpr int kKStep = 32 * C;
-  static constexpr int kPartBytes = RB * 32 * 16;  // one warp's fragments
-  static constexpr int smem_bytes(int split_k) { return split_k * W * kPartBytes; }
-  static constexpr int kMaxSmemBytes = 8 * W * kPartBytes;
+  static constexpr int kItems = RB * 32;           // float4 fragments of a warp (and of a CTA's sum)
+  static constexpr int kPartBytes = kItems * 16;   // one warp's fragments
+  // The W warps' parts; with split_k > 1 also split_k slots for the ranks' sums (rank 0's are
+  // filled by the others) and rank 0's mbarrier.
+  static constexpr int smem_bytes(int split_k) { return W * kPartBytes + (split_k > 1 ? split_k * kPartBytes + 16 : 0); }
+  static constexpr int kMaxSmemBytes = (W + 8) * kPartBytes + 16;
+  static_assert(RB <= W, "a CTA's threads cover its RB x 32 items");
 };
 
 namespace skinny_bop_detail {
@@ -161,7 +169,7 @@ __global__ void __launch_bounds__(32 * W, 2) sm90_gemm_skinny_bop(const SkinnyPa
   using Shape = SkinnyBopShape<RB, C, W, U>;
   constexpr int KSTEP = Shape::kKStep;
   namespace sd = skinny_detail;
-  extern __shared__ float4 bop_parts[];  // [split_k * W][RB][32]
+  extern __shared__ float4 bop_parts[];  // [W][RB][32] warp parts, then [split_k][RB][32] rank slots, then the mbarrier
   const int lane = static_cast<int>(threadIdx.x) % 32, warp = static_cast<int>(threadIdx.x) / 32;
   const int g = lane / 4, t = lane % 4;
   const int split_k = static_cast<int>(gridDim.y), rank = static_cast<int>(blockIdx.y);
@@ -171,9 +179,19 @@ __global__ void __launch_bounds__(32 * W, 2) sm90_gemm_skinny_bop(const SkinnyPa
   const int parts = split_k * W, pidx = rank * W + warp;
   const int s_begin = static_cast<int>(static_cast<std::int64_t>(steps) * pidx / parts);
   const int s_end = static_cast<int>(static_cast<std::int64_t>(steps) * (pidx + 1) / parts);
-  // First phase of the cluster barrier: by its wait (before the fragments go to rank 0), every
-  // CTA of the cluster is running, so rank 0's shared memory exists.
-  if (split_k > 1) sd::cluster_arrive_relaxed();
+  // Rank 0's mbarrier collects the other ranks' sums: one arrival (its own, now) and their bytes.
+  // First phase of the cluster barrier: by its wait (before the sums go to rank 0), every CTA of
+  // the cluster is running and rank 0's mbarrier is initialised (the fence releases it).
+  float4* const slots = bop_parts + W * Shape::kItems;
+  const std::uint32_t bar = sd::smem_addr(slots + split_k * Shape::kItems);
+  if (split_k > 1) {
+    if (rank == 0 && threadIdx.x == 0) {
+      sd::mbar_init(bar, 1);
+      asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+      sd::mbar_arrive_expect(bar, static_cast<std::uint32_t>((split_k - 1) * Shape::kPartBytes));
+    }
+    sd::cluster_arrive_relaxed();
+  }
 
   // Two accumulator sets, one per MMA half (acc[h]), summed before the epilogue: the MMAs of a
   // batch form two dependency chains instead of one (lab bt2 a2, session 21: 0.5-1% on H100).
@@ -270,48 +288,55 @@ __global__ void __launch_bounds__(32 * W, 2) sm90_gemm_skinny_bop(const SkinnyPa
     }
   }
 
-  // Every warp's fragments into rank 0's shared memory, part pidx.
-  float4* dst = bop_parts;
-  if (split_k > 1) {
-    sd::cluster_wait_acquire();
-    dst = cooperative_groups::this_cluster().map_shared_rank(bop_parts, 0);
-  }
+  // Every warp's fragments into this CTA's shared memory, part `warp`; the CTA's sum in warp order.
 #pragma unroll
   for (int b = 0; b < RB; ++b)
-    dst[(pidx * RB + b) * 32 + lane] = make_float4(acc[0][b][0] + acc[1][b][0], acc[0][b][1] + acc[1][b][1],
-                                                   acc[0][b][2] + acc[1][b][2], acc[0][b][3] + acc[1][b][3]);
-  if (split_k > 1) {
-    sd::cluster_arrive_release();
-    if (rank != 0) return;  // exited threads no longer count at the barrier
-    sd::cluster_wait_acquire();
-  } else {
-    __syncthreads();
+    bop_parts[(warp * RB + b) * 32 + lane] = make_float4(acc[0][b][0] + acc[1][b][0], acc[0][b][1] + acc[1][b][1],
+                                                         acc[0][b][2] + acc[1][b][2], acc[0][b][3] + acc[1][b][3]);
+  __syncthreads();
+  // Item i = fragment i / 32 (rows row0 + 8 (i / 32) ..) of lane i % 32: tokens l / 4 and l / 4 + 8,
+  // rows 2 (l % 4) and + 1; thread i owns it (Shape::kItems <= threads).
+  const int i = sd::thread_index();
+  if (i >= Shape::kItems) return;
+  float4 v = bop_parts[i];
+  for (int q = 1; q < W; ++q) {
+    const float4 a = bop_parts[q * Shape::kItems + i];
+    v.x += a.x;
+    v.y += a.y;
+    v.z += a.z;
+    v.w += a.w;
   }
-  // Rank 0 sums the parts in order; item i = fragment i / 32 (rows row0 + 8 (i / 32) ..) of lane
-  // i % 32: tokens l / 4 and l / 4 + 8, rows 2 (l % 4) and + 1. Indices read afresh.
-  // The common case (no bias or activation, output in the input's type, paired stores aligned) takes a short
-  // path of two 4-byte stores; the rest goes through store_pair (session 18: the general path's
-  // code cost the last CTA 0.2-0.4 us although these launches never took its branches).
-  const bool plain = p.bias_type == kSkinnyNone && p.activation == 0 && p.out_type == sd::kOwnOutType<In> && (p.ldo & 1) == 0 &&
-                     (reinterpret_cast<std::uintptr_t>(p.out) & 3) == 0;
-  const int e_row0 = sd::cta_index() * Shape::kRows;
-  for (int i = sd::thread_index(); i < RB * 32; i += Shape::kThreads) {
-    float4 v = bop_parts[i];
-    for (int q = 1; q < parts; ++q) {
-      const float4 a = bop_parts[q * RB * 32 + i];
+  if (split_k > 1) {
+    sd::cluster_wait_acquire();  // the cluster's CTAs run; rank 0's mbarrier is initialised
+    if (rank != 0) {
+      // Into rank 0's slot `rank`, completing on its mbarrier; nothing here is read after.
+      sd::st_async_16(sd::map_cluster_rank(sd::smem_addr(slots + rank * Shape::kItems + i), 0), v,
+                      sd::map_cluster_rank(bar, 0));
+      return;
+    }
+    sd::mbar_wait(bar, 0);  // every other rank's bytes have landed
+    for (int r = 1; r < split_k; ++r) {
+      const float4 a = slots[r * Shape::kItems + i];
       v.x += a.x;
       v.y += a.y;
       v.z += a.z;
       v.w += a.w;
     }
-    const int l = i % 32, n0 = e_row0 + 8 * (i / 32) + 2 * (l % 4), m0 = l / 4;
-    if (plain && n0 + 1 < p.n) {
-      skinny_bop_detail::store_plain_pair<In>(p, m0, n0, v.x, v.y);
-      skinny_bop_detail::store_plain_pair<In>(p, m0 + 8, n0, v.z, v.w);
-    } else {
-      skinny_bop_detail::store_pair(p, m0, n0, v.x, v.y);
-      skinny_bop_detail::store_pair(p, m0 + 8, n0, v.z, v.w);
-    }
+  }
+  // The store of item i. The common case (no bias or activation, output in the input's type, paired
+  // stores aligned) takes a short path of two 4-byte stores; the rest goes through store_pair
+  // (session 18: the general path's code cost the last CTA 0.2-0.4 us although these launches never
+  // took its branches). Indices read afresh.
+  const bool plain = p.bias_type == kSkinnyNone && p.activation == 0 && p.out_type == sd::kOwnOutType<In> && (p.ldo & 1) == 0 &&
+                     (reinterpret_cast<std::uintptr_t>(p.out) & 3) == 0;
+  const int e_row0 = sd::cta_index() * Shape::kRows;
+  const int l = i % 32, n0 = e_row0 + 8 * (i / 32) + 2 * (l % 4), m0 = l / 4;
+  if (plain && n0 + 1 < p.n) {
+    skinny_bop_detail::store_plain_pair<In>(p, m0, n0, v.x, v.y);
+    skinny_bop_detail::store_plain_pair<In>(p, m0 + 8, n0, v.z, v.w);
+  } else {
+    skinny_bop_detail::store_pair(p, m0, n0, v.x, v.y);
+    skinny_bop_detail::store_pair(p, m0 + 8, n0, v.z, v.w);
   }
 #endif
 }

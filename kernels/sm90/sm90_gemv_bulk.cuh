@@ -74,45 +74,10 @@ constexpr GemvBulkPlan gemv_bulk_plan(std::int64_t n, std::int64_t k, int consum
 
 namespace gemv_bulk_detail {
 
-__device__ __forceinline__ void mbar_init(std::uint32_t bar, std::uint32_t count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
-}
-
-// One arrival that also announces `bytes` of asynchronous copies still to land on this phase.
-__device__ __forceinline__ void mbar_arrive_expect(std::uint32_t bar, std::uint32_t bytes) {
-  asm volatile(
-      "{\n"
-      "  .reg .b64 state;\n"
-      "  mbarrier.arrive.expect_tx.shared::cta.b64 state, [%0], %1;\n"
-      "}\n" ::"r"(bar),
-      "r"(bytes)
-      : "memory");
-}
-
-__device__ __forceinline__ void mbar_arrive(std::uint32_t bar) {
-  asm volatile(
-      "{\n"
-      "  .reg .b64 state;\n"
-      "  mbarrier.arrive.shared::cta.b64 state, [%0];\n"
-      "}\n" ::"r"(bar)
-      : "memory");
-}
-
-// Spins until the barrier's phase with this parity has completed.
-__device__ __forceinline__ void mbar_wait(std::uint32_t bar, std::uint32_t parity) {
-  std::uint32_t done = 0;
-  do {
-    asm volatile(
-        "{\n"
-        "  .reg .pred ready;\n"
-        "  mbarrier.try_wait.parity.shared::cta.b64 ready, [%1], %2;\n"
-        "  selp.u32 %0, 1, 0, ready;\n"
-        "}\n"
-        : "=r"(done)
-        : "r"(bar), "r"(parity)
-        : "memory");
-  } while (done == 0);
-}
+using skinny_detail::mbar_arrive;
+using skinny_detail::mbar_arrive_expect;
+using skinny_detail::mbar_init;
+using skinny_detail::mbar_wait;
 
 // Global -> shared copy of `bytes` (a multiple of 16, both addresses 16-byte aligned), completing
 // as transaction bytes on the barrier.
