@@ -5,6 +5,7 @@
 # a retune of the suite's 16 M = 16 problems with skinny and cuBLASLt on this card, then
 # `tgemm bench --m 1,16` with the shipped tables and with those rows merged into the H200 overlay
 # (`tgemm merge --later-wins`), alternated twice.
+# CARD=h100 merges the rows into the shared table instead (an H100 loads no overlay).
 #   GPU_CHECK_STEPS=pybuild scripts/gpu-check; END=... bash bench/results/runs/s34_m16.sh
 S=/tmp/s34m
 END=${END:-400}
@@ -18,8 +19,13 @@ tgemm shapes --suite bench/shapes/llm_shapes.csv --nsets 16 -o $S/in.csv > /dev/
 TGEMM_CONFIG_DIR=$PWD/configs timeout $(( $(left) - 60 )) tgemm tune --libtype skinny,cublaslt --batch 8 -i $S/in.csv \
   -o $S/m16.csv --profile_file $S/prof_m16.csv > $S/tune.log 2>&1
 echo "tune rc=$? rows $(( $(wc -l < $S/m16.csv) - 1 )) in $SECONDS s"; tail -4 $S/tune.log
-cp configs/bf16_tuned_gemm.csv $S/cfg/
-tgemm merge --later-wins configs/h200/bf16_tuned_gemm.csv $S/m16.csv -o $S/cfg/h200/bf16_tuned_gemm.csv
+if [ "${CARD:-h200}" = h100 ]; then
+  tgemm merge --later-wins configs/bf16_tuned_gemm.csv $S/m16.csv -o $S/cfg/bf16_tuned_gemm.csv
+  cp configs/h200/bf16_tuned_gemm.csv $S/cfg/h200/
+else
+  cp configs/bf16_tuned_gemm.csv $S/cfg/
+  tgemm merge --later-wins configs/h200/bf16_tuned_gemm.csv $S/m16.csv -o $S/cfg/h200/bf16_tuned_gemm.csv
+fi
 for rep in 1 2; do
   for t in shipped retuned; do
     [ $(left) -lt 15 ] && continue
