@@ -43,8 +43,6 @@
 // every output dtype; determinism; the sanitizer subset).
 #pragma once
 
-#include <cooperative_groups.h>
-
 #include <cstdint>
 #include <type_traits>
 
@@ -257,10 +255,10 @@ __global__ void __launch_bounds__(32 * W, 2) sm90_gemm_skinny_bop(const SkinnyPa
   if constexpr (U > 1) {
     // The last rem < U whole k-steps as one batch: every load before the first MMA (predicated
     // loads read nothing past the range), so the remainder costs one round trip, not rem. The MMAs
-    // run in the order rem one-step batches ran them (bit-identical to them). Session 34: a
-    // warp's serial batches, not its bytes, set the time of the K-heavy small-N weights
-    // (bench/micro/cluster_lab.cu: 8.26 MB read by 1, 2 and 4 serial batches a thread in 3.58,
-    // 4.05 and 5.55 us on an H200; docs/perf-notes.md, skinny, "Session 34").
+    // run in the order rem one-step batches ran them (bit-identical to them). Session 34 (H200):
+    // with it `wk4_u4_b1_sk4` on 16x576x7168 (14 k-steps a warp: 4 round trips, 5 before) read
+    // 6.03 us against 6.14 for the tile that shipped; the 2-trip tiles it makes possible there were
+    // not faster (docs/perf-notes.md, skinny, "Session 34").
     const int rem = s_full - s;
     if (rem > 0) {
       uint4 wv[U][RB][C], xv[U][2][C];
