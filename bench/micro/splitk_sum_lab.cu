@@ -27,12 +27,15 @@
 // Build (from the repository root): nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a
 //        -I. -Isrc -Iinclude -o scratch/lab/splitk_sum_lab bench/micro/splitk_sum_lab.cu
 //        src/runtime/timing.cu src/runtime/cuda_check.cpp
-// Run:   ./splitk_sum_lab
+// Run:   ./splitk_sum_lab           (the first run: the five endings, no x)
+//        LAB_X=1 ./splitk_sum_lab   (the second: local and push without and with x's loads)
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "bench/micro/lab_common.cuh"
@@ -53,8 +56,12 @@ __device__ __forceinline__ uint4 load_stream(const uint4* p) {
 }
 
 // grid (tiles, S); block 32 W; dynamic shared memory: S x W x 512 bytes (+ 16 for the mbarrier).
-template <int W, int MODE>
-__global__ void __launch_bounds__(32 * W) sum_kernel(const uint4* __restrict__ buf, long long chunks_per_cta, float4* out) {
+// XPER > 0 (session 34, second run): with each weight chunk a thread also reads XPER 16-byte
+// chunks of x (tokens g and g + 8 of the chunk's k, through L1 as version 7 reads x; 2 for 8-row
+// tiles, 1 for 16-row ones), x being 16 x K elements of which the CTA reads its rank's k-slice.
+template <int W, int MODE, int XPER = 0>
+__global__ void __launch_bounds__(32 * W) sum_kernel(const uint4* __restrict__ buf, long long chunks_per_cta, float4* out,
+                                                     const uint4* __restrict__ x, int kc_slice, int kc_total) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   auto* parts = reinterpret_cast<float4*>(smem_raw + 16);
   auto* bar = reinterpret_cast<std::uint64_t*>(smem_raw);
@@ -73,14 +80,26 @@ __global__ void __launch_bounds__(32 * W) sum_kernel(const uint4* __restrict__ b
   std::uint32_t acc = 0;
   const uint4* p = buf + cta * chunks_per_cta;
   for (long long i = threadIdx.x; i < chunks_per_cta; i += 32LL * W * kInFlight) {
-    uint4 v[kInFlight];
+    uint4 v[kInFlight], xv[kInFlight][XPER > 0 ? XPER : 1];
 #pragma unroll
     for (int j = 0; j < kInFlight; ++j) {
       const long long q = i + 32LL * W * j;
       v[j] = q < chunks_per_cta ? load_stream(p + q) : make_uint4(0, 0, 0, 0);
+      if constexpr (XPER > 0) {
+        const int kc = static_cast<int>(q % kc_slice), g = (threadIdx.x / 4) % 8;
+#pragma unroll
+        for (int h = 0; h < XPER; ++h)
+          xv[j][h] = q < chunks_per_cta ? __ldg(x + static_cast<long long>(g + 8 * h) * kc_total + rank * kc_slice + kc)
+                                        : make_uint4(0, 0, 0, 0);
+      }
     }
 #pragma unroll
-    for (int j = 0; j < kInFlight; ++j) acc ^= v[j].x ^ v[j].y ^ v[j].z ^ v[j].w;
+    for (int j = 0; j < kInFlight; ++j) {
+      acc ^= v[j].x ^ v[j].y ^ v[j].z ^ v[j].w;
+      if constexpr (XPER > 0)
+#pragma unroll
+        for (int h = 0; h < XPER; ++h) acc += xv[j][h].x ^ xv[j][h].w;
+    }
   }
   const float4 frag = make_float4(__uint_as_float(acc & 0x3fffffffu), 1.0f, 2.0f, 3.0f);
   const long long tile = blockIdx.x;
@@ -161,8 +180,9 @@ __global__ void __launch_bounds__(32 * W) sum_kernel(const uint4* __restrict__ b
   }
 }
 
-template <int W, int MODE>
-void launch(int tiles, int split, bool cluster, const uint4* buf, long long per, float4* out, cudaStream_t s) {
+template <int W, int MODE, int XPER = 0>
+void launch(int tiles, int split, bool cluster, const uint4* buf, long long per, float4* out, cudaStream_t s,
+            const uint4* x = nullptr, int kc_slice = 1, int kc_total = 1) {
   const int smem = 16 + (split + W) * 32 * 16 + split * W * 32 * 16;
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3(tiles, split);
@@ -176,17 +196,19 @@ void launch(int tiles, int split, bool cluster, const uint4* buf, long long per,
   attr[0].val.clusterDim.z = 1;
   cfg.attrs = attr;
   cfg.numAttrs = cluster && split > 1 ? 1 : 0;
-  CK(cudaLaunchKernelEx(&cfg, sum_kernel<W, MODE>, buf, per, out));
+  CK(cudaLaunchKernelEx(&cfg, sum_kernel<W, MODE, XPER>, buf, per, out, x, kc_slice, kc_total));
 }
 
 struct Case {
   int n, k, split, warps;
+  int rows = 8;  // weight rows a tile: 8 (RB = 1) or 16 (RB = 2)
+  bool with_x = false;  // the second run: local and push, each without and with x's loads
 };
 
 template <int W>
 void run_case(const cudaDeviceProp& prop, const Case& c, float4* out) {
   const std::size_t bytes = static_cast<std::size_t>(c.n) * c.k * 2;
-  const int tiles = c.n / 8;
+  const int tiles = c.n / c.rows;
   const int sets = lab::rotation_sets(prop, bytes);
   std::vector<uint4*> bufs(sets);
   for (auto& b : bufs) {
@@ -205,7 +227,7 @@ void run_case(const cudaDeviceProp& prop, const Case& c, float4* out) {
       floor_best = std::min(floor_best, t);
     }
   char name[48];
-  std::snprintf(name, sizeof name, "16x%dx%d s%d w%d", c.n, c.k, c.split, W);
+  std::snprintf(name, sizeof name, "16x%dx%d r%d s%d w%d", c.n, c.k, c.rows, c.split, W);
   std::printf("%-24s %-10s %8.2f %7.3f\n", name, "floor", floor_best, 1.0);
   const long long per = static_cast<long long>(bytes / 16) / (static_cast<long long>(tiles) * c.split);
   auto time_mode = [&](auto mode_tag) {
@@ -215,7 +237,32 @@ void run_case(const cudaDeviceProp& prop, const Case& c, float4* out) {
     });
     std::printf("%-24s %-10s %8.2f %7.3f\n", name, kModeNames[MODE], t, t / floor_best);
   };
-  for (int rep = 0; rep < 2; ++rep) {
+  uint4* xb = nullptr;
+  const int kc_total = c.k / 8, kc_slice = kc_total / c.split;
+  CK(cudaMalloc(&xb, static_cast<std::size_t>(16) * c.k * 2));
+  lab::fill_kernel<<<64, 256>>>(reinterpret_cast<lab::bf16*>(xb), static_cast<std::size_t>(16) * c.k, 13);
+  CK(cudaGetLastError());
+  auto time_x = [&](auto mode_tag, auto xper_tag) {
+    constexpr int MODE = decltype(mode_tag)::value, XPER = decltype(xper_tag)::value;
+    const double t = lab::time_launches(sets, [&](int i, cudaStream_t s) {
+      launch<W, MODE, XPER>(tiles, c.split, MODE >= kBt, bufs[i], per, out, s, xb, kc_slice, kc_total);
+    });
+    std::printf("%-24s %-10s %8.2f %7.3f\n", name, (std::string(kModeNames[MODE]) + (XPER ? "+x" + std::to_string(XPER) : "")).c_str(),
+                t, t / floor_best);
+  };
+  for (int rep = 0; c.with_x && rep < 2; ++rep) {
+    time_x(std::integral_constant<int, kLocal>{}, std::integral_constant<int, 0>{});
+    time_x(std::integral_constant<int, kPush>{}, std::integral_constant<int, 0>{});
+    if (c.rows == 8) {
+      time_x(std::integral_constant<int, kLocal>{}, std::integral_constant<int, 2>{});
+      time_x(std::integral_constant<int, kPush>{}, std::integral_constant<int, 2>{});
+    } else {
+      time_x(std::integral_constant<int, kLocal>{}, std::integral_constant<int, 1>{});
+      time_x(std::integral_constant<int, kPush>{}, std::integral_constant<int, 1>{});
+    }
+  }
+  CK(cudaFree(xb));
+  for (int rep = 0; !c.with_x && rep < 2; ++rep) {
     time_mode(std::integral_constant<int, kWarp>{});
     time_mode(std::integral_constant<int, kLocal>{});
     time_mode(std::integral_constant<int, kBt>{});
@@ -232,7 +279,12 @@ int main() {
   float4* out;
   CK(cudaMalloc(&out, 64ull << 20));
   std::printf("%-24s %-10s %8s %7s\n", "grid", "end", "us", "/floor");
-  const std::vector<Case> cases = {{576, 7168, 4, 4}, {576, 7168, 8, 4}, {1280, 8192, 4, 4}, {1536, 7168, 2, 8}, {1536, 7168, 4, 4}};
+  // LAB_X=1: the second run (x's loads beside the stream, on the grids that ship after the push).
+  const bool with_x = std::getenv("LAB_X") != nullptr;
+  std::vector<Case> cases = {{576, 7168, 4, 4}, {576, 7168, 8, 4}, {1280, 8192, 4, 4}, {1536, 7168, 2, 8}, {1536, 7168, 4, 4}};
+  if (with_x)
+    cases = {{576, 7168, 8, 4, 16, true}, {576, 7168, 4, 4, 8, true}, {1280, 8192, 4, 4, 8, true},
+             {1536, 7168, 2, 8, 8, true}, {4096, 4096, 2, 4, 16, true}};
   for (const Case& c : cases) {
     if (c.warps == 4) run_case<4>(prop, c, out);
     else run_case<8>(prop, c, out);
