@@ -29,6 +29,7 @@
 //        src/runtime/timing.cu src/runtime/cuda_check.cpp
 // Run:   ./splitk_sum_lab           (the first run: the five endings, no x)
 //        LAB_X=1 ./splitk_sum_lab   (the second: local and push without and with x's loads)
+//        LAB_X2=1 ./splitk_sum_lab  (the third: the same on 8192x1024 and 4096x4096 at split 1-2)
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
@@ -285,6 +286,9 @@ int main() {
   if (with_x)
     cases = {{576, 7168, 8, 4, 16, true}, {576, 7168, 4, 4, 8, true}, {1280, 8192, 4, 4, 8, true},
              {1536, 7168, 2, 8, 8, true}, {4096, 4096, 2, 4, 16, true}};
+  // LAB_X2=1: the same on the no-split grids of 8192x1024 and 4096x4096 (16-row tiles, 4 warps).
+  if (std::getenv("LAB_X2") != nullptr)
+    cases = {{8192, 1024, 1, 4, 16, true}, {4096, 4096, 1, 4, 16, true}, {8192, 1024, 2, 4, 16, true}};
   for (const Case& c : cases) {
     if (c.warps == 4) run_case<4>(prop, c, out);
     else run_case<8>(prop, c, out);
