@@ -206,33 +206,45 @@ __global__ void __launch_bounds__(32 * W, 2) sm90_gemm_skinny_bop(const SkinnyPa
   const In* xp[2] = {static_cast<const In*>(p.x) + static_cast<std::int64_t>(min(g, p.m - 1)) * p.lda + s_begin * KSTEP + 8 * C * t,
                      static_cast<const In*>(p.x) + static_cast<std::int64_t>(min(g + 8, p.m - 1)) * p.lda + s_begin * KSTEP + 8 * C * t};
 
-  // NU whole k-steps: every load first, then the MMAs.
-  auto batch = [&](auto nu_tag) {
+  // NU k-steps: every load first, then the MMAs. PARTIAL: only the first `rem` of them are in the
+  // warp's range; the others' loads are predicated off (nothing read) and their MMAs skipped.
+  auto batch = [&](auto nu_tag, auto partial_tag, int rem) {
     constexpr int NU = decltype(nu_tag)::value;
+    constexpr bool PARTIAL = decltype(partial_tag)::value;
     uint4 wv[NU][RB][C], xv[NU][2][C];
 #pragma unroll
     for (int u = 0; u < NU; ++u)
 #pragma unroll
       for (int b = 0; b < RB; ++b)
 #pragma unroll
-        for (int c = 0; c < C; ++c) wv[u][b][c] = sd::load_weight(wp[b] + u * KSTEP + 8 * c);
+        for (int c = 0; c < C; ++c) {
+          const In* ptr = wp[b] + u * KSTEP + 8 * c;
+          if constexpr (PARTIAL) wv[u][b][c] = sd::load_weight_if(ptr, u < rem);
+          else wv[u][b][c] = sd::load_weight(ptr);
+        }
 #pragma unroll
     for (int u = 0; u < NU; ++u)
 #pragma unroll
       for (int j = 0; j < 2; ++j)
 #pragma unroll
-        for (int c = 0; c < C; ++c) xv[u][j][c] = sd::load_activation(xp[j] + u * KSTEP + 8 * c);
+        for (int c = 0; c < C; ++c) {
+          const In* ptr = xp[j] + u * KSTEP + 8 * c;
+          if constexpr (PARTIAL) xv[u][j][c] = sd::load_activation_if(ptr, u < rem);
+          else xv[u][j][c] = sd::load_activation(ptr);
+        }
 #pragma unroll
     for (int b = 0; b < RB; ++b) wp[b] += NU * KSTEP;
 #pragma unroll
     for (int j = 0; j < 2; ++j) xp[j] += NU * KSTEP;
 #pragma unroll
-    for (int u = 0; u < NU; ++u)
+    for (int u = 0; u < NU; ++u) {
+      if (PARTIAL && u >= rem) break;
 #pragma unroll
       for (int c = 0; c < C; ++c)
 #pragma unroll
         for (int b = 0; b < RB; ++b)
           skinny_bop_detail::chunk_mmas<In>(wv[u][b][c], xv[u][0][c], xv[u][1][c], acc[0][b], acc[1][b]);
+    }
   };
   const int s_full = min(s_end, full_steps);
   if (s_full < s_end) {
@@ -251,40 +263,14 @@ __global__ void __launch_bounds__(32 * W, 2) sm90_gemm_skinny_bop(const SkinnyPa
   }
   int s = s_begin;
 #pragma unroll 1
-  for (; s + U <= s_full; s += U) batch(std::integral_constant<int, U>{});
-  if constexpr (U > 1) {
-    // The last rem < U whole k-steps as one batch: every load before the first MMA (predicated
-    // loads read nothing past the range), so the remainder costs one round trip, not rem. The MMAs
-    // run in the order rem one-step batches ran them (bit-identical to them). Session 34 (H200):
-    // with it `wk4_u4_b1_sk4` on 16x576x7168 (14 k-steps a warp: 4 round trips, 5 before) read
-    // 6.03 us against 6.14 for the tile that shipped; the 2-trip tiles it makes possible there were
-    // not faster (docs/perf-notes.md, skinny, "Session 34").
-    const int rem = s_full - s;
-    if (rem > 0) {
-      uint4 wv[U][RB][C], xv[U][2][C];
-#pragma unroll
-      for (int u = 0; u < U; ++u)
-#pragma unroll
-        for (int b = 0; b < RB; ++b)
-#pragma unroll
-          for (int c = 0; c < C; ++c) wv[u][b][c] = sd::load_weight_if(wp[b] + u * KSTEP + 8 * c, u < rem);
-#pragma unroll
-      for (int u = 0; u < U; ++u)
-#pragma unroll
-        for (int j = 0; j < 2; ++j)
-#pragma unroll
-          for (int c = 0; c < C; ++c) xv[u][j][c] = sd::load_activation_if(xp[j] + u * KSTEP + 8 * c, u < rem);
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        if (u >= rem) break;
-#pragma unroll
-        for (int c = 0; c < C; ++c)
-#pragma unroll
-          for (int b = 0; b < RB; ++b)
-            skinny_bop_detail::chunk_mmas<In>(wv[u][b][c], xv[u][0][c], xv[u][1][c], acc[0][b], acc[1][b]);
-      }
-    }
-  }
+  for (; s + U <= s_full; s += U) batch(std::integral_constant<int, U>{}, std::false_type{}, U);
+  // The last rem < U whole k-steps as one batch: every load before the first MMA, so the remainder
+  // costs one round trip, not rem. The MMAs run in the order rem one-step batches ran them
+  // (bit-identical to them). Session 34 (H200): with it `wk4_u4_b1_sk4` on 16x576x7168 (14 k-steps
+  // a warp: 4 round trips, 5 before) read 6.03 us against 6.14 for the tile that shipped; the
+  // 2-trip tiles it makes possible there were not faster (docs/perf-notes.md, skinny, "Session 34").
+  if constexpr (U > 1)
+    if (s < s_full) batch(std::integral_constant<int, U>{}, std::true_type{}, s_full - s);
 
   // Every warp's fragments into this CTA's shared memory, part `warp`; the CTA's sum in warp order.
 #pragma unroll
