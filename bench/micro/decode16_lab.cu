@@ -1263,31 +1263,8 @@ __global__ void __launch_bounds__(32 * W, 2) lib7x_kernel(const tgemm::kernels::
   }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Launches `kernel` on a (tiles, cl) grid of `threads`-thread CTAs with `smem` bytes of dynamic
-// shared memory, as a (1, cl, 1) cluster when `cluster` is set and cl > 1 (launch_cluster: always
-// set, how the skinny backend launches its split-K kernels).
-template <typename... Params, typename... Args>
-void launch_grid(void (*kernel)(Params...), int tiles, int cl, bool cluster, int threads, int smem, cudaStream_t s,
-                 Args... args) {
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(tiles, cl);
-  cfg.blockDim = dim3(threads);
-  cfg.dynamicSmemBytes = smem;
-  cfg.stream = s;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = 1;
-  attr[0].val.clusterDim.y = cl;
-  attr[0].val.clusterDim.z = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = cluster && cl > 1 ? 1 : 0;
-  CK(cudaLaunchKernelEx(&cfg, kernel, args...));
-}
-template <typename... Params, typename... Args>
-void launch_cluster(void (*kernel)(Params...), int tiles, int cl, int threads, int smem, cudaStream_t s, Args... args) {
-  launch_grid(kernel, tiles, cl, true, threads, smem, s, args...);
-}
+using lab::launch_cluster;
+using lab::launch_grid;
 
 // ---------------------------------------------------------------------------------------------
 // Session 19 (LAB16_SHUF): w[N, K] row-major -> the "sh" layout of bop_kernel<.., SH = true>:
@@ -1374,18 +1351,8 @@ int main(int argc, char** argv) {
     char name[40];
     std::snprintf(name, sizeof name, "%dx%dx%d", kM, n, k);
 
-    double floor_best = 1e30;
     std::string floor_shape;
-    for (int waves : {2, 4, 8, 16, 32})
-      for (int threads : {256, 512}) {
-        const double t = lab::time_launches(p.sets, [&](int i, cudaStream_t s) {
-          tgemm::stream_read(p.w[i], wb, sms * waves, threads, p.sink, reinterpret_cast<tgemm::Stream>(s));
-        });
-        if (t < floor_best) {
-          floor_best = t;
-          floor_shape = std::to_string(waves) + "x" + std::to_string(threads);
-        }
-      }
+    const double floor_best = lab::stream_floor_us(sms, p.w, wb, p.sink, {2, 4, 8, 16, 32}, &floor_shape);
     std::printf("%-14s %-30s %9.2f %7.3f %9s\n", name, ("floor " + floor_shape).c_str(), floor_best, 1.0, "-");
 
     // err < 0: an ablation whose result is wrong by design (not checked, printed as "ablation").

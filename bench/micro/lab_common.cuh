@@ -15,6 +15,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <initializer_list>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -134,6 +136,51 @@ inline double poisoned_error(bf16* out, const float* ref, int count, const std::
     den += static_cast<double>(r[i]) * r[i];
   }
   return std::sqrt(num / den);
+}
+
+// Launches `kernel` on a (tiles, cl) grid of `threads`-thread CTAs with `smem` bytes of dynamic
+// shared memory, as a (1, cl, 1) cluster when `cluster` is set and cl > 1 (launch_cluster: always
+// set, how the skinny backend launches its split-K kernels).
+template <typename... Params, typename... Args>
+void launch_grid(void (*kernel)(Params...), int tiles, int cl, bool cluster, int threads, int smem, cudaStream_t s,
+                 Args... args) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(tiles, cl);
+  cfg.blockDim = dim3(threads);
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = s;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = 1;
+  attr[0].val.clusterDim.y = cl;
+  attr[0].val.clusterDim.z = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = cluster && cl > 1 ? 1 : 0;
+  CK(cudaLaunchKernelEx(&cfg, kernel, args...));
+}
+template <typename... Params, typename... Args>
+void launch_cluster(void (*kernel)(Params...), int tiles, int cl, int threads, int smem, cudaStream_t s, Args... args) {
+  launch_grid(kernel, tiles, cl, true, threads, smem, s, args...);
+}
+
+// The streaming-read floor of `bytes` at each of `bufs` (rotated): the best of tgemm::stream_read
+// over grids of `waves` x SMs CTAs and 256 or 512 threads; `shape`, if given, gets the best's
+// "<waves>x<threads>".
+template <typename T>
+double stream_floor_us(int sms, const std::vector<T*>& bufs, std::size_t bytes, unsigned* sink,
+                       std::initializer_list<int> waves_list = {2, 4, 8, 16}, std::string* shape = nullptr) {
+  double best = 1e30;
+  for (int waves : waves_list)
+    for (int threads : {256, 512}) {
+      const double t = time_launches(static_cast<int>(bufs.size()), [&](int i, cudaStream_t s) {
+        tgemm::stream_read(bufs[i], bytes, sms * waves, threads, sink, reinterpret_cast<tgemm::Stream>(s));
+      });
+      if (t < best) {
+        best = t;
+        if (shape != nullptr) *shape = std::to_string(waves) + "x" + std::to_string(threads);
+      }
+    }
+  return best;
 }
 
 // The library skinny kernels' parameters for a lab problem: m tokens, dense rows (ld = K, out

@@ -48,13 +48,6 @@ constexpr int kInFlight = 8;
 enum Mode { kWarp = 0, kLocal = 1, kBt = 2, kLocalDsmem = 3, kPush = 4 };
 const char* const kModeNames[] = {"warp", "local", "bt", "local+d", "push"};
 
-__device__ __forceinline__ uint4 load_stream(const uint4* p) {
-  uint4 v;
-  asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
-  return v;
-}
 
 // grid (tiles, S); block 32 W; dynamic shared memory: S x W x 512 bytes (+ 16 for the mbarrier).
 // XPER > 0 (session 34, second run): with each weight chunk a thread also reads XPER 16-byte
@@ -85,7 +78,7 @@ __global__ void __launch_bounds__(32 * W) sum_kernel(const uint4* __restrict__ b
 #pragma unroll
     for (int j = 0; j < kInFlight; ++j) {
       const long long q = i + 32LL * W * j;
-      v[j] = q < chunks_per_cta ? load_stream(p + q) : make_uint4(0, 0, 0, 0);
+      v[j] = q < chunks_per_cta ? tgemm::kernels::skinny_detail::load_weight(p + q) : make_uint4(0, 0, 0, 0);
       if constexpr (XPER > 0) {
         const int kc = static_cast<int>(q % kc_slice), g = (threadIdx.x / 4) % 8;
 #pragma unroll
@@ -185,19 +178,7 @@ template <int W, int MODE, int XPER = 0>
 void launch(int tiles, int split, bool cluster, const uint4* buf, long long per, float4* out, cudaStream_t s,
             const uint4* x = nullptr, int kc_slice = 1, int kc_total = 1) {
   const int smem = 16 + (split + W) * 32 * 16 + split * W * 32 * 16;
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(tiles, split);
-  cfg.blockDim = dim3(32 * W);
-  cfg.dynamicSmemBytes = smem;
-  cfg.stream = s;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = 1;
-  attr[0].val.clusterDim.y = split;
-  attr[0].val.clusterDim.z = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = cluster && split > 1 ? 1 : 0;
-  CK(cudaLaunchKernelEx(&cfg, sum_kernel<W, MODE, XPER>, buf, per, out, x, kc_slice, kc_total));
+  lab::launch_grid(sum_kernel<W, MODE, XPER>, tiles, split, cluster, 32 * W, smem, s, buf, per, out, x, kc_slice, kc_total);
 }
 
 struct Case {
@@ -218,15 +199,8 @@ void run_case(const cudaDeviceProp& prop, const Case& c, float4* out) {
     CK(cudaGetLastError());
   }
   CK(cudaDeviceSynchronize());
-  double floor_best = 1e30;
-  for (int waves : {2, 4, 8, 16})
-    for (int threads : {256, 512}) {
-      const double t = lab::time_launches(sets, [&](int i, cudaStream_t s) {
-        tgemm::stream_read(bufs[i], bytes, prop.multiProcessorCount * waves, threads, reinterpret_cast<unsigned*>(out),
-                           reinterpret_cast<tgemm::Stream>(s));
-      });
-      floor_best = std::min(floor_best, t);
-    }
+  const double floor_best =
+      lab::stream_floor_us(prop.multiProcessorCount, bufs, bytes, reinterpret_cast<unsigned*>(out));
   char name[48];
   std::snprintf(name, sizeof name, "16x%dx%d r%d s%d w%d", c.n, c.k, c.rows, c.split, W);
   std::printf("%-24s %-10s %8.2f %7.3f\n", name, "floor", floor_best, 1.0);
