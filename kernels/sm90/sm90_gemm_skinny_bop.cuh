@@ -121,6 +121,22 @@ __device__ __forceinline__ void chunk_mmas(const uint4& w, const uint4& x0, cons
   skinny_detail::mma_m16n8k16<In>(c1, a[2], b[2], a[3], b[3], wr[2], wr[3]);
 }
 
+__device__ __forceinline__ void add4(float4& a, const float4& b) {
+  a.x += b.x;
+  a.y += b.y;
+  a.z += b.z;
+  a.w += b.w;
+}
+
+// Ablations for the labs only (bench/micro/v7_parts_lab.cu, session 35): the library instantiates
+// ABLATE = 0. Each bit removes one part of the kernel, so that a lab times the rest on the shipped
+// grids; the results of an ablated kernel are wrong by design.
+enum BopAblate : int {
+  kBopNoMma = 1,  // loads kept (folded into the accumulators by integer xor), no MMAs
+  kBopNoX = 2,    // x's loads replaced by constants
+  kBopNoSum = 4,  // no cross-CTA sum: every rank stores its own CTA's sum, no cluster instructions
+};
+
 template <typename In, int RB>
 struct RowPointers {
   const In* w[RB];
@@ -159,7 +175,7 @@ __device__ __noinline__ Fragments<RB> partial_step(RowPointers<In, RB> wp, const
 
 }  // namespace skinny_bop_detail
 
-template <typename In, int RB, int C, int W, int U>
+template <typename In, int RB, int C, int W, int U, int ABLATE = 0>
 __global__ void __launch_bounds__(32 * W, 2) sm90_gemm_skinny_bop(const SkinnyParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
   __trap();  // never launched there: the host checks the loaded image's PTX arch first
@@ -182,7 +198,8 @@ __global__ void __launch_bounds__(32 * W, 2) sm90_gemm_skinny_bop(const SkinnyPa
   // the cluster is running and rank 0's mbarrier is initialised (the fence releases it).
   float4* const slots = bop_parts + W * Shape::kItems;
   const std::uint32_t bar = sd::smem_addr(slots + split_k * Shape::kItems);
-  if (split_k > 1) {
+  constexpr bool kSum = (ABLATE & skinny_bop_detail::kBopNoSum) == 0;
+  if (kSum && split_k > 1) {
     if (rank == 0 && threadIdx.x == 0) {
       sd::mbar_init(bar, 1);
       asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
@@ -228,9 +245,13 @@ __global__ void __launch_bounds__(32 * W, 2) sm90_gemm_skinny_bop(const SkinnyPa
       for (int j = 0; j < 2; ++j)
 #pragma unroll
         for (int c = 0; c < C; ++c) {
-          const In* ptr = xp[j] + u * KSTEP + 8 * c;
-          if constexpr (PARTIAL) xv[u][j][c] = sd::load_activation_if(ptr, u < rem);
-          else xv[u][j][c] = sd::load_activation(ptr);
+          if constexpr ((ABLATE & skinny_bop_detail::kBopNoX) != 0) {
+            xv[u][j][c] = make_uint4(lane, j, u, c);
+          } else {
+            const In* ptr = xp[j] + u * KSTEP + 8 * c;
+            if constexpr (PARTIAL) xv[u][j][c] = sd::load_activation_if(ptr, u < rem);
+            else xv[u][j][c] = sd::load_activation(ptr);
+          }
         }
 #pragma unroll
     for (int b = 0; b < RB; ++b) wp[b] += NU * KSTEP;
@@ -242,8 +263,15 @@ __global__ void __launch_bounds__(32 * W, 2) sm90_gemm_skinny_bop(const SkinnyPa
 #pragma unroll
       for (int c = 0; c < C; ++c)
 #pragma unroll
-        for (int b = 0; b < RB; ++b)
-          skinny_bop_detail::chunk_mmas<In>(wv[u][b][c], xv[u][0][c], xv[u][1][c], acc[0][b], acc[1][b]);
+        for (int b = 0; b < RB; ++b) {
+          if constexpr ((ABLATE & skinny_bop_detail::kBopNoMma) != 0) {
+            const uint4 w = wv[u][b][c], x0 = xv[u][0][c], x1 = xv[u][1][c];
+            acc[0][b][0] = __uint_as_float(__float_as_uint(acc[0][b][0]) ^ w.x ^ w.y ^ x0.x ^ x1.y);
+            acc[1][b][0] = __uint_as_float(__float_as_uint(acc[1][b][0]) ^ w.z ^ w.w ^ x0.z ^ x1.w);
+          } else {
+            skinny_bop_detail::chunk_mmas<In>(wv[u][b][c], xv[u][0][c], xv[u][1][c], acc[0][b], acc[1][b]);
+          }
+        }
     }
   };
   const int s_full = min(s_end, full_steps);
@@ -283,14 +311,8 @@ __global__ void __launch_bounds__(32 * W, 2) sm90_gemm_skinny_bop(const SkinnyPa
   const int i = sd::thread_index();
   if (i >= Shape::kItems) return;
   float4 v = bop_parts[i];
-  for (int q = 1; q < W; ++q) {
-    const float4 a = bop_parts[q * Shape::kItems + i];
-    v.x += a.x;
-    v.y += a.y;
-    v.z += a.z;
-    v.w += a.w;
-  }
-  if (split_k > 1) {
+  for (int q = 1; q < W; ++q) skinny_bop_detail::add4(v, bop_parts[q * Shape::kItems + i]);
+  if (kSum && split_k > 1) {
     sd::cluster_wait_acquire();  // the cluster's CTAs run; rank 0's mbarrier is initialised
     if (rank != 0) {
       // Into rank 0's slot `rank`, completing on its mbarrier; nothing here is read after.
@@ -299,13 +321,7 @@ __global__ void __launch_bounds__(32 * W, 2) sm90_gemm_skinny_bop(const SkinnyPa
       return;
     }
     sd::mbar_wait(bar, 0);  // every other rank's bytes have landed
-    for (int r = 1; r < split_k; ++r) {
-      const float4 a = slots[r * Shape::kItems + i];
-      v.x += a.x;
-      v.y += a.y;
-      v.z += a.z;
-      v.w += a.w;
-    }
+    for (int r = 1; r < split_k; ++r) skinny_bop_detail::add4(v, slots[r * Shape::kItems + i]);
   }
   // The store of item i. The common case (no bias or activation, output in the input's type, paired
   // stores aligned) takes a short path of two 4-byte stores; the rest goes through store_pair

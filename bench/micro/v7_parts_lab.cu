@@ -1,0 +1,207 @@
+// Version 7 taken apart (session 35): which of its parts keeps the M = 16 K-heavy weights over
+// 1.18x of the read floor?
+//
+// Why: on an H200 the shipped version 7 tiles run 16x576x7168 at 1.52x of the floor, 1280x8192
+// 1.31x, 1536x7168 1.34x, 4096x4096 1.19x, where a synthetic stream on the same grids with the
+// same cross-CTA push and x's loads (bench/micro/splitk_sum_lab.cu) leaves ~0.5 us unexplained,
+// and on 8192x1024 (no split) version 7 is ~0.8 us over that stream. The parts the synthetic
+// stream lacks are the MMAs, the 8-row x 64-byte load pattern and the k-loop. Here the library's
+// own kernel runs with its parts removed one at a time (the ABLATE bits of
+// kernels/sm90/sm90_gemm_skinny_bop.cuh; the library instantiates none of them):
+//   full        the kernel as shipped (checked against an fp32 reference, output NaN-poisoned);
+//   nomma       no MMAs: the loaded weight and x words are xor-folded into the accumulators;
+//   nox         no x loads: constant x fragments;
+//   nomma+nox   the weight stream alone, in version 7's load pattern, loop and epilogue;
+//   nosum       no cross-CTA sum (each rank stores its own CTA's sum): launched as the cluster
+//               ("cl") and as plain CTAs ("plain");
+//   stream      nomma+nox+nosum on plain CTAs: version 7's weight loads and nothing else.
+// Each on the tile and split that ship on the H200 (configs/h200/bf16_tuned_gemm.csv; 8192x1024
+// ships cuBLASLt there, version 7's best tile is n16 wk4 u4 at split 1), every variant twice,
+// interleaved, timed by CUDA-graph replay of 20 launches over rotation sets past L2 three times
+// (lab_common.cuh, as `tgemm bench` times), beside the bench's floor kernel on the same bytes.
+//
+// Build (from the repository root): nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a
+//        -I. -Isrc -Iinclude -o scratch/lab/v7_parts_lab bench/micro/v7_parts_lab.cu
+//        src/runtime/timing.cu src/runtime/cuda_check.cpp
+// Run:   ./v7_parts_lab
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "bench/micro/lab_common.cuh"
+#include "kernels/sm90/sm90_gemm_skinny_bop.cuh"
+
+namespace {
+
+using lab::bf16;
+namespace kd = tgemm::kernels::skinny_bop_detail;
+constexpr int kM = 16;
+
+// out[m, n] = sum_k x[m, k] w[n, k] in fp32, one thread an output.
+__global__ void ref_kernel(const bf16* x, const bf16* w, float* out, int n, int k) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= kM * n) return;
+  const int m = i / n, r = i % n;
+  float s = 0.0f;
+  for (int q = 0; q < k; ++q)
+    s += __bfloat162float(x[static_cast<long long>(m) * k + q]) * __bfloat162float(w[static_cast<long long>(r) * k + q]);
+  out[i] = s;
+}
+
+// The MMA's rate alone: every warp runs kChains independent accumulator chains of
+// mma.sync.m16n8k16 (bf16, fp32 accumulate) on register operands, `iters` times. The same
+// instruction version 7 issues, at the machine's rate with no loads.
+constexpr int kChains = 8;
+__global__ void mma_rate_kernel(int iters, float* sink) {
+  float c[kChains][4] = {};
+  const std::uint32_t a = threadIdx.x * 0x00010001u, b = blockIdx.x * 0x00030003u;
+  for (int it = 0; it < iters; ++it)
+#pragma unroll
+    for (int q = 0; q < kChains; ++q) tgemm::kernels::skinny_detail::mma_m16n8k16<bf16>(c[q], a, b, a + q, b, a, b + q);
+  float s = 0.0f;
+#pragma unroll
+  for (int q = 0; q < kChains; ++q) s += c[q][0] + c[q][1] + c[q][2] + c[q][3];
+  if (s == 1.2345f) sink[0] = s;  // keeps the MMAs; never true for these operands in practice
+}
+
+// TFLOP/s of mma_rate_kernel with `ctas_per_sm` CTAs of `warps` warps on every SM.
+double mma_tflops(int sms, int ctas_per_sm, int warps) {
+  float* sink;
+  CK(cudaMalloc(&sink, 16));
+  const int iters = 4096;
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  mma_rate_kernel<<<sms * ctas_per_sm, 32 * warps>>>(iters, sink);
+  CK(cudaEventRecord(e0));
+  mma_rate_kernel<<<sms * ctas_per_sm, 32 * warps>>>(iters, sink);
+  CK(cudaEventRecord(e1));
+  CK(cudaEventSynchronize(e1));
+  float ms = 0;
+  CK(cudaEventElapsedTime(&ms, e0, e1));
+  CK(cudaEventDestroy(e0));
+  CK(cudaEventDestroy(e1));
+  CK(cudaFree(sink));
+  const double flops = 2.0 * 16 * 8 * 16 * kChains * static_cast<double>(iters) * warps * ctas_per_sm * sms;
+  return flops / (ms * 1e-3) / 1e12;
+}
+
+struct Case {
+  int n, k;
+  int rb, c, w, u, split;  // the tile: RB n8 blocks, C chunks, W warps, U k-steps a batch
+};
+
+struct Problem {
+  int n = 0, k = 0, sets = 0;
+  std::vector<bf16*> w, x, out;
+  float* ref = nullptr;
+};
+
+template <int RB, int C, int W, int U>
+void run_tile(const Problem& p, int split, double floor_us, const char* name, int& failures) {
+  using Shape = tgemm::kernels::SkinnyBopShape<RB, C, W, U>;
+  const int tiles = (p.n + Shape::kRows - 1) / Shape::kRows;
+  auto run = [&](auto ablate_tag, bool cluster, const char* label) {
+    constexpr int A = decltype(ablate_tag)::value;
+    auto* kernel = tgemm::kernels::sm90_gemm_skinny_bop<bf16, RB, C, W, U, A>;
+    CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Shape::kMaxSmemBytes));
+    auto launch = [&](int i, cudaStream_t s) {
+      lab::launch_grid(kernel, tiles, split, cluster, Shape::kThreads, Shape::smem_bytes(split), s,
+                       lab::skinny_params(p.x[i], p.w[i], p.out[i], kM, p.n, p.k));
+    };
+    const double t = lab::time_launches(p.sets, launch);
+    std::string err = "ablation";
+    if (A == 0) {
+      const double e = lab::poisoned_error(p.out[0], p.ref, kM * p.n, launch);
+      const bool bad = !(e < 1e-2);
+      failures += bad;
+      char b[32];
+      std::snprintf(b, sizeof b, "%.1e%s", e, bad ? "!" : "");
+      err = b;
+    }
+    char tile[64];
+    std::snprintf(tile, sizeof tile, "n%d c%d w%d u%d s%d %s", 8 * RB, C, W, U, split, label);
+    std::printf("%-14s %-34s %8.2f %7.3f %9s\n", name, tile, t, t / floor_us, err.c_str());
+  };
+  using kd::kBopNoMma;
+  using kd::kBopNoSum;
+  using kd::kBopNoX;
+  for (int rep = 0; rep < 2; ++rep) {
+    run(std::integral_constant<int, 0>{}, true, "full");
+    run(std::integral_constant<int, kBopNoMma>{}, true, "nomma");
+    run(std::integral_constant<int, kBopNoX>{}, true, "nox");
+    run(std::integral_constant<int, kBopNoMma | kBopNoX>{}, true, "nomma+nox");
+    if (split > 1) {
+      run(std::integral_constant<int, kBopNoSum>{}, true, "nosum cl");
+      run(std::integral_constant<int, kBopNoSum>{}, false, "nosum plain");
+    }
+    run(std::integral_constant<int, kBopNoMma | kBopNoX | kBopNoSum>{}, false, "stream");
+  }
+}
+
+}  // namespace
+
+int main() {
+  const cudaDeviceProp prop = lab::device_header();
+  std::printf("%-14s %-34s %8s %7s %9s\n", "problem", "variant", "us", "/floor", "err");
+  const std::vector<Case> cases = {
+      {576, 7168, 2, 1, 4, 4, 8},  {1280, 8192, 1, 1, 4, 4, 4}, {1536, 7168, 1, 2, 8, 2, 2},
+      {4096, 4096, 2, 1, 4, 4, 2}, {8192, 1024, 2, 1, 4, 4, 1}, {4096, 4096, 2, 1, 4, 4, 1},
+  };
+  // The MMA rate, for the MMA floor of each problem (2 x 16 x N x K flops at that rate).
+  double best_tflops = 0;
+  for (int warps : {4, 8, 16})
+    for (int ctas : {1, 2, 4}) {
+      const double r = mma_tflops(prop.multiProcessorCount, ctas, warps);
+      std::printf("mma.sync m16n8k16 bf16: %d CTAs an SM x %2d warps, %d chains a warp: %7.1f TFLOP/s\n", ctas, warps, kChains, r);
+      best_tflops = std::max(best_tflops, r);
+    }
+  int failures = 0;
+  for (const Case& c : cases) {
+    Problem p;
+    p.n = c.n;
+    p.k = c.k;
+    const std::size_t wb = static_cast<std::size_t>(c.n) * c.k * 2, xb = static_cast<std::size_t>(kM) * c.k * 2;
+    p.sets = lab::rotation_sets(prop, wb);
+    for (int i = 0; i < p.sets; ++i) {
+      bf16 *w, *o;
+      CK(cudaMalloc(&w, wb + xb + 256));  // x right after w, as the bench lays them out
+      CK(cudaMalloc(&o, static_cast<std::size_t>(kM) * c.n * sizeof(bf16)));
+      lab::fill_kernel<<<1024, 256>>>(w, (wb + xb) / 2, 4321 + i);
+      CK(cudaGetLastError());
+      p.w.push_back(w);
+      p.x.push_back(w + static_cast<std::size_t>(c.n) * c.k);
+      p.out.push_back(o);
+    }
+    CK(cudaMalloc(&p.ref, static_cast<std::size_t>(kM) * c.n * sizeof(float)));
+    ref_kernel<<<(kM * c.n + 255) / 256, 256>>>(p.x[0], p.w[0], p.ref, c.n, c.k);
+    CK(cudaGetLastError());
+    unsigned* sink;
+    CK(cudaMalloc(&sink, 64));
+    CK(cudaDeviceSynchronize());
+    char name[40];
+    std::snprintf(name, sizeof name, "%dx%dx%d", kM, c.n, c.k);
+    std::string shape;
+    const double floor_us = lab::stream_floor_us(prop.multiProcessorCount, p.w, wb, sink, {2, 4, 8, 16, 32}, &shape);
+    std::printf("%-14s %-34s %8.2f %7.3f %9s\n", name, ("floor " + shape).c_str(), floor_us, 1.0, "-");
+    const double mma_us = 2.0 * kM * c.n * c.k / (best_tflops * 1e12) * 1e6;
+    std::printf("%-14s %-34s %8.2f %7.3f %9s\n", name, "mma at the best rate", mma_us, mma_us / floor_us, "-");
+    if (c.rb == 2 && c.c == 1 && c.w == 4 && c.u == 4) run_tile<2, 1, 4, 4>(p, c.split, floor_us, name, failures);
+    else if (c.rb == 1 && c.c == 1 && c.w == 4 && c.u == 4) run_tile<1, 1, 4, 4>(p, c.split, floor_us, name, failures);
+    else if (c.rb == 1 && c.c == 2 && c.w == 8 && c.u == 2) run_tile<1, 2, 8, 2>(p, c.split, floor_us, name, failures);
+    for (int i = 0; i < p.sets; ++i) {
+      CK(cudaFree(p.w[i]));
+      CK(cudaFree(p.out[i]));
+    }
+    CK(cudaFree(p.ref));
+    CK(cudaFree(sink));
+  }
+  std::printf("%s\n", failures ? "FAILURES (see ! above)" : "the full kernel matches the fp32 reference on every problem");
+  return failures ? 1 : 0;
+}
