@@ -6,7 +6,7 @@
 // same cross-CTA push and x's loads (bench/micro/splitk_sum_lab.cu) leaves ~0.5 us unexplained,
 // and on 8192x1024 (no split) version 7 is ~0.8 us over that stream. The parts the synthetic
 // stream lacks are the MMAs, the 8-row x 64-byte load pattern and the k-loop. Here the library's
-// own kernel runs with its parts removed one at a time (the ABLATE bits of
+// own kernel runs with its parts removed one at a time (the LAB bits of
 // kernels/sm90/sm90_gemm_skinny_bop.cuh; the library instantiates none of them):
 //   full        the kernel as shipped (checked against an fp32 reference, output NaN-poisoned);
 //   nomma       no MMAs: the loaded weight and x words are xor-folded into the accumulators;
@@ -15,6 +15,13 @@
 //   nosum       no cross-CTA sum (each rank stores its own CTA's sum): launched as the cluster
 //               ("cl") and as plain CTAs ("plain");
 //   stream      nomma+nox+nosum on plain CTAs: version 7's weight loads and nothing else.
+// (That was the first run, V7_PARTS_RUN1=1. nomma turned out not to be a clean ablation: without
+// the MMAs the compiler schedules the loads nearer their use, 56 registers instead of 74, and it
+// ran slower than the full kernel.) The second run (default):
+//   mma x2      every MMA issued twice: the time it adds is what the MMAs cost;
+//   x ...       x loaded with L1::no_allocate or L1::evict_last instead of __ldg, or issued
+//               before the weight's loads in each batch;
+//   nox+nosum   neither x nor the cross-CTA sum.
 // Each on the tile and split that ship on the H200 (configs/h200/bf16_tuned_gemm.csv; 8192x1024
 // ships cuBLASLt there, version 7's best tile is n16 wk4 u4 at split 1), every variant twice,
 // interleaved, timed by CUDA-graph replay of 20 launches over rotation sets past L2 three times
@@ -30,6 +37,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -129,19 +137,35 @@ void run_tile(const Problem& p, int split, double floor_us, const char* name, in
     std::snprintf(tile, sizeof tile, "n%d c%d w%d u%d s%d %s", 8 * RB, C, W, U, split, label);
     std::printf("%-14s %-34s %8.2f %7.3f %9s\n", name, tile, t, t / floor_us, err.c_str());
   };
+  using kd::kBopMma2;
   using kd::kBopNoMma;
   using kd::kBopNoSum;
   using kd::kBopNoX;
+  using kd::kBopXEvictLast;
+  using kd::kBopXFirst;
+  using kd::kBopXNoAlloc;
+  const bool first_run = std::getenv("V7_PARTS_RUN1") != nullptr;
   for (int rep = 0; rep < 2; ++rep) {
     run(std::integral_constant<int, 0>{}, true, "full");
-    run(std::integral_constant<int, kBopNoMma>{}, true, "nomma");
-    run(std::integral_constant<int, kBopNoX>{}, true, "nox");
-    run(std::integral_constant<int, kBopNoMma | kBopNoX>{}, true, "nomma+nox");
-    if (split > 1) {
-      run(std::integral_constant<int, kBopNoSum>{}, true, "nosum cl");
-      run(std::integral_constant<int, kBopNoSum>{}, false, "nosum plain");
+    if (first_run) {  // session 35's first run
+      run(std::integral_constant<int, kBopNoMma>{}, true, "nomma");
+      run(std::integral_constant<int, kBopNoX>{}, true, "nox");
+      run(std::integral_constant<int, kBopNoMma | kBopNoX>{}, true, "nomma+nox");
+      if (split > 1) {
+        run(std::integral_constant<int, kBopNoSum>{}, true, "nosum cl");
+        run(std::integral_constant<int, kBopNoSum>{}, false, "nosum plain");
+      }
+      run(std::integral_constant<int, kBopNoMma | kBopNoX | kBopNoSum>{}, false, "stream");
+      continue;
     }
-    run(std::integral_constant<int, kBopNoMma | kBopNoX | kBopNoSum>{}, false, "stream");
+    // The second run: the MMAs' cost (each issued twice) and x's load variants.
+    run(std::integral_constant<int, kBopNoX>{}, true, "nox");
+    run(std::integral_constant<int, kBopMma2>{}, true, "mma x2");
+    run(std::integral_constant<int, kBopXNoAlloc>{}, true, "x L1::no_allocate");
+    run(std::integral_constant<int, kBopXEvictLast>{}, true, "x L1::evict_last");
+    run(std::integral_constant<int, kBopXFirst>{}, true, "x loads first");
+    run(std::integral_constant<int, kBopXFirst | kBopXNoAlloc>{}, true, "x first no_allocate");
+    if (split > 1) run(std::integral_constant<int, kBopNoX | kBopNoSum>{}, true, "nox+nosum cl");
   }
 }
 

@@ -128,14 +128,37 @@ __device__ __forceinline__ void add4(float4& a, const float4& b) {
   a.w += b.w;
 }
 
-// Ablations for the labs only (bench/micro/v7_parts_lab.cu, session 35): the library instantiates
-// ABLATE = 0. Each bit removes one part of the kernel, so that a lab times the rest on the shipped
-// grids; the results of an ablated kernel are wrong by design.
-enum BopAblate : int {
-  kBopNoMma = 1,  // loads kept (folded into the accumulators by integer xor), no MMAs
-  kBopNoX = 2,    // x's loads replaced by constants
-  kBopNoSum = 4,  // no cross-CTA sum: every rank stores its own CTA's sum, no cluster instructions
+// Variants for the labs only (bench/micro/v7_parts_lab.cu, session 35); the library instantiates
+// LAB = 0. The ablation bits remove one part of the kernel so that a lab times the rest on the
+// shipped grids, the others change one thing; results are wrong where a bit says so.
+enum BopLab : int {
+  kBopNoMma = 1,        // no MMAs, the loaded words xor-folded into the accumulators (wrong results;
+                        // it also changes the loads' schedule: fewer registers, loads nearer their use)
+  kBopNoX = 2,          // x's loads replaced by constants (wrong results)
+  kBopNoSum = 4,        // no cross-CTA sum: every rank stores its own CTA's sum, no cluster instructions
+  kBopMma2 = 8,         // every MMA issued twice (wrong results): the time this adds is the MMAs' cost
+  kBopXNoAlloc = 16,    // x loaded with ld.global.nc.L1::no_allocate (not cached in L1)
+  kBopXEvictLast = 32,  // x loaded with ld.global.nc.L1::evict_last
+  kBopXFirst = 64,      // a batch issues x's loads before the weight's
 };
+
+// x's 16-byte load under the LAB bits kBopXNoAlloc / kBopXEvictLast (else load_activation).
+template <int LAB>
+__device__ __forceinline__ uint4 lab_load_x(const void* ptr) {
+  uint4 v;
+  if constexpr ((LAB & kBopXNoAlloc) != 0) {
+    asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+        : "l"(ptr));
+  } else if constexpr ((LAB & kBopXEvictLast) != 0) {
+    asm("ld.global.nc.L1::evict_last.v4.u32 {%0, %1, %2, %3}, [%4];"
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+        : "l"(ptr));
+  } else {
+    v = skinny_detail::load_activation(ptr);
+  }
+  return v;
+}
 
 template <typename In, int RB>
 struct RowPointers {
@@ -175,7 +198,7 @@ __device__ __noinline__ Fragments<RB> partial_step(RowPointers<In, RB> wp, const
 
 }  // namespace skinny_bop_detail
 
-template <typename In, int RB, int C, int W, int U, int ABLATE = 0>
+template <typename In, int RB, int C, int W, int U, int LAB = 0>
 __global__ void __launch_bounds__(32 * W, 2) sm90_gemm_skinny_bop(const SkinnyParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
   __trap();  // never launched there: the host checks the loaded image's PTX arch first
@@ -198,7 +221,7 @@ __global__ void __launch_bounds__(32 * W, 2) sm90_gemm_skinny_bop(const SkinnyPa
   // the cluster is running and rank 0's mbarrier is initialised (the fence releases it).
   float4* const slots = bop_parts + W * Shape::kItems;
   const std::uint32_t bar = sd::smem_addr(slots + split_k * Shape::kItems);
-  constexpr bool kSum = (ABLATE & skinny_bop_detail::kBopNoSum) == 0;
+  constexpr bool kSum = (LAB & skinny_bop_detail::kBopNoSum) == 0;
   if (kSum && split_k > 1) {
     if (rank == 0 && threadIdx.x == 0) {
       sd::mbar_init(bar, 1);
@@ -229,30 +252,43 @@ __global__ void __launch_bounds__(32 * W, 2) sm90_gemm_skinny_bop(const SkinnyPa
     constexpr int NU = decltype(nu_tag)::value;
     constexpr bool PARTIAL = decltype(partial_tag)::value;
     uint4 wv[NU][RB][C], xv[NU][2][C];
+    auto load_w = [&] {
 #pragma unroll
-    for (int u = 0; u < NU; ++u)
+      for (int u = 0; u < NU; ++u)
 #pragma unroll
-      for (int b = 0; b < RB; ++b)
+        for (int b = 0; b < RB; ++b)
 #pragma unroll
-        for (int c = 0; c < C; ++c) {
-          const In* ptr = wp[b] + u * KSTEP + 8 * c;
-          if constexpr (PARTIAL) wv[u][b][c] = sd::load_weight_if(ptr, u < rem);
-          else wv[u][b][c] = sd::load_weight(ptr);
-        }
-#pragma unroll
-    for (int u = 0; u < NU; ++u)
-#pragma unroll
-      for (int j = 0; j < 2; ++j)
-#pragma unroll
-        for (int c = 0; c < C; ++c) {
-          if constexpr ((ABLATE & skinny_bop_detail::kBopNoX) != 0) {
-            xv[u][j][c] = make_uint4(lane, j, u, c);
-          } else {
-            const In* ptr = xp[j] + u * KSTEP + 8 * c;
-            if constexpr (PARTIAL) xv[u][j][c] = sd::load_activation_if(ptr, u < rem);
-            else xv[u][j][c] = sd::load_activation(ptr);
+          for (int c = 0; c < C; ++c) {
+            const In* ptr = wp[b] + u * KSTEP + 8 * c;
+            if constexpr (PARTIAL) wv[u][b][c] = sd::load_weight_if(ptr, u < rem);
+            else wv[u][b][c] = sd::load_weight(ptr);
           }
-        }
+    };
+    auto load_x = [&] {
+#pragma unroll
+      for (int u = 0; u < NU; ++u)
+#pragma unroll
+        for (int j = 0; j < 2; ++j)
+#pragma unroll
+          for (int c = 0; c < C; ++c) {
+            if constexpr ((LAB & skinny_bop_detail::kBopNoX) != 0) {
+              xv[u][j][c] = make_uint4(lane, j, u, c);
+            } else {
+              const In* ptr = xp[j] + u * KSTEP + 8 * c;
+              if constexpr ((LAB & (skinny_bop_detail::kBopXNoAlloc | skinny_bop_detail::kBopXEvictLast)) != 0)
+                xv[u][j][c] = !PARTIAL || u < rem ? skinny_bop_detail::lab_load_x<LAB>(ptr) : make_uint4(0, 0, 0, 0);
+              else if constexpr (PARTIAL) xv[u][j][c] = sd::load_activation_if(ptr, u < rem);
+              else xv[u][j][c] = sd::load_activation(ptr);
+            }
+          }
+    };
+    if constexpr ((LAB & skinny_bop_detail::kBopXFirst) != 0) {
+      load_x();
+      load_w();
+    } else {
+      load_w();
+      load_x();
+    }
 #pragma unroll
     for (int b = 0; b < RB; ++b) wp[b] += NU * KSTEP;
 #pragma unroll
@@ -264,12 +300,14 @@ __global__ void __launch_bounds__(32 * W, 2) sm90_gemm_skinny_bop(const SkinnyPa
       for (int c = 0; c < C; ++c)
 #pragma unroll
         for (int b = 0; b < RB; ++b) {
-          if constexpr ((ABLATE & skinny_bop_detail::kBopNoMma) != 0) {
+          if constexpr ((LAB & skinny_bop_detail::kBopNoMma) != 0) {
             const uint4 w = wv[u][b][c], x0 = xv[u][0][c], x1 = xv[u][1][c];
             acc[0][b][0] = __uint_as_float(__float_as_uint(acc[0][b][0]) ^ w.x ^ w.y ^ x0.x ^ x1.y);
             acc[1][b][0] = __uint_as_float(__float_as_uint(acc[1][b][0]) ^ w.z ^ w.w ^ x0.z ^ x1.w);
           } else {
             skinny_bop_detail::chunk_mmas<In>(wv[u][b][c], xv[u][0][c], xv[u][1][c], acc[0][b], acc[1][b]);
+            if constexpr ((LAB & skinny_bop_detail::kBopMma2) != 0)
+              skinny_bop_detail::chunk_mmas<In>(wv[u][b][c], xv[u][0][c], xv[u][1][c], acc[0][b], acc[1][b]);
           }
         }
     }
