@@ -22,6 +22,10 @@
 //   x ...       x loaded with L1::no_allocate or L1::evict_last instead of __ldg, or issued
 //               before the weight's loads in each batch;
 //   nox+nosum   neither x nor the cross-CTA sum.
+// The third run (default): CTAs of G row tiles that share the CTA's k-range (G x W warps; the G
+// tiles' warps of one k-part read the same x), x through L1 or staged in shared memory by bulk
+// copies once a CTA ("xs"); each checked. Label: tile, split, g<G>, then grid CTAs x split / CTAs
+// an SM (occupancy).
 // Each on the tile and split that ship on the H200 (configs/h200/bf16_tuned_gemm.csv; 8192x1024
 // ships cuBLASLt there, version 7's best tile is n16 wk4 u4 at split 1), every variant twice,
 // interleaved, timed by CUDA-graph replay of 20 launches over rotation sets past L2 three times
@@ -30,7 +34,7 @@
 // Build (from the repository root): nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a
 //        -I. -Isrc -Iinclude -o scratch/lab/v7_parts_lab bench/micro/v7_parts_lab.cu
 //        src/runtime/timing.cu src/runtime/cuda_check.cpp
-// Run:   ./v7_parts_lab
+// Run:   ./v7_parts_lab   (V7_PARTS_RUN1=1 / V7_PARTS_RUN2=1: the first and second runs)
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -144,7 +148,7 @@ void run_tile(const Problem& p, int split, double floor_us, const char* name, in
   using kd::kBopXEvictLast;
   using kd::kBopXFirst;
   using kd::kBopXNoAlloc;
-  const bool first_run = std::getenv("V7_PARTS_RUN1") != nullptr;
+  const bool first_run = std::getenv("V7_PARTS_RUN1") != nullptr;  // else the second (V7_PARTS_RUN2=1)
   for (int rep = 0; rep < 2; ++rep) {
     run(std::integral_constant<int, 0>{}, true, "full");
     if (first_run) {  // session 35's first run
@@ -158,7 +162,7 @@ void run_tile(const Problem& p, int split, double floor_us, const char* name, in
       run(std::integral_constant<int, kBopNoMma | kBopNoX | kBopNoSum>{}, false, "stream");
       continue;
     }
-    // The second run: the MMAs' cost (each issued twice) and x's load variants.
+    // The second run (V7_PARTS_RUN2=1): the MMAs' cost (each issued twice) and x's load variants.
     run(std::integral_constant<int, kBopNoX>{}, true, "nox");
     run(std::integral_constant<int, kBopMma2>{}, true, "mma x2");
     run(std::integral_constant<int, kBopXNoAlloc>{}, true, "x L1::no_allocate");
@@ -166,6 +170,75 @@ void run_tile(const Problem& p, int split, double floor_us, const char* name, in
     run(std::integral_constant<int, kBopXFirst>{}, true, "x loads first");
     run(std::integral_constant<int, kBopXFirst | kBopXNoAlloc>{}, true, "x first no_allocate");
     if (split > 1) run(std::integral_constant<int, kBopNoX | kBopNoSum>{}, true, "nox+nosum cl");
+  }
+}
+
+// Run 3 (the default): G row tiles a CTA sharing its k-range (G x W warps), x through L1 (XS
+// false) or staged in shared memory once a CTA (XS true); checked against the reference.
+template <int RB, int C, int W, int U, int G, bool XS>
+void run_grouped(const Problem& p, int split, double floor_us, const char* name, int& failures) {
+  using Shape = tgemm::kernels::SkinnyBopShape<RB, C, W, U, G, XS>;
+  auto* kernel = tgemm::kernels::sm90_gemm_skinny_bop<bf16, RB, C, W, U, 0, G, XS>;
+  const int ctas = (p.n + Shape::kCtaRows - 1) / Shape::kCtaRows;
+  const int smem = Shape::smem_bytes(split, p.k);
+  CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  int per_sm = 0;
+  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Shape::kThreads, smem));
+  auto launch = [&](int i, cudaStream_t s) {
+    lab::launch_grid(kernel, ctas, split, true, Shape::kThreads, smem, s, lab::skinny_params(p.x[i], p.w[i], p.out[i], kM, p.n, p.k));
+  };
+  const double t = lab::time_launches(p.sets, launch);
+  const double e = lab::poisoned_error(p.out[0], p.ref, kM * p.n, launch);
+  const bool bad = !(e < 1e-2);
+  failures += bad;
+  char label[96];
+  std::snprintf(label, sizeof label, "n%d c%d w%d u%d s%d g%d%s %dx%d/%d", 8 * RB, C, W, U, split, G, XS ? " xs" : "", ctas, split, per_sm);
+  std::printf("%-14s %-34s %8.2f %7.3f %7.1e%s\n", name, label, t, t / floor_us, e, bad ? "!" : "");
+}
+
+// The run-3 sweep of one problem: the shipped tile (G = 1) and grids of ~1 CTA an SM or a whole
+// number of waves with G > 1, each with x through L1 and staged.
+void grouped_sweep(const Problem& p, double f, const char* nm, int& bad) {
+  for (int rep = 0; rep < 2; ++rep) {
+    if (p.n == 576) {
+      run_grouped<2, 1, 4, 4, 1, false>(p, 8, f, nm, bad);
+      run_grouped<2, 1, 4, 4, 1, true>(p, 8, f, nm, bad);
+      run_grouped<2, 1, 4, 4, 2, false>(p, 8, f, nm, bad);
+      run_grouped<2, 1, 4, 4, 2, true>(p, 8, f, nm, bad);
+      run_grouped<1, 1, 4, 4, 4, false>(p, 8, f, nm, bad);
+      run_grouped<1, 1, 4, 4, 4, true>(p, 8, f, nm, bad);
+      run_grouped<1, 1, 4, 4, 2, true>(p, 4, f, nm, bad);
+    } else if (p.n == 1280) {
+      run_grouped<1, 1, 4, 4, 1, false>(p, 4, f, nm, bad);
+      run_grouped<1, 1, 4, 4, 1, true>(p, 4, f, nm, bad);
+      run_grouped<1, 1, 4, 4, 2, false>(p, 4, f, nm, bad);
+      run_grouped<1, 1, 4, 4, 2, true>(p, 4, f, nm, bad);
+      run_grouped<1, 1, 4, 4, 5, false>(p, 4, f, nm, bad);
+      run_grouped<1, 1, 4, 4, 5, true>(p, 4, f, nm, bad);
+      run_grouped<2, 1, 4, 4, 5, true>(p, 8, f, nm, bad);
+    } else if (p.n == 1536) {
+      run_grouped<1, 2, 8, 2, 1, false>(p, 2, f, nm, bad);
+      run_grouped<1, 2, 8, 2, 1, true>(p, 2, f, nm, bad);
+      run_grouped<1, 2, 8, 2, 3, false>(p, 2, f, nm, bad);
+      run_grouped<1, 2, 8, 2, 3, true>(p, 2, f, nm, bad);
+      run_grouped<1, 1, 4, 4, 6, false>(p, 4, f, nm, bad);
+      run_grouped<1, 1, 4, 4, 6, true>(p, 4, f, nm, bad);
+    } else if (p.n == 4096) {
+      run_grouped<2, 1, 4, 4, 1, false>(p, 2, f, nm, bad);
+      run_grouped<2, 1, 4, 4, 1, true>(p, 2, f, nm, bad);
+      run_grouped<2, 1, 4, 4, 2, false>(p, 2, f, nm, bad);
+      run_grouped<2, 1, 4, 4, 2, true>(p, 2, f, nm, bad);
+      run_grouped<2, 1, 4, 4, 4, false>(p, 2, f, nm, bad);
+      run_grouped<2, 1, 4, 4, 4, true>(p, 2, f, nm, bad);
+      run_grouped<2, 1, 4, 4, 2, true>(p, 1, f, nm, bad);
+    } else if (p.n == 8192) {
+      run_grouped<2, 1, 4, 4, 1, false>(p, 1, f, nm, bad);
+      run_grouped<2, 1, 4, 4, 1, true>(p, 1, f, nm, bad);
+      run_grouped<2, 1, 4, 4, 2, false>(p, 1, f, nm, bad);
+      run_grouped<2, 1, 4, 4, 2, true>(p, 1, f, nm, bad);
+      run_grouped<2, 1, 4, 4, 4, false>(p, 1, f, nm, bad);
+      run_grouped<2, 1, 4, 4, 4, true>(p, 1, f, nm, bad);
+    }
   }
 }
 
@@ -186,6 +259,7 @@ int main() {
       std::printf("mma.sync m16n8k16 bf16: %d CTAs an SM x %2d warps, %d chains a warp: %7.1f TFLOP/s\n", ctas, warps, kChains, r);
       best_tflops = std::max(best_tflops, r);
     }
+  const bool run3 = std::getenv("V7_PARTS_RUN1") == nullptr && std::getenv("V7_PARTS_RUN2") == nullptr;
   int failures = 0;
   for (const Case& c : cases) {
     Problem p;
@@ -216,7 +290,10 @@ int main() {
     std::printf("%-14s %-34s %8.2f %7.3f %9s\n", name, ("floor " + shape).c_str(), floor_us, 1.0, "-");
     const double mma_us = 2.0 * kM * c.n * c.k / (best_tflops * 1e12) * 1e6;
     std::printf("%-14s %-34s %8.2f %7.3f %9s\n", name, "mma at the best rate", mma_us, mma_us / floor_us, "-");
-    if (c.rb == 2 && c.c == 1 && c.w == 4 && c.u == 4) run_tile<2, 1, 4, 4>(p, c.split, floor_us, name, failures);
+    if (run3) {
+      if (c.split == 1 && c.n == 4096) continue;  // 4096x4096 once
+      grouped_sweep(p, floor_us, name, failures);
+    } else if (c.rb == 2 && c.c == 1 && c.w == 4 && c.u == 4) run_tile<2, 1, 4, 4>(p, c.split, floor_us, name, failures);
     else if (c.rb == 1 && c.c == 1 && c.w == 4 && c.u == 4) run_tile<1, 1, 4, 4>(p, c.split, floor_us, name, failures);
     else if (c.rb == 1 && c.c == 2 && c.w == 8 && c.u == 2) run_tile<1, 2, 8, 2>(p, c.split, floor_us, name, failures);
     for (int i = 0; i < p.sets; ++i) {
