@@ -26,6 +26,8 @@
 // tiles' warps of one k-part read the same x), x through L1 or staged in shared memory by bulk
 // copies once a CTA ("xs"); each checked. Label: tile, split, g<G>, then grid CTAs x split / CTAs
 // an SM (occupancy).
+// The fourth run (V7_PARTS_RUN4=1): the shipped tiles under each shared-memory carveout (x's L1
+// reuse depends on the L1's share of the SM's 256 KB).
 // Each on the tile and split that ship on the H200 (configs/h200/bf16_tuned_gemm.csv; 8192x1024
 // ships cuBLASLt there, version 7's best tile is n16 wk4 u4 at split 1), every variant twice,
 // interleaved, timed by CUDA-graph replay of 20 launches over rotation sets past L2 three times
@@ -196,6 +198,30 @@ void run_grouped(const Problem& p, int split, double floor_us, const char* name,
   std::printf("%-14s %-34s %8.2f %7.3f %7.1e%s\n", name, label, t, t / floor_us, e, bad ? "!" : "");
 }
 
+// Run 4 (V7_PARTS_RUN4=1): the shipped tile with the shared-memory carveout set to `carveout`
+// percent (-1: not set, the driver's choice; 0: the most L1 for x's reuse across the SM's CTAs).
+template <int RB, int C, int W, int U>
+void run_carveout(const Problem& p, int split, int carveout, double floor_us, const char* name, int& failures) {
+  using Shape = tgemm::kernels::SkinnyBopShape<RB, C, W, U>;
+  auto* kernel = tgemm::kernels::sm90_gemm_skinny_bop<bf16, RB, C, W, U>;
+  CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Shape::kMaxSmemBytes));
+  CK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                          carveout < 0 ? cudaSharedmemCarveoutDefault : carveout));
+  const int tiles = (p.n + Shape::kRows - 1) / Shape::kRows;
+  auto launch = [&](int i, cudaStream_t s) {
+    lab::launch_grid(kernel, tiles, split, true, Shape::kThreads, Shape::smem_bytes(split), s,
+                     lab::skinny_params(p.x[i], p.w[i], p.out[i], kM, p.n, p.k));
+  };
+  const double t = lab::time_launches(p.sets, launch);
+  const double e = lab::poisoned_error(p.out[0], p.ref, kM * p.n, launch);
+  const bool bad = !(e < 1e-2);
+  failures += bad;
+  char label[96];
+  std::snprintf(label, sizeof label, "n%d c%d w%d u%d s%d carveout %d", 8 * RB, C, W, U, split, carveout);
+  std::printf("%-14s %-34s %8.2f %7.3f %7.1e%s\n", name, label, t, t / floor_us, e, bad ? "!" : "");
+  CK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutDefault));
+}
+
 // The run-3 sweep of one problem: the shipped tile (G = 1) and grids of ~1 CTA an SM or a whole
 // number of waves with G > 1, each with x through L1 and staged.
 void grouped_sweep(const Problem& p, double f, const char* nm, int& bad) {
@@ -259,7 +285,8 @@ int main() {
       std::printf("mma.sync m16n8k16 bf16: %d CTAs an SM x %2d warps, %d chains a warp: %7.1f TFLOP/s\n", ctas, warps, kChains, r);
       best_tflops = std::max(best_tflops, r);
     }
-  const bool run3 = std::getenv("V7_PARTS_RUN1") == nullptr && std::getenv("V7_PARTS_RUN2") == nullptr;
+  const bool run3 = std::getenv("V7_PARTS_RUN1") == nullptr && std::getenv("V7_PARTS_RUN2") == nullptr &&
+                    std::getenv("V7_PARTS_RUN4") == nullptr;
   int failures = 0;
   for (const Case& c : cases) {
     Problem p;
@@ -290,7 +317,14 @@ int main() {
     std::printf("%-14s %-34s %8.2f %7.3f %9s\n", name, ("floor " + shape).c_str(), floor_us, 1.0, "-");
     const double mma_us = 2.0 * kM * c.n * c.k / (best_tflops * 1e12) * 1e6;
     std::printf("%-14s %-34s %8.2f %7.3f %9s\n", name, "mma at the best rate", mma_us, mma_us / floor_us, "-");
-    if (run3) {
+    if (std::getenv("V7_PARTS_RUN4") != nullptr) {
+      for (int rep = 0; rep < 2; ++rep)
+        for (int cv : {-1, 0, 25, 50, 100}) {
+          if (c.rb == 2 && c.c == 1 && c.w == 4 && c.u == 4) run_carveout<2, 1, 4, 4>(p, c.split, cv, floor_us, name, failures);
+          else if (c.rb == 1 && c.c == 1 && c.w == 4 && c.u == 4) run_carveout<1, 1, 4, 4>(p, c.split, cv, floor_us, name, failures);
+          else if (c.rb == 1 && c.c == 2 && c.w == 8 && c.u == 2) run_carveout<1, 2, 8, 2>(p, c.split, cv, floor_us, name, failures);
+        }
+    } else if (run3) {
       if (c.split == 1 && c.n == 4096) continue;  // 4096x4096 once
       grouped_sweep(p, floor_us, name, failures);
     } else if (c.rb == 2 && c.c == 1 && c.w == 4 && c.u == 4) run_tile<2, 1, 4, 4>(p, c.split, floor_us, name, failures);
