@@ -28,6 +28,8 @@
 // an SM (occupancy).
 // The fourth run (V7_PARTS_RUN4=1): the shipped tiles under each shared-memory carveout (x's L1
 // reuse depends on the L1's share of the SM's 256 KB).
+// The fifth run (V7_PARTS_RUN5=1): on 576x7168, CTAs of 16 or 32 warps over one or two 8-row
+// blocks at split 1-4 (72-144 CTAs, few or no cross-CTA sums).
 // Each on the tile and split that ship on the H200 (configs/h200/bf16_tuned_gemm.csv; 8192x1024
 // ships cuBLASLt there, version 7's best tile is n16 wk4 u4 at split 1), every variant twice,
 // interleaved, timed by CUDA-graph replay of 20 launches over rotation sets past L2 three times
@@ -286,7 +288,7 @@ int main() {
       best_tflops = std::max(best_tflops, r);
     }
   const bool run3 = std::getenv("V7_PARTS_RUN1") == nullptr && std::getenv("V7_PARTS_RUN2") == nullptr &&
-                    std::getenv("V7_PARTS_RUN4") == nullptr;
+                    std::getenv("V7_PARTS_RUN4") == nullptr && std::getenv("V7_PARTS_RUN5") == nullptr;
   int failures = 0;
   for (const Case& c : cases) {
     Problem p;
@@ -317,7 +319,23 @@ int main() {
     std::printf("%-14s %-34s %8.2f %7.3f %9s\n", name, ("floor " + shape).c_str(), floor_us, 1.0, "-");
     const double mma_us = 2.0 * kM * c.n * c.k / (best_tflops * 1e12) * 1e6;
     std::printf("%-14s %-34s %8.2f %7.3f %9s\n", name, "mma at the best rate", mma_us, mma_us / floor_us, "-");
-    if (std::getenv("V7_PARTS_RUN4") != nullptr) {
+    if (std::getenv("V7_PARTS_RUN5") != nullptr) {
+      // Run 5: one CTA an 8-row block (72 CTAs on 576 rows), 16 or 32 warps splitting K, no
+      // cross-CTA sum; beside the shipped tile.
+      if (c.n == 576)
+        for (int rep = 0; rep < 2; ++rep) {
+          run_grouped<2, 1, 4, 4, 1, false>(p, 8, floor_us, name, failures);
+          run_grouped<1, 1, 16, 4, 1, false>(p, 1, floor_us, name, failures);
+          run_grouped<1, 1, 16, 2, 1, false>(p, 1, floor_us, name, failures);
+          run_grouped<1, 2, 16, 2, 1, false>(p, 1, floor_us, name, failures);
+          run_grouped<1, 1, 32, 2, 1, false>(p, 1, floor_us, name, failures);
+          run_grouped<1, 1, 32, 4, 1, false>(p, 1, floor_us, name, failures);
+          run_grouped<1, 2, 32, 1, 1, false>(p, 1, floor_us, name, failures);
+          run_grouped<1, 1, 16, 4, 1, false>(p, 2, floor_us, name, failures);
+          run_grouped<2, 1, 16, 4, 1, false>(p, 2, floor_us, name, failures);
+          run_grouped<2, 1, 16, 4, 1, false>(p, 4, floor_us, name, failures);
+        }
+    } else if (std::getenv("V7_PARTS_RUN4") != nullptr) {
       for (int rep = 0; rep < 2; ++rep)
         for (int cv : {-1, 0, 25, 50, 100}) {
           if (c.rb == 2 && c.c == 1 && c.w == 4 && c.u == 4) run_carveout<2, 1, 4, 4>(p, c.split, cv, floor_us, name, failures);

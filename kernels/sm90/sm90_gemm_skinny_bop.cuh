@@ -58,7 +58,7 @@ template <int RB, int C, int W, int U, int G = 1, bool XS = false>
 struct SkinnyBopShape {
   static_assert(RB >= 1 && RB <= 4, "RB: 1..4 n8 blocks of weight rows");
   static_assert(C == 1 || C == 2, "C: 1 or 2 chunks a lane and k-step");
-  static_assert(W >= 1 && W <= 16, "W: 1..16 warps");
+  static_assert(W >= 1 && W <= 32, "W: 1..32 warps");
   static_assert(G >= 1 && G * W <= 32, "G: row tiles a CTA, G x W <= 32 warps");
   static constexpr int kRows = 8 * RB;             // rows of a row tile
   static constexpr int kCtaRows = G * kRows;
@@ -216,7 +216,7 @@ __device__ __noinline__ Fragments<RB> partial_step(RowPointers<In, RB> wp, const
 }  // namespace skinny_bop_detail
 
 template <typename In, int RB, int C, int W, int U, int LAB = 0, int G = 1, bool XS = false>
-__global__ void __launch_bounds__(32 * W * G, G == 1 ? 2 : 1) sm90_gemm_skinny_bop(const SkinnyParams p) {
+__global__ void __launch_bounds__(32 * W * G, G == 1 && W <= 8 ? 2 : 1) sm90_gemm_skinny_bop(const SkinnyParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
   __trap();  // never launched there: the host checks the loaded image's PTX arch first
 #else
