@@ -30,6 +30,8 @@
 // reuse depends on the L1's share of the SM's 256 KB).
 // The fifth run (V7_PARTS_RUN5=1): on 576x7168, CTAs of 16 or 32 warps over one or two 8-row
 // blocks at split 1-4 (72-144 CTAs, few or no cross-CTA sums).
+// The sixth run (V7_PARTS_RUN6=1): on 576x7168, splits that balance the grid over 132 SMs
+// (11: non-portable clusters of 11), beside 8, 10, 12 and 16.
 // Each on the tile and split that ship on the H200 (configs/h200/bf16_tuned_gemm.csv; 8192x1024
 // ships cuBLASLt there, version 7's best tile is n16 wk4 u4 at split 1), every variant twice,
 // interleaved, timed by CUDA-graph replay of 20 launches over rotation sets past L2 three times
@@ -186,6 +188,7 @@ void run_grouped(const Problem& p, int split, double floor_us, const char* name,
   const int ctas = (p.n + Shape::kCtaRows - 1) / Shape::kCtaRows;
   const int smem = Shape::smem_bytes(split, p.k);
   CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  if (split > 8) CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   int per_sm = 0;
   CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Shape::kThreads, smem));
   auto launch = [&](int i, cudaStream_t s) {
@@ -288,7 +291,8 @@ int main() {
       best_tflops = std::max(best_tflops, r);
     }
   const bool run3 = std::getenv("V7_PARTS_RUN1") == nullptr && std::getenv("V7_PARTS_RUN2") == nullptr &&
-                    std::getenv("V7_PARTS_RUN4") == nullptr && std::getenv("V7_PARTS_RUN5") == nullptr;
+                    std::getenv("V7_PARTS_RUN4") == nullptr && std::getenv("V7_PARTS_RUN5") == nullptr &&
+                    std::getenv("V7_PARTS_RUN6") == nullptr;
   int failures = 0;
   for (const Case& c : cases) {
     Problem p;
@@ -319,7 +323,24 @@ int main() {
     std::printf("%-14s %-34s %8.2f %7.3f %9s\n", name, ("floor " + shape).c_str(), floor_us, 1.0, "-");
     const double mma_us = 2.0 * kM * c.n * c.k / (best_tflops * 1e12) * 1e6;
     std::printf("%-14s %-34s %8.2f %7.3f %9s\n", name, "mma at the best rate", mma_us, mma_us / floor_us, "-");
-    if (std::getenv("V7_PARTS_RUN5") != nullptr) {
+    if (std::getenv("V7_PARTS_RUN6") != nullptr) {
+      // Run 6: 576x7168's grid balanced over the SMs. 36 16-row tiles split 8 are 288 CTAs: 24 SMs
+      // hold 3 and 108 hold 2 (the busiest SM 1.37x the mean); split 11 gives 396 = 3 x 132
+      // (72 8-row tiles: 792 = 6 x 132), as non-portable clusters of 11.
+      if (c.n == 576)
+        for (int rep = 0; rep < 2; ++rep) {
+          run_grouped<2, 1, 4, 4, 1, false>(p, 8, floor_us, name, failures);
+          run_grouped<2, 1, 4, 4, 1, false>(p, 11, floor_us, name, failures);
+          run_grouped<2, 1, 4, 2, 1, false>(p, 11, floor_us, name, failures);
+          run_grouped<2, 1, 2, 4, 1, false>(p, 11, floor_us, name, failures);
+          run_grouped<1, 1, 4, 4, 1, false>(p, 11, floor_us, name, failures);
+          run_grouped<1, 2, 4, 2, 1, false>(p, 11, floor_us, name, failures);
+          run_grouped<1, 1, 4, 4, 1, false>(p, 8, floor_us, name, failures);
+          run_grouped<2, 1, 4, 4, 1, false>(p, 10, floor_us, name, failures);
+          run_grouped<2, 1, 4, 4, 1, false>(p, 12, floor_us, name, failures);
+          run_grouped<2, 1, 4, 4, 1, false>(p, 16, floor_us, name, failures);
+        }
+    } else if (std::getenv("V7_PARTS_RUN5") != nullptr) {
       // Run 5: one CTA an 8-row block (72 CTAs on 576 rows), 16 or 32 warps splitting K, no
       // cross-CTA sum; beside the shipped tile.
       if (c.n == 576)
