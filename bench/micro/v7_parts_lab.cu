@@ -17,21 +17,23 @@
 //   stream      nomma+nox+nosum on plain CTAs: version 7's weight loads and nothing else.
 // (That was the first run, V7_PARTS_RUN1=1. nomma turned out not to be a clean ablation: without
 // the MMAs the compiler schedules the loads nearer their use, 56 registers instead of 74, and it
-// ran slower than the full kernel.) The second run (default):
+// ran slower than the full kernel.) The second run (the default):
 //   mma x2      every MMA issued twice: the time it adds is what the MMAs cost;
 //   x ...       x loaded with L1::no_allocate or L1::evict_last instead of __ldg, or issued
 //               before the weight's loads in each batch;
 //   nox+nosum   neither x nor the cross-CTA sum.
-// The third run (default): CTAs of G row tiles that share the CTA's k-range (G x W warps; the G
-// tiles' warps of one k-part read the same x), x through L1 or staged in shared memory by bulk
-// copies once a CTA ("xs"); each checked. Label: tile, split, g<G>, then grid CTAs x split / CTAs
-// an SM (occupancy).
+// The third run (its code is at commit b4437a7, the kernel's G and XS parameters at 2c43150,
+// removed after it): CTAs of G row tiles sharing the CTA's k-range, x through L1 or staged in
+// shared memory by bulk copies once a CTA. Slower on every problem.
 // The fourth run (V7_PARTS_RUN4=1): the shipped tiles under each shared-memory carveout (x's L1
 // reuse depends on the L1's share of the SM's 256 KB).
 // The fifth run (V7_PARTS_RUN5=1): on 576x7168, CTAs of 16 or 32 warps over one or two 8-row
 // blocks at split 1-4 (72-144 CTAs, few or no cross-CTA sums).
 // The sixth run (V7_PARTS_RUN6=1): on 576x7168, splits that balance the grid over 132 SMs
-// (11: non-portable clusters of 11), beside 8, 10, 12 and 16.
+// (11: non-portable clusters of 11), beside 8, 10, 12 and 16. Label of runs 5-6: tile, split,
+// then the grid's CTAs x split / resident CTAs an SM.
+// Results: bench/results/studies/s35/v7_parts_lab_run<N>.txt (H200); docs/perf-notes.md, skinny,
+// "Session 35".
 // Each on the tile and split that ship on the H200 (configs/h200/bf16_tuned_gemm.csv; 8192x1024
 // ships cuBLASLt there, version 7's best tile is n16 wk4 u4 at split 1), every variant twice,
 // interleaved, timed by CUDA-graph replay of 20 launches over rotation sets past L2 three times
@@ -40,7 +42,7 @@
 // Build (from the repository root): nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a
 //        -I. -Isrc -Iinclude -o scratch/lab/v7_parts_lab bench/micro/v7_parts_lab.cu
 //        src/runtime/timing.cu src/runtime/cuda_check.cpp
-// Run:   ./v7_parts_lab   (V7_PARTS_RUN1=1 / V7_PARTS_RUN2=1: the first and second runs)
+// Run:   ./v7_parts_lab   (V7_PARTS_RUN<N>=1 for run N = 1, 4, 5, 6; none: run 2)
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -154,7 +156,7 @@ void run_tile(const Problem& p, int split, double floor_us, const char* name, in
   using kd::kBopXEvictLast;
   using kd::kBopXFirst;
   using kd::kBopXNoAlloc;
-  const bool first_run = std::getenv("V7_PARTS_RUN1") != nullptr;  // else the second (V7_PARTS_RUN2=1)
+  const bool first_run = std::getenv("V7_PARTS_RUN1") != nullptr;  // else the second
   for (int rep = 0; rep < 2; ++rep) {
     run(std::integral_constant<int, 0>{}, true, "full");
     if (first_run) {  // session 35's first run
@@ -168,7 +170,7 @@ void run_tile(const Problem& p, int split, double floor_us, const char* name, in
       run(std::integral_constant<int, kBopNoMma | kBopNoX | kBopNoSum>{}, false, "stream");
       continue;
     }
-    // The second run (V7_PARTS_RUN2=1): the MMAs' cost (each issued twice) and x's load variants.
+    // The second run: the MMAs' cost (each issued twice) and x's load variants.
     run(std::integral_constant<int, kBopNoX>{}, true, "nox");
     run(std::integral_constant<int, kBopMma2>{}, true, "mma x2");
     run(std::integral_constant<int, kBopXNoAlloc>{}, true, "x L1::no_allocate");
@@ -179,14 +181,15 @@ void run_tile(const Problem& p, int split, double floor_us, const char* name, in
   }
 }
 
-// Run 3 (the default): G row tiles a CTA sharing its k-range (G x W warps), x through L1 (XS
-// false) or staged in shared memory once a CTA (XS true); checked against the reference.
-template <int RB, int C, int W, int U, int G, bool XS>
-void run_grouped(const Problem& p, int split, double floor_us, const char* name, int& failures) {
-  using Shape = tgemm::kernels::SkinnyBopShape<RB, C, W, U, G, XS>;
-  auto* kernel = tgemm::kernels::sm90_gemm_skinny_bop<bf16, RB, C, W, U, 0, G, XS>;
-  const int ctas = (p.n + Shape::kCtaRows - 1) / Shape::kCtaRows;
-  const int smem = Shape::smem_bytes(split, p.k);
+// One tile at one split as the backend launches it (a (1, split, 1) cluster; above 8, a
+// non-portable one), checked against the reference. Label: tile, split, then the grid's CTAs x
+// split / resident CTAs an SM.
+template <int RB, int C, int W, int U>
+void run_grid(const Problem& p, int split, double floor_us, const char* name, int& failures) {
+  using Shape = tgemm::kernels::SkinnyBopShape<RB, C, W, U>;
+  auto* kernel = tgemm::kernels::sm90_gemm_skinny_bop<bf16, RB, C, W, U>;
+  const int ctas = (p.n + Shape::kRows - 1) / Shape::kRows;
+  const int smem = Shape::smem_bytes(split);
   CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   if (split > 8) CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   int per_sm = 0;
@@ -199,7 +202,7 @@ void run_grouped(const Problem& p, int split, double floor_us, const char* name,
   const bool bad = !(e < 1e-2);
   failures += bad;
   char label[96];
-  std::snprintf(label, sizeof label, "n%d c%d w%d u%d s%d g%d%s %dx%d/%d", 8 * RB, C, W, U, split, G, XS ? " xs" : "", ctas, split, per_sm);
+  std::snprintf(label, sizeof label, "n%d c%d w%d u%d s%d %dx%d/%d", 8 * RB, C, W, U, split, ctas, split, per_sm);
   std::printf("%-14s %-34s %8.2f %7.3f %7.1e%s\n", name, label, t, t / floor_us, e, bad ? "!" : "");
 }
 
@@ -227,52 +230,6 @@ void run_carveout(const Problem& p, int split, int carveout, double floor_us, co
   CK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutDefault));
 }
 
-// The run-3 sweep of one problem: the shipped tile (G = 1) and grids of ~1 CTA an SM or a whole
-// number of waves with G > 1, each with x through L1 and staged.
-void grouped_sweep(const Problem& p, double f, const char* nm, int& bad) {
-  for (int rep = 0; rep < 2; ++rep) {
-    if (p.n == 576) {
-      run_grouped<2, 1, 4, 4, 1, false>(p, 8, f, nm, bad);
-      run_grouped<2, 1, 4, 4, 1, true>(p, 8, f, nm, bad);
-      run_grouped<2, 1, 4, 4, 2, false>(p, 8, f, nm, bad);
-      run_grouped<2, 1, 4, 4, 2, true>(p, 8, f, nm, bad);
-      run_grouped<1, 1, 4, 4, 4, false>(p, 8, f, nm, bad);
-      run_grouped<1, 1, 4, 4, 4, true>(p, 8, f, nm, bad);
-      run_grouped<1, 1, 4, 4, 2, true>(p, 4, f, nm, bad);
-    } else if (p.n == 1280) {
-      run_grouped<1, 1, 4, 4, 1, false>(p, 4, f, nm, bad);
-      run_grouped<1, 1, 4, 4, 1, true>(p, 4, f, nm, bad);
-      run_grouped<1, 1, 4, 4, 2, false>(p, 4, f, nm, bad);
-      run_grouped<1, 1, 4, 4, 2, true>(p, 4, f, nm, bad);
-      run_grouped<1, 1, 4, 4, 5, false>(p, 4, f, nm, bad);
-      run_grouped<1, 1, 4, 4, 5, true>(p, 4, f, nm, bad);
-      run_grouped<2, 1, 4, 4, 5, true>(p, 8, f, nm, bad);
-    } else if (p.n == 1536) {
-      run_grouped<1, 2, 8, 2, 1, false>(p, 2, f, nm, bad);
-      run_grouped<1, 2, 8, 2, 1, true>(p, 2, f, nm, bad);
-      run_grouped<1, 2, 8, 2, 3, false>(p, 2, f, nm, bad);
-      run_grouped<1, 2, 8, 2, 3, true>(p, 2, f, nm, bad);
-      run_grouped<1, 1, 4, 4, 6, false>(p, 4, f, nm, bad);
-      run_grouped<1, 1, 4, 4, 6, true>(p, 4, f, nm, bad);
-    } else if (p.n == 4096) {
-      run_grouped<2, 1, 4, 4, 1, false>(p, 2, f, nm, bad);
-      run_grouped<2, 1, 4, 4, 1, true>(p, 2, f, nm, bad);
-      run_grouped<2, 1, 4, 4, 2, false>(p, 2, f, nm, bad);
-      run_grouped<2, 1, 4, 4, 2, true>(p, 2, f, nm, bad);
-      run_grouped<2, 1, 4, 4, 4, false>(p, 2, f, nm, bad);
-      run_grouped<2, 1, 4, 4, 4, true>(p, 2, f, nm, bad);
-      run_grouped<2, 1, 4, 4, 2, true>(p, 1, f, nm, bad);
-    } else if (p.n == 8192) {
-      run_grouped<2, 1, 4, 4, 1, false>(p, 1, f, nm, bad);
-      run_grouped<2, 1, 4, 4, 1, true>(p, 1, f, nm, bad);
-      run_grouped<2, 1, 4, 4, 2, false>(p, 1, f, nm, bad);
-      run_grouped<2, 1, 4, 4, 2, true>(p, 1, f, nm, bad);
-      run_grouped<2, 1, 4, 4, 4, false>(p, 1, f, nm, bad);
-      run_grouped<2, 1, 4, 4, 4, true>(p, 1, f, nm, bad);
-    }
-  }
-}
-
 }  // namespace
 
 int main() {
@@ -290,9 +247,6 @@ int main() {
       std::printf("mma.sync m16n8k16 bf16: %d CTAs an SM x %2d warps, %d chains a warp: %7.1f TFLOP/s\n", ctas, warps, kChains, r);
       best_tflops = std::max(best_tflops, r);
     }
-  const bool run3 = std::getenv("V7_PARTS_RUN1") == nullptr && std::getenv("V7_PARTS_RUN2") == nullptr &&
-                    std::getenv("V7_PARTS_RUN4") == nullptr && std::getenv("V7_PARTS_RUN5") == nullptr &&
-                    std::getenv("V7_PARTS_RUN6") == nullptr;
   int failures = 0;
   for (const Case& c : cases) {
     Problem p;
@@ -329,32 +283,32 @@ int main() {
       // (72 8-row tiles: 792 = 6 x 132), as non-portable clusters of 11.
       if (c.n == 576)
         for (int rep = 0; rep < 2; ++rep) {
-          run_grouped<2, 1, 4, 4, 1, false>(p, 8, floor_us, name, failures);
-          run_grouped<2, 1, 4, 4, 1, false>(p, 11, floor_us, name, failures);
-          run_grouped<2, 1, 4, 2, 1, false>(p, 11, floor_us, name, failures);
-          run_grouped<2, 1, 2, 4, 1, false>(p, 11, floor_us, name, failures);
-          run_grouped<1, 1, 4, 4, 1, false>(p, 11, floor_us, name, failures);
-          run_grouped<1, 2, 4, 2, 1, false>(p, 11, floor_us, name, failures);
-          run_grouped<1, 1, 4, 4, 1, false>(p, 8, floor_us, name, failures);
-          run_grouped<2, 1, 4, 4, 1, false>(p, 10, floor_us, name, failures);
-          run_grouped<2, 1, 4, 4, 1, false>(p, 12, floor_us, name, failures);
-          run_grouped<2, 1, 4, 4, 1, false>(p, 16, floor_us, name, failures);
+          run_grid<2, 1, 4, 4>(p, 8, floor_us, name, failures);
+          run_grid<2, 1, 4, 4>(p, 11, floor_us, name, failures);
+          run_grid<2, 1, 4, 2>(p, 11, floor_us, name, failures);
+          run_grid<2, 1, 2, 4>(p, 11, floor_us, name, failures);
+          run_grid<1, 1, 4, 4>(p, 11, floor_us, name, failures);
+          run_grid<1, 2, 4, 2>(p, 11, floor_us, name, failures);
+          run_grid<1, 1, 4, 4>(p, 8, floor_us, name, failures);
+          run_grid<2, 1, 4, 4>(p, 10, floor_us, name, failures);
+          run_grid<2, 1, 4, 4>(p, 12, floor_us, name, failures);
+          run_grid<2, 1, 4, 4>(p, 16, floor_us, name, failures);
         }
     } else if (std::getenv("V7_PARTS_RUN5") != nullptr) {
       // Run 5: one CTA an 8-row block (72 CTAs on 576 rows), 16 or 32 warps splitting K, no
       // cross-CTA sum; beside the shipped tile.
       if (c.n == 576)
         for (int rep = 0; rep < 2; ++rep) {
-          run_grouped<2, 1, 4, 4, 1, false>(p, 8, floor_us, name, failures);
-          run_grouped<1, 1, 16, 4, 1, false>(p, 1, floor_us, name, failures);
-          run_grouped<1, 1, 16, 2, 1, false>(p, 1, floor_us, name, failures);
-          run_grouped<1, 2, 16, 2, 1, false>(p, 1, floor_us, name, failures);
-          run_grouped<1, 1, 32, 2, 1, false>(p, 1, floor_us, name, failures);
-          run_grouped<1, 1, 32, 4, 1, false>(p, 1, floor_us, name, failures);
-          run_grouped<1, 2, 32, 1, 1, false>(p, 1, floor_us, name, failures);
-          run_grouped<1, 1, 16, 4, 1, false>(p, 2, floor_us, name, failures);
-          run_grouped<2, 1, 16, 4, 1, false>(p, 2, floor_us, name, failures);
-          run_grouped<2, 1, 16, 4, 1, false>(p, 4, floor_us, name, failures);
+          run_grid<2, 1, 4, 4>(p, 8, floor_us, name, failures);
+          run_grid<1, 1, 16, 4>(p, 1, floor_us, name, failures);
+          run_grid<1, 1, 16, 2>(p, 1, floor_us, name, failures);
+          run_grid<1, 2, 16, 2>(p, 1, floor_us, name, failures);
+          run_grid<1, 1, 32, 2>(p, 1, floor_us, name, failures);
+          run_grid<1, 1, 32, 4>(p, 1, floor_us, name, failures);
+          run_grid<1, 2, 32, 1>(p, 1, floor_us, name, failures);
+          run_grid<1, 1, 16, 4>(p, 2, floor_us, name, failures);
+          run_grid<2, 1, 16, 4>(p, 2, floor_us, name, failures);
+          run_grid<2, 1, 16, 4>(p, 4, floor_us, name, failures);
         }
     } else if (std::getenv("V7_PARTS_RUN4") != nullptr) {
       for (int rep = 0; rep < 2; ++rep)
@@ -363,9 +317,6 @@ int main() {
           else if (c.rb == 1 && c.c == 1 && c.w == 4 && c.u == 4) run_carveout<1, 1, 4, 4>(p, c.split, cv, floor_us, name, failures);
           else if (c.rb == 1 && c.c == 2 && c.w == 8 && c.u == 2) run_carveout<1, 2, 8, 2>(p, c.split, cv, floor_us, name, failures);
         }
-    } else if (run3) {
-      if (c.split == 1 && c.n == 4096) continue;  // 4096x4096 once
-      grouped_sweep(p, floor_us, name, failures);
     } else if (c.rb == 2 && c.c == 1 && c.w == 4 && c.u == 4) run_tile<2, 1, 4, 4>(p, c.split, floor_us, name, failures);
     else if (c.rb == 1 && c.c == 1 && c.w == 4 && c.u == 4) run_tile<1, 1, 4, 4>(p, c.split, floor_us, name, failures);
     else if (c.rb == 1 && c.c == 2 && c.w == 8 && c.u == 2) run_tile<1, 2, 8, 2>(p, c.split, floor_us, name, failures);

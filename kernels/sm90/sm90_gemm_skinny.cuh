@@ -244,14 +244,6 @@ __device__ __forceinline__ void mbar_wait(std::uint32_t bar, std::uint32_t parit
   } while (done == 0);
 }
 
-// Global -> shared copy of `bytes` (a multiple of 16, both addresses 16-byte aligned), completing
-// as transaction bytes on the barrier (the GEMV bulk ring's slots; version 7's staged x).
-__device__ __forceinline__ void bulk_copy(std::uint32_t dst, const void* src, std::uint32_t bytes, std::uint32_t bar) {
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst),
-               "l"(src), "r"(bytes), "r"(bar)
-               : "memory");
-}
-
 // The shared::cluster address of `local` (a shared-memory address of this CTA) in the CTA of
 // cluster rank `rank`.
 __device__ __forceinline__ std::uint32_t map_cluster_rank(std::uint32_t local, unsigned rank) {

@@ -51,38 +51,21 @@
 
 namespace tgemm::kernels {
 
-// G > 1 (session 35): a CTA holds G row tiles that share its k-range, G x W warps; with XS the
-// CTA's k-range of x (every token) is staged in shared memory once, by bulk copies at the start,
-// and the MMAs read it there (LDS) instead of through L1.
-template <int RB, int C, int W, int U, int G = 1, bool XS = false>
+template <int RB, int C, int W, int U>
 struct SkinnyBopShape {
   static_assert(RB >= 1 && RB <= 4, "RB: 1..4 n8 blocks of weight rows");
   static_assert(C == 1 || C == 2, "C: 1 or 2 chunks a lane and k-step");
-  static_assert(W >= 1 && W <= 32, "W: 1..32 warps");
-  static_assert(G >= 1 && G * W <= 32, "G: row tiles a CTA, G x W <= 32 warps");
-  static constexpr int kRows = 8 * RB;             // rows of a row tile
-  static constexpr int kCtaRows = G * kRows;
-  static constexpr int kThreads = 32 * W * G;
+  static_assert(W >= 1 && W <= 32, "W: 1..32 warps (the library's tiles: 4 or 8)");
+  static constexpr int kRows = 8 * RB;
+  static constexpr int kThreads = 32 * W;
   static constexpr int kKStep = 32 * C;
-  static constexpr int kItems = RB * 32;           // float4 fragments of a warp (and of a tile's sum)
+  static constexpr int kItems = RB * 32;           // float4 fragments of a warp (and of a CTA's sum)
   static constexpr int kPartBytes = kItems * 16;   // one warp's fragments
-  // The G x W warps' parts; with split_k > 1 also split_k x G slots for the ranks' sums (rank 0's
-  // are filled by the others) and rank 0's mbarrier; with XS, x's stage (16 rows, x_stride bytes
-  // apart) and its mbarrier.
-  __host__ __device__ static constexpr int sum_bytes(int split_k) { return G * W * kPartBytes + (split_k > 1 ? G * split_k * kPartBytes + 16 : 0); }
-  // Stage row pitch: the longest CTA k-range (ceil(steps / split_k) k-steps), 128-byte rounded,
-  // plus 64 (C = 1) or 16 (C = 2) bytes, so that the 8 rows of a warp's LDS.128 pair up without
-  // bank conflicts (4 wavefronts for 512 bytes).
-  __host__ __device__ static constexpr int x_stride(int split_k, int k) {
-    const int steps = (k + kKStep - 1) / kKStep;
-    return ((steps + split_k - 1) / split_k * kKStep * 2 + 127) / 128 * 128 + (C == 1 ? 64 : 16);
-  }
-  __host__ __device__ static constexpr int x_offset(int split_k) { return (sum_bytes(split_k) + 16 + 127) / 128 * 128; }
-  static constexpr int smem_bytes(int split_k, int k = 0) {
-    return XS ? x_offset(split_k) + 16 * x_stride(split_k, k) : sum_bytes(split_k);
-  }
-  static constexpr int kMaxSmemBytes = XS ? 227 * 1024 : (G * W + 8 * G) * kPartBytes + 16;
-  static_assert(RB <= W, "a tile's W warps cover its RB x 32 items");
+  // The W warps' parts; with split_k > 1 also split_k slots for the ranks' sums (rank 0's are
+  // filled by the others) and rank 0's mbarrier.
+  static constexpr int smem_bytes(int split_k) { return W * kPartBytes + (split_k > 1 ? split_k * kPartBytes + 16 : 0); }
+  static constexpr int kMaxSmemBytes = (W + 8) * kPartBytes + 16;
+  static_assert(RB <= W, "a CTA's threads cover its RB x 32 items");
 };
 
 namespace skinny_bop_detail {
@@ -215,66 +198,37 @@ __device__ __noinline__ Fragments<RB> partial_step(RowPointers<In, RB> wp, const
 
 }  // namespace skinny_bop_detail
 
-template <typename In, int RB, int C, int W, int U, int LAB = 0, int G = 1, bool XS = false>
-__global__ void __launch_bounds__(32 * W * G, G == 1 && W <= 8 ? 2 : 1) sm90_gemm_skinny_bop(const SkinnyParams p) {
+template <typename In, int RB, int C, int W, int U, int LAB = 0>
+__global__ void __launch_bounds__(32 * W, W <= 8 ? 2 : 1) sm90_gemm_skinny_bop(const SkinnyParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
   __trap();  // never launched there: the host checks the loaded image's PTX arch first
 #else
-  using Shape = SkinnyBopShape<RB, C, W, U, G, XS>;
+  using Shape = SkinnyBopShape<RB, C, W, U>;
   constexpr int KSTEP = Shape::kKStep;
   namespace sd = skinny_detail;
-  // [G][W][RB][32] warp parts, then [split_k][G][RB][32] rank slots, then the mbarrier; with XS,
-  // x's stage from Shape::x_offset.
-  extern __shared__ float4 bop_parts[];
+  extern __shared__ float4 bop_parts[];  // [W][RB][32] warp parts, then [split_k][RB][32] rank slots, then the mbarrier
   const int lane = static_cast<int>(threadIdx.x) % 32, warp = static_cast<int>(threadIdx.x) / 32;
   const int g = lane / 4, t = lane % 4;
-  const int warp_k = G == 1 ? warp : warp % W;  // the warp's k-part; its row tile is warp / W
   const int split_k = static_cast<int>(gridDim.y), rank = static_cast<int>(blockIdx.y);
-  const int row0 = (static_cast<int>(blockIdx.x) * G + (G == 1 ? 0 : warp / W)) * Shape::kRows;
+  const int row0 = static_cast<int>(blockIdx.x) * Shape::kRows;
   const int steps = (p.k + KSTEP - 1) / KSTEP;  // the last one possibly partial
   const int full_steps = p.k / KSTEP;
-  const int parts = split_k * W, pidx = rank * W + warp_k;
+  const int parts = split_k * W, pidx = rank * W + warp;
   const int s_begin = static_cast<int>(static_cast<std::int64_t>(steps) * pidx / parts);
   const int s_end = static_cast<int>(static_cast<std::int64_t>(steps) * (pidx + 1) / parts);
   // Rank 0's mbarrier collects the other ranks' sums: one arrival (its own, now) and their bytes.
   // First phase of the cluster barrier: by its wait (before the sums go to rank 0), every CTA of
   // the cluster is running and rank 0's mbarrier is initialised (the fence releases it).
-  float4* const slots = bop_parts + G * W * Shape::kItems;
-  const std::uint32_t bar = sd::smem_addr(slots + split_k * G * Shape::kItems);
+  float4* const slots = bop_parts + W * Shape::kItems;
+  const std::uint32_t bar = sd::smem_addr(slots + split_k * Shape::kItems);
   constexpr bool kSum = (LAB & skinny_bop_detail::kBopNoSum) == 0;
   if (kSum && split_k > 1) {
     if (rank == 0 && threadIdx.x == 0) {
       sd::mbar_init(bar, 1);
       asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-      sd::mbar_arrive_expect(bar, static_cast<std::uint32_t>((split_k - 1) * G * Shape::kPartBytes));
+      sd::mbar_arrive_expect(bar, static_cast<std::uint32_t>((split_k - 1) * Shape::kPartBytes));
     }
     sd::cluster_arrive_relaxed();
-  }
-  // XS: the CTA's k-range of x, tokens 0 .. min(M, 16) - 1, into the stage (one bulk copy a token,
-  // completing on xbar), issued before any weight load; the warps wait on xbar after their first
-  // batch's weight loads. Tokens past M read the last token's row, as the L1 path does.
-  std::uint32_t xs_row[2] = {0, 0}, xs_off = 0, xbar = 0;
-  if constexpr (XS) {
-    const std::uint32_t base = sd::smem_addr(bop_parts) + Shape::x_offset(split_k);
-    const int stride = Shape::x_stride(split_k, p.k);
-    xbar = base - 16;
-    const int cs_begin = static_cast<int>(static_cast<std::int64_t>(steps) * rank / split_k);
-    const int cs_end = static_cast<int>(static_cast<std::int64_t>(steps) * (rank + 1) / split_k);
-    if (threadIdx.x == 0) {
-      const int k0 = cs_begin * KSTEP, k1 = min(cs_end * KSTEP, p.k);
-      const int rows = min(p.m, 16);
-      const auto bytes = static_cast<std::uint32_t>((k1 - k0) * static_cast<int>(sizeof(In)));
-      sd::mbar_init(xbar, 1);
-      asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-      sd::mbar_arrive_expect(xbar, bytes * rows);
-      if (bytes > 0)
-        for (int r = 0; r < rows; ++r)
-          sd::bulk_copy(base + r * stride, static_cast<const In*>(p.x) + static_cast<std::int64_t>(r) * p.lda + k0, bytes, xbar);
-    }
-    __syncthreads();  // xbar is initialised before any thread waits on it
-    xs_row[0] = base + min(g, p.m - 1) * stride;
-    xs_row[1] = base + min(g + 8, p.m - 1) * stride;
-    xs_off = static_cast<std::uint32_t>(((s_begin - cs_begin) * KSTEP + 8 * C * t) * static_cast<int>(sizeof(In)));
   }
 
   // Two accumulator sets, one per MMA half (acc[h]), summed before the epilogue: the MMAs of a
@@ -311,24 +265,22 @@ __global__ void __launch_bounds__(32 * W * G, G == 1 && W <= 8 ? 2 : 1) sm90_gem
           }
     };
     auto load_x = [&] {
-      if constexpr (!XS) {  // XS: read from the stage after the weight's loads (below)
 #pragma unroll
-        for (int u = 0; u < NU; ++u)
+      for (int u = 0; u < NU; ++u)
 #pragma unroll
-          for (int j = 0; j < 2; ++j)
+        for (int j = 0; j < 2; ++j)
 #pragma unroll
-            for (int c = 0; c < C; ++c) {
-              if constexpr ((LAB & skinny_bop_detail::kBopNoX) != 0) {
-                xv[u][j][c] = make_uint4(lane, j, u, c);
-              } else {
-                const In* ptr = xp[j] + u * KSTEP + 8 * c;
-                if constexpr ((LAB & (skinny_bop_detail::kBopXNoAlloc | skinny_bop_detail::kBopXEvictLast)) != 0)
-                  xv[u][j][c] = !PARTIAL || u < rem ? skinny_bop_detail::lab_load_x<LAB>(ptr) : make_uint4(0, 0, 0, 0);
-                else if constexpr (PARTIAL) xv[u][j][c] = sd::load_activation_if(ptr, u < rem);
-                else xv[u][j][c] = sd::load_activation(ptr);
-              }
+          for (int c = 0; c < C; ++c) {
+            if constexpr ((LAB & skinny_bop_detail::kBopNoX) != 0) {
+              xv[u][j][c] = make_uint4(lane, j, u, c);
+            } else {
+              const In* ptr = xp[j] + u * KSTEP + 8 * c;
+              if constexpr ((LAB & (skinny_bop_detail::kBopXNoAlloc | skinny_bop_detail::kBopXEvictLast)) != 0)
+                xv[u][j][c] = !PARTIAL || u < rem ? skinny_bop_detail::lab_load_x<LAB>(ptr) : make_uint4(0, 0, 0, 0);
+              else if constexpr (PARTIAL) xv[u][j][c] = sd::load_activation_if(ptr, u < rem);
+              else xv[u][j][c] = sd::load_activation(ptr);
             }
-      }
+          }
     };
     if constexpr ((LAB & skinny_bop_detail::kBopXFirst) != 0) {
       load_x();
@@ -336,19 +288,6 @@ __global__ void __launch_bounds__(32 * W * G, G == 1 && W <= 8 ? 2 : 1) sm90_gem
     } else {
       load_w();
       load_x();
-    }
-    if constexpr (XS) {
-      sd::mbar_wait(xbar, 0);  // the stage has landed (at once after the first batch)
-#pragma unroll
-      for (int u = 0; u < NU; ++u)
-#pragma unroll
-        for (int j = 0; j < 2; ++j)
-#pragma unroll
-          for (int c = 0; c < C; ++c)
-            xv[u][j][c] = !PARTIAL || u < rem
-                              ? sd::lds128(xs_row[j] + xs_off + static_cast<std::uint32_t>((u * KSTEP + 8 * c) * sizeof(In)))
-                              : make_uint4(0, 0, 0, 0);
-      xs_off += static_cast<std::uint32_t>(NU * KSTEP * sizeof(In));
     }
 #pragma unroll
     for (int b = 0; b < RB; ++b) wp[b] += NU * KSTEP;
@@ -399,31 +338,28 @@ __global__ void __launch_bounds__(32 * W * G, G == 1 && W <= 8 ? 2 : 1) sm90_gem
   if constexpr (U > 1)
     if (s < s_full) batch(std::integral_constant<int, U>{}, std::true_type{}, s_full - s);
 
-  // Every warp's fragments into this CTA's shared memory, part `warp`; each tile's sum in warp order.
-  if constexpr (XS) sd::mbar_wait(xbar, 0);  // no bulk copy is left in flight when the CTA exits
+  // Every warp's fragments into this CTA's shared memory, part `warp`; the CTA's sum in warp order.
 #pragma unroll
   for (int b = 0; b < RB; ++b)
     bop_parts[(warp * RB + b) * 32 + lane] = make_float4(acc[0][b][0] + acc[1][b][0], acc[0][b][1] + acc[1][b][1],
                                                          acc[0][b][2] + acc[1][b][2], acc[0][b][3] + acc[1][b][3]);
   __syncthreads();
-  // Item i: tile ti = i / kItems of the CTA, fragment ii / 32 (rows + 8 (ii / 32) ..) of lane
-  // ii % 32 (ii = i % kItems): tokens l / 4 and l / 4 + 8, rows 2 (l % 4) and + 1; thread i owns
-  // it (G x kItems <= threads).
+  // Item i = fragment i / 32 (rows row0 + 8 (i / 32) ..) of lane i % 32: tokens l / 4 and l / 4 + 8,
+  // rows 2 (l % 4) and + 1; thread i owns it (Shape::kItems <= threads).
   const int i = sd::thread_index();
-  if (i >= G * Shape::kItems) return;
-  const int ti = G == 1 ? 0 : i / Shape::kItems, ii = G == 1 ? i : i % Shape::kItems;
-  float4 v = bop_parts[ti * W * Shape::kItems + ii];
-  for (int q = 1; q < W; ++q) skinny_bop_detail::add4(v, bop_parts[(ti * W + q) * Shape::kItems + ii]);
+  if (i >= Shape::kItems) return;
+  float4 v = bop_parts[i];
+  for (int q = 1; q < W; ++q) skinny_bop_detail::add4(v, bop_parts[q * Shape::kItems + i]);
   if (kSum && split_k > 1) {
     sd::cluster_wait_acquire();  // the cluster's CTAs run; rank 0's mbarrier is initialised
     if (rank != 0) {
-      // Into rank 0's slot (rank, ti), completing on its mbarrier; nothing here is read after.
-      sd::st_async_16(sd::map_cluster_rank(sd::smem_addr(slots + (rank * G + ti) * Shape::kItems + ii), 0), v,
+      // Into rank 0's slot `rank`, completing on its mbarrier; nothing here is read after.
+      sd::st_async_16(sd::map_cluster_rank(sd::smem_addr(slots + rank * Shape::kItems + i), 0), v,
                       sd::map_cluster_rank(bar, 0));
       return;
     }
     sd::mbar_wait(bar, 0);  // every other rank's bytes have landed
-    for (int r = 1; r < split_k; ++r) skinny_bop_detail::add4(v, slots[(r * G + ti) * Shape::kItems + ii]);
+    for (int r = 1; r < split_k; ++r) skinny_bop_detail::add4(v, slots[r * Shape::kItems + i]);
   }
   // The store of item i. The common case (no bias or activation, output in the input's type, paired
   // stores aligned) takes a short path of two 4-byte stores; the rest goes through store_pair
@@ -431,8 +367,8 @@ __global__ void __launch_bounds__(32 * W * G, G == 1 && W <= 8 ? 2 : 1) sm90_gem
   // took its branches). Indices read afresh.
   const bool plain = p.bias_type == kSkinnyNone && p.activation == 0 && p.out_type == sd::kOwnOutType<In> && (p.ldo & 1) == 0 &&
                      (reinterpret_cast<std::uintptr_t>(p.out) & 3) == 0;
-  const int e_row0 = (sd::cta_index() * G + ti) * Shape::kRows;
-  const int l = ii % 32, n0 = e_row0 + 8 * (ii / 32) + 2 * (l % 4), m0 = l / 4;
+  const int e_row0 = sd::cta_index() * Shape::kRows;
+  const int l = i % 32, n0 = e_row0 + 8 * (i / 32) + 2 * (l % 4), m0 = l / 4;
   if (plain && n0 + 1 < p.n) {
     skinny_bop_detail::store_plain_pair<In>(p, m0, n0, v.x, v.y);
     skinny_bop_detail::store_plain_pair<In>(p, m0 + 8, n0, v.z, v.w);

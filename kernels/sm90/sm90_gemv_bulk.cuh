@@ -74,11 +74,18 @@ constexpr GemvBulkPlan gemv_bulk_plan(std::int64_t n, std::int64_t k, int consum
 
 namespace gemv_bulk_detail {
 
-using skinny_detail::bulk_copy;
 using skinny_detail::mbar_arrive;
 using skinny_detail::mbar_arrive_expect;
 using skinny_detail::mbar_init;
 using skinny_detail::mbar_wait;
+
+// Global -> shared copy of `bytes` (a multiple of 16, both addresses 16-byte aligned), completing
+// as transaction bytes on the barrier.
+__device__ __forceinline__ void bulk_copy(std::uint32_t dst, const void* src, std::uint32_t bytes, std::uint32_t bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst),
+               "l"(src), "r"(bytes), "r"(bar)
+               : "memory");
+}
 
 // The ring's geometry: `stages` slots of `rows` row slices,
 // `row_bytes` apart; units of kc elements, `kunits` a row tile.
