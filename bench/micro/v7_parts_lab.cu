@@ -32,6 +32,8 @@
 // The sixth run (V7_PARTS_RUN6=1): on 576x7168, splits that balance the grid over 132 SMs
 // (11: non-portable clusters of 11), beside 8, 10, 12 and 16. Label of runs 5-6: tile, split,
 // then the grid's CTAs x split / resident CTAs an SM.
+// The seventh run (V7_PARTS_RUN7=1 [N K ...]): the M = 16 weights where cuBLASLt ships on the H200,
+// version 7 with 24- and 32-row tiles (x's L1 traffic per weight byte 2 / RB) beside n16 and n8.
 // Results: bench/results/studies/s35/v7_parts_lab_run<N>.txt (H200); docs/perf-notes.md, skinny,
 // "Session 35".
 // Each on the tile and split that ship on the H200 (configs/h200/bf16_tuned_gemm.csv; 8192x1024
@@ -42,7 +44,7 @@
 // Build (from the repository root): nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a
 //        -I. -Isrc -Iinclude -o scratch/lab/v7_parts_lab bench/micro/v7_parts_lab.cu
 //        src/runtime/timing.cu src/runtime/cuda_check.cpp
-// Run:   ./v7_parts_lab   (V7_PARTS_RUN<N>=1 for run N = 1, 4, 5, 6; none: run 2)
+// Run:   ./v7_parts_lab   (V7_PARTS_RUN<N>=1 for run N = 1, 4, 5, 6, 7; none: run 2)
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -232,13 +234,20 @@ void run_carveout(const Problem& p, int split, int carveout, double floor_us, co
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
   const cudaDeviceProp prop = lab::device_header();
   std::printf("%-14s %-34s %8s %7s %9s\n", "problem", "variant", "us", "/floor", "err");
-  const std::vector<Case> cases = {
+  const bool run7 = std::getenv("V7_PARTS_RUN7") != nullptr;
+  std::vector<Case> cases = {
       {576, 7168, 2, 1, 4, 4, 8},  {1280, 8192, 1, 1, 4, 4, 4}, {1536, 7168, 1, 2, 8, 2, 2},
       {4096, 4096, 2, 1, 4, 4, 2}, {8192, 1024, 2, 1, 4, 4, 1}, {4096, 4096, 2, 1, 4, 4, 1},
   };
+  if (run7) {  // the M = 16 weights where cuBLASLt ships on the H200 (and 4096x4096)
+    cases.clear();
+    for (auto nk : lab::shapes_from_args(argc, argv, {{8192, 1024}, {8192, 3584}, {24576, 1536}, {10240, 5120}, {6144, 4096},
+                                                      {4096, 4096}, {5120, 8192}, {4096, 14336}}))
+      cases.push_back({nk.first, nk.second, 0, 0, 0, 0, 1});
+  }
   // The MMA rate, for the MMA floor of each problem (2 x 16 x N x K flops at that rate).
   double best_tflops = 0;
   for (int warps : {4, 8, 16})
@@ -277,7 +286,21 @@ int main() {
     std::printf("%-14s %-34s %8.2f %7.3f %9s\n", name, ("floor " + shape).c_str(), floor_us, 1.0, "-");
     const double mma_us = 2.0 * kM * c.n * c.k / (best_tflops * 1e12) * 1e6;
     std::printf("%-14s %-34s %8.2f %7.3f %9s\n", name, "mma at the best rate", mma_us, mma_us / floor_us, "-");
-    if (std::getenv("V7_PARTS_RUN6") != nullptr) {
+    if (run7) {
+      // Run 7: wider row tiles (RB = 3, 4: x's L1 traffic per weight byte 2 / RB) beside the
+      // library's n16 and n8 tiles, at split 1 and 2 where the grid fits.
+      for (int rep = 0; rep < 2; ++rep)
+        for (int split : {1, 2}) {
+          if (split == 2 && c.n > 8192) continue;
+          run_grid<2, 1, 4, 4>(p, split, floor_us, name, failures);
+          run_grid<1, 2, 4, 2>(p, split, floor_us, name, failures);
+          run_grid<3, 1, 4, 4>(p, split, floor_us, name, failures);
+          run_grid<4, 1, 4, 4>(p, split, floor_us, name, failures);
+          run_grid<4, 1, 4, 2>(p, split, floor_us, name, failures);
+          run_grid<4, 1, 8, 2>(p, split, floor_us, name, failures);
+          run_grid<4, 2, 4, 1>(p, split, floor_us, name, failures);
+        }
+    } else if (std::getenv("V7_PARTS_RUN6") != nullptr) {
       // Run 6: 576x7168's grid balanced over the SMs. 36 16-row tiles split 8 are 288 CTAs: 24 SMs
       // hold 3 and 108 hold 2 (the busiest SM 1.37x the mean); split 11 gives 396 = 3 x 132
       // (72 8-row tiles: 792 = 6 x 132), as non-portable clusters of 11.
