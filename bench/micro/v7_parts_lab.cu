@@ -52,6 +52,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -125,6 +126,21 @@ struct Problem {
   float* ref = nullptr;
 };
 
+// Times `launch` (graph replay), checks it against the reference unless it is an ablation, and
+// prints one line: problem, variant label, us, x the floor, error (or "ablation").
+void report(const Problem& p, const std::function<void(int, cudaStream_t)>& launch, const char* name,
+            const char* label, double floor_us, bool checked, int& failures) {
+  const double t = lab::time_launches(p.sets, launch);
+  char err[32] = "ablation";
+  if (checked) {
+    const double e = lab::poisoned_error(p.out[0], p.ref, kM * p.n, launch);
+    const bool bad = !(e < 1e-2);
+    failures += bad;
+    std::snprintf(err, sizeof err, "%.1e%s", e, bad ? "!" : "");
+  }
+  std::printf("%-14s %-34s %8.2f %7.3f %9s\n", name, label, t, t / floor_us, err);
+}
+
 template <int RB, int C, int W, int U>
 void run_tile(const Problem& p, int split, double floor_us, const char* name, int& failures) {
   using Shape = tgemm::kernels::SkinnyBopShape<RB, C, W, U>;
@@ -137,19 +153,9 @@ void run_tile(const Problem& p, int split, double floor_us, const char* name, in
       lab::launch_grid(kernel, tiles, split, cluster, Shape::kThreads, Shape::smem_bytes(split), s,
                        lab::skinny_params(p.x[i], p.w[i], p.out[i], kM, p.n, p.k));
     };
-    const double t = lab::time_launches(p.sets, launch);
-    std::string err = "ablation";
-    if (A == 0) {
-      const double e = lab::poisoned_error(p.out[0], p.ref, kM * p.n, launch);
-      const bool bad = !(e < 1e-2);
-      failures += bad;
-      char b[32];
-      std::snprintf(b, sizeof b, "%.1e%s", e, bad ? "!" : "");
-      err = b;
-    }
     char tile[64];
     std::snprintf(tile, sizeof tile, "n%d c%d w%d u%d s%d %s", 8 * RB, C, W, U, split, label);
-    std::printf("%-14s %-34s %8.2f %7.3f %9s\n", name, tile, t, t / floor_us, err.c_str());
+    report(p, launch, name, tile, floor_us, A == 0, failures);
   };
   using kd::kBopMma2;
   using kd::kBopNoMma;
@@ -199,13 +205,9 @@ void run_grid(const Problem& p, int split, double floor_us, const char* name, in
   auto launch = [&](int i, cudaStream_t s) {
     lab::launch_grid(kernel, ctas, split, true, Shape::kThreads, smem, s, lab::skinny_params(p.x[i], p.w[i], p.out[i], kM, p.n, p.k));
   };
-  const double t = lab::time_launches(p.sets, launch);
-  const double e = lab::poisoned_error(p.out[0], p.ref, kM * p.n, launch);
-  const bool bad = !(e < 1e-2);
-  failures += bad;
   char label[96];
   std::snprintf(label, sizeof label, "n%d c%d w%d u%d s%d %dx%d/%d", 8 * RB, C, W, U, split, ctas, split, per_sm);
-  std::printf("%-14s %-34s %8.2f %7.3f %7.1e%s\n", name, label, t, t / floor_us, e, bad ? "!" : "");
+  report(p, launch, name, label, floor_us, true, failures);
 }
 
 // Run 4 (V7_PARTS_RUN4=1): the shipped tile with the shared-memory carveout set to `carveout`
@@ -222,13 +224,9 @@ void run_carveout(const Problem& p, int split, int carveout, double floor_us, co
     lab::launch_grid(kernel, tiles, split, true, Shape::kThreads, Shape::smem_bytes(split), s,
                      lab::skinny_params(p.x[i], p.w[i], p.out[i], kM, p.n, p.k));
   };
-  const double t = lab::time_launches(p.sets, launch);
-  const double e = lab::poisoned_error(p.out[0], p.ref, kM * p.n, launch);
-  const bool bad = !(e < 1e-2);
-  failures += bad;
   char label[96];
   std::snprintf(label, sizeof label, "n%d c%d w%d u%d s%d carveout %d", 8 * RB, C, W, U, split, carveout);
-  std::printf("%-14s %-34s %8.2f %7.3f %7.1e%s\n", name, label, t, t / floor_us, e, bad ? "!" : "");
+  report(p, launch, name, label, floor_us, true, failures);
   CK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutDefault));
 }
 
@@ -242,6 +240,7 @@ int main(int argc, char** argv) {
       {576, 7168, 2, 1, 4, 4, 8},  {1280, 8192, 1, 1, 4, 4, 4}, {1536, 7168, 1, 2, 8, 2, 2},
       {4096, 4096, 2, 1, 4, 4, 2}, {8192, 1024, 2, 1, 4, 4, 1}, {4096, 4096, 2, 1, 4, 4, 1},
   };
+  if (std::getenv("V7_PARTS_RUN5") != nullptr || std::getenv("V7_PARTS_RUN6") != nullptr) cases.resize(1);  // 576x7168
   if (run7) {  // the M = 16 weights where cuBLASLt ships on the H200 (and 4096x4096)
     cases.clear();
     for (auto nk : lab::shapes_from_args(argc, argv, {{8192, 1024}, {8192, 3584}, {24576, 1536}, {10240, 5120}, {6144, 4096},
@@ -304,35 +303,33 @@ int main(int argc, char** argv) {
       // Run 6: 576x7168's grid balanced over the SMs. 36 16-row tiles split 8 are 288 CTAs: 24 SMs
       // hold 3 and 108 hold 2 (the busiest SM 1.37x the mean); split 11 gives 396 = 3 x 132
       // (72 8-row tiles: 792 = 6 x 132), as non-portable clusters of 11.
-      if (c.n == 576)
-        for (int rep = 0; rep < 2; ++rep) {
-          run_grid<2, 1, 4, 4>(p, 8, floor_us, name, failures);
-          run_grid<2, 1, 4, 4>(p, 11, floor_us, name, failures);
-          run_grid<2, 1, 4, 2>(p, 11, floor_us, name, failures);
-          run_grid<2, 1, 2, 4>(p, 11, floor_us, name, failures);
-          run_grid<1, 1, 4, 4>(p, 11, floor_us, name, failures);
-          run_grid<1, 2, 4, 2>(p, 11, floor_us, name, failures);
-          run_grid<1, 1, 4, 4>(p, 8, floor_us, name, failures);
-          run_grid<2, 1, 4, 4>(p, 10, floor_us, name, failures);
-          run_grid<2, 1, 4, 4>(p, 12, floor_us, name, failures);
-          run_grid<2, 1, 4, 4>(p, 16, floor_us, name, failures);
-        }
+      for (int rep = 0; rep < 2; ++rep) {
+        run_grid<2, 1, 4, 4>(p, 8, floor_us, name, failures);
+        run_grid<2, 1, 4, 4>(p, 11, floor_us, name, failures);
+        run_grid<2, 1, 4, 2>(p, 11, floor_us, name, failures);
+        run_grid<2, 1, 2, 4>(p, 11, floor_us, name, failures);
+        run_grid<1, 1, 4, 4>(p, 11, floor_us, name, failures);
+        run_grid<1, 2, 4, 2>(p, 11, floor_us, name, failures);
+        run_grid<1, 1, 4, 4>(p, 8, floor_us, name, failures);
+        run_grid<2, 1, 4, 4>(p, 10, floor_us, name, failures);
+        run_grid<2, 1, 4, 4>(p, 12, floor_us, name, failures);
+        run_grid<2, 1, 4, 4>(p, 16, floor_us, name, failures);
+      }
     } else if (std::getenv("V7_PARTS_RUN5") != nullptr) {
       // Run 5: one CTA an 8-row block (72 CTAs on 576 rows), 16 or 32 warps splitting K, no
       // cross-CTA sum; beside the shipped tile.
-      if (c.n == 576)
-        for (int rep = 0; rep < 2; ++rep) {
-          run_grid<2, 1, 4, 4>(p, 8, floor_us, name, failures);
-          run_grid<1, 1, 16, 4>(p, 1, floor_us, name, failures);
-          run_grid<1, 1, 16, 2>(p, 1, floor_us, name, failures);
-          run_grid<1, 2, 16, 2>(p, 1, floor_us, name, failures);
-          run_grid<1, 1, 32, 2>(p, 1, floor_us, name, failures);
-          run_grid<1, 1, 32, 4>(p, 1, floor_us, name, failures);
-          run_grid<1, 2, 32, 1>(p, 1, floor_us, name, failures);
-          run_grid<1, 1, 16, 4>(p, 2, floor_us, name, failures);
-          run_grid<2, 1, 16, 4>(p, 2, floor_us, name, failures);
-          run_grid<2, 1, 16, 4>(p, 4, floor_us, name, failures);
-        }
+      for (int rep = 0; rep < 2; ++rep) {
+        run_grid<2, 1, 4, 4>(p, 8, floor_us, name, failures);
+        run_grid<1, 1, 16, 4>(p, 1, floor_us, name, failures);
+        run_grid<1, 1, 16, 2>(p, 1, floor_us, name, failures);
+        run_grid<1, 2, 16, 2>(p, 1, floor_us, name, failures);
+        run_grid<1, 1, 32, 2>(p, 1, floor_us, name, failures);
+        run_grid<1, 1, 32, 4>(p, 1, floor_us, name, failures);
+        run_grid<1, 2, 32, 1>(p, 1, floor_us, name, failures);
+        run_grid<1, 1, 16, 4>(p, 2, floor_us, name, failures);
+        run_grid<2, 1, 16, 4>(p, 2, floor_us, name, failures);
+        run_grid<2, 1, 16, 4>(p, 4, floor_us, name, failures);
+      }
     } else if (std::getenv("V7_PARTS_RUN4") != nullptr) {
       for (int rep = 0; rep < 2; ++rep)
         for (int cv : {-1, 0, 25, 50, 100}) {

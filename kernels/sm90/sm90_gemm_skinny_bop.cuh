@@ -121,6 +121,7 @@ __device__ __forceinline__ void chunk_mmas(const uint4& w, const uint4& x0, cons
   skinny_detail::mma_m16n8k16<In>(c1, a[2], b[2], a[3], b[3], wr[2], wr[3]);
 }
 
+// a += b, component by component (the epilogue's sums over warps and over ranks).
 __device__ __forceinline__ void add4(float4& a, const float4& b) {
   a.x += b.x;
   a.y += b.y;
