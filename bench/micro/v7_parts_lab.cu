@@ -34,9 +34,9 @@
 // then the grid's CTAs x split / resident CTAs an SM.
 // The seventh run (V7_PARTS_RUN7=1 [N K ...]): the M = 16 weights where cuBLASLt ships on the H200,
 // version 7 with 24- and 32-row tiles (x's L1 traffic per weight byte 2 / RB) beside n16 and n8.
-// The eighth run (V7_PARTS_RUN8=1): the shipped tiles with the CTA's k-steps dealt to its warps
-// round robin (kBopKInterleave: a batch of the CTA covers W x U consecutive k-steps of each row)
-// instead of W contiguous parts; checked.
+// The eighth run (its code and the kernel's kBop882a114nterleave bit are at commit 882a114, removed after
+// it): the shipped tiles with the CTA's k-steps dealt to its warps round robin (a batch of the CTA
+// covers W x U consecutive k-steps of each row) instead of W contiguous parts: -1% to +8%.
 // Results: bench/results/studies/s35/v7_parts_lab_run<N>.txt (H200); docs/perf-notes.md, skinny,
 // "Session 35".
 // Each on the tile and split that ship on the H200 (configs/h200/bf16_tuned_gemm.csv; 8192x1024
@@ -47,7 +47,7 @@
 // Build (from the repository root): nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a
 //        -I. -Isrc -Iinclude -o scratch/lab/v7_parts_lab bench/micro/v7_parts_lab.cu
 //        src/runtime/timing.cu src/runtime/cuda_check.cpp
-// Run:   ./v7_parts_lab   (V7_PARTS_RUN<N>=1 for run N = 1, 4, 5, 6, 7, 8; none: run 2)
+// Run:   ./v7_parts_lab   (V7_PARTS_RUN<N>=1 for run N = 1, 4, 5, 6, 7; none: run 2)
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -169,13 +169,8 @@ void run_tile(const Problem& p, int split, double floor_us, const char* name, in
   using kd::kBopXFirst;
   using kd::kBopXNoAlloc;
   const bool first_run = std::getenv("V7_PARTS_RUN1") != nullptr;  // else the second
-  const bool run8 = std::getenv("V7_PARTS_RUN8") != nullptr;
   for (int rep = 0; rep < 2; ++rep) {
     run(std::integral_constant<int, 0>{}, true, "full");
-    if (run8) {  // the warps' k-steps round robin
-      run(std::integral_constant<int, kd::kBopKInterleave>{}, true, "k interleaved");
-      continue;
-    }
     if (first_run) {  // session 35's first run
       run(std::integral_constant<int, kBopNoMma>{}, true, "nomma");
       run(std::integral_constant<int, kBopNoX>{}, true, "nox");

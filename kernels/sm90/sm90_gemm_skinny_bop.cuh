@@ -141,9 +141,6 @@ enum BopLab : int {
   kBopXNoAlloc = 16,    // x loaded with ld.global.nc.L1::no_allocate (not cached in L1)
   kBopXEvictLast = 32,  // x loaded with ld.global.nc.L1::evict_last
   kBopXFirst = 64,      // a batch issues x's loads before the weight's
-  kBopKInterleave = 128,  // the CTA's warps take its k-steps round robin (warp w: steps w, w + W, ...)
-                          // instead of W contiguous parts: the CTA's loads of a batch cover W x U
-                          // consecutive k-steps of each row
 };
 
 // x's 16-byte load under the LAB bits kBopXNoAlloc / kBopXEvictLast (else load_activation).
@@ -218,22 +215,8 @@ __global__ void __launch_bounds__(32 * W, W <= 8 ? 2 : 1) sm90_gemm_skinny_bop(c
   const int steps = (p.k + KSTEP - 1) / KSTEP;  // the last one possibly partial
   const int full_steps = p.k / KSTEP;
   const int parts = split_k * W, pidx = rank * W + warp;
-  // The warp's k-steps [s_begin, s_end) from k-step base_step, KSTRIDE elements apart (LAB
-  // kBopKInterleave: counted from 0, the warp's steps being base_step + W i of the CTA's range).
-  constexpr bool KI = (LAB & skinny_bop_detail::kBopKInterleave) != 0;
-  constexpr int KSTRIDE = KI ? W * KSTEP : KSTEP;
-  int s_begin, s_end, base_step;
-  if constexpr (KI) {
-    const int cs_begin = static_cast<int>(static_cast<std::int64_t>(steps) * rank / split_k);
-    const int cs_end = static_cast<int>(static_cast<std::int64_t>(steps) * (rank + 1) / split_k);
-    base_step = cs_begin + warp;
-    s_begin = 0;
-    s_end = base_step < cs_end ? (cs_end - base_step + W - 1) / W : 0;
-  } else {
-    s_begin = static_cast<int>(static_cast<std::int64_t>(steps) * pidx / parts);
-    s_end = static_cast<int>(static_cast<std::int64_t>(steps) * (pidx + 1) / parts);
-    base_step = s_begin;
-  }
+  const int s_begin = static_cast<int>(static_cast<std::int64_t>(steps) * pidx / parts);
+  const int s_end = static_cast<int>(static_cast<std::int64_t>(steps) * (pidx + 1) / parts);
   // Rank 0's mbarrier collects the other ranks' sums: one arrival (its own, now) and their bytes.
   // First phase of the cluster barrier: by its wait (before the sums go to rank 0), every CTA of
   // the cluster is running and rank 0's mbarrier is initialised (the fence releases it).
@@ -260,9 +243,9 @@ __global__ void __launch_bounds__(32 * W, W <= 8 ? 2 : 1) sm90_gemm_skinny_bop(c
 #pragma unroll
   for (int b = 0; b < RB; ++b)
     wp[b] = static_cast<const In*>(p.w) + static_cast<std::int64_t>(min(row0 + 8 * b + g, p.n - 1)) * p.ldb +
-            base_step * KSTEP + 8 * C * t;
-  const In* xp[2] = {static_cast<const In*>(p.x) + static_cast<std::int64_t>(min(g, p.m - 1)) * p.lda + base_step * KSTEP + 8 * C * t,
-                     static_cast<const In*>(p.x) + static_cast<std::int64_t>(min(g + 8, p.m - 1)) * p.lda + base_step * KSTEP + 8 * C * t};
+            s_begin * KSTEP + 8 * C * t;
+  const In* xp[2] = {static_cast<const In*>(p.x) + static_cast<std::int64_t>(min(g, p.m - 1)) * p.lda + s_begin * KSTEP + 8 * C * t,
+                     static_cast<const In*>(p.x) + static_cast<std::int64_t>(min(g + 8, p.m - 1)) * p.lda + s_begin * KSTEP + 8 * C * t};
 
   // NU k-steps: every load first, then the MMAs. PARTIAL: only the first `rem` of them are in the
   // warp's range; the others' loads are predicated off (nothing read) and their MMAs skipped.
@@ -277,7 +260,7 @@ __global__ void __launch_bounds__(32 * W, W <= 8 ? 2 : 1) sm90_gemm_skinny_bop(c
         for (int b = 0; b < RB; ++b)
 #pragma unroll
           for (int c = 0; c < C; ++c) {
-            const In* ptr = wp[b] + u * KSTRIDE + 8 * c;
+            const In* ptr = wp[b] + u * KSTEP + 8 * c;
             if constexpr (PARTIAL) wv[u][b][c] = sd::load_weight_if(ptr, u < rem);
             else wv[u][b][c] = sd::load_weight(ptr);
           }
@@ -292,7 +275,7 @@ __global__ void __launch_bounds__(32 * W, W <= 8 ? 2 : 1) sm90_gemm_skinny_bop(c
             if constexpr ((LAB & skinny_bop_detail::kBopNoX) != 0) {
               xv[u][j][c] = make_uint4(lane, j, u, c);
             } else {
-              const In* ptr = xp[j] + u * KSTRIDE + 8 * c;
+              const In* ptr = xp[j] + u * KSTEP + 8 * c;
               if constexpr ((LAB & (skinny_bop_detail::kBopXNoAlloc | skinny_bop_detail::kBopXEvictLast)) != 0)
                 xv[u][j][c] = !PARTIAL || u < rem ? skinny_bop_detail::lab_load_x<LAB>(ptr) : make_uint4(0, 0, 0, 0);
               else if constexpr (PARTIAL) xv[u][j][c] = sd::load_activation_if(ptr, u < rem);
@@ -308,9 +291,9 @@ __global__ void __launch_bounds__(32 * W, W <= 8 ? 2 : 1) sm90_gemm_skinny_bop(c
       load_x();
     }
 #pragma unroll
-    for (int b = 0; b < RB; ++b) wp[b] += NU * KSTRIDE;
+    for (int b = 0; b < RB; ++b) wp[b] += NU * KSTEP;
 #pragma unroll
-    for (int j = 0; j < 2; ++j) xp[j] += NU * KSTRIDE;
+    for (int j = 0; j < 2; ++j) xp[j] += NU * KSTEP;
 #pragma unroll
     for (int u = 0; u < NU; ++u) {
       if (PARTIAL && u >= rem) break;
@@ -330,16 +313,16 @@ __global__ void __launch_bounds__(32 * W, W <= 8 ? 2 : 1) sm90_gemm_skinny_bop(c
         }
     }
   };
-  const int s_full = KI ? (base_step < full_steps ? min(s_end, (full_steps - base_step + W - 1) / W) : 0) : min(s_end, full_steps);
+  const int s_full = min(s_end, full_steps);
   if (s_full < s_end) {
     // The partial last k-step (s_full == full_steps, the warp's last), first and out of line, so
     // that the code after the main loop is the epilogue alone.
-    const int off = (s_full - s_begin) * KSTRIDE;
+    const int off = (s_full - s_begin) * KSTEP;
     skinny_bop_detail::RowPointers<In, RB> rows;
 #pragma unroll
     for (int b = 0; b < RB; ++b) rows.w[b] = wp[b] + off;
     const auto f = skinny_bop_detail::partial_step<In, RB, C>(rows, xp[0] + off, xp[1] + off,
-                                                              p.k - ((KI ? full_steps : s_full) * KSTEP + 8 * C * t));
+                                                              p.k - (s_full * KSTEP + 8 * C * t));
 #pragma unroll
     for (int b = 0; b < RB; ++b)
 #pragma unroll
