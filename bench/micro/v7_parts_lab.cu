@@ -30,8 +30,9 @@
 // The fifth run (V7_PARTS_RUN5=1): on 576x7168, CTAs of 16 or 32 warps over one or two 8-row
 // blocks at split 1-4 (72-144 CTAs, few or no cross-CTA sums).
 // The sixth run (V7_PARTS_RUN6=1): on 576x7168, splits that balance the grid over 132 SMs
-// (11: non-portable clusters of 11), beside 8, 10, 12 and 16. Label of runs 5-6: tile, split,
-// then the grid's CTAs x split / resident CTAs an SM.
+// (11: non-portable clusters of 11), beside 8, 10, 12 and 16.
+// Every line's label: tile, split, the grid's CTAs x split / resident CTAs an SM, the variant.
+// (Runs 1-7's saved outputs predate that label: runs 1, 2, 4 printed no grid.)
 // The seventh run (V7_PARTS_RUN7=1 [N K ...]): the M = 16 weights where cuBLASLt ships on the H200,
 // version 7 with 24- and 32-row tiles (x's L1 traffic per weight byte 2 / RB) beside n16 and n8.
 // The eighth run (its code and the kernel's kBop882a114nterleave bit are at commit 882a114, removed after
@@ -144,22 +145,39 @@ void report(const Problem& p, const std::function<void(int, cudaStream_t)>& laun
   std::printf("%-14s %-34s %8.2f %7.3f %9s\n", name, label, t, t / floor_us, err);
 }
 
+// One variant of one tile at one split, launched as the backend launches it (a (1, split, 1)
+// cluster, above 8 a non-portable one; `cluster` false: plain CTAs), with LAB bits A and the
+// shared-memory carveout `carveout` (-1: not set, the driver's choice). Checked against the
+// reference unless A holds an ablation bit. Label: tile, split, the grid's CTAs x split /
+// resident CTAs an SM, then `what`.
+template <int RB, int C, int W, int U, int A = 0>
+void run_variant(const Problem& p, int split, double floor_us, const char* name, int& failures, const char* what = "",
+                 bool cluster = true, int carveout = -1) {
+  using Shape = tgemm::kernels::SkinnyBopShape<RB, C, W, U>;
+  auto* kernel = tgemm::kernels::sm90_gemm_skinny_bop<bf16, RB, C, W, U, A>;
+  const int ctas = (p.n + Shape::kRows - 1) / Shape::kRows;
+  const int smem = Shape::smem_bytes(split);
+  CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, std::max(smem, Shape::kMaxSmemBytes)));
+  if (split > 8) CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  CK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                          carveout < 0 ? cudaSharedmemCarveoutDefault : carveout));
+  int per_sm = 0;
+  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Shape::kThreads, smem));
+  auto launch = [&](int i, cudaStream_t s) {
+    lab::launch_grid(kernel, ctas, split, cluster, Shape::kThreads, smem, s, lab::skinny_params(p.x[i], p.w[i], p.out[i], kM, p.n, p.k));
+  };
+  char label[96];
+  std::snprintf(label, sizeof label, "n%d c%d w%d u%d s%d %dx%d/%d %s", 8 * RB, C, W, U, split, ctas, split, per_sm, what);
+  constexpr int kAblations = kd::kBopNoMma | kd::kBopNoX | kd::kBopNoSum | kd::kBopMma2;  // wrong results by design
+  report(p, launch, name, label, floor_us, (A & kAblations) == 0, failures);
+  CK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutDefault));
+}
+
+// Runs 1, 2 and 4 on the shipped tile of one problem.
 template <int RB, int C, int W, int U>
 void run_tile(const Problem& p, int split, double floor_us, const char* name, int& failures) {
-  using Shape = tgemm::kernels::SkinnyBopShape<RB, C, W, U>;
-  const int tiles = (p.n + Shape::kRows - 1) / Shape::kRows;
-  auto run = [&](auto ablate_tag, bool cluster, const char* label) {
-    constexpr int A = decltype(ablate_tag)::value;
-    auto* kernel = tgemm::kernels::sm90_gemm_skinny_bop<bf16, RB, C, W, U, A>;
-    CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Shape::kMaxSmemBytes));
-    auto launch = [&](int i, cudaStream_t s) {
-      lab::launch_grid(kernel, tiles, split, cluster, Shape::kThreads, Shape::smem_bytes(split), s,
-                       lab::skinny_params(p.x[i], p.w[i], p.out[i], kM, p.n, p.k));
-    };
-    char tile[64];
-    std::snprintf(tile, sizeof tile, "n%d c%d w%d u%d s%d %s", 8 * RB, C, W, U, split, label);
-    constexpr int kAblations = kd::kBopNoMma | kd::kBopNoX | kd::kBopNoSum | kd::kBopMma2;  // wrong results by design
-    report(p, launch, name, tile, floor_us, (A & kAblations) == 0, failures);
+  auto run = [&](auto lab_tag, bool cluster, const char* what) {
+    run_variant<RB, C, W, U, decltype(lab_tag)::value>(p, split, floor_us, name, failures, what, cluster);
   };
   using kd::kBopMma2;
   using kd::kBopNoMma;
@@ -168,6 +186,14 @@ void run_tile(const Problem& p, int split, double floor_us, const char* name, in
   using kd::kBopXEvictLast;
   using kd::kBopXFirst;
   using kd::kBopXNoAlloc;
+  if (std::getenv("V7_PARTS_RUN4") != nullptr) {  // the carveout
+    for (int rep = 0; rep < 2; ++rep)
+      for (int cv : {-1, 0, 25, 50, 100}) {
+        const std::string what = "carveout " + std::to_string(cv);
+        run_variant<RB, C, W, U>(p, split, floor_us, name, failures, what.c_str(), true, cv);
+      }
+    return;
+  }
   const bool first_run = std::getenv("V7_PARTS_RUN1") != nullptr;  // else the second
   for (int rep = 0; rep < 2; ++rep) {
     run(std::integral_constant<int, 0>{}, true, "full");
@@ -191,47 +217,6 @@ void run_tile(const Problem& p, int split, double floor_us, const char* name, in
     run(std::integral_constant<int, kBopXFirst | kBopXNoAlloc>{}, true, "x first no_allocate");
     if (split > 1) run(std::integral_constant<int, kBopNoX | kBopNoSum>{}, true, "nox+nosum cl");
   }
-}
-
-// One tile at one split as the backend launches it (a (1, split, 1) cluster; above 8, a
-// non-portable one), checked against the reference. Label: tile, split, then the grid's CTAs x
-// split / resident CTAs an SM.
-template <int RB, int C, int W, int U>
-void run_grid(const Problem& p, int split, double floor_us, const char* name, int& failures) {
-  using Shape = tgemm::kernels::SkinnyBopShape<RB, C, W, U>;
-  auto* kernel = tgemm::kernels::sm90_gemm_skinny_bop<bf16, RB, C, W, U>;
-  const int ctas = (p.n + Shape::kRows - 1) / Shape::kRows;
-  const int smem = Shape::smem_bytes(split);
-  CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  if (split > 8) CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-  int per_sm = 0;
-  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Shape::kThreads, smem));
-  auto launch = [&](int i, cudaStream_t s) {
-    lab::launch_grid(kernel, ctas, split, true, Shape::kThreads, smem, s, lab::skinny_params(p.x[i], p.w[i], p.out[i], kM, p.n, p.k));
-  };
-  char label[96];
-  std::snprintf(label, sizeof label, "n%d c%d w%d u%d s%d %dx%d/%d", 8 * RB, C, W, U, split, ctas, split, per_sm);
-  report(p, launch, name, label, floor_us, true, failures);
-}
-
-// Run 4 (V7_PARTS_RUN4=1): the shipped tile with the shared-memory carveout set to `carveout`
-// percent (-1: not set, the driver's choice; 0: the most L1 for x's reuse across the SM's CTAs).
-template <int RB, int C, int W, int U>
-void run_carveout(const Problem& p, int split, int carveout, double floor_us, const char* name, int& failures) {
-  using Shape = tgemm::kernels::SkinnyBopShape<RB, C, W, U>;
-  auto* kernel = tgemm::kernels::sm90_gemm_skinny_bop<bf16, RB, C, W, U>;
-  CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Shape::kMaxSmemBytes));
-  CK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                          carveout < 0 ? cudaSharedmemCarveoutDefault : carveout));
-  const int tiles = (p.n + Shape::kRows - 1) / Shape::kRows;
-  auto launch = [&](int i, cudaStream_t s) {
-    lab::launch_grid(kernel, tiles, split, true, Shape::kThreads, Shape::smem_bytes(split), s,
-                     lab::skinny_params(p.x[i], p.w[i], p.out[i], kM, p.n, p.k));
-  };
-  char label[96];
-  std::snprintf(label, sizeof label, "n%d c%d w%d u%d s%d carveout %d", 8 * RB, C, W, U, split, carveout);
-  report(p, launch, name, label, floor_us, true, failures);
-  CK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutDefault));
 }
 
 }  // namespace
@@ -295,52 +280,45 @@ int main(int argc, char** argv) {
       for (int rep = 0; rep < 2; ++rep)
         for (int split : {1, 2}) {
           if (split == 2 && c.n > 8192) continue;
-          run_grid<2, 1, 4, 4>(p, split, floor_us, name, failures);
-          run_grid<1, 2, 4, 2>(p, split, floor_us, name, failures);
-          run_grid<3, 1, 4, 4>(p, split, floor_us, name, failures);
-          run_grid<4, 1, 4, 4>(p, split, floor_us, name, failures);
-          run_grid<4, 1, 4, 2>(p, split, floor_us, name, failures);
-          run_grid<4, 1, 8, 2>(p, split, floor_us, name, failures);
-          run_grid<4, 2, 4, 1>(p, split, floor_us, name, failures);
+          run_variant<2, 1, 4, 4>(p, split, floor_us, name, failures);
+          run_variant<1, 2, 4, 2>(p, split, floor_us, name, failures);
+          run_variant<3, 1, 4, 4>(p, split, floor_us, name, failures);
+          run_variant<4, 1, 4, 4>(p, split, floor_us, name, failures);
+          run_variant<4, 1, 4, 2>(p, split, floor_us, name, failures);
+          run_variant<4, 1, 8, 2>(p, split, floor_us, name, failures);
+          run_variant<4, 2, 4, 1>(p, split, floor_us, name, failures);
         }
     } else if (std::getenv("V7_PARTS_RUN6") != nullptr) {
       // Run 6: 576x7168's grid balanced over the SMs. 36 16-row tiles split 8 are 288 CTAs: 24 SMs
       // hold 3 and 108 hold 2 (the busiest SM 1.37x the mean); split 11 gives 396 = 3 x 132
       // (72 8-row tiles: 792 = 6 x 132), as non-portable clusters of 11.
       for (int rep = 0; rep < 2; ++rep) {
-        run_grid<2, 1, 4, 4>(p, 8, floor_us, name, failures);
-        run_grid<2, 1, 4, 4>(p, 11, floor_us, name, failures);
-        run_grid<2, 1, 4, 2>(p, 11, floor_us, name, failures);
-        run_grid<2, 1, 2, 4>(p, 11, floor_us, name, failures);
-        run_grid<1, 1, 4, 4>(p, 11, floor_us, name, failures);
-        run_grid<1, 2, 4, 2>(p, 11, floor_us, name, failures);
-        run_grid<1, 1, 4, 4>(p, 8, floor_us, name, failures);
-        run_grid<2, 1, 4, 4>(p, 10, floor_us, name, failures);
-        run_grid<2, 1, 4, 4>(p, 12, floor_us, name, failures);
-        run_grid<2, 1, 4, 4>(p, 16, floor_us, name, failures);
+        run_variant<2, 1, 4, 4>(p, 8, floor_us, name, failures);
+        run_variant<2, 1, 4, 4>(p, 11, floor_us, name, failures);
+        run_variant<2, 1, 4, 2>(p, 11, floor_us, name, failures);
+        run_variant<2, 1, 2, 4>(p, 11, floor_us, name, failures);
+        run_variant<1, 1, 4, 4>(p, 11, floor_us, name, failures);
+        run_variant<1, 2, 4, 2>(p, 11, floor_us, name, failures);
+        run_variant<1, 1, 4, 4>(p, 8, floor_us, name, failures);
+        run_variant<2, 1, 4, 4>(p, 10, floor_us, name, failures);
+        run_variant<2, 1, 4, 4>(p, 12, floor_us, name, failures);
+        run_variant<2, 1, 4, 4>(p, 16, floor_us, name, failures);
       }
     } else if (std::getenv("V7_PARTS_RUN5") != nullptr) {
       // Run 5: one CTA an 8-row block (72 CTAs on 576 rows), 16 or 32 warps splitting K, no
       // cross-CTA sum; beside the shipped tile.
       for (int rep = 0; rep < 2; ++rep) {
-        run_grid<2, 1, 4, 4>(p, 8, floor_us, name, failures);
-        run_grid<1, 1, 16, 4>(p, 1, floor_us, name, failures);
-        run_grid<1, 1, 16, 2>(p, 1, floor_us, name, failures);
-        run_grid<1, 2, 16, 2>(p, 1, floor_us, name, failures);
-        run_grid<1, 1, 32, 2>(p, 1, floor_us, name, failures);
-        run_grid<1, 1, 32, 4>(p, 1, floor_us, name, failures);
-        run_grid<1, 2, 32, 1>(p, 1, floor_us, name, failures);
-        run_grid<1, 1, 16, 4>(p, 2, floor_us, name, failures);
-        run_grid<2, 1, 16, 4>(p, 2, floor_us, name, failures);
-        run_grid<2, 1, 16, 4>(p, 4, floor_us, name, failures);
+        run_variant<2, 1, 4, 4>(p, 8, floor_us, name, failures);
+        run_variant<1, 1, 16, 4>(p, 1, floor_us, name, failures);
+        run_variant<1, 1, 16, 2>(p, 1, floor_us, name, failures);
+        run_variant<1, 2, 16, 2>(p, 1, floor_us, name, failures);
+        run_variant<1, 1, 32, 2>(p, 1, floor_us, name, failures);
+        run_variant<1, 1, 32, 4>(p, 1, floor_us, name, failures);
+        run_variant<1, 2, 32, 1>(p, 1, floor_us, name, failures);
+        run_variant<1, 1, 16, 4>(p, 2, floor_us, name, failures);
+        run_variant<2, 1, 16, 4>(p, 2, floor_us, name, failures);
+        run_variant<2, 1, 16, 4>(p, 4, floor_us, name, failures);
       }
-    } else if (std::getenv("V7_PARTS_RUN4") != nullptr) {
-      for (int rep = 0; rep < 2; ++rep)
-        for (int cv : {-1, 0, 25, 50, 100}) {
-          if (c.rb == 2 && c.c == 1 && c.w == 4 && c.u == 4) run_carveout<2, 1, 4, 4>(p, c.split, cv, floor_us, name, failures);
-          else if (c.rb == 1 && c.c == 1 && c.w == 4 && c.u == 4) run_carveout<1, 1, 4, 4>(p, c.split, cv, floor_us, name, failures);
-          else if (c.rb == 1 && c.c == 2 && c.w == 8 && c.u == 2) run_carveout<1, 2, 8, 2>(p, c.split, cv, floor_us, name, failures);
-        }
     } else if (c.rb == 2 && c.c == 1 && c.w == 4 && c.u == 4) run_tile<2, 1, 4, 4>(p, c.split, floor_us, name, failures);
     else if (c.rb == 1 && c.c == 1 && c.w == 4 && c.u == 4) run_tile<1, 1, 4, 4>(p, c.split, floor_us, name, failures);
     else if (c.rb == 1 && c.c == 2 && c.w == 8 && c.u == 2) run_tile<1, 2, 8, 2>(p, c.split, floor_us, name, failures);
