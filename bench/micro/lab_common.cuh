@@ -183,6 +183,59 @@ double stream_floor_us(int sms, const std::vector<T*>& bufs, std::size_t bytes, 
   return best;
 }
 
+// out[r, c] = sum_q x[r, q] w[c, q] in fp32 for r < m, c < n (dense rows): one thread an output.
+__global__ void ref_kernel(const bf16* x, const bf16* w, float* out, int m, int n, int k) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= m * n) return;
+  const int r = i / n, c = i % n;
+  float s = 0.0f;
+  for (int q = 0; q < k; ++q)
+    s += __bfloat162float(x[static_cast<long long>(r) * k + q]) * __bfloat162float(w[static_cast<long long>(c) * k + q]);
+  out[i] = s;
+}
+
+// One problem's operands: `sets` rotation sets of a random weight [n, k] with x [m, k] right after
+// it in the same allocation (as the bench lays them out), a bf16 output [m, n] each, and the fp32
+// reference of set 0.
+struct Operands {
+  int m = 0, n = 0, k = 0, sets = 0;
+  std::vector<bf16*> w, x, out;
+  float* ref = nullptr;
+};
+
+inline Operands make_operands(const cudaDeviceProp& prop, int m, int n, int k) {
+  Operands p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  const std::size_t wb = static_cast<std::size_t>(n) * k * 2, xb = static_cast<std::size_t>(m) * k * 2;
+  p.sets = rotation_sets(prop, wb);
+  for (int i = 0; i < p.sets; ++i) {
+    bf16 *w, *o;
+    CK(cudaMalloc(&w, wb + xb + 256));
+    CK(cudaMalloc(&o, static_cast<std::size_t>(m) * n * sizeof(bf16)));
+    fill_kernel<<<1024, 256>>>(w, (wb + xb) / 2, 4321 + i);
+    CK(cudaGetLastError());
+    p.w.push_back(w);
+    p.x.push_back(w + static_cast<std::size_t>(n) * k);
+    p.out.push_back(o);
+  }
+  CK(cudaMalloc(&p.ref, static_cast<std::size_t>(m) * n * sizeof(float)));
+  ref_kernel<<<(m * n + 255) / 256, 256>>>(p.x[0], p.w[0], p.ref, m, n, k);
+  CK(cudaGetLastError());
+  CK(cudaDeviceSynchronize());
+  return p;
+}
+
+inline void free_operands(Operands& p) {
+  for (int i = 0; i < p.sets; ++i) {
+    CK(cudaFree(p.w[i]));
+    CK(cudaFree(p.out[i]));
+  }
+  CK(cudaFree(p.ref));
+  p = Operands{};
+}
+
 // The library skinny kernels' parameters for a lab problem: m tokens, dense rows (ld = K, out
 // ld = N), bf16 out, no bias.
 inline tgemm::kernels::SkinnyParams skinny_params(const void* x, const void* w, void* out, int m, int n, int k) {

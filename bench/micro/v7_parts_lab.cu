@@ -70,17 +70,6 @@ using lab::bf16;
 namespace kd = tgemm::kernels::skinny_bop_detail;
 constexpr int kM = 16;
 
-// out[m, n] = sum_k x[m, k] w[n, k] in fp32, one thread an output.
-__global__ void ref_kernel(const bf16* x, const bf16* w, float* out, int n, int k) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= kM * n) return;
-  const int m = i / n, r = i % n;
-  float s = 0.0f;
-  for (int q = 0; q < k; ++q)
-    s += __bfloat162float(x[static_cast<long long>(m) * k + q]) * __bfloat162float(w[static_cast<long long>(r) * k + q]);
-  out[i] = s;
-}
-
 // The MMA's rate alone: every warp runs kChains independent accumulator chains of
 // mma.sync.m16n8k16 (bf16, fp32 accumulate) on register operands, `iters` times. The same
 // instruction version 7 issues, at the machine's rate with no loads.
@@ -124,11 +113,7 @@ struct Case {
   int rb, c, w, u, split;  // the tile: RB n8 blocks, C chunks, W warps, U k-steps a batch
 };
 
-struct Problem {
-  int n = 0, k = 0, sets = 0;
-  std::vector<bf16*> w, x, out;
-  float* ref = nullptr;
-};
+using Problem = lab::Operands;
 
 // Times `launch` (graph replay), checks it against the reference unless it is an ablation, and
 // prints one line: problem, variant label, us, x the floor, error (or "ablation").
@@ -246,24 +231,8 @@ int main(int argc, char** argv) {
     }
   int failures = 0;
   for (const Case& c : cases) {
-    Problem p;
-    p.n = c.n;
-    p.k = c.k;
-    const std::size_t wb = static_cast<std::size_t>(c.n) * c.k * 2, xb = static_cast<std::size_t>(kM) * c.k * 2;
-    p.sets = lab::rotation_sets(prop, wb);
-    for (int i = 0; i < p.sets; ++i) {
-      bf16 *w, *o;
-      CK(cudaMalloc(&w, wb + xb + 256));  // x right after w, as the bench lays them out
-      CK(cudaMalloc(&o, static_cast<std::size_t>(kM) * c.n * sizeof(bf16)));
-      lab::fill_kernel<<<1024, 256>>>(w, (wb + xb) / 2, 4321 + i);
-      CK(cudaGetLastError());
-      p.w.push_back(w);
-      p.x.push_back(w + static_cast<std::size_t>(c.n) * c.k);
-      p.out.push_back(o);
-    }
-    CK(cudaMalloc(&p.ref, static_cast<std::size_t>(kM) * c.n * sizeof(float)));
-    ref_kernel<<<(kM * c.n + 255) / 256, 256>>>(p.x[0], p.w[0], p.ref, c.n, c.k);
-    CK(cudaGetLastError());
+    Problem p = lab::make_operands(prop, kM, c.n, c.k);
+    const std::size_t wb = static_cast<std::size_t>(c.n) * c.k * 2;
     unsigned* sink;
     CK(cudaMalloc(&sink, 64));
     CK(cudaDeviceSynchronize());
@@ -322,11 +291,7 @@ int main(int argc, char** argv) {
     } else if (c.rb == 2 && c.c == 1 && c.w == 4 && c.u == 4) run_tile<2, 1, 4, 4>(p, c.split, floor_us, name, failures);
     else if (c.rb == 1 && c.c == 1 && c.w == 4 && c.u == 4) run_tile<1, 1, 4, 4>(p, c.split, floor_us, name, failures);
     else if (c.rb == 1 && c.c == 2 && c.w == 8 && c.u == 2) run_tile<1, 2, 8, 2>(p, c.split, floor_us, name, failures);
-    for (int i = 0; i < p.sets; ++i) {
-      CK(cudaFree(p.w[i]));
-      CK(cudaFree(p.out[i]));
-    }
-    CK(cudaFree(p.ref));
+    lab::free_operands(p);
     CK(cudaFree(sink));
   }
   std::printf("%s\n", failures ? "FAILURES (see ! above)" : "the full kernel matches the fp32 reference on every problem");
