@@ -35,9 +35,12 @@
 // (Runs 1-7's saved outputs predate that label: runs 1, 2, 4 printed no grid.)
 // The seventh run (V7_PARTS_RUN7=1 [N K ...]): the M = 16 weights where cuBLASLt ships on the H200,
 // version 7 with 24- and 32-row tiles (x's L1 traffic per weight byte 2 / RB) beside n16 and n8.
-// The eighth run (its code and the kernel's kBop882a114nterleave bit are at commit 882a114, removed after
+// The eighth run (its code and the kernel's kBopKInterleave bit are at commit 882a114, removed after
 // it): the shipped tiles with the CTA's k-steps dealt to its warps round robin (a batch of the CTA
 // covers W x U consecutive k-steps of each row) instead of W contiguous parts: -1% to +8%.
+// The ninth run (V7_PARTS_RUN9=1, session 36): one CTA an SM of 16-32 warps on a grid of at most
+// 132 CTAs (splits 3, 5, 7: clusters of any size up to 8), so that every SM holds one share and
+// its warps hold the share's loads in one or two trips; beside the shipped tile.
 // Results: bench/results/studies/s35/v7_parts_lab_run<N>.txt (H200); docs/perf-notes.md, skinny,
 // "Session 35".
 // Each on the tile and split that ship on the H200 (configs/h200/bf16_tuned_gemm.csv; 8192x1024
@@ -48,7 +51,7 @@
 // Build (from the repository root): nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a
 //        -I. -Isrc -Iinclude -o scratch/lab/v7_parts_lab bench/micro/v7_parts_lab.cu
 //        src/runtime/timing.cu src/runtime/cuda_check.cpp
-// Run:   ./v7_parts_lab   (V7_PARTS_RUN<N>=1 for run N = 1, 4, 5, 6, 7; none: run 2)
+// Run:   ./v7_parts_lab   (V7_PARTS_RUN<N>=1 for run N = 1, 4, 5, 6, 7, 9; none: run 2)
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -215,6 +218,7 @@ int main(int argc, char** argv) {
       {4096, 4096, 2, 1, 4, 4, 2}, {8192, 1024, 2, 1, 4, 4, 1}, {4096, 4096, 2, 1, 4, 4, 1},
   };
   if (std::getenv("V7_PARTS_RUN5") != nullptr || std::getenv("V7_PARTS_RUN6") != nullptr) cases.resize(1);  // 576x7168
+  if (std::getenv("V7_PARTS_RUN9") != nullptr) cases = {cases[0], cases[1], cases[2], cases[4]};  // not 4096x4096
   if (run7) {  // the M = 16 weights where cuBLASLt ships on the H200 (and 4096x4096)
     cases.clear();
     for (auto nk : lab::shapes_from_args(argc, argv, {{8192, 1024}, {8192, 3584}, {24576, 1536}, {10240, 5120}, {6144, 4096},
@@ -257,6 +261,37 @@ int main(int argc, char** argv) {
           run_variant<4, 1, 8, 2>(p, split, floor_us, name, failures);
           run_variant<4, 2, 4, 1>(p, split, floor_us, name, failures);
         }
+    } else if (std::getenv("V7_PARTS_RUN9") != nullptr) {
+      // Run 9: balanced one-CTA-an-SM grids of 16-32 warps (labels give the resident CTAs an SM).
+      for (int rep = 0; rep < 2; ++rep) {
+        if (c.n == 576) {
+          run_variant<2, 1, 4, 4>(p, 8, floor_us, name, failures, "shipped");
+          run_variant<4, 1, 16, 2>(p, 7, floor_us, name, failures);   // 126 CTAs, 2 k-steps a warp
+          run_variant<4, 1, 32, 1>(p, 7, floor_us, name, failures);   // 126 CTAs, 1 k-step a warp
+          run_variant<4, 1, 8, 4>(p, 7, floor_us, name, failures);    // 126 CTAs, 4 k-steps a warp
+          run_variant<3, 1, 16, 4>(p, 5, floor_us, name, failures);   // 120 CTAs, 2-3 k-steps a warp
+          run_variant<3, 1, 16, 2>(p, 5, floor_us, name, failures);
+          run_variant<2, 1, 16, 4>(p, 3, floor_us, name, failures);   // 108 CTAs, 4-5 k-steps a warp
+          run_variant<2, 1, 32, 4>(p, 3, floor_us, name, failures);   // 108 CTAs, 2-3 k-steps a warp
+          run_variant<4, 1, 16, 2>(p, 8, floor_us, name, failures);   // 144 CTAs: two waves at one an SM
+        } else if (c.n == 8192) {
+          run_variant<2, 1, 4, 4>(p, 1, floor_us, name, failures, "library's best");
+          run_variant<4, 1, 16, 2>(p, 1, floor_us, name, failures);   // 256 CTAs
+          run_variant<4, 1, 32, 1>(p, 1, floor_us, name, failures);
+          run_variant<4, 1, 16, 4>(p, 1, floor_us, name, failures);
+        } else if (c.n == 1280) {
+          run_variant<1, 1, 4, 4>(p, 4, floor_us, name, failures, "shipped");
+          run_variant<4, 1, 16, 4>(p, 3, floor_us, name, failures);   // 120 CTAs
+          run_variant<4, 1, 32, 2>(p, 3, floor_us, name, failures);
+          run_variant<2, 1, 16, 4>(p, 1, floor_us, name, failures);   // 80 CTAs, no sum
+        } else if (c.n == 1536) {
+          run_variant<1, 2, 8, 2>(p, 2, floor_us, name, failures, "shipped");
+          run_variant<4, 1, 16, 4>(p, 2, floor_us, name, failures);   // 96 CTAs
+          run_variant<4, 1, 32, 2>(p, 2, floor_us, name, failures);
+          run_variant<3, 1, 16, 4>(p, 2, floor_us, name, failures);   // 128 CTAs
+          run_variant<3, 1, 32, 2>(p, 2, floor_us, name, failures);
+        }
+      }
     } else if (std::getenv("V7_PARTS_RUN6") != nullptr) {
       // Run 6: 576x7168's grid balanced over the SMs. 36 16-row tiles split 8 are 288 CTAs: 24 SMs
       // hold 3 and 108 hold 2 (the busiest SM 1.37x the mean); split 11 gives 396 = 3 x 132
