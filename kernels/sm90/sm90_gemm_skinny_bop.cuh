@@ -141,7 +141,26 @@ enum BopLab : int {
   kBopXNoAlloc = 16,    // x loaded with ld.global.nc.L1::no_allocate (not cached in L1)
   kBopXEvictLast = 32,  // x loaded with ld.global.nc.L1::evict_last
   kBopXFirst = 64,      // a batch issues x's loads before the weight's
+  kBopTimeline = 128,   // timestamps (see lab_stamp) into p.bias, which the lab's problems do not
+                        // use as a bias (bias_type none); results stay right
 };
+
+// kBopTimeline: lane 0 of a warp writes %globaltimer (ns) at event `e` into the lab's timeline
+// buffer (p.bias as 64-bit words: [CTA (x + y gridDim.x)][warp][kStamps], event 0 the SM id).
+// `after` is an input of the timer read, so the read waits for whatever computed it.
+constexpr int kStamps = 5;  // SM id, entry, first batch's MMAs done, main loop done, CTA's end (thread 0)
+__device__ __forceinline__ void lab_stamp(const SkinnyParams& p, int warp, int warps, int e, float after = 0.0f) {
+  std::uint64_t v;
+  if (e == 0) {
+    std::uint32_t sm;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+    v = sm;
+  } else {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(v) : "f"(after));
+  }
+  const std::int64_t cta = blockIdx.x + static_cast<std::int64_t>(blockIdx.y) * gridDim.x;
+  reinterpret_cast<std::uint64_t*>(const_cast<void*>(p.bias))[(cta * warps + warp) * kStamps + e] = v;
+}
 
 // x's 16-byte load under the LAB bits kBopXNoAlloc / kBopXEvictLast (else load_activation).
 template <int LAB>
@@ -210,6 +229,13 @@ __global__ void __launch_bounds__(32 * W, W <= 8 ? 2 : 1) sm90_gemm_skinny_bop(c
   extern __shared__ float4 bop_parts[];  // [W][RB][32] warp parts, then [split_k][RB][32] rank slots, then the mbarrier
   const int lane = static_cast<int>(threadIdx.x) % 32, warp = static_cast<int>(threadIdx.x) / 32;
   const int g = lane / 4, t = lane % 4;
+  constexpr bool kStampsOn = (LAB & skinny_bop_detail::kBopTimeline) != 0;
+  if constexpr (kStampsOn) {
+    if (lane == 0) {
+      skinny_bop_detail::lab_stamp(p, warp, W, 1);
+      skinny_bop_detail::lab_stamp(p, warp, W, 0);
+    }
+  }
   const int split_k = static_cast<int>(gridDim.y), rank = static_cast<int>(blockIdx.y);
   const int row0 = static_cast<int>(blockIdx.x) * Shape::kRows;
   const int steps = (p.k + KSTEP - 1) / KSTEP;  // the last one possibly partial
@@ -329,6 +355,14 @@ __global__ void __launch_bounds__(32 * W, W <= 8 ? 2 : 1) sm90_gemm_skinny_bop(c
       for (int e = 0; e < 4; ++e) acc[0][b][e] += f.v[b][e];
   }
   int s = s_begin;
+  if constexpr (kStampsOn) {
+    // The first batch on its own, stamped after its MMAs (its loads have returned).
+    if (s + U <= s_full) {
+      batch(std::integral_constant<int, U>{}, std::false_type{}, U);
+      s += U;
+    }
+    if (lane == 0) skinny_bop_detail::lab_stamp(p, warp, W, 2, acc[0][0][0] + acc[1][RB - 1][3]);
+  }
 #pragma unroll 1
   for (; s + U <= s_full; s += U) batch(std::integral_constant<int, U>{}, std::false_type{}, U);
   // The last rem < U whole k-steps as one batch: every load before the first MMA, so the remainder
@@ -339,6 +373,9 @@ __global__ void __launch_bounds__(32 * W, W <= 8 ? 2 : 1) sm90_gemm_skinny_bop(c
   if constexpr (U > 1)
     if (s < s_full) batch(std::integral_constant<int, U>{}, std::true_type{}, s_full - s);
 
+  if constexpr (kStampsOn) {
+    if (lane == 0) skinny_bop_detail::lab_stamp(p, warp, W, 3, acc[0][0][0] + acc[1][RB - 1][3]);
+  }
   // Every warp's fragments into this CTA's shared memory, part `warp`; the CTA's sum in warp order.
 #pragma unroll
   for (int b = 0; b < RB; ++b)
@@ -357,6 +394,9 @@ __global__ void __launch_bounds__(32 * W, W <= 8 ? 2 : 1) sm90_gemm_skinny_bop(c
       // Into rank 0's slot `rank`, completing on its mbarrier; nothing here is read after.
       sd::st_async_16(sd::map_cluster_rank(sd::smem_addr(slots + rank * Shape::kItems + i), 0), v,
                       sd::map_cluster_rank(bar, 0));
+      if constexpr (kStampsOn) {
+        if (i == 0) skinny_bop_detail::lab_stamp(p, 0, W, 4, v.x);
+      }
       return;
     }
     sd::mbar_wait(bar, 0);  // every other rank's bytes have landed
@@ -376,6 +416,9 @@ __global__ void __launch_bounds__(32 * W, W <= 8 ? 2 : 1) sm90_gemm_skinny_bop(c
   } else {
     skinny_bop_detail::store_pair(p, m0, n0, v.x, v.y);
     skinny_bop_detail::store_pair(p, m0 + 8, n0, v.z, v.w);
+  }
+  if constexpr (kStampsOn) {
+    if (i == 0) skinny_bop_detail::lab_stamp(p, 0, W, 4, v.x);
   }
 #endif
 }
