@@ -25,7 +25,9 @@
 // Build (from the repository root): nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a
 //        -I. -Isrc -Iinclude -o scratch/lab/timeline_lab bench/micro/timeline_lab.cu
 //        src/runtime/timing.cu src/runtime/cuda_check.cpp
-// Run:   ./timeline_lab
+// Run:   ./timeline_lab          (run 1)
+//        TL_RUN2=1 ./timeline_lab  (run 2 adds: the stream with its loads scattered over the buffer,
+//                                   and version 7 after a kernel that touches every page)
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -34,6 +36,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -55,7 +58,10 @@ __device__ __forceinline__ std::uint64_t now_ns(unsigned after = 0) {
 
 // The floor kernel (tgemm::stream_read's body) with version 7's stamps: lane 0 of each warp
 // writes [SM id, entry, first batch consumed, loop done, end] at out[(CTA * warps + warp) * 5].
-__global__ void stamped_stream_kernel(const uint4* __restrict__ data, std::size_t n, unsigned* sink, std::uint64_t* out) {
+// perm != 0 (run 2): chunk i is read at the place of 512-byte block (i / 32 x perm) mod blocks, so
+// that the loads in flight at any time are scattered over the whole buffer instead of a window.
+__global__ void stamped_stream_kernel(const uint4* __restrict__ data, std::size_t n, unsigned* sink, std::uint64_t* out,
+                                      std::size_t perm = 0) {
   constexpr int kInFlight = 4;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
   std::uint64_t* o = out + (static_cast<std::size_t>(blockIdx.x) * warps + warp) * kStamps;
@@ -72,7 +78,10 @@ __global__ void stamped_stream_kernel(const uint4* __restrict__ data, std::size_
   for (; i + (kInFlight - 1) * stride < n; i += kInFlight * stride) {
     uint4 v[kInFlight];
 #pragma unroll
-    for (int j = 0; j < kInFlight; ++j) v[j] = __ldcs(data + i + j * stride);
+    for (int j = 0; j < kInFlight; ++j) {
+      const std::size_t q = i + j * stride;
+      v[j] = __ldcs(data + (perm == 0 ? q : ((q / 32) * perm) % (n / 32) * 32 + q % 32));
+    }
 #pragma unroll
     for (int j = 0; j < kInFlight; ++j) acc ^= v[j].x ^ v[j].y ^ v[j].z ^ v[j].w;
     if (first) {
@@ -82,7 +91,7 @@ __global__ void stamped_stream_kernel(const uint4* __restrict__ data, std::size_
     }
   }
   for (; i < n; i += stride) {
-    uint4 v = __ldcs(data + i);
+    uint4 v = __ldcs(data + (perm == 0 ? i : ((i / 32) * perm) % (n / 32) * 32 + i % 32));
     acc ^= v.x ^ v.y ^ v.z ^ v.w;
   }
   const unsigned all = __reduce_xor_sync(0xffffffffu, acc);
@@ -92,6 +101,14 @@ __global__ void stamped_stream_kernel(const uint4* __restrict__ data, std::size_
     o[3] = t;
     o[4] = t;
   }
+  if (acc == 0x9e3779b9u) *sink = acc;
+}
+
+// Run 2: every CTA (one an SM) reads one 16-byte word every `step` bytes of [p, p + bytes), so
+// that every SM has translated every page of the buffer before the kernel that follows.
+__global__ void touch_kernel(const char* p, std::size_t bytes, std::size_t step, unsigned* sink) {
+  unsigned acc = 0;
+  for (std::size_t o = threadIdx.x * step; o < bytes; o += blockDim.x * step) acc ^= __ldcg(reinterpret_cast<const unsigned*>(p + o));
   if (acc == 0x9e3779b9u) *sink = acc;
 }
 
@@ -248,18 +265,46 @@ void run_case(const cudaDeviceProp& prop, const Case& cs, int& failures) {
                 pct(r0, 0.5), pct(r0, 0.9), pct(r0, 1.0), pct(rk, 0.5), pct(rk, 0.9), pct(rk, 1.0));
   }
   const int sctas = prop.multiProcessorCount * waves;
-  std::uint64_t* scratch2;
-  CK(cudaMalloc(&scratch2, static_cast<std::size_t>(sctas) * (threads / 32) * kStamps * 8));
+  std::uint64_t* scratch_stream;  // the timed stamped launches' stamps (overwritten, never read)
+  CK(cudaMalloc(&scratch_stream, static_cast<std::size_t>(sctas) * (threads / 32) * kStamps * 8));
   const double t_stream = lab::time_launches(p.sets, [&](int i, cudaStream_t s) {
-    stamped_stream_kernel<<<sctas, threads, 0, s>>>(reinterpret_cast<const uint4*>(p.w[i]), wb / 16, sink, scratch2);
+    stamped_stream_kernel<<<sctas, threads, 0, s>>>(reinterpret_cast<const uint4*>(p.w[i]), wb / 16, sink, scratch_stream);
   });
-  CK(cudaFree(scratch2));
   std::printf("stamped stream (%dx%d threads): %.2f us\n", sctas, threads, t_stream);
   const auto st = stamp_launches(p.sets, static_cast<std::size_t>(sctas) * (threads / 32) * kStamps,
                                  [&](int i, std::uint64_t* b, cudaStream_t s) {
                                    stamped_stream_kernel<<<sctas, threads, 0, s>>>(reinterpret_cast<const uint4*>(p.w[i]), wb / 16, sink, b);
                                  });
   summarise("stream (floor kernel)", st, sctas, threads / 32);
+  if (std::getenv("TL_RUN2") != nullptr) {
+    // The same stream with its loads scattered over the buffer: 512-byte block b read at the place
+    // of b x mult mod blocks, mult ~0.618 blocks and coprime to it (a permutation).
+    const std::size_t blocks = wb / 512;
+    std::size_t mult = static_cast<std::size_t>(0.618 * blocks) | 1;
+    while (std::gcd(mult, blocks) != 1) mult += 2;
+    const double t_perm = lab::time_launches(p.sets, [&](int i, cudaStream_t s) {
+      stamped_stream_kernel<<<sctas, threads, 0, s>>>(reinterpret_cast<const uint4*>(p.w[i]), wb / 16, sink, scratch_stream, mult);
+    });
+    std::printf("stamped stream, scattered blocks: %.2f us\n", t_perm);
+    const auto sp = stamp_launches(p.sets, static_cast<std::size_t>(sctas) * (threads / 32) * kStamps,
+                                   [&](int i, std::uint64_t* b, cudaStream_t s) {
+                                     stamped_stream_kernel<<<sctas, threads, 0, s>>>(reinterpret_cast<const uint4*>(p.w[i]), wb / 16, sink, b, mult);
+                                   });
+    summarise("stream, scattered blocks", sp, sctas, threads / 32);
+    // Version 7 after a kernel that has every SM translate every page of the launch's operands.
+    for (std::size_t step : {std::size_t{2} << 20, std::size_t{64} << 10}) {
+      const std::size_t xb = static_cast<std::size_t>(kM) * p.k * 2;
+      auto touched = [&](int i, std::uint64_t* b, cudaStream_t s) {
+        touch_kernel<<<prop.multiProcessorCount, 32, 0, s>>>(reinterpret_cast<const char*>(p.w[i]), wb + xb, step, sink);
+        v7_launch(stamped, i, b, s);
+      };
+      const auto tv = stamp_launches(p.sets, static_cast<std::size_t>(ctas) * cs.split * W * kStamps, touched);
+      char what[64];
+      std::snprintf(what, sizeof what, "version 7, pages touched (%zu KB)", step >> 10);
+      summarise(what, tv, ctas * cs.split, W);
+    }
+  }
+  CK(cudaFree(scratch_stream));
   lab::free_operands(p);
   CK(cudaFree(sink));
 }
