@@ -28,6 +28,7 @@
 // Run:   ./timeline_lab          (run 1)
 //        TL_RUN2=1 ./timeline_lab  (run 2 adds: the stream with its loads scattered over the buffer,
 //                                   and version 7 after a kernel that touches every page)
+//        TL_RUN3=1 ./timeline_lab  (run 3: version 7's weight loads alone in three address orders)
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -309,10 +310,97 @@ void run_case(const cudaDeviceProp& prop, const Case& cs, int& failures) {
   CK(cudaFree(sink));
 }
 
+// Run 3: version 7's weight loads alone (no x, no MMAs, no sum) on version 7's grid, cluster
+// launch and batches, with three address orders over a weight-sized buffer:
+//   0 plain        version 7's: lane (g, t) reads 16 bytes of row 8 b + g at k = step + 8 C t + 8 c;
+//   1 warp-major   each warp's (step, block, chunk) units contiguous (512 bytes a unit, lane order),
+//                  warps in launch order (session 19's pre-tiled "sh" layout);
+//   2 batch-major  unit (batch q, warp w, u, block, chunk) at ((q x warps + w) x units a batch + ..)
+//                  x 512: the loads of every warp's q-th batch form one contiguous range (a weight
+//                  pre-shuffled in the order the grid reads it).
+// Needs K / (32 C) a multiple of split x W (every warp the same number of k-steps).
+template <int RB, int C, int W, int U, int ORDER>
+__global__ void __launch_bounds__(32 * W) order_kernel(const bf16* __restrict__ w, int k, int steps_per_warp, unsigned* sink) {
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, t = lane % 4;
+  const int split = gridDim.y, rank = blockIdx.y, tile = blockIdx.x;
+  const long long gw = (static_cast<long long>(tile) * split + rank) * W + warp;  // launch order: tile-major
+  const long long warps = static_cast<long long>(gridDim.x) * split * W;
+  const int s_begin = (rank * W + warp) * steps_per_warp;
+  const char* base = reinterpret_cast<const char*>(w);
+  unsigned acc = 0;
+  const int batches = (steps_per_warp + U - 1) / U;
+  for (int q = 0; q < batches; ++q) {
+    uint4 v[U][RB][C];
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+      for (int b = 0; b < RB; ++b)
+#pragma unroll
+        for (int c = 0; c < C; ++c) {
+          const int step = q * U + u;
+          long long off;
+          if constexpr (ORDER == 0)
+            off = ((static_cast<long long>(tile) * 8 * RB + 8 * b + g) * k + static_cast<long long>(s_begin + step) * 32 * C + 8 * C * t + 8 * c) * 2;
+          else if constexpr (ORDER == 1)
+            off = ((gw * steps_per_warp + step) * RB * C + b * C + c) * 512LL + lane * 16;
+          else
+            off = ((static_cast<long long>(q) * U * warps + gw * min(U, steps_per_warp - q * U) + u) * RB * C + b * C + c) * 512LL +
+                  lane * 16;  // batch q's units of every warp, dense (the last batch may be short)
+          v[u][b][c] = step < steps_per_warp ? tgemm::kernels::skinny_detail::load_weight(base + off) : make_uint4(0, 0, 0, 0);
+        }
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+      for (int b = 0; b < RB; ++b)
+#pragma unroll
+        for (int c = 0; c < C; ++c) acc ^= v[u][b][c].x ^ v[u][b][c].w;
+  }
+  if (acc == 0x9e3779b9u) *sink = acc;
+}
+
+template <int RB, int C, int W, int U>
+void run_order(const cudaDeviceProp& prop, const Case& cs) {
+  lab::Operands p = lab::make_operands(prop, kM, cs.n, cs.k);
+  const std::size_t wb = static_cast<std::size_t>(cs.n) * cs.k * 2;
+  unsigned* sink;
+  CK(cudaMalloc(&sink, 64));
+  std::string shape;
+  const double floor_us = lab::stream_floor_us(prop.multiProcessorCount, p.w, wb, sink, {2, 4, 8, 16, 32}, &shape);
+  const int tiles = cs.n / (8 * RB), steps = cs.k / (32 * C) / (cs.split * W);
+  std::printf("\n%dx%dx%d: floor %.2f us (%s); version 7's grid n%d c%d w%d u%d s%d (%dx%d CTAs), %d k-steps a warp\n", kM, cs.n, cs.k, floor_us,
+              shape.c_str(), 8 * RB, C, W, U, cs.split, tiles, cs.split, steps);
+  if (cs.k % (32 * C * cs.split * W) != 0 || cs.n % (8 * RB) != 0) {
+    std::printf("  skipped: uneven k-steps\n");
+    return;
+  }
+  auto time_order = [&](auto* kernel, const char* what) {
+    const double t = lab::time_launches(p.sets, [&](int i, cudaStream_t s) {
+      lab::launch_cluster(kernel, tiles, cs.split, 32 * W, 0, s, static_cast<const bf16*>(p.w[i]), cs.k, steps, sink);
+    });
+    std::printf("  %-34s %6.2f us %6.3fx\n", what, t, t / floor_us);
+    std::fflush(stdout);
+  };
+  for (int rep = 0; rep < 2; ++rep) {
+    time_order(order_kernel<RB, C, W, U, 0>, "plain (version 7's addresses)");
+    time_order(order_kernel<RB, C, W, U, 1>, "warp-major (pre-tiled, sh)");
+    time_order(order_kernel<RB, C, W, U, 2>, "batch-major (read order)");
+  }
+  lab::free_operands(p);
+  CK(cudaFree(sink));
+}
+
 }  // namespace
 
 int main() {
   const cudaDeviceProp prop = lab::device_header();
+  if (std::getenv("TL_RUN3") != nullptr) {
+    run_order<2, 1, 4, 4>(prop, {576, 7168, 2, 1, 4, 4, 8});
+    run_order<1, 1, 4, 4>(prop, {1280, 8192, 1, 1, 4, 4, 4});
+    run_order<1, 2, 8, 2>(prop, {1536, 7168, 1, 2, 8, 2, 2});
+    run_order<2, 1, 4, 4>(prop, {8192, 1024, 2, 1, 4, 4, 1});
+    run_order<2, 1, 4, 4>(prop, {4096, 4096, 2, 1, 4, 4, 2});
+    return 0;
+  }
   int failures = 0;
   run_case<2, 1, 4, 4>(prop, {576, 7168, 2, 1, 4, 4, 8}, failures);
   run_case<1, 1, 4, 4>(prop, {1280, 8192, 1, 1, 4, 4, 4}, failures);
