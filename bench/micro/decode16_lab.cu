@@ -525,7 +525,7 @@ __host__ __device__ constexpr int bop_smem_bytes(int cl) {
   return cl * (ROWSPLIT ? 1 : W) * (ROWSPLIT ? W : 1) * RB * 32 * 16;
 }
 
-// SH (session 19, "sh"): the weight pre-tiled by shuffle_tiles_kernel, so that each 8-row x 32-k
+// SH (session 19, "sh"): the weight pre-tiled by lab::pretile_kernel, so that each 8-row x 32-k
 // block is 512 contiguous bytes in the MMA's fragment order and a warp's k-range of one 8-row block
 // is one contiguous run: every load instruction reads 512 contiguous bytes, as the floor's linear
 // read does (the layout study put the row-tiled read at 1.12-1.20x of the linear one on the 8-21 MB
@@ -1267,28 +1267,14 @@ using lab::launch_cluster;
 using lab::launch_grid;
 
 // ---------------------------------------------------------------------------------------------
-// Session 19 (LAB16_SHUF): w[N, K] row-major -> the "sh" layout of bop_kernel<.., SH = true>:
-// 16-byte chunk q = (rb * K / 32 + kb) * 32 + lane holds row rb * 8 + lane / 4, k = 32 kb + 8 (lane % 4)
-// .. + 7. N % 8 == 0 and K % 32 == 0.
-__global__ void shuffle_tiles_kernel(const bf16* __restrict__ w, bf16* __restrict__ wsh, int n, int k) {
-  const std::size_t chunks = static_cast<std::size_t>(n) * k / 8;
-  const int kb_count = k / 32;
-  for (std::size_t q = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; q < chunks;
-       q += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    const int lane = static_cast<int>(q % 32);
-    const std::size_t blk = q / 32;
-    const int kb = static_cast<int>(blk % kb_count);
-    const std::size_t rb = blk / kb_count;
-    const std::size_t row = rb * 8 + lane / 4;
-    const int col = kb * 32 + (lane % 4) * 8;
-    reinterpret_cast<uint4*>(wsh)[q] = *reinterpret_cast<const uint4*>(w + row * k + col);
-  }
-}
+// Session 19 (LAB16_SHUF): w[N, K] row-major -> the "sh" layout of bop_kernel<.., SH = true>
+// (lab_common.cuh's pretile_kernel, shared with v7_parts_lab's run 10).
+using lab::pretile_kernel;
 
 struct Problem {
   int n, k, sets;
   std::vector<bf16*> w, x, out;
-  std::vector<bf16*> wsh;  // LAB16_SHUF: each set's weight pre-tiled (shuffle_tiles_kernel)
+  std::vector<bf16*> wsh;  // LAB16_SHUF: each set's weight pre-tiled (lab::pretile_kernel)
   float* ref = nullptr;
   float* ws = nullptr;
   unsigned* counters = nullptr;
@@ -1333,7 +1319,7 @@ int main(int argc, char** argv) {
       for (int i = 0; i < p.sets; ++i) {
         bf16* wsh;
         CK(cudaMalloc(&wsh, wb));
-        shuffle_tiles_kernel<<<1024, 256>>>(p.w[i], wsh, n, k);
+        pretile_kernel<<<1024, 256>>>(p.w[i], wsh, n, k);
         CK(cudaGetLastError());
         p.wsh.push_back(wsh);
       }

@@ -236,6 +236,23 @@ inline void free_operands(Operands& p) {
   p = Operands{};
 }
 
+// w[N, K] row-major -> the pre-tiled ("sh", session 19) layout that version 7 reads under its
+// lab bit kBopPreTiled: 16-byte chunk q = (rb K / 32 + kb) 32 + lane holds row 8 rb + lane / 4,
+// k = 32 kb + 8 (lane % 4) .. + 7. N % 8 == 0 and K % 32 == 0.
+__global__ void pretile_kernel(const bf16* __restrict__ w, bf16* __restrict__ wsh, int n, int k) {
+  const std::size_t chunks = static_cast<std::size_t>(n) * k / 8;
+  const int kb_count = k / 32;
+  for (std::size_t q = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; q < chunks;
+       q += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const int lane = static_cast<int>(q % 32);
+    const std::size_t blk = q / 32;
+    const int kb = static_cast<int>(blk % kb_count);
+    const std::size_t row = (blk / kb_count) * 8 + lane / 4;
+    const int col = kb * 32 + (lane % 4) * 8;
+    reinterpret_cast<uint4*>(wsh)[q] = *reinterpret_cast<const uint4*>(w + row * k + col);
+  }
+}
+
 // The library skinny kernels' parameters for a lab problem: m tokens, dense rows (ld = K, out
 // ld = N), bf16 out, no bias.
 inline tgemm::kernels::SkinnyParams skinny_params(const void* x, const void* w, void* out, int m, int n, int k) {

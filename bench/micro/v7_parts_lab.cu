@@ -41,6 +41,11 @@
 // The ninth run (V7_PARTS_RUN9=1, session 36): one CTA an SM of 16-32 warps on a grid of at most
 // 132 CTAs (splits 3, 5, 7: clusters of any size up to 8), so that every SM holds one share and
 // its warps hold the share's loads in one or two trips; beside the shipped tile.
+// The tenth run (V7_PARTS_RUN10=1, session 36): the weight pre-tiled (lab bit kBopPreTiled,
+// lab::pretile_kernel: each 8-row x 32-k block 512 contiguous bytes, an 8-row block's k-blocks in
+// order; timeline_lab's run 3 read version 7's weight loads alone 7-13% faster in that order) against
+// the row-major weight, the full kernel (checked) and without x and the sum, on the shipped tiles
+// and neighbours.
 // Results: bench/results/studies/s35/v7_parts_lab_run<N>.txt (H200); docs/perf-notes.md, skinny,
 // "Session 35".
 // Each on the tile and split that ship on the H200 (configs/h200/bf16_tuned_gemm.csv; 8192x1024
@@ -51,7 +56,7 @@
 // Build (from the repository root): nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a
 //        -I. -Isrc -Iinclude -o scratch/lab/v7_parts_lab bench/micro/v7_parts_lab.cu
 //        src/runtime/timing.cu src/runtime/cuda_check.cpp
-// Run:   ./v7_parts_lab   (V7_PARTS_RUN<N>=1 for run N = 1, 4, 5, 6, 7, 9; none: run 2)
+// Run:   ./v7_parts_lab   (V7_PARTS_RUN<N>=1 for run N = 1, 4, 5, 6, 7, 9, 10; none: run 2)
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -118,6 +123,12 @@ struct Case {
 
 using Problem = lab::Operands;
 
+// A tile's template arguments as a type (run 10's lambda takes one).
+template <int RB_, int C_, int W_, int U_>
+struct Tile {
+  static constexpr int rb = RB_, c = C_, w = W_, u = U_;
+};
+
 // Times `launch` (graph replay), checks it against the reference unless it is an ablation, and
 // prints one line: problem, variant label, us, x the floor, error (or "ablation").
 void report(const Problem& p, const std::function<void(int, cudaStream_t)>& launch, const char* name,
@@ -140,7 +151,7 @@ void report(const Problem& p, const std::function<void(int, cudaStream_t)>& laun
 // resident CTAs an SM, then `what`.
 template <int RB, int C, int W, int U, int A = 0>
 void run_variant(const Problem& p, int split, double floor_us, const char* name, int& failures, const char* what = "",
-                 bool cluster = true, int carveout = -1) {
+                 bool cluster = true, int carveout = -1, const std::vector<bf16*>* weights = nullptr) {
   using Shape = tgemm::kernels::SkinnyBopShape<RB, C, W, U>;
   auto* kernel = tgemm::kernels::sm90_gemm_skinny_bop<bf16, RB, C, W, U, A>;
   const int ctas = (p.n + Shape::kRows - 1) / Shape::kRows;
@@ -152,7 +163,8 @@ void run_variant(const Problem& p, int split, double floor_us, const char* name,
   int per_sm = 0;
   CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Shape::kThreads, smem));
   auto launch = [&](int i, cudaStream_t s) {
-    lab::launch_grid(kernel, ctas, split, cluster, Shape::kThreads, smem, s, lab::skinny_params(p.x[i], p.w[i], p.out[i], kM, p.n, p.k));
+    lab::launch_grid(kernel, ctas, split, cluster, Shape::kThreads, smem, s,
+                     lab::skinny_params(p.x[i], weights != nullptr ? (*weights)[i] : p.w[i], p.out[i], kM, p.n, p.k));
   };
   char label[96];
   std::snprintf(label, sizeof label, "n%d c%d w%d u%d s%d %dx%d/%d %s", 8 * RB, C, W, U, split, ctas, split, per_sm, what);
@@ -219,6 +231,7 @@ int main(int argc, char** argv) {
   };
   if (std::getenv("V7_PARTS_RUN5") != nullptr || std::getenv("V7_PARTS_RUN6") != nullptr) cases.resize(1);  // 576x7168
   if (std::getenv("V7_PARTS_RUN9") != nullptr) cases = {cases[0], cases[1], cases[2], cases[4]};  // not 4096x4096
+  if (std::getenv("V7_PARTS_RUN10") != nullptr) cases.resize(5);  // not 4096x4096 at split 1 twice
   if (run7) {  // the M = 16 weights where cuBLASLt ships on the H200 (and 4096x4096)
     cases.clear();
     for (auto nk : lab::shapes_from_args(argc, argv, {{8192, 1024}, {8192, 3584}, {24576, 1536}, {10240, 5120}, {6144, 4096},
@@ -261,6 +274,50 @@ int main(int argc, char** argv) {
           run_variant<4, 1, 8, 2>(p, split, floor_us, name, failures);
           run_variant<4, 2, 4, 1>(p, split, floor_us, name, failures);
         }
+    } else if (std::getenv("V7_PARTS_RUN10") != nullptr) {
+      // Run 10: the pre-tiled weight (each set's copy) against the row-major one.
+      std::vector<bf16*> tiled(p.sets);
+      for (int i = 0; i < p.sets; ++i) {
+        CK(cudaMalloc(&tiled[i], wb));
+        lab::pretile_kernel<<<1024, 256>>>(p.w[i], tiled[i], p.n, p.k);
+        CK(cudaGetLastError());
+      }
+      CK(cudaDeviceSynchronize());
+      constexpr int PT = kd::kBopPreTiled, NXS = kd::kBopNoX | kd::kBopNoSum;
+      auto both = [&](auto tile_tag, int split) {
+        using T = decltype(tile_tag);
+        run_variant<T::rb, T::c, T::w, T::u>(p, split, floor_us, name, failures, "row-major");
+        run_variant<T::rb, T::c, T::w, T::u, PT>(p, split, floor_us, name, failures, "pre-tiled", true, -1, &tiled);
+        if (split > 1) {
+          run_variant<T::rb, T::c, T::w, T::u, NXS>(p, split, floor_us, name, failures, "row-major nox+nosum");
+          run_variant<T::rb, T::c, T::w, T::u, NXS | PT>(p, split, floor_us, name, failures, "pre-tiled nox+nosum", true, -1, &tiled);
+        }
+      };
+      for (int rep = 0; rep < 2; ++rep) {
+        if (c.n == 576) {
+          both(Tile<2, 1, 4, 4>{}, 8);
+          both(Tile<1, 2, 8, 2>{}, 4);
+          both(Tile<1, 1, 4, 4>{}, 8);
+          both(Tile<2, 1, 4, 4>{}, 4);
+        } else if (c.n == 1280) {
+          both(Tile<1, 1, 4, 4>{}, 4);
+          both(Tile<2, 1, 4, 4>{}, 4);
+          both(Tile<1, 2, 8, 2>{}, 2);
+        } else if (c.n == 1536) {
+          both(Tile<1, 2, 8, 2>{}, 2);
+          both(Tile<2, 1, 4, 4>{}, 4);
+          both(Tile<1, 1, 4, 4>{}, 4);
+        } else if (c.n == 4096) {
+          both(Tile<2, 1, 4, 4>{}, 2);
+          both(Tile<1, 2, 4, 2>{}, 2);
+          both(Tile<2, 1, 4, 4>{}, 1);
+        } else {
+          both(Tile<2, 1, 4, 4>{}, 1);
+          both(Tile<1, 2, 4, 2>{}, 1);
+          both(Tile<1, 1, 8, 4>{}, 1);
+        }
+      }
+      for (bf16* t : tiled) CK(cudaFree(t));
     } else if (std::getenv("V7_PARTS_RUN9") != nullptr) {
       // Run 9: balanced one-CTA-an-SM grids of 16-32 warps (labels give the resident CTAs an SM).
       for (int rep = 0; rep < 2; ++rep) {

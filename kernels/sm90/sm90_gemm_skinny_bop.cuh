@@ -143,6 +143,10 @@ enum BopLab : int {
   kBopXFirst = 64,      // a batch issues x's loads before the weight's
   kBopTimeline = 128,   // timestamps (see lab_stamp) into p.bias, which the lab's problems do not
                         // use as a bias (bias_type none); results stay right
+  kBopPreTiled = 256,   // p.w is the weight pre-tiled (session 19's "sh" layout, lab::pretile_kernel):
+                        // 8-row x 32-k blocks of 512 contiguous bytes in fragment order, an 8-row
+                        // block's k-blocks in order; lane (g, t) reads k = 32 kb + 8 t .. (x the same).
+                        // Needs N % 8 == 0 and K % (32 C) == 0 (no K tail); results stay right
 };
 
 // kBopTimeline: lane 0 of a warp writes %globaltimer (ns) at event `e` into the lab's timeline
@@ -265,13 +269,22 @@ __global__ void __launch_bounds__(32 * W, W <= 8 ? 2 : 1) sm90_gemm_skinny_bop(c
   for (int h = 0; h < 2; ++h)
 #pragma unroll
     for (int b = 0; b < RB; ++b) acc[h][b][0] = acc[h][b][1] = acc[h][b][2] = acc[h][b][3] = 0.0f;
+  // kBopPreTiled: a k-step advances C 512-byte blocks of the weight (WSTEP elements), chunk c is the
+  // next block (WCH), and lane t's x is at 8 t of each 32-k block (XLANE, XCH).
+  constexpr bool kPreTiled = (LAB & skinny_bop_detail::kBopPreTiled) != 0;
+  constexpr int WSTEP = kPreTiled ? C * 256 : KSTEP, WCH = kPreTiled ? 256 : 8;
+  constexpr int XLANE = kPreTiled ? 8 : 8 * C, XCH = kPreTiled ? 32 : 8;
   const In* wp[RB];
 #pragma unroll
-  for (int b = 0; b < RB; ++b)
-    wp[b] = static_cast<const In*>(p.w) + static_cast<std::int64_t>(min(row0 + 8 * b + g, p.n - 1)) * p.ldb +
-            s_begin * KSTEP + 8 * C * t;
-  const In* xp[2] = {static_cast<const In*>(p.x) + static_cast<std::int64_t>(min(g, p.m - 1)) * p.lda + s_begin * KSTEP + 8 * C * t,
-                     static_cast<const In*>(p.x) + static_cast<std::int64_t>(min(g + 8, p.m - 1)) * p.lda + s_begin * KSTEP + 8 * C * t};
+  for (int b = 0; b < RB; ++b) {
+    if constexpr (kPreTiled)
+      wp[b] = static_cast<const In*>(p.w) + (static_cast<std::int64_t>(min(row0 / 8 + b, (p.n - 1) / 8)) * (p.k / 32) + s_begin * C) * 256 + 8 * lane;
+    else
+      wp[b] = static_cast<const In*>(p.w) + static_cast<std::int64_t>(min(row0 + 8 * b + g, p.n - 1)) * p.ldb +
+              s_begin * KSTEP + 8 * C * t;
+  }
+  const In* xp[2] = {static_cast<const In*>(p.x) + static_cast<std::int64_t>(min(g, p.m - 1)) * p.lda + s_begin * KSTEP + XLANE * t,
+                     static_cast<const In*>(p.x) + static_cast<std::int64_t>(min(g + 8, p.m - 1)) * p.lda + s_begin * KSTEP + XLANE * t};
 
   // NU k-steps: every load first, then the MMAs. PARTIAL: only the first `rem` of them are in the
   // warp's range; the others' loads are predicated off (nothing read) and their MMAs skipped.
@@ -286,7 +299,7 @@ __global__ void __launch_bounds__(32 * W, W <= 8 ? 2 : 1) sm90_gemm_skinny_bop(c
         for (int b = 0; b < RB; ++b)
 #pragma unroll
           for (int c = 0; c < C; ++c) {
-            const In* ptr = wp[b] + u * KSTEP + 8 * c;
+            const In* ptr = wp[b] + u * WSTEP + WCH * c;
             if constexpr (PARTIAL) wv[u][b][c] = sd::load_weight_if(ptr, u < rem);
             else wv[u][b][c] = sd::load_weight(ptr);
           }
@@ -301,7 +314,7 @@ __global__ void __launch_bounds__(32 * W, W <= 8 ? 2 : 1) sm90_gemm_skinny_bop(c
             if constexpr ((LAB & skinny_bop_detail::kBopNoX) != 0) {
               xv[u][j][c] = make_uint4(lane, j, u, c);
             } else {
-              const In* ptr = xp[j] + u * KSTEP + 8 * c;
+              const In* ptr = xp[j] + u * KSTEP + XCH * c;
               if constexpr ((LAB & (skinny_bop_detail::kBopXNoAlloc | skinny_bop_detail::kBopXEvictLast)) != 0)
                 xv[u][j][c] = !PARTIAL || u < rem ? skinny_bop_detail::lab_load_x<LAB>(ptr) : make_uint4(0, 0, 0, 0);
               else if constexpr (PARTIAL) xv[u][j][c] = sd::load_activation_if(ptr, u < rem);
@@ -317,7 +330,7 @@ __global__ void __launch_bounds__(32 * W, W <= 8 ? 2 : 1) sm90_gemm_skinny_bop(c
       load_x();
     }
 #pragma unroll
-    for (int b = 0; b < RB; ++b) wp[b] += NU * KSTEP;
+    for (int b = 0; b < RB; ++b) wp[b] += NU * WSTEP;
 #pragma unroll
     for (int j = 0; j < 2; ++j) xp[j] += NU * KSTEP;
 #pragma unroll
@@ -340,7 +353,7 @@ __global__ void __launch_bounds__(32 * W, W <= 8 ? 2 : 1) sm90_gemm_skinny_bop(c
     }
   };
   const int s_full = min(s_end, full_steps);
-  if (s_full < s_end) {
+  if (!kPreTiled && s_full < s_end) {  // (kPreTiled: no K tail)
     // The partial last k-step (s_full == full_steps, the warp's last), first and out of line, so
     // that the code after the main loop is the epilogue alone.
     const int off = (s_full - s_begin) * KSTEP;
