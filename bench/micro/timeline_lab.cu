@@ -317,7 +317,12 @@ void run_case(const cudaDeviceProp& prop, const Case& cs, int& failures) {
 //                  warps in launch order (session 19's pre-tiled "sh" layout);
 //   2 batch-major  unit (batch q, warp w, u, block, chunk) at ((q x warps + w) x units a batch + ..)
 //                  x 512: the loads of every warp's q-th batch form one contiguous range (a weight
-//                  pre-shuffled in the order the grid reads it).
+//                  pre-shuffled in the order the grid reads it);
+//   3 row pieces   row-major, the same bytes a batch as 0, but each load instruction reads whole
+//                  row pieces (32 / P rows of P contiguous 16-byte chunks, P = 4 U C): what a
+//                  row-major kernel that transposed in registers or shared memory would read;
+//   4 CTA steps    row-major, the CTA's k-steps dealt to its warps round robin (session 35's run 8:
+//                  a CTA batch covers W x U consecutive k-steps of each row).
 // Needs K / (32 C) a multiple of split x W (every warp the same number of k-steps).
 template <int RB, int C, int W, int U, int ORDER>
 __global__ void __launch_bounds__(32 * W) order_kernel(const bf16* __restrict__ w, int k, int steps_per_warp, unsigned* sink) {
@@ -343,9 +348,17 @@ __global__ void __launch_bounds__(32 * W) order_kernel(const bf16* __restrict__ 
             off = ((static_cast<long long>(tile) * 8 * RB + 8 * b + g) * k + static_cast<long long>(s_begin + step) * 32 * C + 8 * C * t + 8 * c) * 2;
           else if constexpr (ORDER == 1)
             off = ((gw * steps_per_warp + step) * RB * C + b * C + c) * 512LL + lane * 16;
-          else
+          else if constexpr (ORDER == 2)
             off = ((static_cast<long long>(q) * U * warps + gw * min(U, steps_per_warp - q * U) + u) * RB * C + b * C + c) * 512LL +
                   lane * 16;  // batch q's units of every warp, dense (the last batch may be short)
+          else if constexpr (ORDER == 3) {
+            constexpr int P = 4 * U * C;  // 16-byte chunks of a row in a batch
+            const int i = (u * RB + b) * C + c, row = i * (32 / P) + lane / P;
+            off = ((static_cast<long long>(tile) * 8 * RB + row) * k + static_cast<long long>(s_begin + q * U) * 32 * C) * 2 + (lane % P) * 16;
+          } else {
+            const int cstep = rank * W * steps_per_warp + (q * U + u) * W + warp;  // round robin over the CTA's warps
+            off = ((static_cast<long long>(tile) * 8 * RB + 8 * b + g) * k + static_cast<long long>(cstep) * 32 * C + 8 * C * t + 8 * c) * 2;
+          }
           v[u][b][c] = step < steps_per_warp ? tgemm::kernels::skinny_detail::load_weight(base + off) : make_uint4(0, 0, 0, 0);
         }
 #pragma unroll
@@ -384,6 +397,8 @@ void run_order(const cudaDeviceProp& prop, const Case& cs) {
     time_order(order_kernel<RB, C, W, U, 0>, "plain (version 7's addresses)");
     time_order(order_kernel<RB, C, W, U, 1>, "warp-major (pre-tiled, sh)");
     time_order(order_kernel<RB, C, W, U, 2>, "batch-major (read order)");
+    time_order(order_kernel<RB, C, W, U, 3>, "row pieces (row-major)");
+    time_order(order_kernel<RB, C, W, U, 4>, "CTA steps round robin (row-major)");
   }
   lab::free_operands(p);
   CK(cudaFree(sink));

@@ -46,6 +46,9 @@
 // order; timeline_lab's run 3 read version 7's weight loads alone 7-13% faster in that order) against
 // the row-major weight, the full kernel (checked) and without x and the sum, on the shipped tiles
 // and neighbours.
+// The eleventh run (V7_PARTS_RUN11=1, session 36): the row-major weight with padded rows (ldb =
+// K + pad elements, a pitched copy of the same weight): whether the row pitch itself (a power of two
+// at K = 1024, 4096, 8192) costs the row-major reads what the pre-tiled layout wins back.
 // Results: bench/results/studies/s35/v7_parts_lab_run<N>.txt (H200); docs/perf-notes.md, skinny,
 // "Session 35".
 // Each on the tile and split that ship on the H200 (configs/h200/bf16_tuned_gemm.csv; 8192x1024
@@ -56,7 +59,7 @@
 // Build (from the repository root): nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a
 //        -I. -Isrc -Iinclude -o scratch/lab/v7_parts_lab bench/micro/v7_parts_lab.cu
 //        src/runtime/timing.cu src/runtime/cuda_check.cpp
-// Run:   ./v7_parts_lab   (V7_PARTS_RUN<N>=1 for run N = 1, 4, 5, 6, 7, 9, 10; none: run 2)
+// Run:   ./v7_parts_lab   (V7_PARTS_RUN<N>=1 for run N = 1, 4, 5, 6, 7, 9, 10, 11; none: run 2)
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -151,7 +154,7 @@ void report(const Problem& p, const std::function<void(int, cudaStream_t)>& laun
 // resident CTAs an SM, then `what`.
 template <int RB, int C, int W, int U, int A = 0>
 void run_variant(const Problem& p, int split, double floor_us, const char* name, int& failures, const char* what = "",
-                 bool cluster = true, int carveout = -1, const std::vector<bf16*>* weights = nullptr) {
+                 bool cluster = true, int carveout = -1, const std::vector<bf16*>* weights = nullptr, int ldb = 0) {
   using Shape = tgemm::kernels::SkinnyBopShape<RB, C, W, U>;
   auto* kernel = tgemm::kernels::sm90_gemm_skinny_bop<bf16, RB, C, W, U, A>;
   const int ctas = (p.n + Shape::kRows - 1) / Shape::kRows;
@@ -163,8 +166,9 @@ void run_variant(const Problem& p, int split, double floor_us, const char* name,
   int per_sm = 0;
   CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Shape::kThreads, smem));
   auto launch = [&](int i, cudaStream_t s) {
-    lab::launch_grid(kernel, ctas, split, cluster, Shape::kThreads, smem, s,
-                     lab::skinny_params(p.x[i], weights != nullptr ? (*weights)[i] : p.w[i], p.out[i], kM, p.n, p.k));
+    auto kp = lab::skinny_params(p.x[i], weights != nullptr ? (*weights)[i] : p.w[i], p.out[i], kM, p.n, p.k);
+    if (ldb > 0) kp.ldb = ldb;
+    lab::launch_grid(kernel, ctas, split, cluster, Shape::kThreads, smem, s, kp);
   };
   char label[96];
   std::snprintf(label, sizeof label, "n%d c%d w%d u%d s%d %dx%d/%d %s", 8 * RB, C, W, U, split, ctas, split, per_sm, what);
@@ -231,7 +235,7 @@ int main(int argc, char** argv) {
   };
   if (std::getenv("V7_PARTS_RUN5") != nullptr || std::getenv("V7_PARTS_RUN6") != nullptr) cases.resize(1);  // 576x7168
   if (std::getenv("V7_PARTS_RUN9") != nullptr) cases = {cases[0], cases[1], cases[2], cases[4]};  // not 4096x4096
-  if (std::getenv("V7_PARTS_RUN10") != nullptr) cases.resize(5);  // not 4096x4096 at split 1 twice
+  if (std::getenv("V7_PARTS_RUN10") != nullptr || std::getenv("V7_PARTS_RUN11") != nullptr) cases.resize(5);  // not 4096x4096 at split 1 twice
   if (run7) {  // the M = 16 weights where cuBLASLt ships on the H200 (and 4096x4096)
     cases.clear();
     for (auto nk : lab::shapes_from_args(argc, argv, {{8192, 1024}, {8192, 3584}, {24576, 1536}, {10240, 5120}, {6144, 4096},
@@ -273,6 +277,25 @@ int main(int argc, char** argv) {
           run_variant<4, 1, 4, 2>(p, split, floor_us, name, failures);
           run_variant<4, 1, 8, 2>(p, split, floor_us, name, failures);
           run_variant<4, 2, 4, 1>(p, split, floor_us, name, failures);
+        }
+    } else if (std::getenv("V7_PARTS_RUN11") != nullptr) {
+      // Run 11: padded rows (each set's weight copied with a pitch of K + pad elements).
+      for (int rep = 0; rep < 2; ++rep)
+        for (int pad : {0, 8, 32, 64, 256}) {
+          std::vector<bf16*> padded(p.sets);
+          const std::size_t pitch = static_cast<std::size_t>(p.k + pad) * 2;
+          for (int i = 0; i < p.sets; ++i) {
+            CK(cudaMalloc(&padded[i], pitch * p.n));
+            CK(cudaMemcpy2D(padded[i], pitch, p.w[i], static_cast<std::size_t>(p.k) * 2, static_cast<std::size_t>(p.k) * 2, p.n,
+                            cudaMemcpyDeviceToDevice));
+          }
+          const std::string what = "ldb K+" + std::to_string(pad);
+          if (c.n == 576) run_variant<2, 1, 4, 4>(p, 8, floor_us, name, failures, what.c_str(), true, -1, &padded, p.k + pad);
+          else if (c.n == 1280) run_variant<1, 1, 4, 4>(p, 4, floor_us, name, failures, what.c_str(), true, -1, &padded, p.k + pad);
+          else if (c.n == 1536) run_variant<1, 2, 8, 2>(p, 2, floor_us, name, failures, what.c_str(), true, -1, &padded, p.k + pad);
+          else if (c.n == 4096) run_variant<2, 1, 4, 4>(p, 2, floor_us, name, failures, what.c_str(), true, -1, &padded, p.k + pad);
+          else run_variant<2, 1, 4, 4>(p, 1, floor_us, name, failures, what.c_str(), true, -1, &padded, p.k + pad);
+          for (bf16* w : padded) CK(cudaFree(w));
         }
     } else if (std::getenv("V7_PARTS_RUN10") != nullptr) {
       // Run 10: the pre-tiled weight (each set's copy) against the row-major one.
