@@ -129,9 +129,10 @@ __device__ __forceinline__ void add4(float4& a, const float4& b) {
   a.w += b.w;
 }
 
-// Variants for the labs only (bench/micro/v7_parts_lab.cu, session 35); the library instantiates
-// LAB = 0. The ablation bits remove one part of the kernel so that a lab times the rest on the
-// shipped grids, the others change one thing; results are wrong where a bit says so.
+// Variants for the labs only (bench/micro/v7_parts_lab.cu, sessions 35-36; timeline_lab.cu, session
+// 36); the library instantiates LAB = 0, whose code none of them changes. The ablation bits remove
+// one part of the kernel so that a lab times the rest on the shipped grids, the others change one
+// thing (or stamp times); results are wrong where a bit says so.
 enum BopLab : int {
   kBopNoMma = 1,        // no MMAs, the loaded words xor-folded into the accumulators (wrong results;
                         // it also changes the loads' schedule: fewer registers, loads nearer their use)
