@@ -95,17 +95,21 @@ __global__ void __launch_bounds__(32 * W) fs_kernel(const tgemm::kernels::Skinny
   const std::uint32_t piece_bar = bars + 8 * warp, row_bar = bars + 8 * W, push_bar = bars + 8 * (W + 1);
   const bf16* const w = static_cast<const bf16*>(p.w) + static_cast<std::int64_t>(row0) * p.ldb + rank * kr;
 
-  // The share's copies, first of all.
-  if constexpr (MODE == kBulkWarp) {
+  // The share's copies, first of all. bulk_rows: lane 0 arms `bar` for every row's `len` elements
+  // from column `col` of the CTA's range, then lane r copies row r's (one bulk copy a row).
+  auto bulk_rows = [&](std::uint32_t bar, int col, int len) {
     if (lane == 0) {
-      sd::mbar_init(piece_bar, 1);
+      sd::mbar_init(bar, 1);
       asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-      sd::mbar_arrive_expect(piece_bar, static_cast<std::uint32_t>(kRows * kw * 2));
+      sd::mbar_arrive_expect(bar, static_cast<std::uint32_t>(kRows * len * 2));
     }
     __syncwarp();
     for (int r = lane; r < kRows; r += 32)
-      tgemm::kernels::gemv_bulk_detail::bulk_copy(share + r * pitch + warp * kw * 2, w + static_cast<std::int64_t>(r) * p.ldb + warp * kw,
-                                                   static_cast<std::uint32_t>(kw * 2), piece_bar);
+      tgemm::kernels::gemv_bulk_detail::bulk_copy(share + r * pitch + col * 2, w + static_cast<std::int64_t>(r) * p.ldb + col,
+                                                   static_cast<std::uint32_t>(len * 2), bar);
+  };
+  if constexpr (MODE == kBulkWarp) {
+    bulk_rows(piece_bar, warp * kw, kw);
   } else if constexpr (MODE == kCpAsync) {
     const int per_row = kw / 8;  // 16-byte chunks of a row's piece
     for (int i = lane; i < kRows * per_row; i += 32) {
@@ -114,17 +118,7 @@ __global__ void __launch_bounds__(32 * W) fs_kernel(const tgemm::kernels::Skinny
     }
     sd::cp_async_commit();
   } else {
-    if (warp == 0) {
-      if (lane == 0) {
-        sd::mbar_init(row_bar, 1);
-        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-        sd::mbar_arrive_expect(row_bar, static_cast<std::uint32_t>(kRows * kr * 2));
-      }
-      __syncwarp();
-      for (int r = lane; r < kRows; r += 32)
-        tgemm::kernels::gemv_bulk_detail::bulk_copy(share + r * pitch, w + static_cast<std::int64_t>(r) * p.ldb,
-                                                     static_cast<std::uint32_t>(kr * 2), row_bar);
-    }
+    if (warp == 0) bulk_rows(row_bar, 0, kr);
     __syncthreads();  // row_bar initialised before any warp waits on it
   }
   // Rank 0's push barrier (version 7's): initialised before the cluster barrier's first phase.
@@ -223,18 +217,7 @@ __global__ void __launch_bounds__(32 * W) fs_kernel(const tgemm::kernels::Skinny
   kd::store_plain_pair<bf16>(p, m0 + 8, n0, v.z, v.w);
 }
 
-using Problem = lab::Operands;
-
-// Times `launch`, checks it against the reference (NaN-poisoned output) and prints one line.
-void report(const Problem& p, const std::function<void(int, cudaStream_t)>& launch, const char* name, const char* label,
-            double floor_us, int& failures) {
-  const double t = lab::time_launches(p.sets, launch);
-  const double e = lab::poisoned_error(p.out[0], p.ref, kM * p.n, launch);
-  const bool bad = !(e < 1e-2);
-  failures += bad;
-  std::printf("%-14s %-40s %8.2f %7.3f %7.1e%s\n", name, label, t, t / floor_us, e, bad ? "!" : "");
-  std::fflush(stdout);
-}
+using Problem = lab::Timed;
 
 // One full-share variant at one split; skipped (a line says why) where the lab's preconditions fail.
 template <int RB, int W, int U, int MODE, bool XA = false>
@@ -266,7 +249,7 @@ void run_fs(const Problem& p, int split, double floor_us, const char* name, int&
   auto launch = [&](int i, cudaStream_t s) {
     lab::launch_cluster(kernel, ctas, split, 32 * W, smem, s, lab::skinny_params(p.x[i], p.w[i], p.out[i], kM, p.n, p.k));
   };
-  report(p, launch, name, label, floor_us, failures);
+  lab::report(p, launch, name, label, floor_us, true, failures);
 }
 
 // The library's version 7 on one tile (as the backend launches it), for the side-by-side.
@@ -281,7 +264,7 @@ void run_v7(const Problem& p, int split, double floor_us, const char* name, int&
   };
   char label[96];
   std::snprintf(label, sizeof label, "v7 n%d c%d w%d u%d s%d %dx%d", 8 * RB, C, W, U, split, ctas, split);
-  report(p, launch, name, label, floor_us, failures);
+  lab::report(p, launch, name, label, floor_us, true, failures);
 }
 
 // Every full-share variant of one mode at one split.
@@ -298,18 +281,13 @@ void run_mode(const Problem& p, int split, double floor_us, const char* name, in
 
 int main(int argc, char** argv) {
   const cudaDeviceProp prop = lab::device_header();
-  std::printf("%-14s %-40s %8s %7s %8s\n", "problem", "variant", "us", "/floor", "err");
+  std::printf("%-14s %-40s %8s %7s %9s\n", "problem", "variant", "us", "/floor", "err");
   int failures = 0;
   for (auto nk : lab::shapes_from_args(argc, argv, {{576, 7168}, {1280, 8192}, {1536, 7168}, {8192, 1024}, {4096, 4096}})) {
-    Problem p = lab::make_operands(prop, kM, nk.first, nk.second);
-    const std::size_t wb = static_cast<std::size_t>(p.n) * p.k * 2;
-    unsigned* sink;
-    CK(cudaMalloc(&sink, 64));
-    char name[40];
-    std::snprintf(name, sizeof name, "%dx%dx%d", kM, p.n, p.k);
-    std::string shape;
-    const double floor_us = lab::stream_floor_us(prop.multiProcessorCount, p.w, wb, sink, {2, 4, 8, 16, 32}, &shape);
-    std::printf("%-14s %-40s %8.2f %7.3f %8s\n", name, ("floor " + shape).c_str(), floor_us, 1.0, "-");
+    Problem p = lab::make_timed(prop, kM, nk.first, nk.second);
+    const char* name = p.name.c_str();
+    const double floor_us = p.floor_us;
+    std::printf("%-14s %-40s %8.2f %7.3f %9s\n", name, ("floor " + p.floor_shape).c_str(), floor_us, 1.0, "-");
     for (int rep = 0; rep < 2; ++rep) {
       // The shipped H200 tiles (configs/h200/bf16_tuned_gemm.csv; 8192x1024 ships cuBLASLt, whose
       // time version 7's n16 wk4 u4 split 1 ties).
@@ -336,8 +314,7 @@ int main(int argc, char** argv) {
         run_mode<kBulkRow>(p, split, floor_us, name, failures);
       }
     }
-    lab::free_operands(p);
-    CK(cudaFree(sink));
+    lab::free_timed(p);
   }
   std::printf("%s\n", failures ? "FAILURES (see ! above)" : "every variant matches the fp32 reference");
   return failures ? 1 : 0;

@@ -236,6 +236,49 @@ inline void free_operands(Operands& p) {
   p = Operands{};
 }
 
+// A problem ready to time: its operands, a sink for kernels that must keep their loads, its name
+// ("MxNxK"), its weight's bytes and the floor of those bytes (stream_floor_us over 2-32 waves) with
+// the floor's best launch shape ("<waves>x<threads>").
+struct Timed : Operands {
+  std::size_t weight_bytes = 0;
+  unsigned* sink = nullptr;
+  std::string name, floor_shape;
+  double floor_us = 0.0;
+};
+
+inline Timed make_timed(const cudaDeviceProp& prop, int m, int n, int k) {
+  Timed p;
+  static_cast<Operands&>(p) = make_operands(prop, m, n, k);
+  p.weight_bytes = static_cast<std::size_t>(n) * k * 2;
+  CK(cudaMalloc(&p.sink, 64));
+  p.name = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+  p.floor_us = stream_floor_us(prop.multiProcessorCount, p.w, p.weight_bytes, p.sink, {2, 4, 8, 16, 32}, &p.floor_shape);
+  return p;
+}
+
+inline void free_timed(Timed& p) {
+  CK(cudaFree(p.sink));
+  free_operands(p);
+  p = Timed{};
+}
+
+// Times `launch` (graph replay), checks it against the reference unless `checked` is false (an
+// ablation, whose results are wrong by design), and prints one line: problem, label, us, x the
+// floor, error (or "ablation"). A failed check (error >= 1e-2 or not finite) counts in `failures`.
+inline void report(const Operands& p, const std::function<void(int, cudaStream_t)>& launch, const char* name,
+                   const char* label, double floor_us, bool checked, int& failures) {
+  const double t = time_launches(p.sets, launch);
+  char err[32] = "ablation";
+  if (checked) {
+    const double e = poisoned_error(p.out[0], p.ref, p.m * p.n, launch);
+    const bool bad = !(e < 1e-2);
+    failures += bad;
+    std::snprintf(err, sizeof err, "%.1e%s", e, bad ? "!" : "");
+  }
+  std::printf("%-14s %-40s %8.2f %7.3f %9s\n", name, label, t, t / floor_us, err);
+  std::fflush(stdout);
+}
+
 // w[N, K] row-major -> the pre-tiled ("sh", session 19) layout that version 7 reads under its
 // lab bit kBopPreTiled: 16-byte chunk q = (rb K / 32 + kb) 32 + lane holds row 8 rb + lane / 4,
 // k = 32 kb + 8 (lane % 4) .. + 7. N % 8 == 0 and K % 32 == 0.

@@ -213,20 +213,18 @@ std::vector<std::vector<std::uint64_t>> stamp_launches(int sets, std::size_t wor
 }
 
 struct Case {
-  int n, k, rb, c, w, u, split;  // the shipped H200 tile (8192x1024: version 7's best, cuBLASLt ships)
+  int n, k, split;  // with the template's tile: the shipped H200 tile (8192x1024: version 7's best, cuBLASLt ships)
 };
 
 template <int RB, int C, int W, int U>
 void run_case(const cudaDeviceProp& prop, const Case& cs, int& failures) {
   using Shape = tgemm::kernels::SkinnyBopShape<RB, C, W, U>;
-  lab::Operands p = lab::make_operands(prop, kM, cs.n, cs.k);
-  const std::size_t wb = static_cast<std::size_t>(cs.n) * cs.k * 2;
-  unsigned* sink;
-  CK(cudaMalloc(&sink, 64));
-  char name[64];
-  std::snprintf(name, sizeof name, "%dx%dx%d", kM, cs.n, cs.k);
-  std::string shape;
-  const double floor_us = lab::stream_floor_us(prop.multiProcessorCount, p.w, wb, sink, {2, 4, 8, 16, 32}, &shape);
+  lab::Timed p = lab::make_timed(prop, kM, cs.n, cs.k);
+  const std::size_t wb = p.weight_bytes;
+  unsigned* const sink = p.sink;
+  const char* name = p.name.c_str();
+  const std::string& shape = p.floor_shape;
+  const double floor_us = p.floor_us;
   const int waves = std::atoi(shape.c_str()), threads = std::atoi(shape.c_str() + shape.find('x') + 1);
   const int ctas = (cs.n + Shape::kRows - 1) / Shape::kRows, smem = Shape::smem_bytes(cs.split);
   auto* plain = tgemm::kernels::sm90_gemm_skinny_bop<bf16, RB, C, W, U>;
@@ -306,8 +304,7 @@ void run_case(const cudaDeviceProp& prop, const Case& cs, int& failures) {
     }
   }
   CK(cudaFree(scratch_stream));
-  lab::free_operands(p);
-  CK(cudaFree(sink));
+  lab::free_timed(p);
 }
 
 // Run 3: version 7's weight loads alone (no x, no MMAs, no sum) on version 7's grid, cluster
@@ -373,19 +370,16 @@ __global__ void __launch_bounds__(32 * W) order_kernel(const bf16* __restrict__ 
 
 template <int RB, int C, int W, int U>
 void run_order(const cudaDeviceProp& prop, const Case& cs) {
-  lab::Operands p = lab::make_operands(prop, kM, cs.n, cs.k);
-  const std::size_t wb = static_cast<std::size_t>(cs.n) * cs.k * 2;
-  unsigned* sink;
-  CK(cudaMalloc(&sink, 64));
-  std::string shape;
-  const double floor_us = lab::stream_floor_us(prop.multiProcessorCount, p.w, wb, sink, {2, 4, 8, 16, 32}, &shape);
   const int tiles = cs.n / (8 * RB), steps = cs.k / (32 * C) / (cs.split * W);
-  std::printf("\n%dx%dx%d: floor %.2f us (%s); version 7's grid n%d c%d w%d u%d s%d (%dx%d CTAs), %d k-steps a warp\n", kM, cs.n, cs.k, floor_us,
-              shape.c_str(), 8 * RB, C, W, U, cs.split, tiles, cs.split, steps);
   if (cs.k % (32 * C * cs.split * W) != 0 || cs.n % (8 * RB) != 0) {
-    std::printf("  skipped: uneven k-steps\n");
+    std::printf("\n%dx%dx%d: skipped, uneven k-steps\n", kM, cs.n, cs.k);
     return;
   }
+  lab::Timed p = lab::make_timed(prop, kM, cs.n, cs.k);
+  unsigned* const sink = p.sink;
+  const double floor_us = p.floor_us;
+  std::printf("\n%s: floor %.2f us (%s); version 7's grid n%d c%d w%d u%d s%d (%dx%d CTAs), %d k-steps a warp\n", p.name.c_str(), floor_us,
+              p.floor_shape.c_str(), 8 * RB, C, W, U, cs.split, tiles, cs.split, steps);
   auto time_order = [&](auto* kernel, const char* what) {
     const double t = lab::time_launches(p.sets, [&](int i, cudaStream_t s) {
       lab::launch_cluster(kernel, tiles, cs.split, 32 * W, 0, s, static_cast<const bf16*>(p.w[i]), cs.k, steps, sink);
@@ -400,8 +394,7 @@ void run_order(const cudaDeviceProp& prop, const Case& cs) {
     time_order(order_kernel<RB, C, W, U, 3>, "row pieces (row-major)");
     time_order(order_kernel<RB, C, W, U, 4>, "CTA steps round robin (row-major)");
   }
-  lab::free_operands(p);
-  CK(cudaFree(sink));
+  lab::free_timed(p);
 }
 
 }  // namespace
@@ -409,18 +402,18 @@ void run_order(const cudaDeviceProp& prop, const Case& cs) {
 int main() {
   const cudaDeviceProp prop = lab::device_header();
   if (std::getenv("TL_RUN3") != nullptr) {
-    run_order<2, 1, 4, 4>(prop, {576, 7168, 2, 1, 4, 4, 8});
-    run_order<1, 1, 4, 4>(prop, {1280, 8192, 1, 1, 4, 4, 4});
-    run_order<1, 2, 8, 2>(prop, {1536, 7168, 1, 2, 8, 2, 2});
-    run_order<2, 1, 4, 4>(prop, {8192, 1024, 2, 1, 4, 4, 1});
-    run_order<2, 1, 4, 4>(prop, {4096, 4096, 2, 1, 4, 4, 2});
+    run_order<2, 1, 4, 4>(prop, {576, 7168, 8});
+    run_order<1, 1, 4, 4>(prop, {1280, 8192, 4});
+    run_order<1, 2, 8, 2>(prop, {1536, 7168, 2});
+    run_order<2, 1, 4, 4>(prop, {8192, 1024, 1});
+    run_order<2, 1, 4, 4>(prop, {4096, 4096, 2});
     return 0;
   }
   int failures = 0;
-  run_case<2, 1, 4, 4>(prop, {576, 7168, 2, 1, 4, 4, 8}, failures);
-  run_case<1, 1, 4, 4>(prop, {1280, 8192, 1, 1, 4, 4, 4}, failures);
-  run_case<1, 2, 8, 2>(prop, {1536, 7168, 1, 2, 8, 2, 2}, failures);
-  run_case<2, 1, 4, 4>(prop, {8192, 1024, 2, 1, 4, 4, 1}, failures);
+  run_case<2, 1, 4, 4>(prop, {576, 7168, 8}, failures);
+  run_case<1, 1, 4, 4>(prop, {1280, 8192, 4}, failures);
+  run_case<1, 2, 8, 2>(prop, {1536, 7168, 2}, failures);
+  run_case<2, 1, 4, 4>(prop, {8192, 1024, 1}, failures);
   std::printf("%s\n", failures ? "FAILURES (see ! above)" : "the stamped kernel matches the fp32 reference on every problem");
   return failures ? 1 : 0;
 }

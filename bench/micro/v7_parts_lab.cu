@@ -124,28 +124,13 @@ struct Case {
   int rb, c, w, u, split;  // the tile: RB n8 blocks, C chunks, W warps, U k-steps a batch
 };
 
-using Problem = lab::Operands;
+using Problem = lab::Timed;
 
 // A tile's template arguments as a type (run 10's lambda takes one).
 template <int RB_, int C_, int W_, int U_>
 struct Tile {
   static constexpr int rb = RB_, c = C_, w = W_, u = U_;
 };
-
-// Times `launch` (graph replay), checks it against the reference unless it is an ablation, and
-// prints one line: problem, variant label, us, x the floor, error (or "ablation").
-void report(const Problem& p, const std::function<void(int, cudaStream_t)>& launch, const char* name,
-            const char* label, double floor_us, bool checked, int& failures) {
-  const double t = lab::time_launches(p.sets, launch);
-  char err[32] = "ablation";
-  if (checked) {
-    const double e = lab::poisoned_error(p.out[0], p.ref, kM * p.n, launch);
-    const bool bad = !(e < 1e-2);
-    failures += bad;
-    std::snprintf(err, sizeof err, "%.1e%s", e, bad ? "!" : "");
-  }
-  std::printf("%-14s %-34s %8.2f %7.3f %9s\n", name, label, t, t / floor_us, err);
-}
 
 // One variant of one tile at one split, launched as the backend launches it (a (1, split, 1)
 // cluster, above 8 a non-portable one; `cluster` false: plain CTAs), with LAB bits A and the
@@ -173,7 +158,7 @@ void run_variant(const Problem& p, int split, double floor_us, const char* name,
   char label[96];
   std::snprintf(label, sizeof label, "n%d c%d w%d u%d s%d %dx%d/%d %s", 8 * RB, C, W, U, split, ctas, split, per_sm, what);
   constexpr int kAblations = kd::kBopNoMma | kd::kBopNoX | kd::kBopNoSum | kd::kBopMma2;  // wrong results by design
-  report(p, launch, name, label, floor_us, (A & kAblations) == 0, failures);
+  lab::report(p, launch, name, label, floor_us, (A & kAblations) == 0, failures);
   CK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutDefault));
 }
 
@@ -227,7 +212,7 @@ void run_tile(const Problem& p, int split, double floor_us, const char* name, in
 
 int main(int argc, char** argv) {
   const cudaDeviceProp prop = lab::device_header();
-  std::printf("%-14s %-34s %8s %7s %9s\n", "problem", "variant", "us", "/floor", "err");
+  std::printf("%-14s %-40s %8s %7s %9s\n", "problem", "variant", "us", "/floor", "err");
   const bool run7 = std::getenv("V7_PARTS_RUN7") != nullptr;
   std::vector<Case> cases = {
       {576, 7168, 2, 1, 4, 4, 8},  {1280, 8192, 1, 1, 4, 4, 4}, {1536, 7168, 1, 2, 8, 2, 2},
@@ -252,18 +237,13 @@ int main(int argc, char** argv) {
     }
   int failures = 0;
   for (const Case& c : cases) {
-    Problem p = lab::make_operands(prop, kM, c.n, c.k);
-    const std::size_t wb = static_cast<std::size_t>(c.n) * c.k * 2;
-    unsigned* sink;
-    CK(cudaMalloc(&sink, 64));
-    CK(cudaDeviceSynchronize());
-    char name[40];
-    std::snprintf(name, sizeof name, "%dx%dx%d", kM, c.n, c.k);
-    std::string shape;
-    const double floor_us = lab::stream_floor_us(prop.multiProcessorCount, p.w, wb, sink, {2, 4, 8, 16, 32}, &shape);
-    std::printf("%-14s %-34s %8.2f %7.3f %9s\n", name, ("floor " + shape).c_str(), floor_us, 1.0, "-");
+    Problem p = lab::make_timed(prop, kM, c.n, c.k);
+    const std::size_t wb = p.weight_bytes;
+    const char* name = p.name.c_str();
+    const double floor_us = p.floor_us;
+    std::printf("%-14s %-40s %8.2f %7.3f %9s\n", name, ("floor " + p.floor_shape).c_str(), floor_us, 1.0, "-");
     const double mma_us = 2.0 * kM * c.n * c.k / (best_tflops * 1e12) * 1e6;
-    std::printf("%-14s %-34s %8.2f %7.3f %9s\n", name, "mma at the best rate", mma_us, mma_us / floor_us, "-");
+    std::printf("%-14s %-40s %8.2f %7.3f %9s\n", name, "mma at the best rate", mma_us, mma_us / floor_us, "-");
     if (run7) {
       // Run 7: wider row tiles (RB = 3, 4: x's L1 traffic per weight byte 2 / RB) beside the
       // library's n16 and n8 tiles, at split 1 and 2 where the grid fits.
@@ -406,8 +386,7 @@ int main(int argc, char** argv) {
     } else if (c.rb == 2 && c.c == 1 && c.w == 4 && c.u == 4) run_tile<2, 1, 4, 4>(p, c.split, floor_us, name, failures);
     else if (c.rb == 1 && c.c == 1 && c.w == 4 && c.u == 4) run_tile<1, 1, 4, 4>(p, c.split, floor_us, name, failures);
     else if (c.rb == 1 && c.c == 2 && c.w == 8 && c.u == 2) run_tile<1, 2, 8, 2>(p, c.split, floor_us, name, failures);
-    lab::free_operands(p);
-    CK(cudaFree(sink));
+    lab::free_timed(p);
   }
   std::printf("%s\n", failures ? "FAILURES (see ! above)" : "the full kernel matches the fp32 reference on every problem");
   return failures ? 1 : 0;
