@@ -274,8 +274,8 @@ def describe(
     """Where ``gemm_a16w16(x, w, bias, otype)`` is routed, without running it.
 
     Returns ``{"level", "matched_m", "file", "line", "where", "libtype", "kernelName"}``:
-    the lookup-walk level that matched (``exact``, ``padded_m``, ``pow2_m``, ``nearest_m``,
-    ``default``; ``empty`` for M, N or K = 0), the M of the table row used, its ``file:line``
+    the lookup-walk level that matched (``exact`` for a row tuned at this M, ``default``;
+    ``empty`` for M, N or K = 0), the M of the table row used, its ``file:line``
     (``where``; empty for the default), the backend and the solution's full name. The first
     description of a shape resolves and caches it exactly as its first call would (and records
     it under ``TGEMM_TUNE_GEMM=1``). Bad input raises :class:`tgemm.TgemmError`.

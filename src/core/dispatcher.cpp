@@ -118,41 +118,40 @@ void Dispatcher::warn_sm_count_once(const DeviceInfo& dev, OpFamily f) {
   }
 }
 
+SolutionPtr Dispatcher::solution_for_row(const TableRow& row, const GemmProblem& p) const {
+  const std::string where = row.file + ":" + std::to_string(row.line);
+  const Backend* backend = registry_.find(row.libtype);
+  if (backend == nullptr) {
+    log_warning_once("row:" + where, where + ": libtype '" + row.libtype + "' is not in this build, row skipped");
+    return nullptr;
+  }
+  std::string why;
+  SolutionPtr s;
+  try {
+    s = backend->from_row(row, p, why);
+  } catch (const std::exception& e) {
+    why = e.what();
+  }
+  if (!s) {
+    log_warning_once("row:" + where, where + ": " + why + ", row skipped");
+    return nullptr;
+  }
+  if (!s->can_implement(p)) {
+    log_warning_once("row:" + where, where + ": " + s->name() + " cannot implement " + p.describe() + ", row skipped");
+    return nullptr;
+  }
+  return s;
+}
+
 Resolution Dispatcher::walk_and_validate(const GemmProblem& p) {
   const DeviceInfo& dev = platform_.device_info(p.device);
   warn_sm_count_once(dev, p.family);
   TableKey key = table_key(p, dev.arch, dev.sm_count);
   const Table::RowsByM* rows = table_for(p.family, dev).rows_for(key);
-  for (const WalkStep& step : walk(rows, p.m)) {
-    const TableRow& row = *step.row;
-    std::string where = row.file + ":" + std::to_string(row.line);
-    const Backend* backend = registry_.find(row.libtype);
-    if (backend == nullptr) {
-      log_warning_once("row:" + where, where + ": libtype '" + row.libtype +
-                                           "' is not in this build, row skipped");
-      continue;
+  if (const TableRow* row = find_row(rows, p.m)) {
+    if (SolutionPtr s = solution_for_row(*row, p)) {
+      return Resolution{std::move(s), WalkLevel::kExact, row->m, row->file, row->line};
     }
-    std::string why;
-    SolutionPtr s;
-    try {
-      s = backend->from_row(row, p, why);
-    } catch (const std::exception& e) {
-      why = e.what();
-    }
-    if (!s) {
-      log_warning_once("row:" + where, where + ": " + why + ", row skipped");
-      continue;
-    }
-    if (!s->can_implement(p)) {
-      // At the exact level the row is wrong; at other levels it was tuned for another M and
-      // simply does not apply to this one.
-      if (step.level == WalkLevel::kExact) {
-        log_warning_once("row:" + where, where + ": " + s->name() + " cannot implement " +
-                                             p.describe() + ", row skipped");
-      }
-      continue;
-    }
-    return Resolution{std::move(s), step.level, row.m, row.file, row.line};
   }
   SolutionPtr s = registry_.default_solution(p);
   TGEMM_CHECK(s != nullptr, family_info(p.family).op, "no solution in this build can implement ",

@@ -51,6 +51,8 @@ class Dispatcher {
 
  private:
   Resolution walk_and_validate(const GemmProblem& p);
+  // The row's solution for p, or nullptr after one warning naming the row's file and line.
+  SolutionPtr solution_for_row(const TableRow& row, const GemmProblem& p) const;
   // The merged table of dev's card overlay for f (loaded once), its file in *overlay_file; nullptr
   // where no overlay applies (no overlay directory, no card, no file).
   const Table* card_table(OpFamily f, const DeviceInfo& dev, std::string* overlay_file);

@@ -94,7 +94,7 @@ TEST_F(DispatchTables, RowsRouteBrokenRowsWarnMissingRowsDefault) {
   std::string path = ::testing::TempDir() + "tgemm_dispatch_" + std::to_string(::getpid()) + ".csv";
   std::vector<TableRow> rows = {
       row_for(dev, 64, 1024, k, "cublaslt", routed),                               // line 2: exact
-      row_for(dev, 16, 1536, k, "cublaslt", routed),                               // line 3: padded for M=5
+      row_for(dev, 16, 1536, k, "cublaslt", routed),                               // line 3: M = 16 only, not M = 5
       row_for(dev, 64, 1088, k, "cublaslt",
               "cublaslt:algo99999_tile0_stages0_splitk1_red0_swz0_opt0_inner0_cluster0_v" +
                   std::to_string(cublaslt_runtime_version())),                      // line 4: unknown algo
@@ -145,10 +145,10 @@ TEST_F(DispatchTables, RowsRouteBrokenRowsWarnMissingRowsDefault) {
   resolve(64, 1024, 3);
   EXPECT_EQ(log.count(LogLevel::kInfo, "N=1024 "), 1) << log.all();
 
-  DispatchInfo padded = resolve(5, 1536, 4);
-  EXPECT_EQ(padded.level, "padded_m");
-  EXPECT_EQ(padded.matched_m, 16);
-  EXPECT_EQ(padded.kernel_name, routed);
+  // M = 5 has no row (the M = 16 row of this key was not measured there): the default.
+  DispatchInfo other_m = resolve(5, 1536, 4);
+  EXPECT_EQ(other_m.level, "default");
+  EXPECT_EQ(other_m.matched_m, -1);
 
   struct Broken {
     std::int64_t n;

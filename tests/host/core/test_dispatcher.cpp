@@ -107,41 +107,21 @@ TEST_F(DispatcherTest, ExactRowGivesThatSolution) {
   EXPECT_TRUE(log_.warnings().empty()) << log_.dump();
 }
 
-TEST_F(DispatcherTest, PaddedLevel) {
-  const std::string path = write_table("t.csv", {{32, "fake:tile128"}, {256, "fake:tile64"}});
+TEST_F(DispatcherTest, ARowServesOnlyItsOwnM) {
+  // Padded (17 -> 32), power-of-two (300 -> 512) and nearest (3000 -> 2048) neighbours of rows all
+  // run the default: no row was measured there.
+  const std::string path = write_table(
+      "t.csv", {{32, "fake:tile128"}, {512, "fake:tile256"}, {160, "fake:tile64"}, {2048, "fake:tile128"}});
   auto d = make({path});
-  const Resolution& r = d->resolve(problem(17));  // padded 32 (pow2 is 32 too: padded first)
-  EXPECT_EQ(r.solution, fake_->solution("fake:tile128"));
-  EXPECT_EQ(r.level, WalkLevel::kPaddedM);
-  EXPECT_EQ(r.matched_m, 32);
-  EXPECT_EQ(r.line, 2);
-}
-
-TEST_F(DispatcherTest, Pow2Level) {
-  const std::string path =
-      write_table("t.csv", {{512, "fake:tile256"}, {300, "fake:tile64", "fake", 132, 8192}});
-  auto d = make({path});
-  const Resolution& r = d->resolve(problem(300));  // padded 320 absent, pow2 512
-  EXPECT_EQ(r.solution, fake_->solution("fake:tile256"));
-  EXPECT_EQ(r.level, WalkLevel::kPow2M);
-  EXPECT_EQ(r.matched_m, 512);
-}
-
-TEST_F(DispatcherTest, NearestLevel) {
-  const std::string path = write_table("t.csv", {{160, "fake:tile64"}, {2048, "fake:tile128"}});
-  auto d = make({path});
-  const Resolution& r = d->resolve(problem(300));  // 160 (x1.9) is within the limit, 2048 (x6.8) is not
-  EXPECT_EQ(r.solution, fake_->solution("fake:tile64"));
-  EXPECT_EQ(r.level, WalkLevel::kNearestM);
-  EXPECT_EQ(r.matched_m, 160);
-  EXPECT_EQ(r.line, 2);
-  const Resolution& big = d->resolve(problem(3000));  // padded 3008, pow2 4096: absent
-  EXPECT_EQ(big.solution, fake_->solution("fake:tile128"));
-  EXPECT_EQ(big.level, WalkLevel::kNearestM);
-  // Beyond kNearestMaxRatio of every row (160 is x10 from 16): the default solution.
-  const Resolution& small = d->resolve(problem(16));
-  EXPECT_EQ(small.level, WalkLevel::kDefault);
-  EXPECT_EQ(small.solution, fake_->solution("fake:default"));
+  for (std::int64_t m : {1, 16, 17, 31, 33, 150, 300, 320, 511, 513, 1000, 3000, 4096}) {
+    const Resolution& r = d->resolve(problem(m));
+    EXPECT_EQ(r.level, WalkLevel::kDefault) << "M=" << m;
+    EXPECT_EQ(r.solution, fake_->solution("fake:default")) << "M=" << m;
+    EXPECT_EQ(r.matched_m, -1) << "M=" << m;
+  }
+  EXPECT_EQ(d->resolve(problem(512)).solution, fake_->solution("fake:tile256"));
+  EXPECT_EQ(d->resolve(problem(160)).matched_m, 160);
+  EXPECT_TRUE(log_.warnings().empty()) << log_.dump();
 }
 
 TEST_F(DispatcherTest, RowsOfAnotherKeyAreNotUsed) {
@@ -228,15 +208,18 @@ TEST(CardSlug, FirstWordOfTheNameWithoutNvidia) {
   EXPECT_EQ(card_overlay_path("/c", "h200", "bf16"), "/c/h200/bf16_tuned_gemm.csv");
 }
 
-TEST_F(DispatcherTest, UnknownLibtypeRowIsOneWarningAndTheWalkContinues) {
-  const std::string path =
-      write_table("t.csv", {{16, "nosuch:k1", "nosuch"}, {24, "fake:tile128"}});
+TEST_F(DispatcherTest, UnknownLibtypeRowIsOneWarningAndTheDefaultRuns) {
+  const std::string path = write_table("t.csv", {{16, "nosuch:k1", "nosuch"}, {24, "fake:tile128"}});
   auto d = make({path});
   const Resolution& r = d->resolve(problem(16));
-  EXPECT_EQ(r.solution, fake_->solution("fake:tile128"));
-  EXPECT_EQ(r.level, WalkLevel::kNearestM);
-  // M=15 reaches the same bad row (padded 16): still one warning for it.
-  EXPECT_EQ(d->resolve(problem(15)).solution, fake_->solution("fake:tile128"));
+  EXPECT_EQ(r.solution, fake_->solution("fake:default"));
+  EXPECT_EQ(r.level, WalkLevel::kDefault);
+  // Another problem of the same key (a strided output: its own cache entry) reaches the same bad
+  // row: still one warning for it.
+  GemmProblem again = problem(16);
+  again.ldo = again.n + 8;
+  EXPECT_EQ(d->resolve(again).level, WalkLevel::kDefault);
+  EXPECT_EQ(d->resolve(problem(24)).solution, fake_->solution("fake:tile128"));
   auto w = log_.warnings();
   ASSERT_EQ(w.size(), 1u) << log_.dump();
   EXPECT_TRUE(contains(w[0], path + ":2: ")) << w[0];
@@ -250,7 +233,6 @@ TEST_F(DispatcherTest, UnknownKernelNameIsOneWarningWithTheBackendsReason) {
   const Resolution& r = d->resolve(problem(16));
   EXPECT_EQ(r.level, WalkLevel::kDefault);
   EXPECT_EQ(r.solution, fake_->solution("fake:default"));
-  d->resolve(problem(8));  // padded 16: the same bad row again
   auto w = log_.warnings();
   ASSERT_EQ(w.size(), 1u) << log_.dump();
   EXPECT_TRUE(contains(w[0], path + ":2: ")) << w[0];
@@ -262,21 +244,22 @@ TEST_F(DispatcherTest, FromRowExceptionIsAWarningNotACrash) {
   const std::string path = write_table("t.csv", {{16, "fake:tile128"}, {32, "fake:tile64"}});
   auto d = make({path});
   const Resolution& r = d->resolve(problem(16));
-  EXPECT_EQ(r.solution, fake_->solution("fake:tile64"));
-  EXPECT_EQ(r.level, WalkLevel::kNearestM);
+  EXPECT_EQ(r.solution, fake_->solution("fake:default"));
+  EXPECT_EQ(r.level, WalkLevel::kDefault);
+  EXPECT_EQ(d->resolve(problem(32)).solution, fake_->solution("fake:tile64"));
   auto w = log_.warnings();
   ASSERT_EQ(w.size(), 1u) << log_.dump();
   EXPECT_TRUE(contains(w[0], path + ":2: ")) << w[0];
   EXPECT_TRUE(contains(w[0], "fake from_row failure")) << w[0];
 }
 
-TEST_F(DispatcherTest, CannotImplementAtExactLevelIsOneWarning) {
+TEST_F(DispatcherTest, CannotImplementIsOneWarningAndTheDefaultRuns) {
   fake_->set_accepts("fake:tile64", [](const GemmProblem& p) { return p.m != 16; });
   const std::string path = write_table("t.csv", {{16, "fake:tile64"}, {32, "fake:tile128"}});
   auto d = make({path});
   const Resolution& r = d->resolve(problem(16));
-  EXPECT_EQ(r.solution, fake_->solution("fake:tile128"));  // the walk goes on to the next row
-  EXPECT_EQ(r.level, WalkLevel::kNearestM);
+  EXPECT_EQ(r.level, WalkLevel::kDefault);
+  EXPECT_EQ(r.solution, fake_->solution("fake:default"));  // not the row of another M
   auto w = log_.warnings();
   ASSERT_EQ(w.size(), 1u) << log_.dump();
   EXPECT_TRUE(contains(w[0], path + ":2: ")) << w[0];
@@ -285,34 +268,14 @@ TEST_F(DispatcherTest, CannotImplementAtExactLevelIsOneWarning) {
   EXPECT_TRUE(contains(w[0], "M=16")) << w[0];
 }
 
-TEST_F(DispatcherTest, CannotImplementAtExactLevelFallsToTheDefault) {
-  fake_->set_accepts("fake:tile64", [](const GemmProblem& p) { return p.m != 16; });
-  const std::string path = write_table("t.csv", {{16, "fake:tile64"}});
-  auto d = make({path});
-  const Resolution& r = d->resolve(problem(16));
-  EXPECT_EQ(r.level, WalkLevel::kDefault);
-  EXPECT_EQ(r.solution, fake_->solution("fake:default"));
-  EXPECT_EQ(log_.warnings().size(), 1u) << log_.dump();
-}
-
-TEST_F(DispatcherTest, CannotImplementAtOtherLevelsIsSilent) {
-  // A row tuned for another M that does not fit this one is not wrong, just not applicable.
-  fake_->set_accepts("fake:tile64", [](const GemmProblem& p) { return p.m % 16 == 0; });
-  const std::string path = write_table("t.csv", {{32, "fake:tile64"}, {1024, "fake:tile64"}});
-  auto d = make({path});
-  const Resolution& r = d->resolve(problem(17));  // padded 32 rejects, nearest 1024 rejects
-  EXPECT_EQ(r.level, WalkLevel::kDefault);
-  EXPECT_TRUE(log_.warnings().empty()) << log_.dump();
-  EXPECT_EQ(d->resolve(problem(32)).level, WalkLevel::kExact);
-}
-
 TEST_F(DispatcherTest, EveryBadRowIsWarnedOnceAndTheGoodOneIsUsed) {
   fake_->set_accepts("fake:tile256", [](const GemmProblem& p) { return p.m != 16; });
   const std::string path = write_table(
       "t.csv",
       {{16, "fake:tile256"}, {20, "nosuch:x", "nosuch"}, {12, "fake:bogus"}, {32, "fake:tile64"}});
   auto d = make({path});
-  const Resolution& r = d->resolve(problem(16));  // walk: 16, then 20 (x1.25), 12 (x1.33), 32 (x2)
+  for (std::int64_t m : {16, 20, 12}) EXPECT_EQ(d->resolve(problem(m)).level, WalkLevel::kDefault) << m;
+  const Resolution& r = d->resolve(problem(32));
   EXPECT_EQ(r.solution, fake_->solution("fake:tile64"));
   EXPECT_EQ(r.matched_m, 32);
   EXPECT_EQ(r.line, 5);
