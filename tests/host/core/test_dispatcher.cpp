@@ -371,8 +371,8 @@ TEST_F(DispatcherTest, ResolveCachesPerExactProblem) {
   const Resolution* first = &d->resolve(problem(16));
   for (int i = 0; i < 5; ++i) EXPECT_EQ(&d->resolve(problem(16)), first);
   EXPECT_EQ(fake_->from_row_calls_for_m(16), 1);
-  for (int i = 0; i < 3; ++i) d->resolve(problem(15));
-  EXPECT_EQ(fake_->from_row_calls_for_m(15), 1);
+  for (int i = 0; i < 3; ++i) d->resolve(problem(64));
+  EXPECT_EQ(fake_->from_row_calls_for_m(64), 1);
   EXPECT_EQ(fake_->from_row_calls(), 2);
 
   // Alignment is part of the problem: a misaligned x is resolved (and cached) on its own.
@@ -384,10 +384,11 @@ TEST_F(DispatcherTest, ResolveCachesPerExactProblem) {
 }
 
 TEST_F(DispatcherTest, ResolveIsThreadSafe) {
-  const std::string path =
-      write_table("t.csv", {{16, "fake:tile64"}, {64, "fake:tile128"}, {4096, "fake:tile256"}});
-  auto d = make({path}, /*log_config=*/true);
   constexpr int kThreads = 8;
+  std::vector<RowSpec> rows = {{16, "fake:tile64"}, {4096, "fake:tile256"}};
+  for (int t = 0; t < kThreads; ++t) rows.push_back({100 + t, "fake:tile128"});
+  const std::string path = write_table("t.csv", rows);
+  auto d = make({path}, /*log_config=*/true);
   constexpr int kIters = 200;
   std::vector<const Resolution*> shared(kThreads, nullptr);
   std::vector<int> wrong(kThreads, 0);
@@ -395,15 +396,15 @@ TEST_F(DispatcherTest, ResolveIsThreadSafe) {
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       const GemmProblem same = problem(16);
-      const GemmProblem own = problem(100 + t);   // nearest: 64
-      const GemmProblem big = problem(3000 + t);  // nearest: 4096
+      const GemmProblem own = problem(100 + t);   // its own row
+      const GemmProblem big = problem(3000 + t);  // no row: the default
       for (int i = 0; i < kIters; ++i) {
         const Resolution& a = d->resolve(same);
         const Resolution& b = d->resolve(own);
         const Resolution& c = d->resolve(big);
         if (a.solution->name() != "fake:tile64" || a.level != WalkLevel::kExact) ++wrong[t];
-        if (b.solution->name() != "fake:tile128" || b.level != WalkLevel::kNearestM) ++wrong[t];
-        if (c.solution->name() != "fake:tile256" || c.matched_m != 4096) ++wrong[t];
+        if (b.solution->name() != "fake:tile128" || b.level != WalkLevel::kExact) ++wrong[t];
+        if (c.solution->name() != "fake:default" || c.level != WalkLevel::kDefault) ++wrong[t];
         if (shared[t] == nullptr) shared[t] = &a;
         if (shared[t] != &a) ++wrong[t];
       }
@@ -415,7 +416,7 @@ TEST_F(DispatcherTest, ResolveIsThreadSafe) {
     EXPECT_EQ(shared[t], shared[0]) << "thread " << t;
     // Problems only this thread asked for were walked once.
     EXPECT_EQ(fake_->from_row_calls_for_m(100 + t), 1) << "thread " << t;
-    EXPECT_EQ(fake_->from_row_calls_for_m(3000 + t), 1) << "thread " << t;
+    EXPECT_EQ(fake_->from_row_calls_for_m(3000 + t), 0) << "thread " << t;
   }
   EXPECT_GE(fake_->from_row_calls_for_m(16), 1);
   // Logged once per shape: 1 shared + 8 own + 8 big.
@@ -457,8 +458,8 @@ TEST_F(DispatcherTest, LogTunedConfigOncePerShapeWithLevelFileAndKernel) {
   auto d = make({path}, /*log_config=*/true);
   d->resolve(problem(16));
   d->resolve(problem(16));
-  d->resolve(problem(17));
-  d->resolve(problem(17));
+  d->resolve(problem(32));
+  d->resolve(problem(32));
   d->resolve(problem(16, 1024));
   auto infos = log_.infos();
   ASSERT_EQ(infos.size(), 3u) << log_.dump();
@@ -468,7 +469,7 @@ TEST_F(DispatcherTest, LogTunedConfigOncePerShapeWithLevelFileAndKernel) {
             1u)
       << log_.dump();
   EXPECT_EQ(
-      log_.matching(LogLevel::kInfo, {"M=17 N=4096", "padded_m", "32", path + ":3", "fake:tile128"})
+      log_.matching(LogLevel::kInfo, {"M=32 N=4096", "exact", "tuned_M=32", path + ":3", "fake:tile128"})
           .size(),
       1u)
       << log_.dump();
