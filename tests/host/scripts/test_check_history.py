@@ -73,7 +73,7 @@ class CheckHistory(unittest.TestCase):
             ("README.md", "Measured in docs/perf" + "-notes.md."),
             ("kernels/k.cuh", "// Vers" + "ion 7 of the kernel"),
             ("tools/t.cpp", "// vers" + "ions 1-2 put the weight in A"),
-            ("configs/t.csv", "skinny:sm90_m1_gemv_w8_c2" + "_v16"),
+            ("configs/t.csv", "skinny:sm90_m1_gemv_w8_c2_v1" + "6"),
             ("tests/t.py", "# bench/mi" + "cro/decode_lab.cu"),
             ("python/p.py", "# bench/results/stu" + "dies/s18/"),
             ("include/i.h", f"// {WORK_PERIOD.upper()}"),
