@@ -9,7 +9,7 @@ from the problem's expected time, as `tgemm bench` plans them); the speedup is
 the median over rounds of the two back-to-back medians' ratio, as `tgemm bench` computes it
 (timing one path after the other favoured whichever ran first at the GPU's higher clocks);
 tgemm's output is checked against an fp32 reference. Writes
-bench/results/torch-<device>-<YYYYMMDD>.json (DESIGN.md section 6 fields) and a PNG heat map of
+bench/results/torch-<device>-<YYYYMMDD>.json (`tgemm bench`'s JSON fields) and a PNG heat map of
 the speedups next to it. A host-overhead measurement (time per call of F.linear vs the tgemm entry
 points on a tiny warm shape, host clock) runs too; --overhead-only runs just that.
 
