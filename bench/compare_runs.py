@@ -4,8 +4,8 @@
     python3 bench/compare_runs.py run1.json run2.json [run3.json ...] [--tie-band 0.01]
 
 Each input is the `--json` output of `tgemm compare --measure A.csv B.csv`, every run a fresh
-process (session 9: one pair of configurations measured +3.5% in one process and -2.1% in
-another, each over 4 placements). A row that differs is judged on the median over the runs of
+process (one pair of configurations measured +3.5% in one process and -2.1% in another, each
+over 4 placements). A row that differs is judged on the median over the runs of
 its paired ratio (A's time / B's): a tie when the faster is within the tie band of the slower.
 Prints each differing row with its ratios per run, then the agree-or-tie count by the median and
 by each run alone. Standard library only; no GPU.

@@ -9,7 +9,7 @@ from the problem's expected time, as `tgemm bench` plans them); the speedup is
 the median over rounds of the two back-to-back medians' ratio, as `tgemm bench` computes it
 (timing one path after the other favoured whichever ran first at the GPU's higher clocks);
 tgemm's output is checked against an fp32 reference. Writes
-bench/results/torch-<device>-<YYYYMMDD>.json (DESIGN.md section 6 fields) and a PNG heat map of
+bench/results/torch-<device>-<YYYYMMDD>.json (`tgemm bench`'s JSON fields) and a PNG heat map of
 the speedups next to it. A host-overhead measurement (time per call of F.linear vs the tgemm entry
 points on a tiny warm shape, host clock) runs too; --overhead-only runs just that.
 
@@ -126,8 +126,8 @@ def time_interleaved(steps: list, launches: int, replays: int, rounds: int = 10)
 def plan_slots(est_us: float, base_rounds: int = 10) -> tuple[int, int]:
     """(launches a graph, rounds) for a call of ~est_us, as `tgemm bench` plans them (plan_slots in
     core/tune_select.h): a graph holds ~6 ms of work, 2-20 launches, and the rounds grow as the
-    launches shrink (base_rounds * 20 / launches, up to 60). Session 23: ~270 ms slots biased two
-    graphs of the same kernel by 2-5% on ~2.7 ms problems; ~27 ms slots did not."""
+    launches shrink (base_rounds * 20 / launches, up to 60). Why: ~270 ms slots biased two graphs
+    of the same kernel by 2-5% on ~2.7 ms problems; ~27 ms slots did not."""
     launches = int(min(max(math.floor(6000.0 / max(est_us, 1e-3) + 0.5), 2), 20))  # C++ std::round
     rounds = min(max(-(-base_rounds * 20 // launches), base_rounds), 60)
     return launches, rounds

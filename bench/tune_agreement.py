@@ -8,15 +8,14 @@ For every problem in both tuned tables: identical rows, or the two picks. With t
 the checks (by accurate time), and whether the other tune did not race it because it launches
 what another candidate launches (`tgemm tune --dedupe_launches`: error column "not raced: same
 launch as X"). The summary says how often each pick was among the other tune's `--top` fastest:
-when it rarely is, the tunes disagree before their confirmations (docs/perf-notes.md, "Tuner v7
-measured"). Last, how far the two tunes' accurate times of the same candidates agree (p10, median,
-p90 of their ratio): the run-to-run resolution that the tie band is up against. Profiles with
-the `accurate_us` column (session 28 on) also give, for each tune, how many accurately timed
-candidates read more than 15% over their own screen time (session 29: 143 of ~1650 on the 21
-problems of session 28's misses with the defaults, 14 with `--accurate_block 8`): the accurate
-stage's slow windows, which push candidates out of the finals.
+when it rarely is, the tunes disagree before their confirmations. Last, how far the two tunes'
+accurate times of the same candidates agree (p10, median, p90 of their ratio): the run-to-run
+resolution that the tie band is up against. Profiles with the `accurate_us` column also give, for each tune, how many accurately timed candidates read
+more than 15% over their own screen time (143 of ~1650 on 21 problems that two tunes disagreed
+on with unblocked accurate timing, 14 with `--accurate_block 8`): the accurate stage's slow
+windows, which push candidates out of the finals.
 
-Profiles of session 11 on (a `stage` column: how far the race took each candidate) also say, for
+Profiles with a `stage` column (how far the race took each candidate) also say, for
 each differing row, how far the other tune took each pick ("absent": never a candidate there, as
 refine() adds configurations around the screen's leaders; "screen"; "accurate"; "final";
 "confirm"), and sort the row into one of three classes:
@@ -28,12 +27,12 @@ With `--compare run1.json ...` (the `tgemm compare --measure --json` runs of the
 tables, as bench/compare_runs.py takes them), the classes are counted again over the rows beyond
 the tie band by the median of those runs: the rows that cost agreement. Each default-class row
 those runs measured also gets the judges' ratio of the non-default pick to the default, and the
-summary says which way they went (session 31: in 38 of 39 such rows of four pairs the
-non-default pick was ahead).
+summary says which way they went (in 38 of 39 such rows of four pairs of tunes the non-default
+pick was ahead).
 With `--logs A.log B.log` (the two tunes' output, with the reconfirmation `tgemm tune` runs after
 the race), each differing row that one tune's reconfirmation reverted to the default says so,
-with the ratios it read, and the summary counts those one-sided reverts (session 30: 6 of the 15
-rows beyond the band). A reconfirmation with `--alternatives` (session 32) that replaced a row by
+with the ratios it read, and the summary counts those one-sided reverts (6 of 15 rows beyond the
+band in one pair). A reconfirmation with `--alternatives` that replaced a row by
 another candidate says so too ("replaced in A's reconfirmation: own -> new"), and the summary
 counts those replacements.
 Standard library only; no GPU.
@@ -77,7 +76,7 @@ class Profile:
         self.ranked = {}
         self.same_as = {}
         self.stages = {}  # key -> {name: stage}; empty for profiles without the stage column
-        self.accurate = 0  # candidates with an accurate_us (profiles of session 28 on)
+        self.accurate = 0  # candidates with an accurate_us (profiles that have the column)
         self.slow_accurate = 0  # of which accurate_us > SLOW_ACCURATE x screen_us
         for r in read_csv(path):
             k = key_of(r)

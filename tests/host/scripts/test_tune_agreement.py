@@ -77,7 +77,7 @@ class TuneAgreement(ScriptCase):
                       "median 1.1482, p90 1.2196", out)
 
     def test_stages_classify_the_differing_rows(self):
-        # Session 11's profiles carry a stage per candidate. M=1: B kept the default (default).
+        # Profiles with a stage column carry a stage per candidate. M=1: B kept the default (default).
         # M=16: B's pick q never got past A's screen (candidate set). M=64: both picks reached
         # both tunes' finals (ranking). M=128: identical.
         staged = PROFILE + ["stage", "final_ratio", "confirm_ratio"]
@@ -130,7 +130,7 @@ class TuneAgreement(ScriptCase):
                       "default ahead in 1; the other pick's median 0.976x the default", out)
 
     def test_slow_accurate_times_are_counted(self):
-        # Profiles with accurate_us (session 28 on): A has one of two accurate times more than 15%
+        # Profiles with accurate_us: A has one of two accurate times more than 15%
         # over its screen time (12 against 10), B none (10.5 against 10; a -1 is not timed).
         cols = PROFILE + ["stage", "final_ratio", "confirm_ratio", "accurate_us"]
 
