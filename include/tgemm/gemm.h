@@ -58,7 +58,7 @@ void gemm_alpha_beta(const TensorView& x, const TensorView& w, const TensorView&
 // Where a call with these arguments is routed, without running it (first resolution of a shape
 // runs the lookup walk and caches it, exactly as a real call would).
 struct DispatchInfo {
-  std::string level;        // exact | default
+  std::string level;        // exact | range | default
   std::int64_t matched_m = -1;  // the M of the table row used, -1 for the default
   std::string file;         // table file of the row ("" for the default)
   int line = 0;             // line in that file

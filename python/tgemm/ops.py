@@ -274,7 +274,8 @@ def describe(
     """Where ``gemm_a16w16(x, w, bias, otype)`` is routed, without running it.
 
     Returns ``{"level", "matched_m", "file", "line", "where", "libtype", "kernelName"}``:
-    the lookup-walk level that matched (``exact`` for a row tuned at this M, ``default``;
+    the lookup-walk level that matched (``exact`` for a row tuned at this M, ``range`` for a
+    row whose measured M range holds it, ``default``;
     ``empty`` for M, N or K = 0), the M of the table row used, its ``file:line``
     (``where``; empty for the default), the backend and the solution's full name. The first
     description of a shape resolves and caches it exactly as its first call would (and records

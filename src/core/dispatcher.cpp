@@ -95,7 +95,8 @@ const Resolution& Dispatcher::resolve(const GemmProblem& p) {
       msg += detail::concat(", libtype ", res.solution->libtype(), ", kernelName ", res.solution->name());
       log_info(msg);
     }
-    if (a16w16_capture_ && p.family == OpFamily::kA16W16 && res.level != WalkLevel::kExact) {
+    // Only shapes no measured row serves: a tune of the capture adds their rows.
+    if (a16w16_capture_ && p.family == OpFamily::kA16W16 && res.level == WalkLevel::kDefault) {
       a16w16_capture_->record(p);
     }
   }
@@ -150,7 +151,8 @@ Resolution Dispatcher::walk_and_validate(const GemmProblem& p) {
   const Table::RowsByM* rows = table_for(p.family, dev).rows_for(key);
   if (const TableRow* row = find_row(rows, p.m)) {
     if (SolutionPtr s = solution_for_row(*row, p)) {
-      return Resolution{std::move(s), WalkLevel::kExact, row->m, row->file, row->line};
+      const WalkLevel level = row->m == p.m ? WalkLevel::kExact : WalkLevel::kRange;
+      return Resolution{std::move(s), level, row->m, row->file, row->line};
     }
   }
   SolutionPtr s = registry_.default_solution(p);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <cstdio>
 #include <tuple>
@@ -29,7 +30,7 @@ struct Columns {
 const std::vector<std::string>& tuned_table_columns() {
   static const std::vector<std::string> kColumns = {
       "arch", "sm_count", "M",       "N",  "K",          "bias",      "dtype",  "outdtype", "scaleAB",
-      "bpreshuffle", "libtype", "solidx", "splitK", "us", "kernelName", "err_ratio", "tflops", "bw", "epilogue"};
+      "bpreshuffle", "libtype", "solidx", "splitK", "us", "kernelName", "err_ratio", "tflops", "bw", "epilogue", "M_lo", "M_hi"};
   return kColumns;
 }
 
@@ -137,6 +138,18 @@ ParsedTable parse_tuned_table(std::istream& in, const std::string& file) {
     if (row.libtype.empty()) bad = "empty libtype";
     row.kernel_name = *field("kernelName");
     if (row.kernel_name.empty()) bad = "empty kernelName";
+    const std::string* lo = field("M_lo");
+    const std::string* hi = field("M_hi");
+    const bool has_lo = lo && !lo->empty(), has_hi = hi && !hi->empty();
+    if (has_lo != has_hi) {
+      bad = "M_lo and M_hi go together (both empty: the row serves its own M only)";
+    } else if (has_lo) {
+      row.m_lo = get_int("M_lo", 0, 1);
+      row.m_hi = get_int("M_hi", 0, 1);
+      if (bad.empty() && !(row.m_lo <= row.m && row.m <= row.m_hi)) {
+        bad = "M range [" + *lo + ", " + *hi + "] must hold the row's M " + std::to_string(row.m);
+      }
+    }
     row.solidx = static_cast<int>(get_int("solidx", 0, -1));
     row.split_k = static_cast<int>(get_int("splitK", 0, 0));
     row.us = get_double("us");
@@ -162,7 +175,8 @@ std::string format_tuned_row(const TableRow& r) {
                     py_bool(r.key.scale_ab), py_bool(r.key.bpreshuffle), r.libtype,
                     std::to_string(r.solidx), std::to_string(r.split_k), format_number(r.us),
                     r.kernel_name, format_number(r.err_ratio), format_number(r.tflops),
-                    format_number(r.bw), format_epilogue_key(r.key.epilogue)});
+                    format_number(r.bw), format_epilogue_key(r.key.epilogue),
+                    r.m_lo > 0 ? std::to_string(r.m_lo) : "", r.m_hi > 0 ? std::to_string(r.m_hi) : ""});
 }
 
 void Table::load_file(const std::string& path, std::vector<std::string>& warnings) {
@@ -173,11 +187,24 @@ void Table::load_file(const std::string& path, std::vector<std::string>& warning
   }
   ParsedTable parsed = parse_tuned_table(in, path);
   warnings.insert(warnings.end(), parsed.warnings.begin(), parsed.warnings.end());
-  add_rows(parsed.rows);
+  add_rows(parsed.rows, &warnings);
 }
 
-void Table::add_rows(const std::vector<TableRow>& rows) {
-  // Within one file, keep the fastest of duplicate keys; then let it replace older files' rows.
+namespace {
+
+bool ranges_overlap(const TableRow& a, const TableRow& b) {
+  return a.range_lo() <= b.range_hi() && b.range_lo() <= a.range_hi();
+}
+
+std::string range_text(const TableRow& r) {
+  return "M=" + std::to_string(r.m) + " [" + std::to_string(r.range_lo()) + ", " + std::to_string(r.range_hi()) + "]";
+}
+
+}  // namespace
+
+void Table::add_rows(const std::vector<TableRow>& rows, std::vector<std::string>* warnings) {
+  // Within one file, keep the fastest of duplicate keys and M, then drop rows whose ranges
+  // overlap an earlier-kept one; then let the file's rows replace older files' rows they overlap.
   std::unordered_map<TableKey, RowsByM, TableKeyHash> file_rows;
   for (const auto& r : rows) {
     file_arch_sms_[r.file][r.key.arch].insert(r.key.sm_count);
@@ -186,8 +213,29 @@ void Table::add_rows(const std::vector<TableRow>& rows) {
     if (it == by_m.end() || r.us < it->second.us) by_m[r.m] = r;
   }
   for (auto& [key, by_m] : file_rows) {
+    // Kept ranges are disjoint and each holds its row's M, so in M order a row overlapping any
+    // kept range overlaps the last one.
+    const TableRow* last = nullptr;
+    for (auto it = by_m.begin(); it != by_m.end();) {
+      if (last != nullptr && ranges_overlap(*last, it->second)) {
+        if (warnings) {
+          warnings->push_back(it->second.file + ":" + std::to_string(it->second.line) + ": " + range_text(it->second) +
+                              " overlaps the row at line " + std::to_string(last->line) + " (" + range_text(*last) +
+                              "), row skipped");
+        }
+        it = by_m.erase(it);
+        continue;
+      }
+      last = &it->second;
+      ++it;
+    }
     auto& dst = rows_[key];
-    for (auto& [m, row] : by_m) dst[m] = std::move(row);
+    for (auto& [m, row] : by_m) {
+      for (auto old = dst.begin(); old != dst.end();) {
+        old = ranges_overlap(old->second, row) ? dst.erase(old) : std::next(old);
+      }
+      dst[m] = std::move(row);
+    }
   }
 }
 

@@ -1,7 +1,14 @@
 // Tuned tables: one CSV family per op family, AITER's columns with NVIDIA names:
 //   arch,sm_count,M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle,libtype,solidx,splitK,us,
 //   kernelName,err_ratio,tflops,bw
+// plus tgemm's own optional columns: epilogue, and M_lo,M_hi (the M range the row serves).
 // Columns are found by name, so their order is free and unknown columns are ignored.
+//
+// M ranges: a row serves its own M and, where M_lo and M_hi are given, every M in
+// [M_lo, M_hi] (inclusive; M_lo <= M <= M_hi), a range where the tuner measured it against the
+// default and it held. A row without them serves its own M only. The ranges of one key never
+// overlap: within a file, a row whose range overlaps an earlier-kept row's is warned about and
+// skipped; a later file's row removes the earlier files' rows whose ranges it overlaps.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +26,8 @@ namespace tgemm {
 struct TableRow {
   TableKey key;
   std::int64_t m = 0;
+  // The measured M range; 0 and 0 = the row's own M only.
+  std::int64_t m_lo = 0, m_hi = 0;
   std::string libtype;
   int solidx = 0;
   int split_k = 0;
@@ -30,6 +39,10 @@ struct TableRow {
   // Where the row came from, for warnings and logs.
   std::string file;
   int line = 0;
+
+  std::int64_t range_lo() const { return m_lo > 0 ? m_lo : m; }
+  std::int64_t range_hi() const { return m_hi > 0 ? m_hi : m; }
+  bool serves(std::int64_t at_m) const { return range_lo() <= at_m && at_m <= range_hi(); }
 };
 
 // Column names of a tuned table, in the order tgemm writes them.
@@ -56,7 +69,9 @@ class Table {
 
   // Reads `path`; a missing or unreadable file is a warning, not an error.
   void load_file(const std::string& path, std::vector<std::string>& warnings);
-  void add_rows(const std::vector<TableRow>& rows_of_one_file);
+  // Rows whose M range overlaps an earlier-kept row of the same key in this file are skipped,
+  // with a warning in *warnings where given.
+  void add_rows(const std::vector<TableRow>& rows_of_one_file, std::vector<std::string>* warnings = nullptr);
 
   // Rows for a key, ordered by M; nullptr if none.
   const RowsByM* rows_for(const TableKey& key) const;

@@ -77,4 +77,4 @@ endfunction()
 # The untuned CSV header `tgemm shapes` writes (AITER's column order).
 set(UNTUNED_HEADER "M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle,epilogue")
 # The tuned CSV header `tgemm merge` and `tgemm show --rows` write.
-set(TUNED_HEADER "arch,sm_count,M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle,libtype,solidx,splitK,us,kernelName,err_ratio,tflops,bw,epilogue")
+set(TUNED_HEADER "arch,sm_count,M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle,libtype,solidx,splitK,us,kernelName,err_ratio,tflops,bw,epilogue,M_lo,M_hi")

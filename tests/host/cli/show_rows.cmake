@@ -3,10 +3,10 @@
 include("${CMAKE_CURRENT_LIST_DIR}/cli_common.cmake")
 
 set(bf16 "torch.bfloat16,torch.bfloat16,False,False")
-set(r1 "sm_90a,132,1,1280,8192,False,${bf16},cublaslt,3,0,4.5,lt_r1,0,4.66,2.33,none")
-set(r2 "sm_90a,132,16,1280,8192,False,${bf16},skinny,0,0,5.25,skinny_r2,0,64,2,none")
-set(r3 "sm_90a,132,16,8192,1024,False,${bf16},cublaslt,8,0,3,lt_r3,0,89.5,6.5,none")
-set(r4 "sm_90a,114,1,7168,8192,True,${bf16},cublaslt,1,0,9,lt_r4,0,13,6.5,none")
+set(r1 "sm_90a,132,1,1280,8192,False,${bf16},cublaslt,3,0,4.5,lt_r1,0,4.66,2.33,none,,")
+set(r2 "sm_90a,132,16,1280,8192,False,${bf16},skinny,0,0,5.25,skinny_r2,0,64,2,none,,")
+set(r3 "sm_90a,132,16,8192,1024,False,${bf16},cublaslt,8,0,3,lt_r3,0,89.5,6.5,none,,")
+set(r4 "sm_90a,114,1,7168,8192,True,${bf16},cublaslt,1,0,9,lt_r4,0,13,6.5,none,,")
 file(WRITE "${SCRATCH}/one.csv" "${TUNED_HEADER}\n${r1}\n${r2}\n${r3}\n")
 file(WRITE "${SCRATCH}/two.csv" "# a comment line\n${TUNED_HEADER}\n${r4}\n")
 

@@ -34,6 +34,7 @@ struct RowSpec {
   std::int64_t n = 4096;
   std::int64_t k = 4096;
   std::string arch = "sm_90a";
+  std::int64_t m_lo = 0, m_hi = 0;  // the measured M range; 0 = own M only
 };
 
 class DispatcherTest : public ::testing::Test {
@@ -55,6 +56,8 @@ class DispatcherTest : public ::testing::Test {
       r.key.n = s.n;
       r.key.k = s.k;
       r.m = s.m;
+      r.m_lo = s.m_lo;
+      r.m_hi = s.m_hi;
       r.libtype = s.libtype;
       r.kernel_name = s.kernel;
       r.us = 10;
@@ -121,6 +124,34 @@ TEST_F(DispatcherTest, ARowServesOnlyItsOwnM) {
   }
   EXPECT_EQ(d->resolve(problem(512)).solution, fake_->solution("fake:tile256"));
   EXPECT_EQ(d->resolve(problem(160)).matched_m, 160);
+  EXPECT_TRUE(log_.warnings().empty()) << log_.dump();
+}
+
+TEST_F(DispatcherTest, ARangedRowServesItsRangeAndNothingElse) {
+  RowSpec wide{64, "fake:tile128"};
+  wide.m_lo = 33;
+  wide.m_hi = 100;
+  const std::string path = write_table("t.csv", {{16, "fake:tile64"}, wide});
+  auto d = make({path}, /*log_config=*/true);
+  for (std::int64_t m = 1; m <= 200; ++m) {
+    const Resolution& r = d->resolve(problem(m));
+    if (m == 16) {
+      EXPECT_EQ(r.level, WalkLevel::kExact);
+    } else if (m == 64) {
+      EXPECT_EQ(r.level, WalkLevel::kExact);
+      EXPECT_EQ(r.solution, fake_->solution("fake:tile128"));
+    } else if (m >= 33 && m <= 100) {
+      EXPECT_EQ(r.level, WalkLevel::kRange) << m;
+      EXPECT_EQ(r.solution, fake_->solution("fake:tile128")) << m;
+      EXPECT_EQ(r.matched_m, 64) << m;
+      EXPECT_EQ(r.line, 3) << m;
+    } else {
+      EXPECT_EQ(r.level, WalkLevel::kDefault) << m;
+      EXPECT_EQ(r.solution, fake_->solution("fake:default")) << m;
+    }
+  }
+  EXPECT_EQ(log_.matching(LogLevel::kInfo, {"M=40 N=4096", "level range", "tuned_M=64", path + ":3"}).size(), 1u)
+      << log_.dump();
   EXPECT_TRUE(log_.warnings().empty()) << log_.dump();
 }
 
@@ -486,12 +517,16 @@ TEST_F(DispatcherTest, NoConfigLogUnlessAskedFor) {
   EXPECT_TRUE(log_.infos().empty()) << log_.dump();
 }
 
-TEST_F(DispatcherTest, CaptureRecordsOnlyProblemsNotResolvedExactly) {
-  const std::string path = write_table("t.csv", {{16, "fake:tile64"}});
+TEST_F(DispatcherTest, CaptureRecordsOnlyProblemsNoRowServes) {
+  RowSpec ranged{64, "fake:tile128"};
+  ranged.m_lo = 48;
+  ranged.m_hi = 80;
+  const std::string path = write_table("t.csv", {{16, "fake:tile64"}, ranged});
   auto d = make({path}, /*log_config=*/false, /*capture=*/true);
   const std::string untuned = dir_.file("bf16_untuned_gemm.csv");
   d->resolve(problem(16));  // exact: not recorded
-  d->resolve(problem(17));  // padded
+  d->resolve(problem(50));  // inside a measured range: not recorded
+  d->resolve(problem(17));  // no row: recorded
   d->resolve(problem(17));
   d->resolve(problem(3, 1024));  // default
   d->resolve(problem(16));

@@ -36,7 +36,9 @@ std::string row_line(const std::map<std::string, std::string>& changes = {}) {
                                           {"err_ratio", "0"},
                                           {"tflops", "100"},
                                           {"bw", "200"},
-                                          {"epilogue", "none"}};
+                                          {"epilogue", "none"},
+                                          {"M_lo", ""},
+                                          {"M_hi", ""}};
   for (const auto& [k, v] : changes) f.at(k) = v;
   std::vector<std::string> fields;
   for (const auto& col : tuned_table_columns()) fields.push_back(f.at(col));
@@ -79,7 +81,7 @@ TableRow make_row(std::int64_t m, double us, const std::string& kernel, const st
 TEST(TableColumns, TunedColumnsInWrittenOrder) {
   EXPECT_EQ(header(),
             "arch,sm_count,M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle,libtype,solidx,splitK,us,"
-            "kernelName,err_ratio,tflops,bw,epilogue");
+            "kernelName,err_ratio,tflops,bw,epilogue,M_lo,M_hi");
   EXPECT_EQ(csv::join(untuned_table_columns()), "M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle,epilogue");
 }
 
@@ -226,8 +228,8 @@ TEST(ParseTunedTable, MalformedLinesWarnWithFileLineAndReasonAndGoodRowsSurvive)
 
   // One warning per bad line, in order: "file:line: reason, row skipped".
   const std::vector<std::pair<int, std::vector<std::string>>> expected = {
-      {3, {"20 fields", "19"}},
-      {4, {"4 fields", "19"}},
+      {3, {"22 fields", "21"}},
+      {4, {"4 fields", "21"}},
       {5, {"M", "'sixteen'"}},
       {6, {"unknown dtype", "torch.float64"}},
       {7, {"empty kernelName"}},
@@ -301,7 +303,10 @@ TEST(FormatTunedRow, WritesColumnsInOrder) {
   r.bw = 200;
   EXPECT_EQ(format_tuned_row(r),
             "sm_90a,132,16,4096,4096,False,torch.bfloat16,torch.bfloat16,False,False,fake,0,0,10,"
-            "fake:tile64,0,100,200,none");
+            "fake:tile64,0,100,200,none,,");
+  r.m_lo = 9;
+  r.m_hi = 24;
+  EXPECT_TRUE(contains(format_tuned_row(r), ",none,9,24")) << format_tuned_row(r);
 }
 
 TEST(FormatTunedRow, ParseOfFormatGivesTheSameRow) {
@@ -457,9 +462,9 @@ namespace {
 TEST(ParseTunedTable, EpilogueColumnIsPartOfTheKey) {
   const std::string text = csv::join(tuned_table_columns()) + "\n" +
                            "sm_90a,132,16,4096,4096,True,torch.bfloat16,torch.bfloat16,False,False,cublaslt,-1,0,9,"
-                           "cublaslt:heuristic,0,1,1,gelu_tanh+c\n" +
+                           "cublaslt:heuristic,0,1,1,gelu_tanh+c,,\n" +
                            "sm_90a,132,16,4096,4096,True,torch.bfloat16,torch.bfloat16,False,False,cublaslt,-1,0,9,"
-                           "cublaslt:heuristic,0,1,1,swish\n";
+                           "cublaslt:heuristic,0,1,1,swish,,\n";
   std::istringstream in(text);
   ParsedTable t = parse_tuned_table(in, "e.csv");
   ASSERT_EQ(t.rows.size(), 1u);
@@ -475,6 +480,92 @@ TEST(ParseTunedTable, EpilogueColumnIsPartOfTheKey) {
   EXPECT_TRUE(o.rows[0].key.epilogue == EpilogueKey{});
   TableRow r = t.rows[0];
   EXPECT_NE(format_tuned_row(r).find(",gelu_tanh+c"), std::string::npos);
+}
+
+TEST(MRange, ParsedWithTheRowAndAbsentMeansItsOwnMOnly) {
+  ParsedTable t = parse(joined({header(), row_line({{"M", "16"}, {"M_lo", "9"}, {"M_hi", "24"}}),
+                                row_line({{"M", "64"}})}));
+  ASSERT_EQ(t.rows.size(), 2u);
+  EXPECT_TRUE(t.warnings.empty());
+  EXPECT_EQ(t.rows[0].range_lo(), 9);
+  EXPECT_EQ(t.rows[0].range_hi(), 24);
+  EXPECT_EQ(t.rows[1].range_lo(), 64);
+  EXPECT_EQ(t.rows[1].range_hi(), 64);
+  for (std::int64_t m = 0; m < 100; ++m) {
+    EXPECT_EQ(t.rows[0].serves(m), m >= 9 && m <= 24) << m;
+    EXPECT_EQ(t.rows[1].serves(m), m == 64) << m;
+  }
+  // A table without the columns (AITER's layout, older tgemm tables): own M only.
+  std::istringstream old("arch,sm_count,M,N,K,dtype,libtype,kernelName\nsm_90a,132,8,8,8,torch.bfloat16,x,x:y\n");
+  ParsedTable o = parse_tuned_table(old, "o.csv");
+  ASSERT_EQ(o.rows.size(), 1u);
+  EXPECT_EQ(o.rows[0].range_lo(), 8);
+  EXPECT_EQ(o.rows[0].range_hi(), 8);
+  // Written and read back unchanged.
+  ParsedTable back = parse(header() + "\n" + format_tuned_row(t.rows[0]) + "\n");
+  ASSERT_EQ(back.rows.size(), 1u);
+  EXPECT_EQ(back.rows[0].m_lo, 9);
+  EXPECT_EQ(back.rows[0].m_hi, 24);
+}
+
+TEST(MRange, MalformedRangesWarnWithFileAndLineAndAreSkipped) {
+  ParsedTable t = parse(joined({header(),
+                                row_line({{"M", "16"}, {"M_lo", "9"}}),                     // 2: half a range
+                                row_line({{"M", "16"}, {"M_hi", "24"}}),                    // 3: half a range
+                                row_line({{"M", "16"}, {"M_lo", "17"}, {"M_hi", "24"}}),    // 4: M below it
+                                row_line({{"M", "16"}, {"M_lo", "8"}, {"M_hi", "15"}}),     // 5: M above it
+                                row_line({{"M", "16"}, {"M_lo", "0"}, {"M_hi", "24"}}),     // 6: M_lo < 1
+                                row_line({{"M", "16"}, {"M_lo", "x"}, {"M_hi", "24"}}),     // 7: not a number
+                                row_line({{"M", "16"}, {"M_lo", "16"}, {"M_hi", "16"}})}),  // 8: good
+                        "r.csv");
+  ASSERT_EQ(t.rows.size(), 1u);
+  EXPECT_EQ(t.rows[0].line, 8);
+  ASSERT_EQ(t.warnings.size(), 6u);
+  const std::vector<std::string> reasons = {"go together", "go together", "must hold the row's M 16",
+                                            "must hold the row's M 16", "M_lo must be >= 1", "bad M_lo 'x'"};
+  for (std::size_t i = 0; i < reasons.size(); ++i) {
+    EXPECT_EQ(t.warnings[i].rfind("r.csv:" + std::to_string(i + 2) + ": ", 0), 0u) << t.warnings[i];
+    EXPECT_TRUE(contains(t.warnings[i], reasons[i])) << t.warnings[i];
+    EXPECT_TRUE(contains(t.warnings[i], "skipped")) << t.warnings[i];
+  }
+}
+
+TableRow ranged(std::int64_t m, std::int64_t lo, std::int64_t hi, const std::string& file, int line) {
+  TableRow r = make_row(m, 10, "fake:m" + std::to_string(m), file, line);
+  r.m_lo = lo;
+  r.m_hi = hi;
+  return r;
+}
+
+std::vector<std::int64_t> ms_of(const Table& t) {
+  std::vector<std::int64_t> out;
+  for (const auto& [m, row] : *t.rows_for(bf16_key())) out.push_back(m);
+  return out;
+}
+
+TEST(MRange, OverlapWithinAFileWarnsAndSkipsTheLaterRow) {
+  Table t;
+  std::vector<std::string> warnings;
+  t.add_rows({ranged(16, 9, 24, "a.csv", 2), ranged(32, 20, 40, "a.csv", 3), ranged(48, 41, 64, "a.csv", 4),
+              ranged(8, 1, 8, "a.csv", 5), ranged(12, 12, 12, "a.csv", 6)},
+             &warnings);
+  // In M order: 8 [1,8], 12 [12,12] kept; 16 [9,24] overlaps 12; 32 [20,40] kept; 48 [41,64] kept.
+  EXPECT_EQ(ms_of(t), (std::vector<std::int64_t>{8, 12, 32, 48}));
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0].rfind("a.csv:2: ", 0), 0u) << warnings[0];
+  EXPECT_TRUE(contains(warnings[0], "overlaps the row at line 6")) << warnings[0];
+  EXPECT_TRUE(contains(warnings[0], "skipped")) << warnings[0];
+}
+
+TEST(MRange, ALaterFilesRowRemovesTheEarlierRowsItOverlaps) {
+  Table t;
+  t.add_rows({ranged(16, 9, 24, "a.csv", 2), ranged(64, 64, 64, "a.csv", 3), ranged(128, 100, 200, "a.csv", 4),
+              ranged(512, 512, 512, "a.csv", 5)});
+  std::vector<std::string> warnings;
+  t.add_rows({ranged(80, 60, 110, "b.csv", 2)}, &warnings);
+  EXPECT_TRUE(warnings.empty());  // layering, not a malformed file
+  EXPECT_EQ(ms_of(t), (std::vector<std::int64_t>{16, 80, 512}));
+  EXPECT_EQ(t.rows_for(bf16_key())->at(80).file, "b.csv");
 }
 
 TEST(ProblemOfKey, InvertsTableKeyWithContiguousOperands) {
