@@ -129,62 +129,6 @@ __device__ __forceinline__ void add4(float4& a, const float4& b) {
   a.w += b.w;
 }
 
-// Variants for the labs only (bench/micro/v7_parts_lab.cu, sessions 35-36; timeline_lab.cu, session
-// 36); the library instantiates LAB = 0, whose code none of them changes. The ablation bits remove
-// one part of the kernel so that a lab times the rest on the shipped grids, the others change one
-// thing (or stamp times); results are wrong where a bit says so.
-enum BopLab : int {
-  kBopNoMma = 1,        // no MMAs, the loaded words xor-folded into the accumulators (wrong results;
-                        // it also changes the loads' schedule: fewer registers, loads nearer their use)
-  kBopNoX = 2,          // x's loads replaced by constants (wrong results)
-  kBopNoSum = 4,        // no cross-CTA sum: every rank stores its own CTA's sum, no cluster instructions
-  kBopMma2 = 8,         // every MMA issued twice (wrong results): the time this adds is the MMAs' cost
-  kBopXNoAlloc = 16,    // x loaded with ld.global.nc.L1::no_allocate (not cached in L1)
-  kBopXEvictLast = 32,  // x loaded with ld.global.nc.L1::evict_last
-  kBopXFirst = 64,      // a batch issues x's loads before the weight's
-  kBopTimeline = 128,   // timestamps (see lab_stamp) into p.bias, which the lab's problems do not
-                        // use as a bias (bias_type none); results stay right
-  kBopPreTiled = 256,   // p.w is the weight pre-tiled (session 19's "sh" layout, lab::pretile_kernel):
-                        // 8-row x 32-k blocks of 512 contiguous bytes in fragment order, an 8-row
-                        // block's k-blocks in order; lane (g, t) reads k = 32 kb + 8 t .. (x the same).
-                        // Needs N % 8 == 0 and K % (32 C) == 0 (no K tail); results stay right
-};
-
-// kBopTimeline: lane 0 of a warp writes %globaltimer (ns) at event `e` into the lab's timeline
-// buffer (p.bias as 64-bit words: [CTA (x + y gridDim.x)][warp][kStamps], event 0 the SM id).
-// `after` is an input of the timer read, so the read waits for whatever computed it.
-constexpr int kStamps = 5;  // SM id, entry, first batch's MMAs done, main loop done, CTA's end (thread 0)
-__device__ __forceinline__ void lab_stamp(const SkinnyParams& p, int warp, int warps, int e, float after = 0.0f) {
-  std::uint64_t v;
-  if (e == 0) {
-    std::uint32_t sm;
-    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
-    v = sm;
-  } else {
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(v) : "f"(after));
-  }
-  const std::int64_t cta = blockIdx.x + static_cast<std::int64_t>(blockIdx.y) * gridDim.x;
-  reinterpret_cast<std::uint64_t*>(const_cast<void*>(p.bias))[(cta * warps + warp) * kStamps + e] = v;
-}
-
-// x's 16-byte load under the LAB bits kBopXNoAlloc / kBopXEvictLast (else load_activation).
-template <int LAB>
-__device__ __forceinline__ uint4 lab_load_x(const void* ptr) {
-  uint4 v;
-  if constexpr ((LAB & kBopXNoAlloc) != 0) {
-    asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-        : "l"(ptr));
-  } else if constexpr ((LAB & kBopXEvictLast) != 0) {
-    asm("ld.global.nc.L1::evict_last.v4.u32 {%0, %1, %2, %3}, [%4];"
-        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-        : "l"(ptr));
-  } else {
-    v = skinny_detail::load_activation(ptr);
-  }
-  return v;
-}
-
 template <typename In, int RB>
 struct RowPointers {
   const In* w[RB];
@@ -223,7 +167,7 @@ __device__ __noinline__ Fragments<RB> partial_step(RowPointers<In, RB> wp, const
 
 }  // namespace skinny_bop_detail
 
-template <typename In, int RB, int C, int W, int U, int LAB = 0>
+template <typename In, int RB, int C, int W, int U>
 __global__ void __launch_bounds__(32 * W, W <= 8 ? 2 : 1) sm90_gemm_skinny_bop(const SkinnyParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
   __trap();  // never launched there: the host checks the loaded image's PTX arch first
@@ -234,13 +178,6 @@ __global__ void __launch_bounds__(32 * W, W <= 8 ? 2 : 1) sm90_gemm_skinny_bop(c
   extern __shared__ float4 bop_parts[];  // [W][RB][32] warp parts, then [split_k][RB][32] rank slots, then the mbarrier
   const int lane = static_cast<int>(threadIdx.x) % 32, warp = static_cast<int>(threadIdx.x) / 32;
   const int g = lane / 4, t = lane % 4;
-  constexpr bool kStampsOn = (LAB & skinny_bop_detail::kBopTimeline) != 0;
-  if constexpr (kStampsOn) {
-    if (lane == 0) {
-      skinny_bop_detail::lab_stamp(p, warp, W, 1);
-      skinny_bop_detail::lab_stamp(p, warp, W, 0);
-    }
-  }
   const int split_k = static_cast<int>(gridDim.y), rank = static_cast<int>(blockIdx.y);
   const int row0 = static_cast<int>(blockIdx.x) * Shape::kRows;
   const int steps = (p.k + KSTEP - 1) / KSTEP;  // the last one possibly partial
@@ -253,8 +190,7 @@ __global__ void __launch_bounds__(32 * W, W <= 8 ? 2 : 1) sm90_gemm_skinny_bop(c
   // the cluster is running and rank 0's mbarrier is initialised (the fence releases it).
   float4* const slots = bop_parts + W * Shape::kItems;
   const std::uint32_t bar = sd::smem_addr(slots + split_k * Shape::kItems);
-  constexpr bool kSum = (LAB & skinny_bop_detail::kBopNoSum) == 0;
-  if (kSum && split_k > 1) {
+  if (split_k > 1) {
     if (rank == 0 && threadIdx.x == 0) {
       sd::mbar_init(bar, 1);
       asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
@@ -270,22 +206,13 @@ __global__ void __launch_bounds__(32 * W, W <= 8 ? 2 : 1) sm90_gemm_skinny_bop(c
   for (int h = 0; h < 2; ++h)
 #pragma unroll
     for (int b = 0; b < RB; ++b) acc[h][b][0] = acc[h][b][1] = acc[h][b][2] = acc[h][b][3] = 0.0f;
-  // kBopPreTiled: a k-step advances C 512-byte blocks of the weight (WSTEP elements), chunk c is the
-  // next block (WCH), and lane t's x is at 8 t of each 32-k block (XLANE, XCH).
-  constexpr bool kPreTiled = (LAB & skinny_bop_detail::kBopPreTiled) != 0;
-  constexpr int WSTEP = kPreTiled ? C * 256 : KSTEP, WCH = kPreTiled ? 256 : 8;
-  constexpr int XLANE = kPreTiled ? 8 : 8 * C, XCH = kPreTiled ? 32 : 8;
   const In* wp[RB];
 #pragma unroll
-  for (int b = 0; b < RB; ++b) {
-    if constexpr (kPreTiled)
-      wp[b] = static_cast<const In*>(p.w) + (static_cast<std::int64_t>(min(row0 / 8 + b, (p.n - 1) / 8)) * (p.k / 32) + s_begin * C) * 256 + 8 * lane;
-    else
-      wp[b] = static_cast<const In*>(p.w) + static_cast<std::int64_t>(min(row0 + 8 * b + g, p.n - 1)) * p.ldb +
-              s_begin * KSTEP + 8 * C * t;
-  }
-  const In* xp[2] = {static_cast<const In*>(p.x) + static_cast<std::int64_t>(min(g, p.m - 1)) * p.lda + s_begin * KSTEP + XLANE * t,
-                     static_cast<const In*>(p.x) + static_cast<std::int64_t>(min(g + 8, p.m - 1)) * p.lda + s_begin * KSTEP + XLANE * t};
+  for (int b = 0; b < RB; ++b)
+    wp[b] = static_cast<const In*>(p.w) + static_cast<std::int64_t>(min(row0 + 8 * b + g, p.n - 1)) * p.ldb +
+            s_begin * KSTEP + 8 * C * t;
+  const In* xp[2] = {static_cast<const In*>(p.x) + static_cast<std::int64_t>(min(g, p.m - 1)) * p.lda + s_begin * KSTEP + 8 * C * t,
+                     static_cast<const In*>(p.x) + static_cast<std::int64_t>(min(g + 8, p.m - 1)) * p.lda + s_begin * KSTEP + 8 * C * t};
 
   // NU k-steps: every load first, then the MMAs. PARTIAL: only the first `rem` of them are in the
   // warp's range; the others' loads are predicated off (nothing read) and their MMAs skipped.
@@ -300,7 +227,7 @@ __global__ void __launch_bounds__(32 * W, W <= 8 ? 2 : 1) sm90_gemm_skinny_bop(c
         for (int b = 0; b < RB; ++b)
 #pragma unroll
           for (int c = 0; c < C; ++c) {
-            const In* ptr = wp[b] + u * WSTEP + WCH * c;
+            const In* ptr = wp[b] + u * KSTEP + 8 * c;
             if constexpr (PARTIAL) wv[u][b][c] = sd::load_weight_if(ptr, u < rem);
             else wv[u][b][c] = sd::load_weight(ptr);
           }
@@ -312,26 +239,15 @@ __global__ void __launch_bounds__(32 * W, W <= 8 ? 2 : 1) sm90_gemm_skinny_bop(c
         for (int j = 0; j < 2; ++j)
 #pragma unroll
           for (int c = 0; c < C; ++c) {
-            if constexpr ((LAB & skinny_bop_detail::kBopNoX) != 0) {
-              xv[u][j][c] = make_uint4(lane, j, u, c);
-            } else {
-              const In* ptr = xp[j] + u * KSTEP + XCH * c;
-              if constexpr ((LAB & (skinny_bop_detail::kBopXNoAlloc | skinny_bop_detail::kBopXEvictLast)) != 0)
-                xv[u][j][c] = !PARTIAL || u < rem ? skinny_bop_detail::lab_load_x<LAB>(ptr) : make_uint4(0, 0, 0, 0);
-              else if constexpr (PARTIAL) xv[u][j][c] = sd::load_activation_if(ptr, u < rem);
-              else xv[u][j][c] = sd::load_activation(ptr);
-            }
+            const In* ptr = xp[j] + u * KSTEP + 8 * c;
+            if constexpr (PARTIAL) xv[u][j][c] = sd::load_activation_if(ptr, u < rem);
+            else xv[u][j][c] = sd::load_activation(ptr);
           }
     };
-    if constexpr ((LAB & skinny_bop_detail::kBopXFirst) != 0) {
-      load_x();
-      load_w();
-    } else {
-      load_w();
-      load_x();
-    }
+    load_w();
+    load_x();
 #pragma unroll
-    for (int b = 0; b < RB; ++b) wp[b] += NU * WSTEP;
+    for (int b = 0; b < RB; ++b) wp[b] += NU * KSTEP;
 #pragma unroll
     for (int j = 0; j < 2; ++j) xp[j] += NU * KSTEP;
 #pragma unroll
@@ -340,21 +256,12 @@ __global__ void __launch_bounds__(32 * W, W <= 8 ? 2 : 1) sm90_gemm_skinny_bop(c
 #pragma unroll
       for (int c = 0; c < C; ++c)
 #pragma unroll
-        for (int b = 0; b < RB; ++b) {
-          if constexpr ((LAB & skinny_bop_detail::kBopNoMma) != 0) {
-            const uint4 w = wv[u][b][c], x0 = xv[u][0][c], x1 = xv[u][1][c];
-            acc[0][b][0] = __uint_as_float(__float_as_uint(acc[0][b][0]) ^ w.x ^ w.y ^ x0.x ^ x1.y);
-            acc[1][b][0] = __uint_as_float(__float_as_uint(acc[1][b][0]) ^ w.z ^ w.w ^ x0.z ^ x1.w);
-          } else {
-            skinny_bop_detail::chunk_mmas<In>(wv[u][b][c], xv[u][0][c], xv[u][1][c], acc[0][b], acc[1][b]);
-            if constexpr ((LAB & skinny_bop_detail::kBopMma2) != 0)
-              skinny_bop_detail::chunk_mmas<In>(wv[u][b][c], xv[u][0][c], xv[u][1][c], acc[0][b], acc[1][b]);
-          }
-        }
+        for (int b = 0; b < RB; ++b)
+          skinny_bop_detail::chunk_mmas<In>(wv[u][b][c], xv[u][0][c], xv[u][1][c], acc[0][b], acc[1][b]);
     }
   };
   const int s_full = min(s_end, full_steps);
-  if (!kPreTiled && s_full < s_end) {  // (kPreTiled: no K tail)
+  if (s_full < s_end) {
     // The partial last k-step (s_full == full_steps, the warp's last), first and out of line, so
     // that the code after the main loop is the epilogue alone.
     const int off = (s_full - s_begin) * KSTEP;
@@ -369,14 +276,6 @@ __global__ void __launch_bounds__(32 * W, W <= 8 ? 2 : 1) sm90_gemm_skinny_bop(c
       for (int e = 0; e < 4; ++e) acc[0][b][e] += f.v[b][e];
   }
   int s = s_begin;
-  if constexpr (kStampsOn) {
-    // The first batch on its own, stamped after its MMAs (its loads have returned).
-    if (s + U <= s_full) {
-      batch(std::integral_constant<int, U>{}, std::false_type{}, U);
-      s += U;
-    }
-    if (lane == 0) skinny_bop_detail::lab_stamp(p, warp, W, 2, acc[0][0][0] + acc[1][RB - 1][3]);
-  }
 #pragma unroll 1
   for (; s + U <= s_full; s += U) batch(std::integral_constant<int, U>{}, std::false_type{}, U);
   // The last rem < U whole k-steps as one batch: every load before the first MMA, so the remainder
@@ -387,9 +286,6 @@ __global__ void __launch_bounds__(32 * W, W <= 8 ? 2 : 1) sm90_gemm_skinny_bop(c
   if constexpr (U > 1)
     if (s < s_full) batch(std::integral_constant<int, U>{}, std::true_type{}, s_full - s);
 
-  if constexpr (kStampsOn) {
-    if (lane == 0) skinny_bop_detail::lab_stamp(p, warp, W, 3, acc[0][0][0] + acc[1][RB - 1][3]);
-  }
   // Every warp's fragments into this CTA's shared memory, part `warp`; the CTA's sum in warp order.
 #pragma unroll
   for (int b = 0; b < RB; ++b)
@@ -402,15 +298,12 @@ __global__ void __launch_bounds__(32 * W, W <= 8 ? 2 : 1) sm90_gemm_skinny_bop(c
   if (i >= Shape::kItems) return;
   float4 v = bop_parts[i];
   for (int q = 1; q < W; ++q) skinny_bop_detail::add4(v, bop_parts[q * Shape::kItems + i]);
-  if (kSum && split_k > 1) {
+  if (split_k > 1) {
     sd::cluster_wait_acquire();  // the cluster's CTAs run; rank 0's mbarrier is initialised
     if (rank != 0) {
       // Into rank 0's slot `rank`, completing on its mbarrier; nothing here is read after.
       sd::st_async_16(sd::map_cluster_rank(sd::smem_addr(slots + rank * Shape::kItems + i), 0), v,
                       sd::map_cluster_rank(bar, 0));
-      if constexpr (kStampsOn) {
-        if (i == 0) skinny_bop_detail::lab_stamp(p, 0, W, 4, v.x);
-      }
       return;
     }
     sd::mbar_wait(bar, 0);  // every other rank's bytes have landed
@@ -430,9 +323,6 @@ __global__ void __launch_bounds__(32 * W, W <= 8 ? 2 : 1) sm90_gemm_skinny_bop(c
   } else {
     skinny_bop_detail::store_pair(p, m0, n0, v.x, v.y);
     skinny_bop_detail::store_pair(p, m0 + 8, n0, v.z, v.w);
-  }
-  if constexpr (kStampsOn) {
-    if (i == 0) skinny_bop_detail::lab_stamp(p, 0, W, 4, v.x);
   }
 #endif
 }

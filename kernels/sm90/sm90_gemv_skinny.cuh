@@ -127,10 +127,8 @@ constexpr int gemv_min_blocks() {
   return blocks < 1 ? 1 : blocks;
 }
 
-// MIN_BLOCKS > 0 overrides gemv_min_blocks (bench/micro/decode_lab.cu compares launch bounds; the
-// library's instances keep the default).
-template <typename In, int M_MAX, int WARPS, int CHUNKS, int MIN_BLOCKS = 0>
-__global__ void __launch_bounds__(32 * WARPS, MIN_BLOCKS > 0 ? MIN_BLOCKS : gemv_min_blocks<M_MAX, WARPS, CHUNKS>())
+template <typename In, int M_MAX, int WARPS, int CHUNKS>
+__global__ void __launch_bounds__(32 * WARPS, gemv_min_blocks<M_MAX, WARPS, CHUNKS>())
     sm90_gemv_skinny(const SkinnyParams p, const int segs) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
   __trap();  // never launched there: the host checks the loaded image's PTX arch first
