@@ -1,14 +1,12 @@
-// Skinny version 7, "bop": out[M, N] = x[M, K] · w[N, K]^T (+ bias[N]) for M <= 16 with the
-// weight as the tensor-core MMA's B operand.
+// Weight-as-B MMA kernel for sm_90a with cluster split-K: out[M, N] = x[M, K] · w[N, K]^T
+// (+ bias[N]) for M <= 16, the weight as the tensor-core MMA's B operand.
 //
-// Why: versions 1-2 put 16 weight rows in the MMA's A operand, so a CTA owns at least 16 rows and
-// the K-heavy decode weights (576-1536 rows of 7-8 K) have only 36-96 row tiles: they need split-K
-// to fill 132 SMs, and a split-K epilogue through global memory cost 1.5-2.1 us
-// (docs/perf-notes.md, skinny, "Session 16"). With x as A (the 16 tokens) and 8 weight rows as B
-// (m16n8k16), a CTA owns 8 * RB rows: twice the row tiles, and the CTAs of a split sum through
-// distributed shared memory. Measured in bench/micro/decode16_lab.cu (session 17, "bt"): 5.9 /
-// 8.6 / 8.8 us on 576x7168 / 1280x8192 / 1536x7168 at M = 16, against 6.8 / 9.1 / 9.7 us for what
-// shipped there.
+// Why: the weight-as-A kernel (sm90_skinny_mma_weight_a.cuh) puts 16 weight rows in the MMA's A
+// operand, so a CTA owns at least 16 rows and the K-heavy decode weights (576-1536 rows of 7-8 K)
+// have only 36-96 row tiles: they need split-K to fill 132 SMs. With x as A (the 16 tokens) and 8
+// weight rows as B (m16n8k16), a CTA owns 8 * RB rows: twice the row tiles, and the CTAs of a
+// split sum through distributed shared memory. At M = 16 it took 5.9 / 8.6 / 8.8 us on 576x7168 /
+// 1280x8192 / 1536x7168 (H200), against 6.8 / 9.1 / 9.7 us for the weight-as-A kernel.
 //
 // Layout: a CTA is W warps over RB n8 blocks of weight rows (8 * RB rows); the warps split the
 // CTA's k-range, and split_k CTAs (a (1, split_k, 1) cluster) split K further: split_k * W
@@ -24,20 +22,19 @@
 // barrier, and the CTA sums its warps in warp order. With split_k > 1 the other ranks then push
 // their sums into rank 0's shared memory (st.async, completing on rank 0's mbarrier) and leave at
 // once; rank 0 waits on the mbarrier and adds them in rank order: bit-identical run to run, no
-// workspace. (Until session 34 every warp wrote its fragments into rank 0 through DSMEM under a
-// release barrier and rank 0 summed split_k x W parts: 0.2-0.7 us slower on the shipped M = 16
-// grids in bench/micro/splitk_sum_lab.cu.)
+// workspace. (Every warp writing its fragments into rank 0 through DSMEM under a release barrier,
+// rank 0 summing split_k x W parts, was 0.2-0.7 us slower on the shipped M = 16 grids.)
 // K tails: the last k-step (K % (32 C) != 0) is loaded with guards: whole chunks inside K, the
 // chunk that straddles K element by element (zeros past K), zeros after it. Its warp runs it
-// first, out of line (skinny_bop_detail::partial_step), so that only the epilogue follows the
+// first, out of line (mma_weight_b_detail::partial_step), so that only the epilogue follows the
 // main loop: inline, that code and the general store path cost 0.3-0.5 us on launches that never
-// took them (docs/perf-notes.md, skinny, "Session 18").
+// took them.
 //
 // Preconditions (the host's can_implement checks them): an sm_90 image; 1 <= M <= 16; N >= 1;
 // 1 <= K <= 2^30; x and w 16-byte aligned with lda, ldb multiples of 8 elements (lda ignored
 // when M = 1, ldb when N = 1); out, bias element-aligned; grid (ceil(N / (8 RB)), split_k), block
 // 32 W, a (1, split_k, 1) cluster when split_k > 1 (split_k <= 8), dynamic shared memory
-// SkinnyBopShape::smem_bytes(split_k).
+// MmaWeightBShape::smem_bytes(split_k).
 //
 // Test: tests/gpu/test_skinny.cu (every variant against the fp32 reference with tails, bias,
 // every output dtype; determinism; the sanitizer subset).
@@ -47,12 +44,12 @@
 #include <type_traits>
 
 #include "kernels/common/numeric.cuh"
-#include "kernels/sm90/sm90_gemm_skinny.cuh"
+#include "kernels/sm90/sm90_skinny_common.cuh"
 
 namespace tgemm::kernels {
 
 template <int RB, int C, int W, int U>
-struct SkinnyBopShape {
+struct MmaWeightBShape {
   static_assert(RB >= 1 && RB <= 4, "RB: 1..4 n8 blocks of weight rows");
   static_assert(C == 1 || C == 2, "C: 1 or 2 chunks a lane and k-step");
   static_assert(W >= 1 && W <= 32, "W: 1..32 warps (the library's tiles: 4 or 8)");
@@ -68,7 +65,7 @@ struct SkinnyBopShape {
   static_assert(RB <= W, "a CTA's threads cover its RB x 32 items");
 };
 
-namespace skinny_bop_detail {
+namespace mma_weight_b_detail {
 
 // Token m, rows n0 and n0 + 1 (n0 even): one paired store where both rows exist and the pair is
 // aligned, else element by element (skinny_detail::store_element, which adds the bias and applies
@@ -141,7 +138,7 @@ struct Fragments {
 // The partial last k-step (K % (32 C) != 0) of the warp that owns it, out of line: the chunks
 // inside K whole, the one that straddles K element by element, zeros after it; rest0 = elements
 // of K left at the lane's first chunk. Out of line because the code of this rarely taken path,
-// inline, cost the kernel 0.1-0.2 us on shapes that never take it (session 18).
+// inline, cost the kernel 0.1-0.2 us on shapes that never take it.
 template <typename In, int RB, int C>
 __device__ __noinline__ Fragments<RB> partial_step(RowPointers<In, RB> wp, const In* x0, const In* x1, int rest0) {
   namespace sd = skinny_detail;
@@ -165,17 +162,17 @@ __device__ __noinline__ Fragments<RB> partial_step(RowPointers<In, RB> wp, const
   return f;
 }
 
-}  // namespace skinny_bop_detail
+}  // namespace mma_weight_b_detail
 
 template <typename In, int RB, int C, int W, int U>
-__global__ void __launch_bounds__(32 * W, W <= 8 ? 2 : 1) sm90_gemm_skinny_bop(const SkinnyParams p) {
+__global__ void __launch_bounds__(32 * W, W <= 8 ? 2 : 1) sm90_skinny_mma_weight_b(const SkinnyParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
   __trap();  // never launched there: the host checks the loaded image's PTX arch first
 #else
-  using Shape = SkinnyBopShape<RB, C, W, U>;
+  using Shape = MmaWeightBShape<RB, C, W, U>;
   constexpr int KSTEP = Shape::kKStep;
   namespace sd = skinny_detail;
-  extern __shared__ float4 bop_parts[];  // [W][RB][32] warp parts, then [split_k][RB][32] rank slots, then the mbarrier
+  extern __shared__ float4 smem_parts[];  // [W][RB][32] warp parts, then [split_k][RB][32] rank slots, then the mbarrier
   const int lane = static_cast<int>(threadIdx.x) % 32, warp = static_cast<int>(threadIdx.x) / 32;
   const int g = lane / 4, t = lane % 4;
   const int split_k = static_cast<int>(gridDim.y), rank = static_cast<int>(blockIdx.y);
@@ -188,7 +185,7 @@ __global__ void __launch_bounds__(32 * W, W <= 8 ? 2 : 1) sm90_gemm_skinny_bop(c
   // Rank 0's mbarrier collects the other ranks' sums: one arrival (its own, now) and their bytes.
   // First phase of the cluster barrier: by its wait (before the sums go to rank 0), every CTA of
   // the cluster is running and rank 0's mbarrier is initialised (the fence releases it).
-  float4* const slots = bop_parts + W * Shape::kItems;
+  float4* const slots = smem_parts + W * Shape::kItems;
   const std::uint32_t bar = sd::smem_addr(slots + split_k * Shape::kItems);
   if (split_k > 1) {
     if (rank == 0 && threadIdx.x == 0) {
@@ -200,7 +197,7 @@ __global__ void __launch_bounds__(32 * W, W <= 8 ? 2 : 1) sm90_gemm_skinny_bop(c
   }
 
   // Two accumulator sets, one per MMA half (acc[h]), summed before the epilogue: the MMAs of a
-  // batch form two dependency chains instead of one (lab bt2 a2, session 21: 0.5-1% on H100).
+  // batch form two dependency chains instead of one (0.5-1% on H100).
   float acc[2][RB][4];
 #pragma unroll
   for (int h = 0; h < 2; ++h)
@@ -257,7 +254,7 @@ __global__ void __launch_bounds__(32 * W, W <= 8 ? 2 : 1) sm90_gemm_skinny_bop(c
       for (int c = 0; c < C; ++c)
 #pragma unroll
         for (int b = 0; b < RB; ++b)
-          skinny_bop_detail::chunk_mmas<In>(wv[u][b][c], xv[u][0][c], xv[u][1][c], acc[0][b], acc[1][b]);
+          mma_weight_b_detail::chunk_mmas<In>(wv[u][b][c], xv[u][0][c], xv[u][1][c], acc[0][b], acc[1][b]);
     }
   };
   const int s_full = min(s_end, full_steps);
@@ -265,10 +262,10 @@ __global__ void __launch_bounds__(32 * W, W <= 8 ? 2 : 1) sm90_gemm_skinny_bop(c
     // The partial last k-step (s_full == full_steps, the warp's last), first and out of line, so
     // that the code after the main loop is the epilogue alone.
     const int off = (s_full - s_begin) * KSTEP;
-    skinny_bop_detail::RowPointers<In, RB> rows;
+    mma_weight_b_detail::RowPointers<In, RB> rows;
 #pragma unroll
     for (int b = 0; b < RB; ++b) rows.w[b] = wp[b] + off;
-    const auto f = skinny_bop_detail::partial_step<In, RB, C>(rows, xp[0] + off, xp[1] + off,
+    const auto f = mma_weight_b_detail::partial_step<In, RB, C>(rows, xp[0] + off, xp[1] + off,
                                                               p.k - (s_full * KSTEP + 8 * C * t));
 #pragma unroll
     for (int b = 0; b < RB; ++b)
@@ -280,24 +277,23 @@ __global__ void __launch_bounds__(32 * W, W <= 8 ? 2 : 1) sm90_gemm_skinny_bop(c
   for (; s + U <= s_full; s += U) batch(std::integral_constant<int, U>{}, std::false_type{}, U);
   // The last rem < U whole k-steps as one batch: every load before the first MMA, so the remainder
   // costs one round trip, not rem. The MMAs run in the order rem one-step batches ran them
-  // (bit-identical to them). Session 34 (H200): with it `wk4_u4_b1_sk4` on 16x576x7168 (14 k-steps
-  // a warp: 4 round trips, 5 before) read 6.03 us against 6.14 for the tile that shipped; the
-  // 2-trip tiles it makes possible there were not faster (docs/perf-notes.md, skinny, "Session 34").
+  // (bit-identical to them). On an H200, 16x576x7168 with n8_wk4_u4_c1 at split 4 (14 k-steps a
+  // warp: 4 round trips instead of 5) took 6.03 us against 6.14 without it.
   if constexpr (U > 1)
     if (s < s_full) batch(std::integral_constant<int, U>{}, std::true_type{}, s_full - s);
 
   // Every warp's fragments into this CTA's shared memory, part `warp`; the CTA's sum in warp order.
 #pragma unroll
   for (int b = 0; b < RB; ++b)
-    bop_parts[(warp * RB + b) * 32 + lane] = make_float4(acc[0][b][0] + acc[1][b][0], acc[0][b][1] + acc[1][b][1],
+    smem_parts[(warp * RB + b) * 32 + lane] = make_float4(acc[0][b][0] + acc[1][b][0], acc[0][b][1] + acc[1][b][1],
                                                          acc[0][b][2] + acc[1][b][2], acc[0][b][3] + acc[1][b][3]);
   __syncthreads();
   // Item i = fragment i / 32 (rows row0 + 8 (i / 32) ..) of lane i % 32: tokens l / 4 and l / 4 + 8,
   // rows 2 (l % 4) and + 1; thread i owns it (Shape::kItems <= threads).
   const int i = sd::thread_index();
   if (i >= Shape::kItems) return;
-  float4 v = bop_parts[i];
-  for (int q = 1; q < W; ++q) skinny_bop_detail::add4(v, bop_parts[q * Shape::kItems + i]);
+  float4 v = smem_parts[i];
+  for (int q = 1; q < W; ++q) mma_weight_b_detail::add4(v, smem_parts[q * Shape::kItems + i]);
   if (split_k > 1) {
     sd::cluster_wait_acquire();  // the cluster's CTAs run; rank 0's mbarrier is initialised
     if (rank != 0) {
@@ -307,22 +303,22 @@ __global__ void __launch_bounds__(32 * W, W <= 8 ? 2 : 1) sm90_gemm_skinny_bop(c
       return;
     }
     sd::mbar_wait(bar, 0);  // every other rank's bytes have landed
-    for (int r = 1; r < split_k; ++r) skinny_bop_detail::add4(v, slots[r * Shape::kItems + i]);
+    for (int r = 1; r < split_k; ++r) mma_weight_b_detail::add4(v, slots[r * Shape::kItems + i]);
   }
   // The store of item i. The common case (no bias or activation, output in the input's type, paired
   // stores aligned) takes a short path of two 4-byte stores; the rest goes through store_pair
-  // (session 18: the general path's code cost the last CTA 0.2-0.4 us although these launches never
-  // took its branches). Indices read afresh.
+  // (the general path's code cost the last CTA 0.2-0.4 us although these launches never took its
+  // branches). Indices read afresh.
   const bool plain = p.bias_type == kSkinnyNone && p.activation == 0 && p.out_type == sd::kOwnOutType<In> && (p.ldo & 1) == 0 &&
                      (reinterpret_cast<std::uintptr_t>(p.out) & 3) == 0;
   const int e_row0 = sd::cta_index() * Shape::kRows;
   const int l = i % 32, n0 = e_row0 + 8 * (i / 32) + 2 * (l % 4), m0 = l / 4;
   if (plain && n0 + 1 < p.n) {
-    skinny_bop_detail::store_plain_pair<In>(p, m0, n0, v.x, v.y);
-    skinny_bop_detail::store_plain_pair<In>(p, m0 + 8, n0, v.z, v.w);
+    mma_weight_b_detail::store_plain_pair<In>(p, m0, n0, v.x, v.y);
+    mma_weight_b_detail::store_plain_pair<In>(p, m0 + 8, n0, v.z, v.w);
   } else {
-    skinny_bop_detail::store_pair(p, m0, n0, v.x, v.y);
-    skinny_bop_detail::store_pair(p, m0 + 8, n0, v.z, v.w);
+    mma_weight_b_detail::store_pair(p, m0, n0, v.x, v.y);
+    mma_weight_b_detail::store_pair(p, m0 + 8, n0, v.z, v.w);
   }
 #endif
 }
