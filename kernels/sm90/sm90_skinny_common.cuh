@@ -27,12 +27,6 @@ struct SkinnyParams {
   // The epilogue's activation, applied in fp32 after the bias (tgemm::Activation: 0 none, 1 erf
   // GELU, 2 tanh GELU, 3 ReLU; kernels/common/activation.cuh).
   int activation = 0;
-  // Weight-as-A MMA kernel launched as a programmatic dependent launch: ask L2 for this warp's
-  // weight rows, then wait for the previous grid, before any read of x or w and any write.
-  int pdl = 0;
-  // With pdl: at most this many bytes of each warp's (row, k-range) are prefetched (the host
-  // bounds it so that the prefetched lines of all resident CTAs fit in half of L2).
-  int pdl_prefetch_bytes = 0;
 };
 
 namespace skinny_detail {
@@ -251,17 +245,6 @@ __device__ __forceinline__ int cta_index() {
   asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(v));
   return static_cast<int>(v);
 }
-
-// Asks L2 to fetch `bytes` (a multiple of 16) from ptr (16-byte aligned); no data
-// reaches the SM, so it is safe before the grid dependency is resolved.
-__device__ __forceinline__ void prefetch_l2_bulk(const void* ptr, std::uint32_t bytes) {
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(ptr), "r"(bytes) : "memory");
-}
-// Programmatic dependent launch: wait until the previous grid in the stream has completed and its
-// memory is visible (returns at once when the launch had no such dependency); let the next grid,
-// if launched as a dependent, start its own prologue.
-__device__ __forceinline__ void grid_dependency_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
-__device__ __forceinline__ void launch_dependents() { asm volatile("griddepcontrol.launch_dependents;" :::); }
 
 // --- Cluster barrier halves (split-K across a (1, split_k, 1) cluster). ---------------------
 __device__ __forceinline__ void cluster_arrive_relaxed() {

@@ -152,23 +152,6 @@ __global__ void __launch_bounds__(
                 static_cast<std::int64_t>(kb_begin) * 32;
   }
 
-  // Programmatic dependent launch: before the grid dependency resolves, only an L2 prefetch of
-  // this warp's weight rows over the first pdl_prefetch_bytes of its k-range (whole 16-byte chunks
-  // inside K; L2 is the point of coherence, so nothing stale can reach this kernel), then the
-  // wait; nothing that the previous kernel may write (x, out) is touched before it. The next
-  // grid's launch is allowed after the main loop (below).
-  if (p.pdl) {
-    const int k_lo = kb_begin * 32, k_hi = min(kb_end * 32, p.k);
-    const int range = k_hi > k_lo ? min((k_hi - k_lo) * 2, p.pdl_prefetch_bytes) : 0;
-    const std::uint32_t bytes = static_cast<std::uint32_t>(max(range, 0)) & ~15u;
-    for (int i = lane; i < ROWS_PER_WARP && bytes > 0; i += 32) {
-      const int row = n_warp + i;
-      if (row < p.n)
-        sd::prefetch_l2_bulk(static_cast<const In*>(p.w) + static_cast<std::int64_t>(row) * p.ldb + k_lo, bytes);
-    }
-    sd::grid_dependency_wait();
-  }
-
   // Split-K: announce this CTA has started; the wait before the first distributed-shared-memory
   // access makes sure every CTA of the cluster is running (its shared memory exists).
   if (split_k > 1) sd::cluster_arrive_relaxed();
@@ -355,12 +338,6 @@ __global__ void __launch_bounds__(
     }
     sd::cp_async_wait<0>();  // no copy may still target the ring (only empty groups remain)
   }
-
-  // PDL: the next grid may launch once every CTA of this one is past its weight stream, so that
-  // its CTAs take only the slots this grid's tail frees and its prefetch overlaps this grid's
-  // reduction and epilogue, not its stream: triggering right after the wait made
-  // back-to-back GEMMs 6-46% slower (the next grid's prefetches competed with the stream).
-  if (p.pdl) sd::launch_dependents();
 
   // Epilogue, through shared memory so that no register array is indexed at run time and the
   // stores are spread over the CTA. Partials are summed in a fixed order (k-part order: CTA
