@@ -1,16 +1,11 @@
-// The skinny backend (src/backends/skinny, kernels/sm90/sm90_gemm_skinny.cuh and, version 3,
-// sm90_gemm_skinny_stream.cuh) on the real GPU: every variant against the fp32 reference kernel
-// for every M it claims, crossed (sampled) with odd N, K tails (including K not a multiple of 8
-// with padded rows), bias of the input and the output dtype, every output dtype, both input
-// dtypes; the version-3 stream-K geometry (CTAs over several tiles, many contributors per split
-// tile, waves); bit-identical reruns and CUDA-graph replays of the split variants (version 3 with
-// its first call inside the capture and the workspace scribbled between replays); refusals
-// (misaligned views, odd strides, M above the tile, other dtypes); the backend's from_row,
-// candidates and default rule; version 4 (GEMV, sm90_gemv_skinny.cuh), version 5 (bulk-copy
-// GEMV, sm90_gemv_bulk.cuh) and version 7 (the weight as the MMA's B operand, `_b<chunks>`,
-// sm90_gemm_skinny_bop.cuh) in every variant test; the fused activation epilogues (session 25).
-// Skinny.SanitizerSubset is a small, fast slice for
-// compute-sanitizer (--gtest_filter='*Sanitizer*').
+// The skinny backend (src/backends/skinny; kernels/sm90/sm90_skinny_{gemv,mma_weight_a,
+// mma_weight_b}.cuh) on the real GPU: every variant of the three families against the fp32
+// reference kernel for every M it claims, crossed (sampled) with odd N, K tails (including K not a
+// multiple of 8 with padded rows), bias of the input and the output dtype, every output dtype, both
+// input dtypes, and the fused activation epilogues; the GEMV's whole-pass splits; bit-identical
+// reruns and CUDA-graph replays of the split variants; refusals (misaligned views, odd strides, M
+// above the tile, other dtypes); the backend's from_row, candidates and default rule.
+// Skinny.SanitizerSubset is a small, fast slice for compute-sanitizer (--gtest_filter='*Sanitizer*').
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -21,6 +16,7 @@
 
 #include "backends/skinny/skinny_backend.h"
 #include "backends/skinny/skinny_kernels.h"
+#include "backends/skinny/skinny_names.h"
 #include "core/registry.h"
 #include "core/table.h"
 #include "core/validate.h"
@@ -41,14 +37,19 @@ int name_field(const std::string& name, const std::string& key) {
 }
 
 int m_tile(const SolutionPtr& s) { return name_field(s->name(), "m"); }
-// Version 3 (persistent stream-K, `_pk<CTAs per SM>` in the name).
-bool is_stream(const SolutionPtr& s) { return name_field(s->name(), "pk") > 0; }
-// Version 4 (GEMV on CUDA cores, `_gemv_w<warps>_c<chunks>`; m_tile is its token count).
-bool is_gemv(const SolutionPtr& s) { return s->name().find("_gemv_") != std::string::npos; }
-// Version 5 (bulk-copy GEMV, `_bulk_w<consumer warps>`; m_tile is its token count).
-bool is_bulk(const SolutionPtr& s) { return s->name().find("_bulk_") != std::string::npos; }
-// Scheme of a variant: 0 versions 1-2, 1 version 3, 2 version 4, 3 version 5.
-int scheme(const SolutionPtr& s) { return is_bulk(s) ? 3 : (is_gemv(s) ? 2 : (is_stream(s) ? 1 : 0)); }
+// The variant a solution's name describes (skinny_names.h); every skinny name parses.
+skinny::SkinnyVariant variant(const SolutionPtr& s) {
+  const auto v = skinny::parse_skinny_name(s->name());
+  EXPECT_TRUE(v.has_value()) << s->name();
+  return v.value_or(skinny::SkinnyVariant{});
+}
+// The GEMV on CUDA cores (m_tile is its token count).
+bool is_gemv(const SolutionPtr& s) { return variant(s).family == skinny::SkinnyFamily::kGemv; }
+// The weight-as-B MMA family (`_c<chunks>` its chunks a lane and k-step).
+bool is_weight_b(const SolutionPtr& s) { return variant(s).family == skinny::SkinnyFamily::kMmaWeightB; }
+// Candidate group of a variant: 0 the two MMA families (one smallest fitting M tile for both),
+// 1 the GEMV (its smallest fitting token count).
+int scheme(const SolutionPtr& s) { return is_gemv(s) ? 1 : 0; }
 
 const Backend& skinny_backend() {
   static Registry registry = [] {
@@ -62,7 +63,8 @@ const Backend& skinny_backend() {
 // Leading-dimension padding that makes rows of K elements a multiple of 8 (16 bytes).
 std::int64_t pad_to_8(std::int64_t k) { return (8 - k % 8) % 8; }
 
-// A workspace of the size the solution asks for p (none for versions 1-2).
+// A workspace of the size the solution asks for p (every skinny solution asks for none; the tests
+// pass it as the dispatcher does).
 struct TestWorkspace {
   DeviceBuffer buf;
   Workspace ws;
@@ -86,71 +88,24 @@ void tally(const std::string& err, int& cases, int& failed) {
   ADD_FAILURE() << err;
 }
 
-// Two chained bf16 GEMMs, y1 = x1 · w1^T (K = 1, rows padded to 8: entries in (-1, 1), as the
-// tolerance expects) and y2 = y1 · w2^T (fp32 out), on random data; the second reads the first's
-// output, which is what a dependent launch must wait for.
-struct TwoGemmChain {
-  std::int64_t m, n1, n2;
-  DeviceBuffer x1, w1, y1, w2, y2;
-  TensorView x1v, w1v, y1v, w2v, y2v;
-  GemmCall c1, c2;
-  TwoGemmChain(std::int64_t m_, std::int64_t n1_, std::int64_t n2_, std::uint64_t seed)
-      : m(m_), n1(n1_), n2(n2_),
-        x1(static_cast<std::size_t>(m * 8 * 2)), w1(static_cast<std::size_t>(n1 * 8 * 2)),
-        y1(static_cast<std::size_t>(m * n1 * 2)), w2(static_cast<std::size_t>(n2 * n1 * 2)),
-        y2(static_cast<std::size_t>(m * n2 * 4)) {
-    fill_uniform(x1.data(), DType::kBFloat16, m * 8, seed, -1.0f, 1.0f, nullptr);
-    fill_uniform(w1.data(), DType::kBFloat16, n1 * 8, seed + 1, -1.0f, 1.0f, nullptr);
-    fill_uniform(w2.data(), DType::kBFloat16, n2 * n1, seed + 2, -1.0f, 1.0f, nullptr);
-    x1v = TensorView::strided(x1.data(), DType::kBFloat16, {m, 1}, {8, 1});
-    w1v = TensorView::strided(w1.data(), DType::kBFloat16, {n1, 1}, {8, 1});
-    y1v = TensorView::contiguous(y1.data(), DType::kBFloat16, {m, n1});
-    w2v = TensorView::contiguous(w2.data(), DType::kBFloat16, {n2, n1});
-    y2v = TensorView::contiguous(y2.data(), DType::kFloat32, {m, n2});
-    const GemmOptions none;
-    c1 = validate_a16w16(x1v, w1v, y1v, none);
-    c2 = validate_a16w16(y1v, w2v, y2v, none);
-    int device = 0;
-    cudaGetDevice(&device);
-    c1.problem.device = c2.problem.device = device;
-  }
-};
-
+// Every solution's name parses to its family, tile and split (skinny_names.h), formats back to
+// itself, and is unique.
 TEST(Skinny, NamesAreUniqueAndComplete) {
   std::vector<SolutionPtr> all = skinny_solutions();
   ASSERT_FALSE(all.empty());
   std::vector<std::string> names;
+  int families[3] = {0, 0, 0};
   for (const auto& s : all) {
     EXPECT_EQ(s->libtype(), "skinny");
-    EXPECT_EQ(s->name().rfind("skinny:sm90_m", 0), 0u) << s->name();
-    if (is_gemv(s)) {  // version 4: GEMV, no split
-      for (const char* key : {"m", "w", "c", "v"})
-        EXPECT_GT(name_field(s->name(), key), 0) << s->name() << " lacks _" << key;
-      EXPECT_EQ(name_field(s->name(), "sk"), -1) << s->name();
-      EXPECT_EQ(s->split_k(), 1) << s->name();
-      names.push_back(s->name());
-      continue;
-    }
-    if (is_bulk(s)) {  // version 5: bulk copies, no split
-      for (const char* key : {"m", "w", "v"})
-        EXPECT_GT(name_field(s->name(), key), 0) << s->name() << " lacks _" << key;
-      EXPECT_EQ(name_field(s->name(), "sk"), -1) << s->name();
-      EXPECT_EQ(s->split_k(), 1) << s->name();
-      names.push_back(s->name());
-      continue;
-    }
-    for (const char* key : {"m", "n", "wn", "wk", "u", "v"})
-      EXPECT_GT(name_field(s->name(), key), 0) << s->name() << " lacks _" << key;
-    if (is_stream(s)) {  // version 3: stream-K, the split is decided per launch
-      EXPECT_GT(name_field(s->name(), "x"), 0) << s->name() << " lacks _x";
-      EXPECT_EQ(name_field(s->name(), "sk"), -1) << s->name();
-      EXPECT_EQ(s->split_k(), 0) << s->name();
-    } else {
-      EXPECT_GT(name_field(s->name(), "sk"), 0) << s->name() << " lacks _sk";
-      EXPECT_EQ(s->split_k(), name_field(s->name(), "sk"));
-    }
+    const auto v = skinny::parse_skinny_name(s->name());
+    ASSERT_TRUE(v.has_value()) << s->name();
+    EXPECT_EQ(skinny::skinny_name(*v), s->name());
+    EXPECT_EQ(s->split_k(), v->split_k) << s->name();
+    EXPECT_EQ(s->workspace_size(GemmProblem{}), 0u) << s->name();
+    ++families[static_cast<int>(v->family)];
     names.push_back(s->name());
   }
+  for (int f : families) EXPECT_GT(f, 0) << "a family without a solution";
   std::sort(names.begin(), names.end());
   EXPECT_EQ(std::adjacent_find(names.begin(), names.end()), names.end()) << "duplicate variant name";
 }
@@ -196,7 +151,7 @@ TEST(Skinny, EveryVariantMatchesReference) {
   RecordProperty("cases", cases);
 }
 
-// Session 25: the fused activation epilogues (act(x w^T + bias), the erf and tanh GELU and ReLU)
+// The fused activation epilogues (act(x w^T + bias), the erf and tanh GELU and ReLU)
 // in every variant, sampled over M, odd N, K tails, bias on and off and every output dtype, against
 // the float64 host activation of the fp32 reference (run_solution).
 TEST(Skinny, ActivationEpiloguesMatchReference) {
@@ -230,26 +185,26 @@ TEST(Skinny, ActivationEpiloguesMatchReference) {
   RecordProperty("cases", cases);
 }
 
-// The GEMV's whole-pass variants (`_wp`, SkinnyGemvTile::whole) where their split differs from
+// The GEMV's whole-pass variants (`_wp`, GemvTile::whole) where their split differs from
 // the default's (K = 5120, 7168, 1536: the default leaves partial passes), against the fp32
 // reference at every M of the tile, odd N, bias on and off, every output dtype; and the split
 // rule itself (host arithmetic).
 TEST(Skinny, GemvWholePassSplitsMatchReference) {
-  using skinny::SkinnyGemvTile;
-  EXPECT_EQ((SkinnyGemvTile{1, 8, 4, false}.segs(5120)), 8);  // 80 chunks a segment: a partial pass
-  EXPECT_EQ((SkinnyGemvTile{1, 8, 4, true}.segs(5120)), 1);   // 640 = 5 x 128
-  EXPECT_EQ((SkinnyGemvTile{1, 8, 2, true}.segs(5120)), 2);   // 320 = 5 x 64, the largest such split
-  EXPECT_EQ((SkinnyGemvTile{1, 8, 8, true}.segs(5120)), 4);   // none whole: the default's
-  EXPECT_EQ((SkinnyGemvTile{1, 8, 8, true}.segs(14336)), 1);  // 1792 = 7 x 256
-  EXPECT_EQ((SkinnyGemvTile{1, 8, 4, true}.segs(4096)), 4);   // the default's split is whole already
-  EXPECT_EQ((SkinnyGemvTile{1, 8, 4, true}.segs(5121)), (SkinnyGemvTile{1, 8, 4, false}.segs(5121)));  // K % 8
+  using skinny::GemvTile;
+  EXPECT_EQ((GemvTile{1, 8, 4, false}.segs(5120)), 8);  // 80 chunks a segment: a partial pass
+  EXPECT_EQ((GemvTile{1, 8, 4, true}.segs(5120)), 1);   // 640 = 5 x 128
+  EXPECT_EQ((GemvTile{1, 8, 2, true}.segs(5120)), 2);   // 320 = 5 x 64, the largest such split
+  EXPECT_EQ((GemvTile{1, 8, 8, true}.segs(5120)), 4);   // none whole: the default's
+  EXPECT_EQ((GemvTile{1, 8, 8, true}.segs(14336)), 1);  // 1792 = 7 x 256
+  EXPECT_EQ((GemvTile{1, 8, 4, true}.segs(4096)), 4);   // the default's split is whole already
+  EXPECT_EQ((GemvTile{1, 8, 4, true}.segs(5121)), (GemvTile{1, 8, 4, false}.segs(5121)));  // K % 8
   TGEMM_REQUIRE_GPU();
   const std::int64_t ns[] = {7, 577};
   const std::int64_t ks[] = {5120, 7168, 1536};
   const DType outs[] = {DType::kBFloat16, DType::kFloat16, DType::kFloat32};
   int cases = 0, failed = 0, whole = 0;
   for (const SolutionPtr& s : skinny_solutions()) {
-    if (!is_gemv(s) || s->name().find("_wp_") == std::string::npos) continue;
+    if (!is_gemv(s) || !variant(s).gemv.whole) continue;
     ++whole;
     for (int m = 1; m <= m_tile(s); ++m) {
       for (int j = 0; j < 3; ++j) {
@@ -303,29 +258,19 @@ TEST(Skinny, SanitizerSubset) {
   pick([&](const SolutionPtr& s) { return stages(s) > 0 && sk(s) == 2 && m_tile(s) >= 16; });
   pick([&](const SolutionPtr& s) { return stages(s) > 0 && sk(s) == 4 && name_field(s->name(), "u") >= 4; });
   for (int mt : {8, 16, 32}) pick([&](const SolutionPtr& s) { return m_tile(s) == mt && sk(s) == 2; });
-  // Version 3 (stream-K): 128 and 256 threads, the half-occupancy grid, M tile 32.
-  auto threads = [](const SolutionPtr& s) { return 32 * name_field(s->name(), "wn") * name_field(s->name(), "wk"); };
-  auto pk = [](const SolutionPtr& s) { return name_field(s->name(), "pk"); };
-  pick([&](const SolutionPtr& s) { return is_stream(s) && threads(s) == 128 && pk(s) == 4; });
-  pick([&](const SolutionPtr& s) { return is_stream(s) && threads(s) == 256 && pk(s) == 2; });
-  pick([&](const SolutionPtr& s) { return is_stream(s) && pk(s) * threads(s) == 256; });
-  pick([&](const SolutionPtr& s) { return is_stream(s) && m_tile(s) == 32; });
-  // Version 7 (the weight as the B operand): no split, a 2-CTA and an 8-CTA cluster, 2 chunks a lane.
-  auto bop = [](const SolutionPtr& s) { return name_field(s->name(), "b"); };
+  // Weight-as-B MMA: no split, a 2-CTA and an 8-CTA cluster, 2 chunks a lane.
+  auto bop = [](const SolutionPtr& s) { return is_weight_b(s) ? name_field(s->name(), "c") : 0; };
   pick([&](const SolutionPtr& s) { return bop(s) > 0 && sk(s) == 1; });
   pick([&](const SolutionPtr& s) { return bop(s) == 1 && sk(s) == 2 && rows(s) == 16; });
   pick([&](const SolutionPtr& s) { return bop(s) == 1 && sk(s) == 8; });
   pick([&](const SolutionPtr& s) { return bop(s) == 2 && sk(s) == 4; });
   pick([&](const SolutionPtr& s) { return bop(s) == 2 && name_field(s->name(), "wk") == 4 && sk(s) == 8; });
-  // Version 4 (GEMV): one token, and four with the most chunks a lane.
+  // GEMV: one token, and four with the most chunks a lane.
   pick([&](const SolutionPtr& s) { return is_gemv(s) && m_tile(s) == 1; });
   pick([&](const SolutionPtr& s) { return is_gemv(s) && m_tile(s) == 4 && name_field(s->name(), "c") == 8; });
-  // Version 5 (bulk-copy GEMV): one token with 8 consumer warps, four tokens with 4.
-  pick([&](const SolutionPtr& s) { return is_bulk(s) && m_tile(s) == 1 && name_field(s->name(), "w") == 8; });
-  pick([&](const SolutionPtr& s) { return is_bulk(s) && m_tile(s) == 4 && name_field(s->name(), "w") == 4; });
   ASSERT_GE(picked.size(), 3u);
-  // Version 3 on these: 33x1001 and 7x4099 split every tile over tens to a hundred-odd CTAs,
-  // 40x8 has whole tiles only, 4423x40 (K = 32 + 8) has CTAs over one and a half tiles.
+  // Odd N and K: K shorter than one batch (8, 40 = 32 + 8), K % 32 != 0 and K % 8 != 0 (1001,
+  // 4099), N not a multiple of any tile.
   const std::int64_t shapes[][2] = {{33, 1001}, {7, 4099}, {129, 200}, {40, 8}, {4423, 40}};
   const Activation kActs[] = {Activation::kNone, Activation::kGelu, Activation::kNone, Activation::kGeluTanh,
                               Activation::kNone, Activation::kRelu};
@@ -381,45 +326,6 @@ TEST(Skinny, SplitVariantsAreBitIdenticalRunToRun) {
   }
 }
 
-// Version 5: the ring and the persistent grid: more row tiles than CTAs (each CTA loops, every slot's
-// barriers go through many phases), rows longer than a unit (several units a row), a last unit
-// with no whole chunk (K = 2 units + 3: only the straddling chunk, read from global memory), K
-// below one chunk, N not a multiple of the consumer warps, padded row strides; every M up to
-// the tile.
-TEST(Skinny, BulkRingAndPersistentGrid) {
-  TGEMM_REQUIRE_GPU();
-  int cases = 0;
-  for (const SolutionPtr& s : skinny_solutions()) {
-    if (!is_bulk(s)) continue;
-    // The plan's unit (kSkinnyBulkRingBytes): one row a consumer warp, multiples of 256.
-    const std::int64_t rows = name_field(s->name(), "w");
-    const std::int64_t unit = (96 * 1024 / (4 * rows * 2)) / 256 * 256;
-    // {4099, 2 units + 3} and {20000, 2 units + 3}: several tiles a CTA of 3
-    // units each, so slots whose phase carried no bytes are reused and the straddling chunk meets
-    // the accumulator reset; {20000, 1001} and
-    // {60000, 256}: rings of 6-16 slots wrapped 1.6-3.5 times a CTA.
-    const std::int64_t shapes[][2] = {{4099, 16392}, {577, 2 * unit + 3}, {4099, 2 * unit + 3}, {20000, 2 * unit + 3},
-                                      {20000, 1001}, {60000, 256}, {577, 5}, {131, unit}, {1, 9000}};
-    for (const auto& nk : shapes) {
-      for (std::int64_t m = 1; m <= m_tile(s); ++m) {
-        A16W16Case c;
-        c.m = m;
-        c.n = nk[0];
-        c.k = nk[1];
-        c.lda_pad = pad_to_8(c.k) + (cases % 3 == 1 ? 8 : 0);
-        c.ldb_pad = pad_to_8(c.k) + (cases % 2 == 1 ? 16 : 0);  // ldb != K in half the cases
-        c.bias = (cases % 2) == 0;
-        c.out = cases % 3 == 0 ? DType::kFloat32 : DType::kBFloat16;
-        A16W16Data d = make_a16w16(c, 300 + static_cast<std::uint64_t>(cases));
-        std::string err = run_solution(d, *s);
-        EXPECT_TRUE(err.empty()) << err;
-        ++cases;
-      }
-    }
-  }
-  EXPECT_GT(cases, 0) << "no version-5 variant in this build";
-}
-
 TEST(Skinny, SplitVariantReplaysInCudaGraph) {
   TGEMM_REQUIRE_GPU();
   for (const SolutionPtr& s : skinny_solutions()) {
@@ -451,155 +357,6 @@ TEST(Skinny, SplitVariantReplaysInCudaGraph) {
     cudaGraphDestroy(graph);
     cudaStreamDestroy(stream);
   }
-}
-
-// Version 3 keeps its split-tile counters in a buffer of its own per (device, stream), zero
-// between launches: its first call on a fresh stream happens inside the capture (the buffer is
-// allocated and zeroed there), the graph is replayed with the workspace scribbled over before
-// each replay (as another solution on the stream may do between calls), then run eagerly on the
-// same stream, and every result is checked.
-TEST(Skinny, StreamKReplaysInCudaGraph) {
-  TGEMM_REQUIRE_GPU();
-  for (const SolutionPtr& s : skinny_solutions()) {
-    if (!is_stream(s)) continue;
-    A16W16Case c;
-    c.m = m_tile(s);
-    c.n = 1031;
-    c.k = 4104;
-    c.bias = true;
-    A16W16Data d = make_a16w16(c, 16);
-    GemmProblem p = d.problem();
-    ASSERT_TRUE(s->can_implement(p)) << s->name();
-    TestWorkspace w(*s, p);
-    ASSERT_GT(w.ws.bytes, 0u) << s->name();
-    cudaStream_t stream = nullptr;
-    ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
-    cudaGraph_t graph = nullptr;
-    ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), cudaSuccess);
-    s->run(p, d.args(), w.ws, reinterpret_cast<Stream>(stream));
-    ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
-    cudaGraphExec_t exec = nullptr;
-    ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
-    for (int rep = 0; rep < 3; ++rep) {
-      std::string err = run_and_compare(d, [&] {
-        cudaMemsetAsync(w.ws.data, 0xff, w.ws.bytes, stream);
-        cudaGraphLaunch(exec, stream);
-        cudaStreamSynchronize(stream);
-      });
-      EXPECT_TRUE(err.empty()) << s->name() << " replay " << rep << ": " << err;
-    }
-    std::string err = run_and_compare(d, [&] {
-      s->run(p, d.args(), w.ws, reinterpret_cast<Stream>(stream));
-      cudaStreamSynchronize(stream);
-    });
-    EXPECT_TRUE(err.empty()) << s->name() << " eager after replays: " << err;
-    EXPECT_EQ(cudaGetLastError(), cudaSuccess) << s->name();
-    cudaGraphExecDestroy(exec);
-    cudaGraphDestroy(graph);
-    cudaStreamDestroy(stream);
-  }
-}
-
-// Version 3's stream-K geometry on shapes that reach each case of the unit walk: CTAs over two
-// tiles (16411 x 200: K = 6 x 32 + 8, more row tiles than CTAs), the x stage's cap making several
-// waves (577 x 16392), one tile split over 129 CTAs (8 x 4104, K % 32 = 8), K % 8 != 0 with
-// split tiles (1000 x 1001), at M = 1, the tile, and in between.
-TEST(Skinny, StreamKGeometry) {
-  TGEMM_REQUIRE_GPU();
-  const std::int64_t shapes[][3] = {{1, 16411, 200}, {0, 577, 16392}, {3, 8, 4104}, {9, 1000, 1001}};
-  int cases = 0;
-  for (const SolutionPtr& s : skinny_solutions()) {
-    if (!is_stream(s)) continue;
-    for (std::size_t si = 0; si < std::size(shapes); ++si) {
-      A16W16Case c;
-      c.m = std::min<std::int64_t>(shapes[si][0] == 0 ? m_tile(s) : shapes[si][0], m_tile(s));
-      c.n = shapes[si][1];
-      c.k = shapes[si][2];
-      c.out = si % 2 == 0 ? DType::kFloat32 : DType::kBFloat16;
-      c.bias = si % 2 == 1;
-      c.lda_pad = pad_to_8(c.k);
-      c.ldb_pad = pad_to_8(c.k);
-      A16W16Data d = make_a16w16(c, 70 + si);
-      std::string err = run_solution(d, *s);
-      EXPECT_TRUE(err.empty()) << err;
-      ++cases;
-    }
-  }
-  RecordProperty("cases", cases);
-}
-
-// Version 3 is a programmatic dependent launch: it may start while the previous kernel in the
-// stream finishes, and must not read x (or write anything) before that kernel's results are
-// visible. Two dependent GEMMs back to back on one stream, no synchronisation between them: the
-// second reads the first's output (NaN-poisoned beforehand) as its x.
-TEST(Skinny, StreamKReadsThePreviousKernelsOutput) {
-  TGEMM_REQUIRE_GPU();
-  cudaStream_t stream = nullptr;
-  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
-  const GemmOptions none;
-  for (const SolutionPtr& s : skinny_solutions()) {
-    if (!is_stream(s)) continue;
-    const std::int64_t m = m_tile(s), n1 = 4104, n2 = 1031;
-    TwoGemmChain ch(m, n1, n2, 81);
-    ASSERT_TRUE(s->can_implement(ch.c1.problem)) << s->name();
-    ASSERT_TRUE(s->can_implement(ch.c2.problem)) << s->name();
-    TestWorkspace ws1(*s, ch.c1.problem), ws2(*s, ch.c2.problem);
-    device_synchronize();
-    for (int rep = 0; rep < 2; ++rep) {
-      std::string err = run_and_compare_views(ch.y1v, ch.w2v, ch.y2v, none, [&] {
-        device_synchronize();  // y2's poison went to the legacy stream, which `stream` does not wait for
-        fill_nan(ch.y1.data(), DType::kBFloat16, m * n1, reinterpret_cast<Stream>(stream));
-        s->run(ch.c1.problem, ch.c1.args, ws1.ws, reinterpret_cast<Stream>(stream));
-        s->run(ch.c2.problem, ch.c2.args, ws2.ws, reinterpret_cast<Stream>(stream));
-        cudaStreamSynchronize(stream);
-      });
-      EXPECT_TRUE(err.empty()) << s->name() << " rep " << rep << ": " << err;
-    }
-  }
-  cudaStreamDestroy(stream);
-}
-
-// Versions 1-2 launched as programmatic dependent launches (set_skinny_v2_pdl): the second of two
-// chained GEMMs reads the first one's output after its grid-dependency wait, for every bf16
-// variant; its result is bit-identical to the same chain launched plainly.
-TEST(Skinny, PdlLaunchReadsThePreviousKernelsOutput) {
-  TGEMM_REQUIRE_GPU();
-  cudaStream_t stream = nullptr;
-  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
-  const GemmOptions none;
-  int chains = 0;
-  for (const SolutionPtr& s : skinny_solutions()) {
-    if (is_stream(s) || is_gemv(s) || is_bulk(s)) continue;
-    const std::int64_t m = std::min(m_tile(s), 13), n1 = 1032, n2 = 777;
-    TwoGemmChain ch(m, n1, n2, 91);
-    if (!s->can_implement(ch.c1.problem) || !s->can_implement(ch.c2.problem)) continue;  // fp16 variants
-    TestWorkspace ws1(*s, ch.c1.problem), ws2(*s, ch.c2.problem);
-    const std::size_t bytes = static_cast<std::size_t>(m * n2 * 4);
-    std::vector<char> plain(bytes), chained(bytes);
-    auto chain = [&] {
-      device_synchronize();  // y2's poison went to the legacy stream, which `stream` does not wait for
-      fill_nan(ch.y1.data(), DType::kBFloat16, m * n1, reinterpret_cast<Stream>(stream));
-      s->run(ch.c1.problem, ch.c1.args, ws1.ws, reinterpret_cast<Stream>(stream));
-      s->run(ch.c2.problem, ch.c2.args, ws2.ws, reinterpret_cast<Stream>(stream));
-      cudaStreamSynchronize(stream);
-    };
-    skinny::set_skinny_v2_pdl(false);
-    chain();
-    copy_to_host(plain.data(), ch.y2.data(), bytes);
-    skinny::set_skinny_v2_pdl(true);
-    for (int rep = 0; rep < 2; ++rep) {
-      std::string err = run_and_compare_views(ch.y1v, ch.w2v, ch.y2v, none, chain);
-      EXPECT_TRUE(err.empty()) << s->name() << " rep " << rep << ": " << err;
-      copy_to_host(chained.data(), ch.y2.data(), bytes);
-      EXPECT_EQ(std::memcmp(plain.data(), chained.data(), bytes), 0) << s->name() << " rep " << rep;
-    }
-    EXPECT_TRUE(skinny::skinny_v2_pdl_enabled()) << s->name() << ": the PDL launch was refused";
-    skinny::set_skinny_v2_pdl(false);
-    ++chains;
-  }
-  EXPECT_GT(chains, 60);
-  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
-  cudaStreamDestroy(stream);
 }
 
 TEST(Skinny, RefusesWhatItCannotCompute) {
@@ -659,7 +416,7 @@ TEST(Skinny, RefusesWhatItCannotCompute) {
     q = p;
     q.out_type = DType::kInt32;
     EXPECT_FALSE(s->can_implement(q));
-    // Epilogues: alpha != 1 and beta * c are refused; the activations are fused (session 25).
+    // Epilogues: alpha != 1 and beta * c are refused; the activations are fused.
     q = p;
     q.unit_alpha = false;
     EXPECT_FALSE(s->can_implement(q));
@@ -686,12 +443,18 @@ TEST(Skinny, FromRowFindsVariantsByName) {
     ASSERT_NE(found, nullptr) << s->name() << ": " << why;
     EXPECT_EQ(found->name(), s->name());
   }
+  // A well-formed name of a tile this build lacks, and a name outside the grammar.
   TableRow row;
   row.libtype = "skinny";
-  row.kernel_name = "skinny:sm90_m16_n16_wn1_wk8_u99_sk1_v16";
+  row.kernel_name = "skinny:sm90_mma_wa_m16_n16_wn1_wk8_u99_sk1";
   std::string why;
   EXPECT_EQ(b.from_row(row, p, why), nullptr);
-  EXPECT_NE(why.find("skinny:sm90_m16_n16_wn1_wk8_u99_sk1_v16"), std::string::npos) << why;
+  EXPECT_NE(why.find("'skinny:sm90_mma_wa_m16_n16_wn1_wk8_u99_sk1'"), std::string::npos) << why;
+  EXPECT_NE(why.find("no such variant in this build"), std::string::npos) << why;
+  row.kernel_name = "skinny:sm90_m16_n16_wn1_wk8_u4_sk1";  // no family
+  why.clear();
+  EXPECT_EQ(b.from_row(row, p, why), nullptr);
+  EXPECT_NE(why.find("is not a skinny solution name"), std::string::npos) << why;
 }
 
 TEST(Skinny, CandidatesUseTheSmallestFittingTile) {
@@ -705,8 +468,8 @@ TEST(Skinny, CandidatesUseTheSmallestFittingTile) {
     A16W16Data d = make_a16w16(c, 10);
     GemmProblem p = d.problem();
     std::vector<SolutionPtr> cands = b.candidates(p);
-    // Per scheme (versions 1-2, 3, 4, 5, 6): the smallest M tile that fits.
-    int smallest[5] = {0, 0, 0, 0, 0};
+    // Per candidate group (the MMA families, the GEMV): the smallest M tile that fits.
+    int smallest[2] = {0, 0};
     for (const SolutionPtr& s : skinny_solutions()) {
       int& sm = smallest[scheme(s)];
       if (s->can_implement(p) && (sm == 0 || m_tile(s) < sm)) sm = m_tile(s);
@@ -720,9 +483,6 @@ TEST(Skinny, CandidatesUseTheSmallestFittingTile) {
       EXPECT_TRUE(s->can_implement(p)) << s->name();
       EXPECT_EQ(m_tile(s), smallest[scheme(s)]) << s->name() << " for M=" << m;
     }
-    // 4096 x 4096 is one wave for version 3: its variants are raced.
-    if (smallest[1] != 0)
-      EXPECT_TRUE(std::any_of(cands.begin(), cands.end(), is_stream)) << "M=" << m;
   }
 }
 
@@ -742,7 +502,7 @@ TEST(Skinny, DefaultRuleCoversDecodeOnly) {
     A16W16Data d = make_a16w16(c, 12);
     EXPECT_EQ(b.default_solution(d.problem()), nullptr) << c.describe();
   }
-  // Outside the measured win region (docs/perf-notes.md, default rule): weights above 96 MiB;
+  // Outside the measured win regions (skinny_default_rule.cpp): weights above 96 MiB;
   // at M = 9-16 K below 2048, K below 4096 with N above 1024, weights outside 2-32 MiB.
   // M = 2-8 with K <= 2048 and N above 4096: cuBLASLt's.
   for (auto c : {problem(1, 28672, 4096), problem(4, 5120, 2048), problem(8, 6144, 1024), problem(2, 8192, 1024),
@@ -758,13 +518,12 @@ TEST(Skinny, DefaultRuleCoversDecodeOnly) {
     SolutionPtr s = b.default_solution(d.problem());
     ASSERT_NE(s, nullptr) << c.describe();
     EXPECT_EQ(s->libtype(), "skinny");
-    EXPECT_FALSE(is_stream(s)) << s->name() << ": version 3 is not measured yet, so not a default";
     std::string err = run_solution(d, *s);
     EXPECT_TRUE(err.empty()) << err;
   }
-  // M = 9-16 on K >= 4096 (or K >= 2048 with N <= 1024), 2-32 MiB: version 7's
-  // m16_n16_wn1_wk4_u4_b1 (16 rows a CTA), split-K doubled while the doubled grid stays within 4
-  // CTAs an SM, at most 4 (session 18), odd M and N included.
+  // M = 9-16 on K >= 4096 (or K >= 2048 with N <= 1024), 2-32 MiB: the weight-as-B tile of 16
+  // rows a CTA, 4 warps, 4 k-steps a batch, one chunk a lane; split-K doubled while the doubled
+  // grid stays within 4 CTAs an SM, at most 4; odd M and N included.
   int sms = 0;
   ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
   const struct {
@@ -778,17 +537,17 @@ TEST(Skinny, DefaultRuleCoversDecodeOnly) {
     const std::int64_t tiles = (e.n + 15) / 16;
     int split = 1;
     while (split < 4 && tiles * split * 2 <= 4LL * sms) split *= 2;
-    EXPECT_EQ(s->name(), "skinny:sm90_m16_n16_wn1_wk4_u4_b1_sk" + std::to_string(split) + "_v16") << c.describe();
+    EXPECT_EQ(s->name(), "skinny:sm90_mma_wb_m16_n16_wk4_u4_c1_sk" + std::to_string(split)) << c.describe();
     std::string err = run_solution(d, *s);
     EXPECT_TRUE(err.empty()) << err;
   }
   // M = 1 with at most 1024 rows of >= 64 elements (and >= 64 KiB): the GEMV tile measured best
-  // there (session 9), also for an odd row count and K not a multiple of 64.
+  // there, also for an odd row count and K not a multiple of 64.
   for (auto c : {problem(1, 576, 64), problem(1, 576, 2048), problem(1, 1024, 7168), problem(1, 577, 1000)}) {
     A16W16Data d = make_a16w16(c, 16);
     SolutionPtr s = b.default_solution(d.problem());
     ASSERT_NE(s, nullptr) << c.describe();
-    EXPECT_EQ(s->name(), "skinny:sm90_m1_gemv_w8_c2_v16") << c.describe();
+    EXPECT_EQ(s->name(), "skinny:sm90_gemv_m1_w8_c2") << c.describe();
     std::string err = run_solution(d, *s);
     EXPECT_TRUE(err.empty()) << err;
   }
@@ -798,7 +557,7 @@ TEST(Skinny, DefaultRuleCoversDecodeOnly) {
     SolutionPtr s = b.default_solution(d.problem());
     if (s != nullptr) EXPECT_EQ(s->name().find("gemv"), std::string::npos) << s->name() << " for " << c.describe();
   }
-  // Activation epilogues (session 26): the plain problem's default variant, which fuses the
+  // Activation epilogues: the plain problem's default variant, which fuses the
   // activation in its stores, and nothing where the plain problem has none.
   const Activation acts[] = {Activation::kGelu, Activation::kGeluTanh, Activation::kRelu};
   int ai = 0;

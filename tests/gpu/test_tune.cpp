@@ -126,10 +126,10 @@ TEST(ScreenLoadKey, HeuristicChoicesArePerProblem) {
   key.k = 1536;
   const GemmProblem b = problem_of_key(key, 16, /*device=*/0);
   const std::string config = "cublaslt:algo66_tile137_stages35_splitk1_red0_swz0_opt0_inner0_cluster2_v130100";
-  const KeyOnlySolution lt(config, 66), gemv("skinny:sm90_m1_gemv_w4_c4_v16", 0);
+  const KeyOnlySolution lt(config, 66), gemv("skinny:sm90_gemv_m1_w4_c4", 0);
   EXPECT_EQ(screen_load_key(lt, a), config);
   EXPECT_EQ(screen_load_key(lt, a), screen_load_key(lt, b));
-  EXPECT_EQ(screen_load_key(gemv, b), "skinny:sm90_m1_gemv_w4_c4_v16");
+  EXPECT_EQ(screen_load_key(gemv, b), "skinny:sm90_gemv_m1_w4_c4");
   for (const std::string name : {"cublaslt:heuristic", "cublaslt:heuristic_torch_default", "split:cublaslt:heuristic"}) {
     const KeyOnlySolution h(name, -1);
     EXPECT_NE(screen_load_key(h, a), screen_load_key(h, b)) << name;

@@ -1,15 +1,12 @@
-// Skinny GEMM instances: fp16 inputs, M tile 32 (see skinny_kernels.h for the list).
-// One translation unit per (dtype, M-tile group) so the build parallelises and CI can prune.
+// Skinny kernel instances, fp16 inputs: the weight-as-A MMA tiles of M tile 32 (the list is in
+// skinny_kernels.h). One translation unit per (dtype, group) so the build parallelises and CI can
+// prune.
 #include "backends/skinny/skinny_launch.cuh"
 
 namespace tgemm::skinny {
 
-void append_skinny_kernels_fp16_large(std::vector<SkinnyKernel>& out) {
-  append_skinny_kernels<fp16, 32, 32>(out);
-}
-
-void append_skinny_stream_kernels_fp16_large(std::vector<SkinnyStreamKernel>& out) {
-  append_skinny_stream_kernels<fp16, 32, 32>(out);
+void append_mma_weight_a_kernels_fp16_large(std::vector<MmaWeightAKernel>& out) {
+  append_mma_weight_a_kernels<fp16, 32, 32>(out);
 }
 
 }  // namespace tgemm::skinny

@@ -1,23 +1,16 @@
-// Skinny GEMM instances: fp16 inputs, M tiles 8-16 (see skinny_kernels.h for the list).
-// One translation unit per (dtype, M-tile group) so the build parallelises and CI can prune.
+// Skinny kernel instances, fp16 inputs: the weight-as-A MMA tiles of M tile 8-16, the weight-as-B
+// MMA tiles and the GEMV tiles (the lists are in skinny_kernels.h). One translation unit per
+// (dtype, group) so the build parallelises and CI can prune.
 #include "backends/skinny/skinny_launch.cuh"
 
 namespace tgemm::skinny {
 
-void append_skinny_kernels_fp16_small(std::vector<SkinnyKernel>& out) {
-  append_skinny_kernels<fp16, 8, 16>(out);
+void append_mma_weight_a_kernels_fp16_small(std::vector<MmaWeightAKernel>& out) {
+  append_mma_weight_a_kernels<fp16, 8, 16>(out);
 }
 
-void append_skinny_stream_kernels_fp16_small(std::vector<SkinnyStreamKernel>& out) {
-  append_skinny_stream_kernels<fp16, 8, 16>(out);
-}
+void append_mma_weight_b_kernels_fp16(std::vector<MmaWeightBKernel>& out) { append_mma_weight_b_kernels<fp16>(out); }
 
-void append_skinny_gemv_kernels_fp16(std::vector<SkinnyGemvKernel>& out) {
-  append_skinny_gemv_kernels<fp16>(out);
-}
-
-void append_skinny_bulk_kernels_fp16(std::vector<SkinnyBulkKernel>& out) {
-  append_skinny_bulk_kernels<fp16>(out);
-}
+void append_gemv_kernels_fp16(std::vector<GemvKernel>& out) { append_gemv_kernels<fp16>(out); }
 
 }  // namespace tgemm::skinny

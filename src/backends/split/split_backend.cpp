@@ -92,16 +92,16 @@ class SplitBackend final : public Backend {
     return std::make_shared<SplitSolution>(std::move(inner), pass_);
   }
 
-  // Default rule (sessions 8, 26): an erf-GELU + bias problem that the specialised kernels
+  // Default rule: an erf-GELU + bias problem that the specialised kernels
   // decline (the skinny rule and CUTLASS's take the ones they win) runs staged: cuBLASLt's
   // default plain product, then the bias + GELU pass in place. Without this the next default is
   // cuBLASLt's heuristic solution, which for the erf GELU (cuBLASLt's GELU epilogue is the tanh
   // form) writes the product in fp32 to its workspace and runs the pass from there: ~10 bytes an
   // element of traffic against this path's 6 (one more bf16 rounding here, before the bias, as
-  // F.gelu(F.linear(...)) has). Session 8 measured that path at 0.988x of this one (31 problems
-  // at M = 512/2048/8192, min 0.946x; docs/perf-notes.md, "CUTLASS"); session 26 at 0.88-1.02x
-  // of it on the 32 decode problems (M = 1, 16; H200 tune profile). Without a bias or with
-  // another activation nothing was measured: no staged default.
+  // F.gelu(F.linear(...)) has). That path ran at 0.988x of this one on 31 problems at
+  // M = 512/2048/8192 (min 0.946x), and at 0.88-1.02x of it on the 32 decode problems (M = 1, 16;
+  // H200 tune profile). Without a bias or with another activation nothing was measured: no staged
+  // default.
   SolutionPtr default_solution(const GemmProblem& p) const override {
     if (p.activation != Activation::kGelu || !p.has_bias()) return nullptr;
     const std::optional<GemmProblem> ip = split_inner_problem(p);

@@ -4,7 +4,7 @@
 // out adds the bias and applies the activation in fp32 (out = act(out + bias)). It wins where
 // the fused kernels of a shape are slower than the plain one plus that pass (2 x M x N elements
 // of traffic). Named after the inner solution:
-//   split:<inner kernelName>, e.g. split:cublaslt:heuristic, split:skinny:sm90_m8_n16_wn1_wk4_u4_sk1_v16
+//   split:<inner kernelName>, e.g. split:cublaslt:heuristic, split:skinny:sm90_mma_wa_m8_n16_wn1_wk4_u4_sk1
 // A default only for erf-GELU + bias problems that the backends registered before it decline
 // (it is registered after skinny and CUTLASS, before cuBLASLt): cuBLASLt's default product,
 // then the pass. Otherwise only tuned rows route here. Alpha != 1 and beta * c

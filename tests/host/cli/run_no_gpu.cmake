@@ -15,7 +15,7 @@ tgemm_run(d run --dtype int4)
 expect_eq("bad dtype exit status" "${d_RC}" "1")
 expect_contains("bad dtype" "${d_ERR}" "--dtype")
 
-tgemm_run(g run -m 1 -n 576 -k 7168 --solution skinny:sm90_m8_n16_wn1_wk4_u8_sk8_v16)
+tgemm_run(g run -m 1 -n 576 -k 7168 --solution skinny:sm90_mma_wa_m8_n16_wn1_wk4_u8_sk8)
 expect_eq("no GPU exit status" "${g_RC}" "2")
 expect_contains("no GPU" "${g_ERR}" "tgemm run: no CUDA GPU is usable on this machine")
 expect_eq("no GPU: nothing printed on stdout" "${g_OUT}" "")

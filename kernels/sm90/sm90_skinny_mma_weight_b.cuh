@@ -1,14 +1,12 @@
-// Skinny version 7, "bop": out[M, N] = x[M, K] · w[N, K]^T (+ bias[N]) for M <= 16 with the
-// weight as the tensor-core MMA's B operand.
+// Weight-as-B MMA kernel for sm_90a with cluster split-K: out[M, N] = x[M, K] · w[N, K]^T
+// (+ bias[N]) for M <= 16, the weight as the tensor-core MMA's B operand.
 //
-// Why: versions 1-2 put 16 weight rows in the MMA's A operand, so a CTA owns at least 16 rows and
-// the K-heavy decode weights (576-1536 rows of 7-8 K) have only 36-96 row tiles: they need split-K
-// to fill 132 SMs, and a split-K epilogue through global memory cost 1.5-2.1 us
-// (docs/perf-notes.md, skinny, "Session 16"). With x as A (the 16 tokens) and 8 weight rows as B
-// (m16n8k16), a CTA owns 8 * RB rows: twice the row tiles, and the CTAs of a split sum through
-// distributed shared memory. Measured in bench/micro/decode16_lab.cu (session 17, "bt"): 5.9 /
-// 8.6 / 8.8 us on 576x7168 / 1280x8192 / 1536x7168 at M = 16, against 6.8 / 9.1 / 9.7 us for what
-// shipped there.
+// Why: the weight-as-A kernel (sm90_skinny_mma_weight_a.cuh) puts 16 weight rows in the MMA's A
+// operand, so a CTA owns at least 16 rows and the K-heavy decode weights (576-1536 rows of 7-8 K)
+// have only 36-96 row tiles: they need split-K to fill 132 SMs. With x as A (the 16 tokens) and 8
+// weight rows as B (m16n8k16), a CTA owns 8 * RB rows: twice the row tiles, and the CTAs of a
+// split sum through distributed shared memory. At M = 16 it took 5.9 / 8.6 / 8.8 us on 576x7168 /
+// 1280x8192 / 1536x7168 (H200), against 6.8 / 9.1 / 9.7 us for the weight-as-A kernel.
 //
 // Layout: a CTA is W warps over RB n8 blocks of weight rows (8 * RB rows); the warps split the
 // CTA's k-range, and split_k CTAs (a (1, split_k, 1) cluster) split K further: split_k * W
@@ -24,20 +22,19 @@
 // barrier, and the CTA sums its warps in warp order. With split_k > 1 the other ranks then push
 // their sums into rank 0's shared memory (st.async, completing on rank 0's mbarrier) and leave at
 // once; rank 0 waits on the mbarrier and adds them in rank order: bit-identical run to run, no
-// workspace. (Until session 34 every warp wrote its fragments into rank 0 through DSMEM under a
-// release barrier and rank 0 summed split_k x W parts: 0.2-0.7 us slower on the shipped M = 16
-// grids in bench/micro/splitk_sum_lab.cu.)
+// workspace. (Every warp writing its fragments into rank 0 through DSMEM under a release barrier,
+// rank 0 summing split_k x W parts, was 0.2-0.7 us slower on the shipped M = 16 grids.)
 // K tails: the last k-step (K % (32 C) != 0) is loaded with guards: whole chunks inside K, the
 // chunk that straddles K element by element (zeros past K), zeros after it. Its warp runs it
-// first, out of line (skinny_bop_detail::partial_step), so that only the epilogue follows the
+// first, out of line (mma_weight_b_detail::partial_step), so that only the epilogue follows the
 // main loop: inline, that code and the general store path cost 0.3-0.5 us on launches that never
-// took them (docs/perf-notes.md, skinny, "Session 18").
+// took them.
 //
 // Preconditions (the host's can_implement checks them): an sm_90 image; 1 <= M <= 16; N >= 1;
 // 1 <= K <= 2^30; x and w 16-byte aligned with lda, ldb multiples of 8 elements (lda ignored
 // when M = 1, ldb when N = 1); out, bias element-aligned; grid (ceil(N / (8 RB)), split_k), block
 // 32 W, a (1, split_k, 1) cluster when split_k > 1 (split_k <= 8), dynamic shared memory
-// SkinnyBopShape::smem_bytes(split_k).
+// MmaWeightBShape::smem_bytes(split_k).
 //
 // Test: tests/gpu/test_skinny.cu (every variant against the fp32 reference with tails, bias,
 // every output dtype; determinism; the sanitizer subset).
@@ -47,12 +44,12 @@
 #include <type_traits>
 
 #include "kernels/common/numeric.cuh"
-#include "kernels/sm90/sm90_gemm_skinny.cuh"
+#include "kernels/sm90/sm90_skinny_common.cuh"
 
 namespace tgemm::kernels {
 
 template <int RB, int C, int W, int U>
-struct SkinnyBopShape {
+struct MmaWeightBShape {
   static_assert(RB >= 1 && RB <= 4, "RB: 1..4 n8 blocks of weight rows");
   static_assert(C == 1 || C == 2, "C: 1 or 2 chunks a lane and k-step");
   static_assert(W >= 1 && W <= 32, "W: 1..32 warps (the library's tiles: 4 or 8)");
@@ -68,7 +65,7 @@ struct SkinnyBopShape {
   static_assert(RB <= W, "a CTA's threads cover its RB x 32 items");
 };
 
-namespace skinny_bop_detail {
+namespace mma_weight_b_detail {
 
 // Token m, rows n0 and n0 + 1 (n0 even): one paired store where both rows exist and the pair is
 // aligned, else element by element (skinny_detail::store_element, which adds the bias and applies
@@ -129,62 +126,6 @@ __device__ __forceinline__ void add4(float4& a, const float4& b) {
   a.w += b.w;
 }
 
-// Variants for the labs only (bench/micro/v7_parts_lab.cu, sessions 35-36; timeline_lab.cu, session
-// 36); the library instantiates LAB = 0, whose code none of them changes. The ablation bits remove
-// one part of the kernel so that a lab times the rest on the shipped grids, the others change one
-// thing (or stamp times); results are wrong where a bit says so.
-enum BopLab : int {
-  kBopNoMma = 1,        // no MMAs, the loaded words xor-folded into the accumulators (wrong results;
-                        // it also changes the loads' schedule: fewer registers, loads nearer their use)
-  kBopNoX = 2,          // x's loads replaced by constants (wrong results)
-  kBopNoSum = 4,        // no cross-CTA sum: every rank stores its own CTA's sum, no cluster instructions
-  kBopMma2 = 8,         // every MMA issued twice (wrong results): the time this adds is the MMAs' cost
-  kBopXNoAlloc = 16,    // x loaded with ld.global.nc.L1::no_allocate (not cached in L1)
-  kBopXEvictLast = 32,  // x loaded with ld.global.nc.L1::evict_last
-  kBopXFirst = 64,      // a batch issues x's loads before the weight's
-  kBopTimeline = 128,   // timestamps (see lab_stamp) into p.bias, which the lab's problems do not
-                        // use as a bias (bias_type none); results stay right
-  kBopPreTiled = 256,   // p.w is the weight pre-tiled (session 19's "sh" layout, lab::pretile_kernel):
-                        // 8-row x 32-k blocks of 512 contiguous bytes in fragment order, an 8-row
-                        // block's k-blocks in order; lane (g, t) reads k = 32 kb + 8 t .. (x the same).
-                        // Needs N % 8 == 0 and K % (32 C) == 0 (no K tail); results stay right
-};
-
-// kBopTimeline: lane 0 of a warp writes %globaltimer (ns) at event `e` into the lab's timeline
-// buffer (p.bias as 64-bit words: [CTA (x + y gridDim.x)][warp][kStamps], event 0 the SM id).
-// `after` is an input of the timer read, so the read waits for whatever computed it.
-constexpr int kStamps = 5;  // SM id, entry, first batch's MMAs done, main loop done, CTA's end (thread 0)
-__device__ __forceinline__ void lab_stamp(const SkinnyParams& p, int warp, int warps, int e, float after = 0.0f) {
-  std::uint64_t v;
-  if (e == 0) {
-    std::uint32_t sm;
-    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
-    v = sm;
-  } else {
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(v) : "f"(after));
-  }
-  const std::int64_t cta = blockIdx.x + static_cast<std::int64_t>(blockIdx.y) * gridDim.x;
-  reinterpret_cast<std::uint64_t*>(const_cast<void*>(p.bias))[(cta * warps + warp) * kStamps + e] = v;
-}
-
-// x's 16-byte load under the LAB bits kBopXNoAlloc / kBopXEvictLast (else load_activation).
-template <int LAB>
-__device__ __forceinline__ uint4 lab_load_x(const void* ptr) {
-  uint4 v;
-  if constexpr ((LAB & kBopXNoAlloc) != 0) {
-    asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-        : "l"(ptr));
-  } else if constexpr ((LAB & kBopXEvictLast) != 0) {
-    asm("ld.global.nc.L1::evict_last.v4.u32 {%0, %1, %2, %3}, [%4];"
-        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-        : "l"(ptr));
-  } else {
-    v = skinny_detail::load_activation(ptr);
-  }
-  return v;
-}
-
 template <typename In, int RB>
 struct RowPointers {
   const In* w[RB];
@@ -197,7 +138,7 @@ struct Fragments {
 // The partial last k-step (K % (32 C) != 0) of the warp that owns it, out of line: the chunks
 // inside K whole, the one that straddles K element by element, zeros after it; rest0 = elements
 // of K left at the lane's first chunk. Out of line because the code of this rarely taken path,
-// inline, cost the kernel 0.1-0.2 us on shapes that never take it (session 18).
+// inline, cost the kernel 0.1-0.2 us on shapes that never take it.
 template <typename In, int RB, int C>
 __device__ __noinline__ Fragments<RB> partial_step(RowPointers<In, RB> wp, const In* x0, const In* x1, int rest0) {
   namespace sd = skinny_detail;
@@ -221,26 +162,19 @@ __device__ __noinline__ Fragments<RB> partial_step(RowPointers<In, RB> wp, const
   return f;
 }
 
-}  // namespace skinny_bop_detail
+}  // namespace mma_weight_b_detail
 
-template <typename In, int RB, int C, int W, int U, int LAB = 0>
-__global__ void __launch_bounds__(32 * W, W <= 8 ? 2 : 1) sm90_gemm_skinny_bop(const SkinnyParams p) {
+template <typename In, int RB, int C, int W, int U>
+__global__ void __launch_bounds__(32 * W, W <= 8 ? 2 : 1) sm90_skinny_mma_weight_b(const SkinnyParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
   __trap();  // never launched there: the host checks the loaded image's PTX arch first
 #else
-  using Shape = SkinnyBopShape<RB, C, W, U>;
+  using Shape = MmaWeightBShape<RB, C, W, U>;
   constexpr int KSTEP = Shape::kKStep;
   namespace sd = skinny_detail;
-  extern __shared__ float4 bop_parts[];  // [W][RB][32] warp parts, then [split_k][RB][32] rank slots, then the mbarrier
+  extern __shared__ float4 smem_parts[];  // [W][RB][32] warp parts, then [split_k][RB][32] rank slots, then the mbarrier
   const int lane = static_cast<int>(threadIdx.x) % 32, warp = static_cast<int>(threadIdx.x) / 32;
   const int g = lane / 4, t = lane % 4;
-  constexpr bool kStampsOn = (LAB & skinny_bop_detail::kBopTimeline) != 0;
-  if constexpr (kStampsOn) {
-    if (lane == 0) {
-      skinny_bop_detail::lab_stamp(p, warp, W, 1);
-      skinny_bop_detail::lab_stamp(p, warp, W, 0);
-    }
-  }
   const int split_k = static_cast<int>(gridDim.y), rank = static_cast<int>(blockIdx.y);
   const int row0 = static_cast<int>(blockIdx.x) * Shape::kRows;
   const int steps = (p.k + KSTEP - 1) / KSTEP;  // the last one possibly partial
@@ -251,10 +185,9 @@ __global__ void __launch_bounds__(32 * W, W <= 8 ? 2 : 1) sm90_gemm_skinny_bop(c
   // Rank 0's mbarrier collects the other ranks' sums: one arrival (its own, now) and their bytes.
   // First phase of the cluster barrier: by its wait (before the sums go to rank 0), every CTA of
   // the cluster is running and rank 0's mbarrier is initialised (the fence releases it).
-  float4* const slots = bop_parts + W * Shape::kItems;
+  float4* const slots = smem_parts + W * Shape::kItems;
   const std::uint32_t bar = sd::smem_addr(slots + split_k * Shape::kItems);
-  constexpr bool kSum = (LAB & skinny_bop_detail::kBopNoSum) == 0;
-  if (kSum && split_k > 1) {
+  if (split_k > 1) {
     if (rank == 0 && threadIdx.x == 0) {
       sd::mbar_init(bar, 1);
       asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
@@ -264,28 +197,19 @@ __global__ void __launch_bounds__(32 * W, W <= 8 ? 2 : 1) sm90_gemm_skinny_bop(c
   }
 
   // Two accumulator sets, one per MMA half (acc[h]), summed before the epilogue: the MMAs of a
-  // batch form two dependency chains instead of one (lab bt2 a2, session 21: 0.5-1% on H100).
+  // batch form two dependency chains instead of one (0.5-1% on H100).
   float acc[2][RB][4];
 #pragma unroll
   for (int h = 0; h < 2; ++h)
 #pragma unroll
     for (int b = 0; b < RB; ++b) acc[h][b][0] = acc[h][b][1] = acc[h][b][2] = acc[h][b][3] = 0.0f;
-  // kBopPreTiled: a k-step advances C 512-byte blocks of the weight (WSTEP elements), chunk c is the
-  // next block (WCH), and lane t's x is at 8 t of each 32-k block (XLANE, XCH).
-  constexpr bool kPreTiled = (LAB & skinny_bop_detail::kBopPreTiled) != 0;
-  constexpr int WSTEP = kPreTiled ? C * 256 : KSTEP, WCH = kPreTiled ? 256 : 8;
-  constexpr int XLANE = kPreTiled ? 8 : 8 * C, XCH = kPreTiled ? 32 : 8;
   const In* wp[RB];
 #pragma unroll
-  for (int b = 0; b < RB; ++b) {
-    if constexpr (kPreTiled)
-      wp[b] = static_cast<const In*>(p.w) + (static_cast<std::int64_t>(min(row0 / 8 + b, (p.n - 1) / 8)) * (p.k / 32) + s_begin * C) * 256 + 8 * lane;
-    else
-      wp[b] = static_cast<const In*>(p.w) + static_cast<std::int64_t>(min(row0 + 8 * b + g, p.n - 1)) * p.ldb +
-              s_begin * KSTEP + 8 * C * t;
-  }
-  const In* xp[2] = {static_cast<const In*>(p.x) + static_cast<std::int64_t>(min(g, p.m - 1)) * p.lda + s_begin * KSTEP + XLANE * t,
-                     static_cast<const In*>(p.x) + static_cast<std::int64_t>(min(g + 8, p.m - 1)) * p.lda + s_begin * KSTEP + XLANE * t};
+  for (int b = 0; b < RB; ++b)
+    wp[b] = static_cast<const In*>(p.w) + static_cast<std::int64_t>(min(row0 + 8 * b + g, p.n - 1)) * p.ldb +
+            s_begin * KSTEP + 8 * C * t;
+  const In* xp[2] = {static_cast<const In*>(p.x) + static_cast<std::int64_t>(min(g, p.m - 1)) * p.lda + s_begin * KSTEP + 8 * C * t,
+                     static_cast<const In*>(p.x) + static_cast<std::int64_t>(min(g + 8, p.m - 1)) * p.lda + s_begin * KSTEP + 8 * C * t};
 
   // NU k-steps: every load first, then the MMAs. PARTIAL: only the first `rem` of them are in the
   // warp's range; the others' loads are predicated off (nothing read) and their MMAs skipped.
@@ -300,7 +224,7 @@ __global__ void __launch_bounds__(32 * W, W <= 8 ? 2 : 1) sm90_gemm_skinny_bop(c
         for (int b = 0; b < RB; ++b)
 #pragma unroll
           for (int c = 0; c < C; ++c) {
-            const In* ptr = wp[b] + u * WSTEP + WCH * c;
+            const In* ptr = wp[b] + u * KSTEP + 8 * c;
             if constexpr (PARTIAL) wv[u][b][c] = sd::load_weight_if(ptr, u < rem);
             else wv[u][b][c] = sd::load_weight(ptr);
           }
@@ -312,26 +236,15 @@ __global__ void __launch_bounds__(32 * W, W <= 8 ? 2 : 1) sm90_gemm_skinny_bop(c
         for (int j = 0; j < 2; ++j)
 #pragma unroll
           for (int c = 0; c < C; ++c) {
-            if constexpr ((LAB & skinny_bop_detail::kBopNoX) != 0) {
-              xv[u][j][c] = make_uint4(lane, j, u, c);
-            } else {
-              const In* ptr = xp[j] + u * KSTEP + XCH * c;
-              if constexpr ((LAB & (skinny_bop_detail::kBopXNoAlloc | skinny_bop_detail::kBopXEvictLast)) != 0)
-                xv[u][j][c] = !PARTIAL || u < rem ? skinny_bop_detail::lab_load_x<LAB>(ptr) : make_uint4(0, 0, 0, 0);
-              else if constexpr (PARTIAL) xv[u][j][c] = sd::load_activation_if(ptr, u < rem);
-              else xv[u][j][c] = sd::load_activation(ptr);
-            }
+            const In* ptr = xp[j] + u * KSTEP + 8 * c;
+            if constexpr (PARTIAL) xv[u][j][c] = sd::load_activation_if(ptr, u < rem);
+            else xv[u][j][c] = sd::load_activation(ptr);
           }
     };
-    if constexpr ((LAB & skinny_bop_detail::kBopXFirst) != 0) {
-      load_x();
-      load_w();
-    } else {
-      load_w();
-      load_x();
-    }
+    load_w();
+    load_x();
 #pragma unroll
-    for (int b = 0; b < RB; ++b) wp[b] += NU * WSTEP;
+    for (int b = 0; b < RB; ++b) wp[b] += NU * KSTEP;
 #pragma unroll
     for (int j = 0; j < 2; ++j) xp[j] += NU * KSTEP;
 #pragma unroll
@@ -340,28 +253,19 @@ __global__ void __launch_bounds__(32 * W, W <= 8 ? 2 : 1) sm90_gemm_skinny_bop(c
 #pragma unroll
       for (int c = 0; c < C; ++c)
 #pragma unroll
-        for (int b = 0; b < RB; ++b) {
-          if constexpr ((LAB & skinny_bop_detail::kBopNoMma) != 0) {
-            const uint4 w = wv[u][b][c], x0 = xv[u][0][c], x1 = xv[u][1][c];
-            acc[0][b][0] = __uint_as_float(__float_as_uint(acc[0][b][0]) ^ w.x ^ w.y ^ x0.x ^ x1.y);
-            acc[1][b][0] = __uint_as_float(__float_as_uint(acc[1][b][0]) ^ w.z ^ w.w ^ x0.z ^ x1.w);
-          } else {
-            skinny_bop_detail::chunk_mmas<In>(wv[u][b][c], xv[u][0][c], xv[u][1][c], acc[0][b], acc[1][b]);
-            if constexpr ((LAB & skinny_bop_detail::kBopMma2) != 0)
-              skinny_bop_detail::chunk_mmas<In>(wv[u][b][c], xv[u][0][c], xv[u][1][c], acc[0][b], acc[1][b]);
-          }
-        }
+        for (int b = 0; b < RB; ++b)
+          mma_weight_b_detail::chunk_mmas<In>(wv[u][b][c], xv[u][0][c], xv[u][1][c], acc[0][b], acc[1][b]);
     }
   };
   const int s_full = min(s_end, full_steps);
-  if (!kPreTiled && s_full < s_end) {  // (kPreTiled: no K tail)
+  if (s_full < s_end) {
     // The partial last k-step (s_full == full_steps, the warp's last), first and out of line, so
     // that the code after the main loop is the epilogue alone.
     const int off = (s_full - s_begin) * KSTEP;
-    skinny_bop_detail::RowPointers<In, RB> rows;
+    mma_weight_b_detail::RowPointers<In, RB> rows;
 #pragma unroll
     for (int b = 0; b < RB; ++b) rows.w[b] = wp[b] + off;
-    const auto f = skinny_bop_detail::partial_step<In, RB, C>(rows, xp[0] + off, xp[1] + off,
+    const auto f = mma_weight_b_detail::partial_step<In, RB, C>(rows, xp[0] + off, xp[1] + off,
                                                               p.k - (s_full * KSTEP + 8 * C * t));
 #pragma unroll
     for (int b = 0; b < RB; ++b)
@@ -369,70 +273,52 @@ __global__ void __launch_bounds__(32 * W, W <= 8 ? 2 : 1) sm90_gemm_skinny_bop(c
       for (int e = 0; e < 4; ++e) acc[0][b][e] += f.v[b][e];
   }
   int s = s_begin;
-  if constexpr (kStampsOn) {
-    // The first batch on its own, stamped after its MMAs (its loads have returned).
-    if (s + U <= s_full) {
-      batch(std::integral_constant<int, U>{}, std::false_type{}, U);
-      s += U;
-    }
-    if (lane == 0) skinny_bop_detail::lab_stamp(p, warp, W, 2, acc[0][0][0] + acc[1][RB - 1][3]);
-  }
 #pragma unroll 1
   for (; s + U <= s_full; s += U) batch(std::integral_constant<int, U>{}, std::false_type{}, U);
   // The last rem < U whole k-steps as one batch: every load before the first MMA, so the remainder
   // costs one round trip, not rem. The MMAs run in the order rem one-step batches ran them
-  // (bit-identical to them). Session 34 (H200): with it `wk4_u4_b1_sk4` on 16x576x7168 (14 k-steps
-  // a warp: 4 round trips, 5 before) read 6.03 us against 6.14 for the tile that shipped; the
-  // 2-trip tiles it makes possible there were not faster (docs/perf-notes.md, skinny, "Session 34").
+  // (bit-identical to them). On an H200, 16x576x7168 with n8_wk4_u4_c1 at split 4 (14 k-steps a
+  // warp: 4 round trips instead of 5) took 6.03 us against 6.14 without it.
   if constexpr (U > 1)
     if (s < s_full) batch(std::integral_constant<int, U>{}, std::true_type{}, s_full - s);
 
-  if constexpr (kStampsOn) {
-    if (lane == 0) skinny_bop_detail::lab_stamp(p, warp, W, 3, acc[0][0][0] + acc[1][RB - 1][3]);
-  }
   // Every warp's fragments into this CTA's shared memory, part `warp`; the CTA's sum in warp order.
 #pragma unroll
   for (int b = 0; b < RB; ++b)
-    bop_parts[(warp * RB + b) * 32 + lane] = make_float4(acc[0][b][0] + acc[1][b][0], acc[0][b][1] + acc[1][b][1],
+    smem_parts[(warp * RB + b) * 32 + lane] = make_float4(acc[0][b][0] + acc[1][b][0], acc[0][b][1] + acc[1][b][1],
                                                          acc[0][b][2] + acc[1][b][2], acc[0][b][3] + acc[1][b][3]);
   __syncthreads();
   // Item i = fragment i / 32 (rows row0 + 8 (i / 32) ..) of lane i % 32: tokens l / 4 and l / 4 + 8,
   // rows 2 (l % 4) and + 1; thread i owns it (Shape::kItems <= threads).
   const int i = sd::thread_index();
   if (i >= Shape::kItems) return;
-  float4 v = bop_parts[i];
-  for (int q = 1; q < W; ++q) skinny_bop_detail::add4(v, bop_parts[q * Shape::kItems + i]);
-  if (kSum && split_k > 1) {
+  float4 v = smem_parts[i];
+  for (int q = 1; q < W; ++q) mma_weight_b_detail::add4(v, smem_parts[q * Shape::kItems + i]);
+  if (split_k > 1) {
     sd::cluster_wait_acquire();  // the cluster's CTAs run; rank 0's mbarrier is initialised
     if (rank != 0) {
       // Into rank 0's slot `rank`, completing on its mbarrier; nothing here is read after.
       sd::st_async_16(sd::map_cluster_rank(sd::smem_addr(slots + rank * Shape::kItems + i), 0), v,
                       sd::map_cluster_rank(bar, 0));
-      if constexpr (kStampsOn) {
-        if (i == 0) skinny_bop_detail::lab_stamp(p, 0, W, 4, v.x);
-      }
       return;
     }
     sd::mbar_wait(bar, 0);  // every other rank's bytes have landed
-    for (int r = 1; r < split_k; ++r) skinny_bop_detail::add4(v, slots[r * Shape::kItems + i]);
+    for (int r = 1; r < split_k; ++r) mma_weight_b_detail::add4(v, slots[r * Shape::kItems + i]);
   }
   // The store of item i. The common case (no bias or activation, output in the input's type, paired
   // stores aligned) takes a short path of two 4-byte stores; the rest goes through store_pair
-  // (session 18: the general path's code cost the last CTA 0.2-0.4 us although these launches never
-  // took its branches). Indices read afresh.
+  // (the general path's code cost the last CTA 0.2-0.4 us although these launches never took its
+  // branches). Indices read afresh.
   const bool plain = p.bias_type == kSkinnyNone && p.activation == 0 && p.out_type == sd::kOwnOutType<In> && (p.ldo & 1) == 0 &&
                      (reinterpret_cast<std::uintptr_t>(p.out) & 3) == 0;
   const int e_row0 = sd::cta_index() * Shape::kRows;
   const int l = i % 32, n0 = e_row0 + 8 * (i / 32) + 2 * (l % 4), m0 = l / 4;
   if (plain && n0 + 1 < p.n) {
-    skinny_bop_detail::store_plain_pair<In>(p, m0, n0, v.x, v.y);
-    skinny_bop_detail::store_plain_pair<In>(p, m0 + 8, n0, v.z, v.w);
+    mma_weight_b_detail::store_plain_pair<In>(p, m0, n0, v.x, v.y);
+    mma_weight_b_detail::store_plain_pair<In>(p, m0 + 8, n0, v.z, v.w);
   } else {
-    skinny_bop_detail::store_pair(p, m0, n0, v.x, v.y);
-    skinny_bop_detail::store_pair(p, m0 + 8, n0, v.z, v.w);
-  }
-  if constexpr (kStampsOn) {
-    if (i == 0) skinny_bop_detail::lab_stamp(p, 0, W, 4, v.x);
+    mma_weight_b_detail::store_pair(p, m0, n0, v.x, v.y);
+    mma_weight_b_detail::store_pair(p, m0 + 8, n0, v.z, v.w);
   }
 #endif
 }

@@ -1,11 +1,11 @@
-// Skinny version 4, "gemv": out[M, N] = x[M, K] · w[N, K]^T (+ bias[N]) for M <= M_MAX (1, 2, 4)
-// on CUDA cores, with the weight read the way the streaming-read floor kernel reads memory.
+// GEMV kernel for sm_90a: out[M, N] = x[M, K] · w[N, K]^T (+ bias[N]) for M <= M_MAX (1, 2, 4) on
+// CUDA cores, one weight row per warp or per group of warps, with the weight read the way the
+// streaming-read floor kernel reads memory.
 //
 // Why: at M <= 4 the FLOPs are 2·M per weight element, far below what 132 SMs' FMA units do in
 // the time the weight takes to stream, so tensor cores buy nothing, and the MMA kernels'
 // structure (16-row tiles, k-block batches, cluster split-K) costs per-launch time the floor
-// kernel does not pay (docs/perf-notes.md, skinny, "Session 8": 1.1-3 us above the floor at
-// every size). Here a warp reads one contiguous stretch of one weight row, 512 bytes per load
+// kernel does not pay (1.1-3 us above the floor at every size). Here a warp reads one contiguous stretch of one weight row, 512 bytes per load
 // instruction, CHUNKS loads in flight per lane before any arithmetic, and the CTA sums its warps
 // through shared memory: no clusters, no workspace, no atomics.
 //
@@ -33,11 +33,11 @@
 #include <type_traits>
 
 #include "kernels/common/numeric.cuh"
-#include "kernels/sm90/sm90_gemm_skinny.cuh"
+#include "kernels/sm90/sm90_skinny_common.cuh"
 
 namespace tgemm::kernels {
 
-namespace skinny_gemv_detail {
+namespace gemv_detail {
 
 // Two 16-bit elements of a 32-bit word as floats (low half first).
 template <typename In>
@@ -67,10 +67,9 @@ __device__ __forceinline__ float dot8(const uint4& w, const uint4& x, float acc)
 
 // A lane's chunks in the segment's last pass that lie past its whole chunks are not read: each
 // load is a predicated PTX load (skinny_detail::load_weight_if / load_activation_if), so the pass
-// is straight-line code with no extra traffic. Session 28 (H200, decode_lab LAB1_TAIL, commit
-// 45d381a): a select around each load (`in ? load : 0`, versions 4-8) ties it on the backend's
-// best tiles and is 1-6% slower on tiles that run only last passes (w8 c4 at K = 5120); clamped
-// re-reads zeroed after the load are 5-25% slower (docs/perf-notes.md, skinny, "Session 28").
+// is straight-line code with no extra traffic. On an H200, a select around each load
+// (`in ? load : 0`) ties it on the backend's best tiles and is 1-6% slower on tiles that run only
+// last passes (w8 c4 at K = 5120); clamped re-reads zeroed after the load are 5-25% slower.
 using skinny_detail::load_activation_if;
 using skinny_detail::load_weight_if;
 
@@ -83,8 +82,8 @@ struct TokenSums {
 // with zeros past K, for the lane whose stride reaches it (zeros for every other lane). Out of
 // line, and its row, segment and pointers derived afresh (thread_index and cta_index are opaque
 // reads) rather than kept live through the main loop: kept, they cost 8-16 bytes of spills at the
-// register caps below (session 16), and inline, the code of this rarely taken path sat between
-// the main loop and the stores (session 18: the same placement cost version 7 0.1-0.2 us).
+// register caps below, and inline, the code of this rarely taken path sat between the main loop
+// and the stores (the same placement cost the weight-as-B MMA kernel 0.1-0.2 us).
 template <typename In, int M_MAX, int WARPS>
 __device__ __noinline__ TokenSums<M_MAX> straddle_chunk(const In* w, const In* x, int m_count, int n, int k,
                                                       std::int64_t lda, std::int64_t ldb, int segs) {
@@ -113,13 +112,12 @@ __device__ __noinline__ TokenSums<M_MAX> straddle_chunk(const In* w, const In* x
   return r;
 }
 
-}  // namespace skinny_gemv_detail
+}  // namespace gemv_detail
 
 // Resident CTAs an SM asked of ptxas: the registers a lane's loads in flight take (CHUNKS weight
 // chunks and as many of x per token, 4 each) plus 16 for the rest, out of 64 K. Left free, ptxas
 // took ~70 registers at M = 1, CHUNKS = 4 (3 CTAs of 8 warps an SM) where 48 suffice (5): with
-// 4 an SM, 576 one-row CTAs (576 x 7168) ran in two waves and took ~1.3 us more than in one
-// (session 13: bench/micro/decode_lab.cu against the library's tune).
+// 4 an SM, 576 one-row CTAs (576 x 7168) ran in two waves and took ~1.3 us more than in one.
 template <int M_MAX, int WARPS, int CHUNKS>
 constexpr int gemv_min_blocks() {
   const int regs = 4 * CHUNKS * (1 + M_MAX) + 16;
@@ -127,24 +125,22 @@ constexpr int gemv_min_blocks() {
   return blocks < 1 ? 1 : blocks;
 }
 
-// MIN_BLOCKS > 0 overrides gemv_min_blocks (bench/micro/decode_lab.cu compares launch bounds; the
-// library's instances keep the default).
-template <typename In, int M_MAX, int WARPS, int CHUNKS, int MIN_BLOCKS = 0>
-__global__ void __launch_bounds__(32 * WARPS, MIN_BLOCKS > 0 ? MIN_BLOCKS : gemv_min_blocks<M_MAX, WARPS, CHUNKS>())
-    sm90_gemv_skinny(const SkinnyParams p, const int segs) {
+template <typename In, int M_MAX, int WARPS, int CHUNKS>
+__global__ void __launch_bounds__(32 * WARPS, gemv_min_blocks<M_MAX, WARPS, CHUNKS>())
+    sm90_skinny_gemv(const SkinnyParams p, const int segs) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
   __trap();  // never launched there: the host checks the loaded image's PTX arch first
 #else
   static_assert(M_MAX >= 1 && M_MAX <= 8, "M_MAX: 1..8 tokens");
   static_assert(WARPS >= 1 && WARPS <= 32 && (WARPS & (WARPS - 1)) == 0, "WARPS: a power of two");
   namespace sd = skinny_detail;
-  namespace gd = skinny_gemv_detail;
+  namespace gd = gemv_detail;
   __shared__ float partial[WARPS][M_MAX];
 
-  // segs is a power of two (the host's SkinnyGemvTile::segs): shifts, no run-time division, and
+  // segs is a power of two (the host's GemvTile::segs): shifts, no run-time division, and
   // 32-bit indices (N < 2^31, K <= 2^30), so that few registers stay live through the main loop
-  // (session 13: the 64-bit divisions and indices of the first version cost 16-24 bytes of spills
-  // at the 48 registers that one wave of 576 CTAs needs).
+  // (64-bit divisions and indices cost 16-24 bytes of spills at the 48 registers that one wave of
+  // 576 CTAs needs).
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int warp = static_cast<int>(threadIdx.x) / 32;
   const int log_segs = __ffs(segs) - 1;
@@ -174,8 +170,7 @@ __global__ void __launch_bounds__(32 * WARPS, MIN_BLOCKS > 0 ? MIN_BLOCKS : gemv
     for (int c0 = c_begin + lane; c0 < c_end; c0 += 32 * CHUNKS) {
       // The weight chunks and the x chunks they meet are loaded together, before any
       // arithmetic: x's first reads miss L1, and loading it only after the weight arrived cost
-      // one L2 round trip per chunk (session 13, bench/micro/decode_lab.cu: 4.66 -> ~4.1 us on
-      // the 7.9 MiB weight).
+      // one L2 round trip per chunk (4.66 against ~4.1 us on the 7.9 MiB weight).
       uint4 wv[CHUNKS];
       uint4 xv[CHUNKS][M_MAX];
       if (c0 + 32 * (CHUNKS - 1) < c_full) {

@@ -1,24 +1,26 @@
-// Skinny (decode) GEMM for sm_90a: out[M, N] = x[M, K] · w[N, K]^T (+ bias[N]) for small M
-// (1..M_TILE; M_TILE a multiple of 8 up to 64, the backend builds 8, 16, 32), bf16 or fp16
-// inputs, fp32 accumulation, bf16/fp16/fp32 output, bias of bf16/fp16/fp32 added once in fp32
-// before the output cast.
+// Weight-as-A MMA kernel for sm_90a, small M: out[M, N] = x[M, K] · w[N, K]^T (+ bias[N]) for
+// M <= M_TILE (a multiple of 8 up to 64; the backend builds 8, 16, 32), bf16 or fp16 inputs, fp32
+// accumulation, bf16/fp16/fp32 output, bias of bf16/fp16/fp32 added once in fp32 before the output
+// cast, then the activation.
 //
 // Design (the bytes are the weight's; FLOPs are negligible at small M):
-// - The weight streams once, straight from global memory into tensor-core A fragments: each
-//   lane loads 16 contiguous bytes per weight row and 32-wide k-block, no shared memory. The
-//   mma.m16n8k16 fragment holds k {2t, 2t+1, 2t+8, 2t+9} for lane t of a quad; because a dot
-//   product may sum its k in any order, k is permuted identically in A (w) and B (x) so that
-//   one 16-byte load of 8 contiguous k feeds two MMAs (words 0-1 the first, words 2-3 the
-//   second). The same permutation makes each lane's x fragment 16 contiguous bytes too.
+// - The weight is the MMA's A operand (m16n8k16: 16 weight rows per m16 tile, 8 tokens per n8
+//   tile). It streams once, straight from global memory into A fragments: each lane loads 16
+//   contiguous bytes per weight row and 32-wide k-block. The mma.m16n8k16 fragment holds
+//   k {2t, 2t+1, 2t+8, 2t+9} for lane t of a quad; because a dot product may sum its k in any
+//   order, k is permuted identically in A (w) and B (x) so that one 16-byte load of 8 contiguous
+//   k feeds two MMAs (words 0-1 the first, words 2-3 the second). The same permutation makes each
+//   lane's x fragment 16 contiguous bytes too.
 // - A warp owns ROWS_PER_WARP weight rows (R = ROWS_PER_WARP/16 m16 tiles) and all M_TILE tokens
 //   (M_TILE/8 n8 tiles); every weight element is reused across all tokens from registers.
-//   UNROLL k-blocks are loaded before the first MMA: UNROLL*R*2 16-byte weight loads in flight
-//   per lane. x is read through L1 (ld.global.nc), w bypasses L1 (L1::no_allocate) so it does
-//   not evict x; x bytes re-read from L2 are M/BLOCK_N of the weight bytes.
-//   That is the register-batch main loop (STAGES == 0). With STAGES >= 2 each warp instead
-//   streams its weight rows through a private shared-memory ring of STAGES slots of UNROLL
-//   k-blocks, filled by row-contiguous 16-byte cp.async copies (STAGES - 1 slots in flight while
-//   one is consumed, no CTA barrier: wait_group + __syncwarp), read back in fragment order.
+// - Main loop, STAGES == 0 (register batches): UNROLL k-blocks are loaded before the first MMA,
+//   UNROLL*R*2 16-byte weight loads in flight per lane, no shared memory. x is read through L1
+//   (ld.global.nc), w bypasses L1 (L1::no_allocate) so it does not evict x; x bytes re-read from
+//   L2 are M/BLOCK_N of the weight bytes.
+//   STAGES >= 2 (cp.async ring): each warp streams its weight rows through a private
+//   shared-memory ring of STAGES slots of UNROLL k-blocks, filled by row-contiguous 16-byte
+//   cp.async copies (STAGES - 1 slots in flight while one is consumed, no CTA barrier:
+//   wait_group + __syncwarp), read back in fragment order.
 // - A CTA is WARPS_N x WARPS_K warps over BLOCK_N = ROWS_PER_WARP*WARPS_N rows; the WARPS_K warps
 //   split the CTA's k-range and are summed through shared memory in warp order. The grid is
 //   (ceil(N/BLOCK_N), split_k); with split_k > 1 the split_k CTAs of one row tile form a thread
@@ -37,308 +39,27 @@
 // built for compute_90 or later (older passes compile to a trap); 1 <= M <= M_TILE; N >= 1;
 // 1 <= K <= 2^30; x and w 16-byte aligned with lda, ldb multiples of 8 elements (lda is
 // ignored when M = 1, ldb when N = 1); out, bias element-aligned; split_k in 1..8, launched as
-// a cluster of (1, split_k, 1) when above 1, with SkinnyShape::smem_bytes(split_k) bytes of
+// a cluster of (1, split_k, 1) when above 1, with MmaWeightAShape::smem_bytes(split_k) bytes of
 // dynamic shared memory (the host raises the kernel's limit to kMaxSmemBytes first).
 //
 // Test: tests/gpu/test_skinny.cu (every variant against the fp32 reference kernel, tails, bias,
 // determinism, graph replay, refusals): ctest --test-dir build/release -R Skinny.
-// Bench: `tgemm bench` over ../shared/shapes/llm_shapes.csv at M = 1, 16 with --candidates;
-// notes and floors in docs/perf-notes.md (skinny section).
+// Bench: `tgemm bench` over bench/shapes/llm_shapes.csv at M = 1, 16 with --candidates.
 #pragma once
 
 #include <cooperative_groups.h>
 
 #include <cstdint>
-#include <type_traits>
 
-#include "kernels/common/activation.cuh"
-#include "kernels/common/numeric.cuh"
+#include "kernels/sm90/sm90_skinny_common.cuh"
 
 namespace tgemm::kernels {
-
-// Element types of the output and the bias, decided at run time: the epilogue touches M*N
-// elements only, so a switch there costs nothing and saves 9x the instantiations.
-enum SkinnyElem : int { kSkinnyNone = -1, kSkinnyBf16 = 0, kSkinnyFp16 = 1, kSkinnyF32 = 2 };
-
-struct SkinnyParams {
-  const void* x = nullptr;     // [M, K], ld lda
-  const void* w = nullptr;     // [N, K], ld ldb
-  void* out = nullptr;         // [M, N], ld ldo
-  const void* bias = nullptr;  // [N] or nullptr
-  int m = 0, n = 0, k = 0;
-  std::int64_t lda = 0, ldb = 0, ldo = 0;
-  int out_type = kSkinnyBf16;
-  int bias_type = kSkinnyNone;
-  // The epilogue's activation, applied in fp32 after the bias (tgemm::Activation: 0 none, 1 erf
-  // GELU, 2 tanh GELU, 3 ReLU; kernels/common/activation.cuh). Session 25.
-  int activation = 0;
-  // Versions 1-2: launched as a programmatic dependent launch (the host's TGEMM_SKINNY_V2_PDL):
-  // ask L2 for this warp's weight rows, then wait for the previous grid, before any read of x or
-  // w and any write. Version 3 always waits (its own prologue) and ignores this.
-  int pdl = 0;
-  // With pdl: at most this many bytes of each warp's (row, k-range) are prefetched (the host
-  // bounds it so that the prefetched lines of all resident CTAs fit in half of L2).
-  int pdl_prefetch_bytes = 0;
-};
-
-namespace skinny_detail {
-
-// Weight stream: read once, so skip L1 (keeps x there); ask L2 for the whole 256-byte segment,
-// which the next k-blocks of the same row read next.
-__device__ __forceinline__ uint4 load_weight(const void* ptr) {
-  uint4 v;
-  asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
-      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-      : "l"(ptr));
-  return v;
-}
-
-// Activations: re-read by every warp that shares its k-range, so cache in L1.
-__device__ __forceinline__ uint4 load_activation(const void* ptr) {
-  return __ldg(static_cast<const uint4*>(ptr));
-}
-
-// The weight's load (load_weight) if `pred`, else zeros: a predicated PTX load (`@p ld`) into
-// registers zeroed first, straight-line code that reads nothing where `pred` is false (the GEMV's
-// last pass, version 7's last batch).
-__device__ __forceinline__ uint4 load_weight_if(const void* ptr, bool pred) {
-  uint4 v;
-  asm volatile(
-      "{\n .reg .pred p;\n setp.ne.b32 p, %5, 0;\n mov.b32 %0, 0;\n mov.b32 %1, 0;\n mov.b32 %2, 0;\n"
-      " mov.b32 %3, 0;\n @p ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];\n}"
-      : "=&r"(v.x), "=&r"(v.y), "=&r"(v.z), "=&r"(v.w)
-      : "l"(ptr), "r"(static_cast<int>(pred)));
-  return v;
-}
-
-// The activation's load (through L1, as load_activation) if `pred`, else zeros.
-__device__ __forceinline__ uint4 load_activation_if(const void* ptr, bool pred) {
-  uint4 v;
-  asm volatile(
-      "{\n .reg .pred p;\n setp.ne.b32 p, %5, 0;\n mov.b32 %0, 0;\n mov.b32 %1, 0;\n mov.b32 %2, 0;\n"
-      " mov.b32 %3, 0;\n @p ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];\n}"
-      : "=&r"(v.x), "=&r"(v.y), "=&r"(v.z), "=&r"(v.w)
-      : "l"(ptr), "r"(static_cast<int>(pred)));
-  return v;
-}
-
-// The first `count` (0..7) 16-bit elements at ptr, zeros after: the chunk that straddles K.
-template <typename In>
-__device__ __forceinline__ uint4 load_partial_chunk(const In* ptr, int count) {
-  std::uint32_t h[8];
-  const auto* e = reinterpret_cast<const unsigned short*>(ptr);
-#pragma unroll
-  for (int i = 0; i < 8; ++i) h[i] = i < count ? e[i] : 0u;
-  return make_uint4(h[0] | (h[1] << 16), h[2] | (h[3] << 16), h[4] | (h[5] << 16),
-                    h[6] | (h[7] << 16));
-}
-
-template <typename In>
-__device__ __forceinline__ void mma_m16n8k16(float (&c)[4], std::uint32_t a0, std::uint32_t a1,
-                                             std::uint32_t a2, std::uint32_t a3,
-                                             std::uint32_t b0, std::uint32_t b1) {
-  if constexpr (std::is_same_v<In, bf16>) {
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
-        "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-  } else {
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
-        "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-  }
-}
-
-// One 32-wide k-block of one (16 rows) x (8 tokens) tile. w_lo/w_hi: 8 k of rows g and g+8;
-// xv: the same 8 k of token g. Fragment registers: a0 = (row g, slots 2t..2t+1), a1 = (row g+8,
-// slots 2t..), a2 = (row g, slots 2t+8..), a3 = (row g+8, slots 2t+8..); b0 = slots 2t.., b1 =
-// slots 2t+8... Slot s of MMA i holds k = 8t + 4i + {0, 1, 2, 3}, the same in A and B.
-template <typename In>
-__device__ __forceinline__ void mma_k32(float (&c)[4], const uint4& w_lo, const uint4& w_hi,
-                                        const uint4& xv) {
-  mma_m16n8k16<In>(c, w_lo.x, w_hi.x, w_lo.y, w_hi.y, xv.x, xv.y);
-  mma_m16n8k16<In>(c, w_lo.z, w_hi.z, w_lo.w, w_hi.w, xv.z, xv.w);
-}
-
-// The output element type equal to input type In. Versions 4 and 7 store directly when there is
-// no bias and the output is of this type, without store_element's bias and output-type switches
-// (session 18: that code, present but not taken, cost their last CTA 0.1-0.4 us).
-template <typename In>
-inline constexpr int kOwnOutType = std::is_same_v<In, bf16> ? kSkinnyBf16 : kSkinnyFp16;
-
-// The bias of output column n as fp32 (0 without a bias).
-__device__ __forceinline__ float bias_at(const SkinnyParams& p, int n) {
-  switch (p.bias_type) {
-    case kSkinnyBf16: return to_float(static_cast<const bf16*>(p.bias)[n]);
-    case kSkinnyFp16: return to_float(static_cast<const fp16*>(p.bias)[n]);
-    case kSkinnyF32: return static_cast<const float*>(p.bias)[n];
-    default: return 0.0f;
-  }
-}
-
-__device__ __forceinline__ void store_element(const SkinnyParams& p, int m, int n, float v) {
-  if (m >= p.m || n >= p.n) return;
-  v = activate(p.activation, v + bias_at(p, n));
-  const std::int64_t off = static_cast<std::int64_t>(m) * p.ldo + n;
-  switch (p.out_type) {
-    case kSkinnyBf16: static_cast<bf16*>(p.out)[off] = from_float<bf16>(v); break;
-    case kSkinnyFp16: static_cast<fp16*>(p.out)[off] = from_float<fp16>(v); break;
-    default: static_cast<float*>(p.out)[off] = v; break;
-  }
-}
-
-// The accumulator fragment of lane (g, t) for weight rows n, n + 8 and tokens m0, m0 + 1.
-__device__ __forceinline__ void store_fragment(const SkinnyParams& p, int n, int m0, float c0,
-                                               float c1, float c2, float c3) {
-  store_element(p, m0, n, c0);
-  store_element(p, m0 + 1, n, c1);
-  store_element(p, m0, n + 8, c2);
-  store_element(p, m0 + 1, n + 8, c3);
-}
-
-// --- Pipelined (STAGES > 0) weight stream: cp.async into a per-warp shared-memory ring. -------
-
-__device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
-  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
-}
-
-// mbarriers (the GEMV bulk ring's slots; version 7's cross-CTA sum).
-__device__ __forceinline__ void mbar_init(std::uint32_t bar, std::uint32_t count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
-}
-
-// One arrival that also announces `bytes` of asynchronous copies still to land on this phase.
-__device__ __forceinline__ void mbar_arrive_expect(std::uint32_t bar, std::uint32_t bytes) {
-  asm volatile(
-      "{\n"
-      "  .reg .b64 state;\n"
-      "  mbarrier.arrive.expect_tx.shared::cta.b64 state, [%0], %1;\n"
-      "}\n" ::"r"(bar),
-      "r"(bytes)
-      : "memory");
-}
-
-__device__ __forceinline__ void mbar_arrive(std::uint32_t bar) {
-  asm volatile(
-      "{\n"
-      "  .reg .b64 state;\n"
-      "  mbarrier.arrive.shared::cta.b64 state, [%0];\n"
-      "}\n" ::"r"(bar)
-      : "memory");
-}
-
-// Spins until the barrier's phase with this parity has completed.
-__device__ __forceinline__ void mbar_wait(std::uint32_t bar, std::uint32_t parity) {
-  std::uint32_t done = 0;
-  do {
-    asm volatile(
-        "{\n"
-        "  .reg .pred ready;\n"
-        "  mbarrier.try_wait.parity.shared::cta.b64 ready, [%1], %2;\n"
-        "  selp.u32 %0, 1, 0, ready;\n"
-        "}\n"
-        : "=r"(done)
-        : "r"(bar), "r"(parity)
-        : "memory");
-  } while (done == 0);
-}
-
-// The shared::cluster address of `local` (a shared-memory address of this CTA) in the CTA of
-// cluster rank `rank`.
-__device__ __forceinline__ std::uint32_t map_cluster_rank(std::uint32_t local, unsigned rank) {
-  std::uint32_t r;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(local), "r"(rank));
-  return r;
-}
-
-// 16 bytes into another CTA's shared memory (`remote`, `remote_bar`: shared::cluster addresses),
-// completing as 16 transaction bytes on that CTA's mbarrier.
-__device__ __forceinline__ void st_async_16(std::uint32_t remote, float4 v, std::uint32_t remote_bar) {
-  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, %4}, [%5];" ::"r"(remote),
-               "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w), "r"(remote_bar)
-               : "memory");
-}
-
-// 16-byte asynchronous copy global -> shared, L1 bypassed (.cg), 256-byte L2 prefetch; the
-// `bytes` (0..16) first bytes are read, the rest of the 16 are zero-filled (0: nothing is read).
-__device__ __forceinline__ void cp_async_16(std::uint32_t dst, const void* src, int bytes) {
-  asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;" ::"r"(dst), "l"(src),
-               "r"(bytes)
-               : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() {
-  asm volatile("cp.async.commit_group;" ::: "memory");
-}
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
-}
-__device__ __forceinline__ uint4 lds128(std::uint32_t addr) {
-  uint4 v;
-  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "r"(addr)
-               : "memory");
-  return v;
-}
-
-// x's 16-byte chunk of 8 k starting at ptr, of which `rest` (K - k of the chunk's first
-// element) are inside K: all 8, the first `rest` (zeros after), or none (zeros).
-template <typename In>
-__device__ __forceinline__ uint4 load_activation_guarded(const In* ptr, int rest) {
-  if (rest >= 8) return load_activation(ptr);
-  if (rest <= 0) return make_uint4(0, 0, 0, 0);
-  return load_partial_chunk(ptr, rest);
-}
-
-// threadIdx.x through an opaque read, so the compiler re-reads it instead of keeping a copy
-// live across the main loop.
-__device__ __forceinline__ int thread_index() {
-  unsigned v;
-  asm volatile("mov.u32 %0, %%tid.x;" : "=r"(v));
-  return static_cast<int>(v);
-}
-
-// blockIdx.x through an opaque read, for the same reason.
-__device__ __forceinline__ int cta_index() {
-  unsigned v;
-  asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(v));
-  return static_cast<int>(v);
-}
-
-// Release + acquire fence at GPU scope (the stream-K split reduction of version 3).
-__device__ __forceinline__ void fence_acq_rel_gpu() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
-
-// Version 3: asks L2 to fetch `bytes` (a multiple of 16) from ptr (16-byte aligned); no data
-// reaches the SM, so it is safe before the grid dependency is resolved.
-__device__ __forceinline__ void prefetch_l2_bulk(const void* ptr, std::uint32_t bytes) {
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(ptr), "r"(bytes) : "memory");
-}
-// Programmatic dependent launch: wait until the previous grid in the stream has completed and its
-// memory is visible (returns at once when the launch had no such dependency); let the next grid,
-// if launched as a dependent, start its own prologue.
-__device__ __forceinline__ void grid_dependency_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
-__device__ __forceinline__ void launch_dependents() { asm volatile("griddepcontrol.launch_dependents;" :::); }
-
-// --- Cluster barrier halves (split-K across a (1, split_k, 1) cluster). ---------------------
-__device__ __forceinline__ void cluster_arrive_relaxed() {
-  asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
-}
-__device__ __forceinline__ void cluster_arrive_release() {
-  asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
-}
-__device__ __forceinline__ void cluster_wait_acquire() {
-  asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
-
-}  // namespace skinny_detail
 
 // Compile-time facts of one tile configuration, shared by the kernel and the host launcher.
 // STAGES == 0: the register-batch main loop (UNROLL k-blocks in registers per batch);
 // STAGES >= 2: the cp.async ring (STAGES slots of UNROLL k-blocks per warp in shared memory).
 template <int M_TILE, int ROWS_PER_WARP, int WARPS_N, int WARPS_K, int UNROLL, int STAGES>
-struct SkinnyShape {
+struct MmaWeightAShape {
   static_assert(M_TILE % 8 == 0 && M_TILE >= 8 && M_TILE <= 64, "M_TILE: 8, 16, 24, ..., 64");
   static_assert(ROWS_PER_WARP % 16 == 0, "ROWS_PER_WARP: a multiple of the MMA's 16 rows");
   static_assert(STAGES == 0 || STAGES >= 2, "STAGES: 0 (register batches) or a ring of >= 2");
@@ -384,15 +105,15 @@ struct SkinnyShape {
 // Shape::smem_bytes(split_k); cluster (1, split_k, 1) when split_k > 1.
 template <typename In, int M_TILE, int ROWS_PER_WARP, int WARPS_N, int WARPS_K, int UNROLL, int STAGES>
 __global__ void __launch_bounds__(
-    SkinnyShape<M_TILE, ROWS_PER_WARP, WARPS_N, WARPS_K, UNROLL, STAGES>::kThreads,
-    SkinnyShape<M_TILE, ROWS_PER_WARP, WARPS_N, WARPS_K, UNROLL, STAGES>::kMinBlocks)
-    sm90_gemm_skinny(const SkinnyParams p) {
+    MmaWeightAShape<M_TILE, ROWS_PER_WARP, WARPS_N, WARPS_K, UNROLL, STAGES>::kThreads,
+    MmaWeightAShape<M_TILE, ROWS_PER_WARP, WARPS_N, WARPS_K, UNROLL, STAGES>::kMinBlocks)
+    sm90_skinny_mma_weight_a(const SkinnyParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
   // Built into a pre-Hopper image (clusters, distributed shared memory and L2 prefetch hints
   // are sm_90): never launched there, the host checks the loaded image's PTX arch first.
   __trap();
 #else
-  using Shape = SkinnyShape<M_TILE, ROWS_PER_WARP, WARPS_N, WARPS_K, UNROLL, STAGES>;
+  using Shape = MmaWeightAShape<M_TILE, ROWS_PER_WARP, WARPS_N, WARPS_K, UNROLL, STAGES>;
   constexpr int NT = Shape::kTokenTiles;
   constexpr int R = Shape::kRowTiles;
   namespace sd = skinny_detail;
@@ -429,23 +150,6 @@ __global__ void __launch_bounds__(
     const int row = min(j * 8 + g, p.m - 1);
     x_rows[j] = static_cast<const In*>(p.x) + static_cast<std::int64_t>(row) * p.lda + 8 * t +
                 static_cast<std::int64_t>(kb_begin) * 32;
-  }
-
-  // Programmatic dependent launch: before the grid dependency resolves, only an L2 prefetch of
-  // this warp's weight rows over the first pdl_prefetch_bytes of its k-range (whole 16-byte chunks
-  // inside K; L2 is the point of coherence, so nothing stale can reach this kernel), then the
-  // wait; nothing that the previous kernel may write (x, out) is touched before it. The next
-  // grid's launch is allowed after the main loop (below).
-  if (p.pdl) {
-    const int k_lo = kb_begin * 32, k_hi = min(kb_end * 32, p.k);
-    const int range = k_hi > k_lo ? min((k_hi - k_lo) * 2, p.pdl_prefetch_bytes) : 0;
-    const std::uint32_t bytes = static_cast<std::uint32_t>(max(range, 0)) & ~15u;
-    for (int i = lane; i < ROWS_PER_WARP && bytes > 0; i += 32) {
-      const int row = n_warp + i;
-      if (row < p.n)
-        sd::prefetch_l2_bulk(static_cast<const In*>(p.w) + static_cast<std::int64_t>(row) * p.ldb + k_lo, bytes);
-    }
-    sd::grid_dependency_wait();
   }
 
   // Split-K: announce this CTA has started; the wait before the first distributed-shared-memory
@@ -634,12 +338,6 @@ __global__ void __launch_bounds__(
     }
     sd::cp_async_wait<0>();  // no copy may still target the ring (only empty groups remain)
   }
-
-  // PDL: the next grid may launch once every CTA of this one is past its weight stream, so that
-  // its CTAs take only the slots this grid's tail frees and its prefetch overlaps this grid's
-  // reduction and epilogue, not its stream. Session 9: triggering right after the wait made
-  // back-to-back GEMMs 6-46% slower (the next grid's prefetches competed with the stream).
-  if (p.pdl) sd::launch_dependents();
 
   // Epilogue, through shared memory so that no register array is indexed at run time and the
   // stores are spread over the CTA. Partials are summed in a fixed order (k-part order: CTA
