@@ -20,7 +20,7 @@
 #include "backends/skinny/skinny_kernels.h"
 #include "core/check.h"
 #include "core/table.h"
-#include "runtime/cuda_check.h"
+#include "cuda/cuda_check.h"
 
 namespace tgemm {
 namespace {

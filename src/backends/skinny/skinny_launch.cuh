@@ -18,7 +18,7 @@
 #include "kernels/sm90/sm90_gemm_skinny_stream.cuh"
 #include "kernels/sm90/sm90_gemv_bulk.cuh"
 #include "kernels/sm90/sm90_gemv_skinny.cuh"
-#include "runtime/cuda_check.h"
+#include "cuda/cuda_check.h"
 
 namespace tgemm::skinny {
 
