@@ -21,6 +21,7 @@
 #include "core/check.h"
 #include "core/table.h"
 #include "cuda/cuda_check.h"
+#include "cuda/device.h"
 
 namespace tgemm {
 namespace {
@@ -34,46 +35,21 @@ constexpr int kSplitKs[] = {1, 2, 4, 8};
 // The kernel indexes k-blocks and element offsets within a row with int32.
 constexpr std::int64_t kMaxK = std::int64_t{1} << 30;
 
-// --- Device facts, queried once per ordinal (can_implement must stay cheap and noexcept). ----
+// --- Device facts, from the one cache of cuda/device.h (can_implement stays cheap and noexcept).
 
-constexpr int kMaxDevices = 64;
-constexpr int kUnknown = std::numeric_limits<int>::min();
-
-int cached_attribute(std::array<std::atomic<int>, kMaxDevices>& cache, cudaDeviceAttr attr,
-                     int device) noexcept {
-  if (device < 0 || device >= kMaxDevices) return -1;
-  int v = cache[device].load(std::memory_order_relaxed);
-  if (v != kUnknown) return v;
-  if (cudaDeviceGetAttribute(&v, attr, device) != cudaSuccess) {
-    cudaGetLastError();  // a failed query must not leave an error behind
-    v = -1;
-  }
-  cache[device].store(v, std::memory_order_relaxed);
-  return v;
-}
-
+// SMs or L2 bytes of `device`; -1 where it cannot be queried.
 int device_attribute(cudaDeviceAttr attr, int device) noexcept {
-  static std::array<std::atomic<int>, kMaxDevices> major, minor, sms, l2;
-  static const bool init = [] {
-    for (auto* c : {&major, &minor, &sms, &l2})
-      for (auto& a : *c) a.store(kUnknown);
-    return true;
-  }();
-  (void)init;
+  const DeviceInfo* d = find_cuda_device_info(device);
+  if (d == nullptr) return -1;
   switch (attr) {
-    case cudaDevAttrComputeCapabilityMajor: return cached_attribute(major, attr, device);
-    case cudaDevAttrComputeCapabilityMinor: return cached_attribute(minor, attr, device);
-    case cudaDevAttrMultiProcessorCount: return cached_attribute(sms, attr, device);
-    case cudaDevAttrL2CacheSize: return cached_attribute(l2, attr, device);
+    case cudaDevAttrMultiProcessorCount: return d->sm_count;
+    case cudaDevAttrL2CacheSize: return static_cast<int>(d->l2_bytes);
     default: return -1;
   }
 }
 
 // The kernels are built for sm_90a only (-gencode arch=compute_90a,code=sm_90a).
-bool is_sm90(int device) noexcept {
-  return device_attribute(cudaDevAttrComputeCapabilityMajor, device) == 9 &&
-         device_attribute(cudaDevAttrComputeCapabilityMinor, device) == 0;
-}
+bool is_sm90(int device) noexcept { return is_sm90a_device(device); }
 
 bool is_out_type(DType t) {
   return t == DType::kBFloat16 || t == DType::kFloat16 || t == DType::kFloat32;
