@@ -18,17 +18,20 @@
 #include <torch/csrc/utils/pybind.h>
 #include <torch/version.h>
 
+#include <cstddef>
+#include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <typeinfo>
 #include <utility>
 
-#include "python/csrc/ops_a16w16.h"
-#include "python/csrc/ops_epilogue.h"
+#include "python/csrc/op_table.h"
 #include "tgemm/config.h"
 #include "tgemm/error.h"
 #include "tgemm/gemm.h"
 
 namespace py = pybind11;
+namespace tb = tgemm::torch_binding;
 
 namespace {
 
@@ -82,6 +85,80 @@ struct Bound<Fn> {
   }
 };
 
+// The eager fast path of the op whose kernels are K: its dispatcher entry called unboxed (the
+// same kernels as torch.ops.tgemm.<op>, autograd and profiler included), with the GIL released.
+template <class K, class Sig = typename K::Sig>
+struct FastPath;
+template <class K, class R, class... Args>
+struct FastPath<K, R(Args...)> {
+  static constexpr std::size_t kArity = sizeof...(Args);
+  static R call(Args... args) {
+    return python_errors([&]() -> R {
+      const py::gil_scoped_release no_gil;
+      return tb::op_handle<K>().call(args...);
+    });
+  }
+};
+
+// A schema default as a Python value (the defaults the op schemas use: None, float, int, bool, str).
+py::object python_default(const c10::IValue& v) {
+  if (v.isNone()) return py::none();
+  if (v.isDouble()) return py::float_(v.toDouble());
+  if (v.isInt()) return py::int_(v.toInt());
+  if (v.isBool()) return py::bool_(v.toBool());
+  if (v.isString()) return py::str(v.toStringRef());
+  throw std::logic_error("tgemm._C: a schema default of type " + v.tagKind() + " has no Python binding here");
+}
+
+// The keyword of one schema argument: without a default for the leading `Required` ones.
+template <bool Required>
+auto python_arg(const c10::Argument& a) {
+  if constexpr (Required) {
+    return py::arg(a.name().c_str());
+  } else {
+    return py::arg_v(a.name().c_str(), python_default(*a.default_value()));
+  }
+}
+
+template <class K, std::size_t Required, std::size_t... I>
+void def_fast_path_with(py::module_& m, const c10::FunctionSchema& schema, const std::string& name,
+                        const std::string& doc, std::index_sequence<I...>) {
+  m.def(name.c_str(), &FastPath<K>::call, python_arg<(I < Required)>(schema.arguments()[I])..., doc.c_str());
+}
+
+// Binds tgemm._C.<op> with the schema's argument names and defaults.
+template <class K, std::size_t... Required>
+void def_fast_path_for(py::module_& m, std::size_t required, std::index_sequence<Required...>) {
+  const c10::FunctionSchema& schema = tb::op_handle<K>().schema();
+  const std::string name = schema.name().substr(schema.name().find("::") + 2);
+  const std::string doc = "torch.ops.tgemm." + name +
+                          " without the boxed-call overhead (eager only: torch.compile cannot trace into it, and "
+                          "__torch_function__ overrides are not consulted; tgemm." + name +
+                          " picks the right one); raises tgemm.TgemmError for bad input";
+  constexpr std::size_t kArity = FastPath<K>::kArity;
+  // The pybind11 keywords are compile-time arguments: one instantiation per count of leading
+  // arguments without a default, the one the schema has taken at run time.
+  const bool bound = ((required == Required ? (def_fast_path_with<K, Required>(m, schema, name, doc,
+                                                                                std::make_index_sequence<kArity>{}),
+                                               true)
+                                            : false) ||
+                      ...);
+  if (!bound) throw std::logic_error("tgemm._C: " + name + " has more required arguments than its kernel");
+}
+
+template <class K>
+void def_fast_path(py::module_& m) {
+  const auto& arguments = tb::op_handle<K>().schema().arguments();
+  constexpr std::size_t kArity = FastPath<K>::kArity;
+  if (arguments.size() != kArity) throw std::logic_error("tgemm._C: a schema and its kernel disagree on arity");
+  std::size_t required = 0;
+  while (required < kArity && !arguments[required].default_value()) ++required;
+  for (std::size_t i = required; i < kArity; ++i) {
+    if (!arguments[i].default_value()) throw std::logic_error("tgemm._C: an argument without a default after one with");
+  }
+  def_fast_path_for<K>(m, required, std::make_index_sequence<kArity + 1>{});
+}
+
 py::dict dispatch_info_dict(const tgemm::DispatchInfo& info) {
   py::dict d;
   d["level"] = info.level;
@@ -104,119 +181,8 @@ PYBIND11_MODULE(_C, m) {
         "the exception type (a RuntimeError subclass) the functions of this module raise for bad "
         "input; tgemm sets tgemm.TgemmError at import");
 
-  m.def(
-      "gemm_a16w16",
-      [](const at::Tensor& x, const at::Tensor& w, const std::optional<at::Tensor>& bias,
-         std::optional<at::ScalarType> otype) {
-        return python_errors([&] {
-          const py::gil_scoped_release no_gil;
-          return tgemm::torch_binding::call_gemm_a16w16(x, w, bias, otype);
-        });
-      },
-      py::arg("x"), py::arg("w"), py::arg("bias") = py::none(), py::arg("otype") = py::none(),
-      "torch.ops.tgemm.gemm_a16w16 without the boxed-call overhead (eager only: torch.compile "
-      "cannot trace into it, and __torch_function__ overrides are not consulted; "
-      "tgemm.gemm_a16w16 picks the right one); raises tgemm.TgemmError for bad input");
-
-  m.def(
-      "gemm_a16w16_out",
-      [](const at::Tensor& x, const at::Tensor& w, const at::Tensor& out, const std::optional<at::Tensor>& bias) {
-        python_errors([&] {
-          const py::gil_scoped_release no_gil;
-          tgemm::torch_binding::call_gemm_a16w16_out(x, w, out, bias);
-        });
-      },
-      py::arg("x"), py::arg("w"), py::arg("out"), py::arg("bias") = py::none(),
-      "torch.ops.tgemm.gemm_a16w16_out without the boxed-call overhead (eager only, as "
-      "gemm_a16w16); raises tgemm.TgemmError for bad input");
-
-  // The fused-epilogue ops, each the fast path of its torch.ops.tgemm op (eager only, as
-  // gemm_a16w16; tgemm.<op> picks the right one); raise tgemm.TgemmError for bad input.
-  namespace tb = tgemm::torch_binding;
-  m.def(
-      "gemm_bias",
-      [](const at::Tensor& x, const at::Tensor& w, const at::Tensor& bias, std::optional<at::ScalarType> otype) {
-        return python_errors([&] {
-          const py::gil_scoped_release no_gil;
-          return tb::call_gemm_bias(x, w, bias, otype);
-        });
-      },
-      py::arg("x"), py::arg("w"), py::arg("bias"), py::arg("otype") = py::none(),
-      "torch.ops.tgemm.gemm_bias without the boxed-call overhead (eager only)");
-  m.def(
-      "gemm_bias_out",
-      [](const at::Tensor& x, const at::Tensor& w, const at::Tensor& bias, const at::Tensor& out) {
-        python_errors([&] {
-          const py::gil_scoped_release no_gil;
-          tb::call_gemm_bias_out(x, w, bias, out);
-        });
-      },
-      py::arg("x"), py::arg("w"), py::arg("bias"), py::arg("out"),
-      "torch.ops.tgemm.gemm_bias_out without the boxed-call overhead (eager only)");
-  m.def(
-      "gemm_gelu",
-      [](const at::Tensor& x, const at::Tensor& w, const std::optional<at::Tensor>& bias, const std::string& approximate,
-         std::optional<at::ScalarType> otype) {
-        return python_errors([&] {
-          const py::gil_scoped_release no_gil;
-          return tb::call_gemm_gelu(x, w, bias, approximate, otype);
-        });
-      },
-      py::arg("x"), py::arg("w"), py::arg("bias") = py::none(), py::arg("approximate") = "none",
-      py::arg("otype") = py::none(), "torch.ops.tgemm.gemm_gelu without the boxed-call overhead (eager only)");
-  m.def(
-      "gemm_gelu_out",
-      [](const at::Tensor& x, const at::Tensor& w, const at::Tensor& out, const std::optional<at::Tensor>& bias,
-         const std::string& approximate) {
-        python_errors([&] {
-          const py::gil_scoped_release no_gil;
-          tb::call_gemm_gelu_out(x, w, out, bias, approximate);
-        });
-      },
-      py::arg("x"), py::arg("w"), py::arg("out"), py::arg("bias") = py::none(), py::arg("approximate") = "none",
-      "torch.ops.tgemm.gemm_gelu_out without the boxed-call overhead (eager only)");
-  m.def(
-      "gemm_relu",
-      [](const at::Tensor& x, const at::Tensor& w, const std::optional<at::Tensor>& bias,
-         std::optional<at::ScalarType> otype) {
-        return python_errors([&] {
-          const py::gil_scoped_release no_gil;
-          return tb::call_gemm_relu(x, w, bias, otype);
-        });
-      },
-      py::arg("x"), py::arg("w"), py::arg("bias") = py::none(), py::arg("otype") = py::none(),
-      "torch.ops.tgemm.gemm_relu without the boxed-call overhead (eager only)");
-  m.def(
-      "gemm_relu_out",
-      [](const at::Tensor& x, const at::Tensor& w, const at::Tensor& out, const std::optional<at::Tensor>& bias) {
-        python_errors([&] {
-          const py::gil_scoped_release no_gil;
-          tb::call_gemm_relu_out(x, w, out, bias);
-        });
-      },
-      py::arg("x"), py::arg("w"), py::arg("out"), py::arg("bias") = py::none(),
-      "torch.ops.tgemm.gemm_relu_out without the boxed-call overhead (eager only)");
-  m.def(
-      "gemm_alpha_beta",
-      [](const at::Tensor& x, const at::Tensor& w, const at::Tensor& c, double alpha, double beta) {
-        return python_errors([&] {
-          const py::gil_scoped_release no_gil;
-          return tb::call_gemm_alpha_beta(x, w, c, alpha, beta);
-        });
-      },
-      py::arg("x"), py::arg("w"), py::arg("c"), py::arg("alpha") = 1.0, py::arg("beta") = 1.0,
-      "torch.ops.tgemm.gemm_alpha_beta without the boxed-call overhead (eager only)");
-  m.def(
-      "gemm_alpha_beta_out",
-      [](const at::Tensor& x, const at::Tensor& w, const at::Tensor& c, const at::Tensor& out, double alpha,
-         double beta) {
-        python_errors([&] {
-          const py::gil_scoped_release no_gil;
-          tb::call_gemm_alpha_beta_out(x, w, c, out, alpha, beta);
-        });
-      },
-      py::arg("x"), py::arg("w"), py::arg("c"), py::arg("out"), py::arg("alpha") = 1.0, py::arg("beta") = 1.0,
-      "torch.ops.tgemm.gemm_alpha_beta_out without the boxed-call overhead (eager only)");
+  // Every op's eager fast path, tgemm._C.<op>: torch.ops.tgemm.<op> without the boxed-call overhead.
+  tb::for_each_op([&](const auto& row) { def_fast_path<typename std::decay_t<decltype(row)>::Kernels>(m); });
 
   m.def(
       "describe_gemm_a16w16",

@@ -1,4 +1,4 @@
-// CUDA and autograd kernels of the a16w16 ops (declared in python/csrc/library.cpp).
+// CUDA, CPU and autograd kernels of the a16w16 ops (rows of python/csrc/op_table.h).
 //
 // Forward: tensors -> TensorViews -> tgemm::gemm_a16w16 on at::cuda::getCurrentCUDAStream() of
 // x's device. Backward (autograd kernel, C++ so that calls without grad stay cheap):
@@ -20,8 +20,8 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/autograd.h>
 #include <torch/csrc/autograd/variable.h>
-#include <torch/library.h>
 
+#include "python/csrc/op_table.h"
 #include "python/csrc/torch_view.h"
 #include "tgemm/gemm.h"
 
@@ -62,43 +62,6 @@ at::ScalarType output_type(const at::Tensor& x, std::optional<at::ScalarType> ot
   return *otype;
 }
 
-at::Tensor gemm_a16w16_cuda(const at::Tensor& x, const at::Tensor& w, const std::optional<at::Tensor>& bias,
-                            std::optional<at::ScalarType> otype) {
-  return with_c10_errors(kOp, [&] {
-    const c10::Device device = op_device(x, kOp);
-    const c10::cuda::CUDAGuard guard(device);
-    at::Tensor out = at::empty(linear_output_sizes(x, w), x.options().dtype(output_type(x, otype)));
-    run_a16w16(device, x, w, out, bias);
-    return out;
-  });
-}
-
-void gemm_a16w16_out_cuda(const at::Tensor& x, const at::Tensor& w, const at::Tensor& out,
-                          const std::optional<at::Tensor>& bias) {
-  with_c10_errors(kOp, [&] {
-    const c10::Device device = op_device(x, kOp);
-    const c10::cuda::CUDAGuard guard(device);
-    run_a16w16(device, x, w, out, bias);
-  });
-}
-
-using GemmA16W16Sig = at::Tensor(const at::Tensor&, const at::Tensor&, const std::optional<at::Tensor>&,
-                                   std::optional<at::ScalarType>);
-using GemmA16W16OutSig = void(const at::Tensor&, const at::Tensor&, const at::Tensor&,
-                              const std::optional<at::Tensor>&);
-
-const c10::TypedOperatorHandle<GemmA16W16Sig>& gemm_a16w16_handle() {
-  static const auto op =
-      c10::Dispatcher::singleton().findSchemaOrThrow("tgemm::gemm_a16w16", "").typed<GemmA16W16Sig>();
-  return op;
-}
-
-const c10::TypedOperatorHandle<GemmA16W16OutSig>& gemm_a16w16_out_handle() {
-  static const auto op =
-      c10::Dispatcher::singleton().findSchemaOrThrow("tgemm::gemm_a16w16_out", "").typed<GemmA16W16OutSig>();
-  return op;
-}
-
 // The autograd kernels hand over to the next kernel with redispatch (keys below autograd): one
 // dispatcher entry and one profiler event per call, as ATen's own autograd kernels do.
 class GemmA16W16Function : public torch::autograd::Function<GemmA16W16Function> {
@@ -111,7 +74,7 @@ class GemmA16W16Function : public torch::autograd::Function<GemmA16W16Function> 
     const bool with_bias = has_tensor(bias);
     ctx->saved_data["with_bias"] = with_bias;
     if (with_bias) ctx->saved_data["bias_dtype"] = bias->scalar_type();
-    return gemm_a16w16_handle().redispatch(below, x, w, bias, otype);
+    return op_handle<GemmA16W16>().redispatch(below, x, w, bias, otype);
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
@@ -137,75 +100,79 @@ class GemmA16W16Function : public torch::autograd::Function<GemmA16W16Function> 
 
 bool has_forward_grad(const at::Tensor& t) { return t.defined() && t._fw_grad(/*level=*/0).defined(); }
 
-at::Tensor gemm_a16w16_autograd_impl(c10::DispatchKeySet keys, const at::Tensor& x, const at::Tensor& w,
-                                     const std::optional<at::Tensor>& bias, std::optional<at::ScalarType> otype) {
-  // Forward-mode AD has no formula here: refuse rather than drop the tangent.
-  if (has_forward_grad(x) || has_forward_grad(w) || (has_tensor(bias) && has_forward_grad(*bias))) {
-    throw_error(kOp, "forward-mode AD (dual tensors) is not supported; use torch.nn.functional.linear");
-  }
-  const c10::DispatchKeySet below = keys & c10::after_autograd_keyset;
-  const bool needs_grad = at::GradMode::is_enabled() &&
-                          (x.requires_grad() || w.requires_grad() || (has_tensor(bias) && bias->requires_grad()));
-  if (!needs_grad) {
-    // The common inference path: no graph node, straight to the CUDA kernel.
-    at::AutoDispatchBelowADInplaceOrView below_autograd;
-    return gemm_a16w16_handle().redispatch(below, x, w, bias, otype);
-  }
-  return GemmA16W16Function::apply(x, w, bias, otype, below);
+}  // namespace
+
+at::Tensor GemmA16W16::cuda(const at::Tensor& x, const at::Tensor& w, const std::optional<at::Tensor>& bias,
+                            std::optional<at::ScalarType> otype) {
+  return with_c10_errors(kOp, [&] {
+    const c10::Device device = op_device(x, kOp);
+    const c10::cuda::CUDAGuard guard(device);
+    at::Tensor out = at::empty(linear_output_sizes(x, w), x.options().dtype(output_type(x, otype)));
+    run_a16w16(device, x, w, out, bias);
+    return out;
+  });
 }
 
-at::Tensor gemm_a16w16_autograd(c10::DispatchKeySet keys, const at::Tensor& x, const at::Tensor& w,
+void GemmA16W16Out::cuda(const at::Tensor& x, const at::Tensor& w, const at::Tensor& out,
+                         const std::optional<at::Tensor>& bias) {
+  with_c10_errors(kOp, [&] {
+    const c10::Device device = op_device(x, kOp);
+    const c10::cuda::CUDAGuard guard(device);
+    run_a16w16(device, x, w, out, bias);
+  });
+}
+
+at::Tensor GemmA16W16::autograd(c10::DispatchKeySet keys, const at::Tensor& x, const at::Tensor& w,
                                 const std::optional<at::Tensor>& bias, std::optional<at::ScalarType> otype) {
-  return with_c10_tgemm_errors([&] { return gemm_a16w16_autograd_impl(keys, x, w, bias, otype); });
+  return with_c10_tgemm_errors([&]() -> at::Tensor {
+    // Forward-mode AD has no formula here: refuse rather than drop the tangent.
+    if (has_forward_grad(x) || has_forward_grad(w) || (has_tensor(bias) && has_forward_grad(*bias))) {
+      throw_error(kOp, "forward-mode AD (dual tensors) is not supported; use torch.nn.functional.linear");
+    }
+    const c10::DispatchKeySet below = keys & c10::after_autograd_keyset;
+    const bool needs_grad = at::GradMode::is_enabled() &&
+                            (x.requires_grad() || w.requires_grad() || (has_tensor(bias) && bias->requires_grad()));
+    if (!needs_grad) {
+      // The common inference path: no graph node, straight to the CUDA kernel.
+      at::AutoDispatchBelowADInplaceOrView below_autograd;
+      return op_handle<GemmA16W16>().redispatch(below, x, w, bias, otype);
+    }
+    return GemmA16W16Function::apply(x, w, bias, otype, below);
+  });
 }
 
 // out= has no derivative (as in ATen): an error when autograd would have to track it, otherwise
 // the kernel below autograd and the version bump ATen's out= kernels do for a mutated tensor.
-void gemm_a16w16_out_autograd_impl(c10::DispatchKeySet keys, const at::Tensor& x, const at::Tensor& w,
-                                   const at::Tensor& out, const std::optional<at::Tensor>& bias) {
-  const bool tracked = x.requires_grad() || w.requires_grad() || out.requires_grad() ||
-                       (has_tensor(bias) && bias->requires_grad());
-  if (at::GradMode::is_enabled() && tracked) {
-    throw_error("gemm_a16w16_out", "functions with an out tensor do not support automatic differentiation, "
-                "but an argument requires grad; use gemm_a16w16");
-  }
-  {
-    at::AutoDispatchBelowADInplaceOrView below_autograd;
-    gemm_a16w16_out_handle().redispatch(keys & c10::after_autograd_keyset, x, w, out, bias);
-  }
-  torch::autograd::impl::bump_version(out);
-}
-
-void gemm_a16w16_out_autograd(c10::DispatchKeySet keys, const at::Tensor& x, const at::Tensor& w,
-                              const at::Tensor& out, const std::optional<at::Tensor>& bias) {
-  with_c10_tgemm_errors([&] { gemm_a16w16_out_autograd_impl(keys, x, w, out, bias); });
+void GemmA16W16Out::autograd(c10::DispatchKeySet keys, const at::Tensor& x, const at::Tensor& w,
+                             const at::Tensor& out, const std::optional<at::Tensor>& bias) {
+  with_c10_tgemm_errors([&] {
+    const bool tracked = x.requires_grad() || w.requires_grad() || out.requires_grad() ||
+                         (has_tensor(bias) && bias->requires_grad());
+    if (at::GradMode::is_enabled() && tracked) {
+      throw_error("gemm_a16w16_out", "functions with an out tensor do not support automatic differentiation, "
+                  "but an argument requires grad; use gemm_a16w16");
+    }
+    {
+      at::AutoDispatchBelowADInplaceOrView below_autograd;
+      op_handle<GemmA16W16Out>().redispatch(keys & c10::after_autograd_keyset, x, w, out, bias);
+    }
+    torch::autograd::impl::bump_version(out);
+  });
 }
 
 // CPU kernels: only to say which argument is not on the GPU.
-at::Tensor gemm_a16w16_cpu(const at::Tensor& x, const at::Tensor& w, const std::optional<at::Tensor>& bias,
-                           std::optional<at::ScalarType> otype) {
+at::Tensor GemmA16W16::cpu(const at::Tensor& x, const at::Tensor& w, const std::optional<at::Tensor>& bias,
+                           std::optional<at::ScalarType>) {
   return with_c10_errors(kOp, [&]() -> at::Tensor {
     throw_not_cuda(kOp, {{"x", &x}, {"w", &w}, {"bias", has_tensor(bias) ? &*bias : nullptr}});
   });
 }
 
-void gemm_a16w16_out_cpu(const at::Tensor& x, const at::Tensor& w, const at::Tensor& out,
-                         const std::optional<at::Tensor>& bias) {
+void GemmA16W16Out::cpu(const at::Tensor& x, const at::Tensor& w, const at::Tensor& out,
+                        const std::optional<at::Tensor>& bias) {
   with_c10_errors(kOp, [&] {
     throw_not_cuda(kOp, {{"x", &x}, {"w", &w}, {"out", &out}, {"bias", has_tensor(bias) ? &*bias : nullptr}});
   });
-}
-
-}  // namespace
-
-at::Tensor call_gemm_a16w16(const at::Tensor& x, const at::Tensor& w, const std::optional<at::Tensor>& bias,
-                            std::optional<at::ScalarType> otype) {
-  return gemm_a16w16_handle().call(x, w, bias, otype);
-}
-
-void call_gemm_a16w16_out(const at::Tensor& x, const at::Tensor& w, const at::Tensor& out,
-                          const std::optional<at::Tensor>& bias) {
-  gemm_a16w16_out_handle().call(x, w, out, bias);
 }
 
 DispatchInfo describe_a16w16(const at::Tensor& x, const at::Tensor& w, const std::optional<at::Tensor>& bias,
@@ -221,18 +188,3 @@ DispatchInfo describe_a16w16(const at::Tensor& x, const at::Tensor& w, const std
 }
 
 }  // namespace tgemm::torch_binding
-
-TORCH_LIBRARY_IMPL(tgemm, CUDA, m) {
-  m.impl("gemm_a16w16", TORCH_FN(tgemm::torch_binding::gemm_a16w16_cuda));
-  m.impl("gemm_a16w16_out", TORCH_FN(tgemm::torch_binding::gemm_a16w16_out_cuda));
-}
-
-TORCH_LIBRARY_IMPL(tgemm, CPU, m) {
-  m.impl("gemm_a16w16", TORCH_FN(tgemm::torch_binding::gemm_a16w16_cpu));
-  m.impl("gemm_a16w16_out", TORCH_FN(tgemm::torch_binding::gemm_a16w16_out_cpu));
-}
-
-TORCH_LIBRARY_IMPL(tgemm, Autograd, m) {
-  m.impl("gemm_a16w16", TORCH_FN(tgemm::torch_binding::gemm_a16w16_autograd));
-  m.impl("gemm_a16w16_out", TORCH_FN(tgemm::torch_binding::gemm_a16w16_out_autograd));
-}

@@ -1,4 +1,4 @@
-// The a16w16 family as torch ops (schemas in python/csrc/library.cpp):
+// The a16w16 family as torch ops (rows of python/csrc/op_table.h):
 //   tgemm::gemm_a16w16(Tensor x, Tensor w, Tensor? bias=None, ScalarType? otype=None) -> Tensor
 //   tgemm::gemm_a16w16_out(Tensor x, Tensor w, Tensor(a!) out, Tensor? bias=None) -> ()
 // y = x @ w^T (+ bias) as F.linear computes it, by tgemm::gemm_a16w16 on the current CUDA stream.
@@ -9,16 +9,26 @@
 
 #include <optional>
 
+#include "python/csrc/torch_view.h"
 #include "tgemm/gemm.h"
 
 namespace tgemm::torch_binding {
 
-// The ops through the dispatcher (autograd, profiler, modes included), for the Python fast path.
-// Errors leave as c10::Error (or, from a Python kernel below, as the Python exception it raised).
-at::Tensor call_gemm_a16w16(const at::Tensor& x, const at::Tensor& w, const std::optional<at::Tensor>& bias,
-                            std::optional<at::ScalarType> otype);
-void call_gemm_a16w16_out(const at::Tensor& x, const at::Tensor& w, const at::Tensor& out,
-                          const std::optional<at::Tensor>& bias);
+// The kernels of one op: CUDA (runs it), CPU (names the argument that is not on the GPU) and
+// Autograd (records the backward, then redispatches). Defined in ops_a16w16.cpp.
+struct GemmA16W16 {
+  using Sig = at::Tensor(const at::Tensor& x, const at::Tensor& w, const std::optional<at::Tensor>& bias,
+                         std::optional<at::ScalarType> otype);
+  static Sig cuda, cpu;
+  static AutogradSig<Sig> autograd;
+};
+
+struct GemmA16W16Out {
+  using Sig = void(const at::Tensor& x, const at::Tensor& w, const at::Tensor& out,
+                   const std::optional<at::Tensor>& bias);
+  static Sig cuda, cpu;
+  static AutogradSig<Sig> autograd;
+};
 
 // Where gemm_a16w16(x, w, bias, otype) is routed, without running it (resolves and caches the
 // shape exactly as the first real call would; captured under TGEMM_TUNE_GEMM=1 like one). Errors

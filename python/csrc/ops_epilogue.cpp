@@ -1,4 +1,4 @@
-// CUDA, CPU and autograd kernels of the fused-epilogue ops (schemas in python/csrc/library.cpp):
+// CUDA, CPU and autograd kernels of the fused-epilogue ops (rows of python/csrc/op_table.h):
 // gemm_bias, gemm_gelu, gemm_relu, gemm_alpha_beta and their out= forms.
 //
 // Forward: tensors -> TensorViews (torch_view.h) -> tgemm::gemm_bias / gemm_gelu / gemm_relu /
@@ -8,8 +8,8 @@
 // Backward (autograd kernels in C++, as gemm_a16w16's, so calls without grad stay cheap), with g
 // the output gradient and z = x @ w^T (+ bias) the GEMM result before the activation:
 //   gemm_bias:       dz = g
-//   gemm_gelu:       dz = gelu'(z) * g, in fp32; z is recomputed (x @ w^T in x's dtype, by ATen,
-//                    plus the bias in fp32): the fused op never materialises it
+//   gemm_gelu:       dz = gelu'(z) * g, in fp32; z is recomputed as the fused epilogue saw it
+//                    (tgemm's gemm_a16w16 with an fp32 output): the fused op never materialises it
 //   gemm_relu:       dz = g where y > 0, else 0 (y > 0 exactly where z > 0, as ATen's relu backward)
 //   gemm_alpha_beta: dz = alpha * g, dc = beta * g
 // then dx = dz @ w, dw = dz^T @ x, dbias = sum of dz over rows (fp32, cast to bias's dtype), all
@@ -21,19 +21,18 @@
 //
 // Tests: tests/python/test_epilogue_ops.py. Bench: bench/torch_bench.py --gelu.
 #include "python/csrc/ops_epilogue.h"
-#include "python/csrc/ops_a16w16.h"
 
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/autograd.h>
 #include <torch/csrc/autograd/variable.h>
-#include <torch/library.h>
 
 #include <cmath>
 #include <limits>
 #include <string>
 
+#include "python/csrc/op_table.h"
 #include "python/csrc/torch_view.h"
 #include "tgemm/gemm.h"
 
@@ -123,165 +122,7 @@ void run_alpha_beta(c10::Device device, const TensorView& xv, const TensorView& 
 }
 
 // ---------------------------------------------------------------------------------------------
-// CUDA kernels
-
-at::Tensor gemm_bias_cuda(const at::Tensor& x, const at::Tensor& w, const at::Tensor& bias,
-                          std::optional<at::ScalarType> otype) {
-  return with_c10_errors(kBias, [&] {
-    const c10::Device device = op_device(x, kBias);
-    const c10::cuda::CUDAGuard guard(device);
-    at::Tensor out = at::empty(linear_output_sizes(x, w), x.options().dtype(output_type(x, otype, kBias)));
-    run_bias(device, x, w, bias, out);
-    return out;
-  });
-}
-
-void gemm_bias_out_cuda(const at::Tensor& x, const at::Tensor& w, const at::Tensor& bias, const at::Tensor& out) {
-  with_c10_errors(kBias, [&] {
-    const c10::Device device = op_device(x, kBias);
-    const c10::cuda::CUDAGuard guard(device);
-    run_bias(device, x, w, bias, out);
-  });
-}
-
-at::Tensor gemm_gelu_cuda(const at::Tensor& x, const at::Tensor& w, const std::optional<at::Tensor>& bias,
-                          std::string_view approximate, std::optional<at::ScalarType> otype) {
-  return with_c10_errors(kGelu, [&] {
-    const c10::Device device = op_device(x, kGelu);
-    const bool tanh_approximation = gelu_tanh(approximate);
-    const c10::cuda::CUDAGuard guard(device);
-    at::Tensor out = at::empty(linear_output_sizes(x, w), x.options().dtype(output_type(x, otype, kGelu)));
-    run_gelu(device, x, w, out, bias, tanh_approximation);
-    return out;
-  });
-}
-
-void gemm_gelu_out_cuda(const at::Tensor& x, const at::Tensor& w, const at::Tensor& out,
-                        const std::optional<at::Tensor>& bias, std::string_view approximate) {
-  with_c10_errors(kGelu, [&] {
-    const c10::Device device = op_device(x, kGelu);
-    const bool tanh_approximation = gelu_tanh(approximate);
-    const c10::cuda::CUDAGuard guard(device);
-    run_gelu(device, x, w, out, bias, tanh_approximation);
-  });
-}
-
-at::Tensor gemm_relu_cuda(const at::Tensor& x, const at::Tensor& w, const std::optional<at::Tensor>& bias,
-                          std::optional<at::ScalarType> otype) {
-  return with_c10_errors(kRelu, [&] {
-    const c10::Device device = op_device(x, kRelu);
-    const c10::cuda::CUDAGuard guard(device);
-    at::Tensor out = at::empty(linear_output_sizes(x, w), x.options().dtype(output_type(x, otype, kRelu)));
-    run_relu(device, x, w, out, bias);
-    return out;
-  });
-}
-
-void gemm_relu_out_cuda(const at::Tensor& x, const at::Tensor& w, const at::Tensor& out,
-                        const std::optional<at::Tensor>& bias) {
-  with_c10_errors(kRelu, [&] {
-    const c10::Device device = op_device(x, kRelu);
-    const c10::cuda::CUDAGuard guard(device);
-    run_relu(device, x, w, out, bias);
-  });
-}
-
-// The functional form's output has c's dtype (the core requires c.dtype == out.dtype), so c is
-// converted and its dtype checked before out exists: a c the op cannot take is named as c.
-at::Tensor gemm_alpha_beta_cuda(const at::Tensor& x, const at::Tensor& w, const at::Tensor& c, double alpha,
-                                double beta) {
-  return with_c10_errors(kAlphaBeta, [&] {
-    const c10::Device device = op_device(x, kAlphaBeta);
-    const float alpha_f = to_fp32_scalar(alpha, kAlphaBeta, "alpha");
-    const float beta_f = to_fp32_scalar(beta, kAlphaBeta, "beta");
-    const c10::cuda::CUDAGuard guard(device);
-    const TensorView xv = to_view(x, device, kAlphaBeta, "x");
-    const TensorView wv = to_view(w, device, kAlphaBeta, "w");
-    const TensorView cv = to_view(c, device, kAlphaBeta, "c");
-    const at::ScalarType ct = c.scalar_type();
-    if (ct != at::kBFloat16 && ct != at::kHalf && ct != at::kFloat) {
-      throw_error(kAlphaBeta, "c.dtype must be torch.bfloat16, torch.float16 or torch.float32 (the output has c's "
-                  "dtype), got ", torch_dtype_name(ct));
-    }
-    at::Tensor out = at::empty(linear_output_sizes(x, w), x.options().dtype(ct));
-    run_alpha_beta(device, xv, wv, cv, out, alpha_f, beta_f);
-    return out;
-  });
-}
-
-// out may be c itself (same tensor: accumulate in place), as ATen's out= ops allow out to alias an
-// input; otherwise it must not overlap c (the core checks).
-void gemm_alpha_beta_out_cuda(const at::Tensor& x, const at::Tensor& w, const at::Tensor& c, const at::Tensor& out,
-                              double alpha, double beta) {
-  with_c10_errors(kAlphaBeta, [&] {
-    const c10::Device device = op_device(x, kAlphaBeta);
-    const float alpha_f = to_fp32_scalar(alpha, kAlphaBeta, "alpha");
-    const float beta_f = to_fp32_scalar(beta, kAlphaBeta, "beta");
-    const c10::cuda::CUDAGuard guard(device);
-    const TensorView xv = to_view(x, device, kAlphaBeta, "x");
-    const TensorView wv = to_view(w, device, kAlphaBeta, "w");
-    const TensorView cv = to_view(c, device, kAlphaBeta, "c");
-    run_alpha_beta(device, xv, wv, cv, out, alpha_f, beta_f);
-  });
-}
-
-// ---------------------------------------------------------------------------------------------
-// Dispatcher handles
-
-using GemmBiasSig = at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&, std::optional<at::ScalarType>);
-using GemmBiasOutSig = void(const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&);
-using GemmGeluSig = at::Tensor(const at::Tensor&, const at::Tensor&, const std::optional<at::Tensor>&,
-                               std::string_view, std::optional<at::ScalarType>);
-using GemmGeluOutSig = void(const at::Tensor&, const at::Tensor&, const at::Tensor&, const std::optional<at::Tensor>&,
-                            std::string_view);
-using GemmReluSig = at::Tensor(const at::Tensor&, const at::Tensor&, const std::optional<at::Tensor>&,
-                               std::optional<at::ScalarType>);
-using GemmReluOutSig = void(const at::Tensor&, const at::Tensor&, const at::Tensor&, const std::optional<at::Tensor>&);
-using GemmAlphaBetaSig = at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&, double, double);
-using GemmAlphaBetaOutSig = void(const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&, double,
-                                 double);
-
-template <typename Sig>
-c10::TypedOperatorHandle<Sig> find_op(const char* name) {
-  return c10::Dispatcher::singleton().findSchemaOrThrow(name, "").typed<Sig>();
-}
-
-const c10::TypedOperatorHandle<GemmBiasSig>& gemm_bias_handle() {
-  static const auto op = find_op<GemmBiasSig>("tgemm::gemm_bias");
-  return op;
-}
-const c10::TypedOperatorHandle<GemmBiasOutSig>& gemm_bias_out_handle() {
-  static const auto op = find_op<GemmBiasOutSig>("tgemm::gemm_bias_out");
-  return op;
-}
-const c10::TypedOperatorHandle<GemmGeluSig>& gemm_gelu_handle() {
-  static const auto op = find_op<GemmGeluSig>("tgemm::gemm_gelu");
-  return op;
-}
-const c10::TypedOperatorHandle<GemmGeluOutSig>& gemm_gelu_out_handle() {
-  static const auto op = find_op<GemmGeluOutSig>("tgemm::gemm_gelu_out");
-  return op;
-}
-const c10::TypedOperatorHandle<GemmReluSig>& gemm_relu_handle() {
-  static const auto op = find_op<GemmReluSig>("tgemm::gemm_relu");
-  return op;
-}
-const c10::TypedOperatorHandle<GemmReluOutSig>& gemm_relu_out_handle() {
-  static const auto op = find_op<GemmReluOutSig>("tgemm::gemm_relu_out");
-  return op;
-}
-const c10::TypedOperatorHandle<GemmAlphaBetaSig>& gemm_alpha_beta_handle() {
-  static const auto op = find_op<GemmAlphaBetaSig>("tgemm::gemm_alpha_beta");
-  return op;
-}
-const c10::TypedOperatorHandle<GemmAlphaBetaOutSig>& gemm_alpha_beta_out_handle() {
-  static const auto op = find_op<GemmAlphaBetaOutSig>("tgemm::gemm_alpha_beta_out");
-  return op;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Autograd kernels. Each hands over to the next kernel with redispatch (keys below autograd), as
-// gemm_a16w16's does; a Function node is made only when a gradient is needed.
+// Autograd helpers and Function nodes.
 
 bool has_forward_grad(const at::Tensor& t) { return t.defined() && t._fw_grad(/*level=*/0).defined(); }
 bool has_forward_grad(const std::optional<at::Tensor>& t) { return has_tensor(t) && has_forward_grad(*t); }
@@ -333,7 +174,7 @@ class GemmBiasFunction : public torch::autograd::Function<GemmBiasFunction> {
     at::AutoDispatchBelowADInplaceOrView below_autograd;
     ctx->save_for_backward({x, w});
     save_bias(ctx, bias);
-    return gemm_bias_handle().redispatch(below, x, w, bias, otype);
+    return op_handle<GemmBias>().redispatch(below, x, w, bias, otype);
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
@@ -363,7 +204,7 @@ class GemmGeluFunction : public torch::autograd::Function<GemmGeluFunction> {
     }
     save_bias(ctx, bias);
     ctx->saved_data["approximate"] = std::string(approximate);
-    return gemm_gelu_handle().redispatch(below, x, w, bias, approximate, otype);
+    return op_handle<GemmGelu>().redispatch(below, x, w, bias, approximate, otype);
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
@@ -375,7 +216,7 @@ class GemmGeluFunction : public torch::autograd::Function<GemmGeluFunction> {
     // output (tgemm's own GEMM, otype float32), not rounded to x's dtype first.
     std::optional<at::Tensor> bias;
     if (saved.size() > 2) bias = saved[2];
-    const at::Tensor z = call_gemm_a16w16(x, w, bias, at::kFloat);  // fp32 [..., N]
+    const at::Tensor z = op_handle<GemmA16W16>().call(x, w, bias, at::kFloat);  // fp32 [..., N]
     const std::string approximate = ctx->saved_data["approximate"].toStringRef();
     const at::Tensor dz = at::gelu_backward(grads[0].to(at::kFloat), z, approximate);  // fp32 [..., N]
     at::Tensor dx, dw, dbias;
@@ -393,7 +234,7 @@ class GemmReluFunction : public torch::autograd::Function<GemmReluFunction> {
                             c10::DispatchKeySet below) {
     at::AutoDispatchBelowADInplaceOrView below_autograd;
     save_bias(ctx, bias);
-    at::Tensor y = gemm_relu_handle().redispatch(below, x, w, bias, otype);
+    at::Tensor y = op_handle<GemmRelu>().redispatch(below, x, w, bias, otype);
     // The output decides the mask (y > 0 where z > 0), as ATen's relu saves its result.
     ctx->save_for_backward({x, w, y});
     return y;
@@ -423,7 +264,7 @@ class GemmAlphaBetaFunction : public torch::autograd::Function<GemmAlphaBetaFunc
     ctx->saved_data["c_dtype"] = c.scalar_type();
     ctx->saved_data["alpha"] = alpha;
     ctx->saved_data["beta"] = beta;
-    return gemm_alpha_beta_handle().redispatch(below, x, w, c, alpha, beta);
+    return op_handle<GemmAlphaBeta>().redispatch(below, x, w, c, alpha, beta);
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
@@ -449,59 +290,6 @@ class GemmAlphaBetaFunction : public torch::autograd::Function<GemmAlphaBetaFunc
   }
 };
 
-at::Tensor gemm_bias_autograd(c10::DispatchKeySet keys, const at::Tensor& x, const at::Tensor& w,
-                              const at::Tensor& bias, std::optional<at::ScalarType> otype) {
-  return with_c10_tgemm_errors([&]() -> at::Tensor {
-    refuse_forward_ad(kBias, x, w, bias);
-    const c10::DispatchKeySet below = keys & c10::after_autograd_keyset;
-    if (!needs_grad(x, w, bias)) {
-      at::AutoDispatchBelowADInplaceOrView below_autograd;
-      return gemm_bias_handle().redispatch(below, x, w, bias, otype);
-    }
-    return GemmBiasFunction::apply(x, w, bias, otype, below);
-  });
-}
-
-at::Tensor gemm_gelu_autograd(c10::DispatchKeySet keys, const at::Tensor& x, const at::Tensor& w,
-                              const std::optional<at::Tensor>& bias, std::string_view approximate,
-                              std::optional<at::ScalarType> otype) {
-  return with_c10_tgemm_errors([&]() -> at::Tensor {
-    refuse_forward_ad(kGelu, x, w, bias);
-    const c10::DispatchKeySet below = keys & c10::after_autograd_keyset;
-    if (!needs_grad(x, w, bias)) {
-      at::AutoDispatchBelowADInplaceOrView below_autograd;
-      return gemm_gelu_handle().redispatch(below, x, w, bias, approximate, otype);
-    }
-    return GemmGeluFunction::apply(x, w, bias, approximate, otype, below);
-  });
-}
-
-at::Tensor gemm_relu_autograd(c10::DispatchKeySet keys, const at::Tensor& x, const at::Tensor& w,
-                              const std::optional<at::Tensor>& bias, std::optional<at::ScalarType> otype) {
-  return with_c10_tgemm_errors([&]() -> at::Tensor {
-    refuse_forward_ad(kRelu, x, w, bias);
-    const c10::DispatchKeySet below = keys & c10::after_autograd_keyset;
-    if (!needs_grad(x, w, bias)) {
-      at::AutoDispatchBelowADInplaceOrView below_autograd;
-      return gemm_relu_handle().redispatch(below, x, w, bias, otype);
-    }
-    return GemmReluFunction::apply(x, w, bias, otype, below);
-  });
-}
-
-at::Tensor gemm_alpha_beta_autograd(c10::DispatchKeySet keys, const at::Tensor& x, const at::Tensor& w,
-                                    const at::Tensor& c, double alpha, double beta) {
-  return with_c10_tgemm_errors([&]() -> at::Tensor {
-    refuse_forward_ad(kAlphaBeta, x, w, c);
-    const c10::DispatchKeySet below = keys & c10::after_autograd_keyset;
-    if (!needs_grad(x, w, c)) {
-      at::AutoDispatchBelowADInplaceOrView below_autograd;
-      return gemm_alpha_beta_handle().redispatch(below, x, w, c, alpha, beta);
-    }
-    return GemmAlphaBetaFunction::apply(x, w, c, alpha, beta, below);
-  });
-}
-
 // out= has no derivative (as in ATen): an error when autograd would have to track it, otherwise
 // the kernel below autograd and the version bump ATen's out= kernels do for a mutated tensor.
 template <typename Redispatch, typename... Ts>
@@ -520,35 +308,199 @@ void out_autograd(std::string_view out_op, std::string_view functional_op, const
   });
 }
 
-void gemm_bias_out_autograd(c10::DispatchKeySet keys, const at::Tensor& x, const at::Tensor& w,
+const at::Tensor* opt(const std::optional<at::Tensor>& t) { return has_tensor(t) ? &*t : nullptr; }
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// CUDA kernels
+
+at::Tensor GemmBias::cuda(const at::Tensor& x, const at::Tensor& w, const at::Tensor& bias,
+                          std::optional<at::ScalarType> otype) {
+  return with_c10_errors(kBias, [&] {
+    const c10::Device device = op_device(x, kBias);
+    const c10::cuda::CUDAGuard guard(device);
+    at::Tensor out = at::empty(linear_output_sizes(x, w), x.options().dtype(output_type(x, otype, kBias)));
+    run_bias(device, x, w, bias, out);
+    return out;
+  });
+}
+
+void GemmBiasOut::cuda(const at::Tensor& x, const at::Tensor& w, const at::Tensor& bias, const at::Tensor& out) {
+  with_c10_errors(kBias, [&] {
+    const c10::Device device = op_device(x, kBias);
+    const c10::cuda::CUDAGuard guard(device);
+    run_bias(device, x, w, bias, out);
+  });
+}
+
+at::Tensor GemmGelu::cuda(const at::Tensor& x, const at::Tensor& w, const std::optional<at::Tensor>& bias,
+                          std::string_view approximate, std::optional<at::ScalarType> otype) {
+  return with_c10_errors(kGelu, [&] {
+    const c10::Device device = op_device(x, kGelu);
+    const bool tanh_approximation = gelu_tanh(approximate);
+    const c10::cuda::CUDAGuard guard(device);
+    at::Tensor out = at::empty(linear_output_sizes(x, w), x.options().dtype(output_type(x, otype, kGelu)));
+    run_gelu(device, x, w, out, bias, tanh_approximation);
+    return out;
+  });
+}
+
+void GemmGeluOut::cuda(const at::Tensor& x, const at::Tensor& w, const at::Tensor& out,
+                        const std::optional<at::Tensor>& bias, std::string_view approximate) {
+  with_c10_errors(kGelu, [&] {
+    const c10::Device device = op_device(x, kGelu);
+    const bool tanh_approximation = gelu_tanh(approximate);
+    const c10::cuda::CUDAGuard guard(device);
+    run_gelu(device, x, w, out, bias, tanh_approximation);
+  });
+}
+
+at::Tensor GemmRelu::cuda(const at::Tensor& x, const at::Tensor& w, const std::optional<at::Tensor>& bias,
+                          std::optional<at::ScalarType> otype) {
+  return with_c10_errors(kRelu, [&] {
+    const c10::Device device = op_device(x, kRelu);
+    const c10::cuda::CUDAGuard guard(device);
+    at::Tensor out = at::empty(linear_output_sizes(x, w), x.options().dtype(output_type(x, otype, kRelu)));
+    run_relu(device, x, w, out, bias);
+    return out;
+  });
+}
+
+void GemmReluOut::cuda(const at::Tensor& x, const at::Tensor& w, const at::Tensor& out,
+                        const std::optional<at::Tensor>& bias) {
+  with_c10_errors(kRelu, [&] {
+    const c10::Device device = op_device(x, kRelu);
+    const c10::cuda::CUDAGuard guard(device);
+    run_relu(device, x, w, out, bias);
+  });
+}
+
+// The functional form's output has c's dtype (the core requires c.dtype == out.dtype), so c is
+// converted and its dtype checked before out exists: a c the op cannot take is named as c.
+at::Tensor GemmAlphaBeta::cuda(const at::Tensor& x, const at::Tensor& w, const at::Tensor& c, double alpha,
+                                double beta) {
+  return with_c10_errors(kAlphaBeta, [&] {
+    const c10::Device device = op_device(x, kAlphaBeta);
+    const float alpha_f = to_fp32_scalar(alpha, kAlphaBeta, "alpha");
+    const float beta_f = to_fp32_scalar(beta, kAlphaBeta, "beta");
+    const c10::cuda::CUDAGuard guard(device);
+    const TensorView xv = to_view(x, device, kAlphaBeta, "x");
+    const TensorView wv = to_view(w, device, kAlphaBeta, "w");
+    const TensorView cv = to_view(c, device, kAlphaBeta, "c");
+    const at::ScalarType ct = c.scalar_type();
+    if (ct != at::kBFloat16 && ct != at::kHalf && ct != at::kFloat) {
+      throw_error(kAlphaBeta, "c.dtype must be torch.bfloat16, torch.float16 or torch.float32 (the output has c's "
+                  "dtype), got ", torch_dtype_name(ct));
+    }
+    at::Tensor out = at::empty(linear_output_sizes(x, w), x.options().dtype(ct));
+    run_alpha_beta(device, xv, wv, cv, out, alpha_f, beta_f);
+    return out;
+  });
+}
+
+// out may be c itself (same tensor: accumulate in place), as ATen's out= ops allow out to alias an
+// input; otherwise it must not overlap c (the core checks).
+void GemmAlphaBetaOut::cuda(const at::Tensor& x, const at::Tensor& w, const at::Tensor& c, const at::Tensor& out,
+                              double alpha, double beta) {
+  with_c10_errors(kAlphaBeta, [&] {
+    const c10::Device device = op_device(x, kAlphaBeta);
+    const float alpha_f = to_fp32_scalar(alpha, kAlphaBeta, "alpha");
+    const float beta_f = to_fp32_scalar(beta, kAlphaBeta, "beta");
+    const c10::cuda::CUDAGuard guard(device);
+    const TensorView xv = to_view(x, device, kAlphaBeta, "x");
+    const TensorView wv = to_view(w, device, kAlphaBeta, "w");
+    const TensorView cv = to_view(c, device, kAlphaBeta, "c");
+    run_alpha_beta(device, xv, wv, cv, out, alpha_f, beta_f);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Autograd kernels. Each hands over to the next kernel with redispatch (keys below autograd), as
+// gemm_a16w16's does; a Function node is made only when a gradient is needed.
+
+at::Tensor GemmBias::autograd(c10::DispatchKeySet keys, const at::Tensor& x, const at::Tensor& w,
+                              const at::Tensor& bias, std::optional<at::ScalarType> otype) {
+  return with_c10_tgemm_errors([&]() -> at::Tensor {
+    refuse_forward_ad(kBias, x, w, bias);
+    const c10::DispatchKeySet below = keys & c10::after_autograd_keyset;
+    if (!needs_grad(x, w, bias)) {
+      at::AutoDispatchBelowADInplaceOrView below_autograd;
+      return op_handle<GemmBias>().redispatch(below, x, w, bias, otype);
+    }
+    return GemmBiasFunction::apply(x, w, bias, otype, below);
+  });
+}
+
+at::Tensor GemmGelu::autograd(c10::DispatchKeySet keys, const at::Tensor& x, const at::Tensor& w,
+                              const std::optional<at::Tensor>& bias, std::string_view approximate,
+                              std::optional<at::ScalarType> otype) {
+  return with_c10_tgemm_errors([&]() -> at::Tensor {
+    refuse_forward_ad(kGelu, x, w, bias);
+    const c10::DispatchKeySet below = keys & c10::after_autograd_keyset;
+    if (!needs_grad(x, w, bias)) {
+      at::AutoDispatchBelowADInplaceOrView below_autograd;
+      return op_handle<GemmGelu>().redispatch(below, x, w, bias, approximate, otype);
+    }
+    return GemmGeluFunction::apply(x, w, bias, approximate, otype, below);
+  });
+}
+
+at::Tensor GemmRelu::autograd(c10::DispatchKeySet keys, const at::Tensor& x, const at::Tensor& w,
+                              const std::optional<at::Tensor>& bias, std::optional<at::ScalarType> otype) {
+  return with_c10_tgemm_errors([&]() -> at::Tensor {
+    refuse_forward_ad(kRelu, x, w, bias);
+    const c10::DispatchKeySet below = keys & c10::after_autograd_keyset;
+    if (!needs_grad(x, w, bias)) {
+      at::AutoDispatchBelowADInplaceOrView below_autograd;
+      return op_handle<GemmRelu>().redispatch(below, x, w, bias, otype);
+    }
+    return GemmReluFunction::apply(x, w, bias, otype, below);
+  });
+}
+
+at::Tensor GemmAlphaBeta::autograd(c10::DispatchKeySet keys, const at::Tensor& x, const at::Tensor& w,
+                                    const at::Tensor& c, double alpha, double beta) {
+  return with_c10_tgemm_errors([&]() -> at::Tensor {
+    refuse_forward_ad(kAlphaBeta, x, w, c);
+    const c10::DispatchKeySet below = keys & c10::after_autograd_keyset;
+    if (!needs_grad(x, w, c)) {
+      at::AutoDispatchBelowADInplaceOrView below_autograd;
+      return op_handle<GemmAlphaBeta>().redispatch(below, x, w, c, alpha, beta);
+    }
+    return GemmAlphaBetaFunction::apply(x, w, c, alpha, beta, below);
+  });
+}
+
+void GemmBiasOut::autograd(c10::DispatchKeySet keys, const at::Tensor& x, const at::Tensor& w,
                             const at::Tensor& bias, const at::Tensor& out) {
   out_autograd("gemm_bias_out", kBias, out,
-               [&] { gemm_bias_out_handle().redispatch(keys & c10::after_autograd_keyset, x, w, bias, out); },
+               [&] { op_handle<GemmBiasOut>().redispatch(keys & c10::after_autograd_keyset, x, w, bias, out); },
                x, w, bias);
 }
 
-void gemm_gelu_out_autograd(c10::DispatchKeySet keys, const at::Tensor& x, const at::Tensor& w,
+void GemmGeluOut::autograd(c10::DispatchKeySet keys, const at::Tensor& x, const at::Tensor& w,
                             const at::Tensor& out, const std::optional<at::Tensor>& bias,
                             std::string_view approximate) {
   out_autograd(
       "gemm_gelu_out", kGelu, out,
-      [&] { gemm_gelu_out_handle().redispatch(keys & c10::after_autograd_keyset, x, w, out, bias, approximate); },
+      [&] { op_handle<GemmGeluOut>().redispatch(keys & c10::after_autograd_keyset, x, w, out, bias, approximate); },
       x, w, bias);
 }
 
-void gemm_relu_out_autograd(c10::DispatchKeySet keys, const at::Tensor& x, const at::Tensor& w,
+void GemmReluOut::autograd(c10::DispatchKeySet keys, const at::Tensor& x, const at::Tensor& w,
                             const at::Tensor& out, const std::optional<at::Tensor>& bias) {
   out_autograd("gemm_relu_out", kRelu, out,
-               [&] { gemm_relu_out_handle().redispatch(keys & c10::after_autograd_keyset, x, w, out, bias); },
+               [&] { op_handle<GemmReluOut>().redispatch(keys & c10::after_autograd_keyset, x, w, out, bias); },
                x, w, bias);
 }
 
-void gemm_alpha_beta_out_autograd(c10::DispatchKeySet keys, const at::Tensor& x, const at::Tensor& w,
+void GemmAlphaBetaOut::autograd(c10::DispatchKeySet keys, const at::Tensor& x, const at::Tensor& w,
                                   const at::Tensor& c, const at::Tensor& out, double alpha, double beta) {
   out_autograd(
       "gemm_alpha_beta_out", kAlphaBeta, out,
       [&] {
-        gemm_alpha_beta_out_handle().redispatch(keys & c10::after_autograd_keyset, x, w, c, out, alpha, beta);
+        op_handle<GemmAlphaBetaOut>().redispatch(keys & c10::after_autograd_keyset, x, w, c, out, alpha, beta);
       },
       x, w, c);
 }
@@ -556,130 +508,51 @@ void gemm_alpha_beta_out_autograd(c10::DispatchKeySet keys, const at::Tensor& x,
 // ---------------------------------------------------------------------------------------------
 // CPU kernels: only to say which argument is not on the GPU.
 
-const at::Tensor* opt(const std::optional<at::Tensor>& t) { return has_tensor(t) ? &*t : nullptr; }
-
-at::Tensor gemm_bias_cpu(const at::Tensor& x, const at::Tensor& w, const at::Tensor& bias,
+at::Tensor GemmBias::cpu(const at::Tensor& x, const at::Tensor& w, const at::Tensor& bias,
                          std::optional<at::ScalarType>) {
   return with_c10_errors(kBias, [&]() -> at::Tensor {
     throw_not_cuda(kBias, {{"x", &x}, {"w", &w}, {"bias", &bias}});
   });
 }
 
-void gemm_bias_out_cpu(const at::Tensor& x, const at::Tensor& w, const at::Tensor& bias, const at::Tensor& out) {
+void GemmBiasOut::cpu(const at::Tensor& x, const at::Tensor& w, const at::Tensor& bias, const at::Tensor& out) {
   with_c10_errors(kBias, [&] { throw_not_cuda(kBias, {{"x", &x}, {"w", &w}, {"out", &out}, {"bias", &bias}}); });
 }
 
-at::Tensor gemm_gelu_cpu(const at::Tensor& x, const at::Tensor& w, const std::optional<at::Tensor>& bias,
+at::Tensor GemmGelu::cpu(const at::Tensor& x, const at::Tensor& w, const std::optional<at::Tensor>& bias,
                          std::string_view, std::optional<at::ScalarType>) {
   return with_c10_errors(kGelu, [&]() -> at::Tensor {
     throw_not_cuda(kGelu, {{"x", &x}, {"w", &w}, {"bias", opt(bias)}});
   });
 }
 
-void gemm_gelu_out_cpu(const at::Tensor& x, const at::Tensor& w, const at::Tensor& out,
+void GemmGeluOut::cpu(const at::Tensor& x, const at::Tensor& w, const at::Tensor& out,
                        const std::optional<at::Tensor>& bias, std::string_view) {
   with_c10_errors(kGelu, [&] { throw_not_cuda(kGelu, {{"x", &x}, {"w", &w}, {"out", &out}, {"bias", opt(bias)}}); });
 }
 
-at::Tensor gemm_relu_cpu(const at::Tensor& x, const at::Tensor& w, const std::optional<at::Tensor>& bias,
+at::Tensor GemmRelu::cpu(const at::Tensor& x, const at::Tensor& w, const std::optional<at::Tensor>& bias,
                          std::optional<at::ScalarType>) {
   return with_c10_errors(kRelu, [&]() -> at::Tensor {
     throw_not_cuda(kRelu, {{"x", &x}, {"w", &w}, {"bias", opt(bias)}});
   });
 }
 
-void gemm_relu_out_cpu(const at::Tensor& x, const at::Tensor& w, const at::Tensor& out,
+void GemmReluOut::cpu(const at::Tensor& x, const at::Tensor& w, const at::Tensor& out,
                        const std::optional<at::Tensor>& bias) {
   with_c10_errors(kRelu, [&] { throw_not_cuda(kRelu, {{"x", &x}, {"w", &w}, {"out", &out}, {"bias", opt(bias)}}); });
 }
 
-at::Tensor gemm_alpha_beta_cpu(const at::Tensor& x, const at::Tensor& w, const at::Tensor& c, double, double) {
+at::Tensor GemmAlphaBeta::cpu(const at::Tensor& x, const at::Tensor& w, const at::Tensor& c, double, double) {
   return with_c10_errors(kAlphaBeta, [&]() -> at::Tensor {
     throw_not_cuda(kAlphaBeta, {{"x", &x}, {"w", &w}, {"c", &c}});
   });
 }
 
-void gemm_alpha_beta_out_cpu(const at::Tensor& x, const at::Tensor& w, const at::Tensor& c, const at::Tensor& out,
+void GemmAlphaBetaOut::cpu(const at::Tensor& x, const at::Tensor& w, const at::Tensor& c, const at::Tensor& out,
                              double, double) {
   with_c10_errors(kAlphaBeta,
                   [&] { throw_not_cuda(kAlphaBeta, {{"x", &x}, {"w", &w}, {"c", &c}, {"out", &out}}); });
 }
 
-}  // namespace
-
-at::Tensor call_gemm_bias(const at::Tensor& x, const at::Tensor& w, const at::Tensor& bias,
-                          std::optional<at::ScalarType> otype) {
-  return gemm_bias_handle().call(x, w, bias, otype);
-}
-
-void call_gemm_bias_out(const at::Tensor& x, const at::Tensor& w, const at::Tensor& bias, const at::Tensor& out) {
-  gemm_bias_out_handle().call(x, w, bias, out);
-}
-
-at::Tensor call_gemm_gelu(const at::Tensor& x, const at::Tensor& w, const std::optional<at::Tensor>& bias,
-                          std::string_view approximate, std::optional<at::ScalarType> otype) {
-  return gemm_gelu_handle().call(x, w, bias, approximate, otype);
-}
-
-void call_gemm_gelu_out(const at::Tensor& x, const at::Tensor& w, const at::Tensor& out,
-                        const std::optional<at::Tensor>& bias, std::string_view approximate) {
-  gemm_gelu_out_handle().call(x, w, out, bias, approximate);
-}
-
-at::Tensor call_gemm_relu(const at::Tensor& x, const at::Tensor& w, const std::optional<at::Tensor>& bias,
-                          std::optional<at::ScalarType> otype) {
-  return gemm_relu_handle().call(x, w, bias, otype);
-}
-
-void call_gemm_relu_out(const at::Tensor& x, const at::Tensor& w, const at::Tensor& out,
-                        const std::optional<at::Tensor>& bias) {
-  gemm_relu_out_handle().call(x, w, out, bias);
-}
-
-at::Tensor call_gemm_alpha_beta(const at::Tensor& x, const at::Tensor& w, const at::Tensor& c, double alpha,
-                                double beta) {
-  return gemm_alpha_beta_handle().call(x, w, c, alpha, beta);
-}
-
-void call_gemm_alpha_beta_out(const at::Tensor& x, const at::Tensor& w, const at::Tensor& c, const at::Tensor& out,
-                              double alpha, double beta) {
-  gemm_alpha_beta_out_handle().call(x, w, c, out, alpha, beta);
-}
-
 }  // namespace tgemm::torch_binding
-
-TORCH_LIBRARY_IMPL(tgemm, CUDA, m) {
-  using namespace tgemm::torch_binding;
-  m.impl("gemm_bias", TORCH_FN(gemm_bias_cuda));
-  m.impl("gemm_bias_out", TORCH_FN(gemm_bias_out_cuda));
-  m.impl("gemm_gelu", TORCH_FN(gemm_gelu_cuda));
-  m.impl("gemm_gelu_out", TORCH_FN(gemm_gelu_out_cuda));
-  m.impl("gemm_relu", TORCH_FN(gemm_relu_cuda));
-  m.impl("gemm_relu_out", TORCH_FN(gemm_relu_out_cuda));
-  m.impl("gemm_alpha_beta", TORCH_FN(gemm_alpha_beta_cuda));
-  m.impl("gemm_alpha_beta_out", TORCH_FN(gemm_alpha_beta_out_cuda));
-}
-
-TORCH_LIBRARY_IMPL(tgemm, CPU, m) {
-  using namespace tgemm::torch_binding;
-  m.impl("gemm_bias", TORCH_FN(gemm_bias_cpu));
-  m.impl("gemm_bias_out", TORCH_FN(gemm_bias_out_cpu));
-  m.impl("gemm_gelu", TORCH_FN(gemm_gelu_cpu));
-  m.impl("gemm_gelu_out", TORCH_FN(gemm_gelu_out_cpu));
-  m.impl("gemm_relu", TORCH_FN(gemm_relu_cpu));
-  m.impl("gemm_relu_out", TORCH_FN(gemm_relu_out_cpu));
-  m.impl("gemm_alpha_beta", TORCH_FN(gemm_alpha_beta_cpu));
-  m.impl("gemm_alpha_beta_out", TORCH_FN(gemm_alpha_beta_out_cpu));
-}
-
-TORCH_LIBRARY_IMPL(tgemm, Autograd, m) {
-  using namespace tgemm::torch_binding;
-  m.impl("gemm_bias", TORCH_FN(gemm_bias_autograd));
-  m.impl("gemm_bias_out", TORCH_FN(gemm_bias_out_autograd));
-  m.impl("gemm_gelu", TORCH_FN(gemm_gelu_autograd));
-  m.impl("gemm_gelu_out", TORCH_FN(gemm_gelu_out_autograd));
-  m.impl("gemm_relu", TORCH_FN(gemm_relu_autograd));
-  m.impl("gemm_relu_out", TORCH_FN(gemm_relu_out_autograd));
-  m.impl("gemm_alpha_beta", TORCH_FN(gemm_alpha_beta_autograd));
-  m.impl("gemm_alpha_beta_out", TORCH_FN(gemm_alpha_beta_out_autograd));
-}

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
+#include <c10/core/DispatchKeySet.h>
 #include <c10/core/ScalarType.h>
 #include <c10/util/Exception.h>
 
@@ -93,5 +94,16 @@ c10::Device op_device(const at::Tensor& x, std::string_view op);
 std::vector<std::int64_t> linear_output_sizes(const at::Tensor& x, const at::Tensor& w);
 
 inline bool has_tensor(const std::optional<at::Tensor>& t) { return t.has_value() && t->defined(); }
+
+// The type of an op's Autograd kernel for an op of type Sig: Sig with the dispatch key set first
+// (the kernel redispatches below autograd with it).
+template <class Sig>
+struct AutogradSigOf;
+template <class R, class... Args>
+struct AutogradSigOf<R(Args...)> {
+  using type = R(c10::DispatchKeySet, Args...);
+};
+template <class Sig>
+using AutogradSig = typename AutogradSigOf<Sig>::type;
 
 }  // namespace tgemm::torch_binding

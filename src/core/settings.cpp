@@ -1,6 +1,7 @@
 #include "core/settings.h"
 
 #include <cctype>
+#include <cstdlib>
 #include <string_view>
 
 namespace tgemm {
@@ -50,6 +51,16 @@ std::string card_slug(std::string_view device_name) {
 
 std::string card_overlay_path(const std::string& dir, const std::string& card, std::string_view table) {
   return dir + "/" + card + "/" + std::string(table) + "_tuned_gemm.csv";
+}
+
+Settings::Getenv Settings::process_env() {
+  return [](const char* name) { return static_cast<const char*>(std::getenv(name)); };
+}
+
+std::optional<std::string> Settings::config_dir_from_env(const Getenv& getenv) {
+  const char* dir = getenv("TGEMM_CONFIG_DIR");
+  if (dir == nullptr || *dir == '\0') return std::nullopt;
+  return std::string(dir);
 }
 
 Settings Settings::from_env(const std::string& shipped_config_dir, const Getenv& getenv) {

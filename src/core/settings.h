@@ -1,4 +1,5 @@
-// Settings read from the environment once (at first use and on reload_config):
+// Every environment variable the library reads is read here. Once, at first use and on
+// reload_config:
 //   TGEMM_CONFIG_GEMM_<FAM>   tuned table(s) of a family: a path or a ':'-separated list, merged
 //                             in order; unset = the shipped configs/<fam>_tuned_gemm.csv, and
 //                             for a device whose card has one, configs/<card>/<fam>_tuned_gemm.csv
@@ -6,9 +7,12 @@
 //   TGEMM_TUNE_GEMM=1         record untuned problems to TGEMM_UNTUNED_GEMM_<FAM>
 //                             (default ./<fam>_untuned_gemm.csv)
 //   TGEMM_LOG_TUNED_CONFIG=1  log, once per shape, where the lookup walk landed
+// On every call of shipped_config_dir():
+//   TGEMM_CONFIG_DIR          directory of the shipped tables, before every other candidate
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,9 +37,12 @@ struct Settings {
 
   const FamilySettings& family(OpFamily f) const;
 
-  // `getenv` is injectable for tests.
+  // `getenv` is injectable for tests; process_env() is the process's environment (std::getenv).
   using Getenv = std::function<const char*(const char*)>;
+  static Getenv process_env();
   static Settings from_env(const std::string& shipped_config_dir, const Getenv& getenv);
+  // TGEMM_CONFIG_DIR when set and not empty, else nullopt.
+  static std::optional<std::string> config_dir_from_env(const Getenv& getenv);
 };
 
 // The card a device name names, for per-card table overlays: lower case, a leading "nvidia"

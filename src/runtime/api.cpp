@@ -1,6 +1,6 @@
 // Public GEMM entry points: validate, return early on empty problems, resolve, run.
 #include "core/validate.h"
-#include "runtime/elementwise.h"
+#include "cuda/elementwise.h"
 #include "runtime/runtime.h"
 #include "tgemm/gemm.h"
 
@@ -16,19 +16,7 @@ void run_a16w16(const TensorView& x, const TensorView& w, const TensorView& out,
   if (p.m == 0 || p.n == 0) return;
   if (p.k == 0) {
     // An empty sum: out = act(beta * c + bias). No GEMM backend is asked to handle K = 0.
-    EpilogueParams e;
-    e.out = call.args.out;
-    e.out_type = p.out_type;
-    e.ldo = p.ldo;
-    e.c = call.args.c;
-    e.ldc = p.ldc;
-    e.beta = p.use_c ? call.args.beta : 0.0f;
-    e.bias = call.args.bias;
-    e.bias_type = p.bias_type;
-    e.activation = p.activation;
-    e.m = p.m;
-    e.n = p.n;
-    epilogue_rows(e, stream);
+    epilogue_rows(gemm_epilogue(p, call.args, ProductAt::kNowhere), stream);
     return;
   }
   Runtime& rt = Runtime::get();

@@ -6,7 +6,7 @@
 #include "backends/reference/reference_backend.h"
 #include "backends/skinny/skinny_backend.h"
 #include "backends/split/split_backend.h"
-#include "runtime/elementwise.h"
+#include "cuda/elementwise.h"
 #include "runtime/runtime.h"
 
 namespace tgemm {
@@ -17,19 +17,7 @@ void register_all_backends(Registry& registry) {
   // Bias splitting: another backend's plain product, then out = act(out + bias) in one pass.
   // Before cuBLASLt, whose fp32-staged erf-GELU path its default rule replaces at large M.
   register_split_solutions(registry, [](const GemmProblem& p, const GemmArgs& args, Stream stream) {
-    EpilogueParams e;
-    e.out = args.out;
-    e.out_type = p.out_type;
-    e.ldo = p.ldo;
-    e.c = args.out;  // out = act(1 * out + bias), element by element in place
-    e.ldc = p.ldo;
-    e.beta = 1.0f;
-    e.bias = p.has_bias() ? args.bias : nullptr;
-    e.bias_type = p.bias_type;
-    e.activation = p.activation;
-    e.m = p.m;
-    e.n = p.n;
-    epilogue_rows(e, stream);
+    epilogue_rows(gemm_epilogue(p, args, ProductAt::kOut), stream);
   });
   register_cublaslt_solutions(registry);
   register_reference_solutions(registry);

@@ -3,8 +3,8 @@
 #include <cmath>
 #include <limits>
 
+#include "cuda/cuda_check.h"
 #include "kernels/common/numeric.cuh"
-#include "runtime/cuda_check.h"
 #include "runtime/device_utils.h"
 
 namespace tgemm {

@@ -3,11 +3,8 @@
 #include <dlfcn.h>
 #include <sys/stat.h>
 
-#include <cstdlib>
-
 #include "core/log.h"
 #include "core/settings.h"
-#include "runtime/cuda_check.h"
 #include "runtime/device_utils.h"
 #include "tgemm/config.h"
 
@@ -41,68 +38,6 @@ std::string config_dir_next_to_library() {
 
 }  // namespace
 
-int CudaPlatform::current_device() const {
-  int device = 0;
-  TGEMM_CUDA_CHECK(cudaGetDevice(&device), "tgemm");
-  return device;
-}
-
-const DeviceInfo& CudaPlatform::device_info(int ordinal) const {
-  TGEMM_CHECK(ordinal >= 0 && ordinal < kMaxDevices, "tgemm", "device ordinal must be in [0, ",
-              kMaxDevices, "), got ", ordinal);
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (!devices_[ordinal]) {
-    cudaDeviceProp prop{};
-    TGEMM_CUDA_CHECK(cudaGetDeviceProperties(&prop, ordinal), "tgemm");
-    auto info = std::make_unique<DeviceInfo>();
-    info->ordinal = ordinal;
-    info->name = prop.name;
-    info->arch = arch_name(prop.major, prop.minor);
-    info->sm_count = prop.multiProcessorCount;
-    info->l2_bytes = static_cast<std::size_t>(prop.l2CacheSize);
-    devices_[ordinal] = std::move(info);
-  }
-  return *devices_[ordinal];
-}
-
-WorkspacePool::~WorkspacePool() {
-  // Freed at process exit only if the driver is still up; errors there are ignored on purpose.
-  for (auto& [key, ws] : buffers_) cudaFree(ws.data);
-  for (auto& [dev, p] : retired_) cudaFree(p);
-  cudaGetLastError();
-}
-
-Workspace WorkspacePool::get(int device, Stream stream, std::size_t bytes) {
-  if (bytes == 0) return {};
-  std::lock_guard<std::mutex> lock(mutex_);
-  Key key{device, stream};
-  auto it = buffers_.find(key);
-  if (it != buffers_.end() && it->second.bytes >= bytes) return it->second;
-  std::size_t size = std::max(bytes, kMinWorkspaceBytes);
-  // cudaMalloc is not captured; relaxing the mode lets it run while this thread captures.
-  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-  cudaThreadExchangeStreamCaptureMode(&mode);
-  void* p = nullptr;
-  cudaError_t err = cudaMalloc(&p, size);
-  cudaThreadExchangeStreamCaptureMode(&mode);
-  TGEMM_CUDA_CHECK(err, "tgemm workspace");
-  if (it != buffers_.end()) {
-    // Work already queued on this stream may still use the old buffer: retire it, don't free.
-    retired_.emplace_back(device, it->second.data);
-    it->second = Workspace{p, size};
-    return it->second;
-  }
-  return buffers_.emplace(key, Workspace{p, size}).first->second;
-}
-
-void WorkspacePool::release() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  for (auto& [key, ws] : buffers_) TGEMM_CUDA_CHECK(cudaFree(ws.data), "release_workspaces");
-  for (auto& [dev, p] : retired_) TGEMM_CUDA_CHECK(cudaFree(p), "release_workspaces");
-  buffers_.clear();
-  retired_.clear();
-}
-
 Runtime& Runtime::get() {
   static Runtime runtime;
   return runtime;
@@ -114,7 +49,7 @@ Runtime::Runtime() {
 }
 
 std::string Runtime::shipped_config_dir() const {
-  if (const char* env = std::getenv("TGEMM_CONFIG_DIR"); env != nullptr && *env != '\0') return env;
+  if (auto dir = Settings::config_dir_from_env(Settings::process_env())) return *dir;
   if (!shipped_dir_override_.empty()) return shipped_dir_override_;
   for (const std::string& dir :
        {std::string(TGEMM_INSTALL_CONFIG_DIR), config_dir_next_to_library(),
@@ -128,9 +63,7 @@ void Runtime::set_shipped_config_dir(const std::string& dir) { shipped_dir_overr
 
 void Runtime::reload() {
   reset_warned_once();
-  Settings settings = Settings::from_env(shipped_config_dir(), [](const char* name) {
-    return static_cast<const char*>(std::getenv(name));
-  });
+  Settings settings = Settings::from_env(shipped_config_dir(), Settings::process_env());
   dispatcher_ = std::make_unique<Dispatcher>(registry_, platform_, std::move(settings));
 }
 

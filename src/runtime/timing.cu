@@ -6,7 +6,8 @@
 #include <random>
 #include <vector>
 
-#include "runtime/cuda_check.h"
+#include "cuda/cuda_check.h"
+#include "cuda/device.h"
 #include "runtime/timing.h"
 
 namespace tgemm {
@@ -273,8 +274,7 @@ double measure_copy_tbps(std::size_t bytes) {
   o.replays = 10;
   TimingStats st;
   try {
-    int sms = 0;
-    TGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "measure_copy_tbps");
+    const int sms = cuda_device_info(cuda_current_device()).sm_count;
     st = time_graph([&](int, Stream s) {
       copy_kernel<<<sms * 8, 512, 0, reinterpret_cast<cudaStream_t>(s)>>>(static_cast<const uint4*>(src),
                                                                          static_cast<uint4*>(dst), bytes / 16);

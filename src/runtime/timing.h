@@ -16,16 +16,15 @@ struct TimingOptions {
   int launches_per_graph = 20;  // calls captured in one graph (cycle through the rotations)
   int warmup_replays = 3;
   int replays = 15;             // timed replays; the statistics are over these
-  // Diagnostics of time_graphs_interleaved (session 23: at M = 8192 the second of two identical
-  // graphs measured 3-5% slower, in both round orders). shared_stream: every graph is captured
+  // Diagnostics of time_graphs_interleaved (at M = 8192 the second of two identical graphs can
+  // measure 3-5% slower, in both round orders). shared_stream: every graph is captured
   // and replayed on one stream instead of a private stream each; recapture: the graphs are
   // captured anew (new streams) every round, in the order that round replays them.
   bool shared_stream = false;
   bool recapture = false;
   // time_graphs_interleaved: rounds run first, in the same alternating order, and discarded, so
-  // the timed rounds start from the GPU's sustained state (session 23: on dense M = 8192
-  // problems the second of two identical graphs ran 3-5% slower over the first ~10 rounds,
-  // then both converged).
+  // the timed rounds start from the GPU's sustained state (on dense M = 8192 problems the second
+  // of two identical graphs runs 3-5% slower over the first ~10 rounds, then both converge).
   int settle_rounds = 0;
   // time_graphs_interleaved: the order of the graphs in each round. false: reversed on odd rounds
   // (ABBA...); true: a fresh pseudo-random permutation each round (fixed seed), so no graph keeps

@@ -13,7 +13,7 @@
 
 #include "backends/cublaslt/cublaslt_backend.h"
 #include "backends/reference/reference_backend.h"
-#include "runtime/cuda_check.h"
+#include "cuda/cuda_check.h"
 #include "runtime/device_utils.h"
 #include "runtime/launch_fingerprint.h"
 #include "runtime/runtime.h"

@@ -430,9 +430,8 @@ TEST(Cutlass, DefaultOnlyForTheErfGelu) {
       EXPECT_TRUE(err.empty()) << err;
     }
   }
-  // M <= 64 (rule v5, session 26: the skinny kernels or the staged path), and M > 64 with fewer
-  // 128x128 tiles than half the SMs: no fused default (cuBLASLt staged wins there,
-  // docs/perf-notes.md).
+  // M <= 64 (the skinny kernels or the staged path), and M > 64 with fewer 128x128 tiles than
+  // half the SMs: no fused default (cuBLASLt staged wins there).
   const std::int64_t declined[][3] = {{1, 4096, 4096}, {16, 4096, 4096}, {64, 4096, 4096}, {512, 576, 1024}};
   for (const auto& sh : declined) {
     A16W16Case c;
@@ -446,10 +445,10 @@ TEST(Cutlass, DefaultOnlyForTheErfGelu) {
   }
 }
 
-// Version 2 of the rule picks by the last wave's fill (132 SMs): 128x256 c2x1 when its grid is
-// >= 80% efficient, else the less wasteful of it and 128x128. Version 3 keeps that pick only when
-// it is >= 80% efficient, else no fused default (the staged path: cuBLASLt, then the pass).
-// Version 4 also stages every problem with K > 4096.
+// The rule picks by the last wave's fill (132 SMs): 128x256 c2x1 when its grid is >= 80%
+// efficient, else the less wasteful of it and 128x128; that pick only when it is >= 80%
+// efficient, else no fused default (the staged path: cuBLASLt, then the pass); and the staged
+// path for every problem with K > 4096.
 TEST(Cutlass, DefaultRulePicksByWaveFill) {
   TGEMM_REQUIRE_GPU();
   int sms = 0;
@@ -464,7 +463,7 @@ TEST(Cutlass, DefaultRulePicksByWaveFill) {
   // of 128x128 (0.81); 8192x576: 128x256 pads N to 768 (0.73 x 0.75) against 128x128 (0.81 x 0.9
   // = 0.73 < 0.8: staged, tile_n 0); 512x6144: 96 tiles of 128x256 (< 1 wave) and 192 of 128x128
   // (0.73: staged).
-  // 512x28672x8192: the first pick again, but K > 4096 (v4: staged).
+  // 512x28672x8192: the first pick again, but K > 4096 (staged).
   for (const Want& w : {Want{512, 28672, 4096, 256, 2}, Want{512, 10240, 4096, 128, 1}, Want{8192, 576, 4096, 0, 0},
                         Want{512, 6144, 4096, 0, 0}, Want{512, 28672, 8192, 0, 0}}) {
     A16W16Case c;
@@ -486,7 +485,7 @@ TEST(Cutlass, DefaultRulePicksByWaveFill) {
   }
 }
 
-// 300x5632: 3 x 44 = 132 tiles of 128x128, one full wave (rule v3 fuses); 300x3072 would be 72
+// 300x5632: 3 x 44 = 132 tiles of 128x128, one full wave (the rule fuses); 300x3072 would be 72
 // tiles (0.55 of a wave) and takes the staged path.
 TEST(Cutlass, PublicApiFusesTheErfGeluByDefault) {
   TGEMM_REQUIRE_GPU();

@@ -234,7 +234,7 @@ TEST_F(DispatchTables, TorchDefaultRowRunsTheBaselinesAlgorithm) {
   std::remove(path.c_str());
 }
 
-// A per-card overlay (session 23): with the shipped table (no TGEMM_CONFIG_GEMM_BF16), the
+// A per-card overlay: with the shipped table (no TGEMM_CONFIG_GEMM_BF16), the
 // overlay for this device's card, <dir>/<card>/bf16_tuned_gemm.csv, wins for its keys; a problem
 // it has no row for keeps the shipped row; bench-style reporting lists the overlay file.
 TEST_F(DispatchTables, CardOverlayWinsOnThisCard) {

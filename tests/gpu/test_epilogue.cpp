@@ -3,7 +3,7 @@
 // dtype; the named forms (gemm_bias, gemm_gelu, gemm_relu, gemm_alpha_beta); K = 0; and the
 // errors of bad epilogue arguments. Compared with the fp32 reference (itself checked against
 // float64 in test_reference.cu).
-// Then the separate epilogue pass, tgemm::epilogue_rows (runtime/elementwise.h), called directly:
+// Then the separate epilogue pass, tgemm::epilogue_rows (cuda/elementwise.h), called directly:
 // its vectorized path (8 columns a thread) and its scalar fallback (odd n, misaligned pointers, odd
 // leading dimensions), each against a float64 host reference, and the two paths against each
 // other bit for bit on the same data.
@@ -16,7 +16,7 @@
 #include <sstream>
 #include <vector>
 
-#include "runtime/elementwise.h"
+#include "cuda/elementwise.h"
 #include "tests/common/gpu_test_util.h"
 #include "tgemm/tgemm.h"
 

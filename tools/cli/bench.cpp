@@ -20,14 +20,14 @@
 #include "backends/split/split_backend.h"
 #include "core/tune_select.h"
 #include "core/validate.h"
-#include "runtime/cuda_check.h"
+#include "cuda/cuda_check.h"
+#include "cuda/elementwise.h"
 #include "runtime/device_utils.h"
-#include "runtime/elementwise.h"
 #include "runtime/runtime.h"
 #include "runtime/timing.h"
 #include "tgemm/tgemm.h"
-#include "tune/racer.h"
 #include "tools/cli/common.h"
+#include "tune/racer.h"
 
 namespace tgemm::cli {
 namespace {
@@ -352,21 +352,13 @@ int run_bench(const BenchOptions& o) {
         a.bias = o.bias ? d.bv.data : nullptr;
         return a;
       };
+      // The activation over the baseline's output, its bias already added by cuBLASLt.
+      GemmProblem act_pass = plain;
+      act_pass.activation = activation;
+      act_pass.epilogue = Epilogue::kNone;
       auto run_baseline = [&](const RotationSet& r, Stream s) {
         baseline->run(plain, args_of(r), bws, s);
-        if (activation != Activation::kNone) {
-          EpilogueParams e;
-          e.out = r.ov.data;
-          e.out_type = out;
-          e.ldo = n;
-          e.c = r.ov.data;
-          e.ldc = n;
-          e.beta = 1.0f;
-          e.activation = activation;
-          e.m = m;
-          e.n = n;
-          epilogue_rows(e, s);
-        }
+        if (activation != Activation::kNone) epilogue_rows(gemm_epilogue(act_pass, args_of(r), ProductAt::kOut), s);
       };
       // Warm both paths (resolution, workspaces) before capture.
       run_baseline(r0, nullptr);

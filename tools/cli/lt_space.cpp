@@ -12,7 +12,7 @@
 
 #include "backends/cublaslt/cublaslt_backend.h"
 #include "core/validate.h"
-#include "runtime/cuda_check.h"
+#include "cuda/cuda_check.h"
 #include "runtime/device_utils.h"
 #include "runtime/launch_fingerprint.h"
 #include "runtime/runtime.h"

@@ -8,7 +8,7 @@
 #include "backends/reference/reference_backend.h"
 #include "core/check.h"
 #include "core/table.h"
-#include "runtime/cuda_check.h"
+#include "cuda/cuda_check.h"
 #include "runtime/device_utils.h"
 #include "runtime/runtime.h"
 #include "tools/cli/common.h"

@@ -9,8 +9,9 @@
 
 #include "core/log.h"
 #include "core/table.h"
-#include "runtime/cuda_check.h"
-#include "runtime/elementwise.h"
+#include "cuda/cuda_check.h"
+#include "cuda/device.h"
+#include "cuda/elementwise.h"
 
 namespace tgemm {
 namespace {
@@ -107,9 +108,9 @@ class CublasLtBackend final : public Backend {
   SolutionPtr from_row(const TableRow& row, const GemmProblem& p, std::string& why) const override {
     if (row.kernel_name == kCublasLtHeuristicName) return LtSolution::heuristic(p, why);
     if (row.kernel_name == kCublasLtTorchDefaultName) {
-      // Session 22: rows running the heuristic's printed configuration measured 0.94-0.97x of
-      // the bench's baseline (PyTorch's query of the same heuristic) at M = 8192; this row runs
-      // the baseline's own algorithm, where its numerics are tgemm's.
+      // Rows running the heuristic's printed configuration measure 0.94-0.97x of the bench's
+      // baseline (PyTorch's query of the same heuristic) at M = 8192; this row runs the
+      // baseline's own algorithm, where its numerics are tgemm's.
       std::shared_ptr<LtSolution> s = LtSolution::heuristic(p, why, /*torch_default=*/true);
       if (!s) return nullptr;
       const LtConfig c = s->chosen_config();
@@ -166,7 +167,7 @@ class CublasLtBackend final : public Backend {
   // Expansions (custom options, split-K x reduction, swizzle) of the fastest screened
   // configurations, and of the first kHeuristicRefineBases distinct bases of cuBLASLt's own top
   // choices (heuristic_top) whatever their screen time: one screen launch can read 4-7x slow
-  // (session 27: a problem's first four candidates, the GPU still at idle clocks), and the
+  // (a problem's first four candidates, while the GPU is still at idle clocks), and the
   // heuristic's choices are the configurations the base enumeration may not hold (tile448 and
   // tile393 at M = 1): a tune that screened such a seed slow never expanded its base and missed a
   // row 7.8-7.9% faster than the one it kept.
@@ -483,8 +484,7 @@ std::optional<LtSpaceContext> make_context(const GemmProblem& p, LtSpaceStats& s
   const cudaDataType_t d_type = probe->staged() ? CUDA_R_32F : cuda_type(p.out_type);
   LtSpaceContext ctx{p, probe, cuda_type(p.b_type), cuda_type(p.a_type), d_type,
                      cublaslt_runtime_version(), 0, false, st};
-  int sms = 0;
-  TGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, p.device), "cublaslt");
+  const int sms = cuda_device_info(p.device).sm_count;
   ctx.waves = std::ceil(static_cast<double>(p.m) / 128.0) * std::ceil(static_cast<double>(p.n) / 128.0) /
               static_cast<double>(std::max(1, sms));
   // Compute-bound: FLOPs per byte moved far above what memory bandwidth can feed (the H100
@@ -614,21 +614,7 @@ void LtSolution::run(const GemmProblem& p, const GemmArgs& args, const Workspace
   };
   if (staged) {
     TGEMM_CUBLAS_CHECK(matmul(), "gemm_a16w16");
-    EpilogueParams e;
-    e.out = args.out;
-    e.out_type = p.out_type;
-    e.ldo = p.ldo;
-    e.src = static_cast<const float*>(d);
-    e.ld_src = p.n;
-    e.c = args.c;
-    e.ldc = p.ldc;
-    e.beta = p.use_c ? args.beta : 0.0f;
-    e.bias = args.bias;
-    e.bias_type = p.bias_type;
-    e.activation = p.activation;
-    e.m = p.m;
-    e.n = p.n;
-    epilogue_rows(e, stream);
+    epilogue_rows(gemm_epilogue(p, args, ProductAt::kStaging, static_cast<const float*>(d)), stream);
   } else if (p.has_bias()) {
     std::lock_guard<std::mutex> lock(bias_mutex_);
     TGEMM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER,

@@ -12,6 +12,8 @@
 
 #include "core/check.h"
 #include "core/table.h"
+#include "cuda/device.h"
+#include "cuda/workspace_pool.h"
 
 namespace tgemm {
 
@@ -65,6 +67,7 @@ using cutlass_sm90::Schedule;
 using cutlass_sm90::TileScheduler;
 
 constexpr std::string_view kLibtype = "cutlass";
+// Per-kernel caches (cluster occupancy) are kept per ordinal; the device facts are cuda/device.h's.
 constexpr int kMaxDevices = 64;
 constexpr int kUnknown = std::numeric_limits<int>::min();
 // CUTLASS's problem shape is int32 (M, N, K).
@@ -72,43 +75,9 @@ constexpr std::int64_t kMaxExtent = std::numeric_limits<std::int32_t>::max();
 // TMA descriptors take strides below 2^40 bytes; the batch stride (rows x leading dimension) is
 // the largest one passed.
 constexpr std::int64_t kMaxTmaStrideBytes = std::int64_t{1} << 40;
-// Workspace a solution may ask for: the runtime keeps >= 32 MiB per stream (cuBLASLt's limit
-// too). Split-K partials of a large grid would need far more and never pay there.
-constexpr std::size_t kMaxWorkspace = 32u << 20;
-
-// --- Device facts, queried once per ordinal (can_implement must stay cheap and noexcept). ----
-
-int device_attribute(cudaDeviceAttr attr, int device) noexcept {
-  static std::array<std::atomic<int>, kMaxDevices> major, minor, sms;
-  static const bool init = [] {
-    for (auto* c : {&major, &minor, &sms})
-      for (auto& a : *c) a.store(kUnknown);
-    return true;
-  }();
-  (void)init;
-  if (device < 0 || device >= kMaxDevices) return -1;
-  std::atomic<int>* slot = nullptr;
-  switch (attr) {
-    case cudaDevAttrComputeCapabilityMajor: slot = &major[device]; break;
-    case cudaDevAttrComputeCapabilityMinor: slot = &minor[device]; break;
-    case cudaDevAttrMultiProcessorCount: slot = &sms[device]; break;
-    default: return -1;
-  }
-  int v = slot->load(std::memory_order_relaxed);
-  if (v != kUnknown) return v;
-  if (cudaDeviceGetAttribute(&v, attr, device) != cudaSuccess) {
-    cudaGetLastError();  // a failed query must not leave an error behind
-    v = -1;
-  }
-  slot->store(v, std::memory_order_relaxed);
-  return v;
-}
-
-// The instances are built for sm_90a only: compute capability 9.0 exactly.
-bool is_sm90(int device) noexcept {
-  return device_attribute(cudaDevAttrComputeCapabilityMajor, device) == 9 &&
-         device_attribute(cudaDevAttrComputeCapabilityMinor, device) == 0;
-}
+// Workspace a solution may ask for: what the pool keeps per stream anyway. Split-K partials of a
+// large grid would need far more and never pay there.
+constexpr std::size_t kMaxWorkspace = kMinWorkspaceBytes;
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
@@ -149,7 +118,7 @@ class KernelState {
   }
 
   // SASS for compute capability 9.x (the CMake guard and the #error in sm90_gemm_cutlass.cuh
-  // make it sm_90a; is_sm90 pins the device to 9.0).
+  // make it sm_90a; is_sm90a_device pins the device to 9.0).
   bool loadable() const noexcept {
     const int v = info().binary_version;
     return v >= 90 && v < 100;
@@ -282,7 +251,7 @@ class CutlassSolution final : public Solution {
     if (p.m > 1 && !tma_rows_ok(p.ldo, p.n, p.m, out_size)) return false;
     if (p.use_c && p.m > 1 && !tma_rows_ok(p.ldc, p.n, p.m, out_size)) return false;
     if (!state_->kernel().can_implement(p, info_.runtime)) return false;
-    if (!is_sm90(p.device) || !state_->loadable()) return false;
+    if (!is_sm90a_device(p.device) || !state_->loadable()) return false;
     const CutlassDevice d = device_facts(p.device);
     if (d.sm_count <= 0 || d.max_active_clusters < 0) return false;
     if (c.scheduler == TileScheduler::kStreamK) {
@@ -310,7 +279,7 @@ class CutlassSolution final : public Solution {
  private:
   CutlassDevice device_facts(int device) const noexcept {
     CutlassDevice d;
-    d.sm_count = device_attribute(cudaDevAttrMultiProcessorCount, device);
+    d.sm_count = cuda_sm_count(device);
     d.max_active_clusters = state_->clusters(device);
     return d;
   }
@@ -364,13 +333,15 @@ std::vector<std::shared_ptr<const CutlassSolution>> make_solutions() {
 // Only where cuBLASLt cannot fuse the epilogue: the erf GELU (its GELU epilogue is the tanh
 // approximation, so tgemm runs cuBLASLt into an fp32 staging buffer and a second elementwise
 // pass; a fused CUTLASS epilogue writes the output once). Elsewhere cuBLASLt's heuristic stays
-// the default until tuned tables say otherwise. Version 2 of the rule, from the session-2 bench
-// of version 1 (docs/perf-notes.md, "Why the default rule loses where it does"):
-//   M <= 64: pingpong 64x128 (a 128-row tile would compute mostly padding);
-//   fewer 128x128 tiles than half the SMs (M > 64): no default, cuBLASLt staged (version 1's
-//     stream-K ran 0.55-0.83x of GEMM + a separate GELU there);
+// the default until tuned tables say otherwise. The rule, each cut measured against cuBLASLt's
+// default GEMM followed by the GELU pass (the staged path):
+//   M <= 64: no default (a fused 64x128 pick ran 1.3-2.7x the staged path's time on the suite's
+//     decode problems); the skinny kernels or the split backend take them;
+//   fewer 128x128 tiles than half the SMs: no default (stream-K ran 0.55-0.83x of the staged
+//     path there);
 //   else 128x256 with a 2x1 cluster when its tiles fill every SM with a last wave at least 80%
-//     full (N padding counted), else whichever of it and 128x128 wastes less of the last wave.
+//     full (N padding counted), else whichever of it and 128x128 wastes less of the last wave;
+//     no default when that pick's last wave is under 80% full, or when K > 4096.
 struct Pick {
   Schedule schedule;
   int tile_m, tile_n, cluster_m, cluster_n;
@@ -414,7 +385,7 @@ class CutlassBackend final : public Backend {
 
   SolutionPtr default_solution(const GemmProblem& p) const override {
     if (p.activation != Activation::kGelu) return nullptr;
-    const int sms = device_attribute(cudaDevAttrMultiProcessorCount, p.device);
+    const int sms = cuda_sm_count(p.device);
     if (sms <= 0) return nullptr;
     auto tiles = [&](int tm, int tn) { return ceil_div(p.m, tm) * ceil_div(p.n, tn); };
     // Useful share of the grid's work: the last wave's fill times the N padding of the tile.
@@ -424,10 +395,10 @@ class CutlassBackend final : public Backend {
       const double fill = static_cast<double>(t) / (waves * sms);
       return fill * static_cast<double>(p.n) / static_cast<double>(ceil_div(p.n, tn) * tn);
     };
-    // Rule v5 (session 26): no fused default for M <= 64. The first rule's unmeasured pick there
-    // (pingpong 64x128) ran 1.3-2.7x the staged path's time on the suite's 32 decode problems
-    // (M = 1, 16, gelu + bias, H200's tune profile); the skinny kernels' fused stores take that
-    // region where their rule applies, the staged path the rest (split backend).
+    // No fused default for M <= 64: a pingpong 64x128 pick there ran 1.3-2.7x the staged path's
+    // time on the suite's 32 decode problems (M = 1, 16, gelu + bias, an H200); the skinny
+    // kernels' fused stores take that region where their rule applies, the staged path the rest
+    // (split backend).
     if (p.m <= 64) return nullptr;
     if (2 * tiles(128, 128) < sms) return nullptr;
     Pick pick{Schedule::kCooperative, 128, 128, 1, 1, TileScheduler::kPersistent};
@@ -435,14 +406,14 @@ class CutlassBackend final : public Backend {
     const double wide_eff = wide ? efficiency(128, 256) : 0.0;
     if (wide && (wide_eff >= 0.8 || wide_eff >= efficiency(128, 128)))
       pick = {Schedule::kCooperative, 128, 256, 2, 1, TileScheduler::kPersistent};
-    // Rule v3 (session 5): below 80% wave efficiency the staged path (cuBLASLt's default GEMM,
-    // then the vectorized bias + GELU pass) is faster: on the session-5 gelu profile the cut
-    // turns 1.043x / 8 losses into 1.091x / 2 against it (docs/perf-notes.md, "CUTLASS").
+    // Below 80% wave efficiency the staged path (cuBLASLt's default GEMM, then the vectorized
+    // bias + GELU pass) is faster: on the gelu profile of the suite the cut turns 1.043x / 8
+    // losses into 1.091x / 2 against it.
     if (efficiency(pick.tile_m, pick.tile_n) < 0.8) return nullptr;
-    // Rule v4 (session 7): fusion saves the pass (4·M·N bytes), a share of ~400/K of the GEMM
-    // (2·M·N·K flops at ~600 TFLOP/s against ~3 TB/s); the untuned instances give up 5-15% of
-    // the GEMM to cuBLASLt's kernel, so above K = 4096 the staged path wins. Session 7's bench
-    // of v3 (M = 512/2048): fused picks 1.029x for K <= 4096, 0.933x above (perf-notes, "CUTLASS").
+    // Fusion saves the pass (4·M·N bytes), a share of ~400/K of the GEMM (2·M·N·K flops at
+    // ~600 TFLOP/s against ~3 TB/s); the untuned instances give up 5-15% of the GEMM to
+    // cuBLASLt's kernel, so above K = 4096 the staged path wins: at M = 512/2048 fused picks
+    // run 1.029x for K <= 4096, 0.933x above.
     // For M <= 64 the share is smaller still (the pass against the weight's 2·N·K bytes: 2·M/K).
     if (p.k > 4096) return nullptr;
     // CUTLASS's heuristic raster: along M when the grid is wider than tall.

@@ -15,7 +15,7 @@
 //
 // Default rule: none, except for the erf GELU (cuBLASLt has no erf-GELU epilogue and stages the
 // product through fp32 plus a second pass): there a fused instance is the default (see
-// CutlassBackend::default_solution and docs/perf-notes.md, "CUTLASS").
+// CutlassBackend::default_solution).
 #pragma once
 
 #include <string>

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "backends/cutlass/cutlass_kernels.h"
+#include "cuda/cuda_check.h"
 #include "kernels/sm90/sm90_gemm_cutlass.cuh"
-#include "runtime/cuda_check.h"
 
 namespace tgemm::cutlass_sm90 {
 

@@ -2,8 +2,8 @@
 
 #include "core/log.h"
 #include "core/table.h"
+#include "cuda/cuda_check.h"
 #include "kernels/common/reference_gemm.cuh"
-#include "runtime/cuda_check.h"
 
 namespace tgemm {
 namespace {

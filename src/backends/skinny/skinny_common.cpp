@@ -1,45 +1,14 @@
 #include "backends/skinny/skinny_common.h"
 
-#include <cuda_runtime.h>
-
-#include <array>
 #include <limits>
+
+#include "cuda/device.h"
 
 namespace tgemm::skinny {
 namespace {
 
-constexpr int kMaxDevices = 64;
-constexpr int kUnknown = std::numeric_limits<int>::min();
 // The kernel indexes k-blocks and element offsets within a row with int32.
 constexpr std::int64_t kMaxK = std::int64_t{1} << 30;
-
-int cached_attribute(std::array<std::atomic<int>, kMaxDevices>& cache, cudaDeviceAttr attr, int device) noexcept {
-  if (device < 0 || device >= kMaxDevices) return -1;
-  int v = cache[device].load(std::memory_order_relaxed);
-  if (v != kUnknown) return v;
-  if (cudaDeviceGetAttribute(&v, attr, device) != cudaSuccess) {
-    cudaGetLastError();  // a failed query must not leave an error behind
-    v = -1;
-  }
-  cache[device].store(v, std::memory_order_relaxed);
-  return v;
-}
-
-int device_attribute(cudaDeviceAttr attr, int device) noexcept {
-  static std::array<std::atomic<int>, kMaxDevices> major, minor, sms;
-  static const bool init = [] {
-    for (auto* c : {&major, &minor, &sms})
-      for (auto& a : *c) a.store(kUnknown);
-    return true;
-  }();
-  (void)init;
-  switch (attr) {
-    case cudaDevAttrComputeCapabilityMajor: return cached_attribute(major, attr, device);
-    case cudaDevAttrComputeCapabilityMinor: return cached_attribute(minor, attr, device);
-    case cudaDevAttrMultiProcessorCount: return cached_attribute(sms, attr, device);
-    default: return -1;
-  }
-}
 
 bool is_out_type(DType t) { return t == DType::kBFloat16 || t == DType::kFloat16 || t == DType::kFloat32; }
 
@@ -65,12 +34,14 @@ bool accepts_layout(const GemmProblem& p, int m_tile) noexcept {
 
 }  // namespace
 
-int device_sms(int device) noexcept { return device_attribute(cudaDevAttrMultiProcessorCount, device); }
-
-bool is_sm90(int device) noexcept {
-  return device_attribute(cudaDevAttrComputeCapabilityMajor, device) == 9 &&
-         device_attribute(cudaDevAttrComputeCapabilityMinor, device) == 0;
+// Device facts from the one cache of cuda/device.h: can_implement stays cheap and noexcept.
+int device_sms(int device) noexcept {
+  const DeviceInfo* d = find_cuda_device_info(device);
+  return d == nullptr ? -1 : d->sm_count;
 }
+
+// The kernels are built for sm_90a only (-gencode arch=compute_90a,code=sm_90a).
+bool is_sm90(int device) noexcept { return is_sm90a_device(device); }
 
 bool accepts_operands(const GemmProblem& p, int m_tile) noexcept { return accepts_epilogue(p) && accepts_layout(p, m_tile); }
 

@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "backends/skinny/skinny_kernels.h"
+#include "cuda/cuda_check.h"
 #include "kernels/sm90/sm90_skinny_gemv.cuh"
 #include "kernels/sm90/sm90_skinny_mma_weight_a.cuh"
 #include "kernels/sm90/sm90_skinny_mma_weight_b.cuh"
-#include "runtime/cuda_check.h"
 
 namespace tgemm::skinny {
 

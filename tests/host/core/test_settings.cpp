@@ -1,7 +1,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -78,6 +80,26 @@ TEST(SettingsFromEnv, AsksForTheFamilyVariablesByName) {
                            "TGEMM_LOG_TUNED_CONFIG"}) {
     EXPECT_NE(std::find(asked.begin(), asked.end(), name), asked.end()) << name;
   }
+}
+
+TEST(SettingsConfigDir, SetAndNotEmptyWins) {
+  auto env_of = [](const char* value) {
+    return [value](const char* name) -> const char* {
+      return std::string(name) == "TGEMM_CONFIG_DIR" ? value : nullptr;
+    };
+  };
+  EXPECT_EQ(Settings::config_dir_from_env(env_of("/srv/tables")), std::optional<std::string>("/srv/tables"));
+  EXPECT_EQ(Settings::config_dir_from_env(env_of("")), std::nullopt);  // empty means unset
+  EXPECT_EQ(Settings::config_dir_from_env(env_of(nullptr)), std::nullopt);
+}
+
+TEST(SettingsProcessEnv, ReadsTheProcessEnvironment) {
+  ASSERT_EQ(::setenv("TGEMM_SETTINGS_TEST_VARIABLE", "seen", 1), 0);
+  const Settings::Getenv env = Settings::process_env();
+  ASSERT_NE(env("TGEMM_SETTINGS_TEST_VARIABLE"), nullptr);
+  EXPECT_STREQ(env("TGEMM_SETTINGS_TEST_VARIABLE"), "seen");
+  ASSERT_EQ(::unsetenv("TGEMM_SETTINGS_TEST_VARIABLE"), 0);
+  EXPECT_EQ(env("TGEMM_SETTINGS_TEST_VARIABLE"), nullptr);
 }
 
 TEST(EnvFlag, Spellings) {

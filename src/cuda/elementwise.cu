@@ -1,4 +1,4 @@
-// Elementwise helpers of the runtime. epilogue_rows: out = act(alpha * src + beta * c + bias) in
+// Elementwise passes over a GEMM output. epilogue_rows: out = act(alpha * src + beta * c + bias) in
 // fp32, cast to the output type; with src null it is the whole result of a GEMM with K = 0.
 // Two kernels, the same arithmetic element by element (bit-identical results):
 //  - epilogue_rows_vec8_kernel, the fast path: each thread takes 8 consecutive columns of one row
@@ -16,8 +16,8 @@
 
 #include "kernels/common/activation.cuh"
 #include "kernels/common/numeric.cuh"
-#include "runtime/cuda_check.h"
-#include "runtime/elementwise.h"
+#include "cuda/cuda_check.h"
+#include "cuda/elementwise.h"
 
 namespace tgemm {
 namespace {

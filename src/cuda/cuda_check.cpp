@@ -1,4 +1,4 @@
-#include "runtime/cuda_check.h"
+#include "cuda/cuda_check.h"
 
 namespace tgemm::detail {
 

@@ -1,0 +1,78 @@
+// The torch ops of the `tgemm` library (torch.ops.tgemm.*), one row each: the schema and the
+// kernels that implement it. library.cpp registers every row (schema, CUDA, CPU and Autograd
+// kernels); module.cpp binds every row's eager fast path (tgemm._C.<op>); the fake (meta) kernel
+// of each op is tgemm/_fake.py's register_fake("tgemm::<op>"), which torch imports through the
+// library's python module.
+//
+// A new op: its kernels struct (Sig, cuda, cpu, autograd) in python/csrc/ops_<family>.h/.cpp, a
+// row here, its fake kernel in python/tgemm/_fake.py, its Python wrapper in python/tgemm/ops.py,
+// and its opcheck/compile/graph tests in tests/python/.
+//
+// Schema conventions: inputs in the C++ API's order; optional arguments default to None; a
+// functional op returns a new tensor; an out= variant is `<op>_out(..., Tensor(a!) out, ...) -> ()`
+// (no aliased return, so torch.compile functionalizes it), with out after the required tensors and
+// before the arguments that have defaults.
+#pragma once
+
+#include <ATen/core/dispatch/Dispatcher.h>
+
+#include <string>
+#include <string_view>
+#include <tuple>
+
+#include "python/csrc/ops_a16w16.h"
+#include "python/csrc/ops_epilogue.h"
+
+namespace tgemm::torch_binding {
+
+// One row: the op's schema; its kernels are Kernels::cuda, ::cpu and ::autograd, of type
+// Kernels::Sig (autograd: AutogradSig<Sig>).
+template <class K>
+struct OpDef {
+  using Kernels = K;
+  const char* schema;
+};
+
+inline constexpr auto kOps = std::make_tuple(
+    // a16w16: y = x @ w^T (+ bias), w [N, K] as in F.linear; bf16/fp16 in, bf16/fp16/fp32 out.
+    OpDef<GemmA16W16>{"gemm_a16w16(Tensor x, Tensor w, Tensor? bias=None, ScalarType? otype=None) -> Tensor"},
+    OpDef<GemmA16W16Out>{"gemm_a16w16_out(Tensor x, Tensor w, Tensor(a!) out, Tensor? bias=None) -> ()"},
+    // Fused epilogues, each tgemm::gemm_a16w16 with the matching epilogue, tuned and dispatched as
+    // such: y = act(x @ w^T (+ bias)), bias [N] of x's dtype or of the output dtype, added in fp32
+    // before the activation; outputs bf16/fp16/fp32.
+    OpDef<GemmBias>{"gemm_bias(Tensor x, Tensor w, Tensor bias, ScalarType? otype=None) -> Tensor"},
+    OpDef<GemmBiasOut>{"gemm_bias_out(Tensor x, Tensor w, Tensor bias, Tensor(a!) out) -> ()"},
+    // approximate as in F.gelu: "none" (erf) or "tanh".
+    OpDef<GemmGelu>{"gemm_gelu(Tensor x, Tensor w, Tensor? bias=None, str approximate=\"none\", "
+                    "ScalarType? otype=None) -> Tensor"},
+    OpDef<GemmGeluOut>{"gemm_gelu_out(Tensor x, Tensor w, Tensor(a!) out, Tensor? bias=None, "
+                       "str approximate=\"none\") -> ()"},
+    OpDef<GemmRelu>{"gemm_relu(Tensor x, Tensor w, Tensor? bias=None, ScalarType? otype=None) -> Tensor"},
+    OpDef<GemmReluOut>{"gemm_relu_out(Tensor x, Tensor w, Tensor(a!) out, Tensor? bias=None) -> ()"},
+    // y = alpha * (x @ w^T) + beta * c, c [..., N] shaped like y; the functional form's y has c's
+    // dtype. The out= form takes out = c (the same tensor) to accumulate in place, as ATen's out=
+    // ops let out alias an input; otherwise out must not overlap c.
+    OpDef<GemmAlphaBeta>{"gemm_alpha_beta(Tensor x, Tensor w, Tensor c, float alpha=1.0, float beta=1.0) -> Tensor"},
+    OpDef<GemmAlphaBetaOut>{"gemm_alpha_beta_out(Tensor x, Tensor w, Tensor c, Tensor(a!) out, float alpha=1.0, "
+                            "float beta=1.0) -> ()"});
+
+// Calls f(row) for every row of kOps, in order.
+template <class F>
+void for_each_op(F&& f) {
+  std::apply([&](const auto&... row) { (f(row), ...); }, kOps);
+}
+
+// The op name of a schema: "gemm_bias" for "gemm_bias(Tensor x, ...) -> Tensor".
+inline std::string op_name(std::string_view schema) { return std::string(schema.substr(0, schema.find('('))); }
+
+// The dispatcher entry of the op whose kernels are K (looked up once; the op is registered when
+// this library is loaded).
+template <class K>
+const c10::TypedOperatorHandle<typename K::Sig>& op_handle() {
+  static const auto op = c10::Dispatcher::singleton()
+                             .findSchemaOrThrow(("tgemm::" + op_name(std::get<OpDef<K>>(kOps).schema)).c_str(), "")
+                             .template typed<typename K::Sig>();
+  return op;
+}
+
+}  // namespace tgemm::torch_binding
