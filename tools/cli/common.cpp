@@ -92,32 +92,11 @@ std::vector<SuiteShape> read_suite(const std::string& path) {
   return out;
 }
 
-std::string device_slug(const std::string& name) {
-  std::string s = name;
-  for (const char* prefix : {"NVIDIA ", "nvidia "}) {
-    if (s.rfind(prefix, 0) == 0) s = s.substr(std::string(prefix).size());
-  }
-  std::string out;
-  for (char c : s) {
-    if (std::isalnum(static_cast<unsigned char>(c))) out.push_back(static_cast<char>(std::tolower(c)));
-    else if (!out.empty() && out.back() != '-') out.push_back('-');
-  }
-  while (!out.empty() && out.back() == '-') out.pop_back();
-  return out.empty() ? "gpu" : out;
-}
-
 static std::tm now_utc() {
   std::time_t t = std::time(nullptr);
   std::tm tm{};
   gmtime_r(&t, &tm);
   return tm;
-}
-
-std::string today_yyyymmdd() {
-  char buf[16];
-  std::tm tm = now_utc();
-  std::strftime(buf, sizeof(buf), "%Y%m%d", &tm);
-  return buf;
 }
 
 std::string iso_date() {
@@ -139,34 +118,5 @@ std::string current_commit() {
   }
   return "unknown";
 }
-
-// Writes rows sorted by key and M, atomically (temp file + rename): an interrupted tune never
-// leaves a torn table, and every batch written before the interruption is kept.
-void write_tuned_table(const std::string& path, const std::vector<TableRow>& rows) {
-  std::vector<const TableRow*> sorted;
-  for (const auto& r : rows) sorted.push_back(&r);
-  std::sort(sorted.begin(), sorted.end(), [](const TableRow* a, const TableRow* b) {
-    return std::make_tuple(a->key.arch, a->key.sm_count, static_cast<int>(a->key.dtype), static_cast<int>(a->key.out_dtype),
-                           a->key.bias, a->key.n, a->key.k, a->m) <
-           std::make_tuple(b->key.arch, b->key.sm_count, static_cast<int>(b->key.dtype), static_cast<int>(b->key.out_dtype),
-                           b->key.bias, b->key.n, b->key.k, b->m);
-  });
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp);
-    TGEMM_CHECK(static_cast<bool>(out), "tgemm", "cannot write '", tmp, "'");
-    out << csv::join(tuned_table_columns()) << "\n";
-    for (const TableRow* r : sorted) out << format_tuned_row(*r) << "\n";
-    out.flush();
-    TGEMM_CHECK(static_cast<bool>(out), "tgemm", "write to '", tmp, "' failed");
-  }
-  int fd = ::open(tmp.c_str(), O_RDONLY);
-  if (fd >= 0) {
-    ::fsync(fd);
-    ::close(fd);
-  }
-  TGEMM_CHECK(std::rename(tmp.c_str(), path.c_str()) == 0, "tgemm", "rename to '", path, "' failed");
-}
-
 
 }  // namespace tgemm::cli

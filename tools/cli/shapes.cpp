@@ -20,7 +20,7 @@
 #include "core/table.h"
 #include "runtime/runtime.h"
 #include "tools/cli/common.h"
-#include "tune/racer.h"
+#include "tuner/timing.h"
 
 namespace tgemm::cli {
 
@@ -138,7 +138,7 @@ PairTiming measure_rows(const TableRow& ra, const TableRow& rb, int rounds, int 
   }
   RaceOptions ro;
   ro.short_slots = short_slots;
-  ro.min_rotation_sets = min_rotation_sets;
+  ro.data.min_rotation_sets = min_rotation_sets;
   return time_solution_pair(p, *sol[0], *sol[1], ro, rounds, placements);
 }
 

@@ -43,8 +43,7 @@ foreach(case "confirm_placements;0" "final_placements;0" "finalists;0" "final_ro
   expect_contains("tgemm tune --${opt} ${value}: stderr" "${${opt}_ERR}" "--${opt}")
 endforeach()
 
-# The tune's defaults (docs/design-choices.md, "Tuner defaults (session 33)"; the shipped tables were tuned
-# with earlier ones), shown by --help.
+# The tune's defaults (tuner/options.h, tune_race_defaults), shown by --help.
 # CLI11 prints a default as "=4" (2.1, Debian 12/Ubuntu 22.04-24.04) or " [4]" (2.4, the GPU machine's): either counts.
 tgemm_run(help tune --help)
 foreach(entry "--final_placements INT:INT in [1 - 16]|4" "--min_accurate INT:INT in [1 - 100000]|48"

@@ -1,4 +1,4 @@
-#include "core/tune_select.h"
+#include "tuner/select.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,14 +1,14 @@
-#include "tools/cli/alternatives.h"
+#include "tuner/alternatives.h"
 
 #include <algorithm>
-#include <fmt/core.h>
+#include <string>
 
 #include "core/check.h"
 #include "core/csv.h"
 #include "core/problem.h"
 #include "tgemm/tensor.h"
 
-namespace tgemm::cli {
+namespace tgemm {
 
 namespace {
 
@@ -47,7 +47,7 @@ std::unordered_map<std::string, std::vector<ProfiledCandidate>> read_profile_can
   auto column = [&](const std::string& name) {
     const auto it = std::find(header.begin(), header.end(), name);
     TGEMM_CHECK(it != header.end(), "tgemm reconfirm", "--profile ", file, " must have a '", name,
-                "' column (a profile of `tgemm tune --profile_file` since session 28), got the header '",
+                "' column (a profile written by `tgemm tune --profile_file`), got the header '",
                 csv::join(header), "'");
     return static_cast<std::size_t>(it - header.begin());
   };
@@ -62,7 +62,8 @@ std::unordered_map<std::string, std::vector<ProfiledCandidate>> read_profile_can
     if (line.empty() || line[0] == '#') continue;
     const auto f = csv::split_line(line);
     if (!f || f->size() != width) {
-      warnings.push_back(fmt::format("{}:{}: expected {} fields, got {}", file, lineno, width, f ? f->size() : 0));
+      warnings.push_back(file + ":" + std::to_string(lineno) + ": expected " + std::to_string(width) + " fields, got " +
+                         std::to_string(f ? f->size() : 0));
       continue;
     }
     const auto e = csv::parse_double((*f)[err]);
@@ -71,9 +72,8 @@ std::unordered_map<std::string, std::vector<ProfiledCandidate>> read_profile_can
     const auto cr = csv::parse_double((*f)[confirm_ratio]);
     const auto au = csv::parse_double((*f)[accurate]);
     if (!e || !s || !fr || !cr || !au) {
-      warnings.push_back(fmt::format("{}:{}: err_ratio, strict_ok, final_ratio, confirm_ratio or accurate_us is not a "
-                                     "number",
-                                     file, lineno));
+      warnings.push_back(file + ":" + std::to_string(lineno) +
+                         ": err_ratio, strict_ok, final_ratio, confirm_ratio or accurate_us is not a number");
       continue;
     }
     if (*au <= 0 || !(*f)[error].empty() || *e < 0 || *e > max_err_ratio || (!*s && !loose)) continue;
@@ -115,4 +115,4 @@ std::vector<ProfiledCandidate> rank_alternatives(const std::vector<ProfiledCandi
   return out;
 }
 
-}  // namespace tgemm::cli
+}  // namespace tgemm
