@@ -447,6 +447,15 @@ void write_results(const BenchRun& run, double copy_tbps, const std::vector<std:
   fmt::print("wrote {}\n", path);
 }
 
+// --epilogue: none (empty), gelu, gelu_tanh or relu.
+Activation parse_activation(const std::string& epilogue) {
+  if (epilogue.empty()) return Activation::kNone;
+  auto e = parse_epilogue_key(epilogue);
+  TGEMM_CHECK(e && !e->scaled && !e->use_c, "tgemm bench", "--epilogue must be none, gelu, gelu_tanh or relu, got '",
+              epilogue, "'");
+  return e->activation;
+}
+
 }  // namespace
 
 int run_bench(const BenchOptions& o) {
@@ -458,12 +467,7 @@ int run_bench(const BenchOptions& o) {
   run.device = device;
   run.in = parse_dtype(o.dtype, "--dtype");
   run.out = o.out_dtype.empty() ? run.in : parse_dtype(o.out_dtype, "--out-dtype");
-  if (!o.epilogue.empty()) {
-    auto e = parse_epilogue_key(o.epilogue);
-    TGEMM_CHECK(e && !e->scaled && !e->use_c, "tgemm bench", "--epilogue must be none, gelu, gelu_tanh or relu, got '",
-                o.epilogue, "'");
-    run.activation = e->activation;
-  }
+  run.activation = parse_activation(o.epilogue);
   const std::vector<std::int64_t> ms = parse_int_list(o.ms, "--m");
   const std::vector<SuiteShape> suite = read_suite(o.suite);
   std::size_t free_b = 0, total_b = 0;
