@@ -1,6 +1,7 @@
 #include "tuner/alternatives.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include "core/check.h"
@@ -31,19 +32,16 @@ std::string profile_problem_key(const TableRow& row) {
                     std::string(dtype_name(k.out_dtype)), format_epilogue_key(k.epilogue)});
 }
 
-std::unordered_map<std::string, std::vector<ProfiledCandidate>> read_profile_candidates(
-    std::istream& in, const std::string& file, double max_err_ratio, bool loose, std::vector<std::string>& warnings) {
-  std::unordered_map<std::string, std::vector<ProfiledCandidate>> out;
-  std::string line;
-  int lineno = 0;
-  std::vector<std::string> header;
-  while (header.empty() && std::getline(in, line)) {
-    ++lineno;
-    if (line.empty() || line[0] == '#') continue;
-    auto f = csv::split_line(line);
-    TGEMM_CHECK(f.has_value(), "tgemm reconfirm", "--profile ", file, ":", lineno, ": unterminated quote in the header");
-    header = std::move(*f);
-  }
+namespace {
+
+// Where the profile's columns are.
+struct ProfileColumns {
+  std::vector<std::size_t> key;
+  std::size_t libtype = 0, name = 0, err = 0, strict = 0, error = 0, final_ratio = 0, confirm_ratio = 0, accurate = 0;
+  std::size_t width = 0;
+};
+
+ProfileColumns profile_columns(const std::vector<std::string>& header, const std::string& file) {
   auto column = [&](const std::string& name) {
     const auto it = std::find(header.begin(), header.end(), name);
     TGEMM_CHECK(it != header.end(), "tgemm reconfirm", "--profile ", file, " must have a '", name,
@@ -51,41 +49,80 @@ std::unordered_map<std::string, std::vector<ProfiledCandidate>> read_profile_can
                 csv::join(header), "'");
     return static_cast<std::size_t>(it - header.begin());
   };
-  std::vector<std::size_t> key_cols;
-  for (const char* c : kKeyColumns) key_cols.push_back(column(c));
-  const std::size_t libtype = column("libtype"), name = column("kernelName"), err = column("err_ratio"),
-                    strict = column("strict_ok"), error = column("error"), final_ratio = column("final_ratio"),
-                    confirm_ratio = column("confirm_ratio"), accurate = column("accurate_us");
-  const std::size_t width = header.size();
+  ProfileColumns c;
+  for (const char* k : kKeyColumns) c.key.push_back(column(k));
+  c.libtype = column("libtype");
+  c.name = column("kernelName");
+  c.err = column("err_ratio");
+  c.strict = column("strict_ok");
+  c.error = column("error");
+  c.final_ratio = column("final_ratio");
+  c.confirm_ratio = column("confirm_ratio");
+  c.accurate = column("accurate_us");
+  c.width = header.size();
+  return c;
+}
+
+// The header: the first line that is neither empty nor a comment.
+std::vector<std::string> profile_header(std::istream& in, const std::string& file, int& lineno) {
+  std::string line;
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (line.empty() || line[0] == '#') continue;
+    auto f = csv::split_line(line);
+    TGEMM_CHECK(f.has_value(), "tgemm reconfirm", "--profile ", file, ":", lineno, ": unterminated quote in the header");
+    return std::move(*f);
+  }
+  return {};
+}
+
+// One line's candidate when it was timed accurately and passed the tune's checks; a malformed line
+// adds a warning.
+std::optional<ProfiledCandidate> profile_candidate(const std::vector<std::string>& f, const ProfileColumns& c,
+                                                   double max_err_ratio, bool loose, const std::string& where,
+                                                   std::vector<std::string>& warnings) {
+  const auto e = csv::parse_double(f[c.err]);
+  const auto s = csv::parse_bool(f[c.strict]);
+  const auto fr = csv::parse_double(f[c.final_ratio]);
+  const auto cr = csv::parse_double(f[c.confirm_ratio]);
+  const auto au = csv::parse_double(f[c.accurate]);
+  if (!e || !s || !fr || !cr || !au) {
+    warnings.push_back(where + ": err_ratio, strict_ok, final_ratio, confirm_ratio or accurate_us is not a number");
+    return std::nullopt;
+  }
+  if (*au <= 0 || !f[c.error].empty() || *e < 0 || *e > max_err_ratio || (!*s && !loose)) return std::nullopt;
+  return ProfiledCandidate{f[c.libtype], f[c.name], *fr, *cr, *au, *e};
+}
+
+}  // namespace
+
+std::unordered_map<std::string, std::vector<ProfiledCandidate>> read_profile_candidates(
+    std::istream& in, const std::string& file, double max_err_ratio, bool loose, std::vector<std::string>& warnings) {
+  std::unordered_map<std::string, std::vector<ProfiledCandidate>> out;
+  int lineno = 0;
+  const ProfileColumns cols = profile_columns(profile_header(in, file, lineno), file);
+  std::string line;
   while (std::getline(in, line)) {
     ++lineno;
     if (line.empty() || line[0] == '#') continue;
     const auto f = csv::split_line(line);
-    if (!f || f->size() != width) {
-      warnings.push_back(file + ":" + std::to_string(lineno) + ": expected " + std::to_string(width) + " fields, got " +
+    const std::string where = file + ":" + std::to_string(lineno);
+    if (!f || f->size() != cols.width) {
+      warnings.push_back(where + ": expected " + std::to_string(cols.width) + " fields, got " +
                          std::to_string(f ? f->size() : 0));
       continue;
     }
-    const auto e = csv::parse_double((*f)[err]);
-    const auto s = csv::parse_bool((*f)[strict]);
-    const auto fr = csv::parse_double((*f)[final_ratio]);
-    const auto cr = csv::parse_double((*f)[confirm_ratio]);
-    const auto au = csv::parse_double((*f)[accurate]);
-    if (!e || !s || !fr || !cr || !au) {
-      warnings.push_back(file + ":" + std::to_string(lineno) +
-                         ": err_ratio, strict_ok, final_ratio, confirm_ratio or accurate_us is not a number");
-      continue;
-    }
-    if (*au <= 0 || !(*f)[error].empty() || *e < 0 || *e > max_err_ratio || (!*s && !loose)) continue;
+    std::optional<ProfiledCandidate> pc = profile_candidate(*f, cols, max_err_ratio, loose, where, warnings);
+    if (!pc) continue;
     std::vector<std::string> key;
-    for (std::size_t c : key_cols) key.push_back((*f)[c]);
+    for (std::size_t c : cols.key) key.push_back((*f)[c]);
+    // A later line of the same problem and candidate replaces an earlier one (a resumed tune appends).
     std::vector<ProfiledCandidate>& v = out[csv::join(key)];
-    ProfiledCandidate pc{(*f)[libtype], (*f)[name], *fr, *cr, *au, *e};
-    const auto same = std::find_if(v.begin(), v.end(), [&](const ProfiledCandidate& x) { return x.name == pc.name; });
+    const auto same = std::find_if(v.begin(), v.end(), [&](const ProfiledCandidate& x) { return x.name == pc->name; });
     if (same != v.end()) {
-      *same = std::move(pc);
+      *same = std::move(*pc);
     } else {
-      v.push_back(std::move(pc));
+      v.push_back(std::move(*pc));
     }
   }
   return out;

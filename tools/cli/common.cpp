@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <optional>
 #include <tuple>
 
 #include "core/check.h"
@@ -54,40 +55,61 @@ std::vector<std::int64_t> parse_int_list(const std::string& list, const std::str
   return out;
 }
 
+namespace {
+
+// Columns of a shape suite's header (-1: absent).
+struct SuiteColumns {
+  int model = -1, layer = -1, n = -1, k = -1;
+};
+
+SuiteColumns suite_columns(const std::vector<std::string>& header, const std::string& path) {
+  SuiteColumns c;
+  for (int i = 0; i < static_cast<int>(header.size()); ++i) {
+    const std::string& h = header[static_cast<std::size_t>(i)];
+    if (h == "model") c.model = i;
+    if (h == "layer") c.layer = i;
+    if (h == "N") c.n = i;
+    if (h == "K") c.k = i;
+  }
+  TGEMM_CHECK(c.n >= 0 && c.k >= 0, "tgemm", path, ": header needs N and K columns");
+  return c;
+}
+
+SuiteShape suite_shape(const std::vector<std::string>& f, const SuiteColumns& c, const std::string& path, int line_no) {
+  auto get = [&](int col) {
+    return col >= 0 && col < static_cast<int>(f.size()) ? f[static_cast<std::size_t>(col)] : std::string();
+  };
+  SuiteShape s;
+  s.model = get(c.model);
+  s.layer = get(c.layer);
+  auto n = csv::parse_int(get(c.n));
+  auto k = csv::parse_int(get(c.k));
+  TGEMM_CHECK(n && k && *n > 0 && *k > 0, "tgemm", path, ":", line_no, ": bad N or K");
+  s.n = *n;
+  s.k = *k;
+  return s;
+}
+
+}  // namespace
+
 std::vector<SuiteShape> read_suite(const std::string& path) {
   std::ifstream in(path);
   TGEMM_CHECK(static_cast<bool>(in), "tgemm", "cannot open shape suite '", path, "'");
   std::vector<SuiteShape> out;
   std::string line;
   int line_no = 0;
-  int col_model = -1, col_layer = -1, col_n = -1, col_k = -1;
+  std::optional<SuiteColumns> cols;
   while (std::getline(in, line)) {
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty() || line[0] == '#') continue;
     auto f = csv::split_line(line);
     TGEMM_CHECK(f.has_value(), "tgemm", path, ":", line_no, ": malformed line");
-    if (col_n < 0) {
-      for (int i = 0; i < static_cast<int>(f->size()); ++i) {
-        const std::string& h = (*f)[static_cast<std::size_t>(i)];
-        if (h == "model") col_model = i;
-        if (h == "layer") col_layer = i;
-        if (h == "N") col_n = i;
-        if (h == "K") col_k = i;
-      }
-      TGEMM_CHECK(col_n >= 0 && col_k >= 0, "tgemm", path, ": header needs N and K columns");
+    if (!cols) {
+      cols = suite_columns(*f, path);
       continue;
     }
-    SuiteShape s;
-    auto get = [&](int c) { return c >= 0 && c < static_cast<int>(f->size()) ? (*f)[static_cast<std::size_t>(c)] : std::string(); };
-    s.model = get(col_model);
-    s.layer = get(col_layer);
-    auto n = csv::parse_int(get(col_n));
-    auto k = csv::parse_int(get(col_k));
-    TGEMM_CHECK(n && k && *n > 0 && *k > 0, "tgemm", path, ":", line_no, ": bad N or K");
-    s.n = *n;
-    s.k = *k;
-    out.push_back(s);
+    out.push_back(suite_shape(*f, *cols, path, line_no));
   }
   return out;
 }

@@ -25,28 +25,39 @@
 
 namespace tgemm::cli {
 
+namespace {
+
+// The (N, K) pairs of the model's config.json or of the shape suite; a model's torch_dtype, where
+// it names a dtype, goes to `dtype`.
+std::vector<LinearShape> linear_shapes_of(const ShapesOptions& o, std::string& dtype) {
+  std::vector<LinearShape> shapes;
+  if (o.model_dir.empty()) {
+    for (const SuiteShape& s : read_suite(o.suite)) shapes.push_back({s.model + "/" + s.layer, s.n, s.k, 1.0});
+    return shapes;
+  }
+  std::filesystem::path path(o.model_dir);
+  if (std::filesystem::is_directory(path)) path /= "config.json";
+  std::ifstream in(path);
+  TGEMM_CHECK(static_cast<bool>(in), "tgemm shapes", "cannot open '", path.string(), "'");
+  std::stringstream text;
+  text << in.rdbuf();
+  ModelShapeOptions mo;
+  mo.tp = o.tp;
+  mo.lm_head = o.lm_head;
+  shapes = model_linear_shapes(text.str(), mo);
+  const std::string md = model_dtype(text.str());
+  if (!md.empty() && dtype_from_name(md)) dtype = md;
+  return shapes;
+}
+
+}  // namespace
+
 int run_shapes(const ShapesOptions& o) {
   TGEMM_CHECK(o.model_dir.empty() != o.suite.empty(), "tgemm shapes", "give exactly one of --model_dir and --suite");
   TGEMM_CHECK(o.batch_size >= 1, "tgemm shapes", "--batch_size must be >= 1, got ", o.batch_size);
   std::vector<std::int64_t> nsets = parse_int_list(o.nsets, "--nsets");
-  std::vector<LinearShape> shapes;
   std::string dtype_name_str = "torch.bfloat16";
-  if (!o.model_dir.empty()) {
-    std::filesystem::path path(o.model_dir);
-    if (std::filesystem::is_directory(path)) path /= "config.json";
-    std::ifstream in(path);
-    TGEMM_CHECK(static_cast<bool>(in), "tgemm shapes", "cannot open '", path.string(), "'");
-    std::stringstream text;
-    text << in.rdbuf();
-    ModelShapeOptions mo;
-    mo.tp = o.tp;
-    mo.lm_head = o.lm_head;
-    shapes = model_linear_shapes(text.str(), mo);
-    std::string md = model_dtype(text.str());
-    if (!md.empty() && dtype_from_name(md)) dtype_name_str = md;
-  } else {
-    for (const SuiteShape& s : read_suite(o.suite)) shapes.push_back({s.model + "/" + s.layer, s.n, s.k, 1.0});
-  }
+  const std::vector<LinearShape> shapes = linear_shapes_of(o, dtype_name_str);
   DType in = o.dtype.empty() ? *dtype_from_name(dtype_name_str) : parse_dtype(o.dtype, "--dtype");
   TGEMM_CHECK(in == DType::kBFloat16 || in == DType::kFloat16, "tgemm shapes", "dtype must be bf16 or fp16, got ",
               dtype_name(in));
