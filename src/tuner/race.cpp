@@ -59,7 +59,7 @@ void RaceState::notify(const char* phase, const std::string& name) const {
 
 void RaceState::make_extra() {
   if (extra_made_) return;
-  extra = more_placements(p, data_options_, dev, extra_wanted_);
+  extra_ = more_placements(p, data_options_, dev, extra_wanted_);
   extra_made_ = true;
 }
 

@@ -38,9 +38,9 @@ class RaceState {
   void ensure_workspace();
   void notify(const char* phase, const std::string& name) const;
   // Placement j: 0 is the race's operands, 1.. the extra ones (make_extra first).
-  const RaceData& placement(int j) const { return j == 0 ? data : extra[static_cast<std::size_t>(j - 1)]; }
+  const RaceData& placement(int j) const { return j == 0 ? data : extra_[static_cast<std::size_t>(j - 1)]; }
   void make_extra();
-  int extra_count() const { return static_cast<int>(extra.size()); }
+  int extra_count() const { return static_cast<int>(extra_.size()); }
   // Index of the default when it has an accurate time and no error; -1 otherwise.
   int timed_default() const;
 
@@ -57,7 +57,7 @@ class RaceState {
   DataOptions data_options_;
   int extra_wanted_;
   bool extra_made_ = false;
-  std::vector<RaceData> extra;
+  std::vector<RaceData> extra_;
   std::unordered_set<std::string> names_;
   DeviceBuffer ws_buf_;
   std::size_t ws_bytes_ = 0;
