@@ -125,7 +125,7 @@ def time_interleaved(steps: list, launches: int, replays: int, rounds: int = 10)
 
 def plan_slots(est_us: float, base_rounds: int = 10) -> tuple[int, int]:
     """(launches a graph, rounds) for a call of ~est_us, as `tgemm bench` plans them (plan_slots in
-    core/tune_select.h): a graph holds ~6 ms of work, 2-20 launches, and the rounds grow as the
+    tuner/select.h): a graph holds ~6 ms of work, 2-20 launches, and the rounds grow as the
     launches shrink (base_rounds * 20 / launches, up to 60). Why: ~270 ms slots biased two graphs
     of the same kernel by 2-5% on ~2.7 ms problems; ~27 ms slots did not."""
     launches = int(min(max(math.floor(6000.0 / max(est_us, 1e-3) + 0.5), 2), 20))  # C++ std::round
@@ -140,7 +140,7 @@ def estimate_us(m: int, n: int, k: int, elem_bytes: int) -> float:
 
 def paired_ratio(a: list[float], b: list[float]) -> float:
     """Median over rounds of a[r] / b[r] (the two medians of round r, timed back to back): drift
-    between rounds cancels in each ratio (the C++ bench's estimate, core/tune_select.h)."""
+    between rounds cancels in each ratio (the C++ bench's estimate, tuner/select.h)."""
     return statistics.median(x / y for x, y in zip(a, b) if x > 0 and y > 0)
 
 

@@ -50,7 +50,7 @@ TimingStats time_graph(const std::function<void(int, Stream)>& launch, const Tim
 // clock drift on a GPU under sustained load (seconds of dense GEMMs lower the clocks) then hits
 // all of them alike instead of favouring whichever ran first. Statistics are over all rounds;
 // round_medians, when given, receives each launcher's median per call in each round
-// ([launcher][round], for paired_ratio in core/tune_select.h).
+// ([launcher][round], for paired_ratio in tuner/select.h).
 std::vector<TimingStats> time_graphs_interleaved(const std::vector<std::function<void(int, Stream)>>& launches,
                                                  const TimingOptions& options, int rounds,
                                                  std::vector<std::vector<double>>* round_medians = nullptr);

@@ -21,7 +21,7 @@
 #include "runtime/runtime.h"
 #include "tests/common/gpu_test_util.h"
 #include "tgemm/error.h"
-#include "tune/racer.h"
+#include "tuner/tuner.h"
 
 namespace tgemm::test {
 namespace {
@@ -73,7 +73,7 @@ TEST(TimeSolutionPair, SeveralPlacementsReportTheirRange) {
   EXPECT_LT(t.max_ratio, 1.1);
   // A memory budget that holds one placement only: one is measured.
   RaceOptions small;
-  small.memory_budget = 1;
+  small.data.memory_budget = 1;
   EXPECT_EQ(time_solution_pair(p, *s, *s, small, 2, 3).placements, 1);
   try {
     time_solution_pair(p, *s, *s, RaceOptions{}, 2, 0);
@@ -141,8 +141,8 @@ TEST(ScreenLoadKey, HeuristicChoicesArePerProblem) {
 // The reconfirmation tests' rule: 2 rounds on 2 placements.
 RaceOptions short_confirmation() {
   RaceOptions o;
-  o.confirm_rounds = 2;
-  o.confirm_placements = 2;
+  o.confirm.rounds = 2;
+  o.confirm.placements = 2;
   return o;
 }
 
@@ -249,9 +249,9 @@ TEST(LaunchFingerprint, EqualExactlyForTheSameLaunch) {
   ASSERT_NE(lt, nullptr);
   // candidates() starts with the heuristic's choice (split_k() 0: its configuration is not
   // decoded), then the heuristic's top configurations as explicit ones, the first of which is
-  // the same algorithm. Session 7's run on an H200 showed their captures equal: the first
-  // split-K configuration after the default was that top-1, so the test now takes both
-  // configurations of the "different launch" pair from the explicit ones.
+  // the same algorithm (their captures are equal on an H200: the first split-K configuration
+  // after the default is that top-1), so the test takes both configurations of the "different
+  // launch" pair from the explicit ones.
   std::vector<SolutionPtr> cands = lt->candidates(p);
   ASSERT_GE(cands.size(), 3u);
   SolutionPtr def = cands[0], top1 = cands[1];
@@ -324,15 +324,15 @@ TEST(LaunchFingerprint, NothingForCallsThatCannotBeCapturedAndNoErrorLeft) {
 }
 
 // With no margin at all, the finals still run: the default and its final_contenders nearest
-// rivals are re-timed (session 12: on this problem a default's accurate time that led everyone by
-// 12% kept the row without finals in one tune; the other tune's finals put it 3% behind).
+// rivals are re-timed (on this problem a default's accurate time that led everyone by 12% would
+// keep the row without finals in one tune; another tune's finals put it 3% behind).
 TEST(RaceProblem, FinalsRunWithContendersBeyondTheMargin) {
   TGEMM_REQUIRE_GPU();
   const GemmProblem p = plain_problem(16, 1280, 8192);
   RaceOptions o;
   o.libtypes = {"cublaslt"};
-  o.final_margin = 0.0;
-  o.final_contenders = 2;
+  o.finals.margin = 0.0;
+  o.finals.contenders = 2;
   const RaceResult r = race_problem(p, o);
   ASSERT_GE(r.winner, 0);
   EXPECT_EQ(r.final_placements, 1);
@@ -346,7 +346,7 @@ TEST(RaceProblem, FinalsRunWithContendersBeyondTheMargin) {
   // Candidates at or below the winner's time (it may be a tie-order pick within the tie band)
   // qualify by the zero margin too; the contenders count towards the cap, not on top of it.
   EXPECT_GE(others, 2u);
-  EXPECT_LE(others, o.max_finalists);
+  EXPECT_LE(others, o.finals.max_finalists);
   EXPECT_EQ(in_finals, others + 1);  // and the default
   EXPECT_GT(r.candidates[static_cast<std::size_t>(r.winner)].final_ratio, 0);
 }
@@ -359,16 +359,16 @@ TEST(RaceProblem, MemoryBoundProblemsTakeMoreFinalists) {
   TGEMM_REQUIRE_GPU();
   RaceOptions o;
   o.libtypes = {"cublaslt"};
-  o.final_margin = 1.0;
-  o.max_finalists = 2;
-  o.memory_bound_finalists = 9;
-  o.confirm_rounds = 0;
+  o.finals.margin = 1.0;
+  o.finals.max_finalists = 2;
+  o.finals.memory_bound_finalists = 9;
+  o.confirm.rounds = 0;
   const GemmProblem decode = plain_problem(1, 1280, 8192), big = plain_problem(2048, 2048, 2048);
-  EXPECT_EQ(finalists_for(decode, o), 9u);
-  EXPECT_EQ(finalists_for(big, o), 2u);
-  o.memory_bound_finalists = 1;  // smaller than max_finalists: max_finalists
-  EXPECT_EQ(finalists_for(decode, o), 2u);
-  o.memory_bound_finalists = 9;
+  EXPECT_EQ(finalists_for(decode, o.finals), 9u);
+  EXPECT_EQ(finalists_for(big, o.finals), 2u);
+  o.finals.memory_bound_finalists = 1;  // smaller than max_finalists: max_finalists
+  EXPECT_EQ(finalists_for(decode, o.finals), 2u);
+  o.finals.memory_bound_finalists = 9;
   for (const GemmProblem& p : {decode, big}) {
     SCOPED_TRACE(p.describe());
     const RaceResult r = race_problem(p, o);
@@ -380,7 +380,7 @@ TEST(RaceProblem, MemoryBoundProblemsTakeMoreFinalists) {
       ++with_default;
       if (!x.is_default) ++others;
     }
-    EXPECT_EQ(others, finalists_for(p, o));
+    EXPECT_EQ(others, finalists_for(p, o.finals));
     EXPECT_EQ(with_default, others + 1);
   }
 }
@@ -396,7 +396,7 @@ TEST(RaceProblem, KeptRowObeysTheConfirmation) {
     bool dedupe;
     std::size_t finalists;
     int final_rounds;
-    bool near = false;  // RaceOptions::confirm_near_default
+    bool near = false;  // ConfirmOptions::near_default
   };
   std::set<std::string> raced_before;  // names this process has raced (a race seeds no others)
   for (const Case c : {Case{false, 1, false, 6, 4}, Case{true, 1, false, 6, 4}, Case{false, 4, false, 6, 4},
@@ -404,15 +404,15 @@ TEST(RaceProblem, KeptRowObeysTheConfirmation) {
     const GemmProblem p = plain_problem(16, 1280, 8192);
     RaceOptions o;
     o.libtypes = {"cublaslt"};
-    o.confirm_best = c.best;
-    o.final_placements = c.final_placements;
-    o.dedupe_launches = c.dedupe;
-    o.max_finalists = c.finalists;
-    o.final_rounds = c.final_rounds;
-    o.confirm_near_default = c.near;
-    // Finals run only with two finalists or more; session 8 saw the default lead the others by
-    // more than the default 3% margin, so the test widens it to make the finals certain.
-    o.final_margin = 0.5;
+    o.confirm.best = c.best;
+    o.finals.placements = c.final_placements;
+    o.screen.dedupe_launches = c.dedupe;
+    o.finals.max_finalists = c.finalists;
+    o.finals.rounds = c.final_rounds;
+    o.confirm.near_default = c.near;
+    // Finals run only with two finalists or more; the default can lead the others by more than
+    // the default 3% margin, so the test widens it to make the finals certain.
+    o.finals.margin = 0.5;
     const RaceResult r = race_problem(p, o);
     SCOPED_TRACE(testing::Message() << "confirm_best " << c.best << ", final_placements " << c.final_placements
                                     << ", dedupe " << c.dedupe << ", finalists " << c.finalists << ", near " << c.near);
@@ -493,11 +493,11 @@ TEST(RaceProblem, KeptRowObeysTheConfirmation) {
     if (!w.is_default) {
       EXPECT_TRUE(r.confirmed) << w.name;
       EXPECT_GE(r.confirm_tried, 1);
-      EXPECT_LE(r.confirm_tried, o.confirm_tries);
+      EXPECT_LE(r.confirm_tried, o.confirm.tries);
       EXPECT_GE(r.confirm_placements, 1);
-      EXPECT_LE(r.confirm_placements, o.confirm_placements);
+      EXPECT_LE(r.confirm_placements, o.confirm.placements);
       EXPECT_GE(r.confirm_min_ratio, 1.0) << w.name;
-      EXPECT_GT(r.confirm_ratio * (1.0 - o.confirm_margin), 1.0) << w.name;
+      EXPECT_GT(r.confirm_ratio * (1.0 - o.confirm.margin), 1.0) << w.name;
       EXPECT_DOUBLE_EQ(w.us, r.confirm_winner_us);
     } else if (r.confirm_tried > 0) {
       EXPECT_FALSE(r.confirmed);  // every try failed: the default is kept
@@ -508,12 +508,12 @@ TEST(RaceProblem, KeptRowObeysTheConfirmation) {
       std::size_t rivals = 0;
       for (const CandidateResult& x : r.candidates)
         rivals += !x.is_default && x.final_ratio > 0 && x.final_ratio <= 1.0 ? 1 : 0;
-      EXPECT_EQ(static_cast<std::size_t>(r.confirm_tried), std::min<std::size_t>(rivals, o.confirm_tries));
+      EXPECT_EQ(static_cast<std::size_t>(r.confirm_tried), std::min<std::size_t>(rivals, o.confirm.tries));
     }
   }
 }
 
-// RaceOptions::sustained_confirm_all: a compute-bound problem (1024x2048x2048: 512 FLOPs a byte)
+// ConfirmOptions::sustained_all: a compute-bound problem (1024x2048x2048: 512 FLOPs a byte)
 // runs no finals; of its finalists besides the default (5 with the 50% margin), the confirm_tries
 // (4) fastest are confirmed against the default, and a kept row other than the default beat it by
 // the margin on the median of its placements. A memory-bound problem (16x1280x8192) still runs
@@ -522,12 +522,12 @@ TEST(RaceProblem, SustainedConfirmAllConfirmsEveryFinalist) {
   TGEMM_REQUIRE_GPU();
   RaceOptions o;
   o.libtypes = {"cublaslt"};
-  o.sustained_confirm_all = true;
-  o.final_margin = 0.5;
-  o.max_finalists = 5;
-  o.confirm_tries = 4;
-  o.confirm_placements = 2;
-  o.confirm_rounds = 2;
+  o.confirm.sustained_all = true;
+  o.finals.margin = 0.5;
+  o.finals.max_finalists = 5;
+  o.confirm.tries = 4;
+  o.confirm.placements = 2;
+  o.confirm.rounds = 2;
   {
     const RaceResult r = race_problem(plain_problem(1024, 2048, 2048), o);
     ASSERT_GE(r.winner, 0);
@@ -542,8 +542,8 @@ TEST(RaceProblem, SustainedConfirmAllConfirmsEveryFinalist) {
         EXPECT_GT(x.confirm_ratio, 0) << x.name;
       }
     }
-    EXPECT_EQ(confirmed, static_cast<std::size_t>(o.confirm_tries));
-    EXPECT_EQ(r.confirm_tried, o.confirm_tries);
+    EXPECT_EQ(confirmed, static_cast<std::size_t>(o.confirm.tries));
+    EXPECT_EQ(r.confirm_tried, o.confirm.tries);
     const CandidateResult& w = r.candidates[static_cast<std::size_t>(r.winner)];
     EXPECT_TRUE(w.error.empty()) << w.name << ": " << w.error;
     EXPECT_TRUE(w.strict_ok) << w.name;
@@ -567,10 +567,9 @@ TEST(RaceProblem, SustainedConfirmAllConfirmsEveryFinalist) {
   }
 }
 
-// Graph screening (RaceOptions::graph_screen_us): candidates of a ~10 us problem are screened by
+// Graph screening (ScreenOptions::graph_us): candidates of a ~10 us problem are screened by
 // CUDA-graph replays, so their screen times track the GPU times the accurate stage measures
-// (launched one by one they are timed by cuBLASLt's host cost: 11-15 us screen, 8 us accurate in
-// session 11's profiles). Over the accurately timed candidates the median screen / accurate
+// (launched one by one they are timed by cuBLASLt's host cost: 11-15 us screen, 8 us accurate). Over the accurately timed candidates the median screen / accurate
 // ratio is near 1; the race still keeps a checked winner. With min_accurate 48, at least 48 are
 // timed accurately.
 TEST(RaceProblem, GraphScreenTracksTheGpuTime) {
@@ -578,7 +577,7 @@ TEST(RaceProblem, GraphScreenTracksTheGpuTime) {
   const GemmProblem p = plain_problem(16, 1280, 8192);
   RaceOptions o;
   o.libtypes = {"cublaslt"};
-  o.graph_screen_us = 50;
+  o.screen.graph_us = 50;
   o.select.min_accurate = 48;  // `tune --min_accurate`: at least this many timed accurately
   const RaceResult r = race_problem(p, o);
   ASSERT_GE(r.winner, 0);
@@ -598,7 +597,7 @@ TEST(RaceProblem, GraphScreenTracksTheGpuTime) {
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
 }
 
-// Checks (RaceOptions::check_all off, the default): the default, every finalist, every candidate
+// Checks (AccurateOptions::check_all off, the default): the default, every finalist, every candidate
 // confirmed and the winner were checked against the reference; of 48 accurately timed
 // candidates, those slower than any finalist can be were not (err_ratio -1). With check_all,
 // every accurately timed candidate was.
@@ -609,7 +608,7 @@ TEST(RaceProblem, ChecksCoverEveryContender) {
     RaceOptions o;
     o.libtypes = {"cublaslt"};
     o.select.min_accurate = 48;
-    o.check_all = all;
+    o.accurate.check_all = all;
     const RaceResult r = race_problem(p, o);
     ASSERT_GE(r.winner, 0) << "check_all " << all;
     EXPECT_GE(r.accurate, 48);
@@ -632,21 +631,21 @@ TEST(RaceProblem, ChecksCoverEveryContender) {
     } else {
       // The default and at least the finals' contenders; at most the default and max_finalists
       // passing others, plus any that failed their check.
-      EXPECT_GE(checked, 1 + static_cast<int>(o.final_contenders));
-      EXPECT_LE(checked - failed, 1 + static_cast<int>(o.max_finalists));
+      EXPECT_GE(checked, 1 + static_cast<int>(o.finals.contenders));
+      EXPECT_LE(checked - failed, 1 + static_cast<int>(o.finals.max_finalists));
       EXPECT_LT(checked, timed);
     }
   }
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
 }
 
-// RaceOptions::accurate_block: the accurate stage in blocks interleaved with the default. Every
+// AccurateOptions::block: the accurate stage in blocks interleaved with the default. Every
 // accurately timed candidate gets a time, on the scale of the default's own (its ratio to the
 // default in the same rounds times the default's time alone): a candidate's time is near the one
 // the same problem's race gives it timed alone (median over the candidates both races timed,
 // within 15%: a per-graph instead of a per-call time or a ratio against the wrong launcher would
-// be off by far more). Not closer: session 29's first run on an H200 read the blocked times 6.8%
-// above the alone ones on this problem (two races a few seconds apart; the interleaved ratios
+// be off by far more). Not closer: an H200 read the blocked times 6.8% above the alone ones on
+// this problem (two races a few seconds apart; the interleaved ratios
 // put the candidates further behind the default than one-at-a-time timing did). The checks still
 // cover the winner.
 TEST(RaceProblem, AccurateBlocksTimeOnTheDefaultsScale) {
@@ -657,7 +656,7 @@ TEST(RaceProblem, AccurateBlocksTimeOnTheDefaultsScale) {
     RaceOptions o;
     o.libtypes = {"cublaslt"};
     o.select.min_accurate = 32;
-    o.accurate_block = block;
+    o.accurate.block = block;
     const RaceResult r = race_problem(p, o);
     ASSERT_GE(r.winner, 0) << "accurate_block " << block;
     EXPECT_GE(r.accurate, 32) << "accurate_block " << block;
@@ -728,8 +727,8 @@ TEST(RaceProblem, DefaultIsTheDispatchersDefault) {
 
 
 // cuBLASLt's refine() expands the bases of the heuristic's own top choices whatever their screen
-// time (session 27: one tune screened three of them 4-7x slow at idle clocks, never expanded
-// their bases, and missed rows 7.8-7.9% faster than the one it kept). Here the screen list has
+// time (a tune that screened three of them 4-7x slow at idle clocks never expanded their bases
+// and missed rows 7.8-7.9% faster than the one it kept). Here the screen list has
 // those choices last, behind 40 other screened configurations, and refine() must still return
 // every expansion of the first 8 of their bases (except the names already screened).
 TEST(CublasLtRefine, ExpandsTheHeuristicsBasesWhateverTheirScreenTime) {

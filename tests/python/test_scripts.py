@@ -61,7 +61,7 @@ def test_torch_bench_plan_slots_matches_the_cli():
         from torch_bench import estimate_us, plan_slots
     finally:
         sys.path.pop(0)
-    # The values of the C++ host test PlanSlots.* (core/tune_select.h).
+    # The values of the C++ host test PlanSlots.* (tuner/select.h).
     for us in (1.0, 8.0, 150.0, 300.0):
         assert plan_slots(us) == (20, 10)
     assert plan_slots(2700.0) == (2, 60)

@@ -18,7 +18,7 @@
 #include "backends/cublaslt/cublaslt_backend.h"
 #include "backends/reference/reference_backend.h"
 #include "backends/split/split_backend.h"
-#include "core/tune_select.h"
+#include "core/settings.h"
 #include "core/validate.h"
 #include "cuda/cuda_check.h"
 #include "cuda/elementwise.h"
@@ -26,8 +26,10 @@
 #include "runtime/runtime.h"
 #include "runtime/timing.h"
 #include "tgemm/tgemm.h"
+#include "tuner/data.h"
+#include "tuner/race.h"
+#include "tuner/select.h"
 #include "tools/cli/common.h"
-#include "tune/racer.h"
 
 namespace tgemm::cli {
 namespace {
@@ -58,12 +60,11 @@ struct ProblemData {
   }
 };
 
-// The weight's range: U(-1, 1) ("unit", the default since session 1: a GEMM's outputs then have a
-// standard deviation of ~sqrt(K / 9), 21-53 over the suite, so an activation epilogue sees mostly
-// saturated inputs), or U(-3 / sqrt(K), 3 / sqrt(K)) ("fan_in": outputs ~ unit variance, as
-// bench/torch_bench.py's N(0, 1 / K) weights give and a model's pre-activations are). Session 28:
-// the Python bench timed the same fused GELU kernels 4-7% slower than this bench; the data are
-// one of the differences.
+// The weight's range: U(-1, 1) ("unit", the default: a GEMM's outputs then have a standard
+// deviation of ~sqrt(K / 9), 21-53 over the suite, so an activation epilogue sees mostly saturated
+// inputs), or U(-3 / sqrt(K), 3 / sqrt(K)) ("fan_in": outputs ~ unit variance, as
+// bench/torch_bench.py's N(0, 1 / K) weights give and a model's pre-activations are). The data
+// are one reason the Python bench times the same fused GELU kernels 4-7% slower than this bench.
 float weight_range(const std::string& data, std::int64_t k) {
   return data == "fan_in" ? 3.0f / std::sqrt(static_cast<float>(std::max<std::int64_t>(k, 1))) : 1.0f;
 }
@@ -179,11 +180,11 @@ int run_overhead(const BenchOptions& o) {
   fmt::print("  tgemm::gemm_a16w16    : {:.3f} us/call\n", mt);
   fmt::print("  overhead              : {:.3f} us/call\n", mt - md);
   if (o.json != "-") {
-    std::string path = o.json.empty() ? "bench/results/overhead-" +
-                                            device_slug(Runtime::get().platform().device_info(p.device).name) +
-                                            "-" + today_yyyymmdd() + ".json"
-                                      : o.json;
-    json j = {{"device", Runtime::get().platform().device_info(p.device).name},
+    const DeviceInfo& dev = Runtime::get().platform().device_info(p.device);
+    const std::string path = o.json.empty() ? "bench/results/overhead-" + card_slug(dev.name) + ".json" : o.json;
+    json j = {{"command", o.command},
+              {"device", dev.name},
+              {"sm_count", dev.sm_count},
               {"commit", current_commit()},
               {"date", iso_date()},
               {"calls", rounds * kBatch},
@@ -197,319 +198,299 @@ int run_overhead(const BenchOptions& o) {
   return 0;
 }
 
-}  // namespace
 
-// The layout study of issue 5 (`shuffle_weight`): for each weight [N, K] of the suite, the linear
-// streaming read of its bytes against the best row-tiled read in the skinny kernels' pattern
-// (rows_read: 8 rows x 64 bytes a warp load, K split over warps and, by viewing [N, K] as
-// [N x S, K / S], over CTAs). A preshuffled layout turns the row-tiled read into a linear one at
-// best, so rows / linear bounds what any weight layout can gain for those kernels; the TMA
-// kernels of M >= 512 are compute-bound (docs/perf-notes.md).
-int run_layout_study(const BenchOptions& o) {
-  Runtime& rt = Runtime::get();
-  const DeviceInfo& dev = rt.platform().device_info(rt.platform().current_device());
-  const DType in = parse_dtype(o.dtype, "--dtype");
-  std::vector<SuiteShape> suite = read_suite(o.suite);
-  std::size_t free_b = 0, total_b = 0;
-  TGEMM_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b), "bench");
-  const std::size_t budget = std::min<std::size_t>(free_b / 3, 24ull << 30);
-  DeviceBuffer sink(64);
-  warm_up_gpu(1.0);
-  fmt::print("layout study on {} ({} SMs): linear read vs row-tiled read of each weight\n", dev.name, dev.sm_count);
-  fmt::print("{:<16} {:<8} {:>6} {:>6} {:>8} | {:>9} {:>9} {:>6} | {}\n", "model", "layer", "N", "K", "MiB",
-             "linear", "rows", "ratio", "rows pattern (threads, warps_k, k split)");
-  json rows = json::array();
-  std::set<std::pair<std::int64_t, std::int64_t>> seen;
-  double worst = 0, log_sum = 0;
-  int count = 0;
-  for (const SuiteShape& shape : suite) {
-    if (!o.filter.empty() && (shape.model + "/" + shape.layer).find(o.filter) == std::string::npos) continue;
-    if (!seen.insert({shape.n, shape.k}).second) continue;
-    const std::int64_t n = shape.n, k = shape.k;
-    ProblemData d = make_problem(1, n, k, in, in, false, dev.l2_bytes, budget, 7);
-    const std::int64_t row_bytes = k * static_cast<std::int64_t>(dtype_size(in));
-    const auto w_bytes = static_cast<std::size_t>(n * row_bytes);
-    auto set_of = [&](int i) { return d.sets[static_cast<std::size_t>(i) % d.sets.size()].wx.data(); };
-    double linear = 1e30;
-    for (int waves : {2, 4, 8, 16, 32})
-      for (int threads : {256, 512}) {
-        TimingStats st = time_graph([&](int i, Stream s) {
-          stream_read(set_of(i), w_bytes, dev.sm_count * waves, threads, sink.data(), s);
-        }, timing_options(o.replays));
-        linear = std::min(linear, st.median_us);
-      }
-    double best = 1e30;
-    std::string best_cfg;
-    for (int split : {1, 2, 4, 8, 16}) {
-      if (row_bytes % (16 * split) != 0) continue;
-      const std::int64_t seg = row_bytes / split;
-      for (int threads : {256, 512})
-        for (int warps_k : {1, 2, 4, 8}) {
-          if (threads % (32 * warps_k) != 0) continue;
-          TimingStats st = time_graph([&](int i, Stream s) {
-            rows_read(set_of(i), n * split, seg, seg, threads, warps_k, sink.data(), s);
-          }, timing_options(o.replays));
-          if (st.median_us < best) {
-            best = st.median_us;
-            best_cfg = fmt::format("{}, {}, {}", threads, warps_k, split);
-          }
-        }
-    }
-    const double ratio = best / linear;
-    worst = std::max(worst, ratio);
-    log_sum += std::log(ratio);
-    ++count;
-    fmt::print("{:<16} {:<8} {:>6} {:>6} {:>8.1f} | {:>9.2f} {:>9.2f} {:>6.3f} | {}\n", shape.model, shape.layer, n, k,
-               static_cast<double>(w_bytes) / (1 << 20), linear, best, ratio, best_cfg);
-    std::fflush(stdout);
-    rows.push_back({{"model", shape.model}, {"layer", shape.layer}, {"N", n}, {"K", k}, {"weight_bytes", w_bytes},
-                    {"linear_us", linear}, {"rows_us", best}, {"ratio", ratio}, {"rows_config", best_cfg},
-                    {"rotations", d.sets.size()}});
-  }
-  const double geomean = count ? std::exp(log_sum / count) : 0;
-  fmt::print("\n{} weights: row-tiled / linear read geomean {:.3f}, max {:.3f}\n", count, geomean, worst);
-  if (o.json != "-") {
-    const std::string path = o.json.empty() ? "bench/results/layout_study-" + device_slug(dev.name) + "-" +
-                                                  today_yyyymmdd() + ".json"
-                                            : o.json;
-    json doc = {{"device", dev.name}, {"sm_count", dev.sm_count}, {"commit", current_commit()}, {"date", iso_date()},
-                {"suite", o.suite}, {"rows", rows},
-                {"summary", {{"weights", count}, {"geomean_ratio", geomean}, {"max_ratio", worst}}}};
-    auto parent = std::filesystem::path(path).parent_path();
-    if (!parent.empty()) std::filesystem::create_directories(parent);
-    std::ofstream(path) << doc.dump(2) << "\n";
-    fmt::print("wrote {}\n", path);
-  }
-  return 0;
+// What every problem of a suite run shares.
+struct BenchRun {
+  const BenchOptions& o;
+  const DeviceInfo& dev;
+  int device = 0;
+  DType in = DType::kBFloat16, out = DType::kBFloat16;
+  Activation activation = Activation::kNone;
+  std::size_t budget = 0;
+  void* sink = nullptr;
+};
+
+// The suite's summary figures.
+struct BenchTotals {
+  double log_sum = 0, min_speedup = 1e30;
+  int count = 0, below = 0, wrong = 0;
+};
+
+// The baseline is what F.linear runs: cuBLASLt's heuristic with PyTorch's default settings; with
+// --epilogue, that GEMM followed by the activation as a separate pass over out (what
+// F.gelu(F.linear(...)) does), both from tgemm.
+struct Baseline {
+  GemmProblem plain;
+  SolutionPtr solution;
+  std::shared_ptr<const LtSolution> lt;
+  DeviceBuffer ws_buf;
+  Workspace ws;
+};
+
+GemmArgs args_of(const ProblemData& d, const RotationSet& r, bool bias) {
+  GemmArgs a;
+  a.a = r.xv.data;
+  a.b = r.wv.data;
+  a.out = r.ov.data;
+  a.bias = bias ? d.bv.data : nullptr;
+  return a;
 }
+
+void run_baseline(const BenchRun& run, Baseline& base, const ProblemData& d, const RotationSet& r, Stream s) {
+  base.solution->run(base.plain, args_of(d, r, run.o.bias), base.ws, s);
+  if (run.activation == Activation::kNone) return;
+  // The activation over the baseline's output, its bias already added by cuBLASLt.
+  GemmProblem act_pass = base.plain;
+  act_pass.activation = run.activation;
+  act_pass.epilogue = Epilogue::kNone;
+  epilogue_rows(gemm_epilogue(act_pass, args_of(d, r, run.o.bias), ProductAt::kOut), s);
+}
+
+// tgemm's output against the fp32 reference at the library's tolerance: "ok" or "<n> bad".
+std::string check_output(const BenchRun& run, const ProblemData& d, const GemmProblem& p, BenchTotals& totals) {
+  const RotationSet& r0 = d.sets[0];
+  DeviceBuffer ref(static_cast<std::size_t>(p.m * p.n) * sizeof(float));
+  fill_nan(r0.ov.data, run.out, p.m * p.n, nullptr);
+  gemm_a16w16(r0.xv, r0.wv, r0.ov, d.options(run.o.bias), nullptr);
+  GemmArgs ra = args_of(d, r0, run.o.bias);
+  ra.out = ref.data();
+  run_reference_gemm(p, ra, DType::kFloat32, p.n, nullptr);
+  Tolerance tol = gemm_tolerance(run.out, p.k, run.o.bias);
+  CompareResult cr =
+      compare_with_reference(r0.ov.data, run.out, p.n, ref.as<float>(), p.n, p.m, p.n, tol.rtol, tol.atol, nullptr);
+  if (cr.bad != 0) ++totals.wrong;
+  return cr.bad == 0 ? "ok" : fmt::format("{} bad", cr.bad);
+}
+
+// Baseline and tgemm interleaved over rounds, so clock/power drift under sustained load does not
+// favour whichever runs first. Speedup: the paired estimate (median over rounds of the two
+// back-to-back medians' ratio), so clock drift between rounds cancels; the pooled medians are
+// reported as times. Fills the row's timing fields.
+void time_both(const BenchRun& run, Baseline& base, const ProblemData& d, double est_us, json& row,
+               std::vector<TimingStats>& both) {
+  const BenchOptions& o = run.o;
+  TimingOptions topt = timing_options(o.replays);
+  topt.replays = std::max(3, o.replays / 5);
+  topt.warmup_replays = 2;
+  topt.shared_stream = o.timing == "shared";
+  topt.recapture = o.timing == "recapture";
+  topt.settle_rounds = o.settle_rounds;
+  topt.shuffle_order = o.shuffle;
+  const SlotPlan plan = plan_slots(est_us, o.rounds > 0 ? o.rounds : 10);
+  // At least one call per rotation set, so a graph's calls still cycle through all of them.
+  topt.launches_per_graph =
+      o.launches > 0 ? o.launches : std::max(plan.launches_per_graph, static_cast<int>(d.sets.size()));
+  const int rounds = o.rounds > 0 ? o.rounds : plan.rounds;
+  auto dispatch = [&](const RotationSet& r, Stream s) { gemm_a16w16(r.xv, r.wv, r.ov, d.options(o.bias), s); };
+  std::vector<std::vector<double>> per_round;
+  both = time_graphs_interleaved(
+      {[&](int i, Stream s) {
+         const RotationSet& r = d.sets[static_cast<std::size_t>(i) % d.sets.size()];
+         if (o.aa == "dispatch") dispatch(r, s);
+         else run_baseline(run, base, d, r, s);
+       },
+       [&](int i, Stream s) {
+         const RotationSet& r = d.sets[static_cast<std::size_t>(i) % d.sets.size()];
+         if (o.aa == "baseline") run_baseline(run, base, d, r, s);
+         else dispatch(r, s);
+       }},
+      topt, rounds, &per_round);
+  const TimingStats& tb = both[0];
+  const TimingStats& tt = both[1];
+  row["baseline_us"] = tb.median_us;
+  row["baseline_spread"] = spread(tb);
+  row["tgemm_us"] = tt.median_us;
+  row["tgemm_spread"] = spread(tt);
+  row["speedup"] = paired_ratio(per_round[0], per_round[1]);
+  row["speedup_of_medians"] = tb.median_us / tt.median_us;
+  row["rounds"] = rounds;
+  row["launches"] = topt.launches_per_graph;
+  // Each round's two medians, in round order (odd rounds ran tgemm first), so an order or drift
+  // effect shows.
+  row["round_baseline_us"] = per_round[0];
+  row["round_tgemm_us"] = per_round[1];
+}
+
+// The cuBLASLt configurations behind the baseline and (when cuBLASLt runs it) tgemm's row, so a
+// "cublaslt:heuristic" row shows whether it is the baseline's algorithm: tgemm's own heuristic
+// query excludes split-K reductions in the 16-bit output, PyTorch's does not.
+void algo_fields(const GemmProblem& p, const Baseline& base, json& row) {
+  row["baseline_algo"] = format_lt_name(base.lt->chosen_config());
+  row["baseline_workspace"] = base.ws_buf.bytes();
+  const SolutionPtr chosen = Runtime::get().dispatcher().resolve(p).solution;
+  if (auto lt = std::dynamic_pointer_cast<const LtSolution>(chosen)) {
+    row["tgemm_algo"] = format_lt_name(lt->chosen_config());
+    // The same printed configuration may still differ in the algorithm's other opaque fields:
+    // whether the two cublasLtMatmulAlgo_t are bytewise equal.
+    row["tgemm_algo_identical"] = std::memcmp(&lt->algo(), &base.lt->algo(), sizeof(cublasLtMatmulAlgo_t)) == 0;
+  } else if (chosen->name().rfind("split:cublaslt:", 0) == 0) {
+    // A staged row (cuBLASLt's plain product, then the pass): its inner configuration, the
+    // heuristic's choice for the plain problem where the row names the heuristic.
+    const std::string inner = chosen->name().substr(6);
+    const std::optional<GemmProblem> ip = split_inner_problem(p);
+    std::string why;
+    SolutionPtr h = inner == "cublaslt:heuristic" && ip ? LtSolution::heuristic(*ip, why) : nullptr;
+    if (auto hl = std::dynamic_pointer_cast<const LtSolution>(h)) {
+      row["tgemm_algo"] = format_lt_name(hl->chosen_config());
+    } else if (inner != "cublaslt:heuristic") {
+      row["tgemm_algo"] = inner;
+    }
+  }
+}
+
+// --candidates: the tuner's race (screen all, time the leaders, check them) on this problem.
+void candidate_fields(const GemmProblem& p, json& row) {
+  RaceResult race = race_problem(p, RaceOptions{});
+  row["candidates_raced"] = race.enumerated;
+  if (race.winner < 0) return;
+  const CandidateResult& w = race.candidates[static_cast<std::size_t>(race.winner)];
+  row["best_candidate"] = w.name;
+  row["best_candidate_us"] = w.us;
+  row["race_default_us"] = race.default_us;
+}
+
+json bench_problem(const BenchRun& run, const SuiteShape& shape, std::int64_t m, std::uint64_t seed,
+                   BenchTotals& totals) {
+  const BenchOptions& o = run.o;
+  const std::int64_t n = shape.n, k = shape.k;
+  ProblemData d = make_problem(m, n, k, run.in, run.out, o.bias, run.dev.l2_bytes, run.budget, seed,
+                               weight_range(o.data, k));
+  d.activation = run.activation;
+  const RotationSet& r0 = d.sets[0];
+  GemmCall call = validate_a16w16(r0.xv, r0.wv, r0.ov, d.options(o.bias));
+  GemmProblem p = call.problem;
+  p.device = run.device;
+  Baseline base;
+  base.plain = p;
+  base.plain.activation = Activation::kNone;
+  std::string why;
+  base.lt = LtSolution::heuristic(base.plain, why, /*torch_default=*/true);
+  TGEMM_CHECK(base.lt != nullptr, "tgemm bench", why);
+  base.solution = base.lt;
+  base.ws_buf = DeviceBuffer(std::max(base.lt->workspace_size(base.plain), o.baseline_workspace));
+  base.ws = Workspace{base.ws_buf.data(), base.ws_buf.bytes()};
+  // Warm both paths (resolution, workspaces) before capture.
+  run_baseline(run, base, d, r0, nullptr);
+  gemm_a16w16(r0.xv, r0.wv, r0.ov, d.options(o.bias), nullptr);
+  const DispatchInfo info = describe_gemm_a16w16(r0.xv, r0.wv, r0.ov, d.options(o.bias));
+  TGEMM_CUDA_CHECK(cudaDeviceSynchronize(), "bench");
+  const std::string check = o.check ? check_output(run, d, p, totals) : "-";
+  // Calls a graph and rounds from the problem's expected time (the larger of its FLOPs at ~650
+  // TFLOP/s and its bytes at ~3 TB/s): slots of a few ms, see plan_slots.
+  const double bytes = static_cast<double>(d.input_bytes) + static_cast<double>(m * n) * dtype_size(run.out);
+  const double est_us = std::max(2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) / 6.5e8,
+                                 std::max(bytes / 3.0e6, 1.0));
+  json row = {{"family", "a16w16"}, {"model", shape.model}, {"layer", shape.layer}, {"M", m}, {"N", n}, {"K", k},
+              {"dtype", std::string(dtype_name(run.in))}, {"outdtype", std::string(dtype_name(run.out))},
+              {"bias", o.bias}, {"epilogue", std::string(activation_name(run.activation))},
+              {"baseline", run.activation == Activation::kNone ? "cublaslt_default" : "cublaslt_default+separate_activation"}};
+  std::vector<TimingStats> both;
+  time_both(run, base, d, est_us, row, both);
+  const double fl = floor_us(d, run.dev.sm_count, o.replays, run.sink);
+  const TimingStats& tt = both[1];
+  row.update({{"est_us", est_us}, {"aa", o.aa}, {"timing", o.timing}, {"settle_rounds", o.settle_rounds},
+              {"shuffle", o.shuffle}, {"solution", info.kernel_name}, {"level", info.level},
+              {"rotations", d.sets.size()}, {"check", check}});
+  algo_fields(p, base, row);
+  row["tbps"] = bytes / (tt.median_us * 1e-6) / 1e12;
+  row["tflops"] = 2.0 * m * n * k / (tt.median_us * 1e-6) / 1e12;
+  row["floor_us"] = fl;
+  row["floor_ratio"] = tt.median_us / fl;
+  if (o.candidates) candidate_fields(p, row);
+  const double sp = row["speedup"].get<double>();
+  totals.log_sum += std::log(sp);
+  totals.min_speedup = std::min(totals.min_speedup, sp);
+  totals.below += sp < 0.98 ? 1 : 0;
+  ++totals.count;
+  fmt::print("{:<16} {:<8} {:>5} {:>6} {:>6} | {:>9.2f} {:>9.2f} {:>6.3f}x | {:>8.2f} {:>6.2f} {:>6.2f} {:>7.1f} | {} ({}) {}\n",
+             shape.model, shape.layer, m, n, k, both[0].median_us, tt.median_us, sp, fl, tt.median_us / fl,
+             row["tbps"].get<double>(), row["tflops"].get<double>(), info.kernel_name, info.level, check);
+  std::fflush(stdout);
+  return row;
+}
+
+void print_header(const BenchRun& run, double copy_tbps, const std::vector<std::string>& tables) {
+  fmt::print("device {} ({} SMs, L2 {} MB), copy {:.2f} TB/s, tables: {}\n", run.dev.name, run.dev.sm_count,
+             run.dev.l2_bytes >> 20, copy_tbps, fmt::join(tables, ":"));
+  fmt::print("{:<16} {:<8} {:>5} {:>6} {:>6} | {:>9} {:>9} {:>7} | {:>8} {:>6} {:>6} {:>7} | {}\n", "model",
+             "layer", "M", "N", "K", "default", "tgemm", "speedup", "floor", "x", "TB/s", "TFLOP/s",
+             "tgemm solution (level)");
+  if (run.o.aa != "off") {
+    fmt::print("A/A mode '{}': both sides run {}; the speedup column measures the harness\n", run.o.aa,
+               run.o.aa == "baseline" ? "the baseline" : "tgemm's dispatch");
+  }
+}
+
+// bench/results/<suite>-<card>.json unless --json names another file: one file per suite and card,
+// overwritten by the next measurement (git keeps the history), recording the command that made it.
+void write_results(const BenchRun& run, double copy_tbps, const std::vector<std::string>& tables, const json& rows,
+                   const BenchTotals& t) {
+  const BenchOptions& o = run.o;
+  const double geomean = t.count ? std::exp(t.log_sum / t.count) : 0;
+  const std::string stem = std::filesystem::path(o.suite).stem().string();
+  const std::string path = o.json.empty() ? "bench/results/" + stem + "-" + card_slug(run.dev.name) + ".json" : o.json;
+  json doc = {{"command", o.command}, {"device", run.dev.name}, {"sm_count", run.dev.sm_count},
+              {"commit", current_commit()}, {"date", iso_date()}, {"copy_tbps", copy_tbps}, {"suite", o.suite},
+              {"data", o.data}, {"tables", tables}, {"rows", rows},
+              {"summary", {{"problems", t.count}, {"geomean_speedup", geomean},
+                           {"min_speedup", t.count ? t.min_speedup : 0.0}, {"below_0_98", t.below},
+                           {"check_failures", t.wrong}}}};
+  auto parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent);
+  std::ofstream(path) << doc.dump(2) << "\n";
+  fmt::print("wrote {}\n", path);
+}
+
+// --epilogue: none (empty), gelu, gelu_tanh or relu.
+Activation parse_activation(const std::string& epilogue) {
+  if (epilogue.empty()) return Activation::kNone;
+  auto e = parse_epilogue_key(epilogue);
+  TGEMM_CHECK(e && !e->scaled && !e->use_c, "tgemm bench", "--epilogue must be none, gelu, gelu_tanh or relu, got '",
+              epilogue, "'");
+  return e->activation;
+}
+
+}  // namespace
 
 int run_bench(const BenchOptions& o) {
   require_gpu("bench");
   if (o.overhead) return run_overhead(o);
-  if (o.layout_study) return run_layout_study(o);
   Runtime& rt = Runtime::get();
-  int device = rt.platform().current_device();
-  const DeviceInfo& dev = rt.platform().device_info(device);
-  DType in = parse_dtype(o.dtype, "--dtype");
-  DType out = o.out_dtype.empty() ? in : parse_dtype(o.out_dtype, "--out-dtype");
-  Activation activation = Activation::kNone;
-  if (!o.epilogue.empty()) {
-    auto e = parse_epilogue_key(o.epilogue);
-    TGEMM_CHECK(e && !e->scaled && !e->use_c, "tgemm bench", "--epilogue must be none, gelu, gelu_tanh or relu, got '",
-                o.epilogue, "'");
-    activation = e->activation;
-  }
-  std::vector<std::int64_t> ms = parse_int_list(o.ms, "--m");
-  std::vector<SuiteShape> suite = read_suite(o.suite);
+  const int device = rt.platform().current_device();
+  BenchRun run{o, rt.platform().device_info(device)};
+  run.device = device;
+  run.in = parse_dtype(o.dtype, "--dtype");
+  run.out = o.out_dtype.empty() ? run.in : parse_dtype(o.out_dtype, "--out-dtype");
+  run.activation = parse_activation(o.epilogue);
+  const std::vector<std::int64_t> ms = parse_int_list(o.ms, "--m");
+  const std::vector<SuiteShape> suite = read_suite(o.suite);
   std::size_t free_b = 0, total_b = 0;
   TGEMM_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b), "bench");
-  std::size_t budget = std::min<std::size_t>(free_b / 3, 24ull << 30);
+  run.budget = std::min<std::size_t>(free_b / 3, 24ull << 30);
   DeviceBuffer sink(64);
-
+  run.sink = sink.data();
   // The tables this device's lookups use: the shipped or TGEMM_CONFIG_GEMM_BF16 files, and the
   // card's overlay where one exists (Dispatcher::table_files_for).
   const std::vector<std::string> tables = a16w16_table_files();
-  double copy_tbps = measure_copy_tbps(1ull << 30);
+  const double copy_tbps = measure_copy_tbps(1ull << 30);
   warm_up_gpu(2.0);
-  fmt::print("device {} ({} SMs, L2 {} MB), copy {:.2f} TB/s, tables: {}\n", dev.name, dev.sm_count,
-             dev.l2_bytes >> 20, copy_tbps, fmt::join(tables, ":"));
-  fmt::print("{:<16} {:<8} {:>5} {:>6} {:>6} | {:>9} {:>9} {:>7} | {:>8} {:>6} {:>6} {:>7} | {}\n", "model",
-             "layer", "M", "N", "K", "default", "tgemm", "speedup", "floor", "x", "TB/s", "TFLOP/s",
-             "tgemm solution (level)");
-  if (o.aa != "off")
-    fmt::print("A/A mode '{}': both sides run {}; the speedup column measures the harness\n", o.aa,
-               o.aa == "baseline" ? "the baseline" : "tgemm's dispatch");
+  print_header(run, copy_tbps, tables);
   json rows = json::array();
-  double log_sum = 0, min_speedup = 1e30;
-  int count = 0, below = 0, wrong = 0;
+  BenchTotals totals;
   std::uint64_t seed = 1;
   for (std::int64_t m : ms) {
     for (const SuiteShape& shape : suite) {
       if (!o.filter.empty() && (shape.model + "/" + shape.layer).find(o.filter) == std::string::npos) continue;
-      if (o.max_problems > 0 && count >= o.max_problems) break;
-      const std::int64_t n = shape.n, k = shape.k;
-      ProblemData d = make_problem(m, n, k, in, out, o.bias, dev.l2_bytes, budget, seed++, weight_range(o.data, k));
-      d.activation = activation;
-      const RotationSet& r0 = d.sets[0];
-      GemmCall call = validate_a16w16(r0.xv, r0.wv, r0.ov, d.options(o.bias));
-      GemmProblem p = call.problem;
-      p.device = device;
-      std::string why;
-      // The baseline is what F.linear runs: cuBLASLt's heuristic with PyTorch's default settings;
-      // with --epilogue, that GEMM followed by the activation as a separate pass over out (what
-      // F.gelu(F.linear(...)) does), both from tgemm.
-      GemmProblem plain = p;
-      plain.activation = Activation::kNone;
-      auto baseline = LtSolution::heuristic(plain, why, /*torch_default=*/true);
-      TGEMM_CHECK(baseline != nullptr, "tgemm bench", why);
-      DeviceBuffer base_ws(std::max(baseline->workspace_size(plain), o.baseline_workspace));
-      Workspace bws{base_ws.data(), base_ws.bytes()};
-      auto args_of = [&](const RotationSet& r) {
-        GemmArgs a;
-        a.a = r.xv.data;
-        a.b = r.wv.data;
-        a.out = r.ov.data;
-        a.bias = o.bias ? d.bv.data : nullptr;
-        return a;
-      };
-      // The activation over the baseline's output, its bias already added by cuBLASLt.
-      GemmProblem act_pass = plain;
-      act_pass.activation = activation;
-      act_pass.epilogue = Epilogue::kNone;
-      auto run_baseline = [&](const RotationSet& r, Stream s) {
-        baseline->run(plain, args_of(r), bws, s);
-        if (activation != Activation::kNone) epilogue_rows(gemm_epilogue(act_pass, args_of(r), ProductAt::kOut), s);
-      };
-      // Warm both paths (resolution, workspaces) before capture.
-      run_baseline(r0, nullptr);
-      gemm_a16w16(r0.xv, r0.wv, r0.ov, d.options(o.bias), nullptr);
-      DispatchInfo info = describe_gemm_a16w16(r0.xv, r0.wv, r0.ov, d.options(o.bias));
-      TGEMM_CUDA_CHECK(cudaDeviceSynchronize(), "bench");
-      std::string check = "-";
-      if (o.check) {
-        DeviceBuffer ref(static_cast<std::size_t>(m * n) * sizeof(float));
-        fill_nan(r0.ov.data, out, m * n, nullptr);
-        gemm_a16w16(r0.xv, r0.wv, r0.ov, d.options(o.bias), nullptr);
-        GemmArgs ra = args_of(r0);
-        ra.out = ref.data();
-        run_reference_gemm(p, ra, DType::kFloat32, n, nullptr);
-        Tolerance tol = gemm_tolerance(out, k, o.bias);
-        CompareResult cr = compare_with_reference(r0.ov.data, out, n, ref.as<float>(), n, m, n, tol.rtol,
-                                                  tol.atol, nullptr);
-        check = cr.bad == 0 ? "ok" : fmt::format("{} bad", cr.bad);
-        if (cr.bad != 0) ++wrong;
-      }
-      // Baseline and tgemm interleaved over rounds, so clock/power drift under sustained load
-      // does not favour whichever runs first.
-      // Speedup: the paired estimate (median over rounds of the two back-to-back medians' ratio),
-      // so clock drift between rounds cancels; the pooled medians are reported as times.
-      TimingOptions topt = timing_options(o.replays);
-      topt.replays = std::max(3, o.replays / 5);
-      topt.warmup_replays = 2;
-      topt.shared_stream = o.timing == "shared";
-      topt.recapture = o.timing == "recapture";
-      topt.settle_rounds = o.settle_rounds;
-      topt.shuffle_order = o.shuffle;
-      // Calls a graph and rounds from the problem's expected time (the larger of its FLOPs at
-      // ~650 TFLOP/s and its bytes at ~3 TB/s): slots of a few ms, see plan_slots.
-      const double bytes = static_cast<double>(d.input_bytes) + static_cast<double>(m * n) * dtype_size(out);
-      const double est_us = std::max(2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) / 6.5e8,
-                                     std::max(bytes / 3.0e6, 1.0));
-      const SlotPlan plan = plan_slots(est_us, o.rounds > 0 ? o.rounds : 10);
-      // At least one call per rotation set, so a graph's calls still cycle through all of them.
-      topt.launches_per_graph =
-          o.launches > 0 ? o.launches : std::max(plan.launches_per_graph, static_cast<int>(d.sets.size()));
-      const int rounds = o.rounds > 0 ? o.rounds : plan.rounds;
-      std::vector<std::vector<double>> per_round;
-      std::vector<TimingStats> both = time_graphs_interleaved(
-          {[&](int i, Stream s) {
-             const RotationSet& r = d.sets[static_cast<std::size_t>(i) % d.sets.size()];
-             if (o.aa == "dispatch")
-               gemm_a16w16(r.xv, r.wv, r.ov, d.options(o.bias), s);
-             else
-               run_baseline(r, s);
-           },
-           [&](int i, Stream s) {
-             const RotationSet& r = d.sets[static_cast<std::size_t>(i) % d.sets.size()];
-             if (o.aa == "baseline")
-               run_baseline(r, s);
-             else
-               gemm_a16w16(r.xv, r.wv, r.ov, d.options(o.bias), s);
-           }},
-          topt, rounds, &per_round);
-      const TimingStats& tb = both[0];
-      const TimingStats& tt = both[1];
-      double fl = floor_us(d, dev.sm_count, o.replays, sink.data());
-      json row = {{"family", "a16w16"}, {"model", shape.model}, {"layer", shape.layer}, {"M", m}, {"N", n},
-                  {"K", k}, {"dtype", std::string(dtype_name(in))}, {"outdtype", std::string(dtype_name(out))},
-                  {"bias", o.bias}, {"epilogue", std::string(activation_name(activation))},
-                  {"baseline", activation == Activation::kNone ? "cublaslt_default" : "cublaslt_default+separate_activation"},
-                  {"baseline_us", tb.median_us},
-                  {"baseline_spread", spread(tb)}, {"tgemm_us", tt.median_us}, {"tgemm_spread", spread(tt)},
-                  {"speedup", paired_ratio(per_round[0], per_round[1])},
-                  {"speedup_of_medians", tb.median_us / tt.median_us}, {"rounds", rounds}, {"launches", topt.launches_per_graph}, {"est_us", est_us}, {"aa", o.aa},
-                  {"timing", o.timing}, {"settle_rounds", o.settle_rounds}, {"shuffle", o.shuffle},
-                  // Each round's two medians, in round order (odd rounds ran tgemm first), so an
-                  // order or drift effect shows (session 12: rows running the baseline's own
-                  // configuration measured 0.98-0.99x at M = 8192).
-                  {"round_baseline_us", per_round[0]}, {"round_tgemm_us", per_round[1]},
-                  {"solution", info.kernel_name},
-                  {"level", info.level}, {"rotations", d.sets.size()}, {"check", check}};
-      // The cuBLASLt configurations behind the baseline and (when cuBLASLt runs it) tgemm's row, so
-      // a "cublaslt:heuristic" row shows whether it is the baseline's algorithm: tgemm's own
-      // heuristic query excludes split-K reductions in the 16-bit output, PyTorch's does not.
-      row["baseline_algo"] = format_lt_name(baseline->chosen_config());
-      row["baseline_workspace"] = base_ws.bytes();
-      const SolutionPtr chosen = Runtime::get().dispatcher().resolve(p).solution;
-      if (auto lt = std::dynamic_pointer_cast<const LtSolution>(chosen)) {
-        row["tgemm_algo"] = format_lt_name(lt->chosen_config());
-        // The same printed configuration may still differ in the algorithm's other opaque
-        // fields (session 22: rows running the baseline's named configuration at 0.96x at
-        // M = 8192 with equal workspaces): whether the two cublasLtMatmulAlgo_t are bytewise equal.
-        row["tgemm_algo_identical"] =
-            std::memcmp(&lt->algo(), &baseline->algo(), sizeof(cublasLtMatmulAlgo_t)) == 0;
-      } else if (chosen->name().rfind("split:cublaslt:", 0) == 0) {
-        // A staged row (cuBLASLt's plain product, then the pass): its inner configuration, the
-        // heuristic's choice for the plain problem where the row names the heuristic.
-        const std::string inner = chosen->name().substr(6);
-        const std::optional<GemmProblem> ip = split_inner_problem(p);
-        std::string why;
-        SolutionPtr h = inner == "cublaslt:heuristic" && ip ? LtSolution::heuristic(*ip, why) : nullptr;
-        if (auto hl = std::dynamic_pointer_cast<const LtSolution>(h)) {
-          row["tgemm_algo"] = format_lt_name(hl->chosen_config());
-        } else if (inner != "cublaslt:heuristic") {
-          row["tgemm_algo"] = inner;
-        }
-      }
-      row["tbps"] = bytes / (tt.median_us * 1e-6) / 1e12;
-      row["tflops"] = 2.0 * m * n * k / (tt.median_us * 1e-6) / 1e12;
-      row["floor_us"] = fl;
-      row["floor_ratio"] = tt.median_us / fl;
-      if (o.candidates) {
-        // The tuner's race (screen all, time the leaders, check them) on this problem.
-        RaceOptions ro;
-        RaceResult race = race_problem(p, ro);
-        row["candidates_raced"] = race.enumerated;
-        if (race.winner >= 0) {
-          const CandidateResult& w = race.candidates[static_cast<std::size_t>(race.winner)];
-          row["best_candidate"] = w.name;
-          row["best_candidate_us"] = w.us;
-          row["race_default_us"] = race.default_us;
-        }
-      }
-      double sp = row["speedup"].get<double>();
-      log_sum += std::log(sp);
-      min_speedup = std::min(min_speedup, sp);
-      below += sp < 0.98 ? 1 : 0;
-      ++count;
-      fmt::print("{:<16} {:<8} {:>5} {:>6} {:>6} | {:>9.2f} {:>9.2f} {:>6.3f}x | {:>8.2f} {:>6.2f} {:>6.2f} {:>7.1f} | {} ({}) {}\n",
-                 shape.model, shape.layer, m, n, k, tb.median_us, tt.median_us, sp, fl, tt.median_us / fl,
-                 row["tbps"].get<double>(), row["tflops"].get<double>(), info.kernel_name, info.level, check);
-      std::fflush(stdout);
-      rows.push_back(row);
+      if (o.max_problems > 0 && totals.count >= o.max_problems) break;
+      rows.push_back(bench_problem(run, shape, m, seed++, totals));
     }
   }
-  double geomean = count ? std::exp(log_sum / count) : 0;
+  const double geomean = totals.count ? std::exp(totals.log_sum / totals.count) : 0;
   fmt::print("\n{} problems: geomean speedup {:.3f}x over cuBLASLt default, min {:.3f}x, {} below 0.98x, "
              "{} failed the correctness check\n",
-             count, geomean, count ? min_speedup : 0.0, below, wrong);
-  if (o.json != "-") {
-    std::string stem = std::filesystem::path(o.suite).stem().string();
-    std::string path = o.json.empty()
-                           ? "bench/results/" + stem + "-" + device_slug(dev.name) + "-" + today_yyyymmdd() + ".json"
-                           : o.json;
-    json doc = {{"device", dev.name}, {"sm_count", dev.sm_count}, {"commit", current_commit()},
-                {"date", iso_date()}, {"copy_tbps", copy_tbps}, {"suite", o.suite}, {"data", o.data},
-                {"tables", tables}, {"rows", rows},
-                {"summary", {{"problems", count}, {"geomean_speedup", geomean},
-                             {"min_speedup", count ? min_speedup : 0.0}, {"below_0_98", below},
-                             {"check_failures", wrong}}}};
-    auto parent = std::filesystem::path(path).parent_path();
-    if (!parent.empty()) std::filesystem::create_directories(parent);
-    std::ofstream(path) << doc.dump(2) << "\n";
-    fmt::print("wrote {}\n", path);
-  }
-  return wrong == 0 ? 0 : 1;
+             totals.count, geomean, totals.count ? totals.min_speedup : 0.0, totals.below, totals.wrong);
+  if (o.json != "-") write_results(run, copy_tbps, tables, rows, totals);
+  return totals.wrong == 0 ? 0 : 1;
 }
 
 }  // namespace tgemm::cli

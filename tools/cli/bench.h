@@ -1,7 +1,7 @@
 // `tgemm bench`: side-by-side timing of cuBLASLt's heuristic default (what F.linear runs), tgemm
 // dispatch, the streaming-read floor of each problem's bytes, and optionally every registered
 // candidate; CUDA-graph replay, inputs rotated past L2, median and spread; table on stdout,
-// JSON under bench/results/.
+// JSON under bench/results/ (one file per suite and card, recording the command that made it).
 #pragma once
 
 #include <cstdint>
@@ -18,22 +18,22 @@ struct BenchOptions {
   std::string out_dtype;  // empty: same as dtype
   bool bias = false;
   std::string epilogue;   // activation: gelu, gelu_tanh or relu (baseline: GEMM + separate pass)
-  std::string json;       // empty: bench/results/<suite>-<device>-<date>.json; "-": none
+  std::string json;       // empty: bench/results/<suite>-<card>.json (card_slug); "-": none
+  std::string command;    // the command line that runs this bench, recorded in the JSON
   bool candidates = false;
   bool check = true;
   bool overhead = false;
-  bool layout_study = false;  // linear vs row-tiled read of each suite weight (run_layout_study)
   int overhead_calls = 100000;
   int replays = 15;
   std::string filter;     // substring of "model/layer"
   int max_problems = 0;   // 0: all
   // Bytes of workspace the baseline's cublasLtMatmul is given: 0, the size its heuristic result
-  // asks for (the bench's behaviour up to session 22); else max(that, this), as PyTorch passes
-  // its whole cuBLASLt workspace (and tgemm its 32 MiB pool buffer).
+  // asks for; else max(that, this), as PyTorch passes its whole cuBLASLt workspace (and tgemm its
+  // 32 MiB pool buffer).
   std::size_t baseline_workspace = 0;
-  // A/A diagnostics of the harness (session 23, the M = 8192 rows that run the baseline's own
-  // algorithm at 0.95-0.97x): "off"; "baseline": both sides run the baseline; "dispatch": both
-  // sides run tgemm's dispatch. The speedup column then measures the harness, not tgemm.
+  // A/A check of the harness: "off"; "baseline": both sides run the baseline; "dispatch": both
+  // sides run tgemm's dispatch. The speedup column then measures the harness, not tgemm (a biased
+  // harness reads rows that run the baseline's own algorithm at 0.95-0.97x).
   std::string aa = "off";
   int rounds = 0;    // interleaved baseline/tgemm rounds per problem (0: plan_slots' choice)
   int settle_rounds = 0;  // rounds run first and discarded (TimingOptions::settle_rounds)

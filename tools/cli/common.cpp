@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <optional>
 #include <tuple>
 
 #include "core/check.h"
@@ -54,56 +55,63 @@ std::vector<std::int64_t> parse_int_list(const std::string& list, const std::str
   return out;
 }
 
+namespace {
+
+// Columns of a shape suite's header (-1: absent).
+struct SuiteColumns {
+  int model = -1, layer = -1, n = -1, k = -1;
+};
+
+SuiteColumns suite_columns(const std::vector<std::string>& header, const std::string& path) {
+  SuiteColumns c;
+  for (int i = 0; i < static_cast<int>(header.size()); ++i) {
+    const std::string& h = header[static_cast<std::size_t>(i)];
+    if (h == "model") c.model = i;
+    if (h == "layer") c.layer = i;
+    if (h == "N") c.n = i;
+    if (h == "K") c.k = i;
+  }
+  TGEMM_CHECK(c.n >= 0 && c.k >= 0, "tgemm", path, ": header needs N and K columns");
+  return c;
+}
+
+SuiteShape suite_shape(const std::vector<std::string>& f, const SuiteColumns& c, const std::string& path, int line_no) {
+  auto get = [&](int col) {
+    return col >= 0 && col < static_cast<int>(f.size()) ? f[static_cast<std::size_t>(col)] : std::string();
+  };
+  SuiteShape s;
+  s.model = get(c.model);
+  s.layer = get(c.layer);
+  auto n = csv::parse_int(get(c.n));
+  auto k = csv::parse_int(get(c.k));
+  TGEMM_CHECK(n && k && *n > 0 && *k > 0, "tgemm", path, ":", line_no, ": bad N or K");
+  s.n = *n;
+  s.k = *k;
+  return s;
+}
+
+}  // namespace
+
 std::vector<SuiteShape> read_suite(const std::string& path) {
   std::ifstream in(path);
   TGEMM_CHECK(static_cast<bool>(in), "tgemm", "cannot open shape suite '", path, "'");
   std::vector<SuiteShape> out;
   std::string line;
   int line_no = 0;
-  int col_model = -1, col_layer = -1, col_n = -1, col_k = -1;
+  std::optional<SuiteColumns> cols;
   while (std::getline(in, line)) {
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty() || line[0] == '#') continue;
     auto f = csv::split_line(line);
     TGEMM_CHECK(f.has_value(), "tgemm", path, ":", line_no, ": malformed line");
-    if (col_n < 0) {
-      for (int i = 0; i < static_cast<int>(f->size()); ++i) {
-        const std::string& h = (*f)[static_cast<std::size_t>(i)];
-        if (h == "model") col_model = i;
-        if (h == "layer") col_layer = i;
-        if (h == "N") col_n = i;
-        if (h == "K") col_k = i;
-      }
-      TGEMM_CHECK(col_n >= 0 && col_k >= 0, "tgemm", path, ": header needs N and K columns");
+    if (!cols) {
+      cols = suite_columns(*f, path);
       continue;
     }
-    SuiteShape s;
-    auto get = [&](int c) { return c >= 0 && c < static_cast<int>(f->size()) ? (*f)[static_cast<std::size_t>(c)] : std::string(); };
-    s.model = get(col_model);
-    s.layer = get(col_layer);
-    auto n = csv::parse_int(get(col_n));
-    auto k = csv::parse_int(get(col_k));
-    TGEMM_CHECK(n && k && *n > 0 && *k > 0, "tgemm", path, ":", line_no, ": bad N or K");
-    s.n = *n;
-    s.k = *k;
-    out.push_back(s);
+    out.push_back(suite_shape(*f, *cols, path, line_no));
   }
   return out;
-}
-
-std::string device_slug(const std::string& name) {
-  std::string s = name;
-  for (const char* prefix : {"NVIDIA ", "nvidia "}) {
-    if (s.rfind(prefix, 0) == 0) s = s.substr(std::string(prefix).size());
-  }
-  std::string out;
-  for (char c : s) {
-    if (std::isalnum(static_cast<unsigned char>(c))) out.push_back(static_cast<char>(std::tolower(c)));
-    else if (!out.empty() && out.back() != '-') out.push_back('-');
-  }
-  while (!out.empty() && out.back() == '-') out.pop_back();
-  return out.empty() ? "gpu" : out;
 }
 
 static std::tm now_utc() {
@@ -111,13 +119,6 @@ static std::tm now_utc() {
   std::tm tm{};
   gmtime_r(&t, &tm);
   return tm;
-}
-
-std::string today_yyyymmdd() {
-  char buf[16];
-  std::tm tm = now_utc();
-  std::strftime(buf, sizeof(buf), "%Y%m%d", &tm);
-  return buf;
 }
 
 std::string iso_date() {
@@ -139,34 +140,5 @@ std::string current_commit() {
   }
   return "unknown";
 }
-
-// Writes rows sorted by key and M, atomically (temp file + rename): an interrupted tune never
-// leaves a torn table, and every batch written before the interruption is kept.
-void write_tuned_table(const std::string& path, const std::vector<TableRow>& rows) {
-  std::vector<const TableRow*> sorted;
-  for (const auto& r : rows) sorted.push_back(&r);
-  std::sort(sorted.begin(), sorted.end(), [](const TableRow* a, const TableRow* b) {
-    return std::make_tuple(a->key.arch, a->key.sm_count, static_cast<int>(a->key.dtype), static_cast<int>(a->key.out_dtype),
-                           a->key.bias, a->key.n, a->key.k, a->m) <
-           std::make_tuple(b->key.arch, b->key.sm_count, static_cast<int>(b->key.dtype), static_cast<int>(b->key.out_dtype),
-                           b->key.bias, b->key.n, b->key.k, b->m);
-  });
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp);
-    TGEMM_CHECK(static_cast<bool>(out), "tgemm", "cannot write '", tmp, "'");
-    out << csv::join(tuned_table_columns()) << "\n";
-    for (const TableRow* r : sorted) out << format_tuned_row(*r) << "\n";
-    out.flush();
-    TGEMM_CHECK(static_cast<bool>(out), "tgemm", "write to '", tmp, "' failed");
-  }
-  int fd = ::open(tmp.c_str(), O_RDONLY);
-  if (fd >= 0) {
-    ::fsync(fd);
-    ::close(fd);
-  }
-  TGEMM_CHECK(std::rename(tmp.c_str(), path.c_str()) == 0, "tgemm", "rename to '", path, "' failed");
-}
-
 
 }  // namespace tgemm::cli

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/table.h"
+#include "tuner/tuned_file.h"
 #include "tgemm/tensor.h"
 
 namespace tgemm::cli {
@@ -23,13 +24,8 @@ struct SuiteShape {
 // model,layer,N,K rows (the shared shape suite format).
 std::vector<SuiteShape> read_suite(const std::string& path);
 
-// "NVIDIA H200" -> "h200"
-std::string device_slug(const std::string& device_name);
-std::string today_yyyymmdd();
+// The current UTC time as YYYY-MM-DDTHH:MM:SSZ.
 std::string iso_date();
-// Writes a tuned table sorted by key and M, atomically (temp file + fsync + rename): an
-// interrupted writer never leaves a torn table.
-void write_tuned_table(const std::string& path, const std::vector<TableRow>& rows);
 
 // The commit being measured: TGEMM_COMMIT, else `git rev-parse HEAD`, else "unknown".
 std::string current_commit();

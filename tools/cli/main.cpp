@@ -8,14 +8,30 @@
 #include "tools/cli/run.h"
 #include "tools/cli/shapes.h"
 #include "tools/cli/show.h"
-#include "tools/cli/tune.h"
 #include "tools/cli/tune_cli.h"
+#include "tuner/command.h"
 
-int main(int argc, char** argv) {
-  CLI::App app{"tgemm: per-shape tuned GEMM engine for NVIDIA Hopper"};
-  app.require_subcommand(1);
+namespace {
 
-  tgemm::cli::BenchOptions bench;
+// The command line as a shell would take it back: arguments with characters other than
+// [A-Za-z0-9_./,:=+-] in single quotes.
+std::string command_line(int argc, char** argv) {
+  std::string out = "tgemm";
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const bool plain = !a.empty() && a.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                                         "0123456789_./,:=+-") == std::string::npos;
+    std::string quoted = "'";
+    for (char c : a) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    out += " " + (plain ? a : quoted + "'");
+  }
+  return out;
+}
+
+// Options that check or diagnose the bench harness itself rather than measure tgemm.
+constexpr const char* kHarnessGroup = "Expert: harness checks and diagnostics";
+
+CLI::App* add_bench_command(CLI::App& app, tgemm::cli::BenchOptions& bench) {
   CLI::App* b = app.add_subcommand("bench", "time cuBLASLt default vs tgemm dispatch on a shape suite");
   b->add_option("--suite", bench.suite, "shape suite CSV (model,layer,N,K)")->capture_default_str();
   b->add_option("-m,--m", bench.ms, "comma-separated M values")->capture_default_str();
@@ -23,44 +39,71 @@ int main(int argc, char** argv) {
   b->add_option("--out-dtype", bench.out_dtype, "output dtype (default: input dtype)");
   b->add_flag("--bias", bench.bias, "add a bias [N]");
   b->add_option("--epilogue", bench.epilogue, "activation gelu|gelu_tanh|relu: fused vs GEMM + separate pass");
-  b->add_option("--json", bench.json, "results JSON path ('-' for none; default bench/results/<suite>-<device>-<date>.json)");
+  b->add_option("--json", bench.json, "results JSON path ('-' for none; default bench/results/<suite>-<card>.json)");
   b->add_flag("--candidates", bench.candidates, "also time every registered candidate and report the best");
   b->add_flag("!--no-check", bench.check, "skip the correctness check of tgemm's output against the reference");
   b->add_flag("--overhead", bench.overhead, "time host dispatch overhead vs cublasLtMatmul (100k calls)");
-  b->add_flag("--layout-study", bench.layout_study,
-              "per suite weight: linear read vs the skinny kernels' row-tiled read (what a weight layout could gain)");
   b->add_option("--overhead-calls", bench.overhead_calls, "calls per side in --overhead mode")->capture_default_str();
-  b->add_option("--replays", bench.replays, "timed graph replays per measurement")->capture_default_str();
+  b->add_option("--replays", bench.replays, "timed graph replays per measurement")
+      ->capture_default_str()
+      ->group(kHarnessGroup);
   b->add_option("--filter", bench.filter, "only problems whose model/layer contains this");
   b->add_option("--max-problems", bench.max_problems, "stop after this many problems (0: all)");
-  b->add_option("--baseline-workspace", bench.baseline_workspace,
-                "bytes of workspace given to the baseline's cublasLtMatmul (0: what its heuristic asks for; "
-                "PyTorch passes its whole cuBLASLt workspace)")
-      ->capture_default_str();
   b->add_option("--aa", bench.aa,
-                "harness A/A check: off, baseline (both sides run the baseline) or dispatch (both run tgemm)")
+                "harness A/A check: off, baseline (both sides run the baseline) or dispatch (both run tgemm); a "
+                "sound harness reads 1.00x")
       ->check(CLI::IsMember({"off", "baseline", "dispatch"}))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->group(kHarnessGroup);
   b->add_option("--data", bench.data,
                 "operand data: unit (x, w ~ U(-1, 1): outputs of std ~sqrt(K / 9)) or fan_in (w scaled by 3 / sqrt(K): "
                 "outputs of unit variance, as torch_bench's and a model's)")
       ->check(CLI::IsMember({"unit", "fan_in"}))
       ->capture_default_str();
+  b->add_option("--baseline-workspace", bench.baseline_workspace,
+                "bytes of workspace given to the baseline's cublasLtMatmul (0: what its heuristic asks for; "
+                "PyTorch passes its whole cuBLASLt workspace)")
+      ->capture_default_str()
+      ->group(kHarnessGroup);
   b->add_option("--timing", bench.timing,
-                "harness diagnostic: private (a stream per graph), shared (one stream) or recapture (graphs anew each round)")
+                "graphs on a stream each (private), on one stream (shared) or captured anew each round (recapture): "
+                "tells a stream or capture effect from a kernel's")
       ->check(CLI::IsMember({"private", "shared", "recapture"}))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->group(kHarnessGroup);
   b->add_option("--settle-rounds", bench.settle_rounds,
                 "interleaved rounds run first and discarded, so timing starts at the sustained state")
       ->check(CLI::Range(0, 1000))
-      ->capture_default_str();
-  b->add_option("--launches", bench.launches, "calls captured in each timed graph (baseline and tgemm); 0: a graph of ~6 ms of work, 2-20 calls")
+      ->capture_default_str()
+      ->group(kHarnessGroup);
+  b->add_option("--launches", bench.launches,
+                "calls captured in each timed graph (baseline and tgemm); 0: a graph of ~6 ms of work, 2-20 calls, "
+                "whose short slots keep the GPU's clock controller from favouring one side")
       ->check(CLI::Range(0, 1000))
-      ->capture_default_str();
-  b->add_flag("--shuffle", bench.shuffle, "a random order of baseline and tgemm in each round instead of ABBA");
-  b->add_option("--rounds", bench.rounds, "interleaved baseline/tgemm rounds per problem; 0: 10, more (up to 60) where a graph holds fewer calls")
+      ->capture_default_str()
+      ->group(kHarnessGroup);
+  b->add_flag("--shuffle", bench.shuffle,
+              "a random order of baseline and tgemm in each round instead of ABBA, so neither keeps a phase against "
+              "a periodic clock or power controller")
+      ->group(kHarnessGroup);
+  b->add_option("--rounds", bench.rounds,
+                "interleaved baseline/tgemm rounds per problem; 0: 10, more (up to 60) where a graph holds fewer calls")
       ->check(CLI::Range(0, 1000))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->group(kHarnessGroup);
+
+  return b;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"tgemm: per-shape tuned GEMM engine for NVIDIA Hopper"};
+  app.require_subcommand(1);
+
+  tgemm::cli::BenchOptions bench;
+  bench.command = command_line(argc, argv);
+  CLI::App* b = add_bench_command(app, bench);
 
   tgemm::cli::ShowOptions show;
   CLI::App* s = app.add_subcommand("show", "show the loaded tables and where a problem resolves");
@@ -83,10 +126,10 @@ int main(int argc, char** argv) {
   l->add_flag("--launches", lts.launches,
               "run every configuration once and count the distinct launches (kernel, shape, arguments) among them");
 
-  tgemm::cli::TuneOptions tune;
+  tgemm::TuneOptions tune;
   CLI::App* t = tgemm::cli::add_tune_command(app, tune);
 
-  tgemm::cli::ReconfirmOptions reconfirm;
+  tgemm::ReconfirmOptions reconfirm;
   CLI::App* rc = tgemm::cli::add_reconfirm_command(app, reconfirm);
 
   tgemm::cli::ShapesOptions shapes;
@@ -149,12 +192,15 @@ int main(int argc, char** argv) {
     if (b->parsed()) return tgemm::cli::run_bench(bench);
     if (s->parsed()) return tgemm::cli::run_show(show);
     if (l->parsed()) return tgemm::cli::run_lt_space(lts);
-    if (rc->parsed()) return tgemm::cli::run_reconfirm(reconfirm);
-    if (t->parsed()) return tgemm::cli::run_tune(tune);
+    if (rc->parsed()) return tgemm::run_reconfirm(reconfirm);
+    if (t->parsed()) return tgemm::run_tune(tune);
     if (sh->parsed()) return tgemm::cli::run_shapes(shapes);
     if (mg->parsed()) return tgemm::cli::run_merge(merge);
     if (cmp->parsed()) return tgemm::cli::run_compare(compare);
     if (rn->parsed()) return tgemm::cli::run_run(run);
+  } catch (const tgemm::NoGpu& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 2;
   } catch (const tgemm::Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

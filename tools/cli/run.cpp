@@ -15,6 +15,31 @@
 
 namespace tgemm::cli {
 
+namespace {
+
+// --solution as a runnable solution for p, or the dispatcher's choice without it.
+SolutionPtr solution_for(const RunOptions& o, const TableKey& key, const GemmProblem& p) {
+  Runtime& rt = Runtime::get();
+  if (o.solution.empty()) return rt.dispatcher().resolve(p).solution;
+  const std::size_t colon = o.solution.find(':');
+  const std::string libtype = colon == std::string::npos ? std::string() : o.solution.substr(0, colon);
+  const Backend* backend = libtype.empty() ? nullptr : rt.registry().find(libtype);
+  TGEMM_CHECK(backend != nullptr, "tgemm run", "--solution must be 'libtype:name' of a backend in this build, got '",
+              o.solution, "'");
+  TableRow row;
+  row.key = key;
+  row.m = o.m;
+  row.libtype = libtype;
+  row.kernel_name = o.solution;
+  row.file = "--solution";
+  std::string why;
+  SolutionPtr sol = backend->from_row(row, p, why);
+  TGEMM_CHECK(sol != nullptr, "tgemm run", "--solution '", o.solution, "': ", why);
+  return sol;
+}
+
+}  // namespace
+
 int run_run(const RunOptions& o) {
   TGEMM_CHECK(o.m >= 1 && o.n >= 1 && o.k >= 1, "tgemm run", "-m, -n and -k must be >= 1, got ", o.m, ", ", o.n,
               ", ", o.k);
@@ -40,25 +65,7 @@ int run_run(const RunOptions& o) {
   key.epilogue = *epilogue;
   const GemmProblem p = problem_of_key(key, o.m, device);
 
-  SolutionPtr sol;
-  if (o.solution.empty()) {
-    sol = rt.dispatcher().resolve(p).solution;
-  } else {
-    const std::size_t colon = o.solution.find(':');
-    const std::string libtype = colon == std::string::npos ? std::string() : o.solution.substr(0, colon);
-    const Backend* backend = libtype.empty() ? nullptr : rt.registry().find(libtype);
-    TGEMM_CHECK(backend != nullptr, "tgemm run", "--solution must be 'libtype:name' of a backend in this build, got '",
-                o.solution, "'");
-    TableRow row;
-    row.key = key;
-    row.m = o.m;
-    row.libtype = libtype;
-    row.kernel_name = o.solution;
-    row.file = "--solution";
-    std::string why;
-    sol = backend->from_row(row, p, why);
-    TGEMM_CHECK(sol != nullptr, "tgemm run", "--solution '", o.solution, "': ", why);
-  }
+  const SolutionPtr sol = solution_for(o, key, p);
   TGEMM_CHECK(sol->can_implement(p), "tgemm run", sol->name(), " cannot implement ", p.describe());
 
   // Inputs uniform in [-1, 1) (the tuner's and tests' fills), the output poisoned with NaN.

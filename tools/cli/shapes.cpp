@@ -20,32 +20,44 @@
 #include "core/table.h"
 #include "runtime/runtime.h"
 #include "tools/cli/common.h"
-#include "tune/racer.h"
+#include "tuner/data.h"
+#include "tuner/timing.h"
 
 namespace tgemm::cli {
+
+namespace {
+
+// The (N, K) pairs of the model's config.json or of the shape suite; a model's torch_dtype, where
+// it names a dtype, goes to `dtype`.
+std::vector<LinearShape> linear_shapes_of(const ShapesOptions& o, std::string& dtype) {
+  std::vector<LinearShape> shapes;
+  if (o.model_dir.empty()) {
+    for (const SuiteShape& s : read_suite(o.suite)) shapes.push_back({s.model + "/" + s.layer, s.n, s.k, 1.0});
+    return shapes;
+  }
+  std::filesystem::path path(o.model_dir);
+  if (std::filesystem::is_directory(path)) path /= "config.json";
+  std::ifstream in(path);
+  TGEMM_CHECK(static_cast<bool>(in), "tgemm shapes", "cannot open '", path.string(), "'");
+  std::stringstream text;
+  text << in.rdbuf();
+  ModelShapeOptions mo;
+  mo.tp = o.tp;
+  mo.lm_head = o.lm_head;
+  shapes = model_linear_shapes(text.str(), mo);
+  const std::string md = model_dtype(text.str());
+  if (!md.empty() && dtype_from_name(md)) dtype = md;
+  return shapes;
+}
+
+}  // namespace
 
 int run_shapes(const ShapesOptions& o) {
   TGEMM_CHECK(o.model_dir.empty() != o.suite.empty(), "tgemm shapes", "give exactly one of --model_dir and --suite");
   TGEMM_CHECK(o.batch_size >= 1, "tgemm shapes", "--batch_size must be >= 1, got ", o.batch_size);
   std::vector<std::int64_t> nsets = parse_int_list(o.nsets, "--nsets");
-  std::vector<LinearShape> shapes;
   std::string dtype_name_str = "torch.bfloat16";
-  if (!o.model_dir.empty()) {
-    std::filesystem::path path(o.model_dir);
-    if (std::filesystem::is_directory(path)) path /= "config.json";
-    std::ifstream in(path);
-    TGEMM_CHECK(static_cast<bool>(in), "tgemm shapes", "cannot open '", path.string(), "'");
-    std::stringstream text;
-    text << in.rdbuf();
-    ModelShapeOptions mo;
-    mo.tp = o.tp;
-    mo.lm_head = o.lm_head;
-    shapes = model_linear_shapes(text.str(), mo);
-    std::string md = model_dtype(text.str());
-    if (!md.empty() && dtype_from_name(md)) dtype_name_str = md;
-  } else {
-    for (const SuiteShape& s : read_suite(o.suite)) shapes.push_back({s.model + "/" + s.layer, s.n, s.k, 1.0});
-  }
+  const std::vector<LinearShape> shapes = linear_shapes_of(o, dtype_name_str);
   DType in = o.dtype.empty() ? *dtype_from_name(dtype_name_str) : parse_dtype(o.dtype, "--dtype");
   TGEMM_CHECK(in == DType::kBFloat16 || in == DType::kFloat16, "tgemm shapes", "dtype must be bf16 or fp16, got ",
               dtype_name(in));
@@ -138,9 +150,137 @@ PairTiming measure_rows(const TableRow& ra, const TableRow& rb, int rounds, int 
   }
   RaceOptions ro;
   ro.short_slots = short_slots;
-  ro.min_rotation_sets = min_rotation_sets;
+  ro.data.min_rotation_sets = min_rotation_sets;
   return time_solution_pair(p, *sol[0], *sol[1], ro, rounds, placements);
 }
+
+}  // namespace
+
+namespace {
+
+// The verdicts of the rows both tables have.
+struct CompareCounts {
+  int common = 0, identical = 0, within = 0, beyond = 0, only_a = 0, only_b = 0, a_faster = 0, b_faster = 0,
+      unmeasured = 0;
+};
+
+class TableComparison {
+ public:
+  explicit TableComparison(const CompareOptions& o) : o_(o) {}
+
+  // A's row ra and B's row rb of the same problem and M.
+  void compare(const TableRow& ra, const TableRow& rb) {
+    ++n_.common;
+    if (ra.kernel_name == rb.kernel_name) {
+      ++n_.identical;
+      json_row(ra, rb, "identical");
+      return;
+    }
+    // Times: the tables' own (two runs), or with --measure both timed here, paired.
+    double ta = ra.us, tb = rb.us;
+    std::string range;
+    PairTiming measured{};
+    if (o_.measure && !measure(ra, rb, measured, range)) return;
+    if (o_.measure) {
+      ta = measured.ratio;
+      tb = 1.0;
+    }
+    const double lo = std::min(ta, tb), hi = std::max(ta, tb);
+    const bool tie = lo > 0 && hi <= lo * (1.0 + o_.tie_band);
+    ++(tie ? n_.within : n_.beyond);
+    if (!tie) ++(ta < tb ? n_.a_faster : n_.b_faster);
+    nlohmann::json& jr = json_row(ra, rb, tie ? "tie" : (ta < tb ? "a_faster" : "b_faster"));
+    if (o_.measure) {
+      jr["ratio"] = measured.ratio;
+      jr["min_ratio"] = measured.min_ratio;
+      jr["max_ratio"] = measured.max_ratio;
+      jr["placements"] = measured.placements;
+    }
+    lines_.push_back(difference(ra, rb, lo > 0 ? (tb / ta - 1.0) * 100.0 : 0.0, range, tie));
+    if (o_.measure) fmt::print("{}\n", lines_.back());
+  }
+
+  void print_summary() const {
+    if (!lines_.empty() && !o_.measure) {
+      fmt::print("rows that differ (A | B):\n");
+      for (const auto& l : lines_) fmt::print("{}\n", l);
+    }
+    const double pct = n_.common > 0 ? 100.0 * n_.identical / n_.common : 0.0;
+    fmt::print("{} rows in both tables: {} identical ({:.1f}%), {} differ within the tie band of {:.1f}%, "
+               "{} differ beyond it; {} only in A, {} only in B\n",
+               n_.common, n_.identical, pct, n_.within, o_.tie_band * 100.0, n_.beyond, n_.only_a, n_.only_b);
+    if (o_.measure) {
+      fmt::print("measured on this GPU: {} of {} rows agree or tie ({:.1f}%); beyond the band A's row faster in {}, "
+                 "B's in {}; {} not measured\n",
+                 n_.identical + n_.within, n_.common,
+                 n_.common > 0 ? 100.0 * (n_.identical + n_.within) / n_.common : 0.0, n_.a_faster, n_.b_faster,
+                 n_.unmeasured);
+    }
+  }
+
+  void write_json() const {
+    nlohmann::json doc = {{"a", o_.a}, {"b", o_.b}, {"tie_band", o_.tie_band}, {"measure", o_.measure},
+                          {"rounds", o_.rounds}, {"placements", o_.placements}, {"short_slots", o_.short_slots},
+                          {"min_rotation_sets", o_.min_rotation_sets}, {"commit", current_commit()},
+                          {"date", iso_date()}, {"rows", json_rows_},
+                          {"summary", {{"common", n_.common}, {"identical", n_.identical}, {"within", n_.within},
+                                       {"beyond", n_.beyond}, {"a_faster", n_.a_faster}, {"b_faster", n_.b_faster},
+                                       {"not_measured", n_.unmeasured}, {"only_a", n_.only_a}, {"only_b", n_.only_b}}}};
+    if (o_.measure) {
+      const Runtime& rt = Runtime::get();
+      doc["device"] = rt.platform().device_info(rt.platform().current_device()).name;
+    }
+    std::ofstream out(o_.json);
+    TGEMM_CHECK(static_cast<bool>(out), "tgemm compare", "cannot write --json '", o_.json, "'");
+    out << doc.dump(2) << "\n";
+    TGEMM_CHECK(static_cast<bool>(out), "tgemm compare", "write to --json '", o_.json, "' failed");
+    fmt::print("wrote {}\n", o_.json);
+  }
+
+  CompareCounts& counts() { return n_; }
+
+ private:
+  // One differing row: B's time relative to A's in percent (diff), measured here or the tables'.
+  std::string difference(const TableRow& ra, const TableRow& rb, double diff, const std::string& range, bool tie) const {
+    const char* band = tie ? "within the tie band" : "beyond the tie band";
+    if (o_.measure) {
+      return fmt::format("  {} M={}: {} | {} (B {:+.2f}% vs A, measured here, paired{}; tables: {:.3f} | {:.3f} us; {})",
+                         rb.key.describe(), rb.m, ra.kernel_name, rb.kernel_name, diff, range, ra.us, rb.us, band);
+    }
+    return fmt::format("  {} M={}: {} {:.3f} us | {} {:.3f} us ({:+.2f}%, {})", rb.key.describe(), rb.m, ra.kernel_name,
+                       ra.us, rb.kernel_name, rb.us, diff, band);
+  }
+
+  nlohmann::json& json_row(const TableRow& ra, const TableRow& rb, const char* verdict) {
+    json_rows_.push_back({{"problem", rb.key.describe()}, {"m", rb.m}, {"a", ra.kernel_name}, {"b", rb.kernel_name},
+                          {"a_table_us", ra.us}, {"b_table_us", rb.us}, {"verdict", verdict}});
+    return json_rows_.back();
+  }
+
+  // --measure: false when the pair could not be measured (reported, the others still measured).
+  bool measure(const TableRow& ra, const TableRow& rb, PairTiming& t, std::string& range) {
+    try {
+      t = measure_rows(ra, rb, o_.rounds, o_.placements, o_.short_slots, o_.min_rotation_sets);
+    } catch (const Error& e) {
+      // A row this build cannot run (stale, unknown solution).
+      if (is_sticky_error(e)) throw;
+      ++n_.unmeasured;
+      fmt::print("  {} M={}: not measured: {}\n", rb.key.describe(), rb.m, e.what());
+      json_row(ra, rb, "not_measured")["error"] = e.what();
+      return false;
+    }
+    if (t.placements > 1) {
+      range = fmt::format(", median of {} placements, B {:+.2f}..{:+.2f}%", t.placements,
+                          (1.0 / t.max_ratio - 1.0) * 100.0, (1.0 / t.min_ratio - 1.0) * 100.0);
+    }
+    return true;
+  }
+
+  const CompareOptions& o_;
+  CompareCounts n_;
+  std::vector<std::string> lines_;
+  nlohmann::json json_rows_ = nlohmann::json::array();
+};
 
 }  // namespace
 
@@ -153,107 +293,21 @@ int run_compare(const CompareOptions& o) {
   const std::vector<TableRow> a = read_table(o.a, "table A");
   const std::vector<TableRow> b = read_table(o.b, "table B");
   if (o.measure) require_gpu("compare --measure");
-  int common = 0, identical = 0, within = 0, beyond = 0, only_b = 0, a_faster = 0, b_faster = 0, unmeasured = 0;
+  TableComparison cmp(o);
   std::vector<bool> matched(a.size(), false);
-  std::vector<std::string> lines;
-  nlohmann::json json_rows = nlohmann::json::array();
-  auto json_row = [&](const TableRow& ra, const TableRow& rb, const char* verdict) -> nlohmann::json& {
-    json_rows.push_back({{"problem", rb.key.describe()}, {"m", rb.m}, {"a", ra.kernel_name}, {"b", rb.kernel_name},
-                         {"a_table_us", ra.us}, {"b_table_us", rb.us}, {"verdict", verdict}});
-    return json_rows.back();
-  };
   for (const TableRow& rb : b) {
     std::size_t i = 0;
     while (i < a.size() && !(a[i].key == rb.key && a[i].m == rb.m)) ++i;
     if (i == a.size()) {
-      ++only_b;
+      ++cmp.counts().only_b;
       continue;
     }
     matched[i] = true;
-    const TableRow& ra = a[i];
-    ++common;
-    if (ra.kernel_name == rb.kernel_name) {
-      ++identical;
-      json_row(ra, rb, "identical");
-      continue;
-    }
-    // Times: the tables' own (two runs), or with --measure both timed here, paired.
-    double ta = ra.us, tb = rb.us;
-    std::string range;
-    PairTiming measured{};
-    if (o.measure) {
-      try {
-        const PairTiming t = measure_rows(ra, rb, o.rounds, o.placements, o.short_slots, o.min_rotation_sets);
-        measured = t;
-        ta = t.ratio;
-        tb = 1.0;
-        if (t.placements > 1)
-          range = fmt::format(", median of {} placements, B {:+.2f}..{:+.2f}%", t.placements, (1.0 / t.max_ratio - 1.0) * 100.0,
-                              (1.0 / t.min_ratio - 1.0) * 100.0);
-      } catch (const Error& e) {
-        // A row this build cannot run (stale, unknown solution): reported, the others measured.
-        if (std::string(e.what()).find("sticky") != std::string::npos) throw;
-        ++unmeasured;
-        fmt::print("  {} M={}: not measured: {}\n", rb.key.describe(), rb.m, e.what());
-        json_row(ra, rb, "not_measured")["error"] = e.what();
-        continue;
-      }
-    }
-    const double lo = std::min(ta, tb), hi = std::max(ta, tb);
-    const bool tie = lo > 0 && hi <= lo * (1.0 + o.tie_band);
-    ++(tie ? within : beyond);
-    if (!tie) ++(ta < tb ? a_faster : b_faster);
-    nlohmann::json& jr = json_row(ra, rb, tie ? "tie" : (ta < tb ? "a_faster" : "b_faster"));
-    if (o.measure) {
-      jr["ratio"] = measured.ratio;
-      jr["min_ratio"] = measured.min_ratio;
-      jr["max_ratio"] = measured.max_ratio;
-      jr["placements"] = measured.placements;
-    }
-    const double diff = lo > 0 ? (tb / ta - 1.0) * 100.0 : 0.0;
-    lines.push_back(o.measure ? fmt::format("  {} M={}: {} | {} (B {:+.2f}% vs A, measured here, paired{}; tables: {:.3f} | "
-                                            "{:.3f} us; {})",
-                                            rb.key.describe(), rb.m, ra.kernel_name, rb.kernel_name, diff, range, ra.us, rb.us,
-                                            tie ? "within the tie band" : "beyond the tie band")
-                              : fmt::format("  {} M={}: {} {:.3f} us | {} {:.3f} us ({:+.2f}%, {})", rb.key.describe(),
-                                            rb.m, ra.kernel_name, ra.us, rb.kernel_name, rb.us, diff,
-                                            tie ? "within the tie band" : "beyond the tie band"));
-    if (o.measure) fmt::print("{}\n", lines.back());
+    cmp.compare(a[i], rb);
   }
-  int only_a = 0;
-  for (bool m : matched) only_a += m ? 0 : 1;
-  if (!lines.empty() && !o.measure) {
-    fmt::print("rows that differ (A | B):\n");
-    for (const auto& l : lines) fmt::print("{}\n", l);
-  }
-  const double pct = common > 0 ? 100.0 * identical / common : 0.0;
-  fmt::print("{} rows in both tables: {} identical ({:.1f}%), {} differ within the tie band of {:.1f}%, "
-             "{} differ beyond it; {} only in A, {} only in B\n",
-             common, identical, pct, within, o.tie_band * 100.0, beyond, only_a, only_b);
-  if (o.measure) {
-    fmt::print("measured on this GPU: {} of {} rows agree or tie ({:.1f}%); beyond the band A's row faster in {}, "
-               "B's in {}; {} not measured\n",
-               identical + within, common, common > 0 ? 100.0 * (identical + within) / common : 0.0, a_faster, b_faster,
-               unmeasured);
-  }
-  if (!o.json.empty()) {
-    nlohmann::json doc = {{"a", o.a}, {"b", o.b}, {"tie_band", o.tie_band}, {"measure", o.measure},
-                          {"rounds", o.rounds}, {"placements", o.placements}, {"short_slots", o.short_slots},
-                          {"min_rotation_sets", o.min_rotation_sets}, {"commit", current_commit()},
-                          {"date", iso_date()}, {"rows", json_rows},
-                          {"summary", {{"common", common}, {"identical", identical}, {"within", within},
-                                       {"beyond", beyond}, {"a_faster", a_faster}, {"b_faster", b_faster},
-                                       {"not_measured", unmeasured}, {"only_a", only_a}, {"only_b", only_b}}}};
-    if (o.measure) {
-      const Runtime& rt = Runtime::get();
-      doc["device"] = rt.platform().device_info(rt.platform().current_device()).name;
-    }
-    std::ofstream out(o.json);
-    TGEMM_CHECK(static_cast<bool>(out), "tgemm compare", "cannot write --json '", o.json, "'");
-    out << doc.dump(2) << "\n";
-    TGEMM_CHECK(static_cast<bool>(out), "tgemm compare", "write to --json '", o.json, "' failed");
-    fmt::print("wrote {}\n", o.json);
-  }
+  for (bool m : matched) cmp.counts().only_a += m ? 0 : 1;
+  cmp.print_summary();
+  if (!o.json.empty()) cmp.write_json();
   return 0;
 }
 

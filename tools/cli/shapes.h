@@ -37,12 +37,12 @@ struct CompareOptions {
   bool measure = false;
   int rounds = 10;
   // --measure on this many placements of the operands (as the tuner's confirmation), median
-  // ratio judged; some configurations are bimodal over placements (docs/perf-notes.md).
+  // ratio judged; some configurations are bimodal over placements (3-15% slower on one in five).
   int placements = 4;
   // --measure in short slots (RaceOptions::short_slots: ~6 ms graphs, more rounds), as `tgemm
-  // bench` times since session 23; off: ~20 ms graphs, the judge of sessions 13-22.
-  bool short_slots = true;  // session 24: on by default, as the tuner's (--no-short_slots: ~20 ms graphs)
-  int min_rotation_sets = 1;  // --measure: operand sets at least (RaceOptions::min_rotation_sets)
+  // bench` and the tuner time; off: ~20 ms graphs, whose long slots bias big problems by 2-5%.
+  bool short_slots = true;
+  int min_rotation_sets = 1;  // --measure: operand sets at least (DataOptions::min_rotation_sets)
   // Also write every common row's verdict (and with --measure its paired ratio) to this JSON file
   // ("" none): several runs of --measure, each a fresh process, combine with
   // bench/compare_runs.py.

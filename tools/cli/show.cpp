@@ -20,7 +20,24 @@
 
 namespace tgemm::cli {
 
-int run_show(const ShowOptions& o) {
+namespace {
+
+// Per-card overlays (merged after the shipped table on devices of that card): those present.
+void print_overlays(const Settings& settings) {
+  if (settings.a16w16.card_overlay_dir.empty()) return;
+  std::error_code ec;
+  std::vector<std::string> overlays;
+  for (const auto& e : std::filesystem::directory_iterator(settings.a16w16.card_overlay_dir, ec)) {
+    const std::string f = card_overlay_path(settings.a16w16.card_overlay_dir, e.path().filename().string(),
+                                            family_info(OpFamily::kA16W16).table);
+    if (e.is_directory(ec) && std::filesystem::exists(f, ec)) overlays.push_back(f);
+  }
+  std::sort(overlays.begin(), overlays.end());
+  fmt::print("per-card overlays: {}\n", overlays.empty() ? std::string("none") : fmt::format("{}", fmt::join(overlays, ", ")));
+}
+
+// The tables and, with --rows, their rows.
+void print_tables(const ShowOptions& o) {
   // Tables load without a GPU; resolution needs one (device arch, SM count, cuBLASLt checks).
   Settings settings = Settings::from_env(o.config_dir.empty() ? std::string() : o.config_dir,
                                          [](const char* n) { return static_cast<const char*>(std::getenv(n)); });
@@ -36,18 +53,7 @@ int run_show(const ShowOptions& o) {
   for (const auto& f : settings.a16w16.table_files) fmt::print("  {}\n", f);
   for (const auto& w : warnings) fmt::print("  warning: {}\n", w);
   fmt::print("{} rows\n", table.size());
-  // Per-card overlays (merged after the shipped table on devices of that card): those present.
-  if (!settings.a16w16.card_overlay_dir.empty()) {
-    std::error_code ec;
-    std::vector<std::string> overlays;
-    for (const auto& e : std::filesystem::directory_iterator(settings.a16w16.card_overlay_dir, ec)) {
-      const std::string f = card_overlay_path(settings.a16w16.card_overlay_dir, e.path().filename().string(),
-                                                family_info(OpFamily::kA16W16).table);
-      if (e.is_directory(ec) && std::filesystem::exists(f, ec)) overlays.push_back(f);
-    }
-    std::sort(overlays.begin(), overlays.end());
-    fmt::print("per-card overlays: {}\n", overlays.empty() ? std::string("none") : fmt::format("{}", fmt::join(overlays, ", ")));
-  }
+  print_overlays(settings);
   std::vector<const TableRow*> rows = table.all_rows();
   if (o.rows) {
     fmt::print("{}\n", fmt::join(tuned_table_columns(), ","));
@@ -57,12 +63,10 @@ int run_show(const ShowOptions& o) {
       fmt::print("{}   # {}:{}\n", format_tuned_row(*r), r->file, r->line);
     }
   }
-  if (o.m < 0) return 0;
-  std::string why;
-  if (!cuda_device_available(&why)) {
-    fmt::print("resolving a problem needs a CUDA GPU (arch, SM count, cuBLASLt checks): {}\n", why);
-    return 2;
-  }
+}
+
+// Where -m/-n/-k resolve on this GPU.
+int resolve(const ShowOptions& o) {
   TGEMM_CHECK(o.n > 0 && o.k > 0, "tgemm show", "-n and -k must be given (> 0) with -m");
   DType in = parse_dtype(o.dtype, "--dtype");
   DType out = o.out_dtype.empty() ? in : parse_dtype(o.out_dtype, "--out-dtype");
@@ -88,6 +92,19 @@ int run_show(const ShowOptions& o) {
   if (info.matched_m >= 0) fmt::print("  row: {}:{} (tuned M={})\n", info.file, info.line, info.matched_m);
   fmt::print("  libtype: {}\n  kernelName: {}\n", info.libtype, info.kernel_name);
   return 0;
+}
+
+}  // namespace
+
+int run_show(const ShowOptions& o) {
+  print_tables(o);
+  if (o.m < 0) return 0;
+  std::string why;
+  if (!cuda_device_available(&why)) {
+    fmt::print("resolving a problem needs a CUDA GPU (arch, SM count, cuBLASLt checks): {}\n", why);
+    return 2;
+  }
+  return resolve(o);
 }
 
 }  // namespace tgemm::cli

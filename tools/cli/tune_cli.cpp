@@ -1,10 +1,18 @@
-// The `tune` and `reconfirm` subcommands' options (tools/cli/tune_cli.h).
+// The `tune` and `reconfirm` subcommands' options (tools/cli/tune_cli.h). `tgemm tune --help`
+// lists the options a user sets first; the race's knobs follow in groups marked "Expert", one per
+// stage of the race (tuner/options.h), each with its default and the reason for it.
 #include "tools/cli/tune_cli.h"
 
 namespace tgemm::cli {
 
-CLI::App* add_tune_command(CLI::App& app, TuneOptions& tune) {
-  CLI::App* t = app.add_subcommand("tune", "race every candidate of every backend per problem; write the tuned CSV");
+namespace {
+
+constexpr const char* kScreenGroup = "Expert: screen and accurate timing (the defaults suit Hopper tunes)";
+constexpr const char* kFinalsGroup = "Expert: finals (the defaults suit Hopper tunes)";
+constexpr const char* kConfirmGroup = "Expert: confirmation against the default (the defaults suit Hopper tunes)";
+constexpr const char* kReconfirmGroup = "Expert: reconfirmation in a fresh process (the defaults suit Hopper tunes)";
+
+void add_user_options(CLI::App* t, TuneOptions& tune) {
   t->add_option("-i,--input_file", tune.input_file, "untuned CSV (M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle)");
   t->add_option("-o,--tuned_file", tune.tuned_file, "tuned CSV to write (resumed: tuned keys are skipped)");
   t->add_option("--libtype", tune.libtype, "backends to race: all or a comma list (cublaslt,skinny,...)")->capture_default_str();
@@ -17,140 +25,205 @@ CLI::App* add_tune_command(CLI::App& app, TuneOptions& tune) {
   t->add_flag("--all", tune.all, "retune problems already in the tuned file");
   t->add_option("--profile_file", tune.profile_file, "append every candidate's timing and error here");
   t->add_option("--timeout", tune.timeout, "seconds per problem")->capture_default_str();
-  t->add_option("--candidate_timeout", tune.candidate_timeout, "seconds without progress before a worker counts as hung")->capture_default_str();
-  t->add_option("--warmup", tune.warmup, "graph replays before accurate timing")
-      ->check(CLI::Range(0, 1000))
+  t->add_option("--candidate_timeout", tune.candidate_timeout, "seconds without progress before a worker counts as hung")
       ->capture_default_str();
-  t->add_option("--iters", tune.iters, "timed graph replays of accurate timing")
-      ->check(CLI::Range(1, 100000))
-      ->capture_default_str();
-  t->add_option("--confirm_placements", tune.confirm_placements,
-                 "operand placements a winner must beat the default on (1: the race's only)")
-      ->check(CLI::Range(1, 16))
-      ->capture_default_str();
-  t->add_option("--final_placements", tune.final_placements,
-                 "operand placements the finalists are ranked over (paired with the default; 1: the race's only)")
-      ->check(CLI::Range(1, 16))
-      ->capture_default_str();
-  t->add_option("--finalists", tune.finalists,
-                 "candidates (besides the default) re-timed with the default in the finals")
-      ->check(CLI::Range(1, 64))
-      ->capture_default_str();
-  t->add_option("--finalists_mem", tune.finalists_mem,
-                 "finalists of a problem that is not compute-bound (FLOPs/byte <= 128), when more than --finalists")
-      ->check(CLI::Range(0, 64))
-      ->capture_default_str();
-  t->add_option("--final_margin", tune.final_margin,
-                 "finalists must be within this fraction of the fastest accurate time")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
-  t->add_option("--final_contenders", tune.final_contenders,
-                 "candidates besides the default re-timed in the finals even beyond --final_margin (0: none)")
-      ->check(CLI::Range(0, 64))
-      ->capture_default_str();
-  t->add_option("--refine_bases", tune.refine_bases,
-                 "screened configurations each backend expands in the second stage (0: the backend's default, cuBLASLt 24)")
-      ->check(CLI::Range(0, 4096))
-      ->capture_default_str();
-  t->add_option("--final_rounds", tune.final_rounds, "interleaved rounds of the finals (over all placements)")
-      ->check(CLI::Range(1, 64))
-      ->capture_default_str();
-  t->add_option("--confirm_tries", tune.confirm_tries,
-                 "finalists confirmed against the default at most (the winner, then the next fastest)")
-      ->check(CLI::Range(1, 16))
-      ->capture_default_str();
-  t->add_option("--confirm_rounds", tune.confirm_rounds,
-                 "interleaved rounds a placement of the confirmation against the default (0: no confirmation)")
-      ->check(CLI::Range(0, 64))
-      ->capture_default_str();
-  t->add_option("--confirm_margin", tune.confirm_margin,
-                 "a row other than the default is kept only if the confirmation measures it faster by this fraction "
-                 "(compute-bound problems: by the larger of this and --sustained_margin)")
-      ->check(CLI::Range(0.0, 0.5))
-      ->capture_default_str();
-  t->add_option("--sustained_round_ms", tune.sustained_round_ms,
-                 "GPU milliseconds per finalist and round in the finals of compute-bound problems")
-      ->check(CLI::Range(1.0, 10000.0))
-      ->capture_default_str();
-  t->add_option("--sustained_margin", tune.sustained_margin,
-                 "compute-bound problems: a winner must beat the default by this fraction in the finals and the "
-                 "confirmation (other problems: in the confirmation only, by 0.01)")
-      ->check(CLI::Range(0.0, 0.5))
-      ->capture_default_str();
-  t->add_option("--placement_tolerance", tune.placement_tolerance,
-                 "the confirmation and the reconfirmation: a row loses a placement only below 1 - this ratio to the "
-                 "default (0: below 1.0, the default rule)")
-      ->check(CLI::Range(0.0, 0.49))
-      ->capture_default_str();
-  t->add_option("--min_rotation_sets", tune.min_rotation_sets,
-                 "operand sets the race rotates over at least, even where one set exceeds 3 L2 sizes (1: as needed)")
-      ->check(CLI::Range(1, 32))
-      ->capture_default_str();
-  t->add_option("--accurate_block", tune.accurate_block,
-                 "time the accurate stage in blocks of this many candidates interleaved with the default, ranked on "
-                 "the paired ratio to it (0: each candidate alone)")
-      ->check(CLI::Range(0, 64))
-      ->capture_default_str();
-  t->add_option("--min_accurate", tune.min_accurate,
-                 "screened candidates timed accurately at least (the screen's fastest first)")
-      ->check(CLI::Range(1, 100000))
-      ->capture_default_str();
-  t->add_option("--accurate_margin", tune.accurate_margin,
-                 "and every candidate within this fraction of the screen's fastest")
-      ->check(CLI::Range(0.0, 10.0))
-      ->capture_default_str();
-  t->add_option("--order_band", tune.order_band,
-                 "candidates other than the default within this fraction of the fastest tie and the first by name wins "
-                 "(default: the 1% tie band, within which the default wins)")
-      ->check(CLI::Range(0.0, 0.1));
-  t->add_option("--graph_screen", tune.graph_screen_us,
-                 "screen candidates whose first launch takes less than this many us by CUDA-graph replays (0: off)")
-      ->check(CLI::Range(0.0, 1e6))
-      ->capture_default_str();
-  t->add_flag("--sustained_confirm_all,!--no-sustained_confirm_all", tune.sustained_confirm_all,
-              "compute-bound problems: no finals; confirm the --confirm_tries fastest finalists against the default "
-              "and keep the best (on by default since session 33)");
-  t->add_flag("--check_all", tune.check_all,
-              "check every accurately timed candidate against the reference (default: the default and the "
-              "candidates that can still reach the finals or the confirmation; the rest are profiled unchecked)");
-  t->add_flag("--short_slots,!--no-short_slots", tune.short_slots,
-              "finals, confirmation and reconfirmation in ~6-30 ms slots with more rounds (on by default; the "
-              "bench's A/A: long slots bias big problems by 2-5%)");
-  t->add_flag("--dedupe_launches", tune.dedupe_launches,
-              "race candidates that launch identical kernels with identical arguments once (the first in tie order)");
-  t->add_flag("--confirm_best,!--no-confirm_best", tune.confirm_best,
-              "confirm each of the top finalists on every placement and keep the best (slower; off by default)");
-  t->add_flag("--confirm_near_default", tune.confirm_near_default,
-              "when the finals keep the default, confirm the finalists they put at or under it (--confirm_tries of "
-              "them) and keep one that passes (off by default)");
-  t->add_flag("-v,--verbose", tune.verbose, "more output");
+  t->add_flag("-v,--verbose", tune.verbose, "accepted and ignored: the tune always prints each problem's result");
   t->add_flag("--loose", tune.loose, "accept winners that pass --errRatio but not the strict check");
   t->add_flag("--reconfirm,!--no-reconfirm", tune.reconfirm,
               "after the tune, time every non-default row against the default again in a fresh process; "
               "rows that do not pass revert to the default (tgemm reconfirm; on by default)");
-  t->add_option("--reconfirm_margin", tune.reconfirm_margin,
-                 "the reconfirmation's margin for every problem: a row or alternative is kept only where the fresh "
-                 "process measures it faster than the default by this fraction in the median (0: revert only rows "
-                 "not faster than the default in the median or slower on a placement)")
-      ->check(CLI::Range(0.0, 0.5))
-      ->capture_default_str();
-  t->add_option("--reconfirm_rounds", tune.reconfirm_rounds,
-                 "the reconfirmation's interleaved rounds a placement (default: the tune's --confirm_rounds)")
-      ->check(CLI::Range(1, 64));
-  t->add_option("--reconfirm_placements", tune.reconfirm_placements,
-                 "the reconfirmation's operand placements")
+  t->add_flag("--worker", tune.worker, "run as a worker (tgemm tune starts these itself)")->group("");
+}
+
+void add_screen_options(CLI::App* t, TuneOptions& tune) {
+  t->add_option("--graph_screen", tune.graph_screen_us,
+                "screen candidates whose first launch takes less than this many us by CUDA-graph replays: launched "
+                "one by one, kernels of ~10 us are timed by the host's launch cost (0: off)")
+      ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str()
+      ->group(kScreenGroup);
+  t->add_option("--refine_bases", tune.refine_bases,
+                "screened configurations each backend expands in its refinement (0: the backend's default, cuBLASLt 24)")
+      ->check(CLI::Range(0, 4096))
+      ->capture_default_str()
+      ->group(kScreenGroup);
+  t->add_flag("--dedupe_launches", tune.dedupe_launches,
+              "race candidates that launch identical kernels with identical arguments once (the first in tie order): "
+              "fewer to screen, distinct finalists")
+      ->group(kScreenGroup);
+  t->add_option("--min_accurate", tune.min_accurate,
+                "screened candidates timed accurately at least (the screen's fastest first): the screen's order of "
+                "near-ties is noise")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str()
+      ->group(kScreenGroup);
+  t->add_option("--accurate_margin", tune.accurate_margin,
+                "and every candidate within this fraction of the screen's fastest")
+      ->check(CLI::Range(0.0, 10.0))
+      ->capture_default_str()
+      ->group(kScreenGroup);
+  t->add_option("--accurate_block", tune.accurate_block,
+                "time the accurate stage in blocks of this many candidates interleaved with the default, ranked on "
+                "the paired ratio to it, which cancels the GPU's clock drift (0: each candidate alone)")
+      ->check(CLI::Range(0, 64))
+      ->capture_default_str()
+      ->group(kScreenGroup);
+  t->add_option("--warmup", tune.warmup, "graph replays before accurate timing")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str()
+      ->group(kScreenGroup);
+  t->add_option("--iters", tune.iters, "timed graph replays of accurate timing at most (~40 ms of GPU time each)")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str()
+      ->group(kScreenGroup);
+  t->add_flag("--check_all", tune.check_all,
+              "check every accurately timed candidate against the reference (default: the default and the "
+              "candidates that can still reach the finals or the confirmation; the rest are profiled unchecked, "
+              "the picks are the same)")
+      ->group(kScreenGroup);
+  t->add_option("--min_rotation_sets", tune.min_rotation_sets,
+                "operand sets the race rotates over at least, even where one set exceeds 3 L2 sizes, so a launch "
+                "does not re-read what its predecessor left in L2 (1: as needed)")
+      ->check(CLI::Range(1, 32))
+      ->capture_default_str()
+      ->group(kScreenGroup);
+}
+
+void add_finals_options(CLI::App* t, TuneOptions& tune) {
+  t->add_option("--finalists", tune.finalists, "candidates (besides the default) re-timed with the default in the finals")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str()
+      ->group(kFinalsGroup);
+  t->add_option("--finalists_mem", tune.finalists_mem,
+                "finalists of a problem that is not compute-bound (FLOPs/byte <= 128), when more than --finalists: "
+                "on big memory-bound weights dozens of candidates lie within 3% of each other")
+      ->check(CLI::Range(0, 64))
+      ->capture_default_str()
+      ->group(kFinalsGroup);
+  t->add_option("--final_margin", tune.final_margin, "finalists must be within this fraction of the fastest accurate time")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str()
+      ->group(kFinalsGroup);
+  t->add_option("--final_contenders", tune.final_contenders,
+                "candidates besides the default re-timed in the finals even beyond --final_margin, so one fast "
+                "accurate time of the default does not decide a row (0: none)")
+      ->check(CLI::Range(0, 64))
+      ->capture_default_str()
+      ->group(kFinalsGroup);
+  t->add_option("--final_rounds", tune.final_rounds, "interleaved rounds of the finals (over all placements)")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str()
+      ->group(kFinalsGroup);
+  t->add_option("--final_placements", tune.final_placements,
+                "operand placements the finalists are ranked over (paired with the default): some configurations "
+                "are bimodal over placements (1: the race's only)")
       ->check(CLI::Range(1, 16))
-      ->capture_default_str();
-  t->add_option("--reconfirm_tolerance", tune.reconfirm_tolerance,
-                 "the reconfirmation: a row loses a placement only below 1 - this ratio to the default")
+      ->capture_default_str()
+      ->group(kFinalsGroup);
+  t->add_option("--sustained_round_ms", tune.sustained_round_ms,
+                "GPU milliseconds per finalist and round in the finals of compute-bound problems, timed in the "
+                "sustained power state a deployment sees")
+      ->check(CLI::Range(1.0, 10000.0))
+      ->capture_default_str()
+      ->group(kFinalsGroup);
+  t->add_option("--order_band", tune.order_band,
+                "candidates other than the default within this fraction of the fastest tie and the first by name "
+                "wins (default: the 1% tie band, within which the default wins)")
+      ->check(CLI::Range(0.0, 0.1))
+      ->group(kFinalsGroup);
+  t->add_flag("--short_slots,!--no-short_slots", tune.short_slots,
+              "finals, confirmation and reconfirmation in ~6-30 ms slots with more rounds (on by default: the "
+              "bench's A/A reads 1.000x with short slots, long slots bias big problems by 2-5%)")
+      ->group(kFinalsGroup);
+}
+
+void add_confirm_options(CLI::App* t, TuneOptions& tune) {
+  t->add_option("--confirm_rounds", tune.confirm_rounds,
+                "interleaved rounds a placement of the confirmation against the default (0: no confirmation; the "
+                "reconfirmation in a fresh process decides, this one orders the candidates)")
+      ->check(CLI::Range(0, 64))
+      ->capture_default_str()
+      ->group(kConfirmGroup);
+  t->add_option("--confirm_placements", tune.confirm_placements,
+                "operand placements a winner must beat the default on (1: the race's only)")
+      ->check(CLI::Range(1, 16))
+      ->capture_default_str()
+      ->group(kConfirmGroup);
+  t->add_option("--confirm_tries", tune.confirm_tries,
+                "finalists confirmed against the default at most (the winner, then the next fastest)")
+      ->check(CLI::Range(1, 16))
+      ->capture_default_str()
+      ->group(kConfirmGroup);
+  t->add_option("--confirm_margin", tune.confirm_margin,
+                "a row other than the default is kept only if the confirmation measures it faster by this fraction "
+                "(compute-bound problems: by the larger of this and --sustained_margin)")
+      ->check(CLI::Range(0.0, 0.5))
+      ->capture_default_str()
+      ->group(kConfirmGroup);
+  t->add_option("--sustained_margin", tune.sustained_margin,
+                "compute-bound problems: a winner must beat the default by this fraction in the finals and the "
+                "confirmation, their timings moving with the power state")
+      ->check(CLI::Range(0.0, 0.5))
+      ->capture_default_str()
+      ->group(kConfirmGroup);
+  t->add_option("--placement_tolerance", tune.placement_tolerance,
+                "the confirmation: a row loses a placement only below 1 - this ratio to the default (0: below 1.0)")
       ->check(CLI::Range(0.0, 0.49))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->group(kConfirmGroup);
+  t->add_flag("--sustained_confirm_all,!--no-sustained_confirm_all", tune.sustained_confirm_all,
+              "compute-bound problems: no finals; confirm the --confirm_tries fastest finalists against the default "
+              "and keep the best: the confirmation's ratio repeats between tunes within ~1%, the finals' within ~3% "
+              "(on by default)")
+      ->group(kConfirmGroup);
+  t->add_flag("--confirm_best,!--no-confirm_best", tune.confirm_best,
+              "confirm each of the top finalists on every placement and keep the best (slower; off by default)")
+      ->group(kConfirmGroup);
+  t->add_flag("--confirm_near_default", tune.confirm_near_default,
+              "when the finals keep the default, confirm the finalists they put at or under it (--confirm_tries of "
+              "them) and keep one that passes (off by default)")
+      ->group(kConfirmGroup);
+}
+
+void add_reconfirm_options(CLI::App* t, TuneOptions& tune) {
+  t->add_option("--reconfirm_margin", tune.reconfirm_margin,
+                "the reconfirmation's margin for every problem: a row or alternative is kept only where the fresh "
+                "process measures it faster than the default by this fraction in the median; rows within a few "
+                "percent of the default do not repeat between processes (0: revert only rows not faster than the "
+                "default in the median or slower on a placement)")
+      ->check(CLI::Range(0.0, 0.5))
+      ->capture_default_str()
+      ->group(kReconfirmGroup);
+  t->add_option("--reconfirm_rounds", tune.reconfirm_rounds,
+                "the reconfirmation's interleaved rounds a placement (default: the tune's --confirm_rounds)")
+      ->check(CLI::Range(1, 64))
+      ->group(kReconfirmGroup);
+  t->add_option("--reconfirm_placements", tune.reconfirm_placements, "the reconfirmation's operand placements")
+      ->check(CLI::Range(1, 16))
+      ->capture_default_str()
+      ->group(kReconfirmGroup);
+  t->add_option("--reconfirm_tolerance", tune.reconfirm_tolerance,
+                "the reconfirmation: a row loses a placement only below 1 - this ratio to the default")
+      ->check(CLI::Range(0.0, 0.49))
+      ->capture_default_str()
+      ->group(kReconfirmGroup);
   t->add_option("--reconfirm_alternatives", tune.reconfirm_alternatives,
-                 "the reconfirmation also times the profile's next best candidates of each problem against the "
-                 "default, up to this many with the row's own pick, and keeps the fastest that passes (default 3; "
-                 "without --profile_file the profile goes to a temporary file; 0: the row alone)")
-      ->check(CLI::Range(0, 16));
-  t->add_flag("--worker", tune.worker, "internal: run as a worker")->group("");
+                "the reconfirmation also times the profile's next best candidates of each problem against the "
+                "default, up to this many with the row's own pick, and keeps the fastest that passes (default 3; "
+                "without --profile_file the profile goes to a temporary file; 0: the row alone)")
+      ->check(CLI::Range(0, 16))
+      ->group(kReconfirmGroup);
+}
+
+}  // namespace
+
+CLI::App* add_tune_command(CLI::App& app, TuneOptions& tune) {
+  CLI::App* t = app.add_subcommand("tune", "race every candidate of every backend per problem; write the tuned CSV");
+  add_user_options(t, tune);
+  add_screen_options(t, tune);
+  add_finals_options(t, tune);
+  add_confirm_options(t, tune);
+  add_reconfirm_options(t, tune);
   return t;
 }
 

@@ -74,7 +74,7 @@ tgemm_run(g compare "${SCRATCH}/a.csv" "${SCRATCH}/b.csv" --measure)
 expect_eq("no GPU exit status" "${g_RC}" "2")
 expect_contains("no GPU" "${g_ERR}" "tgemm compare --measure: no CUDA GPU is usable on this machine")
 
-# --short_slots (session 23; on by default since session 24): the judge's slot plan, recorded in
+# --short_slots (on by default): the judge's slot plan, recorded in
 # the JSON; --no-short_slots turns it off, and --measure still needs a GPU.
 tgemm_run(ss compare "${SCRATCH}/a.csv" "${SCRATCH}/b.csv" --no-short_slots --json "${SCRATCH}/cmp_ss.json")
 expect_eq("no-short_slots exit status" "${ss_RC}" "0")

@@ -31,7 +31,7 @@ expect_contains("missing table" "${f_ERR}" "cannot open the tuned file '${SCRATC
 tgemm_run(g reconfirm "${table}" -o "${SCRATCH}/out.csv")
 expect_eq("no GPU exit status" "${g_RC}" "2")
 expect_contains("no GPU" "${g_ERR}" "tgemm reconfirm: no CUDA GPU is usable on this machine")
-# The slot flags (short slots on by default since session 24) and the options `tgemm tune` passes
+# The slot flags (short slots on by default) and the options `tgemm tune` passes
 # (its confirmation rule) parse; the GPU check follows.
 foreach(flag --short_slots --no-short_slots "--rounds;12" "--margin;0.01" "--sustained_margin;0.01"
              "--placement_tolerance;0.01" "--min_rotation_sets;2" "--alternatives;0")

@@ -1,4 +1,4 @@
-// The arguments `tgemm tune` gives the processes it spawns (tools/cli/spawn_args.cpp), parsed back
+// The arguments `tgemm tune` gives the processes it spawns (tuner/command_options.cpp), parsed back
 // through the command's own option registrations (tools/cli/tune_cli.cpp): every option a worker or
 // the reconfirmation receives must read back as the tune sent it, on by default or off.
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/host/cli/race_options_off_default.h"
+#include "tests/host/tuner/race_options_off_default.h"
 #include "tools/cli/tune_cli.h"
 
 namespace tgemm::cli {

@@ -43,8 +43,7 @@ foreach(case "confirm_placements;0" "final_placements;0" "finalists;0" "final_ro
   expect_contains("tgemm tune --${opt} ${value}: stderr" "${${opt}_ERR}" "--${opt}")
 endforeach()
 
-# The tune's defaults (docs/design-choices.md, "Tuner defaults (session 33)"; the shipped tables were tuned
-# with earlier ones), shown by --help.
+# The tune's defaults (tuner/options.h, tune_race_defaults), shown by --help.
 # CLI11 prints a default as "=4" (2.1, Debian 12/Ubuntu 22.04-24.04) or " [4]" (2.4, the GPU machine's): either counts.
 tgemm_run(help tune --help)
 foreach(entry "--final_placements INT:INT in [1 - 16]|4" "--min_accurate INT:INT in [1 - 100000]|48"
@@ -64,6 +63,24 @@ foreach(entry "--final_placements INT:INT in [1 - 16]|4" "--min_accurate INT:INT
   string(FIND "${help_OUT}" "${spec} [${default}]" at_new)
   if(at_old EQUAL -1 AND at_new EQUAL -1)
     message(FATAL_ERROR "tgemm tune --help: neither '${spec}=${default}' nor '${spec} [${default}]' found in:\n${help_OUT}")
+  endif()
+endforeach()
+# The options a user sets come first, at most ~15 of them; the race's knobs follow in groups marked
+# "Expert".
+string(FIND "${help_OUT}" "Expert:" expert_at)
+if(expert_at EQUAL -1)
+  message(FATAL_ERROR "tgemm tune --help: no Expert group in:\n${help_OUT}")
+endif()
+string(SUBSTRING "${help_OUT}" 0 ${expert_at} user_help)
+string(REGEX MATCHALL "\n  -[-a-zA-Z]" user_options "${user_help}")
+list(LENGTH user_options n_user)
+if(n_user GREATER 16 OR n_user LESS 10)
+  message(FATAL_ERROR "tgemm tune --help: ${n_user} options before the Expert groups, expected 10-16:\n${user_help}")
+endif()
+foreach(expert --final_margin --confirm_rounds --accurate_block --reconfirm_margin --graph_screen)
+  string(FIND "${user_help}" "${expert}" early)
+  if(NOT early EQUAL -1)
+    message(FATAL_ERROR "tgemm tune --help: ${expert} is listed before the Expert groups:\n${user_help}")
   endif()
 endforeach()
 expect_contains("tgemm tune --help" "${help_OUT}" "--confirm_best,--no-confirm_best")

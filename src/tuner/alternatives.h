@@ -1,9 +1,8 @@
 // `tgemm reconfirm --alternatives N --profile FILE`: where a row's own pick does not pass the
 // fresh-process reconfirmation, or a faster candidate than the default was left behind by the
 // tune's margins, the reconfirmation times the tune's next best candidates of the same problem
-// against the default too and keeps the fastest that passes (docs/design-choices.md, "fresh-process
-// alternatives"). This file reads the candidates from the tune's profile (--profile_file) and
-// ranks them; it needs no GPU.
+// against the default too and keeps the fastest that passes. This file reads the candidates from
+// the tune's profile (--profile_file) and ranks them; host-only.
 #pragma once
 
 #include <istream>
@@ -13,7 +12,7 @@
 
 #include "core/table.h"
 
-namespace tgemm::cli {
+namespace tgemm {
 
 // One accurately timed candidate of a problem, as the tune's profile recorded it.
 struct ProfiledCandidate {
@@ -32,7 +31,7 @@ std::string profile_problem_key(const TableRow& row);
 // correctness check (err_ratio within max_err_ratio, the strict check unless `loose`, no error).
 // A later line of the same problem and candidate replaces an earlier one (a resumed tune appends).
 // Malformed lines are skipped with a warning "file:line: reason" in `warnings`; a header without
-// the stage and accurate_us columns (a profile older than session 28) is a tgemm::Error.
+// the stage and accurate_us columns is a tgemm::Error.
 std::unordered_map<std::string, std::vector<ProfiledCandidate>> read_profile_candidates(
     std::istream& in, const std::string& file, double max_err_ratio, bool loose, std::vector<std::string>& warnings);
 
@@ -43,4 +42,4 @@ std::vector<ProfiledCandidate> rank_alternatives(const std::vector<ProfiledCandi
                                                  const std::string& default_name,
                                                  const std::vector<std::string>& exclude, int count);
 
-}  // namespace tgemm::cli
+}  // namespace tgemm

@@ -1,5 +1,5 @@
 // `tgemm reconfirm --alternatives`: the tune's profile read into candidates per problem, and
-// their ranking (tools/cli/alternatives.cpp).
+// their ranking (tuner/alternatives.cpp).
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "core/check.h"
-#include "tools/cli/alternatives.h"
+#include "tuner/alternatives.h"
 
-namespace tgemm::cli {
+namespace tgemm {
 namespace {
 
 const char* kHeader =
@@ -98,4 +98,4 @@ TEST(RankAlternatives, FastestEstimateFirstFromFinalsConfirmationOrAccurateTime)
 }
 
 }  // namespace
-}  // namespace tgemm::cli
+}  // namespace tgemm

@@ -1,4 +1,4 @@
-#include "core/tune_select.h"
+#include "tuner/select.h"
 
 #include <algorithm>
 #include <cmath>
@@ -106,31 +106,47 @@ bool passes_confirmation(double median_ratio, double min_ratio, double margin, d
 
 bool loses_placement(double ratio, double placement_tolerance) { return ratio < 1.0 - placement_tolerance; }
 
-int select_winner(const std::vector<CandidateResult>& results, const SelectOptions& o) {
+namespace {
+
+// The fastest time among candidates that pass the checks; -1 if none passes.
+double fastest_passing(const std::vector<CandidateResult>& results, const SelectOptions& o) {
   double best = -1;
-  auto passes = [&](const CandidateResult& r) { return passes_checks(r, o); };
   for (const auto& r : results) {
-    if (passes(r) && (best < 0 || r.us < best)) best = r.us;
+    if (passes_checks(r, o) && (best < 0 || r.us < best)) best = r.us;
   }
-  if (best < 0) return -1;
-  // Within its band the default comes first (tie_order_less); the others tie within order_band.
+  return best;
+}
+
+// Within its band the default comes first (tie_order_less); the others tie within order_band.
+int first_in_band(const std::vector<CandidateResult>& results, const SelectOptions& o, double best) {
   const double order_band = o.order_band >= 0 ? o.order_band : o.tie_band;
   int winner = -1;
   for (std::size_t i = 0; i < results.size(); ++i) {
     const auto& r = results[i];
-    if (!passes(r) || r.us > best * (1.0 + (r.is_default ? o.tie_band : order_band))) continue;
+    if (!passes_checks(r, o) || r.us > best * (1.0 + (r.is_default ? o.tie_band : order_band))) continue;
     if (winner < 0 || tie_order_less(r, results[static_cast<std::size_t>(winner)])) winner = static_cast<int>(i);
   }
-  if (winner >= 0 && !results[static_cast<std::size_t>(winner)].is_default && o.default_margin > 0) {
-    for (std::size_t i = 0; i < results.size(); ++i) {
-      const auto& d = results[i];
-      if (d.is_default && passes(d) &&
-          results[static_cast<std::size_t>(winner)].us > d.us * (1.0 - o.default_margin)) {
-        return static_cast<int>(i);
-      }
-    }
-  }
   return winner;
+}
+
+// The passing default, where `winner` does not beat it by more than default_margin; -1 otherwise.
+int default_within_margin(const std::vector<CandidateResult>& results, const SelectOptions& o, const CandidateResult& w) {
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const auto& d = results[i];
+    if (d.is_default && passes_checks(d, o) && w.us > d.us * (1.0 - o.default_margin)) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+}  // namespace
+
+int select_winner(const std::vector<CandidateResult>& results, const SelectOptions& o) {
+  const double best = fastest_passing(results, o);
+  if (best < 0) return -1;
+  const int winner = first_in_band(results, o, best);
+  if (winner < 0 || results[static_cast<std::size_t>(winner)].is_default || o.default_margin <= 0) return winner;
+  const int def = default_within_margin(results, o, results[static_cast<std::size_t>(winner)]);
+  return def >= 0 ? def : winner;
 }
 
 std::vector<std::size_t> select_finalists(const std::vector<CandidateResult>& results, double best_us,

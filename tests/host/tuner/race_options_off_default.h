@@ -1,11 +1,11 @@
-// A tune whose every race option (what `tgemm tune` passes its workers: tools/cli/spawn_args.cpp)
+// A tune whose every race option (what `tgemm tune` passes its workers: tuner/command_options.cpp)
 // differs from its default, so that a test of the workers' arguments cannot pass with an option
 // dropped. The switches stay at their defaults; each test flips the ones it checks.
 #pragma once
 
-#include "tools/cli/tune.h"
+#include "tuner/command.h"
 
-namespace tgemm::cli {
+namespace tgemm {
 
 inline TuneOptions race_values_off_the_default() {
   TuneOptions o;
@@ -36,4 +36,4 @@ inline TuneOptions race_values_off_the_default() {
   return o;
 }
 
-}  // namespace tgemm::cli
+}  // namespace tgemm

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "core/tune_select.h"
-#include "tune/racer.h"
+#include "tuner/options.h"
+#include "tuner/select.h"
 #include "tgemm/error.h"
 
 namespace tgemm {
@@ -211,8 +211,8 @@ TEST(PassesChecks, ErrorTimeErrRatioAndStrictness) {
 }
 
 // After finals, a candidate left out of them does not win on its accurate time, which is on
-// another scale than the finalists' (session 11: the finals measured ~9% above the accurate stage
-// on one problem, and the fastest candidate just outside the finals took the row).
+// another scale than the finalists' (the finals can read ~9% above the accurate stage, and the
+// fastest candidate just outside the finals would take the row).
 TEST(SelectWinner, CandidatesBeyondTheFinalsDoNotWin) {
   CandidateResult def = measured("lt:default", 82.6);
   def.is_default = true;
@@ -226,9 +226,9 @@ TEST(SelectWinner, CandidatesBeyondTheFinalsDoNotWin) {
 }
 
 // The finals: the default, the candidates within the margin up to the cap, fastest first, and at
-// least `min_contenders` others whatever their margin (session 12: a default timed 8.4 us in the
-// accurate stage, 12% ahead of everyone, was kept without finals; the other tune's finals put it
-// at 10.6 us, 3% behind the row it picked).
+// least `min_contenders` others whatever their margin (a default timed 8.4 us in the accurate
+// stage, 12% ahead of everyone, would be kept without finals; another tune's finals put it at
+// 10.6 us, 3% behind the row it picked).
 TEST(SelectFinalists, TheDefaultMeetsItsNearestRivalsEvenBeyondTheMargin) {
   SelectOptions o;
   CandidateResult def = measured("lt:default", 8.42);
@@ -268,20 +268,20 @@ TEST(ValidateRaceOptions, NamesTheFieldTheExpectationAndTheValue) {
     return "accepted";
   };
   RaceOptions o;
-  o.final_rounds = 0;
-  EXPECT_EQ(message(o), "race_problem: RaceOptions::final_rounds must be >= 1, got 0");
+  o.finals.rounds = 0;
+  EXPECT_EQ(message(o), "race_problem: RaceOptions::finals.rounds must be >= 1, got 0");
   o = RaceOptions{};
-  o.max_finalists = 0;
-  EXPECT_EQ(message(o), "race_problem: RaceOptions::max_finalists must be >= 1, got 0");
+  o.finals.max_finalists = 0;
+  EXPECT_EQ(message(o), "race_problem: RaceOptions::finals.max_finalists must be >= 1, got 0");
   o = RaceOptions{};
-  o.final_margin = std::nan("");
-  EXPECT_NE(message(o).find("RaceOptions::final_margin must be >= 0, got"), std::string::npos) << message(o);
+  o.finals.margin = std::nan("");
+  EXPECT_NE(message(o).find("RaceOptions::finals.margin must be >= 0, got"), std::string::npos) << message(o);
   o = RaceOptions{};
-  o.graph_screen_us = -1;
-  EXPECT_EQ(message(o), "race_problem: RaceOptions::graph_screen_us must be >= 0 (0: off), got -1");
+  o.screen.graph_us = -1;
+  EXPECT_EQ(message(o), "race_problem: RaceOptions::screen.graph_us must be >= 0 (0: off), got -1");
   o = RaceOptions{};
-  o.confirm_margin = 1.5;
-  EXPECT_EQ(message(o), "race_problem: RaceOptions::confirm_margin must be in [0, 1), got 1.5");
+  o.confirm.margin = 1.5;
+  EXPECT_EQ(message(o), "race_problem: RaceOptions::confirm.margin must be in [0, 1), got 1.5");
   o = RaceOptions{};
   o.select.min_accurate = 0;
   EXPECT_EQ(message(o), "race_problem: RaceOptions::select.min_accurate must be >= 1, got 0");
@@ -289,26 +289,27 @@ TEST(ValidateRaceOptions, NamesTheFieldTheExpectationAndTheValue) {
   o.select.max_err_ratio = -0.1;
   EXPECT_EQ(message(o), "race_problem: RaceOptions::select.max_err_ratio must be in [0, 1], got -0.1");
   o = RaceOptions{};
-  o.min_rotation_sets = 0;
-  EXPECT_EQ(message(o), "race_problem: RaceOptions::min_rotation_sets must be in [1, 32], got 0");
+  o.data.min_rotation_sets = 0;
+  EXPECT_EQ(message(o), "race_problem: RaceOptions::data.min_rotation_sets must be in [1, 32], got 0");
   o = RaceOptions{};
-  o.placement_tolerance = 0.5;
-  EXPECT_EQ(message(o), "race_problem: RaceOptions::placement_tolerance must be in [0, 0.5), got 0.5");
+  o.confirm.placement_tolerance = 0.5;
+  EXPECT_EQ(message(o), "race_problem: RaceOptions::confirm.placement_tolerance must be in [0, 0.5), got 0.5");
   o = RaceOptions{};
   o.select.order_band = 1;
   EXPECT_EQ(message(o), "race_problem: RaceOptions::select.order_band must be below 1 (< 0: the tie band), got 1");
   o = RaceOptions{};
-  o.accurate_block = -1;
-  EXPECT_EQ(message(o), "race_problem: RaceOptions::accurate_block must be >= 0 (0: each candidate alone), got -1");
+  o.accurate.block = -1;
+  EXPECT_EQ(message(o), "race_problem: RaceOptions::accurate.block must be >= 0 (0: each candidate alone), got -1");
   o = RaceOptions{};
-  o.min_rotation_sets = 2;  // sessions 28-29's opt-in measurement options
-  o.placement_tolerance = 0.01;
-  o.accurate_block = 8;
+  o.data.min_rotation_sets = 2;
+  o.confirm.placement_tolerance = 0.01;
+  o.accurate.block = 8;
   EXPECT_EQ(message(o), "accepted");
+  EXPECT_EQ(message(tune_race_defaults()), "accepted");
   o = RaceOptions{};
-  o.confirm_rounds = 0;  // allowed: no confirmation
-  o.final_contenders = 0;
-  o.warmup = 0;
+  o.confirm.rounds = 0;  // allowed: no confirmation
+  o.finals.contenders = 0;
+  o.accurate.warmup = 0;
   EXPECT_EQ(message(o), "accepted");
 }
 
@@ -316,7 +317,7 @@ TEST(ValidateRaceOptions, NamesTheFieldTheExpectationAndTheValue) {
 // on no placement; with a tolerance, a placement loses only below 1 - tolerance.
 TEST(PassesConfirmation, MarginAtTheMedianNoPlacementLost) {
   EXPECT_TRUE(passes_confirmation(1.05, 1.00, 0.01, 0.0));
-  EXPECT_FALSE(passes_confirmation(1.05, 0.994, 0.01, 0.0));  // session 28's 1x51200x5120: one placement at 0.994
+  EXPECT_FALSE(passes_confirmation(1.05, 0.994, 0.01, 0.0));  // one placement at 0.994
   EXPECT_TRUE(passes_confirmation(1.05, 0.994, 0.01, 0.01));
   EXPECT_TRUE(loses_placement(0.994, 0.0));
   EXPECT_FALSE(loses_placement(1.0, 0.0));
@@ -350,14 +351,14 @@ TEST(PairedRatio, SkipsUnmeasuredRoundsAndRefusesUnequalLengths) {
   }
 }
 
-TEST(PlanSlots, ShortCallsKeepTheOldPlanLongCallsGetShortSlotsAndMoreRounds) {
-  // A call under ~300 us: 20 calls a graph, 10 rounds (the bench's plan before session 23).
+TEST(PlanSlots, ShortCallsKeepTwentyCallsLongCallsGetShortSlotsAndMoreRounds) {
+  // A call under ~300 us: 20 calls a graph, 10 rounds.
   for (double us : {1.0, 8.0, 150.0, 300.0}) {
     SlotPlan p = plan_slots(us);
     EXPECT_EQ(p.launches_per_graph, 20) << us;
     EXPECT_EQ(p.rounds, 10) << us;
   }
-  // The session-23 M = 8192 problems (~2.7 ms): the measured 2 calls a graph, 60 rounds.
+  // Dense M = 8192 problems (~2.7 ms): 2 calls a graph, 60 rounds, as measured unbiased.
   SlotPlan big = plan_slots(2700.0);
   EXPECT_EQ(big.launches_per_graph, 2);
   EXPECT_EQ(big.rounds, 60);

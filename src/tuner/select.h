@@ -1,5 +1,6 @@
 // The tuner's decisions, kept free of CUDA so they are unit-tested with injected timings:
-// which screened candidates get accurate timing, and which measured candidate wins.
+// which screened candidates get accurate timing, who enters the finals, and which measured
+// candidate wins. Part of the tuner module (src/tuner/); host-only.
 #pragma once
 
 #include <cstddef>
@@ -15,8 +16,8 @@ struct CandidateResult {
   int solidx = 0;          // table columns of the solution
   int split_k = 0;
   int backend_rank = 0;    // registration order of its backend (fixed tie-break order)
-  // The race's default (tune/racer.cpp: cuBLASLt's heuristic, or the staged erf-GELU path where
-  // that is the dispatcher's default): first among ties.
+  // The race's default (tuner/race.h, race_default_name: cuBLASLt's heuristic, or the staged
+  // erf-GELU path where that is the dispatcher's default): first among ties.
   bool is_default = false;
   double screen_us = -1;   // fast screen; < 0: not measured (error)
   double us = -1;          // accurate timing; < 0: not measured
@@ -34,14 +35,12 @@ struct CandidateResult {
   double final_ratio = -1;    // finals: its paired ratio to the default (< 1: faster); -1 if none
   double confirm_ratio = -1;  // confirmation: the default's time / its time, median over placements
   // The accurate stage's median, kept when the finals or the confirmation overwrite `us` (the
-  // profile's accurate_us): session 28 found picks that one tune's finals or the judge timed 5-9%
-  // ahead of the other tune's pick left out of that tune's finals by their accurate time, and the
-  // profile could not say by how much the two stages disagreed on the finalists. -1: not timed.
+  // profile's accurate_us), so the profile shows how far the two stages disagree on a finalist
+  // (the reconfirmation's alternatives are ranked on it). -1: not timed.
   double accurate_us = -1;
   // The finals ran without it: its time is the accurate stage's, on another scale than the
-  // finalists' (each the default's finals median x its paired ratio), so it may not win or be
-  // confirmed. Session 11: the finals measured ~5-10% above the accurate stage at 128x5120x25600,
-  // and 40% of the non-default rows had gone to the fastest candidate just outside the finals.
+  // finalists' (each the default's finals median x its paired ratio; the finals read ~5-10% above
+  // the accurate stage at 128x5120x25600), so it may not win or be confirmed.
   bool beyond_finals = false;
 };
 
@@ -51,9 +50,8 @@ struct SelectOptions {
   double tie_band = 0.01;          // candidates within this fraction of the fastest tie
   // select_winner: the band of the fixed order among candidates other than the default (< 0: the
   // tie band). The default still wins within tie_band of the fastest; among the others, the first
-  // in tie order within order_band of the fastest. Session 30 (docs/perf-notes.md, tuner): 3 of a
-  // pair's 4 ranking misses were a tune keeping the first by name 0.8-0.9% behind its own fastest
-  // finalist, which the judge put 1.5-2.4% behind the other tune's pick.
+  // in tie order within order_band of the fastest. A narrower band than the tie band keeps a
+  // candidate 0.8-0.9% behind the fastest from winning on its name alone.
   double order_band = -1;
   // A winner other than the library default must beat it by more than this fraction, else the
   // default is kept (the racer raises it for compute-bound problems, whose timings move with the
@@ -74,11 +72,11 @@ double median(std::vector<double> v);
 double paired_ratio(const std::vector<double>& a, const std::vector<double>& b);
 
 // How to interleave two timed graphs of a call that takes about est_us: calls captured per graph
-// and rounds. Session 23 (H100, dense M = 8192 problems of ~2.7 ms): with 20 calls a graph (one
-// graph's slot in a round ~270 ms) two graphs of the same kernel measured 0.95-0.98x of each
-// other, and the bias followed the graph, not the round order (a power or clock controller
-// period of about two rounds); with 2 calls a graph and 60 rounds (~27 ms slots) 1.000x in 8 of
-// 8 runs. So a graph holds about replay_target_us of work: launches = round(replay_target_us /
+// and rounds. On an H100 (dense M = 8192 problems of ~2.7 ms), with 20 calls a graph (one graph's
+// slot in a round ~270 ms) two graphs of the same kernel measured 0.95-0.98x of each other, the
+// bias following the graph, not the round order (a power or clock controller period of about two
+// rounds); with 2 calls a graph and 60 rounds (~27 ms slots) 1.000x in 8 of 8 runs. So a graph
+// holds about replay_target_us of work: launches = round(replay_target_us /
 // est_us) within [min_launches, max_launches], and rounds grow as launches shrink, keeping the
 // timed work: rounds = ceil(base_rounds * max_launches / launches) within [base_rounds,
 // max_rounds]. Throws tgemm::Error on a non-positive est_us or bounds out of order.
@@ -132,8 +130,8 @@ int select_winner(const std::vector<CandidateResult>& results, const SelectOptio
 // max_finalists of them, and at least min_contenders passing candidates besides the default
 // whatever their margin. The last rule means a default that leads the accurate stage by more than
 // the margin still meets its nearest rivals in the finals: one fluke-fast accurate time of the
-// default (session 12: 8.4 us where the finals of the other tune gave it 10.6) must not decide a
-// row without being re-timed. Fewer than two entries: there are no finals.
+// default (8.4 us where another tune's finals gave it 10.6) must not decide a row without being
+// re-timed. Fewer than two entries: there are no finals.
 std::vector<std::size_t> select_finalists(const std::vector<CandidateResult>& results, double best_us,
                                           double margin, std::size_t max_finalists, std::size_t min_contenders,
                                           const SelectOptions& o);

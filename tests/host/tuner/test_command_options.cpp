@@ -1,17 +1,17 @@
-// The processes `tgemm tune` spawns (tools/cli/spawn_args.cpp): its workers get every race
-// option; the `tgemm reconfirm` of --reconfirm gets the --reconfirm_* options (by default session
-// 33's rule: margin 0.06, two placements, tolerance 0.02, three alternatives from the profile) and
-// the tune's --confirm_rounds unless --reconfirm_rounds is given.
+// The tune command's options (tuner/command_options.cpp): a worker races with every one of them,
+// and gets them all as arguments; the `tgemm reconfirm` of --reconfirm gets the --reconfirm_*
+// options (by default margin 0.06, two placements, tolerance 0.02, three alternatives from the
+// profile) and the tune's --confirm_rounds unless --reconfirm_rounds is given.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "tests/host/cli/race_options_off_default.h"
-#include "tools/cli/tune.h"
+#include "tests/host/tuner/race_options_off_default.h"
+#include "tuner/command.h"
 
-namespace tgemm::cli {
+namespace tgemm {
 namespace {
 
 // The value that follows `flag` in args; fails the test if the flag is missing or last.
@@ -46,6 +46,71 @@ bool has_flag(const std::vector<std::string>& args, const std::string& flag) {
   return false;
 }
 
+// Every race option of the tune reaches the worker's RaceOptions, each off its default.
+TEST(RaceOptionsOf, EveryTuneOptionReachesTheRace) {
+  TuneOptions o = race_values_off_the_default();
+  o.loose = true;
+  o.confirm_best = !o.confirm_best;
+  o.confirm_near_default = !o.confirm_near_default;
+  o.dedupe_launches = !o.dedupe_launches;
+  o.check_all = !o.check_all;
+  o.sustained_confirm_all = !o.sustained_confirm_all;
+  o.short_slots = !o.short_slots;
+  const RaceOptions r = race_options_of(o);
+  EXPECT_EQ(r.select.max_err_ratio, 0.02);
+  EXPECT_FALSE(r.select.require_strict);
+  EXPECT_EQ(r.libtypes, std::vector<std::string>{"cublaslt"});
+  EXPECT_EQ(r.accurate.warmup, 7);
+  EXPECT_EQ(r.accurate.iters, 33);
+  EXPECT_EQ(r.confirm.placements, 4);
+  EXPECT_EQ(r.finals.placements, 3);
+  EXPECT_EQ(r.finals.max_finalists, 5u);
+  EXPECT_EQ(r.finals.memory_bound_finalists, 12u);
+  EXPECT_EQ(r.finals.margin, 0.025);
+  EXPECT_EQ(r.finals.contenders, 1u);
+  EXPECT_EQ(r.screen.refine_bases, 30u);
+  EXPECT_EQ(r.finals.rounds, 5);
+  EXPECT_EQ(r.accurate.block, 4);
+  EXPECT_EQ(r.confirm.tries, 2);
+  EXPECT_EQ(r.confirm.rounds, 6);
+  EXPECT_EQ(r.confirm.margin, 0.015);
+  EXPECT_EQ(r.finals.sustained_round_ms, 70);
+  EXPECT_EQ(r.sustained_default_margin, 0.02);
+  EXPECT_EQ(r.screen.graph_us, 40);
+  EXPECT_EQ(r.select.min_accurate, 32u);
+  EXPECT_EQ(r.select.accurate_margin, 0.2);
+  EXPECT_EQ(r.confirm.placement_tolerance, 0.01);
+  EXPECT_EQ(r.data.min_rotation_sets, 2);
+  EXPECT_EQ(r.select.order_band, 0.005);
+  EXPECT_EQ(r.confirm.best, o.confirm_best);
+  EXPECT_EQ(r.confirm.near_default, o.confirm_near_default);
+  EXPECT_EQ(r.screen.dedupe_launches, o.dedupe_launches);
+  EXPECT_EQ(r.accurate.check_all, o.check_all);
+  EXPECT_EQ(r.confirm.sustained_all, o.sustained_confirm_all);
+  EXPECT_EQ(r.short_slots, o.short_slots);
+  // --libtype all: every backend.
+  o.libtype = "all";
+  EXPECT_TRUE(race_options_of(o).libtypes.empty());
+}
+
+// A tune left at its defaults races with tune_race_defaults: the command line cannot drift from them.
+TEST(RaceOptionsOf, TheTunesDefaultsAreTheRacesDefaults) {
+  const RaceOptions r = race_options_of(TuneOptions{});
+  const RaceOptions d = tune_race_defaults();
+  EXPECT_EQ(r.finals.placements, d.finals.placements);
+  EXPECT_EQ(r.screen.graph_us, d.screen.graph_us);
+  EXPECT_EQ(r.select.min_accurate, d.select.min_accurate);
+  EXPECT_EQ(r.finals.memory_bound_finalists, d.finals.memory_bound_finalists);
+  EXPECT_EQ(r.short_slots, d.short_slots);
+  EXPECT_EQ(r.accurate.block, d.accurate.block);
+  EXPECT_EQ(r.confirm.sustained_all, d.confirm.sustained_all);
+  EXPECT_EQ(r.sustained_default_margin, d.sustained_default_margin);
+  EXPECT_EQ(r.confirm.placements, d.confirm.placements);
+  EXPECT_EQ(r.confirm.rounds, d.confirm.rounds);
+  EXPECT_EQ(r.confirm.best, d.confirm.best);
+  EXPECT_TRUE(r.select.require_strict);
+}
+
 TEST(WorkerArguments, CarryEveryRaceOption) {
   // Each value differs from its default, so a dropped option cannot pass unnoticed.
   TuneOptions o = race_values_off_the_default();
@@ -71,7 +136,7 @@ TEST(WorkerArguments, CarryEveryRaceOption) {
   EXPECT_TRUE(has_flag(a, "--no-confirm_best"));
   EXPECT_TRUE(has_flag(a, "--no-short_slots"));
   EXPECT_FALSE(has_flag(a, "--dedupe_launches"));
-  // On by default (session 33): the worker hears both ways.
+  // On by default: the worker hears both ways.
   o.sustained_confirm_all = false;
   EXPECT_TRUE(has_flag(worker_arguments(o), "--no-sustained_confirm_all"));
   EXPECT_FALSE(has_flag(worker_arguments(o), "--sustained_confirm_all"));
@@ -125,10 +190,10 @@ TEST(ReconfirmArguments, AlternativesOnlyWhereAskedForWithTheProfile) {
   const std::vector<std::string> a = reconfirm_arguments(o);
   EXPECT_EQ(value_of(a, "--alternatives"), "3");
   EXPECT_EQ(value_of(a, "--profile"), "/tmp/prof.csv");
-  EXPECT_EQ(value_of(a, "--margin"), "0.06");  // the rest as before
+  EXPECT_EQ(value_of(a, "--margin"), "0.06");  // the rest unchanged
 }
 
-TEST(ReconfirmArguments, TheDefaultsAreSession33sRuleWithThreeAlternatives) {
+TEST(ReconfirmArguments, TheDefaultsAreTheReconfirmRuleWithThreeAlternatives) {
   TuneOptions o;
   o.tuned_file = "/tmp/t.csv";
   o.profile_file = "/tmp/prof.csv";
@@ -156,4 +221,4 @@ TEST(ReconfirmArguments, ConfirmationOffStillReconfirmsWithOneRound) {
 }
 
 }  // namespace
-}  // namespace tgemm::cli
+}  // namespace tgemm

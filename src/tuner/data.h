@@ -1,0 +1,76 @@
+// A race's operands: sets rotated past L2, placements of them behind pads, the fp32 reference and
+// the correctness check of a candidate against it. Internal to the tuner module (needs CUDA).
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/problem.h"
+#include "core/solution.h"
+#include "runtime/device_utils.h"
+#include "tgemm/error.h"
+#include "tuner/options.h"
+#include "tuner/select.h"
+
+namespace tgemm {
+
+struct DeviceInfo;
+
+struct Operands {
+  DeviceBuffer buf;  // [x | w | bias | c] of one rotation
+  DeviceBuffer out;
+  GemmArgs args;
+};
+
+// One placement of a problem's operands.
+struct RaceData {
+  DeviceBuffer pad;  // allocated first: shifts this placement's operands (confirmation placements)
+  std::vector<Operands> sets;
+  DeviceBuffer ref;  // fp32 [M, N] reference of set 0 (not made for extra placements)
+};
+
+// Device bytes of one placement of p's operands (all its rotation sets).
+std::size_t data_bytes(const GemmProblem& p, const DataOptions& o, const DeviceInfo& dev);
+
+// pad_bytes > 0: a buffer of that size is allocated before the operands and kept with them, so
+// a second placement of the same problem lands elsewhere in memory (no reference is computed).
+RaceData make_data(const GemmProblem& p, const DataOptions& o, const DeviceInfo& dev, std::size_t pad_bytes = 0);
+
+// Placements 1 .. wanted-1 of p's operands (placement 0 is the caller's), each behind a pad of
+// distinct size, all alive together so that each lands elsewhere in memory; as many as
+// o.memory_budget holds next to the caller's.
+std::vector<RaceData> more_placements(const GemmProblem& p, const DataOptions& o, const DeviceInfo& dev, int wanted);
+
+// A launcher for the timing helpers (time_graph, time_graphs_interleaved): solution `sol` on
+// rotation i of placement `data`'s operand sets.
+std::function<void(int, Stream)> rotating_launch(const GemmProblem& p, const RaceData& data, const Solution& sol,
+                                                 const Workspace& ws);
+
+// Synchronises and throws a tgemm::Error naming `candidate` if it failed; a sticky error (the
+// context is poisoned) says so (is_sticky_error).
+void check_context(const std::string& candidate);
+
+// A sticky CUDA error (check_context names it so): the context is poisoned, so a caller that
+// handles other errors per candidate or per row must rethrow this one.
+bool is_sticky_error(const Error& e);
+
+// A candidate that threw: its error is recorded and the race goes on, unless the error is sticky:
+// then the exception being handled is rethrown. Call only from a handler.
+void record_failure(CandidateResult& r, const Error& e);
+
+// AITER's tuner tolerance: rtol = atol = 5e-2 for bf16 output, 1e-2 otherwise.
+double tuner_tolerance(DType out_type);
+
+// The check of one candidate on the placement's first operand set: NaN-poisoned output, AITER's
+// err_ratio at the tuner tolerance (non-finite or huge errors count as 1.0) and the library's
+// strict tolerance; sets r.err_ratio and r.strict_ok.
+void check_solution(const GemmProblem& p, const RaceData& data, const Solution& sol, const Workspace& ws,
+                    CandidateResult& r);
+
+// Runs dense GEMMs for about `seconds` so clocks and power reach their sustained state before
+// anything is timed (a cold GPU boosts higher for the first measurements, an idle one reads 345 MHz).
+void warm_up_gpu(double seconds);
+
+}  // namespace tgemm

@@ -1,0 +1,45 @@
+// Internal to the tune command (tuner/command.h): the untuned problems, the messages between the
+// parent and its workers, and the worker's loop.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/problem.h"
+#include "core/table.h"
+#include "tgemm/tensor.h"
+#include "tuner/command.h"
+
+namespace tgemm {
+
+struct UntunedProblem {
+  std::int64_t m = 0, n = 0, k = 0;
+  bool bias = false;
+  DType dtype = DType::kBFloat16, out_dtype = DType::kBFloat16;
+  bool scale_ab = false, bpreshuffle = false;
+  EpilogueKey epilogue;
+  std::string describe() const;
+};
+
+// The untuned CSV (M,N,K[,bias,dtype,outdtype,scaleAB,bpreshuffle,epilogue]); duplicates dropped.
+std::vector<UntunedProblem> read_untuned(const std::string& path);
+
+// A problem as the parent sends it to a worker, and the GemmProblem the worker races on `device`.
+nlohmann::json problem_json(const UntunedProblem& p);
+GemmProblem problem_from_json(const nlohmann::json& pj, int device);
+
+// The table key of an untuned problem on a GPU of `arch` with `sm` SMs.
+TableKey key_of(const UntunedProblem& u, const std::string& arch, int sm);
+
+// "1m05s", "42s"; "?" for a negative or non-finite time.
+std::string format_duration(double seconds);
+
+// A tuned row's throughput columns from its time.
+void set_row_rates(TableRow& row, const GemmProblem& p);
+
+// The worker: problems in as JSON lines on stdin, progress and results out as JSON lines on stdout.
+int run_worker(const TuneOptions& options);
+
+}  // namespace tgemm
