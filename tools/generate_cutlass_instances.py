@@ -19,7 +19,7 @@ The catalog (CATALOG below) is the product of
     then the activation chosen at run time).
 Raster order, swizzle, the stream-K decomposition, the bias and the activation are run-time
 arguments: the backend registers them as separate solutions sharing one instance
-(src/backends/cutlass/cutlass_backend.cpp). docs/perf-notes.md ("CUTLASS") says why each
+(src/backends/cutlass/cutlass_backend.cpp). docs/performance.md ("CUTLASS") says why each
 configuration is here. Names must match instance_name() in cutlass_backend.cpp (a test checks).
 """
 

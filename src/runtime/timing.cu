@@ -40,34 +40,6 @@ __global__ void stream_read_kernel(const uint4* __restrict__ data, std::size_t n
   if (acc == 0x9e3779b9u && tail_mask.x == 0x12345678u) *sink = acc;
 }
 
-// Row-tiled read (rows_read): lane (g, t) of a warp reads 16 bytes at chunk 4 * j + t of row g of
-// its 8-row group, j = k part, k part + warps_k, ...; 4 such loads in flight.
-__global__ void rows_read_kernel(const char* __restrict__ data, std::int64_t rows, std::int64_t chunks,
-                                 std::int64_t ld_bytes, int warps_k, unsigned* sink) {
-  constexpr int kInFlight = 4;
-  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
-  const int groups = static_cast<int>(blockDim.x) / 32 / warps_k;
-  const std::int64_t row = (static_cast<std::int64_t>(blockIdx.x) * groups + warp / warps_k) * 8 + lane / 4;
-  unsigned acc = 0;
-  if (row < rows) {
-    const uint4* r = reinterpret_cast<const uint4*>(data + row * ld_bytes);
-    const std::int64_t step = 4LL * warps_k;
-    std::int64_t c = 4LL * (warp % warps_k) + lane % 4;
-    for (; c + (kInFlight - 1) * step < chunks; c += kInFlight * step) {
-      uint4 v[kInFlight];
-#pragma unroll
-      for (int j = 0; j < kInFlight; ++j) v[j] = __ldcs(r + c + j * step);
-#pragma unroll
-      for (int j = 0; j < kInFlight; ++j) acc ^= v[j].x ^ v[j].y ^ v[j].z ^ v[j].w;
-    }
-    for (; c < chunks; c += step) {
-      const uint4 v = __ldcs(r + c);
-      acc ^= v.x ^ v.y ^ v.z ^ v.w;
-    }
-  }
-  if (acc == 0x9e3779b9u && rows < 0) *sink = acc;  // never true; keeps the loads
-}
-
 // Device-to-device copy with 16-byte loads and stores, 4 in flight per thread.
 __global__ void copy_kernel(const uint4* __restrict__ src, uint4* __restrict__ dst, std::size_t n) {
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
@@ -243,22 +215,6 @@ void stream_read(const void* data, std::size_t bytes, int blocks, int threads, v
   stream_read_kernel<<<blocks, threads, 0, reinterpret_cast<cudaStream_t>(s)>>>(
       static_cast<const uint4*>(data), bytes / 16, uint4{0, 0, 0, 0}, static_cast<unsigned*>(sink));
   TGEMM_CUDA_CHECK_LAUNCH("stream_read");
-}
-
-void rows_read(const void* data, std::int64_t rows, std::int64_t row_bytes, std::int64_t ld_bytes, int threads,
-               int warps_k, void* sink, Stream s) {
-  TGEMM_CHECK(reinterpret_cast<std::uintptr_t>(data) % 16 == 0 && row_bytes % 16 == 0 && ld_bytes % 16 == 0 &&
-                  ld_bytes >= row_bytes,
-              "rows_read", "needs 16-byte aligned data, row_bytes and ld_bytes (ld_bytes >= row_bytes), got ", data,
-              ", ", row_bytes, ", ", ld_bytes);
-  TGEMM_CHECK(warps_k >= 1 && threads % (32 * warps_k) == 0 && threads <= 1024, "rows_read",
-              "threads must be a multiple of 32 x warps_k and <= 1024, got ", threads, " and warps_k ", warps_k);
-  if (rows <= 0 || row_bytes == 0) return;
-  const std::int64_t rows_per_block = static_cast<std::int64_t>(threads / 32 / warps_k) * 8;
-  const auto blocks = static_cast<unsigned>((rows + rows_per_block - 1) / rows_per_block);
-  rows_read_kernel<<<blocks, threads, 0, reinterpret_cast<cudaStream_t>(s)>>>(
-      static_cast<const char*>(data), rows, row_bytes / 16, ld_bytes, warps_k, static_cast<unsigned*>(sink));
-  TGEMM_CUDA_CHECK_LAUNCH("rows_read");
 }
 
 double measure_copy_tbps(std::size_t bytes) {

@@ -63,16 +63,6 @@ int rotation_count(std::size_t bytes_per_set, std::size_t l2_bytes, double facto
 // Streaming read of [data, data + bytes) with 16-byte loads; `blocks` x `threads` grid.
 void stream_read(const void* data, std::size_t bytes, int blocks, int threads, void* sink, Stream stream);
 
-// Read of a row-major matrix of `rows` rows of `row_bytes` bytes (a multiple of 16), rows
-// `ld_bytes` apart, in the pattern the skinny kernels read weights (row-major tiles): a warp
-// reads 8 rows x 64 contiguous bytes per load instruction (4 lanes a row, 16 bytes a lane, 4
-// such loads in flight), `warps_k` warps split a row group's K, a block owns
-// (threads / 32 / warps_k) x 8 rows. For the layout study (`tgemm bench --layout-study`): how
-// much slower than the linear streaming read this pattern is bounds what any weight layout
-// could gain for these kernels.
-void rows_read(const void* data, std::int64_t rows, std::int64_t row_bytes, std::int64_t ld_bytes, int threads,
-               int warps_k, void* sink, Stream stream);
-
 // Device-to-device copy bandwidth (bytes read + written per second, TB/s) over `bytes`, by a copy
 // kernel with 16-byte accesses (graph-replayed).
 double measure_copy_tbps(std::size_t bytes);

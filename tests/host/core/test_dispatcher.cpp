@@ -183,7 +183,7 @@ TEST_F(DispatcherTest, LaterFileWins) {
   EXPECT_EQ(d->resolve(problem(32)).file, a);
 }
 
-// Per-card overlays (session 23): with an overlay directory (the shipped table, no env list),
+// Per-card overlays: with an overlay directory (the shipped table, no env list),
 // <dir>/<card>/bf16_tuned_gemm.csv is merged after the shipped table for devices of that card
 // only; its rows win for their keys, its bad rows warn naming the overlay file.
 TEST_F(DispatcherTest, CardOverlayRowsWinOnThatCardOnly) {
