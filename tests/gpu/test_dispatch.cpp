@@ -14,6 +14,7 @@
 #include "backends/cublaslt/cublaslt_backend.h"
 #include "core/log.h"
 #include "core/settings.h"
+#include "core/csv.h"
 #include "core/table.h"
 #include "runtime/runtime.h"
 #include "tests/common/gpu_test_util.h"
@@ -107,16 +108,14 @@ TEST_F(DispatchTables, RowsRouteBrokenRowsWarnMissingRowsDefault) {
   other_sm.key.sm_count = dev.sm_count + 18;
   {
     std::ofstream out(path);
-    out << "arch,sm_count,M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle,libtype,solidx,splitK,us,kernelName,"
-           "err_ratio,tflops,bw,epilogue\n";
+    out << csv::join(tuned_table_columns()) << "\n";
     for (const auto& r : rows) out << format_tuned_row(r) << "\n";
     out << "sm_90a,132,64,1600,512,False\n";  // line 9: malformed
   }
   std::string other_path = path + ".other_sm.csv";
   {
     std::ofstream out(other_path);
-    out << "arch,sm_count,M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle,libtype,solidx,splitK,us,kernelName,"
-           "err_ratio,tflops,bw,epilogue\n"
+    out << csv::join(tuned_table_columns()) << "\n"
         << format_tuned_row(other_sm) << "\n";
   }
 
@@ -194,8 +193,7 @@ TEST_F(DispatchTables, TorchDefaultRowRunsTheBaselinesAlgorithm) {
   const std::int64_t k = 4096;
   {
     std::ofstream out(path);
-    out << "arch,sm_count,M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle,libtype,solidx,splitK,us,kernelName,"
-           "err_ratio,tflops,bw,epilogue\n";
+    out << csv::join(tuned_table_columns()) << "\n";
     for (const auto& [m, n] : mns)
       out << format_tuned_row(row_for(dev, m, n, k, "cublaslt", std::string(kCublasLtTorchDefaultName))) << "\n";
   }
@@ -247,8 +245,7 @@ TEST_F(DispatchTables, CardOverlayWinsOnThisCard) {
   const std::string dir = ::testing::TempDir() + "tgemm_overlay_" + std::to_string(::getpid());
   ASSERT_EQ(std::system(("mkdir -p '" + dir + "/" + card + "'").c_str()), 0);
   const std::string header =
-      "arch,sm_count,M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle,libtype,solidx,splitK,us,kernelName,err_ratio,"
-      "tflops,bw,epilogue\n";
+      csv::join(tuned_table_columns()) + "\n";
   const std::int64_t k = 4096;
   {
     std::ofstream base(dir + "/bf16_tuned_gemm.csv");

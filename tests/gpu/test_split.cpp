@@ -10,6 +10,7 @@
 #include <string>
 
 #include "backends/split/split_backend.h"
+#include "core/csv.h"
 #include "core/table.h"
 #include "runtime/runtime.h"
 #include "tests/common/gpu_test_util.h"
@@ -95,8 +96,7 @@ TEST(Split, TableRowRoutesThroughThePublicApi) {
   const std::string path = ::testing::TempDir() + "tgemm_split_table.csv";
   {
     std::ofstream out(path);
-    out << "arch,sm_count,M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle,libtype,solidx,splitK,us,kernelName,"
-           "err_ratio,tflops,bw,epilogue\n"
+    out << csv::join(tuned_table_columns()) << "\n"
         << format_tuned_row(row) << "\n";
   }
   setenv("TGEMM_CONFIG_GEMM_BF16", path.c_str(), 1);
@@ -120,8 +120,7 @@ TEST(Split, DefaultStagesTheErfGeluWithBias) {
   const std::string path = ::testing::TempDir() + "tgemm_split_empty_table.csv";
   {
     std::ofstream out(path);
-    out << "arch,sm_count,M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle,libtype,solidx,splitK,us,kernelName,"
-           "err_ratio,tflops,bw,epilogue\n";
+    out << csv::join(tuned_table_columns()) << "\n";
   }
   setenv("TGEMM_CONFIG_GEMM_BF16", path.c_str(), 1);
   reload_config();
