@@ -76,9 +76,13 @@ def parse_args(argv=None):
     p.add_argument("--table", help="tuned table to use (default: the one tuned here)")
     p.add_argument("--tune-timeout", type=float, default=120, help="tgemm tune --timeout (seconds per problem)")
     p.add_argument("--tune-args", default="", help="extra arguments for tgemm tune")
-    p.add_argument("--tune-cublaslt", choices=("torch", "toolkit"), default="torch",
-                   help="cuBLASLt the tuner loads: the one torch loaded (default; the library this process runs) "
-                        "or the CUDA toolkit's")
+    p.add_argument(
+        "--tune-cublaslt",
+        choices=("torch", "toolkit"),
+        default="torch",
+        help="cuBLASLt the tuner loads: the one torch loaded (default; the library this process runs) "
+        "or the CUDA toolkit's",
+    )
     p.add_argument("--json", default="llama_e2e.json", help="results JSON")
     p.add_argument("--phase", choices=("all", "capture"), default="all", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
@@ -127,8 +131,12 @@ def prefill_step(model, args) -> Step:
     g = torch.Generator(device="cuda").manual_seed(1)
     ids = torch.randint(0, args.vocab, (args.prefill_batch, args.prompt), device="cuda", generator=g)
     # No cache: the stateless prefill (its mask needs no device->host read, so it can be captured).
-    return Step("prefill", args.prefill_batch, args.prompt,
-                lambda: model(input_ids=ids, use_cache=False, logits_to_keep=1).logits)
+    return Step(
+        "prefill",
+        args.prefill_batch,
+        args.prompt,
+        lambda: model(input_ids=ids, use_cache=False, logits_to_keep=1).logits,
+    )
 
 
 def decode_step(model, config, args, batch) -> Step:
@@ -142,8 +150,11 @@ def decode_step(model, config, args, batch) -> Step:
     # transformers >= 5.x keeps the write position on the device (StaticLayer.cumulative_length,
     # advanced by every forward, so also by every graph replay); older versions take it from
     # cache_position. Reset the former before each call; pass the latter when the model takes it.
-    counters = [layer.cumulative_length for layer in getattr(cache, "layers", [])
-                if isinstance(getattr(layer, "cumulative_length", None), torch.Tensor)]
+    counters = [
+        layer.cumulative_length
+        for layer in getattr(cache, "layers", [])
+        if isinstance(getattr(layer, "cumulative_length", None), torch.Tensor)
+    ]
     start = [int(c.item()) for c in counters]
     ids = torch.randint(0, args.vocab, (batch, 1), device="cuda", generator=g)
     position = torch.full((batch, 1), args.prompt, device="cuda", dtype=torch.long)
@@ -156,8 +167,9 @@ def decode_step(model, config, args, batch) -> Step:
             c.fill_(v)
 
     def run():
-        return model(input_ids=ids, position_ids=position, past_key_values=cache, use_cache=True,
-                     logits_to_keep=1, **extra).logits
+        return model(
+            input_ids=ids, position_ids=position, past_key_values=cache, use_cache=True, logits_to_keep=1, **extra
+        ).logits
 
     return Step("decode", batch, 1, run, prepare)
 
@@ -249,8 +261,10 @@ def find_tgemm(args) -> str:
 
     exe = args.tgemm or tgemm.cli_path()
     if not exe:
-        sys.exit("llama_e2e: no `tgemm` command (pip install puts it in the scripts directory next to python; "
-                 "a CMake build has it at build/release/tools/cli/tgemm): pass --tgemm PATH, or --skip-tune")
+        sys.exit(
+            "llama_e2e: no `tgemm` command (pip install puts it in the scripts directory next to python; "
+            "a CMake build has it at build/release/tools/cli/tgemm): pass --tgemm PATH, or --skip-tune"
+        )
     return exe
 
 
@@ -288,7 +302,9 @@ def main(argv=None) -> int:
         if os.path.exists(untuned):
             os.remove(untuned)
         env = dict(os.environ, TGEMM_TUNE_GEMM="1", TGEMM_UNTUNED_GEMM_BF16=untuned)
-        cmd = [sys.executable, os.path.abspath(__file__), "--phase", "capture"] + (argv if argv is not None else sys.argv[1:])
+        cmd = [sys.executable, os.path.abspath(__file__), "--phase", "capture"] + (
+            argv if argv is not None else sys.argv[1:]
+        )
         t0 = time.time()
         print(f"[capture] {' '.join(cmd[1:])}", flush=True)
         subprocess.run(cmd, env=env, check=True)
@@ -308,8 +324,11 @@ def main(argv=None) -> int:
                 env["LD_LIBRARY_PATH"] = lt_dir + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
                 info["tune_cublaslt_dir"] = lt_dir
         t0 = time.time()
-        print(f"[tune] {' '.join(cmd)}" + (f" (cuBLASLt from {info.get('tune_cublaslt_dir')})" if info.get("tune_cublaslt_dir") else ""),
-              flush=True)
+        print(
+            f"[tune] {' '.join(cmd)}"
+            + (f" (cuBLASLt from {info.get('tune_cublaslt_dir')})" if info.get("tune_cublaslt_dir") else ""),
+            flush=True,
+        )
         rc = subprocess.run(cmd, env=env).returncode
         info["tune_s"] = time.time() - t0
         info["tune_rc"] = rc
@@ -341,40 +360,68 @@ def main(argv=None) -> int:
                 tg = time_step(step, args.iters, not args.no_graph)
             cmp = compare(tg["logits"], stock["logits"])
             row = {
-                "step": step.name, "batch": step.batch, "tokens": step.tokens,
-                "stock_ms": stock["ms"], "tgemm_ms": tg["ms"], "speedup": stock["ms"] / tg["ms"],
+                "step": step.name,
+                "batch": step.batch,
+                "tokens": step.tokens,
+                "stock_ms": stock["ms"],
+                "tgemm_ms": tg["ms"],
+                "speedup": stock["ms"] / tg["ms"],
                 "graph": stock["graph"] and tg["graph"],
                 "graph_error": stock["graph_error"] or tg["graph_error"],
-                **cmp, "ok": cmp["rel_l2"] <= args.rtol,
+                **cmp,
+                "ok": cmp["rel_l2"] <= args.rtol,
             }
             rows.append(row)
             del step, stock, tg
             torch.cuda.empty_cache()
 
     print()
-    print(f"Llama ({args.layers} layers, hidden {args.hidden}, MLP {args.intermediate}, vocab {args.vocab}, bf16) on "
-          f"{torch.cuda.get_device_name()}")
-    print(f"{'step':<8} {'batch':>5} {'tokens':>6} | {'stock ms':>9} {'tgemm ms':>9} {'speedup':>8} | {'graph':>5} | "
-          f"{'rel L2':>8} {'top1':>6} {'check':>6}")
+    print(
+        f"Llama ({args.layers} layers, hidden {args.hidden}, MLP {args.intermediate}, vocab {args.vocab}, bf16) on "
+        f"{torch.cuda.get_device_name()}"
+    )
+    print(
+        f"{'step':<8} {'batch':>5} {'tokens':>6} | {'stock ms':>9} {'tgemm ms':>9} {'speedup':>8} | {'graph':>5} | "
+        f"{'rel L2':>8} {'top1':>6} {'check':>6}"
+    )
     for r in rows:
-        print(f"{r['step']:<8} {r['batch']:>5} {r['tokens']:>6} | {r['stock_ms']:>9.3f} {r['tgemm_ms']:>9.3f} "
-              f"{r['speedup']:>7.3f}x | {'yes' if r['graph'] else 'no':>5} | {r['rel_l2']:>8.2e} {r['top1_match']:>6.2f} "
-              f"{'ok' if r['ok'] else 'FAIL':>6}")
+        print(
+            f"{r['step']:<8} {r['batch']:>5} {r['tokens']:>6} | {r['stock_ms']:>9.3f} {r['tgemm_ms']:>9.3f} "
+            f"{r['speedup']:>7.3f}x | {'yes' if r['graph'] else 'no':>5} | {r['rel_l2']:>8.2e} {r['top1_match']:>6.2f} "
+            f"{'ok' if r['ok'] else 'FAIL':>6}"
+        )
         if r["graph_error"]:
             print(f"         graph capture failed, timed eagerly: {r['graph_error']}")
     info["total_s"] = time.time() - t_start
-    print(f"total {info['total_s']:.0f} s (capture {info.get('capture_s', 0):.0f} s, tune {info.get('tune_s', 0):.0f} s)")
+    print(
+        f"total {info['total_s']:.0f} s (capture {info.get('capture_s', 0):.0f} s, tune {info.get('tune_s', 0):.0f} s)"
+    )
 
     props = torch.cuda.get_device_properties(torch.cuda.current_device())
     doc = {
-        "device": props.name, "sm_count": props.multi_processor_count, "commit": _commit(),
+        "device": props.name,
+        "sm_count": props.multi_processor_count,
+        "commit": _commit(),
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "torch": torch.__version__, "transformers": transformers.__version__, "tgemm": tgemm.__version__,
-        "model": {"arch": "LlamaForCausalLM (random weights)", "layers": args.layers, "hidden": args.hidden,
-                  "intermediate": args.intermediate, "heads": args.heads, "kv_heads": args.kv_heads,
-                  "vocab": args.vocab, "dtype": "bfloat16", "prompt": args.prompt},
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "tgemm": tgemm.__version__,
+        "model": {
+            "arch": "LlamaForCausalLM (random weights)",
+            "layers": args.layers,
+            "hidden": args.hidden,
+            "intermediate": args.intermediate,
+            "heads": args.heads,
+            "kv_heads": args.kv_heads,
+            "vocab": args.vocab,
+            "dtype": "bfloat16",
+            "prompt": args.prompt,
+        },
         "timing": "CUDA graph replays (torch.cuda.CUDAGraph), median" if not args.no_graph else "eager, median",
-        "iters": args.iters, "rtol": args.rtol, **info, "rows": rows,
+        "iters": args.iters,
+        "rtol": args.rtol,
+        **info,
+        "rows": rows,
     }
     with open(args.json, "w") as f:
         json.dump(doc, f, indent=2)

@@ -53,21 +53,11 @@ if _os.path.isdir(_CONFIGS):
 from . import _fake  # noqa: E402,F401  registers the fake kernels (torch.compile, opcheck, FakeTensorMode)
 from .config import (  # noqa: E402
     cli_path,
-    reload_config,
     release_workspaces,
+    reload_config,
     set_shipped_config_dir,
     shipped_config_dir,
     table_files,
-)
-from .routing import (  # noqa: E402
-    DEFAULT_MAX_M,
-    DEFAULT_MIN_M,
-    LinearPatch,
-    TgemmLinear,
-    linear,
-    linear_route,
-    patch_linear,
-    route_linear,
 )
 from .ops import (  # noqa: E402
     describe,
@@ -82,6 +72,16 @@ from .ops import (  # noqa: E402
     gemm_relu,
     gemm_relu_out,
     mm,
+)
+from .routing import (  # noqa: E402
+    DEFAULT_MAX_M,
+    DEFAULT_MIN_M,
+    LinearPatch,
+    TgemmLinear,
+    linear,
+    linear_route,
+    patch_linear,
+    route_linear,
 )
 
 __version__ = "0.1.0"

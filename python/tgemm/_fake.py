@@ -249,8 +249,10 @@ def gemm_alpha_beta_fake(x, w, c, alpha=1.0, beta=1.0):
         _check_view(op, name, t)
     _check(
         c.dtype in _ALPHA_BETA_C,
-        lambda: f"{op}: c.dtype must be torch.bfloat16, torch.float16 or torch.float32 (the output has c's dtype), "
-        f"got {c.dtype}",
+        lambda: (
+            f"{op}: c.dtype must be torch.bfloat16, torch.float16 or torch.float32 (the output has c's dtype), "
+            f"got {c.dtype}"
+        ),
     )
     out_shape = _linear_out_shape(x, w)
     _check_a16w16(op, x, w, None, out_shape, c.dtype, c=c)

@@ -192,8 +192,12 @@ def main(argv: Optional[list[str]] = None) -> int:
         description="GPU time split (GEMM / attention / elementwise / other) of a step, stock vs tgemm.",
     )
     parser.add_argument("--entry", help="module:function returning a zero-argument step callable (else: a Llama stack)")
-    parser.add_argument("--mode", choices=("compare", "stock", "tgemm"), default="compare",
-                        help="Llama stack: stock nn.Linear, tgemm-patched, or both (default)")
+    parser.add_argument(
+        "--mode",
+        choices=("compare", "stock", "tgemm"),
+        default="compare",
+        help="Llama stack: stock nn.Linear, tgemm-patched, or both (default)",
+    )
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--hidden", type=int, default=4096)
     parser.add_argument("--intermediate", type=int, default=14336)
@@ -230,14 +234,19 @@ def main(argv: Optional[list[str]] = None) -> int:
             finally:
                 if patch is not None:
                     patch.remove()
-            title = (f"== {mode}: Llama {args.layers} layers, hidden {args.hidden}, batch {args.batch} x "
-                     f"{args.tokens} tokens, bf16")
+            title = (
+                f"== {mode}: Llama {args.layers} layers, hidden {args.hidden}, batch {args.batch} x "
+                f"{args.tokens} tokens, bf16"
+            )
             print(format_report(reports[mode], title=title))
             print()
         if len(modes) == 2:
             s, t = reports["stock"], reports["tgemm"]
-            print(f"GEMM time stock {s['categories']['gemm']['us']:.1f} us -> tgemm {t['categories']['gemm']['us']:.1f} us; "
-                  f"wall {s['wall_us_per_iter']:.1f} -> {t['wall_us_per_iter']:.1f} us/iter")
+            s_gemm, t_gemm = s["categories"]["gemm"]["us"], t["categories"]["gemm"]["us"]
+            print(
+                f"GEMM time stock {s_gemm:.1f} us -> tgemm {t_gemm:.1f} us; "
+                f"wall {s['wall_us_per_iter']:.1f} -> {t['wall_us_per_iter']:.1f} us/iter"
+            )
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": torch.cuda.get_device_name(), "args": vars(args), "reports": reports}, f, indent=2)

@@ -30,8 +30,8 @@ std::string strides_str(const TensorView& t) {
 void check_rank_and_sizes(const TensorView& t, const char* name, std::string_view op) {
   for (int d = 0; d < t.rank; ++d) {
     TGEMM_CHECK(t.sizes[d] >= 0, op, name, ".size(", d, ") must be >= 0, got ", t.sizes[d]);
-    TGEMM_CHECK(t.strides[d] >= 0, op, name, ".stride(", d, ") must be >= 0, got ",
-                t.strides[d], " (negative strides are not supported)");
+    TGEMM_CHECK(t.strides[d] >= 0, op, name, ".stride(", d, ") must be >= 0, got ", t.strides[d],
+                " (negative strides are not supported)");
   }
 }
 
@@ -51,8 +51,8 @@ bool extent_bytes(const TensorView& t, std::int64_t& bytes) {
 
 void check_extent(const TensorView& t, const char* name, std::string_view op) {
   std::int64_t bytes = 0;
-  TGEMM_CHECK(extent_bytes(t, bytes), op, name, " spans more than 2^62 bytes (sizes ",
-              shape_str(t), ", strides ", strides_str(t), "): sizes overflow");
+  TGEMM_CHECK(extent_bytes(t, bytes), op, name, " spans more than 2^62 bytes (sizes ", shape_str(t), ", strides ",
+              strides_str(t), "): sizes overflow");
 }
 
 // Empty string when the byte ranges of a and b are disjoint, else a description of both.
@@ -72,57 +72,82 @@ void check_element_alignment(const TensorView& t, const char* name, std::string_
   if (t.data == nullptr) return;
   std::size_t es = dtype_size(t.dtype);
   TGEMM_CHECK(reinterpret_cast<std::uintptr_t>(t.data) % es == 0, op, name,
-              ".data must be aligned to its element size (", es, " bytes), got address ",
-              t.data);
+              ".data must be aligned to its element size (", es, " bytes), got address ", t.data);
 }
 
-}  // namespace
-
-GemmCall validate_a16w16(const TensorView& x, const TensorView& w, const TensorView& out,
-                         const GemmOptions& options, std::string_view op) {
-  const TensorView* bias = options.bias;
-  // Rank bounds first: everything below indexes sizes[0, rank).
-  const TensorView* c = options.c;
-  for (auto [t, name] : {std::pair<const TensorView*, const char*>{&x, "x"}, {&w, "w"}, {&out, "out"}, {bias, "bias"},
-                         {c, "c"}}) {
-    if (t == nullptr) continue;
-    TGEMM_CHECK(t->rank >= 1 && t->rank <= kMaxRank, op, name, ".rank must be in [1, ", kMaxRank, "], got ",
-                t->rank);
+// Leading dims of t must collapse into one row dimension (as a torch view would); dims of size 1
+// may carry any stride. Returns the row stride, row_len where there is no row step to take
+// (m <= 1 or every leading dim of size 1).
+std::int64_t row_stride(const TensorView& t, const char* name, std::int64_t row_len, std::int64_t m,
+                        std::string_view op) {
+  std::int64_t ld = -1;
+  int inner = -1;
+  for (int d = t.rank - 2; d >= 0; --d) {
+    if (t.sizes[d] <= 1) continue;
+    if (inner < 0) {
+      ld = t.strides[d];
+    } else {
+      TGEMM_CHECK(t.strides[d] == t.strides[inner] * t.sizes[inner], op, name, " cannot be flattened to 2-D: stride(",
+                  d, ") = ", t.strides[d], " must equal stride(", inner, ") * size(", inner,
+                  ") = ", t.strides[inner] * t.sizes[inner], " (sizes ", shape_str(t), ", strides ", strides_str(t),
+                  ")");
+    }
+    inner = d;
   }
-  // Epilogue options.
+  return ld < row_len ? (m <= 1 ? row_len : ld) : ld;
+}
+
+// Rank bounds first (everything after indexes sizes[0, rank)), then the epilogue options.
+void check_ranks_and_options(const TensorView& x, const TensorView& w, const TensorView& out,
+                             const GemmOptions& options, std::string_view op) {
+  for (auto [t, name] : {std::pair<const TensorView*, const char*>{&x, "x"},
+                         {&w, "w"},
+                         {&out, "out"},
+                         {options.bias, "bias"},
+                         {options.c, "c"}}) {
+    if (t == nullptr) continue;
+    TGEMM_CHECK(t->rank >= 1 && t->rank <= kMaxRank, op, name, ".rank must be in [1, ", kMaxRank, "], got ", t->rank);
+  }
   const auto act = static_cast<int>(options.activation);
   TGEMM_CHECK(act >= 0 && act <= static_cast<int>(Activation::kRelu), op,
               "options.activation must be none, gelu, gelu_tanh or relu, got value ", act);
   TGEMM_CHECK(std::isfinite(options.alpha), op, "alpha must be finite, got ", options.alpha);
   TGEMM_CHECK(std::isfinite(options.beta), op, "beta must be finite, got ", options.beta);
-  TGEMM_CHECK(options.beta == 0.0f || c != nullptr, op, "c must be given when beta != 0 (beta = ", options.beta,
+  TGEMM_CHECK(options.beta == 0.0f || options.c != nullptr, op, "c must be given when beta != 0 (beta = ", options.beta,
               ")");
-  // Null pointers (an empty tensor may have none).
-  TGEMM_CHECK(x.data != nullptr || x.numel() == 0, op, "x.data must not be null (x is ",
-              shape_str(x), ")");
-  TGEMM_CHECK(w.data != nullptr || w.numel() == 0, op, "w.data must not be null (w is ",
-              shape_str(w), ")");
-  TGEMM_CHECK(out.data != nullptr || out.numel() == 0, op, "out.data must not be null (out is ",
-              shape_str(out), ")");
+}
+
+// Null pointers (an empty tensor may have none), then dtypes.
+void check_pointers_and_dtypes(const TensorView& x, const TensorView& w, const TensorView& out, const TensorView* bias,
+                               std::string_view op) {
+  TGEMM_CHECK(x.data != nullptr || x.numel() == 0, op, "x.data must not be null (x is ", shape_str(x), ")");
+  TGEMM_CHECK(w.data != nullptr || w.numel() == 0, op, "w.data must not be null (w is ", shape_str(w), ")");
+  TGEMM_CHECK(out.data != nullptr || out.numel() == 0, op, "out.data must not be null (out is ", shape_str(out), ")");
   if (bias) {
     TGEMM_CHECK(bias->data != nullptr || bias->numel() == 0, op,
                 "bias.data must not be null when a bias is given (bias is ", shape_str(*bias), ")");
   }
-  // Dtypes.
   TGEMM_CHECK(x.dtype == DType::kBFloat16 || x.dtype == DType::kFloat16, op,
               "x.dtype must be torch.bfloat16 or torch.float16, got ", dtype_name(x.dtype));
-  TGEMM_CHECK(w.dtype == x.dtype, op, "w.dtype must equal x.dtype (", dtype_name(x.dtype),
-              "), got ", dtype_name(w.dtype));
-  TGEMM_CHECK(out.dtype == DType::kBFloat16 || out.dtype == DType::kFloat16 ||
-                  out.dtype == DType::kFloat32,
-              op, "out.dtype must be torch.bfloat16, torch.float16 or torch.float32, got ",
-              dtype_name(out.dtype));
+  TGEMM_CHECK(w.dtype == x.dtype, op, "w.dtype must equal x.dtype (", dtype_name(x.dtype), "), got ",
+              dtype_name(w.dtype));
+  TGEMM_CHECK(out.dtype == DType::kBFloat16 || out.dtype == DType::kFloat16 || out.dtype == DType::kFloat32, op,
+              "out.dtype must be torch.bfloat16, torch.float16 or torch.float32, got ", dtype_name(out.dtype));
   if (bias) {
-    TGEMM_CHECK(bias->dtype == x.dtype || bias->dtype == out.dtype, op,
-                "bias.dtype must equal x.dtype (", dtype_name(x.dtype), ") or out.dtype (",
-                dtype_name(out.dtype), "), got ", dtype_name(bias->dtype));
+    TGEMM_CHECK(bias->dtype == x.dtype || bias->dtype == out.dtype, op, "bias.dtype must equal x.dtype (",
+                dtype_name(x.dtype), ") or out.dtype (", dtype_name(out.dtype), "), got ", dtype_name(bias->dtype));
   }
-  // Ranks and sizes.
+}
+
+struct GemmDims {
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+};
+
+// Ranks, sizes and their agreement; returns M (x's leading dims flattened), N and K.
+GemmDims check_shapes(const TensorView& x, const TensorView& w, const TensorView& out, const TensorView* bias,
+                      std::string_view op) {
   check_rank_and_sizes(x, "x", op);
   check_rank_and_sizes(w, "w", op);
   check_rank_and_sizes(out, "out", op);
@@ -130,21 +155,18 @@ GemmCall validate_a16w16(const TensorView& x, const TensorView& w, const TensorV
   TGEMM_CHECK(out.rank == x.rank, op, "out.rank must equal x.rank (", x.rank, "), got ", out.rank);
   if (bias) {
     check_rank_and_sizes(*bias, "bias", op);
-    TGEMM_CHECK(bias->rank == 1, op, "bias must be 1-D [N], got rank ", bias->rank, " ",
-                shape_str(*bias));
+    TGEMM_CHECK(bias->rank == 1, op, "bias must be 1-D [N], got rank ", bias->rank, " ", shape_str(*bias));
   }
-  // Shape agreement.
+  GemmDims dims;
   const std::int64_t k = x.size(-1);
   const std::int64_t n = w.size(0);
-  TGEMM_CHECK(w.size(1) == k, op, "w.size(1) must equal x.size(-1) (K), got ", w.size(1), " vs ",
-              k);
-  TGEMM_CHECK(out.size(-1) == n, op, "out.size(-1) must equal w.size(0) (N), got ", out.size(-1),
-              " vs ", n);
+  TGEMM_CHECK(w.size(1) == k, op, "w.size(1) must equal x.size(-1) (K), got ", w.size(1), " vs ", k);
+  TGEMM_CHECK(out.size(-1) == n, op, "out.size(-1) must equal w.size(0) (N), got ", out.size(-1), " vs ", n);
   std::int64_t m = 1;
   bool empty_rows = false;
   for (int d = 0; d + 1 < x.rank; ++d) {
-    TGEMM_CHECK(out.sizes[d] == x.sizes[d], op, "out.size(", d, ") must equal x.size(", d,
-                "), got ", out.sizes[d], " vs ", x.sizes[d]);
+    TGEMM_CHECK(out.sizes[d] == x.sizes[d], op, "out.size(", d, ") must equal x.size(", d, "), got ", out.sizes[d],
+                " vs ", x.sizes[d]);
     empty_rows = empty_rows || x.sizes[d] == 0;
   }
   for (int d = 0; d + 1 < x.rank && !empty_rows; ++d) {
@@ -156,102 +178,116 @@ GemmCall validate_a16w16(const TensorView& x, const TensorView& w, const TensorV
   TGEMM_CHECK(n <= kMaxDim, op, "N (w.size(0)) must be at most ", kMaxDim, ", got ", n);
   TGEMM_CHECK(k <= kMaxDim, op, "K (x.size(-1)) must be at most ", kMaxDim, ", got ", k);
   if (bias) {
-    TGEMM_CHECK(bias->size(0) == n, op, "bias.size(0) must equal N (", n, "), got ",
-                bias->size(0));
+    TGEMM_CHECK(bias->size(0) == n, op, "bias.size(0) must equal N (", n, "), got ", bias->size(0));
   }
-  // Strides and layout.
+  dims.m = m;
+  dims.n = n;
+  dims.k = k;
+  return dims;
+}
+
+struct RowStrides {
+  std::int64_t lda = 0;
+  std::int64_t ldb = 0;
+  std::int64_t ldo = 0;
+};
+
+// Extents, contiguous rows and row strides of x, w, out and bias.
+RowStrides check_layout(const TensorView& x, const TensorView& w, const TensorView& out, const TensorView* bias,
+                        const GemmDims& dims, std::string_view op) {
+  const std::int64_t m = dims.m, n = dims.n, k = dims.k;
   check_extent(x, "x", op);
   check_extent(w, "w", op);
   check_extent(out, "out", op);
-  TGEMM_CHECK(k <= 1 || x.stride(-1) == 1, op, "x.stride(-1) must be 1 (rows contiguous), got ",
-              x.stride(-1), " for x ", shape_str(x), " strides ", strides_str(x));
+  TGEMM_CHECK(k <= 1 || x.stride(-1) == 1, op, "x.stride(-1) must be 1 (rows contiguous), got ", x.stride(-1),
+              " for x ", shape_str(x), " strides ", strides_str(x));
   TGEMM_CHECK(k <= 1 || w.stride(1) == 1, op,
-              "w.stride(1) must be 1 (w is [N, K] with contiguous rows, as in F.linear), got ",
-              w.stride(1), " strides ", strides_str(w));
-  TGEMM_CHECK(n <= 1 || out.stride(-1) == 1, op, "out.stride(-1) must be 1, got ",
-              out.stride(-1), " for out ", shape_str(out), " strides ", strides_str(out));
-  // Leading dims of x/out must collapse into one row dimension (as a torch view would); dims of
-  // size 1 may carry any stride.
-  auto row_stride = [&](const TensorView& t, const char* name, std::int64_t row_len) {
-    std::int64_t ld = -1;
-    int inner = -1;
-    for (int d = t.rank - 2; d >= 0; --d) {
-      if (t.sizes[d] <= 1) continue;
-      if (inner < 0) {
-        ld = t.strides[d];
-      } else {
-        TGEMM_CHECK(t.strides[d] == t.strides[inner] * t.sizes[inner], op, name,
-                    " cannot be flattened to 2-D: stride(", d, ") = ", t.strides[d],
-                    " must equal stride(", inner, ") * size(", inner, ") = ",
-                    t.strides[inner] * t.sizes[inner], " (sizes ", shape_str(t), ", strides ",
-                    strides_str(t), ")");
-      }
-      inner = d;
-    }
-    return ld < row_len ? (m <= 1 ? row_len : ld) : ld;
-  };
-  const std::int64_t lda = row_stride(x, "x", k);
-  const std::int64_t ldo = row_stride(out, "out", n);
-  const std::int64_t ldb = n <= 1 ? std::max(w.stride(0), k) : w.stride(0);
-  TGEMM_CHECK(m <= 1 || lda >= k, op, "x row stride must be >= K (", k, "), got ", lda);
-  TGEMM_CHECK(n <= 1 || ldb >= k, op, "w.stride(0) must be >= K (", k, "), got ", ldb);
-  TGEMM_CHECK(m <= 1 || ldo >= n, op, "out row stride must be >= N (", n, "), got ", ldo);
+              "w.stride(1) must be 1 (w is [N, K] with contiguous rows, as in F.linear), got ", w.stride(1),
+              " strides ", strides_str(w));
+  TGEMM_CHECK(n <= 1 || out.stride(-1) == 1, op, "out.stride(-1) must be 1, got ", out.stride(-1), " for out ",
+              shape_str(out), " strides ", strides_str(out));
+  RowStrides ld;
+  ld.lda = row_stride(x, "x", k, m, op);
+  ld.ldo = row_stride(out, "out", n, m, op);
+  ld.ldb = n <= 1 ? std::max(w.stride(0), k) : w.stride(0);
+  TGEMM_CHECK(m <= 1 || ld.lda >= k, op, "x row stride must be >= K (", k, "), got ", ld.lda);
+  TGEMM_CHECK(n <= 1 || ld.ldb >= k, op, "w.stride(0) must be >= K (", k, "), got ", ld.ldb);
+  TGEMM_CHECK(m <= 1 || ld.ldo >= n, op, "out row stride must be >= N (", n, "), got ", ld.ldo);
   if (bias) {
-    TGEMM_CHECK(n <= 1 || bias->stride(0) == 1, op, "bias.stride(0) must be 1, got ",
-                bias->stride(0));
+    TGEMM_CHECK(n <= 1 || bias->stride(0) == 1, op, "bias.stride(0) must be 1, got ", bias->stride(0));
   }
-  // c: shaped, typed and laid out like out; may be out itself.
-  std::int64_t ldc = 0;
-  bool c_is_out = false;
-  if (c) {
-    TGEMM_CHECK(c->data != nullptr || c->numel() == 0, op, "c.data must not be null (c is ", shape_str(*c), ")");
-    TGEMM_CHECK(c->dtype == out.dtype, op, "c.dtype must equal out.dtype (", dtype_name(out.dtype), "), got ",
-                dtype_name(c->dtype));
-    check_rank_and_sizes(*c, "c", op);
-    TGEMM_CHECK(c->rank == out.rank, op, "c.rank must equal out.rank (", out.rank, "), got ", c->rank);
-    for (int d = 0; d < c->rank; ++d) {
-      TGEMM_CHECK(c->sizes[d] == out.sizes[d], op, "c.size(", d, ") must equal out.size(", d, "), got ",
-                  c->sizes[d], " vs ", out.sizes[d]);
-    }
-    check_extent(*c, "c", op);
-    TGEMM_CHECK(n <= 1 || c->stride(-1) == 1, op, "c.stride(-1) must be 1, got ", c->stride(-1), " for c ",
-                shape_str(*c), " strides ", strides_str(*c));
-    ldc = row_stride(*c, "c", n);
-    TGEMM_CHECK(m <= 1 || ldc >= n, op, "c row stride must be >= N (", n, "), got ", ldc);
-    check_element_alignment(*c, "c", op);
-    c_is_out = c->data == out.data;
-    for (int d = 0; d < c->rank && c_is_out; ++d) c_is_out = c->strides[d] == out.strides[d];
-    if (!c_is_out) {
-      std::string both = overlap(out, "out", *c, "c");
-      TGEMM_CHECK(both.empty(), op, "c must be out itself or not overlap it: ", both);
-    }
+  return ld;
+}
+
+// c: shaped, typed and laid out like out; may be out itself, else must not overlap it.
+// Returns c's row stride.
+std::int64_t check_c(const TensorView& c, const TensorView& out, const GemmDims& dims, std::string_view op) {
+  const std::int64_t m = dims.m, n = dims.n;
+  TGEMM_CHECK(c.data != nullptr || c.numel() == 0, op, "c.data must not be null (c is ", shape_str(c), ")");
+  TGEMM_CHECK(c.dtype == out.dtype, op, "c.dtype must equal out.dtype (", dtype_name(out.dtype), "), got ",
+              dtype_name(c.dtype));
+  check_rank_and_sizes(c, "c", op);
+  TGEMM_CHECK(c.rank == out.rank, op, "c.rank must equal out.rank (", out.rank, "), got ", c.rank);
+  for (int d = 0; d < c.rank; ++d) {
+    TGEMM_CHECK(c.sizes[d] == out.sizes[d], op, "c.size(", d, ") must equal out.size(", d, "), got ", c.sizes[d],
+                " vs ", out.sizes[d]);
   }
-  // Alignment.
+  check_extent(c, "c", op);
+  TGEMM_CHECK(n <= 1 || c.stride(-1) == 1, op, "c.stride(-1) must be 1, got ", c.stride(-1), " for c ", shape_str(c),
+              " strides ", strides_str(c));
+  const std::int64_t ldc = row_stride(c, "c", n, m, op);
+  TGEMM_CHECK(m <= 1 || ldc >= n, op, "c row stride must be >= N (", n, "), got ", ldc);
+  check_element_alignment(c, "c", op);
+  bool c_is_out = c.data == out.data;
+  for (int d = 0; d < c.rank && c_is_out; ++d) c_is_out = c.strides[d] == out.strides[d];
+  if (!c_is_out) {
+    std::string both = overlap(out, "out", c, "c");
+    TGEMM_CHECK(both.empty(), op, "c must be out itself or not overlap it: ", both);
+  }
+  return ldc;
+}
+
+// Element alignment, and out aliasing no input: kernels read the inputs while writing out.
+void check_alignment_and_aliasing(const TensorView& x, const TensorView& w, const TensorView& out,
+                                  const TensorView* bias, std::string_view op) {
   check_element_alignment(x, "x", op);
   check_element_alignment(w, "w", op);
   check_element_alignment(out, "out", op);
   if (bias) check_element_alignment(*bias, "bias", op);
-  // The output must not alias an input: kernels read inputs while writing out.
   for (auto [t, name] : {std::pair<const TensorView*, const char*>{&x, "x"}, {&w, "w"}, {bias, "bias"}}) {
     if (t == nullptr) continue;
     std::string both = overlap(out, "out", *t, name);
     TGEMM_CHECK(both.empty(), op, "out must not overlap ", name, ": ", both);
   }
+}
+
+}  // namespace
+
+GemmCall validate_a16w16(const TensorView& x, const TensorView& w, const TensorView& out, const GemmOptions& options,
+                         std::string_view op) {
+  const TensorView* bias = options.bias;
+  const TensorView* c = options.c;
+  check_ranks_and_options(x, w, out, options, op);
+  check_pointers_and_dtypes(x, w, out, bias, op);
+  const GemmDims dims = check_shapes(x, w, out, bias, op);
+  const RowStrides ld = check_layout(x, w, out, bias, dims, op);
+  const std::int64_t ldc = c ? check_c(*c, out, dims, op) : 0;
+  check_alignment_and_aliasing(x, w, out, bias, op);
 
   GemmCall call;
   GemmProblem& p = call.problem;
   p.family = OpFamily::kA16W16;
-  p.m = m;
-  p.n = n;
-  p.k = k;
+  p.m = dims.m;
+  p.n = dims.n;
+  p.k = dims.k;
   p.a_type = x.dtype;
   p.b_type = w.dtype;
   p.out_type = out.dtype;
   p.epilogue = bias ? Epilogue::kBias : Epilogue::kNone;
   p.bias_type = bias ? bias->dtype : x.dtype;
-  p.lda = std::max<std::int64_t>(lda, 1);
-  p.ldb = std::max<std::int64_t>(ldb, 1);
-  p.ldo = std::max<std::int64_t>(ldo, 1);
+  p.lda = std::max<std::int64_t>(ld.lda, 1);
+  p.ldb = std::max<std::int64_t>(ld.ldb, 1);
+  p.ldo = std::max<std::int64_t>(ld.ldo, 1);
   p.align_a = address_alignment(x.data);
   p.align_b = address_alignment(w.data);
   p.align_out = address_alignment(out.data);

@@ -1,6 +1,7 @@
-// Argument checks of the public entry points, in the order of DESIGN §5: null pointers, dtype,
-// rank, shape agreement, strides/layout, alignment, overlap. On success they return the
-// problem (device left 0; the runtime fills it) and the device arguments.
+// Argument checks of the public entry points, in this order: rank bounds and epilogue options,
+// null pointers, dtypes, ranks and shape agreement, strides/layout, c, alignment, overlap (the first
+// failing check names the error). On success they return the problem (device left 0; the runtime
+// fills it) and the device arguments.
 #pragma once
 
 #include <string_view>

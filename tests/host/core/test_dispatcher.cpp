@@ -456,7 +456,7 @@ TEST_F(DispatcherTest, ResolveIsThreadSafe) {
 }
 
 // Threads asking for the same new shape at once walk it once (each walk may query cuBLASLt and
-// check rows; DESIGN §2: "the walk runs once per shape"). The second thread calls resolve while
+// check rows; the walk runs once per shape). The second thread calls resolve while
 // the first is inside from_row; a dispatcher that lets it walk too calls from_row twice.
 TEST_F(DispatcherTest, ConcurrentFirstResolutionsOfOneShapeWalkOnce) {
   const std::string path = write_table("t.csv", {{16, "fake:tile64"}});

@@ -150,7 +150,7 @@ TEST(ShippedTable, OneRowForEverySuiteProblem) {
   }
 }
 
-// The gelu + bias rows (session 26): every suite problem at the token counts each table was tuned
+// The gelu + bias rows: every suite problem at the token counts each table was tuned
 // for, so no suite gelu problem reaches a row tuned for another M. The shared table's were tuned
 // on an H100 (M = 64 and 128 run the defaults there), the H200 overlay's on the H200; both parse
 // without a warning and hold suite shapes only.
