@@ -8,9 +8,6 @@
 #include "runtime/device_utils.h"
 #include "tgemm/config.h"
 
-#ifndef TGEMM_INSTALL_CONFIG_DIR
-#define TGEMM_INSTALL_CONFIG_DIR ""
-#endif
 #ifndef TGEMM_SOURCE_CONFIG_DIR
 #define TGEMM_SOURCE_CONFIG_DIR ""
 #endif
@@ -51,9 +48,8 @@ Runtime::Runtime() {
 std::string Runtime::shipped_config_dir() const {
   if (auto dir = Settings::config_dir_from_env(Settings::process_env())) return *dir;
   if (!shipped_dir_override_.empty()) return shipped_dir_override_;
-  for (const std::string& dir :
-       {std::string(TGEMM_INSTALL_CONFIG_DIR), config_dir_next_to_library(),
-        std::string(TGEMM_SOURCE_CONFIG_DIR)}) {
+  // Beside the library first (an installed or moved package), then the source tree (a build tree).
+  for (const std::string& dir : {config_dir_next_to_library(), std::string(TGEMM_SOURCE_CONFIG_DIR)}) {
     if (is_dir(dir)) return dir;
   }
   return "";
