@@ -15,9 +15,10 @@ std::vector<std::int64_t> m_grid(std::int64_t max_m) {
   // 2^(j/4), written out so that bench/torch_bench.py computes the same doubles; ldexp scales
   // them exactly, so every value is round(2^(p + j/4)) on every platform.
   static constexpr double kSteps[kMGridStepsPerOctave] = {1.0, 1.189207115002721, 1.4142135623730951,
-                                                           1.681792830507429};
+                                                          1.681792830507429};
   constexpr int kFirstOctave = 4;
-  static_assert(kMGridDenseTo == (std::int64_t{1} << kFirstOctave), "the geometric steps start where the dense run ends");
+  static_assert(kMGridDenseTo == (std::int64_t{1} << kFirstOctave),
+                "the geometric steps start where the dense run ends");
   bool below = max_m > kMGridDenseTo;
   for (int p = kFirstOctave; below; ++p) {
     for (double step : kSteps) {

@@ -31,6 +31,9 @@ TEST(MGrid, DefaultCoversOneTo16384WithMostValuesOffPowersOfTwo) {
   std::size_t off = 0;
   for (std::int64_t m : grid) off += is_power_of_two(m) ? 0 : 1;
   EXPECT_GE(2 * off, grid.size()) << off << " of " << grid.size() << " values are not powers of two";
+  // The figures m_grid.h's comment gives.
+  EXPECT_EQ(grid.size(), 56u);
+  EXPECT_EQ(off, 41u);
 }
 
 TEST(MGrid, EveryMUpTo16ThenEveryPowerOfTwo) {
