@@ -2,6 +2,8 @@
 // dispatch, the streaming-read floor of each problem's bytes, and optionally every registered
 // candidate; CUDA-graph replay, inputs rotated past L2, median and spread; table on stdout,
 // JSON under bench/results/ (one file per suite and card, recording the command that made it).
+// The M values: -m's list or the M grid (--m-grid, core/m_grid.h); a problem reading below
+// --remeasure-below is timed again and the second reading counts.
 #pragma once
 
 #include <cstdint>
