@@ -2,6 +2,8 @@
 // dispatch, the streaming-read floor of each problem's bytes, and optionally every registered
 // candidate; CUDA-graph replay, inputs rotated past L2, median and spread; table on stdout,
 // JSON under bench/results/ (one file per suite and card, recording the command that made it).
+// The M values: -m's list or the M grid (--m-grid, core/m_grid.h); a problem reading below
+// --remeasure-below is timed again and the second reading counts.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +16,8 @@ namespace tgemm::cli {
 struct BenchOptions {
   std::string suite = "bench/shapes/llm_shapes.csv";
   std::string ms = "1,16,64,128,512,2048,8192";
+  bool m_grid = false;              // instead of ms: the M grid (core/m_grid.h) up to m_grid_max
+  std::int64_t m_grid_max = 16384;  // kMGridMax
   std::string dtype = "bf16";
   std::string out_dtype;  // empty: same as dtype
   bool bias = false;
@@ -36,6 +40,10 @@ struct BenchOptions {
   // harness reads rows that run the baseline's own algorithm at 0.95-0.97x).
   std::string aa = "off";
   int rounds = 0;    // interleaved baseline/tgemm rounds per problem (0: plan_slots' choice)
+  // A problem whose speedup reads below this is timed again in the same run and the second
+  // reading counts (the first is kept in the row's "first_reading"): a single reading can land
+  // on a clock or power transient. 0: never.
+  double remeasure_below = 0.98;
   int settle_rounds = 0;  // rounds run first and discarded (TimingOptions::settle_rounds)
   int launches = 0;       // calls captured per graph in the baseline/tgemm timing (0: plan_slots' choice)
   bool shuffle = false;   // TimingOptions::shuffle_order

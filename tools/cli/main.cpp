@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "core/m_grid.h"
 #include "tgemm/error.h"
 #include "tools/cli/bench.h"
 #include "tools/cli/lt_space.h"
@@ -34,7 +35,15 @@ constexpr const char* kHarnessGroup = "Expert: harness checks and diagnostics";
 CLI::App* add_bench_command(CLI::App& app, tgemm::cli::BenchOptions& bench) {
   CLI::App* b = app.add_subcommand("bench", "time cuBLASLt default vs tgemm dispatch on a shape suite");
   b->add_option("--suite", bench.suite, "shape suite CSV (model,layer,N,K)")->capture_default_str();
-  b->add_option("-m,--m", bench.ms, "comma-separated M values")->capture_default_str();
+  CLI::Option* ms = b->add_option("-m,--m", bench.ms, "comma-separated M values")->capture_default_str();
+  CLI::Option* grid = b->add_flag("--m-grid", bench.m_grid,
+                                  "instead of -m: the M grid, 1..16 one by one, then four steps an octave up to "
+                                  "--m-grid-max, so a slow M between tuned points cannot hide")
+                          ->excludes(ms);
+  b->add_option("--m-grid-max", bench.m_grid_max, "the largest M of --m-grid")
+      ->needs(grid)
+      ->check(CLI::Range(std::int64_t{1}, tgemm::kMGridLimit))
+      ->capture_default_str();
   b->add_option("--dtype", bench.dtype, "input dtype (bf16, fp16)")->capture_default_str();
   b->add_option("--out-dtype", bench.out_dtype, "output dtype (default: input dtype)");
   b->add_flag("--bias", bench.bias, "add a bias [N]");
@@ -85,6 +94,12 @@ CLI::App* add_bench_command(CLI::App& app, tgemm::cli::BenchOptions& bench) {
   b->add_flag("--shuffle", bench.shuffle,
               "a random order of baseline and tgemm in each round instead of ABBA, so neither keeps a phase against "
               "a periodic clock or power controller")
+      ->group(kHarnessGroup);
+  b->add_option("--remeasure-below", bench.remeasure_below,
+                "a problem whose speedup reads below this is timed again and the second reading counts (both "
+                "recorded); 0: never")
+      ->check(CLI::Range(0.0, 10.0))
+      ->capture_default_str()
       ->group(kHarnessGroup);
   b->add_option("--rounds", bench.rounds,
                 "interleaved baseline/tgemm rounds per problem; 0: 10, more (up to 60) where a graph holds fewer calls")
@@ -137,7 +152,16 @@ int main(int argc, char** argv) {
   sh->add_option("--model_dir", shapes.model_dir, "directory with the Hugging Face config.json (or the file)");
   sh->add_option("--suite", shapes.suite, "shape suite CSV (model,layer,N,K) instead of a model");
   sh->add_option("--tp", shapes.tp, "tensor-parallel degree")->capture_default_str();
-  sh->add_option("--nsets", shapes.nsets, "token counts (M), comma list")->capture_default_str();
+  CLI::Option* nsets = sh->add_option("--nsets", shapes.nsets, "token counts (M), comma list")->capture_default_str();
+  CLI::Option* shapes_grid =
+      sh->add_flag("--m-grid", shapes.m_grid,
+                   "instead of --nsets: each (N, K) over the M grid (1..16, then four steps an octave) up to the M it "
+                   "sees at --m-grid-max tokens, so a tune covers M, not points")
+          ->excludes(nsets);
+  sh->add_option("--m-grid-max", shapes.m_grid_max, "the largest token count of --m-grid")
+      ->needs(shapes_grid)
+      ->check(CLI::Range(std::int64_t{1}, tgemm::kMGridLimit))
+      ->capture_default_str();
   sh->add_option("--batch_size", shapes.batch_size, "multiplies every token count")->capture_default_str();
   sh->add_flag("--lm_head", shapes.lm_head, "include the LM head (vocab_size x hidden)");
   sh->add_flag("--bias", shapes.bias, "problems with bias");
@@ -146,11 +170,13 @@ int main(int argc, char** argv) {
   sh->add_option("-o,--output", shapes.output, "untuned CSV to write")->capture_default_str();
 
   tgemm::cli::MergeOptions merge;
-  CLI::App* mg = app.add_subcommand("merge", "merge tuned tables (duplicates keep the lowest us)");
+  CLI::App* mg = app.add_subcommand(
+      "merge", "merge tuned tables: rows of one key and M keep the lowest us, a key's M ranges stay disjoint");
   mg->add_option("inputs", merge.inputs, "tuned CSVs")->required();
   mg->add_option("-o,--output", merge.output, "merged table")->required();
   mg->add_flag("--later-wins", merge.later_wins,
-               "a later file's row replaces an earlier file's whatever its us (as TGEMM_CONFIG_GEMM_BF16=a:b layers them)");
+               "a later file's row replaces the earlier files' rows whose M ranges it overlaps, whatever their us "
+               "(as TGEMM_CONFIG_GEMM_BF16=a:b layers them)");
 
   tgemm::cli::CompareOptions compare;
   CLI::App* cmp = app.add_subcommand("compare", "how far two tuned tables of the same problems agree");

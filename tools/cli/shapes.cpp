@@ -1,21 +1,26 @@
 // `tgemm shapes`: the untuned CSV of a model (from its config.json) or of a shape suite, with
-// M = tokens. `tgemm merge`: tuned tables merged, duplicates keeping the lowest `us`.
+// M = tokens. `tgemm merge`: tuned tables merged, the M ranges of each key kept disjoint.
 // `tgemm compare`: how far two tuned tables of the same problems agree.
 #include "tools/cli/shapes.h"
 
 #include <fmt/core.h>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <tuple>
+#include <unordered_map>
+#include <utility>
 
 #include "core/check.h"
 #include "core/csv.h"
+#include "core/m_grid.h"
 #include "core/model_shapes.h"
 #include "core/table.h"
 #include "runtime/runtime.h"
@@ -50,6 +55,25 @@ std::vector<LinearShape> linear_shapes_of(const ShapesOptions& o, std::string& d
   return shapes;
 }
 
+// --m-grid: every (N, K) over the M grid (core/m_grid.h) up to the largest M it sees (the
+// --m-grid-max tokens x --batch_size x its share of them), in M order; nothing without --m-grid.
+std::vector<std::pair<std::int64_t, const LinearShape*>> m_grid_problems(const ShapesOptions& o,
+                                                                         const std::vector<LinearShape>& shapes) {
+  std::vector<std::pair<std::int64_t, const LinearShape*>> out;
+  if (!o.m_grid) return out;
+  TGEMM_CHECK(o.m_grid_max >= 1 && o.m_grid_max <= kMGridLimit, "tgemm shapes", "--m-grid-max must be in [1, ",
+              kMGridLimit, "], got ", o.m_grid_max);
+  for (const LinearShape& s : shapes) {
+    const double top = std::ceil(static_cast<double>(o.m_grid_max) * o.batch_size * s.m_scale);
+    TGEMM_CHECK(top <= static_cast<double>(kMGridLimit), "tgemm shapes", "--m-grid-max ", o.m_grid_max,
+                " x --batch_size ", o.batch_size, " x the share ", s.m_scale, " of ", s.layer, " is M = ", top,
+                ", above ", kMGridLimit);
+    for (std::int64_t m : m_grid(std::max<std::int64_t>(static_cast<std::int64_t>(top), 1))) out.emplace_back(m, &s);
+  }
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  return out;
+}
+
 }  // namespace
 
 int run_shapes(const ShapesOptions& o) {
@@ -64,15 +88,18 @@ int run_shapes(const ShapesOptions& o) {
   DType out = o.out_dtype.empty() ? in : parse_dtype(o.out_dtype, "--outdtype");
   std::vector<std::string> lines;
   std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, bool> seen;
-  for (std::int64_t tokens : nsets) {
+  auto add = [&](std::int64_t m, const LinearShape& s) {
+    if (!seen.emplace(std::make_tuple(m, s.n, s.k), true).second) return;
+    lines.push_back(csv::join({std::to_string(m), std::to_string(s.n), std::to_string(s.k), o.bias ? "True" : "False",
+                               std::string(dtype_name(in)), std::string(dtype_name(out)), "False", "False", "none"}));
+  };
+  for (std::int64_t tokens : o.m_grid ? std::vector<std::int64_t>{} : nsets) {
     for (const LinearShape& s : shapes) {
       auto m = static_cast<std::int64_t>(std::ceil(static_cast<double>(tokens * o.batch_size) * s.m_scale));
-      m = std::max<std::int64_t>(m, 1);
-      if (!seen.emplace(std::make_tuple(m, s.n, s.k), true).second) continue;
-      lines.push_back(csv::join({std::to_string(m), std::to_string(s.n), std::to_string(s.k), o.bias ? "True" : "False",
-                                 std::string(dtype_name(in)), std::string(dtype_name(out)), "False", "False", "none"}));
+      add(std::max<std::int64_t>(m, 1), s);
     }
   }
+  for (const auto& [m, s] : m_grid_problems(o, shapes)) add(m, *s);
   std::ofstream f(o.output);
   TGEMM_CHECK(static_cast<bool>(f), "tgemm shapes", "cannot write '", o.output, "'");
   f << csv::join(untuned_table_columns()) << "\n";
@@ -80,40 +107,117 @@ int run_shapes(const ShapesOptions& o) {
   fmt::print("{} (N, K) pairs:\n", shapes.size());
   for (const auto& s : shapes) fmt::print("  {:<16} N={:<6} K={:<6}{}\n", s.layer, s.n, s.k,
                                           s.m_scale != 1.0 ? fmt::format(" (M = tokens x {:.4f})", s.m_scale) : "");
+  if (o.m_grid) fmt::print("M grid ({} tokens at most): {}\n", o.m_grid_max, fmt::join(m_grid(o.m_grid_max), ","));
   fmt::print("wrote {} problems to {}\n", lines.size(), o.output);
   return 0;
 }
 
+namespace {
+
+// The rows of one key, by M.
+using RowsByM = std::map<std::int64_t, TableRow>;
+
+// Rows by key, the keys in the order they first appear (so that the output and the warnings do
+// not depend on hashing).
+struct MergedRows {
+  std::vector<TableKey> keys;
+  std::unordered_map<TableKey, RowsByM, TableKeyHash> rows;
+
+  RowsByM& of(const TableKey& key) {
+    auto [it, added] = rows.try_emplace(key);
+    if (added) keys.push_back(key);
+    return it->second;
+  }
+};
+
+bool ranges_overlap(const TableRow& a, const TableRow& b) {
+  return a.range_lo() <= b.range_hi() && b.range_lo() <= a.range_hi();
+}
+
+std::string where(const TableRow& r) {
+  return fmt::format("{}:{} (M={} [{}, {}])", r.file, r.line, r.m, r.range_lo(), r.range_hi());
+}
+
+// Rows of one key and M keep the lowest `us` (two times of the same problem; the first on a tie);
+// then, in M order, a row whose range overlaps the last kept row's is warned about and skipped:
+// the rule Table::add_rows applies within one file, so the result loads without a warning.
+MergedRows disjoint_rows(const std::vector<TableRow>& rows, int& skipped) {
+  MergedRows out;
+  for (const TableRow& r : rows) {
+    RowsByM& by_m = out.of(r.key);
+    auto it = by_m.find(r.m);
+    if (it == by_m.end()) {
+      by_m.emplace(r.m, r);
+    } else if (r.us < it->second.us) {
+      it->second = r;
+    }
+  }
+  for (const TableKey& key : out.keys) {
+    RowsByM& by_m = out.rows[key];
+    // Kept ranges are disjoint and each holds its row's M, so in M order a row overlapping any
+    // kept range overlaps the last one.
+    const TableRow* last = nullptr;
+    for (auto it = by_m.begin(); it != by_m.end();) {
+      if (last != nullptr && ranges_overlap(*last, it->second)) {
+        fmt::print(stderr, "warning: {}: {} overlaps the range of the row at {}, row skipped\n", where(it->second),
+                   key.describe(), where(*last));
+        ++skipped;
+        it = by_m.erase(it);
+        continue;
+      }
+      last = &it->second;
+      ++it;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 int run_merge(const MergeOptions& o) {
   TGEMM_CHECK(!o.inputs.empty() && !o.output.empty(), "tgemm merge", "give input tables and -o");
-  std::vector<TableRow> rows;
-  std::vector<std::size_t> from;  // index of the input file each row came from
-  for (std::size_t f = 0; f < o.inputs.size(); ++f) {
-    const std::string& path = o.inputs[f];
+  std::vector<std::vector<TableRow>> files;
+  for (const std::string& path : o.inputs) {
     std::ifstream in(path);
     TGEMM_CHECK(static_cast<bool>(in), "tgemm merge", "cannot open '", path, "'");
     ParsedTable t = parse_tuned_table(in, path);
     for (const auto& w : t.warnings) fmt::print(stderr, "warning: {}\n", w);
-    for (auto& r : t.rows) {
-      bool replaced = false;
-      for (std::size_t i = 0; i < rows.size(); ++i) {
-        if (rows[i].key == r.key && rows[i].m == r.m) {
-          if ((o.later_wins && from[i] < f) || r.us < rows[i].us) {
-            rows[i] = r;
-            from[i] = f;
+    files.push_back(std::move(t.rows));
+  }
+  int skipped = 0, replaced = 0;
+  MergedRows merged;
+  if (!o.later_wins) {
+    // The inputs as one table: which row a key keeps depends on the rows, not on the files' order.
+    std::vector<TableRow> all;
+    for (auto& rows : files) all.insert(all.end(), rows.begin(), rows.end());
+    merged = disjoint_rows(all, skipped);
+  } else {
+    // As the runtime layers TGEMM_CONFIG_GEMM_BF16=a.csv:b.csv: each file made disjoint on its
+    // own, then each of its rows removes the earlier files' rows whose ranges it overlaps.
+    for (const auto& rows : files) {
+      MergedRows file = disjoint_rows(rows, skipped);
+      for (const TableKey& key : file.keys) {
+        RowsByM& dst = merged.of(key);
+        for (auto& [m, row] : file.rows[key]) {
+          for (auto old = dst.begin(); old != dst.end();) {
+            const bool drop = ranges_overlap(old->second, row);
+            replaced += drop ? 1 : 0;
+            old = drop ? dst.erase(old) : std::next(old);
           }
-          replaced = true;
-          break;
+          dst.emplace(m, std::move(row));
         }
-      }
-      if (!replaced) {
-        rows.push_back(r);
-        from.push_back(f);
       }
     }
   }
+  std::vector<TableRow> rows;
+  for (const TableKey& key : merged.keys) {
+    for (auto& [m, row] : merged.rows[key]) rows.push_back(std::move(row));
+  }
   write_tuned_table(o.output, rows);
   fmt::print("merged {} files into {} ({} rows)\n", o.inputs.size(), o.output, rows.size());
+  if (skipped > 0) fmt::print("skipped: {} rows whose M range overlaps a kept row's\n", skipped);
+  if (replaced > 0)
+    fmt::print("replaced: {} rows of earlier files whose M ranges a later file's row overlaps\n", replaced);
   return 0;
 }
 

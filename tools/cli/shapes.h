@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,10 @@ struct ShapesOptions {
   std::string suite;      // or a shape suite CSV (model,layer,N,K)
   int tp = 1;
   std::string nsets = "1,16,64,128,512,2048,8192";
+  // Instead of nsets: each (N, K) over the M grid (core/m_grid.h) up to the M it sees at
+  // m_grid_max tokens (x batch_size, x its share of the tokens), so a tune covers M, not points.
+  bool m_grid = false;
+  std::int64_t m_grid_max = 16384;  // kMGridMax
   int batch_size = 1;
   bool lm_head = false;
   bool bias = false;
@@ -21,10 +26,13 @@ struct ShapesOptions {
 struct MergeOptions {
   std::vector<std::string> inputs;
   std::string output;
-  // A row of a later file replaces the same key and M from earlier files whatever its `us`, as
-  // the runtime layers TGEMM_CONFIG_GEMM_BF16=a.csv:b.csv (within one file, duplicates still keep
-  // the lowest us). Without it the lowest `us` wins across files too, which compares times taken
-  // by different tunes (e.g. cold accurate-stage and sustained-finals scales).
+  // The M ranges of a key stay disjoint (docs/design-choices.md, "Lookup walk"). With
+  // later_wins, as the runtime layers TGEMM_CONFIG_GEMM_BF16=a.csv:b.csv: a later file's row
+  // removes the earlier files' rows whose ranges it overlaps, whatever their `us` (within one
+  // file, rows of the same M keep the lowest `us`, then a row overlapping a lower-M row is
+  // skipped). Without it the inputs are one table: rows of the same key and M keep the lowest `us`
+  // across files too (which compares times taken by different tunes, e.g. cold accurate-stage and
+  // sustained-finals scales), then a row overlapping a lower-M row is skipped with a warning.
   bool later_wins = false;
 };
 
