@@ -32,10 +32,11 @@ std::int64_t checked_int(const json& j, const char* key, std::int64_t lo) {
   const json& v = j[key];
   const bool integer = v.is_number_integer();
   // An unsigned value above INT64_MAX would wrap in get<int64_t>().
-  const bool fits = integer && (!v.is_number_unsigned() || v.get<std::uint64_t>() <= static_cast<std::uint64_t>(kMaxDim));
+  const bool fits =
+      integer && (!v.is_number_unsigned() || v.get<std::uint64_t>() <= static_cast<std::uint64_t>(kMaxDim));
   const std::int64_t x = fits ? v.get<std::int64_t>() : 0;
-  TGEMM_CHECK(fits && x >= lo && x <= kMaxDim, kOp, "config.json '", key, "' must be an integer in [", lo, ", ", kMaxDim,
-              "], got ", v.dump());
+  TGEMM_CHECK(fits && x >= lo && x <= kMaxDim, kOp, "config.json '", key, "' must be an integer in [", lo, ", ",
+              kMaxDim, "], got ", v.dump());
   return x;
 }
 
@@ -119,7 +120,8 @@ std::vector<LinearShape> model_linear_shapes(const std::string& text, const Mode
   const std::int64_t inter = get_int_or(c, "intermediate_size", 0);
   const bool has_dense = experts == 0 || get_int_or(c, "first_k_dense_replace", 0) > 0;
   if (has_dense) {
-    TGEMM_CHECK(inter > 0, kOp, "config.json needs an integer 'intermediate_size'");
+    TGEMM_CHECK(inter > 0, kOp, "config.json needs a positive integer 'intermediate_size' for the dense MLP",
+                has_key(c, "intermediate_size") ? ", got " + std::to_string(inter) : std::string());
     const std::int64_t local = split(inter, tp, "intermediate_size");
     out.push_back({"gate_up", width("gate_up", 2, local), hidden});
     out.push_back({"down", hidden, local});

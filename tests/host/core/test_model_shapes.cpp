@@ -440,19 +440,20 @@ void expect_rejected(const BadValue& b) {
 }
 
 TEST(ModelShapes, NonPositiveDimensionsNameTheKeyAndValue) {
-  for (const BadValue& b : std::vector<BadValue>{{"llama3-8b", "head_dim", 0, "'head_dim'"},
-                                                 {"llama3-8b", "head_dim", -128, "'head_dim'"},
-                                                 {"llama3-8b", "hidden_size", 0, "'hidden_size'"},
-                                                 {"llama3-8b", "hidden_size", -4096, "'hidden_size'"},
-                                                 {"llama3-8b", "num_attention_heads", -32, "'num_attention_heads'"},
-                                                 {"llama3-8b", "num_key_value_heads", 0, "'num_key_value_heads'"},
-                                                 {"llama3-8b", "intermediate_size", -14336, "'intermediate_size'"},
-                                                 {"llama3-8b", "vocab_size", 0, "'vocab_size'"},
-                                                 {"deepseek-v3", "qk_rope_head_dim", -64, "'qk_rope_head_dim'"},
-                                                 {"deepseek-v3", "q_lora_rank", -1, "'q_lora_rank'"},
-                                                 {"deepseek-v3", "n_shared_experts", -1, "'n_shared_experts'"},
-                                                 {"mixtral-8x7b", "num_local_experts", -8, "'num_local_experts'"},
-                                                 {"mixtral-8x7b", "num_experts_per_tok", -2, "'num_experts_per_tok'"}}) {
+  for (const BadValue& b :
+       std::vector<BadValue>{{"llama3-8b", "head_dim", 0, "'head_dim'"},
+                             {"llama3-8b", "head_dim", -128, "'head_dim'"},
+                             {"llama3-8b", "hidden_size", 0, "'hidden_size'"},
+                             {"llama3-8b", "hidden_size", -4096, "'hidden_size'"},
+                             {"llama3-8b", "num_attention_heads", -32, "'num_attention_heads'"},
+                             {"llama3-8b", "num_key_value_heads", 0, "'num_key_value_heads'"},
+                             {"llama3-8b", "intermediate_size", -14336, "'intermediate_size'"},
+                             {"llama3-8b", "vocab_size", 0, "'vocab_size'"},
+                             {"deepseek-v3", "qk_rope_head_dim", -64, "'qk_rope_head_dim'"},
+                             {"deepseek-v3", "q_lora_rank", -1, "'q_lora_rank'"},
+                             {"deepseek-v3", "n_shared_experts", -1, "'n_shared_experts'"},
+                             {"mixtral-8x7b", "num_local_experts", -8, "'num_local_experts'"},
+                             {"mixtral-8x7b", "num_experts_per_tok", -2, "'num_experts_per_tok'"}}) {
     expect_rejected(b);
   }
 }
@@ -460,14 +461,14 @@ TEST(ModelShapes, NonPositiveDimensionsNameTheKeyAndValue) {
 TEST(ModelShapes, HugeValuesAreRejectedBeforeAnyProductOverflows) {
   const json int64_max = std::numeric_limits<std::int64_t>::max();
   const json uint64_max = std::numeric_limits<std::uint64_t>::max();
-  for (const BadValue& b : std::vector<BadValue>{{"llama3-8b", "hidden_size", int64_max, "'hidden_size'"},
-                                                 {"llama3-8b", "head_dim", int64_max, "'head_dim'"},
-                                                 {"llama3-8b", "head_dim", uint64_max, "'head_dim'"},
-                                                 {"llama3-8b", "intermediate_size", 4294967296LL, "'intermediate_size'"},
-                                                 {"llama3-8b", "vocab_size", int64_max, "'vocab_size'"},
-                                                 {"deepseek-v3", "v_head_dim", int64_max, "'v_head_dim'"},
-                                                 {"deepseek-v3", "moe_intermediate_size", int64_max,
-                                                  "'moe_intermediate_size'"}}) {
+  for (const BadValue& b :
+       std::vector<BadValue>{{"llama3-8b", "hidden_size", int64_max, "'hidden_size'"},
+                             {"llama3-8b", "head_dim", int64_max, "'head_dim'"},
+                             {"llama3-8b", "head_dim", uint64_max, "'head_dim'"},
+                             {"llama3-8b", "intermediate_size", 4294967296LL, "'intermediate_size'"},
+                             {"llama3-8b", "vocab_size", int64_max, "'vocab_size'"},
+                             {"deepseek-v3", "v_head_dim", int64_max, "'v_head_dim'"},
+                             {"deepseek-v3", "moe_intermediate_size", int64_max, "'moe_intermediate_size'"}}) {
     expect_rejected(b);
   }
   // Each value in range, their product not: the layer's width is named, not wrapped.
@@ -487,9 +488,10 @@ TEST(ModelShapes, HugeValuesAreRejectedBeforeAnyProductOverflows) {
 
 TEST(ModelShapes, NonIntegerValuesOfOptionalKeysAreErrors) {
   // A float or a string where an integer belongs is not silently replaced by the default.
-  for (const BadValue& b : std::vector<BadValue>{{"llama3-8b", "head_dim", 128.5, "'head_dim'"},
-                                                 {"llama3-8b", "num_key_value_heads", "8", "'num_key_value_heads'"},
-                                                 {"mixtral-8x7b", "num_experts_per_tok", 1e30, "'num_experts_per_tok'"}}) {
+  for (const BadValue& b :
+       std::vector<BadValue>{{"llama3-8b", "head_dim", 128.5, "'head_dim'"},
+                             {"llama3-8b", "num_key_value_heads", "8", "'num_key_value_heads'"},
+                             {"mixtral-8x7b", "num_experts_per_tok", 1e30, "'num_experts_per_tok'"}}) {
     expect_rejected(b);
   }
   // null is how Hugging Face writes an absent value ("head_dim": null in Mistral-style configs).
