@@ -21,41 +21,75 @@ std::string UntunedProblem::describe() const {
 
 namespace {
 
+// The largest M, N or K a tuned row may hold: the kernels and the walk index rows and columns
+// with 32-bit integers.
+constexpr long long kMaxDim = 2147483647;
+
+std::int64_t parse_dim(const std::string& text, const char* column, const std::string& path, int line_no) {
+  const auto v = csv::parse_int(text);
+  TGEMM_CHECK(v && *v > 0 && *v <= kMaxDim, "tgemm tune", path, ":", line_no, ": ", column,
+              " must be an integer in [1, ", kMaxDim, "], got '", text, "'");
+  return *v;
+}
+
+// An absent or empty column is its default; any other text must be a boolean.
+bool parse_flag(const std::string& text, const char* column, const std::string& path, int line_no) {
+  if (text.empty()) return false;
+  const auto v = csv::parse_bool(text);
+  TGEMM_CHECK(v.has_value(), "tgemm tune", path, ":", line_no, ": ", column, " must be True or False, got '", text,
+              "'");
+  return *v;
+}
+
+DType parse_dtype_column(const std::string& text, const char* column, DType dflt, const std::string& path,
+                         int line_no) {
+  if (text.empty()) return dflt;
+  const auto d = dtype_from_name(text);
+  TGEMM_CHECK(d.has_value(), "tgemm tune", path, ":", line_no, ": unknown ", column, " '", text, "'");
+  return *d;
+}
+
 // The typed fields of one untuned line; `get` returns a column's text ("" when absent).
 template <typename Get>
 UntunedProblem parse_untuned(const Get& get, const std::string& path, int line_no) {
   UntunedProblem p;
-  auto m = csv::parse_int(get("M")), n = csv::parse_int(get("N")), k = csv::parse_int(get("K"));
-  TGEMM_CHECK(m && n && k && *m > 0 && *n > 0 && *k > 0, "tgemm tune", path, ":", line_no,
-              ": M, N, K must be positive integers");
-  p.m = *m;
-  p.n = *n;
-  p.k = *k;
-  p.bias = csv::parse_bool(get("bias")).value_or(false);
-  p.scale_ab = csv::parse_bool(get("scaleAB")).value_or(false);
-  p.bpreshuffle = csv::parse_bool(get("bpreshuffle")).value_or(false);
+  p.m = parse_dim(get("M"), "M", path, line_no);
+  p.n = parse_dim(get("N"), "N", path, line_no);
+  p.k = parse_dim(get("K"), "K", path, line_no);
+  p.bias = parse_flag(get("bias"), "bias", path, line_no);
+  p.scale_ab = parse_flag(get("scaleAB"), "scaleAB", path, line_no);
+  p.bpreshuffle = parse_flag(get("bpreshuffle"), "bpreshuffle", path, line_no);
   const std::string ep = get("epilogue");
   if (!ep.empty()) {
     auto e = parse_epilogue_key(ep);
     TGEMM_CHECK(e.has_value(), "tgemm tune", path, ":", line_no, ": unknown epilogue '", ep, "'");
     p.epilogue = *e;
   }
-  const std::string dt = get("dtype");
-  if (!dt.empty()) {
-    auto d = dtype_from_name(dt);
-    TGEMM_CHECK(d.has_value(), "tgemm tune", path, ":", line_no, ": unknown dtype '", dt, "'");
-    p.dtype = *d;
-  }
-  const std::string od = get("outdtype");
-  p.out_dtype = p.dtype;
-  if (!od.empty()) {
-    auto d = dtype_from_name(od);
-    TGEMM_CHECK(d.has_value(), "tgemm tune", path, ":", line_no, ": unknown outdtype '", od, "'");
-    p.out_dtype = *d;
-  }
+  p.dtype = parse_dtype_column(get("dtype"), "dtype", p.dtype, path, line_no);
+  p.out_dtype = parse_dtype_column(get("outdtype"), "outdtype", p.dtype, path, line_no);
+  // The tuner's one op family: 16-bit inputs, 16- or 32-bit float output (validate.cpp's rule).
+  TGEMM_CHECK(p.dtype == DType::kBFloat16 || p.dtype == DType::kFloat16, "tgemm tune", path, ":", line_no,
+              ": dtype must be torch.bfloat16 or torch.float16, got ", dtype_name(p.dtype));
+  TGEMM_CHECK(p.out_dtype == DType::kBFloat16 || p.out_dtype == DType::kFloat16 || p.out_dtype == DType::kFloat32,
+              "tgemm tune", path, ":", line_no,
+              ": outdtype must be torch.bfloat16, torch.float16 or torch.float32, got ", dtype_name(p.out_dtype));
   TGEMM_CHECK(!p.scale_ab && !p.bpreshuffle, "tgemm tune", path, ":", line_no,
               ": scaleAB/bpreshuffle problems are not tunable in this build");
   return p;
+}
+
+// Column name -> index; a duplicated name would make one of the two columns unreadable.
+std::map<std::string, std::size_t> untuned_header(const std::vector<std::string>& fields, const std::string& path,
+                                                  int line_no) {
+  std::map<std::string, std::size_t> cols;
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    TGEMM_CHECK(cols.emplace(fields[i], i).second, "tgemm tune", path, ":", line_no, ": the header names column '",
+                fields[i], "' twice");
+  }
+  for (const char* c : {"M", "N", "K"}) {
+    TGEMM_CHECK(cols.count(c), "tgemm tune", path, ":", line_no, ": header has no '", c, "' column");
+  }
+  return cols;
 }
 
 bool same_problem(const UntunedProblem& a, const UntunedProblem& b) {
@@ -79,21 +113,22 @@ std::vector<UntunedProblem> read_untuned(const std::string& path) {
     auto f = csv::split_line(line);
     TGEMM_CHECK(f.has_value(), "tgemm tune", path, ":", line_no, ": malformed line");
     if (cols.empty()) {
-      for (std::size_t i = 0; i < f->size(); ++i) cols[(*f)[i]] = i;
-      for (const char* c : {"M", "N", "K"}) {
-        TGEMM_CHECK(cols.count(c), "tgemm tune", path, ": header has no '", c, "' column");
-      }
+      cols = untuned_header(*f, path, line_no);
       continue;
     }
+    TGEMM_CHECK(f->size() == cols.size(), "tgemm tune", path, ":", line_no, ": ", f->size(),
+                " fields where the header has ", cols.size());
     auto get = [&](const char* name) -> std::string {
       auto it = cols.find(name);
-      return it == cols.end() || it->second >= f->size() ? std::string() : (*f)[it->second];
+      return it == cols.end() ? std::string() : (*f)[it->second];
     };
     const UntunedProblem p = parse_untuned(get, path, line_no);
     if (std::none_of(out.begin(), out.end(), [&](const UntunedProblem& q) { return same_problem(q, p); })) {
       out.push_back(p);
     }
   }
+  TGEMM_CHECK(!out.empty(), "tgemm tune", "--input_file '", path,
+              "' holds no problem (a header and rows of M,N,K,...)");
   return out;
 }
 

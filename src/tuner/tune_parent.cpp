@@ -31,6 +31,10 @@ using Clock = std::chrono::steady_clock;
 volatile std::sig_atomic_t g_stop_signal = 0;
 extern "C" void on_stop_signal(int sig) { g_stop_signal = sig; }
 
+const char* const kProfileHeader =
+    "arch,sm_count,M,N,K,bias,dtype,outdtype,epilogue,libtype,kernelName,screen_us,us,spread,err_ratio,strict_ok,error,"
+    "stage,final_ratio,confirm_ratio,accurate_us\n";
+
 // Attempts of a problem whose worker hung or crashed on a candidate (excluded on the next one).
 constexpr int kMaxAttempts = 3;
 
@@ -124,6 +128,7 @@ class TuneParent {
   void on_message(Worker& w, const json& msg);
   void read_from(Worker& w);
   void check_timeouts(Worker& w);
+  void write_rows();
   int finish();
   void print_summary();
   int reconfirm() const;
@@ -133,8 +138,8 @@ class TuneParent {
   std::vector<int> devices_;
   const bool tty_;
   std::vector<Worker> workers_;
-  std::vector<TableRow> rows_;  // existing rows (resume) and the rows of this run
-  std::ofstream profile_;
+  std::vector<TableRow> rows_;       // the tuned file's rows as last read or written, with this run's
+  std::vector<TableRow> unwritten_;  // this run's rows not yet merged into the tuned file
   // A profile resumed into keeps the columns of its header: without the stage or accurate_us
   // columns, the rows appended to it have none either.
   bool profile_stages_ = true;
@@ -168,8 +173,14 @@ void TuneParent::start() {
     std::ifstream in(o_.tuned_file);
     ParsedTable parsed = parse_tuned_table(in, o_.tuned_file);
     for (const auto& w : parsed.warnings) fmt::print(stderr, "warning: {}\n", w);
-    rows_ = parsed.rows;
+    if (!parsed.warnings.empty()) {
+      fmt::print(stderr, "(the lines warned about stay in {} as they are; the tune adds its rows around them)\n",
+                 o_.tuned_file);
+    }
   }
+  // Written back at once: a file that is not a tuned table, or a path that cannot be written, is
+  // an error before any GPU time is spent.
+  rows_ = update_tuned_table(o_.tuned_file, {});
   open_profile();
 }
 
@@ -183,11 +194,7 @@ void TuneParent::open_profile() {
     profile_stages_ = header.empty() || header.find(",stage,") != std::string::npos;
     profile_accurate_ = header.empty() || header.find(",accurate_us") != std::string::npos;
   }
-  profile_.open(o_.profile_file, std::ios::app);
-  if (fresh) {
-    profile_ << "arch,sm_count,M,N,K,bias,dtype,outdtype,epilogue,libtype,kernelName,screen_us,us,spread,err_ratio,"
-                "strict_ok,error,stage,final_ratio,confirm_ratio,accurate_us\n";
-  }
+  append_locked(o_.profile_file, kProfileHeader, "");
 }
 
 // Once the first worker said which GPU it is on (arch and SM count key the rows).
@@ -265,6 +272,7 @@ void TuneParent::fail_or_retry(Worker& w, const std::string& why) {
 }
 
 void TuneParent::write_profile(const UntunedProblem& p, const json& cands) {
+  std::string text;
   for (const auto& c : cands) {
     std::vector<std::string> fields = {
         arch_, std::to_string(sm_count_), std::to_string(p.m), std::to_string(p.n), std::to_string(p.k),
@@ -279,9 +287,10 @@ void TuneParent::write_profile(const UntunedProblem& p, const json& cands) {
       fields.push_back(fmt::format("{:.5f}", c.value("confirm_ratio", -1.0)));
       if (profile_accurate_) fields.push_back(fmt::format("{:.4f}", c.value("accurate_us", -1.0)));
     }
-    profile_ << csv::join(fields) << "\n";
+    text += csv::join(fields) + "\n";
   }
-  profile_.flush();
+  // One locked append per problem: another tune appending to the same profile cannot interleave.
+  append_locked(o_.profile_file, kProfileHeader, text);
 }
 
 void TuneParent::report_result(const UntunedProblem& p, const TableRow& r, const json& msg) {
@@ -324,7 +333,7 @@ void TuneParent::handle_result(Worker& w, const json& msg) {
   totals_.screen_graph += msg.value("screen_graph_seconds", 0.0);
   totals_.checks += msg.value("check_seconds", 0.0);
   const UntunedProblem& p = st.problem;
-  if (profile_.is_open()) write_profile(p, cands);
+  if (!o_.profile_file.empty()) write_profile(p, cands);
   if (winner < 0) {
     st.failed = true;
     st.failure = "no candidate passed timing and the correctness check";
@@ -352,14 +361,20 @@ void TuneParent::handle_result(Worker& w, const json& msg) {
   rows_.erase(std::remove_if(rows_.begin(), rows_.end(), [&](const TableRow& x) { return x.key == r.key && x.m == r.m; }),
               rows_.end());
   rows_.push_back(r);
+  unwritten_.push_back(r);
   st.done = true;
   ++totals_.finished;
   ++pending_write_;
   report_result(p, r, msg);
-  if (pending_write_ >= o_.batch) {
-    write_tuned_table(o_.tuned_file, rows_);
-    pending_write_ = 0;
-  }
+  if (pending_write_ >= o_.batch) write_rows();
+}
+
+// This run's new rows merged into the tuned file as it is now, so a concurrent tune into the same
+// file keeps its rows (and this one's replace those of the same key and M).
+void TuneParent::write_rows() {
+  rows_ = update_tuned_table(o_.tuned_file, unwritten_);
+  unwritten_.clear();
+  pending_write_ = 0;
 }
 
 void TuneParent::on_message(Worker& w, const json& msg) {
@@ -492,8 +507,7 @@ int TuneParent::reconfirm() const {
 
 int TuneParent::finish() {
   for (auto& w : workers_) kill_worker(w);
-  write_tuned_table(o_.tuned_file, rows_);
-  pending_write_ = 0;
+  write_rows();
   const int stop_signal = g_stop_signal;
   if (stop_signal != 0) {
     int in_flight = 0;

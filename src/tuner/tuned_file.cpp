@@ -1,11 +1,17 @@
 #include "tuner/tuned_file.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
+#include <set>
+#include <sstream>
 #include <tuple>
 
 #include "core/check.h"
@@ -13,30 +19,184 @@
 
 namespace tgemm {
 
-void write_tuned_table(const std::string& path, const std::vector<TableRow>& rows) {
+namespace {
+
+constexpr const char* kOp = "tgemm";
+// A tuned table read back for a merge is held in memory whole; the shipped tables are ~100 KiB.
+constexpr std::streamoff kMaxTableBytes = 64LL << 20;
+
+std::string errno_text() { return std::strerror(errno); }
+
+// Exclusive flock on "<path>.lock" for the object's lifetime.
+class TableLock {
+ public:
+  explicit TableLock(const std::string& table) : path_(table + ".lock") {
+    fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    TGEMM_CHECK(fd_ >= 0, kOp, "cannot open the lock file '", path_, "': ", errno_text());
+    while (::flock(fd_, LOCK_EX) != 0) {
+      if (errno == EINTR) continue;
+      const std::string why = errno_text();
+      ::close(fd_);
+      TGEMM_CHECK(false, kOp, "cannot lock '", path_, "': ", why);
+    }
+  }
+  TableLock(const TableLock&) = delete;
+  TableLock& operator=(const TableLock&) = delete;
+  ~TableLock() { ::close(fd_); }  // closing the last descriptor releases the flock
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
+// A table can only replace a regular file or nothing: renaming over a directory fails after the
+// temporary file is written, and over a device (/dev/full) would replace the device node.
+void require_regular_target(const std::string& path) {
+  TGEMM_CHECK(!path.empty(), kOp, "the tuned table's path is empty");
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return;
+  TGEMM_CHECK(S_ISREG(st.st_mode), kOp, "cannot write the tuned table '", path,
+              "': it exists and is not a regular file (a directory or a device)");
+}
+
+bool write_all(int fd, const std::string& text) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+// text to a temporary file beside path (same file system, so the rename is atomic), fsynced,
+// then renamed over path; the temporary file is removed on every failure.
+void replace_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  TGEMM_CHECK(fd >= 0, kOp, "cannot create '", tmp, "' to write '", path, "': ", errno_text());
+  std::string failure;
+  if (!write_all(fd, text)) {
+    failure = "write to '" + tmp + "' failed: " + errno_text();
+  } else if (::fsync(fd) != 0) {
+    failure = "fsync of '" + tmp + "' failed: " + errno_text();
+  }
+  if (::close(fd) != 0 && failure.empty()) failure = "close of '" + tmp + "' failed: " + errno_text();
+  if (failure.empty() && std::rename(tmp.c_str(), path.c_str()) != 0) {
+    failure = "rename of '" + tmp + "' to '" + path + "' failed: " + errno_text();
+  }
+  if (!failure.empty()) {
+    ::unlink(tmp.c_str());
+    TGEMM_CHECK(false, kOp, failure);
+  }
+}
+
+std::string table_text(const std::vector<std::string>& verbatim, const std::vector<TableRow>& rows) {
   std::vector<const TableRow*> sorted;
   for (const auto& r : rows) sorted.push_back(&r);
-  std::sort(sorted.begin(), sorted.end(), [](const TableRow* a, const TableRow* b) {
-    return std::make_tuple(a->key.arch, a->key.sm_count, static_cast<int>(a->key.dtype), static_cast<int>(a->key.out_dtype),
-                           a->key.bias, a->key.n, a->key.k, a->m) <
-           std::make_tuple(b->key.arch, b->key.sm_count, static_cast<int>(b->key.dtype), static_cast<int>(b->key.out_dtype),
-                           b->key.bias, b->key.n, b->key.k, b->m);
-  });
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp);
-    TGEMM_CHECK(static_cast<bool>(out), "tgemm", "cannot write '", tmp, "'");
-    out << csv::join(tuned_table_columns()) << "\n";
-    for (const TableRow* r : sorted) out << format_tuned_row(*r) << "\n";
-    out.flush();
-    TGEMM_CHECK(static_cast<bool>(out), "tgemm", "write to '", tmp, "' failed");
+  auto order = [](const TableRow* r) {
+    return std::make_tuple(r->key.arch, r->key.sm_count, static_cast<int>(r->key.dtype),
+                           static_cast<int>(r->key.out_dtype), r->key.bias, r->key.n, r->key.k, r->m);
+  };
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [&](const TableRow* a, const TableRow* b) { return order(a) < order(b); });
+  std::string text = csv::join(tuned_table_columns()) + "\n";
+  for (const std::string& l : verbatim) text += l + "\n";
+  for (const TableRow* r : sorted) text += format_tuned_row(*r) + "\n";
+  return text;
+}
+
+// The table as it is on disk: its rows, and the lines the parser did not turn into rows.
+struct ExistingTable {
+  std::vector<TableRow> rows;
+  std::vector<std::string> verbatim;  // in file order, without the header
+};
+
+bool is_content(const std::string& line) {
+  const auto first = line.find_first_not_of(" \t");
+  return first != std::string::npos && line[first] != '#';
+}
+
+void require_tuned_header(const std::string& header, const std::string& path, int line_no) {
+  const auto fields = csv::split_line(header);
+  for (const char* c : {"arch", "sm_count", "M", "N", "K", "dtype", "libtype", "kernelName"}) {
+    TGEMM_CHECK(fields && std::find(fields->begin(), fields->end(), c) != fields->end(), kOp, path, ":", line_no,
+                ": the header has no '", c,
+                "' column, so this is not a tuned table; refusing to overwrite it "
+                "(move it away or name another file)");
   }
-  int fd = ::open(tmp.c_str(), O_RDONLY);
-  if (fd >= 0) {
-    ::fsync(fd);
-    ::close(fd);
+}
+
+ExistingTable read_existing(const std::string& path) {
+  ExistingTable t;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return t;  // no table yet
+  std::stringstream buf;
+  buf << in.rdbuf();
+  const std::string content = buf.str();
+  TGEMM_CHECK(static_cast<std::streamoff>(content.size()) <= kMaxTableBytes, kOp, "'", path, "' is ", content.size(),
+              " bytes, over the ", kMaxTableBytes, "-byte limit of a tuned table");
+  std::istringstream parse_in(content);
+  t.rows = parse_tuned_table(parse_in, path).rows;
+  std::set<int> row_lines;
+  for (const TableRow& r : t.rows) row_lines.insert(r.line);
+  std::istringstream lines(content);
+  std::string line;
+  bool have_header = false;
+  for (int line_no = 1; std::getline(lines, line); ++line_no) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") == std::string::npos) continue;
+    if (!have_header && is_content(line)) {
+      require_tuned_header(line, path, line_no);
+      have_header = true;
+      continue;
+    }
+    if (row_lines.count(line_no) == 0) t.verbatim.push_back(line);
   }
-  TGEMM_CHECK(std::rename(tmp.c_str(), path.c_str()) == 0, "tgemm", "rename to '", path, "' failed");
+  return t;
+}
+
+}  // namespace
+
+void write_tuned_table(const std::string& path, const std::vector<TableRow>& rows) {
+  require_regular_target(path);
+  TableLock lock(path);
+  replace_atomically(path, table_text({}, rows));
+}
+
+std::vector<TableRow> update_tuned_table(const std::string& path, const std::vector<TableRow>& rows) {
+  require_regular_target(path);
+  TableLock lock(path);
+  ExistingTable t = read_existing(path);
+  for (const TableRow& r : rows) {
+    t.rows.erase(
+        std::remove_if(t.rows.begin(), t.rows.end(), [&](const TableRow& x) { return x.key == r.key && x.m == r.m; }),
+        t.rows.end());
+    t.rows.push_back(r);
+  }
+  replace_atomically(path, table_text(t.verbatim, t.rows));
+  return t.rows;
+}
+
+void append_locked(const std::string& path, const std::string& header, const std::string& text) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  TGEMM_CHECK(fd >= 0, kOp, "cannot open '", path, "' to append: ", errno_text());
+  std::string failure;
+  while (::flock(fd, LOCK_EX) != 0) {
+    if (errno == EINTR) continue;
+    failure = "cannot lock '" + path + "': " + errno_text();
+    break;
+  }
+  struct stat st {};
+  if (failure.empty() && ::fstat(fd, &st) != 0) failure = "cannot stat '" + path + "': " + errno_text();
+  // The size is read under the lock: of two processes creating the file, one writes the header.
+  if (failure.empty() && st.st_size == 0 && !write_all(fd, header)) {
+    failure = "write to '" + path + "' failed: " + errno_text();
+  }
+  if (failure.empty() && !write_all(fd, text)) failure = "write to '" + path + "' failed: " + errno_text();
+  if (::close(fd) != 0 && failure.empty()) failure = "close of '" + path + "' failed: " + errno_text();
+  TGEMM_CHECK(failure.empty(), kOp, failure);
 }
 
 }  // namespace tgemm

@@ -2,14 +2,16 @@
 
 #include <cuda_runtime.h>
 
+#include <fcntl.h>
+#include <unistd.h>
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <fstream>
 #include <optional>
@@ -53,6 +55,11 @@ std::vector<std::int64_t> parse_int_list(const std::string& list, const std::str
     out.push_back(*v);
   }
   return out;
+}
+
+void check_dim(const std::string& op, const std::string& option, std::int64_t value, std::int64_t lo) {
+  constexpr std::int64_t kMaxDim = 2147483647;
+  TGEMM_CHECK(value >= lo && value <= kMaxDim, op, option, " must be in [", lo, ", ", kMaxDim, "], got ", value);
 }
 
 namespace {
@@ -112,6 +119,22 @@ std::vector<SuiteShape> read_suite(const std::string& path) {
     out.push_back(suite_shape(*f, *cols, path, line_no));
   }
   return out;
+}
+
+void write_text_file(const std::string& path, const std::string& text, const std::string& op,
+                     const std::string& option) {
+  TGEMM_CHECK(!path.empty(), op, option, " needs a file name");
+  // Stream state is checked after the explicit flush and close: a buffered stream reports a
+  // failed write (ENOSPC, EIO) only then.
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  TGEMM_CHECK(static_cast<bool>(out), op, "cannot write ", option, " '", path, "': ", std::strerror(errno));
+  out << text;
+  out.flush();
+  const bool written = static_cast<bool>(out);
+  const int write_errno = errno;
+  out.close();
+  TGEMM_CHECK(written && static_cast<bool>(out), op, "writing ", option, " '", path,
+              "' failed: ", std::strerror(written ? errno : write_errno));
 }
 
 static std::tm now_utc() {

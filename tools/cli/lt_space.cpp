@@ -70,6 +70,9 @@ void print_launch_groups(const GemmProblem& p, const GemmArgs& args, const std::
 }  // namespace
 
 int run_lt_space(const LtSpaceCliOptions& o) {
+  check_dim("tgemm lt-space", "-m", o.m, 1);
+  check_dim("tgemm lt-space", "-n", o.n, 1);
+  check_dim("tgemm lt-space", "-k", o.k, 1);
   require_gpu("lt-space");
   DType in = parse_dtype(o.dtype, "--dtype");
   DeviceBuffer x(static_cast<std::size_t>(o.m * o.k) * 2), w(static_cast<std::size_t>(o.n * o.k) * 2),

@@ -1,6 +1,7 @@
 // The `tgemm` command: bench, show, tune, reconfirm, shapes, merge, compare, run, lt-space.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <exception>
 
 #include "core/m_grid.h"
 #include "tgemm/error.h"
@@ -228,6 +229,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", e.what());
     return 2;
   } catch (const tgemm::Error& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    // A library exception (std::filesystem, nlohmann::json, allocation) is a failed command with
+    // its message, not an abort.
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;
   }

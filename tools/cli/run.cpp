@@ -41,8 +41,9 @@ SolutionPtr solution_for(const RunOptions& o, const TableKey& key, const GemmPro
 }  // namespace
 
 int run_run(const RunOptions& o) {
-  TGEMM_CHECK(o.m >= 1 && o.n >= 1 && o.k >= 1, "tgemm run", "-m, -n and -k must be >= 1, got ", o.m, ", ", o.n,
-              ", ", o.k);
+  check_dim("tgemm run", "-m", o.m, 1);
+  check_dim("tgemm run", "-n", o.n, 1);
+  check_dim("tgemm run", "-k", o.k, 1);
   TGEMM_CHECK(o.iters >= 1, "tgemm run", "--iters must be >= 1, got ", o.iters);
   const auto epilogue = parse_epilogue_key(o.epilogue);
   TGEMM_CHECK(epilogue && !epilogue->scaled && !epilogue->use_c, "tgemm run",

@@ -32,6 +32,20 @@ namespace tgemm::cli {
 
 namespace {
 
+// The largest M `tgemm shapes` writes: tuned tables and kernels index rows with 32-bit integers.
+constexpr std::int64_t kMaxTokens = 2147483647;
+
+// The token counts of --nsets, each multiplied by --batch_size: every product in [1, kMaxTokens].
+void check_token_counts(const std::vector<std::int64_t>& nsets, int batch_size) {
+  TGEMM_CHECK(batch_size >= 1 && batch_size <= kMaxTokens, "tgemm shapes", "--batch_size must be in [1, ", kMaxTokens,
+              "], got ", batch_size);
+  TGEMM_CHECK(!nsets.empty(), "tgemm shapes", "--nsets must list at least one token count");
+  for (std::int64_t t : nsets) {
+    TGEMM_CHECK(t >= 1 && t <= kMaxTokens / batch_size, "tgemm shapes", "--nsets value ", t, " x --batch_size ",
+                batch_size, " must be a token count in [1, ", kMaxTokens, "]");
+  }
+}
+
 // The (N, K) pairs of the model's config.json or of the shape suite; a model's torch_dtype, where
 // it names a dtype, goes to `dtype`.
 std::vector<LinearShape> linear_shapes_of(const ShapesOptions& o, std::string& dtype) {
@@ -78,8 +92,8 @@ std::vector<std::pair<std::int64_t, const LinearShape*>> m_grid_problems(const S
 
 int run_shapes(const ShapesOptions& o) {
   TGEMM_CHECK(o.model_dir.empty() != o.suite.empty(), "tgemm shapes", "give exactly one of --model_dir and --suite");
-  TGEMM_CHECK(o.batch_size >= 1, "tgemm shapes", "--batch_size must be >= 1, got ", o.batch_size);
   std::vector<std::int64_t> nsets = parse_int_list(o.nsets, "--nsets");
+  check_token_counts(nsets, o.batch_size);
   std::string dtype_name_str = "torch.bfloat16";
   const std::vector<LinearShape> shapes = linear_shapes_of(o, dtype_name_str);
   DType in = o.dtype.empty() ? *dtype_from_name(dtype_name_str) : parse_dtype(o.dtype, "--dtype");
@@ -100,10 +114,9 @@ int run_shapes(const ShapesOptions& o) {
     }
   }
   for (const auto& [m, s] : m_grid_problems(o, shapes)) add(m, *s);
-  std::ofstream f(o.output);
-  TGEMM_CHECK(static_cast<bool>(f), "tgemm shapes", "cannot write '", o.output, "'");
-  f << csv::join(untuned_table_columns()) << "\n";
-  for (const auto& l : lines) f << l << "\n";
+  std::string text = csv::join(untuned_table_columns()) + "\n";
+  for (const auto& l : lines) text += l + "\n";
+  write_text_file(o.output, text, "tgemm shapes", "-o");
   fmt::print("{} (N, K) pairs:\n", shapes.size());
   for (const auto& s : shapes) fmt::print("  {:<16} N={:<6} K={:<6}{}\n", s.layer, s.n, s.k,
                                           s.m_scale != 1.0 ? fmt::format(" (M = tokens x {:.4f})", s.m_scale) : "");
@@ -334,10 +347,7 @@ class TableComparison {
       const Runtime& rt = Runtime::get();
       doc["device"] = rt.platform().device_info(rt.platform().current_device()).name;
     }
-    std::ofstream out(o_.json);
-    TGEMM_CHECK(static_cast<bool>(out), "tgemm compare", "cannot write --json '", o_.json, "'");
-    out << doc.dump(2) << "\n";
-    TGEMM_CHECK(static_cast<bool>(out), "tgemm compare", "write to --json '", o_.json, "' failed");
+    write_text_file(o_.json, doc.dump(2) + "\n", "tgemm compare", "--json");
     fmt::print("wrote {}\n", o_.json);
   }
 

@@ -68,6 +68,9 @@ void print_tables(const ShowOptions& o) {
 // Where -m/-n/-k resolve on this GPU.
 int resolve(const ShowOptions& o) {
   TGEMM_CHECK(o.n > 0 && o.k > 0, "tgemm show", "-n and -k must be given (> 0) with -m");
+  check_dim("tgemm show", "-m", o.m, 0);
+  check_dim("tgemm show", "-n", o.n, 1);
+  check_dim("tgemm show", "-k", o.k, 1);
   DType in = parse_dtype(o.dtype, "--dtype");
   DType out = o.out_dtype.empty() ? in : parse_dtype(o.out_dtype, "--out-dtype");
   DeviceBuffer x(static_cast<std::size_t>(std::max<std::int64_t>(o.m * o.k, 1)) * dtype_size(in));

@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -54,11 +55,21 @@ std::vector<Row> rows(const std::vector<LinearShape>& shapes) {
   return out;
 }
 
-const LinearShape* find_layer(const std::vector<LinearShape>& shapes, const std::string& layer) {
+bool has_layer(const std::vector<LinearShape>& shapes, const std::string& layer) {
   for (const auto& s : shapes) {
-    if (s.layer == layer) return &s;
+    if (s.layer == layer) return true;
   }
-  return nullptr;
+  return false;
+}
+
+// The layer by value: callers pass temporaries (shapes_of(...)), which a pointer into would
+// outlive. An absent layer fails the test and reads as N = K = 0.
+LinearShape layer_of(const std::vector<LinearShape>& shapes, const std::string& layer) {
+  for (const auto& s : shapes) {
+    if (s.layer == layer) return s;
+  }
+  ADD_FAILURE() << "no '" << layer << "' layer";
+  return {layer, 0, 0, 0.0};
 }
 
 // The message of the tgemm::Error `f` throws; fails the test (and returns "") when it throws
@@ -196,11 +207,11 @@ TEST(ModelShapes, ReproducesTheSharedShapeSuite) {
     SCOPED_TRACE(r.model + "/" + r.layer);
     auto it = generated.find(r.model);
     ASSERT_NE(it, generated.end()) << "suite model '" << r.model << "' has no config in this test";
-    const LinearShape* s = find_layer(it->second, r.layer);
-    ASSERT_NE(s, nullptr) << "model_linear_shapes produced no '" << r.layer << "' layer";
-    EXPECT_EQ(s->n, r.n);
-    EXPECT_EQ(s->k, r.k);
-    EXPECT_EQ(s->m_scale, 1.0);
+    ASSERT_TRUE(has_layer(it->second, r.layer)) << "model_linear_shapes produced no '" << r.layer << "' layer";
+    const LinearShape s = layer_of(it->second, r.layer);
+    EXPECT_EQ(s.n, r.n);
+    EXPECT_EQ(s.k, r.k);
+    EXPECT_EQ(s.m_scale, 1.0);
   }
 }
 
@@ -268,13 +279,13 @@ TEST(ModelShapes, DeepSeekV3Tp1) {
 
 TEST(ModelShapes, DeepSeekV3Tp8SplitsHeadsButReplicatesTheLoraProjections) {
   std::vector<LinearShape> s = shapes_of(config_text("deepseek-v3"), 8);
-  ASSERT_NE(find_layer(s, "q_a"), nullptr);
-  EXPECT_EQ(find_layer(s, "q_a")->n, 1536);
-  EXPECT_EQ(find_layer(s, "kv_a")->n, 576);
-  EXPECT_EQ(find_layer(s, "q_b")->n, 16 * 192);
-  EXPECT_EQ(find_layer(s, "kv_b")->n, 16 * 256);
-  EXPECT_EQ(find_layer(s, "o")->k, 16 * 128);
-  EXPECT_EQ(find_layer(s, "expert_down")->k, 2048 / 8);
+  ASSERT_TRUE(has_layer(s, "q_a"));
+  EXPECT_EQ(layer_of(s, "q_a").n, 1536);
+  EXPECT_EQ(layer_of(s, "kv_a").n, 576);
+  EXPECT_EQ(layer_of(s, "q_b").n, 16 * 192);
+  EXPECT_EQ(layer_of(s, "kv_b").n, 16 * 256);
+  EXPECT_EQ(layer_of(s, "o").k, 16 * 128);
+  EXPECT_EQ(layer_of(s, "expert_down").k, 2048 / 8);
 }
 
 TEST(ModelShapes, MixtralExpertsCarryTheirTokenShare) {
@@ -286,9 +297,9 @@ TEST(ModelShapes, MixtralExpertsCarryTheirTokenShare) {
                                {"expert_down", 4096, 14336, 0.25}};
   EXPECT_EQ(rows(shapes_of(config_text("mixtral-8x7b"))), expected);
   std::vector<LinearShape> tp2 = shapes_of(config_text("mixtral-8x7b"), 2);
-  ASSERT_NE(find_layer(tp2, "expert_down"), nullptr);
-  EXPECT_EQ(find_layer(tp2, "expert_down")->k, 7168);
-  EXPECT_EQ(find_layer(tp2, "expert_down")->m_scale, 0.25);
+  ASSERT_TRUE(has_layer(tp2, "expert_down"));
+  EXPECT_EQ(layer_of(tp2, "expert_down").k, 7168);
+  EXPECT_EQ(layer_of(tp2, "expert_down").m_scale, 0.25);
 }
 
 TEST(ModelShapes, QwenMoeStyleKeys) {
@@ -299,13 +310,13 @@ TEST(ModelShapes, QwenMoeStyleKeys) {
   c["moe_intermediate_size"] = 1408;
   c["shared_expert_intermediate_size"] = 5632;
   std::vector<LinearShape> s = shapes_of(c);
-  EXPECT_EQ(find_layer(s, "gate_up"), nullptr) << "an MoE model without first_k_dense_replace has no dense MLP";
-  ASSERT_NE(find_layer(s, "expert_gate_up"), nullptr);
-  EXPECT_EQ(find_layer(s, "expert_gate_up")->n, 2 * 1408);
-  EXPECT_DOUBLE_EQ(find_layer(s, "expert_gate_up")->m_scale, 4.0 / 60.0);
-  ASSERT_NE(find_layer(s, "shared_down"), nullptr);
-  EXPECT_EQ(find_layer(s, "shared_down")->k, 5632);
-  EXPECT_EQ(find_layer(s, "shared_down")->m_scale, 1.0);
+  EXPECT_FALSE(has_layer(s, "gate_up")) << "an MoE model without first_k_dense_replace has no dense MLP";
+  ASSERT_TRUE(has_layer(s, "expert_gate_up"));
+  EXPECT_EQ(layer_of(s, "expert_gate_up").n, 2 * 1408);
+  EXPECT_DOUBLE_EQ(layer_of(s, "expert_gate_up").m_scale, 4.0 / 60.0);
+  ASSERT_TRUE(has_layer(s, "shared_down"));
+  EXPECT_EQ(layer_of(s, "shared_down").k, 5632);
+  EXPECT_EQ(layer_of(s, "shared_down").m_scale, 1.0);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -345,18 +356,18 @@ TEST(ModelShapes, KvHeadsFewerThanTpAreReplicated) {
   // Llama-3-70B at tp 16: 64 / 16 = 4 query heads per rank; its 8 KV heads cannot be split 16
   // ways, so each rank holds one (replicated), as vLLM does.
   std::vector<LinearShape> s = shapes_of(config_text("llama3-70b"), 16);
-  ASSERT_NE(find_layer(s, "qkv"), nullptr);
-  EXPECT_EQ(find_layer(s, "qkv")->n, (4 + 2 * 1) * 128);
-  EXPECT_EQ(find_layer(s, "o")->k, 4 * 128);
+  ASSERT_TRUE(has_layer(s, "qkv"));
+  EXPECT_EQ(layer_of(s, "qkv").n, (4 + 2 * 1) * 128);
+  EXPECT_EQ(layer_of(s, "o").k, 4 * 128);
   // Equal counts split to one head per rank, the same width.
-  EXPECT_EQ(find_layer(shapes_of(config_text("llama3-70b"), 8), "qkv")->n, (8 + 2 * 1) * 128);
+  EXPECT_EQ(layer_of(shapes_of(config_text("llama3-70b"), 8), "qkv").n, (8 + 2 * 1) * 128);
 }
 
 TEST(ModelShapes, MissingKvHeadsMeansMultiHeadAttention) {
   json c = config("llama3-8b");
   c.erase("num_key_value_heads");
-  EXPECT_EQ(find_layer(shapes_of(c), "qkv")->n, 3 * 4096);
-  EXPECT_EQ(find_layer(shapes_of(c, 4), "qkv")->n, 3 * 4096 / 4);
+  EXPECT_EQ(layer_of(shapes_of(c), "qkv").n, 3 * 4096);
+  EXPECT_EQ(layer_of(shapes_of(c, 4), "qkv").n, 3 * 4096 / 4);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -394,10 +405,8 @@ TEST(ModelShapes, OtherMissingKeysAreNamed) {
 }
 
 TEST(ModelShapes, ZeroAttentionHeadsIsAnErrorNotACrash) {
-  // Run in a child: a division by zero would kill the whole test binary otherwise.
-  // BUG (src/core/model_shapes.cpp:67): head_dim defaults to hidden / heads, evaluated before any
-  // check that num_attention_heads > 0, so "num_attention_heads": 0 is an integer division by zero
-  // (SIGFPE) instead of a tgemm::Error naming the key.
+  // Run in a child: head_dim defaults to hidden / heads, so a division by zero (SIGFPE) would
+  // kill the whole test binary rather than fail this test.
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(
       {
@@ -413,6 +422,100 @@ TEST(ModelShapes, ZeroAttentionHeadsIsAnErrorNotACrash) {
       ::testing::ExitedWithCode(0), "");
 }
 
+// Every out-of-range value: an error naming the key and the value, never a shape with N <= 0 or
+// an int64 overflow (signed-overflow UB before the checks).
+struct BadValue {
+  std::string config, key;
+  json value;
+  std::string named;  // in the message besides the value
+};
+
+void expect_rejected(const BadValue& b) {
+  SCOPED_TRACE(b.config + " with " + b.key + " = " + b.value.dump());
+  json c = config(b.config);
+  c[b.key] = b.value;
+  const std::string msg = error_of([&] { shapes_of(c, 1, true); });
+  EXPECT_TRUE(test::contains(msg, b.named)) << msg;
+  EXPECT_TRUE(test::contains(msg, b.value.dump())) << msg;
+}
+
+TEST(ModelShapes, NonPositiveDimensionsNameTheKeyAndValue) {
+  for (const BadValue& b :
+       std::vector<BadValue>{{"llama3-8b", "head_dim", 0, "'head_dim'"},
+                             {"llama3-8b", "head_dim", -128, "'head_dim'"},
+                             {"llama3-8b", "hidden_size", 0, "'hidden_size'"},
+                             {"llama3-8b", "hidden_size", -4096, "'hidden_size'"},
+                             {"llama3-8b", "num_attention_heads", -32, "'num_attention_heads'"},
+                             {"llama3-8b", "num_key_value_heads", 0, "'num_key_value_heads'"},
+                             {"llama3-8b", "intermediate_size", -14336, "'intermediate_size'"},
+                             {"llama3-8b", "vocab_size", 0, "'vocab_size'"},
+                             {"deepseek-v3", "qk_rope_head_dim", -64, "'qk_rope_head_dim'"},
+                             {"deepseek-v3", "q_lora_rank", -1, "'q_lora_rank'"},
+                             {"deepseek-v3", "n_shared_experts", -1, "'n_shared_experts'"},
+                             {"mixtral-8x7b", "num_local_experts", -8, "'num_local_experts'"},
+                             {"mixtral-8x7b", "num_experts_per_tok", -2, "'num_experts_per_tok'"}}) {
+    expect_rejected(b);
+  }
+}
+
+TEST(ModelShapes, HugeValuesAreRejectedBeforeAnyProductOverflows) {
+  const json int64_max = std::numeric_limits<std::int64_t>::max();
+  const json uint64_max = std::numeric_limits<std::uint64_t>::max();
+  for (const BadValue& b :
+       std::vector<BadValue>{{"llama3-8b", "hidden_size", int64_max, "'hidden_size'"},
+                             {"llama3-8b", "head_dim", int64_max, "'head_dim'"},
+                             {"llama3-8b", "head_dim", uint64_max, "'head_dim'"},
+                             {"llama3-8b", "intermediate_size", 4294967296LL, "'intermediate_size'"},
+                             {"llama3-8b", "vocab_size", int64_max, "'vocab_size'"},
+                             {"deepseek-v3", "v_head_dim", int64_max, "'v_head_dim'"},
+                             {"deepseek-v3", "moe_intermediate_size", int64_max, "'moe_intermediate_size'"}}) {
+    expect_rejected(b);
+  }
+  // Each value in range, their product not: the layer's width is named, not wrapped.
+  json c = config("llama3-8b");
+  c["num_attention_heads"] = 2147483647;
+  c["num_key_value_heads"] = 2147483647;
+  c["head_dim"] = 2147483647;
+  std::string msg = error_of([&] { shapes_of(c); });
+  EXPECT_TRUE(test::contains(msg, "qkv")) << msg;
+  EXPECT_TRUE(test::contains(msg, "2147483647")) << msg;
+  c = config("llama3-8b");
+  c["intermediate_size"] = 2000000000;  // gate_up is twice as wide: 4e9 > 2^31 - 1
+  msg = error_of([&] { shapes_of(c); });
+  EXPECT_TRUE(test::contains(msg, "gate_up")) << msg;
+  EXPECT_TRUE(test::contains(msg, "2000000000")) << msg;
+}
+
+TEST(ModelShapes, NonIntegerValuesOfOptionalKeysAreErrors) {
+  // A float or a string where an integer belongs is not silently replaced by the default.
+  for (const BadValue& b :
+       std::vector<BadValue>{{"llama3-8b", "head_dim", 128.5, "'head_dim'"},
+                             {"llama3-8b", "num_key_value_heads", "8", "'num_key_value_heads'"},
+                             {"mixtral-8x7b", "num_experts_per_tok", 1e30, "'num_experts_per_tok'"}}) {
+    expect_rejected(b);
+  }
+  // null is how Hugging Face writes an absent value ("head_dim": null in Mistral-style configs).
+  json c = config("llama3-8b");
+  c["head_dim"] = nullptr;
+  EXPECT_EQ(rows(shapes_of(c)), rows(shapes_of(config_text("llama3-8b"))));
+}
+
+TEST(ModelShapes, TopKAboveTheExpertCountIsAnError) {
+  json c = config("mixtral-8x7b");
+  c["num_experts_per_tok"] = 9;  // of 8 experts
+  const std::string msg = error_of([&] { shapes_of(c); });
+  EXPECT_TRUE(test::contains(msg, "'num_experts_per_tok' (9)")) << msg;
+  EXPECT_TRUE(test::contains(msg, "experts (8)")) << msg;
+  c["num_experts_per_tok"] = 8;  // every expert: a share of 1
+  EXPECT_EQ(layer_of(shapes_of(c), "expert_down").m_scale, 1.0);
+}
+
+TEST(ModelShapes, TpAboveTheBoundIsRejected) {
+  const std::string msg = error_of([] { shapes_of(config_text("llama3-8b"), 1 << 30, true); });
+  EXPECT_TRUE(test::contains(msg, "--tp")) << msg;
+  EXPECT_TRUE(test::contains(msg, std::to_string(1 << 30))) << msg;
+}
+
 TEST(ModelShapes, NotAJsonObjectIsAnError) {
   for (const std::string text : {"", "not json", "[1, 2]", "{\"hidden_size\": 4096"}) {
     SCOPED_TRACE(text);
@@ -425,22 +528,20 @@ TEST(ModelShapes, NotAJsonObjectIsAnError) {
 // LM head, nesting, dtype.
 
 TEST(ModelShapes, LmHeadOnlyWhenAskedAndPaddedPerRank) {
-  EXPECT_EQ(find_layer(shapes_of(config_text("llama3-8b")), "lm_head"), nullptr);
+  EXPECT_FALSE(has_layer(shapes_of(config_text("llama3-8b")), "lm_head"));
   // 128256 is a multiple of 64: unpadded at tp 1.
-  const LinearShape* h = find_layer(shapes_of(config_text("llama3-8b"), 1, true), "lm_head");
-  ASSERT_NE(h, nullptr);
-  EXPECT_EQ(h->n, 128256);
-  EXPECT_EQ(h->k, 4096);
+  LinearShape h = layer_of(shapes_of(config_text("llama3-8b"), 1, true), "lm_head");
+  EXPECT_EQ(h.n, 128256);
+  EXPECT_EQ(h.k, 4096);
   // At tp 8 the vocabulary is padded to a multiple of 64 * 8 = 512 (128512) and split 8 ways.
-  h = find_layer(shapes_of(config_text("llama3-70b"), 8, true), "lm_head");
-  ASSERT_NE(h, nullptr);
-  EXPECT_EQ(h->n, 128512 / 8);
-  EXPECT_EQ(h->k, 8192);
+  h = layer_of(shapes_of(config_text("llama3-70b"), 8, true), "lm_head");
+  EXPECT_EQ(h.n, 128512 / 8);
+  EXPECT_EQ(h.k, 8192);
   // DeepSeek-V3: 129280 -> 129536 at tp 8.
-  EXPECT_EQ(find_layer(shapes_of(config_text("deepseek-v3"), 8, true), "lm_head")->n, 129536 / 8);
+  EXPECT_EQ(layer_of(shapes_of(config_text("deepseek-v3"), 8, true), "lm_head").n, 129536 / 8);
   json c = config("llama3-8b");
   c["vocab_size"] = 32001;
-  EXPECT_EQ(find_layer(shapes_of(c, 1, true), "lm_head")->n, 32064);
+  EXPECT_EQ(layer_of(shapes_of(c, 1, true), "lm_head").n, 32064);
   // The LM head is last, after the layer's GEMMs.
   EXPECT_EQ(shapes_of(config_text("mixtral-8x7b"), 1, true).back().layer, "lm_head");
 }
@@ -486,9 +587,8 @@ TEST(ModelDtype, AbsentOrUnreadableIsEmpty) {
 }
 
 TEST(ModelDtype, TopLevelDtypeOfANestedConfig) {
-  // Gemma 3 and Llava write torch_dtype at the top level only, next to a text_config without one.
-  // BUG (src/core/model_shapes.cpp:118): model_dtype looks only inside text_config once it nests,
-  // so it returns "" here and `tgemm shapes` silently falls back to bf16 for an fp16 model.
+  // Gemma 3 and Llava write torch_dtype at the top level only, next to a text_config without one;
+  // missing it would make `tgemm shapes` fall back to bf16 for an fp16 model.
   json c = {{"torch_dtype", "float16"}, {"text_config", config("llama3-8b")}};
   c["text_config"].erase("torch_dtype");
   EXPECT_EQ(model_dtype(c.dump()), "torch.float16");
