@@ -1,0 +1,48 @@
+// libFuzzer target: an untuned CSV (the capture file `tgemm tune -i` reads) through read_untuned.
+// The reader takes a path, so the input is handed to it as an in-memory file (memfd), with no
+// disk I/O per input. Malformed input must be refused with tgemm::Error; anything else escaping,
+// a crash or a sanitizer report is a finding. Every problem read must have positive M, N, K.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tests/fuzz/fuzz_check.h"
+#include "tgemm/error.h"
+#include "tuner/tune_job.h"
+
+namespace tgemm {
+// read_untuned shares its file with require_gpu_for, which asks CUDA for a device; the fuzz
+// build links no CUDA runtime, and no fuzzed path calls it: this machine has no GPU.
+bool cuda_device_available(std::string* why) {
+  if (why != nullptr) *why = "the fuzz build links no CUDA runtime";
+  return false;
+}
+}  // namespace tgemm
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  static const int fd = memfd_create("untuned.csv", 0);
+  TGEMM_FUZZ_REQUIRE(fd >= 0, "memfd_create failed");
+  TGEMM_FUZZ_REQUIRE(ftruncate(fd, 0) == 0, "ftruncate failed");
+  std::size_t written = 0;
+  while (written < size) {
+    const ssize_t n = pwrite(fd, data + written, size - written, static_cast<off_t>(written));
+    TGEMM_FUZZ_REQUIRE(n > 0, "pwrite failed");
+    written += static_cast<std::size_t>(n);
+  }
+  const std::string path = "/proc/self/fd/" + std::to_string(fd);
+  try {
+    const std::vector<tgemm::UntunedProblem> problems = tgemm::read_untuned(path);
+    for (const tgemm::UntunedProblem& p : problems) {
+      TGEMM_FUZZ_REQUIRE(p.m > 0 && p.n > 0 && p.k > 0, "problem read with M=%lld N=%lld K=%lld",
+                         static_cast<long long>(p.m), static_cast<long long>(p.n), static_cast<long long>(p.k));
+      (void)p.describe();
+    }
+  } catch (const tgemm::Error&) {
+    // A refused file: the message names the line; nothing else may escape.
+  }
+  return 0;
+}
