@@ -81,11 +81,17 @@ void Capture::record(const GemmProblem& p) {
   bool empty = true;
   {
     std::ifstream in(path_);
+    csv::LineReader reader(in);
     std::string line;
-    while (std::getline(in, line)) {
-      if (!line.empty() && line.back() == '\r') line.pop_back();
+    while (reader.next(&line)) {
       empty = false;
       recorded_.insert(line);
+    }
+    if (reader.stop() != csv::LineReader::Stop::kEnd) {
+      // Not a capture file (a device, a binary file): appending to it would not make one.
+      log_warning_once("capture:" + path_, "TGEMM_TUNE_GEMM: '" + path_ + "': " + reader.stop_reason() +
+                                               "; untuned shapes are not being recorded");
+      return;
     }
     if (!empty) {
       std::ifstream tail(path_, std::ios::binary | std::ios::ate);

@@ -112,4 +112,57 @@ std::optional<bool> parse_bool(std::string_view s) {
   return std::nullopt;
 }
 
+bool LineReader::next(std::string* line) {
+  line->clear();
+  if (stop_ != Stop::kNone) return false;
+  std::streambuf* buf = in_.rdbuf();
+  if (buf == nullptr) {
+    stop_ = Stop::kEnd;
+    return false;
+  }
+  bool any = false;
+  while (true) {
+    const int c = buf->sbumpc();
+    if (c == std::char_traits<char>::eof()) {
+      in_.setstate(std::ios::eofbit);
+      if (!any) {
+        stop_ = Stop::kEnd;
+        return false;
+      }
+      break;
+    }
+    any = true;
+    if (++consumed_ > limits_.max_input_bytes) {
+      stop_ = Stop::kInputTooLarge;
+      line->clear();
+      return false;
+    }
+    if (c == '\n') break;
+    if (line->size() >= limits_.max_line_bytes) {
+      stop_ = Stop::kLineTooLong;
+      line->clear();
+      return false;
+    }
+    line->push_back(static_cast<char>(c));
+  }
+  if (line_no_ == 0 && line->compare(0, 3, "\xEF\xBB\xBF") == 0) line->erase(0, 3);
+  if (!line->empty() && line->back() == '\r') line->pop_back();
+  ++line_no_;
+  return true;
+}
+
+std::string LineReader::stop_reason() const {
+  switch (stop_) {
+    case Stop::kLineTooLong:
+      return "line " + std::to_string(line_no_ + 1) + " is longer than " + std::to_string(limits_.max_line_bytes) +
+             " bytes";
+    case Stop::kInputTooLarge:
+      return "the input is larger than " + std::to_string(limits_.max_input_bytes) + " bytes (at line " +
+             std::to_string(line_no_ + 1) + ")";
+    case Stop::kNone:
+    case Stop::kEnd: break;
+  }
+  return "";
+}
+
 }  // namespace tgemm::csv

@@ -17,7 +17,7 @@ std::string arch_name(int cc_major, int cc_minor) {
 
 Dispatcher::Dispatcher(const Registry& registry, const Platform& platform, Settings settings)
     : registry_(registry), platform_(platform), settings_(std::move(settings)) {
-  std::vector<std::string> warnings;
+  std::vector<std::string> warnings = settings_.warnings;
   for (const auto& file : settings_.a16w16.table_files) a16w16_table_.load_file(file, warnings);
   for (const auto& w : warnings) log_warning(w);
   if (settings_.capture) a16w16_capture_ = std::make_unique<Capture>(settings_.a16w16.untuned_file);
@@ -73,34 +73,42 @@ const Resolution& Dispatcher::resolve(const GemmProblem& p) {
     auto it = cache_.find(p);
     if (it != cache_.end()) return it->second;
   }
-  std::lock_guard<std::mutex> resolving(resolve_mutex_);
+  const Resolution* res = nullptr;
   {
-    std::shared_lock<std::shared_mutex> lock(mutex_);
-    auto it = cache_.find(p);
-    if (it != cache_.end()) return it->second;
-  }
-  Resolution r = walk_and_validate(p);
-  std::unique_lock<std::shared_mutex> lock(mutex_);
-  auto [it, inserted] = cache_.emplace(p, std::move(r));
-  if (inserted) {
-    const Resolution& res = it->second;
-    if (settings_.log_tuned_config) {
-      std::string msg = detail::concat(family_info(p.family).op, " ", p.describe(), ": ");
-      if (res.level == WalkLevel::kDefault) {
-        msg += "no tuned row, default";
-      } else {
-        msg += detail::concat("level ", walk_level_name(res.level), " tuned_M=", res.matched_m, " in ", res.file, ":",
-                              res.line);
-      }
-      msg += detail::concat(", libtype ", res.solution->libtype(), ", kernelName ", res.solution->name());
-      log_info(msg);
+    std::lock_guard<std::mutex> resolving(resolve_mutex_);
+    {
+      std::shared_lock<std::shared_mutex> lock(mutex_);
+      auto it = cache_.find(p);
+      if (it != cache_.end()) return it->second;
     }
-    // Only shapes no measured row serves: a tune of the capture adds their rows.
-    if (a16w16_capture_ && p.family == OpFamily::kA16W16 && res.level == WalkLevel::kDefault) {
-      a16w16_capture_->record(p);
-    }
+    Resolution r = walk_and_validate(p);
+    std::unique_lock<std::shared_mutex> lock(mutex_);
+    // resolve_mutex_ is held and p was not cached, so this inserts; unordered_map nodes do not
+    // move, so the reference outlives the lock.
+    res = &cache_.emplace(p, std::move(r)).first->second;
   }
-  return it->second;
+  // After every lock is released: the log sink and the capture file (flock, fsync) can block for
+  // as long as another thread or process holds them, and no other resolve may wait on that.
+  announce_first_resolution(p, *res);
+  return *res;
+}
+
+void Dispatcher::announce_first_resolution(const GemmProblem& p, const Resolution& res) {
+  if (settings_.log_tuned_config) {
+    std::string msg = detail::concat(family_info(p.family).op, " ", p.describe(), ": ");
+    if (res.level == WalkLevel::kDefault) {
+      msg += "no tuned row, default";
+    } else {
+      msg += detail::concat("level ", walk_level_name(res.level), " tuned_M=", res.matched_m, " in ", res.file, ":",
+                            res.line);
+    }
+    msg += detail::concat(", libtype ", res.solution->libtype(), ", kernelName ", res.solution->name());
+    log_info(msg);
+  }
+  // Only shapes no measured row serves: a tune of the capture adds their rows.
+  if (a16w16_capture_ && p.family == OpFamily::kA16W16 && res.level == WalkLevel::kDefault) {
+    a16w16_capture_->record(p);
+  }
 }
 
 void Dispatcher::warn_sm_count_once(const DeviceInfo& dev, OpFamily f) {

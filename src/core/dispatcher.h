@@ -2,7 +2,9 @@
 // against the registry (backend present, solution known to this build, configuration valid,
 // can_implement), and falls back to the registry's default. Each exact problem is resolved once
 // and cached, so the hot path is a hash lookup under a shared lock: no allocation, no
-// synchronisation, no heuristic query, hence safe inside CUDA-graph capture once warm.
+// synchronisation, no heuristic query, hence safe inside CUDA-graph capture once warm. The first
+// resolution of a problem logs and records it (TGEMM_TUNE_GEMM) after releasing every lock, so a
+// cached resolve never waits on file I/O of another thread or process.
 #pragma once
 
 #include <memory>
@@ -51,6 +53,9 @@ class Dispatcher {
 
  private:
   Resolution walk_and_validate(const GemmProblem& p);
+  // The TGEMM_LOG_TUNED_CONFIG line and the capture of a problem resolved for the first time;
+  // called with no lock of this class held.
+  void announce_first_resolution(const GemmProblem& p, const Resolution& res);
   // The row's solution for p, or nullptr after one warning naming the row's file and line.
   SolutionPtr solution_for_row(const TableRow& row, const GemmProblem& p) const;
   // The merged table of dev's card overlay for f (loaded once), its file in *overlay_file; nullptr

@@ -70,9 +70,14 @@ Settings Settings::from_env(const std::string& shipped_config_dir, const Getenv&
     FamilySettings fs;
     std::string suffix(info.env_suffix);
     std::string table(info.table);
-    const char* tables = getenv(("TGEMM_CONFIG_GEMM_" + suffix).c_str());
+    const std::string tables_var = "TGEMM_CONFIG_GEMM_" + suffix;
+    const char* tables = getenv(tables_var.c_str());
     if (tables != nullptr) {
       fs.table_files = split_path_list(tables);
+      if (fs.table_files.empty()) {
+        s.warnings.push_back(tables_var + "='" + tables + "' names no file, so no tuned table is loaded for " +
+                             std::string(info.op) + " (unset it to use the shipped table)");
+      }
     } else if (!shipped_config_dir.empty()) {
       fs.table_files = {shipped_config_dir + "/" + table + "_tuned_gemm.csv"};
       fs.card_overlay_dir = shipped_config_dir;

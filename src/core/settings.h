@@ -1,7 +1,8 @@
 // Every environment variable the library reads is read here. Once, at first use and on
 // reload_config:
 //   TGEMM_CONFIG_GEMM_<FAM>   tuned table(s) of a family: a path or a ':'-separated list, merged
-//                             in order; unset = the shipped configs/<fam>_tuned_gemm.csv, and
+//                             in order (set but naming no file, e.g. "" or ":": no table, and a
+//                             warning); unset = the shipped configs/<fam>_tuned_gemm.csv, and
 //                             for a device whose card has one, configs/<card>/<fam>_tuned_gemm.csv
 //                             merged after it (card_slug; e.g. configs/h200/ on an H200)
 //   TGEMM_TUNE_GEMM=1         record untuned problems to TGEMM_UNTUNED_GEMM_<FAM>
@@ -34,6 +35,9 @@ struct Settings {
   FamilySettings a16w16;
   bool capture = false;
   bool log_tuned_config = false;
+  // What the environment asked for that cannot be what was meant (a table variable that names no
+  // file), one message each; the dispatcher logs them.
+  std::vector<std::string> warnings;
 
   const FamilySettings& family(OpFamily f) const;
 

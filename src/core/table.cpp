@@ -1,10 +1,17 @@
 #include "core/table.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iterator>
+#include <limits>
+#include <optional>
 #include <set>
-#include <cstdio>
 #include <tuple>
 
 #include "core/csv.h"
@@ -40,130 +47,222 @@ const std::vector<std::string>& untuned_table_columns() {
   return kColumns;
 }
 
-ParsedTable parse_tuned_table(std::istream& in, const std::string& file) {
-  ParsedTable out;
-  std::string line;
-  int line_no = 0;
+namespace {
+
+// Bounds of the numbers a row may hold. Dimensions: int32, the bound validate.cpp puts on a
+// call's (kernels index rows and columns with int32), so no row describes a problem no call can
+// have. The int columns are stored as int: a larger value would be truncated into another,
+// valid-looking one (4294967428 SMs would become 132).
+constexpr long long kMaxDim = std::numeric_limits<std::int32_t>::max();
+constexpr long long kMaxInt = std::numeric_limits<std::int32_t>::max();
+
+// The columns of a header, or why the header is unusable.
+struct Header {
   Columns cols;
+  std::size_t width = 0;  // fields on the header line: every row must have as many
+  std::string error;
+};
+
+Header read_header(const std::vector<std::string>& fields) {
+  Header h;
+  h.width = fields.size();
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    // An empty name cannot be asked for, so repeats of it are harmless (a trailing comma).
+    if (fields[i].empty()) continue;
+    if (!h.cols.index.emplace(fields[i], i).second) {
+      h.error = "header names column '" + fields[i] + "' twice (fields " +
+                std::to_string(h.cols.index.at(fields[i]) + 1) + " and " + std::to_string(i + 1) + "), file skipped";
+      return h;
+    }
+  }
+  for (const char* required : {"arch", "sm_count", "M", "N", "K", "dtype", "libtype", "kernelName"}) {
+    if (!h.cols.has(required)) {
+      h.error = std::string("header has no '") + required + "' column, file skipped";
+      return h;
+    }
+  }
+  return h;
+}
+
+// One data line's fields as a row; an empty return means the row is good, else the reason it is
+// not (the first problem found).
+class RowReader {
+ public:
+  RowReader(const Columns& cols, const std::vector<std::string>& fields) : cols_(cols), fields_(fields) {}
+
+  std::string read(TableRow* row);
+
+ private:
+  const std::string* field(const std::string& name) const {
+    auto it = cols_.index.find(name);
+    return it == cols_.index.end() ? nullptr : &fields_[it->second];
+  }
+  void fail(std::string why) {
+    if (bad_.empty()) bad_ = std::move(why);
+  }
+  long long get_int(const char* name, long long dflt, long long min_value, long long max_value);
+  bool get_bool(const char* name);
+  double get_measure(const char* name);
+  DType get_dtype(const char* name, std::optional<DType> dflt);
+
+  const Columns& cols_;
+  const std::vector<std::string>& fields_;
+  std::string bad_;
+};
+
+long long RowReader::get_int(const char* name, long long dflt, long long min_value, long long max_value) {
+  const std::string* f = field(name);
+  if (!f || f->empty()) {
+    if (dflt < min_value) fail(std::string("missing ") + name);
+    return dflt;
+  }
+  auto v = csv::parse_int(*f);
+  if (!v) {
+    fail(std::string("bad ") + name + " '" + *f + "'");
+  } else if (*v < min_value) {
+    fail(std::string(name) + " must be >= " + std::to_string(min_value) + ", got " + *f);
+  } else if (*v > max_value) {
+    fail(std::string(name) + " must be <= " + std::to_string(max_value) + ", got " + *f);
+  } else {
+    return *v;
+  }
+  return dflt;
+}
+
+bool RowReader::get_bool(const char* name) {
+  const std::string* f = field(name);
+  if (!f || f->empty()) return false;
+  auto v = csv::parse_bool(*f);
+  if (!v) fail(std::string("bad ") + name + " '" + *f + "' (expected True or False)");
+  return v.value_or(false);
+}
+
+// A measured quantity (time, error ratio, rate): finite and >= 0, since a NaN or negative `us`
+// would win every "lowest us" comparison against the real measurements of its key.
+double RowReader::get_measure(const char* name) {
+  const std::string* f = field(name);
+  if (!f || f->empty()) return 0;
+  auto v = csv::parse_double(*f);
+  if (!v) {
+    fail(std::string("bad ") + name + " '" + *f + "'");
+    return 0;
+  }
+  if (!std::isfinite(*v) || *v < 0) {
+    fail(std::string(name) + " must be a finite number >= 0, got '" + *f + "'");
+    return 0;
+  }
+  return *v;
+}
+
+// `dflt` where the field is absent or empty; nullopt: the field is required.
+DType RowReader::get_dtype(const char* name, std::optional<DType> dflt) {
+  const std::string* f = field(name);
+  if ((!f || f->empty()) && dflt) return *dflt;
+  auto dt = f ? dtype_from_name(*f) : std::nullopt;
+  if (!dt) fail(std::string("unknown ") + name + " '" + (f ? *f : std::string()) + "'");
+  return dt.value_or(dflt.value_or(DType::kBFloat16));
+}
+
+std::string RowReader::read(TableRow* row) {
+  row->key.arch = *field("arch");
+  if (row->key.arch.empty()) fail("empty arch");
+  row->key.sm_count = static_cast<int>(get_int("sm_count", -1, 1, kMaxInt));
+  row->m = get_int("M", -1, 1, kMaxDim);
+  row->key.n = get_int("N", -1, 1, kMaxDim);
+  row->key.k = get_int("K", -1, 1, kMaxDim);
+  row->key.bias = get_bool("bias");
+  row->key.scale_ab = get_bool("scaleAB");
+  row->key.bpreshuffle = get_bool("bpreshuffle");
+  row->key.dtype = get_dtype("dtype", std::nullopt);
+  row->key.out_dtype = get_dtype("outdtype", row->key.dtype);
+  const std::string* ep = field("epilogue");
+  if (ep && !ep->empty()) {
+    auto e = parse_epilogue_key(*ep);
+    if (!e) fail("unknown epilogue '" + *ep + "' (expected none|gelu|gelu_tanh|relu, optionally +alpha, +c)");
+    row->key.epilogue = e.value_or(EpilogueKey{});
+  }
+  row->libtype = *field("libtype");
+  if (row->libtype.empty()) fail("empty libtype");
+  row->kernel_name = *field("kernelName");
+  if (row->kernel_name.empty()) fail("empty kernelName");
+  const std::string* lo = field("M_lo");
+  const std::string* hi = field("M_hi");
+  const bool has_lo = lo && !lo->empty(), has_hi = hi && !hi->empty();
+  if (has_lo != has_hi) {
+    fail("M_lo and M_hi go together (both empty: the row serves its own M only)");
+  } else if (has_lo) {
+    row->m_lo = get_int("M_lo", 0, 1, kMaxDim);
+    row->m_hi = get_int("M_hi", 0, 1, kMaxDim);
+    if (bad_.empty() && !(row->m_lo <= row->m && row->m <= row->m_hi)) {
+      fail("M range [" + *lo + ", " + *hi + "] must hold the row's M " + std::to_string(row->m));
+    }
+  }
+  row->solidx = static_cast<int>(get_int("solidx", 0, -1, kMaxInt));
+  row->split_k = static_cast<int>(get_int("splitK", 0, 0, kMaxInt));
+  row->us = get_measure("us");
+  row->err_ratio = get_measure("err_ratio");
+  row->tflops = get_measure("tflops");
+  row->bw = get_measure("bw");
+  return bad_;
+}
+
+}  // namespace
+
+ParsedTable parse_tuned_table(std::istream& in, const std::string& file, const csv::ReadLimits& limits) {
+  ParsedTable out;
+  csv::LineReader reader(in, limits);
+  std::string line;
+  Header header;
   bool have_header = false;
+  int data_lines = 0;
   auto warn = [&](const std::string& why) {
-    out.warnings.push_back(file + ":" + std::to_string(line_no) + ": " + why);
+    out.warnings.push_back(file + ":" + std::to_string(reader.line_no()) + ": " + why);
   };
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
+  while (reader.next(&line)) {
     std::string_view view(line);
     if (view.find_first_not_of(" \t") == std::string_view::npos || view.front() == '#') continue;
     auto fields = csv::split_line(view);
-    if (!fields) {
-      warn("malformed line (unterminated quote), row skipped");
-      continue;
-    }
     if (!have_header) {
-      for (std::size_t i = 0; i < fields->size(); ++i) cols.index[(*fields)[i]] = i;
-      for (const char* required : {"arch", "sm_count", "M", "N", "K", "dtype", "libtype", "kernelName"}) {
-        if (!cols.has(required)) {
-          warn(std::string("header has no '") + required + "' column, file skipped");
-          return out;
-        }
+      if (!fields) {
+        warn("malformed header (unterminated quote), file skipped");
+        return out;
+      }
+      header = read_header(*fields);
+      if (!header.error.empty()) {
+        warn(header.error);
+        return out;
       }
       have_header = true;
       continue;
     }
-    if (fields->size() != cols.index.size()) {
-      warn("malformed line: " + std::to_string(fields->size()) + " fields where the header has " +
-           std::to_string(cols.index.size()) + ", row skipped");
+    ++data_lines;
+    if (!fields) {
+      warn("malformed line (unterminated quote), row skipped");
       continue;
     }
-    auto field = [&](const std::string& name) -> const std::string* {
-      auto it = cols.index.find(name);
-      return it == cols.index.end() ? nullptr : &(*fields)[it->second];
-    };
+    if (fields->size() != header.width) {
+      warn("malformed line: " + std::to_string(fields->size()) + " fields where the header has " +
+           std::to_string(header.width) + ", row skipped");
+      continue;
+    }
     TableRow row;
     row.file = file;
-    row.line = line_no;
-    std::string bad;
-    auto get_int = [&](const char* name, long long dflt, long long min_value) -> long long {
-      const std::string* f = field(name);
-      if (!f || f->empty()) {
-        if (dflt < min_value) bad = std::string("missing ") + name;
-        return dflt;
-      }
-      auto v = csv::parse_int(*f);
-      if (!v) bad = std::string("bad ") + name + " '" + *f + "'";
-      else if (*v < min_value) bad = std::string(name) + " must be >= " + std::to_string(min_value) + ", got " + *f;
-      return v.value_or(dflt);
-    };
-    auto get_bool = [&](const char* name) -> bool {
-      const std::string* f = field(name);
-      if (!f || f->empty()) return false;
-      auto v = csv::parse_bool(*f);
-      if (!v) bad = std::string("bad ") + name + " '" + *f + "' (expected True or False)";
-      return v.value_or(false);
-    };
-    auto get_double = [&](const char* name) -> double {
-      const std::string* f = field(name);
-      if (!f || f->empty()) return 0;
-      auto v = csv::parse_double(*f);
-      if (!v) bad = std::string("bad ") + name + " '" + *f + "'";
-      return v.value_or(0);
-    };
-    row.key.arch = *field("arch");
-    if (row.key.arch.empty()) bad = "empty arch";
-    row.key.sm_count = static_cast<int>(get_int("sm_count", -1, 1));
-    row.m = get_int("M", -1, 1);
-    row.key.n = get_int("N", -1, 1);
-    row.key.k = get_int("K", -1, 1);
-    row.key.bias = get_bool("bias");
-    row.key.scale_ab = get_bool("scaleAB");
-    row.key.bpreshuffle = get_bool("bpreshuffle");
-    auto dt = dtype_from_name(*field("dtype"));
-    if (!dt) bad = "unknown dtype '" + *field("dtype") + "'";
-    row.key.dtype = dt.value_or(DType::kBFloat16);
-    const std::string* od = field("outdtype");
-    if (od && !od->empty()) {
-      auto odt = dtype_from_name(*od);
-      if (!odt) bad = "unknown outdtype '" + *od + "'";
-      row.key.out_dtype = odt.value_or(row.key.dtype);
-    } else {
-      row.key.out_dtype = row.key.dtype;
-    }
-    const std::string* ep = field("epilogue");
-    if (ep && !ep->empty()) {
-      auto e = parse_epilogue_key(*ep);
-      if (!e) bad = "unknown epilogue '" + *ep + "' (expected none|gelu|gelu_tanh|relu, optionally +alpha, +c)";
-      row.key.epilogue = e.value_or(EpilogueKey{});
-    }
-    row.libtype = *field("libtype");
-    if (row.libtype.empty()) bad = "empty libtype";
-    row.kernel_name = *field("kernelName");
-    if (row.kernel_name.empty()) bad = "empty kernelName";
-    const std::string* lo = field("M_lo");
-    const std::string* hi = field("M_hi");
-    const bool has_lo = lo && !lo->empty(), has_hi = hi && !hi->empty();
-    if (has_lo != has_hi) {
-      bad = "M_lo and M_hi go together (both empty: the row serves its own M only)";
-    } else if (has_lo) {
-      row.m_lo = get_int("M_lo", 0, 1);
-      row.m_hi = get_int("M_hi", 0, 1);
-      if (bad.empty() && !(row.m_lo <= row.m && row.m <= row.m_hi)) {
-        bad = "M range [" + *lo + ", " + *hi + "] must hold the row's M " + std::to_string(row.m);
-      }
-    }
-    row.solidx = static_cast<int>(get_int("solidx", 0, -1));
-    row.split_k = static_cast<int>(get_int("splitK", 0, 0));
-    row.us = get_double("us");
-    row.err_ratio = get_double("err_ratio");
-    row.tflops = get_double("tflops");
-    row.bw = get_double("bw");
+    row.line = reader.line_no();
+    const std::string bad = RowReader(header.cols, *fields).read(&row);
     if (!bad.empty()) {
       warn(bad + ", row skipped");
       continue;
     }
     out.rows.push_back(std::move(row));
   }
-  if (!have_header && line_no > 0) {
+  if (reader.stop() != csv::LineReader::Stop::kEnd) {
+    out.warnings.push_back(file + ": " + reader.stop_reason() + ", the rest of the file is not read");
+  } else if (!have_header && reader.line_no() > 0) {
     out.warnings.push_back(file + ": no header line, file skipped");
+  } else if (have_header && out.rows.empty()) {
+    out.warnings.push_back(file + (data_lines == 0 ? ": a header and no rows, no rows loaded from it"
+                                                   : ": none of its " + std::to_string(data_lines) +
+                                                         " data lines is a usable row, no rows loaded from it"));
   }
   return out;
 }
@@ -180,9 +279,18 @@ std::string format_tuned_row(const TableRow& r) {
 }
 
 void Table::load_file(const std::string& path, std::vector<std::string>& warnings) {
+  // A directory opens as a stream that reads nothing, which would load no rows without a word.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    warnings.push_back(path + ": is a directory, not a table file; no rows loaded from it");
+    return;
+  }
+  errno = 0;
   std::ifstream in(path);
   if (!in) {
-    warnings.push_back(path + ": cannot be opened, no rows loaded from it");
+    const int err = errno;
+    warnings.push_back(path + ": cannot be opened" + (err != 0 ? std::string(" (") + std::strerror(err) + ")" : "") +
+                       ", no rows loaded from it");
     return;
   }
   ParsedTable parsed = parse_tuned_table(in, path);

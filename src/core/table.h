@@ -19,6 +19,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/csv.h"
 #include "core/problem.h"
 
 namespace tgemm {
@@ -55,8 +56,12 @@ struct ParsedTable {
   std::vector<std::string> warnings;  // "file:line: reason", one per skipped line
 };
 
-// Parses a tuned table; malformed lines are reported in `warnings` and skipped.
-ParsedTable parse_tuned_table(std::istream& in, const std::string& file);
+// Parses a tuned table; malformed lines are reported in `warnings` and skipped. A header that
+// cannot be split, lacks a required column or names one twice skips the file; a line or an input
+// over `limits` stops reading (rows before it are kept). Each such case, and a file with a header
+// that gives no row, is one warning. Numbers are range-checked: dimensions and the int columns
+// within int32, the measured columns (us, err_ratio, tflops, bw) finite and >= 0.
+ParsedTable parse_tuned_table(std::istream& in, const std::string& file, const csv::ReadLimits& limits = {});
 
 // Formats a row as a CSV line in tuned_table_columns() order.
 std::string format_tuned_row(const TableRow& row);

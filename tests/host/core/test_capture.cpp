@@ -127,6 +127,21 @@ TEST(Capture, UnwritablePathIsOneWarningNeverAnError) {
   EXPECT_TRUE(test::contains(w[0], "TGEMM_TUNE_GEMM")) << w[0];
 }
 
+TEST(Capture, AnEndlessFileIsOneWarningAndNoUnboundedRead) {
+  // The file is re-read before each append; /dev/zero has no newline and no end. Through a link,
+  // so the lock file lands in the scratch directory.
+  test::TempDir dir;
+  test::LogCapture log;
+  const std::string path = dir.file("u.csv");
+  ASSERT_EQ(::symlink("/dev/zero", path.c_str()), 0);
+  Capture c(path);
+  c.record(a16w16_problem(1, 64, 64));
+  c.record(a16w16_problem(2, 64, 64));
+  ASSERT_EQ(log.warnings().size(), 1u) << log.dump();
+  EXPECT_EQ(log.warnings()[0], "TGEMM_TUNE_GEMM: '" + path +
+                                   "': line 1 is longer than 65536 bytes; untuned shapes are not being recorded");
+}
+
 TEST(Capture, ThreadsSharingOneObject) {
   test::TempDir dir;
   const std::string path = dir.file("u.csv");

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -135,6 +136,79 @@ TEST(CsvParseBool, PythonAndNumericSpellings) {
   for (const char* bad : {"", "yes", "no", "2", "Truee", "T"}) {
     EXPECT_EQ(parse_bool(bad), std::nullopt) << "'" << bad << "'";
   }
+}
+
+// Every line `reader` gives, then how it stopped.
+std::pair<Fields, LineReader::Stop> read_all(const std::string& text, ReadLimits limits = {}) {
+  std::istringstream in(text);
+  LineReader reader(in, limits);
+  Fields lines;
+  std::string line;
+  while (reader.next(&line)) lines.push_back(line);
+  EXPECT_FALSE(reader.next(&line)) << "a stopped reader gave another line";
+  EXPECT_TRUE(line.empty());
+  return {lines, reader.stop()};
+}
+
+TEST(CsvLineReader, LinesWithoutTheirEndingsAndALastLineWithoutNewline) {
+  EXPECT_EQ(read_all("a,b\nc\r\n\nlast"), std::make_pair(Fields{"a,b", "c", "", "last"}, LineReader::Stop::kEnd));
+  EXPECT_EQ(read_all("one\n"), std::make_pair(Fields{"one"}, LineReader::Stop::kEnd));
+  EXPECT_EQ(read_all(""), std::make_pair(Fields{}, LineReader::Stop::kEnd));
+  // Only one '\r' before the '\n' is a line ending; others are data (split_line trims them).
+  EXPECT_EQ(read_all("x\r\r\n").first, Fields{"x\r"});
+}
+
+TEST(CsvLineReader, ByteOrderMarkDroppedAtTheStartOfTheInputOnly) {
+  const std::string bom = "\xEF\xBB\xBF";
+  EXPECT_EQ(read_all(bom + "M,N\n1,2\n").first, (Fields{"M,N", "1,2"}));
+  EXPECT_EQ(read_all(bom).first, Fields{""});
+  EXPECT_EQ(read_all("M,N\n" + bom + "1,2\n").first, (Fields{"M,N", bom + "1,2"}));
+  EXPECT_EQ(read_all("\xEF\xBB"
+                     "M\n")
+                .first,
+            Fields{"\xEF\xBB"
+                   "M"});  // not a whole mark
+}
+
+TEST(CsvLineReader, ALineOverTheLimitStopsReadingAndSaysWhere) {
+  const ReadLimits limits{8, 1000};
+  std::istringstream in("12345678\n123456789\nafter\n");
+  LineReader reader(in, limits);
+  std::string line;
+  ASSERT_TRUE(reader.next(&line));
+  EXPECT_EQ(line, "12345678");  // exactly the limit: a line
+  EXPECT_FALSE(reader.next(&line));
+  EXPECT_EQ(reader.stop(), LineReader::Stop::kLineTooLong);
+  EXPECT_EQ(reader.line_no(), 1);
+  EXPECT_EQ(reader.stop_reason(), "line 2 is longer than 8 bytes");
+  EXPECT_FALSE(reader.next(&line));  // the line after it is not read either
+  EXPECT_TRUE(line.empty());
+}
+
+TEST(CsvLineReader, AnInputOverTheLimitStopsReadingAndSaysWhere) {
+  const ReadLimits limits{100, 10};
+  auto [lines, stop] = read_all("abcd\nefgh\nijkl\n", limits);
+  EXPECT_EQ(lines, (Fields{"abcd", "efgh"}));  // 10 bytes with their newlines
+  EXPECT_EQ(stop, LineReader::Stop::kInputTooLarge);
+  std::istringstream in("abcd\nefgh\nijkl\n");
+  LineReader reader(in, limits);
+  std::string line;
+  while (reader.next(&line)) {
+  }
+  EXPECT_EQ(reader.stop_reason(), "the input is larger than 10 bytes (at line 3)");
+  // Exactly the limit is not over it.
+  EXPECT_EQ(read_all("abcd\nefgh\n", limits).second, LineReader::Stop::kEnd);
+}
+
+TEST(CsvLineReader, NoReasonWhenTheInputEnded) {
+  std::istringstream in("a\n");
+  LineReader reader(in);
+  std::string line;
+  while (reader.next(&line)) {
+  }
+  EXPECT_EQ(reader.stop(), LineReader::Stop::kEnd);
+  EXPECT_EQ(reader.stop_reason(), "");
+  EXPECT_EQ(reader.line_no(), 1);
 }
 
 }  // namespace

@@ -51,6 +51,27 @@ TEST(SettingsFromEnv, ColonSeparatedListInOrderWithEmptyEntriesDropped) {
   EXPECT_EQ(s2.a16w16.table_files, (Strings{"a.csv", "b.csv"}));
 }
 
+TEST(SettingsFromEnv, ATableVariableThatNamesNoFileWarnsNamingIt) {
+  // Each of these leaves no table at all, which once happened without a word.
+  for (const char* value : {"", ":", "::", ":::"}) {
+    Settings s = settings_with({{"TGEMM_CONFIG_GEMM_BF16", value}});
+    EXPECT_TRUE(s.a16w16.table_files.empty()) << "'" << value << "'";
+    EXPECT_EQ(s.a16w16.card_overlay_dir, "");
+    ASSERT_EQ(s.warnings.size(), 1u) << "'" << value << "'";
+    EXPECT_EQ(s.warnings[0], std::string("TGEMM_CONFIG_GEMM_BF16='") + value +
+                                 "' names no file, so no tuned table is loaded for gemm_a16w16 (unset it to use "
+                                 "the shipped table)");
+  }
+}
+
+TEST(SettingsFromEnv, NoWarningWhenTheVariableNamesAFileOrIsUnset) {
+  EXPECT_TRUE(settings_with({}).warnings.empty());
+  EXPECT_TRUE(settings_with({}, "").warnings.empty());
+  EXPECT_TRUE(settings_with({{"TGEMM_CONFIG_GEMM_BF16", "a.csv"}}).warnings.empty());
+  EXPECT_TRUE(settings_with({{"TGEMM_CONFIG_GEMM_BF16", ":a.csv::"}}).warnings.empty());
+  EXPECT_TRUE(settings_with({{"TGEMM_UNTUNED_GEMM_BF16", ""}}).warnings.empty());
+}
+
 TEST(SettingsFromEnv, Flags) {
   EXPECT_TRUE(settings_with({{"TGEMM_TUNE_GEMM", "1"}}).capture);
   EXPECT_FALSE(settings_with({{"TGEMM_TUNE_GEMM", "0"}}).capture);

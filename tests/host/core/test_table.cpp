@@ -1,7 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <map>
 #include <sstream>
+#include <streambuf>
 #include <string>
 #include <vector>
 
@@ -566,6 +568,237 @@ TEST(MRange, ALaterFilesRowRemovesTheEarlierRowsItOverlaps) {
   EXPECT_TRUE(warnings.empty());  // layering, not a malformed file
   EXPECT_EQ(ms_of(t), (std::vector<std::int64_t>{16, 80, 512}));
   EXPECT_EQ(t.rows_for(bf16_key())->at(80).file, "b.csv");
+}
+
+// Hostile inputs: each one is a warning naming the file (and line where there is one), never a
+// crash, a hang, unbounded memory or a row that says something its text did not.
+
+std::string all_warnings(const ParsedTable& t) {
+  std::string all;
+  for (const auto& w : t.warnings) all += w + "\n";
+  return all;
+}
+
+TEST(HostileTable, RepeatedKernelNameColumnsSkipTheFileWithOneWarning) {
+  // The columns past the header's known ones once made the row read past its end (50: a
+  // length_error, 500: a garbage kernelName, 50,000: a segfault).
+  for (int extra : {1, 50, 500, 50000}) {
+    std::string head = header();
+    std::string line = row_line();
+    for (int i = 0; i < extra; ++i) {
+      head += ",kernelName";
+      line += ",fake:extra" + std::to_string(i);
+    }
+    const std::string text = joined({head, line, row_line()});
+    // 50,000 repeats make a 550 KB header: over the line limit, so the limit stops it first; with
+    // the limit raised, the repeat is what skips the file.
+    const bool over_line_limit = head.size() > (std::size_t{64} << 10);
+    EXPECT_EQ(over_line_limit, extra == 50000);
+    for (bool raised : {false, true}) {
+      std::istringstream in(text);
+      ParsedTable t = parse_tuned_table(in, "dup.csv", raised ? csv::ReadLimits{1 << 24, 1 << 26} : csv::ReadLimits{});
+      EXPECT_TRUE(t.rows.empty()) << extra;
+      ASSERT_EQ(t.warnings.size(), 1u) << extra << ":\n" << all_warnings(t);
+      if (over_line_limit && !raised) {
+        EXPECT_EQ(t.warnings[0], "dup.csv: line 1 is longer than 65536 bytes, the rest of the file is not read");
+      } else {
+        EXPECT_EQ(t.warnings[0], "dup.csv:1: header names column 'kernelName' twice (fields 15 and 22), file skipped");
+      }
+    }
+  }
+}
+
+TEST(HostileTable, AnyRepeatedColumnSkipsTheFileButRepeatedEmptyNamesDoNot) {
+  ParsedTable t = parse(
+      "arch,sm_count,M,N,K,dtype,libtype,kernelName,M\n"
+      "sm_90a,132,16,8,8,torch.bfloat16,fake,fake:a,4096\n",
+      "m.csv");
+  EXPECT_TRUE(t.rows.empty());
+  ASSERT_EQ(t.warnings.size(), 1u) << all_warnings(t);
+  EXPECT_EQ(t.warnings[0], "m.csv:1: header names column 'M' twice (fields 3 and 9), file skipped");
+  // Unnamed columns (trailing commas) cannot be asked for: ignored, but rows must still match the
+  // header's width.
+  ParsedTable e =
+      parse(joined({header() + ",,", row_line() + ",,", row_line({{"M", "32"}}) + ",", row_line()}), "e.csv");
+  ASSERT_EQ(e.rows.size(), 1u) << all_warnings(e);
+  EXPECT_EQ(e.rows[0].line, 2);
+  ASSERT_EQ(e.warnings.size(), 2u) << all_warnings(e);
+  EXPECT_EQ(e.warnings[0], "e.csv:3: malformed line: 22 fields where the header has 23, row skipped");
+  EXPECT_EQ(e.warnings[1], "e.csv:4: malformed line: 21 fields where the header has 23, row skipped");
+}
+
+TEST(HostileTable, MeasuresMustBeFiniteAndNonNegative) {
+  // A NaN or negative us would win every lowest-us comparison within its file.
+  for (const char* column : {"us", "err_ratio", "tflops", "bw"}) {
+    std::vector<std::string> lines = {header()};
+    const std::vector<std::string> values = {"nan", "NaN", "inf", "-inf", "-1", "-0.001", "1e400", "-1e400"};
+    for (const auto& v : values) lines.push_back(row_line({{column, v}}));
+    lines.push_back(row_line({{column, "0"}, {"M", "64"}}));
+    ParsedTable t = parse(joined(lines), "v.csv");
+    ASSERT_EQ(t.rows.size(), 1u) << column << "\n" << all_warnings(t);
+    EXPECT_EQ(t.rows[0].m, 64);
+    ASSERT_EQ(t.warnings.size(), values.size()) << column << "\n" << all_warnings(t);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      EXPECT_EQ(t.warnings[i], "v.csv:" + std::to_string(i + 2) + ": " + column +
+                                   " must be a finite number >= 0, got '" + values[i] + "', row skipped");
+    }
+  }
+}
+
+TEST(HostileTable, ANanRowDoesNotReplaceAFasterDuplicate) {
+  ParsedTable t = parse(joined({header(), row_line({{"us", "5"}, {"kernelName", "fake:real"}}),
+                                row_line({{"us", "nan"}, {"kernelName", "fake:nan"}})}));
+  Table table;
+  table.add_rows(t.rows);
+  ASSERT_NE(table.rows_for(bf16_key()), nullptr);
+  EXPECT_EQ(table.rows_for(bf16_key())->at(16).kernel_name, "fake:real");
+}
+
+TEST(HostileTable, IntColumnsAboveInt32AreRejectedNotTruncated) {
+  // 4294967428 = 2^32 + 132 became 132 through a cast: a row for 132-SM GPUs.
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"sm_count", "4294967428"}, {"sm_count", "2147483648"}, {"solidx", "4294967296"},
+      {"solidx", "2147483648"},   {"splitK", "4294967297"},   {"splitK", "9223372036854775807"},
+  };
+  std::vector<std::string> lines = {header()};
+  for (const auto& [column, value] : cases) lines.push_back(row_line({{column, value}}));
+  lines.push_back(row_line({{"sm_count", "2147483647"}, {"solidx", "2147483647"}, {"splitK", "2147483647"}}));
+  ParsedTable t = parse(joined(lines), "i.csv");
+  ASSERT_EQ(t.rows.size(), 1u) << all_warnings(t);
+  EXPECT_EQ(t.rows[0].key.sm_count, 2147483647);
+  EXPECT_EQ(t.rows[0].solidx, 2147483647);
+  EXPECT_EQ(t.rows[0].split_k, 2147483647);
+  ASSERT_EQ(t.warnings.size(), cases.size()) << all_warnings(t);
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    EXPECT_EQ(t.warnings[i], "i.csv:" + std::to_string(i + 2) + ": " + cases[i].first + " must be <= 2147483647, got " +
+                                 cases[i].second + ", row skipped");
+  }
+}
+
+TEST(HostileTable, DimensionsAboveInt32AreRejected) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"M", "2147483648"}, {"N", "9223372036854775807"}, {"K", "4294967296"}, {"M_hi", "2147483648"}};
+  std::vector<std::string> lines = {header()};
+  for (const auto& [column, value] : cases) {
+    std::map<std::string, std::string> change = {{column, value}};
+    if (column == "M_hi") change["M_lo"] = "1";
+    lines.push_back(row_line(change));
+  }
+  lines.push_back(row_line({{"M", "2147483647"}, {"N", "2147483647"}, {"K", "2147483647"}}));
+  ParsedTable t = parse(joined(lines), "d.csv");
+  ASSERT_EQ(t.rows.size(), 1u) << all_warnings(t);
+  EXPECT_EQ(t.rows[0].m, 2147483647);
+  ASSERT_EQ(t.warnings.size(), cases.size()) << all_warnings(t);
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    EXPECT_EQ(t.warnings[i], "d.csv:" + std::to_string(i + 2) + ": " + cases[i].first + " must be <= 2147483647, got " +
+                                 cases[i].second + ", row skipped");
+  }
+  // Beyond int64: not a number at all.
+  ParsedTable big = parse(joined({header(), row_line({{"M", "99999999999999999999"}})}), "b.csv");
+  ASSERT_EQ(big.warnings.size(), 2u) << all_warnings(big);
+  EXPECT_EQ(big.warnings[0], "b.csv:2: bad M '99999999999999999999', row skipped");
+}
+
+TEST(HostileTable, AByteOrderMarkBeforeTheHeaderIsAccepted) {
+  ParsedTable t = parse("\xEF\xBB\xBF" + joined({header(), row_line()}), "bom.csv");
+  EXPECT_TRUE(t.warnings.empty()) << all_warnings(t);
+  ASSERT_EQ(t.rows.size(), 1u);
+  EXPECT_EQ(t.rows[0].key.arch, "sm_90a");
+  EXPECT_EQ(t.rows[0].line, 2);
+  // Before a comment line too.
+  ParsedTable c = parse("\xEF\xBB\xBF# tuned\n" + joined({header(), row_line()}), "bom.csv");
+  EXPECT_TRUE(c.warnings.empty()) << all_warnings(c);
+  EXPECT_EQ(c.rows.size(), 1u);
+}
+
+TEST(HostileTable, AFileThatGivesNoRowSaysSoOnce) {
+  ParsedTable head_only = parse(header() + "\n", "h.csv");
+  EXPECT_TRUE(head_only.rows.empty());
+  EXPECT_EQ(head_only.warnings, std::vector<std::string>{"h.csv: a header and no rows, no rows loaded from it"});
+  ParsedTable all_bad = parse(joined({header(), row_line({{"M", "x"}}), "# note", row_line({{"us", "-1"}})}), "b.csv");
+  EXPECT_TRUE(all_bad.rows.empty());
+  ASSERT_EQ(all_bad.warnings.size(), 3u) << all_warnings(all_bad);
+  EXPECT_EQ(all_bad.warnings[2], "b.csv: none of its 2 data lines is a usable row, no rows loaded from it");
+  // One good row: no summary.
+  ParsedTable one = parse(joined({header(), row_line({{"M", "x"}}), row_line()}), "o.csv");
+  EXPECT_EQ(one.rows.size(), 1u);
+  EXPECT_EQ(one.warnings.size(), 1u) << all_warnings(one);
+}
+
+TEST(HostileTable, AnOverlongLineStopsReadingTheFileWithOneWarning) {
+  const std::string long_line = row_line({{"kernelName", "fake:" + std::string(70 << 10, 'x')}});
+  ParsedTable t = parse(joined({header(), row_line(), long_line, row_line({{"M", "32"}})}), "l.csv");
+  ASSERT_EQ(t.rows.size(), 1u) << all_warnings(t);  // the row before it is kept
+  EXPECT_EQ(t.rows[0].m, 16);
+  EXPECT_EQ(t.warnings,
+            std::vector<std::string>{"l.csv: line 3 is longer than 65536 bytes, the rest of the file is not read"});
+  // A line of exactly the limit is read.
+  std::string at_limit = row_line({{"kernelName", "fake:"}});
+  at_limit.insert(at_limit.find("fake:") + 5, std::string((64 << 10) - at_limit.size(), 'y'));
+  ASSERT_EQ(at_limit.size(), std::size_t{64} << 10);
+  ParsedTable a = parse(joined({header(), at_limit}), "a.csv");
+  EXPECT_TRUE(a.warnings.empty()) << all_warnings(a);
+  ASSERT_EQ(a.rows.size(), 1u);
+  EXPECT_EQ(a.rows[0].kernel_name.rfind("fake:yyy", 0), 0u);
+}
+
+TEST(HostileTable, DevZeroIsOneWarningAndNoRows) {
+  // No newline ever: without a bound on the line this reads until memory runs out.
+  Table table;
+  std::vector<std::string> warnings;
+  table.load_file("/dev/zero", warnings);
+  EXPECT_EQ(table.size(), 0u);
+  EXPECT_EQ(warnings, std::vector<std::string>{"/dev/zero: line 1 is longer than 65536 bytes, the rest of the file is "
+                                               "not read"});
+}
+
+// An endless input of short lines, made on demand: a file that never ends without one on disk.
+class EndlessLines : public std::streambuf {
+ public:
+  explicit EndlessLines(const std::string& line) {
+    while (block_.size() < 4096) block_ += line;
+  }
+
+ protected:
+  int_type underflow() override {
+    setg(block_.data(), block_.data(), block_.data() + block_.size());
+    return traits_type::to_int_type(block_[0]);
+  }
+
+ private:
+  std::string block_;
+};
+
+TEST(HostileTable, AnInputOverSixtyFourMebibytesStopsWithOneWarning) {
+  EndlessLines endless("# a comment line that never ends\n");
+  std::istream in(&endless);
+  ParsedTable t = parse_tuned_table(in, "endless.csv");
+  EXPECT_TRUE(t.rows.empty());
+  ASSERT_EQ(t.warnings.size(), 1u) << all_warnings(t);
+  EXPECT_EQ(t.warnings[0].rfind("endless.csv: the input is larger than 67108864 bytes (at line ", 0), 0u)
+      << t.warnings[0];
+  EXPECT_TRUE(contains(t.warnings[0], "the rest of the file is not read")) << t.warnings[0];
+}
+
+TEST(HostileTable, RowsBeforeTheInputLimitAreKept) {
+  const std::string text = joined({header(), row_line({{"M", "1"}}), row_line({{"M", "2"}}), row_line({{"M", "3"}})});
+  const std::size_t two_rows = text.size() - row_line({{"M", "3"}}).size() - 1;
+  std::istringstream in(text);
+  ParsedTable t = parse_tuned_table(in, "s.csv", csv::ReadLimits{1 << 10, two_rows});
+  ASSERT_EQ(t.rows.size(), 2u) << all_warnings(t);
+  EXPECT_EQ(t.rows[1].m, 2);
+  EXPECT_EQ(t.warnings, std::vector<std::string>{"s.csv: the input is larger than " + std::to_string(two_rows) +
+                                                 " bytes (at line 4), the rest of the file is not read"});
+}
+
+TEST(HostileTable, ADirectoryIsAWarningNamingIt) {
+  test::TempDir dir;
+  Table table;
+  std::vector<std::string> warnings;
+  table.load_file(dir.path(), warnings);
+  EXPECT_EQ(table.size(), 0u);
+  EXPECT_EQ(warnings,
+            std::vector<std::string>{dir.path() + ": is a directory, not a table file; no rows loaded from it"});
 }
 
 TEST(ProblemOfKey, InvertsTableKeyWithContiguousOperands) {
