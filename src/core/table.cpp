@@ -300,10 +300,6 @@ void Table::load_file(const std::string& path, std::vector<std::string>& warning
 
 namespace {
 
-bool ranges_overlap(const TableRow& a, const TableRow& b) {
-  return a.range_lo() <= b.range_hi() && b.range_lo() <= a.range_hi();
-}
-
 std::string range_text(const TableRow& r) {
   return "M=" + std::to_string(r.m) + " [" + std::to_string(r.range_lo()) + ", " + std::to_string(r.range_hi()) + "]";
 }
@@ -325,7 +321,7 @@ void Table::add_rows(const std::vector<TableRow>& rows, std::vector<std::string>
     // kept range overlaps the last one.
     const TableRow* last = nullptr;
     for (auto it = by_m.begin(); it != by_m.end();) {
-      if (last != nullptr && ranges_overlap(*last, it->second)) {
+      if (last != nullptr && last->overlaps(it->second)) {
         if (warnings) {
           warnings->push_back(it->second.file + ":" + std::to_string(it->second.line) + ": " + range_text(it->second) +
                               " overlaps the row at line " + std::to_string(last->line) + " (" + range_text(*last) +
@@ -340,7 +336,7 @@ void Table::add_rows(const std::vector<TableRow>& rows, std::vector<std::string>
     auto& dst = rows_[key];
     for (auto& [m, row] : by_m) {
       for (auto old = dst.begin(); old != dst.end();) {
-        old = ranges_overlap(old->second, row) ? dst.erase(old) : std::next(old);
+        old = old->second.overlaps(row) ? dst.erase(old) : std::next(old);
       }
       dst[m] = std::move(row);
     }

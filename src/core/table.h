@@ -44,6 +44,7 @@ struct TableRow {
   std::int64_t range_lo() const { return m_lo > 0 ? m_lo : m; }
   std::int64_t range_hi() const { return m_hi > 0 ? m_hi : m; }
   bool serves(std::int64_t at_m) const { return range_lo() <= at_m && at_m <= range_hi(); }
+  bool overlaps(const TableRow& o) const { return range_lo() <= o.range_hi() && o.range_lo() <= range_hi(); }
 };
 
 // Column names of a tuned table, in the order tgemm writes them.

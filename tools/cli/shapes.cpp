@@ -143,10 +143,6 @@ struct MergedRows {
   }
 };
 
-bool ranges_overlap(const TableRow& a, const TableRow& b) {
-  return a.range_lo() <= b.range_hi() && b.range_lo() <= a.range_hi();
-}
-
 std::string where(const TableRow& r) {
   return fmt::format("{}:{} (M={} [{}, {}])", r.file, r.line, r.m, r.range_lo(), r.range_hi());
 }
@@ -171,7 +167,7 @@ MergedRows disjoint_rows(const std::vector<TableRow>& rows, int& skipped) {
     // kept range overlaps the last one.
     const TableRow* last = nullptr;
     for (auto it = by_m.begin(); it != by_m.end();) {
-      if (last != nullptr && ranges_overlap(*last, it->second)) {
+      if (last != nullptr && last->overlaps(it->second)) {
         fmt::print(stderr, "warning: {}: {} overlaps the range of the row at {}, row skipped\n", where(it->second),
                    key.describe(), where(*last));
         ++skipped;
@@ -213,7 +209,7 @@ int run_merge(const MergeOptions& o) {
         RowsByM& dst = merged.of(key);
         for (auto& [m, row] : file.rows[key]) {
           for (auto old = dst.begin(); old != dst.end();) {
-            const bool drop = ranges_overlap(old->second, row);
+            const bool drop = old->second.overlaps(row);
             replaced += drop ? 1 : 0;
             old = drop ? dst.erase(old) : std::next(old);
           }
