@@ -61,6 +61,8 @@ from .config import (  # noqa: E402
 )
 from .ops import (  # noqa: E402
     describe,
+    describe_a8w8,
+    gemm_a8w8,
     gemm_a16w16,
     gemm_a16w16_out,
     gemm_alpha_beta,
@@ -71,6 +73,7 @@ from .ops import (  # noqa: E402
     gemm_gelu_out,
     gemm_relu,
     gemm_relu_out,
+    int8_gemm,
     mm,
 )
 from .routing import (  # noqa: E402
@@ -94,6 +97,8 @@ __all__ = [
     "TgemmLinear",
     "cli_path",
     "describe",
+    "describe_a8w8",
+    "gemm_a8w8",
     "gemm_a16w16",
     "gemm_a16w16_out",
     "gemm_alpha_beta",
@@ -104,6 +109,7 @@ __all__ = [
     "gemm_gelu_out",
     "gemm_relu",
     "gemm_relu_out",
+    "int8_gemm",
     "linear",
     "linear_route",
     "mm",
