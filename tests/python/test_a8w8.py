@@ -115,10 +115,13 @@ def test_compile_fullgraph():
 
 def test_cuda_graph_reads_scales_at_replay():
     xq, wq, xs, ws, _ = make(16, 256, 256, torch.float8_e4m3fn, True, True)
-    tgemm.gemm_a8w8(xq, wq, xs, ws)  # first call of the shape resolves it outside the capture
-    torch.cuda.synchronize()
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        tgemm.gemm_a8w8(xq, wq, xs, ws)  # warm the shape (first resolution) before capture
+    torch.cuda.current_stream().wait_stream(stream)
     graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
+    with torch.cuda.graph(graph, stream=stream):
         y = tgemm.gemm_a8w8(xq, wq, xs, ws)
     xs.mul_(2.0)
     graph.replay()
