@@ -147,3 +147,37 @@ def test_bad_input_names_the_argument(mutate, message):
     with pytest.raises(tgemm.TgemmError, match=re.escape(message)):
         tgemm.gemm_a8w8(args["x"], args["w"], args["x_scale"], args["w_scale"])
     torch.cuda.synchronize()
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["mixed", "e5m2", "out_int8", "scale_dtype", "k_mismatch", "k_not_16", "x_scale_shape", "w_scale_shape"],
+)
+def test_fake_first_error_is_the_real_kernels(case):
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    xq, wq, xs, ws, _ = make(17, 256, 128, torch.float8_e4m3fn, True, True)
+    args = [xq, wq, xs, ws, None, None]
+    if case == "mixed":
+        args[1] = wq.view(torch.int8)
+    elif case == "e5m2":
+        args[0], args[1] = xq.to(torch.float8_e5m2), wq.to(torch.float8_e5m2)
+    elif case == "out_int8":
+        args[5] = torch.int8
+    elif case == "scale_dtype":
+        args[3] = ws.double()
+    elif case == "k_mismatch":
+        args[1] = wq[:, :112]
+    elif case == "k_not_16":
+        args[0], args[1] = xq[:, :120].contiguous(), wq[:, :120].contiguous()
+    elif case == "x_scale_shape":
+        args[2] = xs[:5]
+    elif case == "w_scale_shape":
+        args[3] = ws[:7]
+    with pytest.raises(RuntimeError) as real:
+        torch.ops.tgemm.gemm_a8w8(*args)
+    with FakeTensorMode() as mode:
+        fake = [mode.from_tensor(a) if isinstance(a, torch.Tensor) else a for a in args]
+        with pytest.raises(tgemm.TgemmError) as traced:
+            torch.ops.tgemm.gemm_a8w8(*fake)
+    assert str(traced.value) == str(real.value)
