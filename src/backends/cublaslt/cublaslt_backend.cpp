@@ -1,7 +1,5 @@
 #include "backends/cublaslt/cublaslt_backend.h"
 
-#include "backends/cublaslt/cublaslt_a8w8.h"
-
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -9,6 +7,7 @@
 #include <cmath>
 #include <unordered_set>
 
+#include "backends/cublaslt/cublaslt_a8w8.h"
 #include "core/log.h"
 #include "core/table.h"
 #include "cuda/cuda_check.h"
