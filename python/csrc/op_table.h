@@ -22,6 +22,7 @@
 
 #include "python/csrc/ops_a16w16.h"
 #include "python/csrc/ops_epilogue.h"
+#include "python/csrc/ops_quant.h"
 
 namespace tgemm::torch_binding {
 
@@ -54,7 +55,16 @@ inline constexpr auto kOps = std::make_tuple(
     // ops let out alias an input; otherwise out must not overlap c.
     OpDef<GemmAlphaBeta>{"gemm_alpha_beta(Tensor x, Tensor w, Tensor c, float alpha=1.0, float beta=1.0) -> Tensor"},
     OpDef<GemmAlphaBetaOut>{"gemm_alpha_beta_out(Tensor x, Tensor w, Tensor c, Tensor(a!) out, float alpha=1.0, "
-                            "float beta=1.0) -> ()"});
+                            "float beta=1.0) -> ()"},
+    // Quantization for the A8W8 GEMMs (include/tgemm/quant.h): q has x's sizes, scales are fp32 and
+    // dequantize (x ~= q * scale). qtype: torch.float8_e4m3fn (default) or torch.int8; mn_major:
+    // the 1x128 scales in DeepGEMM's MN-major TMA-aligned layout instead of row-major.
+    OpDef<QuantFp8PerTensor>{"quant_fp8_per_tensor(Tensor x) -> (Tensor q, Tensor scale)"},
+    OpDef<QuantFp8PerTensorStatic>{"quant_fp8_per_tensor_static(Tensor x, Tensor scale) -> Tensor"},
+    OpDef<QuantPerToken>{"quant_per_token(Tensor x, ScalarType? qtype=None) -> (Tensor q, Tensor scale)"},
+    OpDef<QuantFp8PerBlock1x128>{
+        "quant_fp8_per_block_1x128(Tensor x, bool mn_major=False) -> (Tensor q, Tensor scale)"},
+    OpDef<QuantFp8PerBlock128x128>{"quant_fp8_per_block_128x128(Tensor w) -> (Tensor q, Tensor scale)"});
 
 // Calls f(row) for every row of kOps, in order.
 template <class F>

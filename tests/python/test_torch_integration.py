@@ -12,9 +12,17 @@ pytestmark = requires_cuda
 
 # Every public op of the tgemm torch library (python/csrc/library.cpp). A new op adds its cases
 # here, so opcheck covers it.
-OPS = {"gemm_a16w16", "gemm_a16w16_out"} | {
-    f"gemm_{e}{suffix}" for e in ("bias", "gelu", "relu", "alpha_beta") for suffix in ("", "_out")
-}  # the epilogue ops' opcheck cases are in test_epilogue_ops.py
+OPS = (
+    {"gemm_a16w16", "gemm_a16w16_out"}
+    | {f"gemm_{e}{suffix}" for e in ("bias", "gelu", "relu", "alpha_beta") for suffix in ("", "_out")}
+    | {
+        "quant_fp8_per_tensor",
+        "quant_fp8_per_tensor_static",
+        "quant_per_token",
+        "quant_fp8_per_block_1x128",
+        "quant_fp8_per_block_128x128",
+    }
+)  # the epilogue ops' opcheck cases are in test_epilogue_ops.py, the quantization ops' in test_quant_ops.py
 
 
 def test_every_op_has_opcheck_cases():
@@ -77,7 +85,9 @@ def test_compile_fullgraph_otype_and_out_variant():
 def test_compile_backward():
     x, w, b = make_linear_inputs((6, 4), 128, 64, bias=True)
     xs, ws, bs = (t.detach().clone().requires_grad_() for t in (x, w, b))
-    torch.compile(lambda x, w, b: tgemm.gemm_a16w16(x, w, b).float().square().sum(), fullgraph=True)(xs, ws, bs).backward()
+    torch.compile(lambda x, w, b: tgemm.gemm_a16w16(x, w, b).float().square().sum(), fullgraph=True)(
+        xs, ws, bs
+    ).backward()
     xr, wr, br = (t.detach().clone().requires_grad_() for t in (x, w, b))
     torch.nn.functional.linear(xr, wr, br).float().square().sum().backward()
     for got, want in ((xs.grad, xr.grad), (ws.grad, wr.grad), (bs.grad, br.grad)):
@@ -106,9 +116,9 @@ def test_cuda_graph_capture_and_replay(bias):
 
 
 def test_cuda_graph_of_patched_module():
-    model = torch.nn.Sequential(
-        torch.nn.Linear(256, 512), torch.nn.GELU(), torch.nn.Linear(512, 128, bias=False)
-    ).to(device="cuda", dtype=torch.bfloat16)
+    model = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.GELU(), torch.nn.Linear(512, 128, bias=False)).to(
+        device="cuda", dtype=torch.bfloat16
+    )
     x = make_linear_inputs((4, 16), 1, 256)[0]
     with torch.no_grad():
         expected = model(x)
