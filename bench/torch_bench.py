@@ -27,12 +27,18 @@ rotated inputs, medians), with both ratios per problem and their geomeans in the
     python3 bench/torch_bench.py --overhead-only
     python3 bench/torch_bench.py --gelu [--approximate tanh] [--bias]
     python3 bench/torch_bench.py --a8w8 fp8_rowwise [--bias]
+    python3 bench/torch_bench.py --quant --no-overhead
 
 --a8w8 RECIPE times tgemm.gemm_a8w8 (bf16 output) against PyTorch's own 8-bit GEMM with the same
 operands and scales, the same way: fp8_tensor and fp8_rowwise against torch._scaled_mm
 (per-tensor scales; per-token [M, 1] x per-channel [1, N] scales), int8_rowwise against
 torch._int_mm followed by the scaling pass in PyTorch (torch._int_mm needs M > 16: smaller M are
 skipped) (bench/results/torch-a8w8-<recipe>-<device>-<YYYYMMDD>.json).
+
+--quant times the quantization ops (tgemm.quant_*: per tensor, per token FP8 and INT8, 1x128 in
+both scale layouts, 128x128) on [M, K] inputs of K = 4096 and 7168, M = 1 ... 16384: microseconds
+per call and bytes moved (x read once, q and the scales written) per second as a fraction of the
+device copy rate (bench/results/torch-quant-<device>-<YYYYMMDD>.json).
 """
 
 from __future__ import annotations
@@ -650,6 +656,90 @@ def run_gelu_suite(args, device_props) -> tuple[list[dict], dict]:
     return rows, {"summary": summary, **extra}
 
 
+# The quantization ops and the bytes each moves once: x read (2 bytes an element), q written (1),
+# the fp32 scales written; the per-tensor op reads x twice (amax, then quantize), counted once here
+# as for the others, so its fraction of the copy rate shows what the second pass costs.
+QUANT_OPS = {
+    "fp8_per_tensor": lambda tgemm, x: tgemm.quant_fp8_per_tensor(x),
+    "fp8_per_token": lambda tgemm, x: tgemm.quant_per_token(x),
+    "int8_per_token": lambda tgemm, x: tgemm.quant_per_token(x, torch.int8),
+    "fp8_1x128": lambda tgemm, x: tgemm.quant_fp8_per_block_1x128(x),
+    "fp8_1x128_mn_major": lambda tgemm, x: tgemm.quant_fp8_per_block_1x128(x, True),
+    "fp8_128x128": lambda tgemm, x: tgemm.quant_fp8_per_block_128x128(x),
+}
+QUANT_SHAPES = [(m, k) for k in (4096, 7168) for m in (1, 16, 128, 1024, 4096, 16384)]
+
+
+def quant_scale_elements(op: str, m: int, k: int) -> int:
+    blocks = -(-k // 128)
+    if op == "fp8_per_tensor":
+        return 1
+    if op.endswith("per_token"):
+        return m
+    if op == "fp8_128x128":
+        return -(-m // 128) * blocks
+    return m * blocks
+
+
+def run_quant_suite(args, device_props) -> tuple[list[dict], dict]:
+    """Every quantization op on bf16 [M, K] activations (--dtype): microseconds per call as a CUDA
+    graph of launches over inputs rotating past 3x L2, and bytes moved per second against the
+    device copy rate (copy_tbps: a 1 GiB copy's read + write bytes over time)."""
+    import tgemm
+
+    dtype = torch_dtype(args.dtype)
+    l2 = device_props.L2_cache_size
+    free, _ = torch.cuda.mem_get_info()
+    budget = min(free // 4, 24 << 30)
+    tbps = copy_tbps()
+    print(
+        f"device {device_props.name} ({device_props.multi_processor_count} SMs, L2 {l2 >> 20} MB), "
+        f"copy {tbps:.2f} TB/s, torch {torch.__version__}, input {args.dtype}"
+    )
+    print(f"{'op':<20} {'M':>6} {'K':>6} {'MB in':>8} {'us':>9} {'TB/s':>6} {'of copy':>8}")
+    rows = []
+    g = torch.Generator(device="cuda").manual_seed(0)
+    for m, k in QUANT_SHAPES:
+        in_bytes = m * k * (torch.finfo(dtype).bits // 8)
+        count = max(1, min(max(2, math.ceil(3 * l2 / in_bytes)), budget // in_bytes, 256))
+        sets = [torch.randn(m, k, device="cuda", dtype=torch.float32, generator=g).to(dtype) for _ in range(count)]
+        for op, fn in QUANT_OPS.items():
+            moved = in_bytes + m * k + 4 * quant_scale_elements(op, m, k)
+            est = max(moved / 2.5e6, 2.0)  # microseconds at ~2.5 TB/s, for the graph's size
+            launches, _ = plan_slots(est)
+            fn(tgemm, sets[0])  # first call outside the graph
+            times = time_graph(
+                lambda i, fn=fn, sets=sets: fn(tgemm, sets[i % len(sets)]), launches=launches, replays=args.replays
+            )
+            us = statistics.median(times)
+            rate = moved / (us * 1e-6) / 1e12
+            row = {
+                "op": op,
+                "M": m,
+                "K": k,
+                "dtype": args.dtype,
+                "bytes_moved": moved,
+                "us": round(us, 3),
+                "spread": round(spread(times), 4),
+                "tbps": round(rate, 4),
+                "of_copy": round(rate / tbps, 4),
+                "input_mb": round(in_bytes / 1e6, 3),
+            }
+            rows.append(row)
+            print(f"{op:<20} {m:>6} {k:>6} {in_bytes / 1e6:>8.2f} {us:>9.2f} {rate:>6.2f} {rate / tbps:>7.1%}")
+    large = [r for r in rows if r["input_mb"] >= 32]
+    summary = {
+        "problems": len(rows),
+        "copy_tbps": round(tbps, 4),
+        "min_of_copy_at_32mb": {
+            op: min(r["of_copy"] for r in large if r["op"] == op)
+            for op in QUANT_OPS
+            if any(r["op"] == op for r in large)
+        },
+    }
+    return rows, {"summary": summary}
+
+
 def spread(times: list[float]) -> float:
     """(p90 - p10) / median of the replays: the run's noise."""
     q = statistics.quantiles(times, n=10)
@@ -811,6 +901,11 @@ def parse_args(argv=None) -> argparse.Namespace:
         choices=A8W8_RECIPES,
         help="time tgemm.gemm_a8w8 against torch._scaled_mm / torch._int_mm + scaling with this recipe instead",
     )
+    parser.add_argument(
+        "--quant",
+        action="store_true",
+        help="time the quantization ops instead (bytes moved per second against the device copy rate)",
+    )
     parser.add_argument("--json", help="results JSON ('-': none; default bench/results/torch-<device>-<date>.json)")
     parser.add_argument("--png", help="speed-up plot (default: the JSON path with .png)")
     args = parser.parse_args(argv)
@@ -818,8 +913,10 @@ def parse_args(argv=None) -> argparse.Namespace:
         parser.error("--gelu times outputs in --dtype (F.gelu(F.linear) has no output dtype); drop --out-dtype")
     if args.gelu and args.overhead_only:
         parser.error("--gelu and --overhead-only exclude each other")
-    if args.a8w8 and (args.gelu or args.overhead_only or args.out_dtype):
-        parser.error("--a8w8 times bf16 outputs on its own: drop --gelu, --overhead-only and --out-dtype")
+    if args.quant and (args.gelu or args.overhead_only):
+        parser.error("--quant excludes --gelu and --overhead-only")
+    if args.a8w8 and (args.gelu or args.overhead_only or args.out_dtype or args.quant):
+        parser.error("--a8w8 times bf16 outputs on its own: drop --gelu, --quant, --overhead-only and --out-dtype")
     if args.m_grid and args.m is not None:
         parser.error("--m and --m-grid exclude each other")
     if args.m_grid_max is not None and not args.m_grid:
@@ -856,7 +953,15 @@ def main(argv=None) -> int:
     }
     rows: list[dict] = []
     summary: dict = {}
-    if args.gelu:
+    if args.quant:
+        rows, extra = run_quant_suite(args, props)
+        summary = extra.pop("summary")
+        print(
+            f"\n{summary['problems']} problems; the lowest fraction of the copy rate ({summary['copy_tbps']:.2f} TB/s) "
+            f"on inputs of 32 MB and more: "
+            + ", ".join(f"{op} {v:.1%}" for op, v in summary["min_of_copy_at_32mb"].items())
+        )
+    elif args.gelu:
         rows, extra = run_gelu_suite(args, props)
         summary = extra.pop("summary")
         doc.update(extra)
@@ -894,7 +999,15 @@ def main(argv=None) -> int:
     doc["rows"] = rows
     doc["summary"] = summary
     if args.json != "-":
-        stem = "torch-overhead" if args.overhead_only else "torch-gelu" if args.gelu else "torch"
+        stem = (
+            "torch-overhead"
+            if args.overhead_only
+            else "torch-gelu"
+            if args.gelu
+            else "torch-quant"
+            if args.quant
+            else "torch"
+        )
         if args.a8w8:
             stem = f"torch-a8w8-{args.a8w8}"
         if args.m_grid and not args.overhead_only:
@@ -907,7 +1020,7 @@ def main(argv=None) -> int:
             json.dump(doc, f, indent=2)
             f.write("\n")
         print(f"wrote {path}")
-        if rows:
+        if rows and not args.quant:  # the heat map is of speedups; the quant rows have none
             png = args.png or os.path.splitext(path)[0] + ".png"
             plot(rows, summary, props.name, png, baseline=rows[0]["baseline"])
             print(f"wrote {png}")

@@ -5,4 +5,5 @@
 #include "tgemm/config.h"
 #include "tgemm/error.h"
 #include "tgemm/gemm.h"
+#include "tgemm/quant.h"
 #include "tgemm/tensor.h"

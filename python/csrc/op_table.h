@@ -23,6 +23,7 @@
 #include "python/csrc/ops_a16w16.h"
 #include "python/csrc/ops_a8w8.h"
 #include "python/csrc/ops_epilogue.h"
+#include "python/csrc/ops_quant.h"
 
 namespace tgemm::torch_binding {
 
@@ -60,7 +61,16 @@ inline constexpr auto kOps = std::make_tuple(
     // scales per-tensor (1 element) or per-token [M, 1] / per-channel [N, 1]; bias [N] of the
     // output dtype or fp32; out_dtype bf16 (None), fp16 or fp32.
     OpDef<GemmA8W8>{"gemm_a8w8(Tensor x, Tensor w, Tensor x_scale, Tensor w_scale, Tensor? bias=None, "
-                    "ScalarType? out_dtype=None) -> Tensor"});
+                    "ScalarType? out_dtype=None) -> Tensor"},
+    // Quantization for the A8W8 GEMMs (include/tgemm/quant.h): q has x's sizes, scales are fp32 and
+    // dequantize (x ~= q * scale). qtype: torch.float8_e4m3fn (default) or torch.int8; mn_major:
+    // the 1x128 scales in DeepGEMM's MN-major TMA-aligned layout instead of row-major.
+    OpDef<QuantFp8PerTensor>{"quant_fp8_per_tensor(Tensor x) -> (Tensor q, Tensor scale)"},
+    OpDef<QuantFp8PerTensorStatic>{"quant_fp8_per_tensor_static(Tensor x, Tensor scale) -> Tensor"},
+    OpDef<QuantPerToken>{"quant_per_token(Tensor x, ScalarType? qtype=None) -> (Tensor q, Tensor scale)"},
+    OpDef<QuantFp8PerBlock1x128>{
+        "quant_fp8_per_block_1x128(Tensor x, bool mn_major=False) -> (Tensor q, Tensor scale)"},
+    OpDef<QuantFp8PerBlock128x128>{"quant_fp8_per_block_128x128(Tensor w) -> (Tensor q, Tensor scale)"});
 
 // Calls f(row) for every row of kOps, in order.
 template <class F>

@@ -75,6 +75,10 @@ from .ops import (  # noqa: E402
     gemm_relu_out,
     int8_gemm,
     mm,
+    quant_fp8_per_block_1x128,
+    quant_fp8_per_block_128x128,
+    quant_fp8_per_tensor,
+    quant_per_token,
 )
 from .routing import (  # noqa: E402
     DEFAULT_MAX_M,
@@ -115,6 +119,10 @@ __all__ = [
     "mm",
     "patch_linear",
     "profile",
+    "quant_fp8_per_block_1x128",
+    "quant_fp8_per_block_128x128",
+    "quant_fp8_per_tensor",
+    "quant_per_token",
     "release_workspaces",
     "reload_config",
     "route_linear",

@@ -349,3 +349,85 @@ def gemm_a8w8_fake(x, w, x_scale, w_scale, bias=None, out_dtype=None):
     _check_a8w8_scale(op, "x_scale", x_scale, m, "M", "per-token: [M, 1]")
     _check_a8w8_scale(op, "w_scale", w_scale, n, "N", "per-channel: [N, 1]")
     return x.new_empty(out_shape, dtype=out_dtype)
+
+
+# ---------------------------------------------------------------------------------------------
+# Quantization (python/csrc/ops_quant.cpp, checked by src/quant/quant_validate.cpp). The ops
+# allocate q and the scales themselves, so only the input's checks can fail before the kernel:
+# its view, its rank, its dtype (and qtype, the given scale).
+
+_QUANT_IN = (torch.bfloat16, torch.float16)
+_QUANT_BLOCK = 128  # tgemm::kQuantBlock
+
+
+def _check_quant_input(op: str, x, name: str = "x", weight: bool = False) -> None:
+    _check_view(op, name, x)
+    if weight:
+        _check(x.dim() == 2, lambda: f"{op}: {name} must be 2-D [N, K], got rank {x.dim()}")
+    else:
+        _check(x.dim() >= 2, lambda: f"{op}: {name} must be of rank 2 or more ([..., K]), got rank {x.dim()}")
+    _check(
+        x.dtype in _QUANT_IN,
+        lambda: f"{op}: {name}.dtype must be torch.bfloat16 or torch.float16, got {x.dtype}",
+    )
+
+
+def _rows(x) -> int:
+    return math.prod(x.shape[:-1])
+
+
+def _blocks(n) -> int:
+    return (n + _QUANT_BLOCK - 1) // _QUANT_BLOCK
+
+
+@torch.library.register_fake("tgemm::quant_fp8_per_tensor")
+def quant_fp8_per_tensor_fake(x):
+    _check_quant_input("quant_fp8_per_tensor", x)
+    return x.new_empty(x.shape, dtype=torch.float8_e4m3fn), x.new_empty((1,), dtype=torch.float32)
+
+
+@torch.library.register_fake("tgemm::quant_fp8_per_tensor_static")
+def quant_fp8_per_tensor_static_fake(x, scale):
+    op = "quant_fp8_per_tensor_static"
+    _check_view(op, "x", x)
+    _check_view(op, "scale", scale)
+    _check_quant_input(op, x)
+    _check(scale.dtype == torch.float32, lambda: f"{op}: scale.dtype must be torch.float32, got {scale.dtype}")
+    _check(scale.numel() == 1, lambda: f"{op}: scale must hold one element, got {_shape(scale.shape)}")
+    return x.new_empty(x.shape, dtype=torch.float8_e4m3fn)
+
+
+@torch.library.register_fake("tgemm::quant_per_token")
+def quant_per_token_fake(x, qtype=None):
+    op = "quant_per_token"
+    qtype = torch.float8_e4m3fn if qtype is None else qtype
+    _check(qtype in _TGEMM_DTYPES, lambda: f"{op}: qtype {qtype} {_NOT_TGEMM}")
+    _check_quant_input(op, x)
+    if qtype == torch.float8_e5m2:
+        raise TgemmError(
+            f"{op}: q.dtype torch.float8_e5m2 is not supported: quantization writes torch.float8_e4m3fn or torch.int8"
+        )
+    _check(
+        qtype in (torch.float8_e4m3fn, torch.int8),
+        lambda: f"{op}: q.dtype must be torch.float8_e4m3fn or torch.int8, got {qtype}",
+    )
+    return x.new_empty(x.shape, dtype=qtype), x.new_empty((*x.shape[:-1], 1), dtype=torch.float32)
+
+
+@torch.library.register_fake("tgemm::quant_fp8_per_block_1x128")
+def quant_fp8_per_block_1x128_fake(x, mn_major=False):
+    _check_quant_input("quant_fp8_per_block_1x128", x)
+    m, kb = _rows(x), _blocks(x.shape[-1])
+    if mn_major:
+        # mn_major_tma_aligned_ld: M rounded up to a multiple of 4 (16 bytes of fp32).
+        scale = x.new_empty_strided((m, kb), (1, (m + 3) // 4 * 4), dtype=torch.float32)
+    else:
+        scale = x.new_empty((m, kb), dtype=torch.float32)
+    return x.new_empty(x.shape, dtype=torch.float8_e4m3fn), scale
+
+
+@torch.library.register_fake("tgemm::quant_fp8_per_block_128x128")
+def quant_fp8_per_block_128x128_fake(w):
+    _check_quant_input("quant_fp8_per_block_128x128", w, name="w", weight=True)
+    scale = w.new_empty((_blocks(w.shape[0]), _blocks(w.shape[1])), dtype=torch.float32)
+    return w.new_empty(w.shape, dtype=torch.float8_e4m3fn), scale

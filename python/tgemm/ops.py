@@ -323,6 +323,73 @@ def describe_a8w8(
     return info
 
 
+# ---------------------------------------------------------------------------------------------
+# Quantization for the A8W8 GEMMs (include/tgemm/quant.h). Every scale is fp32 and dequantizes:
+# ``x ~= q.float() * scale``. Within a group (the tensor, a row, a block) ``scale = amax / 448``
+# (FP8 e4m3fn) or ``amax / 127`` (int8), floored at 2**-126; an all-zero group gets scale 1;
+# ``q = round_to_nearest_even(x * (1 / scale))`` saturated to +-448 / [-127, 127]. Inputs bf16 or fp16,
+# ``[..., K]`` (weights ``[N, K]``), rows contiguous; q is new, contiguous, x's shape. Same entry
+# rules as the GEMMs; not differentiable.
+
+quant_fp8_per_tensor_op = torch.ops.tgemm.quant_fp8_per_tensor.default
+quant_fp8_per_tensor_static_op = torch.ops.tgemm.quant_fp8_per_tensor_static.default
+quant_per_token_op = torch.ops.tgemm.quant_per_token.default
+quant_fp8_per_block_1x128_op = torch.ops.tgemm.quant_fp8_per_block_1x128.default
+quant_fp8_per_block_128x128_op = torch.ops.tgemm.quant_fp8_per_block_128x128.default
+
+
+def quant_fp8_per_tensor(x: torch.Tensor, scale: Optional[torch.Tensor] = None):
+    """FP8 e4m3fn with one scale for the whole tensor.
+
+    Without ``scale``: two passes (amax, then quantize); returns ``(q, scale)`` with scale a new
+    fp32 ``[1]``. With ``scale`` (fp32, one element, on x's device, read by the kernel: usable in
+    CUDA graphs; it is not checked for 0 or non-finite values): returns ``q`` alone.
+    """
+    if scale is None:
+        if _is_compiling():
+            return quant_fp8_per_tensor_op(x)
+        if not _has_torch_function(x):
+            return _C.quant_fp8_per_tensor(x)
+        return _call_op(quant_fp8_per_tensor_op, x)
+    if _is_compiling():
+        return quant_fp8_per_tensor_static_op(x, scale)
+    if not _has_torch_function(x, scale):
+        return _C.quant_fp8_per_tensor_static(x, scale)
+    return _call_op(quant_fp8_per_tensor_static_op, x, scale)
+
+
+def quant_per_token(x: torch.Tensor, qtype: Optional[torch.dtype] = None):
+    """One scale per row (token): returns ``(q, scale)``, scale fp32 ``[..., 1]``. qtype:
+    ``torch.float8_e4m3fn`` (default, scale = amax / 448) or ``torch.int8`` (amax / 127). One pass."""
+    if _is_compiling():
+        return quant_per_token_op(x, qtype)
+    if not _has_torch_function(x):
+        return _C.quant_per_token(x, qtype)
+    return _call_op(quant_per_token_op, x, qtype)
+
+
+def quant_fp8_per_block_1x128(x: torch.Tensor, mn_major: bool = False):
+    """FP8 in 1x128 blocks along K (DeepSeek-V3's activations): returns ``(q, scale)``, scale fp32
+    ``[M, ceil(K / 128)]`` (x's leading dims flattened to M; the last block of a row is partial
+    when K is not a multiple of 128). ``mn_major``: the scales in DeepGEMM's MN-major TMA-aligned
+    layout (strides ``(1, ceil(M / 4) * 4)``) instead of row-major. One pass."""
+    if _is_compiling():
+        return quant_fp8_per_block_1x128_op(x, mn_major)
+    if not _has_torch_function(x):
+        return _C.quant_fp8_per_block_1x128(x, mn_major)
+    return _call_op(quant_fp8_per_block_1x128_op, x, mn_major)
+
+
+def quant_fp8_per_block_128x128(w: torch.Tensor):
+    """FP8 in 128x128 blocks (DeepSeek-V3's weights): w ``[N, K]``; returns ``(q, scale)``, scale
+    fp32 ``[ceil(N / 128), ceil(K / 128)]``, edge blocks partial. One pass."""
+    if _is_compiling():
+        return quant_fp8_per_block_128x128_op(w)
+    if not _has_torch_function(w):
+        return _C.quant_fp8_per_block_128x128(w)
+    return _call_op(quant_fp8_per_block_128x128_op, w)
+
+
 def describe(
     x: torch.Tensor,
     w: torch.Tensor,

@@ -31,6 +31,12 @@ constexpr std::int64_t kDefaultMinK = 256;
 // pick won 1.03-1.08x. At M = 1 the same picks are 1.01-1.02x, so M = 1 keeps them.
 constexpr std::int64_t kDefaultShortMaxK = 2048;
 constexpr std::int64_t kDefaultShortMaxN = 4096;
+// M = 2-8: the model's pick only where it is a 16-row tile. Over the M grid (H200, every M of 2-8
+// on the suite's 16 weights, no rows) the 16-row picks ran at 1.01-1.21x of cuBLASLt's default on
+// all five weights they were picked for; the 32-row picks at 0.90-0.92x on 1536x7168 and
+// 0.94-0.96x on 8192x3584 (1.03-1.07x only on 1280x8192): a 32-row tile halves the CTAs, and
+// the model, fitted at M = 1 and 16, over-credits it between.
+constexpr int kDefaultMultiRowMaxBlockN = 16;
 
 // M = 9-16, weight-as-B: the model above picks badly there (0.68-0.97x on 12 of 14 shapes: it
 // takes 32-64-row tiles with u2 and split-K 8). One tile is at 1.07-1.27x of cuBLASLt's default
@@ -128,6 +134,7 @@ SolutionPtr modelled_default(const MmaSolutions& mma, const GemmProblem& p) {
     }
   }
   if (best == nullptr) return nullptr;
+  if (p.m >= 2 && best->tile().block_n() > kDefaultMultiRowMaxBlockN) return nullptr;
   // Fewer CTAs than half the SMs even at split-K 8 (N tiny for its K): most of HBM's
   // bandwidth stays unclaimed, cuBLASLt's deeper split-K spreads further.
   if (2 * ceil_div(p.n, best->tile().block_n()) * best->split_k() < sms) return nullptr;
