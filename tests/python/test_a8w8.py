@@ -186,8 +186,9 @@ def test_fake_first_error_is_the_real_kernels(case):
 @pytest.mark.parametrize("recipe", ["fp8_tensor", "fp8_rowwise", "int8_rowwise"])
 def test_with_the_quantization_ops_approximates_the_bf16_linear(recipe):
     # tgemm's own quantization ops feeding gemm_a8w8: the result approximates F.linear of the bf16
-    # operands within the quantization error (relative L2 ~1e-2 for FP8 e4m3's 3 mantissa bits, ~5e-3
-    # for int8 rowwise on Gaussian data).
+    # operands within the quantization error. FP8 e4m3 keeps 3 mantissa bits: ~2.5% rms per element,
+    # ~3.5% relative L2 for a product of two rounded operands. INT8 rowwise on Gaussian rows: a step
+    # of amax / 127 ~ 0.03 sigma, ~0.8% rms per element, ~1.1% on the product.
     g = torch.Generator(device="cuda").manual_seed(3)
     x = torch.randn(64, 1024, device="cuda", generator=g).to(torch.bfloat16)
     w = (torch.randn(512, 1024, device="cuda", generator=g) / 32).to(torch.bfloat16)
@@ -199,4 +200,4 @@ def test_with_the_quantization_ops_approximates_the_bf16_linear(recipe):
     y = tgemm.gemm_a8w8(xq, wq, xs, ws)
     ref = torch.nn.functional.linear(x.float(), w.float())
     rel_l2 = ((y.float() - ref).norm() / ref.norm()).item()
-    assert rel_l2 < 0.05, rel_l2
+    assert rel_l2 < (0.02 if recipe.startswith("int8") else 0.06), rel_l2
