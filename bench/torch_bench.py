@@ -26,7 +26,14 @@ rotated inputs, medians), with both ratios per problem and their geomeans in the
     python3 bench/torch_bench.py --m-grid --no-overhead  # the M grid: 56 M values from 1 to 16384
     python3 bench/torch_bench.py --overhead-only
     python3 bench/torch_bench.py --gelu [--approximate tanh] [--bias]
+    python3 bench/torch_bench.py --a8w8 fp8_rowwise [--bias]
     python3 bench/torch_bench.py --quant --no-overhead
+
+--a8w8 RECIPE times tgemm.gemm_a8w8 (bf16 output) against PyTorch's own 8-bit GEMM with the same
+operands and scales, the same way: fp8_tensor and fp8_rowwise against torch._scaled_mm
+(per-tensor scales; per-token [M, 1] x per-channel [1, N] scales), int8_rowwise against
+torch._int_mm followed by the scaling pass in PyTorch (torch._int_mm needs M > 16: smaller M are
+skipped) (bench/results/torch-a8w8-<recipe>-<device>-<YYYYMMDD>.json).
 
 --quant times the quantization ops (tgemm.quant_*: per tensor, per token FP8 and INT8, 1x128 in
 both scale layouts, 128x128) on [M, K] inputs of K = 4096 and 7168, M = 1 ... 16384: microseconds
@@ -404,6 +411,143 @@ def geomean(values: list[float]) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else 0.0
 
 
+A8W8_RECIPES = ("fp8_tensor", "fp8_rowwise", "int8_rowwise")
+
+
+def quantize_rows(t, dtype, per_row: bool):
+    """t [R, K] fp32 -> (q [R, K] of dtype, fp32 scale [R, 1] or 0-d) with t ~= q * scale."""
+    qmax = 448.0 if dtype == torch.float8_e4m3fn else 127.0
+    amax = t.abs().amax(dim=1, keepdim=True) if per_row else t.abs().amax()
+    scale = (amax / qmax).clamp(min=1e-12)
+    q = (t / scale).clamp(-qmax, qmax)
+    return (q.round().to(dtype) if dtype == torch.int8 else q.to(dtype)), scale
+
+
+def a8w8_baseline(recipe: str):
+    """PyTorch's path for one a8w8 recipe: fn(x, w, xs, ws, b) -> bf16 [M, N]."""
+    if recipe == "int8_rowwise":
+
+        def int_mm(x, w, xs, ws, b):
+            y = torch._int_mm(x, w.t()).float() * xs * ws.t()
+            return (y + b.float() if b is not None else y).to(torch.bfloat16)
+
+        return int_mm
+    rowwise = recipe == "fp8_rowwise"
+    return lambda x, w, xs, ws, b: torch._scaled_mm(
+        x, w.t(), scale_a=xs, scale_b=ws.t() if rowwise else ws, bias=b, out_dtype=torch.bfloat16
+    )
+
+
+def check_a8w8(y, x, w, xs, ws, b) -> int:
+    """Elements of y outside tolerance of the dequantized fp32 reference."""
+    ref = (x.float() * xs) @ (w.float() * ws.reshape(-1, 1)).t()
+    if b is not None:
+        ref = ref + b.float()
+    bad = (y.float() - ref).abs() > 2e-2 + 2e-2 * ref.abs()
+    bad |= ~torch.isfinite(y.float())
+    return int(bad.sum().item())
+
+
+def run_a8w8_suite(args, device_props) -> tuple[list[dict], dict]:
+    """tgemm.gemm_a8w8 against PyTorch's path (a8w8_baseline) on every suite problem, bf16 out."""
+    import tgemm
+
+    recipe = args.a8w8
+    dtype = torch.int8 if recipe.startswith("int8") else torch.float8_e4m3fn
+    per_row = recipe.endswith("rowwise")
+    baseline_name = "torch._int_mm+scale" if dtype == torch.int8 else "torch._scaled_mm"
+    baseline = a8w8_baseline(recipe)
+    suite = read_suite(args.suite)
+    if args.filter:
+        suite = [s for s in suite if args.filter in f"{s['model']}/{s['layer']}"]
+    l2 = device_props.L2_cache_size
+    free, _ = torch.cuda.mem_get_info()
+    budget = min(free // 4, 24 << 30)
+    tbps = copy_tbps()
+    print(
+        f"device {device_props.name}, copy {tbps:.2f} TB/s, torch {torch.__version__}, {recipe}, "
+        f"baseline {baseline_name}"
+    )
+    rows = []
+    seed = 1
+    for m in m_values(args):
+        if dtype == torch.int8 and m <= 16:
+            print(f"M={m}: skipped, torch._int_mm needs M > 16")
+            continue
+        for s in suite:
+            n, k = s["N"], s["K"]
+            g = torch.Generator(device="cuda").manual_seed(seed)
+            seed += 1
+            set_bytes = m * k + n * k + 4 * (m + n) + (2 * n if args.bias else 0)
+            count = max(1, min(max(2, math.ceil(3 * l2 / set_bytes)), budget // set_bytes, 256))
+            sets = []
+            for _ in range(count):
+                x, xs = quantize_rows(torch.randn(m, k, device="cuda", generator=g), dtype, per_row)
+                w, ws = quantize_rows(torch.randn(n, k, device="cuda", generator=g), dtype, per_row)
+                b = torch.randn(n, device="cuda", generator=g).to(torch.bfloat16) if args.bias else None
+                sets.append((x, w, xs, ws, b))
+            x0, w0, xs0, ws0, b0 = sets[0]
+            try:
+                baseline(x0, w0, xs0, ws0, b0)
+            except RuntimeError as e:
+                print(f"{s['model']:<15} {s['layer']:<8} {m:>5} {n:>6} {k:>6} | {baseline_name} refused it: {e}")
+                continue
+            launches, rounds = plan_slots(estimate_us(m, n, k, 1), args.rounds or 10)
+            launches = max(args.launches or launches, len(sets))
+            rounds = args.rounds or rounds
+            base = rotated(sets, baseline)
+            tg = rotated(sets, lambda x, w, xs, ws, b: tgemm.gemm_a8w8(x, w, xs, ws, b))
+            info = tgemm.describe_a8w8(x0, w0, xs0, ws0, b0)
+            status = "-"
+            if not args.no_check:
+                bad = check_a8w8(tgemm.gemm_a8w8(x0, w0, xs0, ws0, b0), x0, w0, xs0, ws0, b0)
+                status = "ok" if bad == 0 else f"{bad} bad"
+            measure = functools.partial(time_linear_pair, [base, tg], launches, args.replays, rounds)
+            reading, first = counted_reading(measure, args.remeasure_below)
+            t_us = reading["tgemm_us"]
+            bytes_moved = m * k + n * k + 2 * m * n
+            row = {
+                "family": "a8w8",
+                "model": s["model"],
+                "layer": s["layer"],
+                "M": m,
+                "N": n,
+                "K": k,
+                "dtype": str(dtype),
+                "scales": recipe,
+                "bias": bool(args.bias),
+                "baseline": baseline_name,
+                **reading,
+                "remeasured": first is not None,
+                "solution": info["kernelName"],
+                "level": info["level"],
+                "check": status,
+                "tbps": bytes_moved / (t_us * 1e-6) / 1e12,
+                "tflops": 2.0 * m * n * k / (t_us * 1e-6) / 1e12,
+                "floor_us": bytes_moved / (tbps * 1e12) * 1e6,
+            }
+            rows.append(row)
+            print(
+                f"{s['model']:<15} {s['layer']:<8} {m:>5} {n:>6} {k:>6} | {reading['baseline_us']:>9.2f} "
+                f"{t_us:>9.2f} {row['speedup']:>7.3f}x | {row['floor_us']:>8.2f} {row['tflops']:>8.1f} | "
+                f"{info['kernelName']} ({info['level']}) {status}",
+                flush=True,
+            )
+            del sets, base, tg
+    torch.cuda.empty_cache()
+    speedups = [r["speedup"] for r in rows]
+    summary = {
+        "problems": len(rows),
+        "geomean_speedup": geomean(speedups) if speedups else 0.0,
+        "min_speedup": min(speedups) if speedups else 0.0,
+        "max_speedup": max(speedups) if speedups else 0.0,
+        "below_0_98": sum(v < 0.98 for v in speedups),
+        "check_failures": sum(r["check"] not in ("ok", "-") for r in rows),
+        "remeasured": sum(r["remeasured"] for r in rows),
+    }
+    return rows, {"summary": summary, "copy_tbps": tbps, "suite": os.path.relpath(args.suite, REPO)}
+
+
 def run_gelu_suite(args, device_props) -> tuple[list[dict], dict]:
     """y = gelu(x @ w^T (+ b)) three ways on every suite problem: tgemm.gemm_gelu (fused),
     tgemm.gemm_a16w16 then F.gelu (split), F.gelu(F.linear(...)) (stock). Each row's "speedup" is
@@ -753,6 +897,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     )
     parser.add_argument("--approximate", choices=("none", "tanh"), default="none", help="GELU of --gelu (F.gelu's)")
     parser.add_argument(
+        "--a8w8",
+        choices=A8W8_RECIPES,
+        help="time tgemm.gemm_a8w8 against torch._scaled_mm / torch._int_mm + scaling with this recipe instead",
+    )
+    parser.add_argument(
         "--quant",
         action="store_true",
         help="time the quantization ops instead (bytes moved per second against the device copy rate)",
@@ -766,6 +915,8 @@ def parse_args(argv=None) -> argparse.Namespace:
         parser.error("--gelu and --overhead-only exclude each other")
     if args.quant and (args.gelu or args.overhead_only):
         parser.error("--quant excludes --gelu and --overhead-only")
+    if args.a8w8 and (args.gelu or args.overhead_only or args.out_dtype or args.quant):
+        parser.error("--a8w8 times bf16 outputs on its own: drop --gelu, --quant, --overhead-only and --out-dtype")
     if args.m_grid and args.m is not None:
         parser.error("--m and --m-grid exclude each other")
     if args.m_grid_max is not None and not args.m_grid:
@@ -820,6 +971,16 @@ def main(argv=None) -> int:
             f"{summary['geomean_vs_split']:.3f}x over gemm_a16w16 + F.gelu (min {summary['min_vs_split']:.3f}x, "
             f"max {summary['max_vs_split']:.3f}x), {summary['check_failures']} failed the correctness check"
         )
+    elif args.a8w8:
+        rows, extra = run_a8w8_suite(args, props)
+        summary = extra.pop("summary")
+        doc.update(extra)
+        print(
+            f"\n{summary['problems']} problems: gemm_a8w8 ({args.a8w8}) geomean {summary['geomean_speedup']:.3f}x over "
+            f"{'torch._int_mm + scaling' if args.a8w8.startswith('int8') else 'torch._scaled_mm'} "
+            f"(min {summary['min_speedup']:.3f}x, max {summary['max_speedup']:.3f}x), {summary['below_0_98']} below "
+            f"0.98x, {summary['check_failures']} failed the correctness check"
+        )
     elif not args.overhead_only:
         rows, extra = run_suite(args, props)
         summary = extra.pop("summary")
@@ -847,6 +1008,8 @@ def main(argv=None) -> int:
             if args.quant
             else "torch"
         )
+        if args.a8w8:
+            stem = f"torch-a8w8-{args.a8w8}"
         if args.m_grid and not args.overhead_only:
             stem += "-m-grid"  # its own file: the grid must not overwrite the figures at the usual M values
         path = args.json or os.path.join(
@@ -859,7 +1022,7 @@ def main(argv=None) -> int:
         print(f"wrote {path}")
         if rows and not args.quant:  # the heat map is of speedups; the quant rows have none
             png = args.png or os.path.splitext(path)[0] + ".png"
-            plot(rows, summary, props.name, png, baseline="F.gelu(F.linear)" if args.gelu else "F.linear")
+            plot(rows, summary, props.name, png, baseline=rows[0]["baseline"])
             print(f"wrote {png}")
     return 1 if summary.get("check_failures") else 0
 

@@ -1,6 +1,7 @@
 // Umbrella header of the tgemm C++ API.
 #pragma once
 
+#include "tgemm/a8w8.h"
 #include "tgemm/config.h"
 #include "tgemm/error.h"
 #include "tgemm/gemm.h"

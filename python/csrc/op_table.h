@@ -21,6 +21,7 @@
 #include <tuple>
 
 #include "python/csrc/ops_a16w16.h"
+#include "python/csrc/ops_a8w8.h"
 #include "python/csrc/ops_epilogue.h"
 #include "python/csrc/ops_quant.h"
 
@@ -56,6 +57,11 @@ inline constexpr auto kOps = std::make_tuple(
     OpDef<GemmAlphaBeta>{"gemm_alpha_beta(Tensor x, Tensor w, Tensor c, float alpha=1.0, float beta=1.0) -> Tensor"},
     OpDef<GemmAlphaBetaOut>{"gemm_alpha_beta_out(Tensor x, Tensor w, Tensor c, Tensor(a!) out, float alpha=1.0, "
                             "float beta=1.0) -> ()"},
+    // a8w8: y = (x @ w^T) * x_scale * w_scale (+ bias); x, w both float8_e4m3fn or both int8; fp32
+    // scales per-tensor (1 element) or per-token [M, 1] / per-channel [N, 1]; bias [N] of the
+    // output dtype or fp32; out_dtype bf16 (None), fp16 or fp32.
+    OpDef<GemmA8W8>{"gemm_a8w8(Tensor x, Tensor w, Tensor x_scale, Tensor w_scale, Tensor? bias=None, "
+                    "ScalarType? out_dtype=None) -> Tensor"},
     // Quantization for the A8W8 GEMMs (include/tgemm/quant.h): q has x's sizes, scales are fp32 and
     // dequantize (x ~= q * scale). qtype: torch.float8_e4m3fn (default) or torch.int8; mn_major:
     // the 1x128 scales in DeepGEMM's MN-major TMA-aligned layout instead of row-major.

@@ -61,6 +61,8 @@ from .config import (  # noqa: E402
 )
 from .ops import (  # noqa: E402
     describe,
+    describe_a8w8,
+    gemm_a8w8,
     gemm_a16w16,
     gemm_a16w16_out,
     gemm_alpha_beta,
@@ -71,6 +73,7 @@ from .ops import (  # noqa: E402
     gemm_gelu_out,
     gemm_relu,
     gemm_relu_out,
+    int8_gemm,
     mm,
     quant_fp8_per_block_1x128,
     quant_fp8_per_block_128x128,
@@ -98,6 +101,8 @@ __all__ = [
     "TgemmLinear",
     "cli_path",
     "describe",
+    "describe_a8w8",
+    "gemm_a8w8",
     "gemm_a16w16",
     "gemm_a16w16_out",
     "gemm_alpha_beta",
@@ -108,6 +113,7 @@ __all__ = [
     "gemm_gelu_out",
     "gemm_relu",
     "gemm_relu_out",
+    "int8_gemm",
     "linear",
     "linear_route",
     "mm",

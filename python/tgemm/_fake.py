@@ -271,6 +271,87 @@ def gemm_alpha_beta_out_fake(x, w, c, out, alpha=1.0, beta=1.0):
 
 
 # ---------------------------------------------------------------------------------------------
+# a8w8 (python/csrc/ops_a8w8.cpp): validate_a8w8 without data, in its order.
+
+_A8W8_IN = (torch.float8_e4m3fn, torch.int8)
+
+
+def _check_a8w8_scale(op, name, s, rows, rows_name, per_row) -> None:
+    numel = s.numel()
+    _check(
+        numel == 1 or numel == rows,
+        lambda: (
+            f"{op}: {name} must have 1 element (per-tensor) or {rows_name} = {_n(rows)} elements ({per_row}), "
+            f"got shape {_shape(s.shape)}"
+        ),
+    )
+
+
+@torch.library.register_fake("tgemm::gemm_a8w8")
+def gemm_a8w8_fake(x, w, x_scale, w_scale, bias=None, out_dtype=None):
+    op = "gemm_a8w8"
+    if out_dtype is not None:
+        _check(out_dtype in _TGEMM_DTYPES, lambda: f"{op}: out_dtype {out_dtype} {_NOT_TGEMM}")
+    out_dtype = torch.bfloat16 if out_dtype is None else out_dtype
+    for name, t in (("x", x), ("w", w), ("x_scale", x_scale), ("w_scale", w_scale), ("bias", bias)):
+        if t is not None:
+            _check_view(op, name, t)
+    out_shape = _linear_out_shape(x, w)
+    for name, rank, low in (
+        ("x", x.dim(), 1),
+        ("w", w.dim(), 1),
+        ("x_scale", x_scale.dim(), 0),
+        ("w_scale", w_scale.dim(), 0),
+        ("out", len(out_shape), 1),
+        ("bias", bias.dim() if bias is not None else 1, 1),
+    ):
+        _check(
+            low <= rank <= _MAX_RANK,
+            lambda name=name, rank=rank, low=low: f"{op}: {name}.rank must be in [{low}, {_MAX_RANK}], got {rank}",
+        )
+    _check(
+        x.dtype != torch.float8_e5m2,
+        lambda: (
+            f"{op}: x.dtype torch.float8_e5m2 is not supported (Hopper's FP8 GEMMs take e5m2 only against an e4m3 "
+            "operand): quantize to torch.float8_e4m3fn"
+        ),
+    )
+    _check(x.dtype in _A8W8_IN, lambda: f"{op}: x.dtype must be torch.float8_e4m3fn or torch.int8, got {x.dtype}")
+    _check(
+        w.dtype == x.dtype,
+        lambda: f"{op}: w.dtype must equal x.dtype ({x.dtype}): fp8 and int8 operands do not mix, got {w.dtype}",
+    )
+    _check(
+        out_dtype in _A16W16_OUT,
+        lambda: f"{op}: out.dtype must be torch.bfloat16, torch.float16 or torch.float32, got {out_dtype}",
+    )
+    if bias is not None:
+        _check(
+            bias.dtype == out_dtype or bias.dtype == torch.float32,
+            lambda: f"{op}: bias.dtype must equal out.dtype ({out_dtype}) or be torch.float32, got {bias.dtype}",
+        )
+    _check(x_scale.dtype == torch.float32, lambda: f"{op}: x_scale.dtype must be torch.float32, got {x_scale.dtype}")
+    _check(w_scale.dtype == torch.float32, lambda: f"{op}: w_scale.dtype must be torch.float32, got {w_scale.dtype}")
+    _check(w.dim() == 2, lambda: f"{op}: w must be 2-D [N, K], got rank {w.dim()} {_shape(w.shape)}")
+    if bias is not None:
+        _check(bias.dim() == 1, lambda: f"{op}: bias must be 1-D [N], got rank {bias.dim()} {_shape(bias.shape)}")
+    k, n = x.shape[-1], w.shape[0]
+    _check(w.shape[1] == k, lambda: f"{op}: w.size(1) must equal x.size(-1) (K), got {_n(w.shape[1])} vs {_n(k)}")
+    if bias is not None:
+        _check(bias.shape[0] == n, lambda: f"{op}: bias.size(0) must equal N ({_n(n)}), got {_n(bias.shape[0])}")
+    _check(
+        k % 16 == 0,
+        lambda: (
+            f"{op}: K (x.size(-1)) must be a multiple of 16 for {x.dtype} operands (16-byte rows for TMA), got {_n(k)}"
+        ),
+    )
+    m = math.prod(x.shape[:-1])
+    _check_a8w8_scale(op, "x_scale", x_scale, m, "M", "per-token: [M, 1]")
+    _check_a8w8_scale(op, "w_scale", w_scale, n, "N", "per-channel: [N, 1]")
+    return x.new_empty(out_shape, dtype=out_dtype)
+
+
+# ---------------------------------------------------------------------------------------------
 # Quantization (python/csrc/ops_quant.cpp, checked by src/quant/quant_validate.cpp). The ops
 # allocate q and the scales themselves, so only the input's checks can fail before the kernel:
 # its view, its rank, its dtype (and qtype, the given scale).

@@ -34,6 +34,7 @@ gemm_relu_op = torch.ops.tgemm.gemm_relu.default
 gemm_relu_out_op = torch.ops.tgemm.gemm_relu_out.default
 gemm_alpha_beta_op = torch.ops.tgemm.gemm_alpha_beta.default
 gemm_alpha_beta_out_op = torch.ops.tgemm.gemm_alpha_beta_out.default
+gemm_a8w8_op = torch.ops.tgemm.gemm_a8w8.default
 
 _is_compiling = torch.compiler.is_compiling
 # True when a TorchFunctionMode is active or an argument's type overrides __torch_function__ (the
@@ -49,6 +50,7 @@ _fast_relu = _C.gemm_relu
 _fast_relu_out = _C.gemm_relu_out
 _fast_alpha_beta = _C.gemm_alpha_beta
 _fast_alpha_beta_out = _C.gemm_alpha_beta_out
+_fast_a8w8 = _C.gemm_a8w8
 
 
 def _call_op(op, *args):
@@ -263,6 +265,62 @@ def gemm_alpha_beta_out(
     else:
         _call_op(gemm_alpha_beta_out_op, x, w, c, out, alpha, beta)
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# a8w8: 8-bit operands with fp32 scales (AITER's gemm_a8w8 and the int8_gemm alias).
+
+
+def gemm_a8w8(
+    x: torch.Tensor,
+    w: torch.Tensor,
+    x_scale: torch.Tensor,
+    w_scale: torch.Tensor,
+    bias: Optional[torch.Tensor] = None,
+    out_dtype: Optional[torch.dtype] = torch.bfloat16,
+) -> torch.Tensor:
+    """``y = (x @ w.T) * x_scale * w_scale (+ bias)``, tuned per shape and scale recipe.
+
+    x: ``[..., K]`` ``torch.float8_e4m3fn`` or ``torch.int8``, w: ``[N, K]`` of x's dtype, rows
+    contiguous, K a multiple of 16. x_scale: fp32, one element (per-tensor) or ``[M, 1]``
+    (per-token); w_scale: fp32, one element or ``[N, 1]`` / ``[1, N]`` (per-channel); every mix
+    is accepted. The product accumulates exactly in int32 (int8) or in fp32 (FP8); scales and
+    bias (``[N]``, the output dtype or fp32) are applied in fp32 before one rounding to
+    ``out_dtype`` (bf16, fp16 or fp32). Every tensor on x's CUDA device. Not differentiable.
+    Bad input raises :class:`tgemm.TgemmError` naming the argument.
+    """
+    if _is_compiling():
+        return gemm_a8w8_op(x, w, x_scale, w_scale, bias, out_dtype)
+    if not _has_torch_function(x, w, x_scale, w_scale, bias):
+        return _fast_a8w8(x, w, x_scale, w_scale, bias, out_dtype)
+    return _call_op(gemm_a8w8_op, x, w, x_scale, w_scale, bias, out_dtype)
+
+
+def int8_gemm(
+    input: torch.Tensor,
+    weight: torch.Tensor,
+    input_scale: torch.Tensor,
+    weight_scale: torch.Tensor,
+    output_dtype: torch.dtype = torch.bfloat16,
+) -> torch.Tensor:
+    """The seeds' ``int8_gemm(input, weight, input_scale, weight_scale, output_dtype)``:
+    :func:`gemm_a8w8` without a bias (int8 or FP8 operands alike)."""
+    return gemm_a8w8(input, weight, input_scale, weight_scale, None, output_dtype)
+
+
+def describe_a8w8(
+    x: torch.Tensor,
+    w: torch.Tensor,
+    x_scale: torch.Tensor,
+    w_scale: torch.Tensor,
+    bias: Optional[torch.Tensor] = None,
+    out_dtype: Optional[torch.dtype] = torch.bfloat16,
+) -> dict:
+    """Where ``gemm_a8w8(x, w, x_scale, w_scale, bias, out_dtype)`` is routed, without running
+    it: the same dict as :func:`describe`."""
+    info = dict(_C.describe_gemm_a8w8(x, w, x_scale, w_scale, bias, out_dtype))
+    info["where"] = f"{info['file']}:{info['line']}" if info["file"] else ""
+    return info
 
 
 # ---------------------------------------------------------------------------------------------

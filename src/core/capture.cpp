@@ -55,10 +55,17 @@ bool write_all(int fd, const std::string& data) {
 }  // namespace
 
 std::string format_untuned_row(const GemmProblem& p) {
-  return csv::join({std::to_string(p.m), std::to_string(p.n), std::to_string(p.k),
-                    p.has_bias() ? "True" : "False", std::string(dtype_name(p.a_type)),
-                    std::string(dtype_name(p.out_type)), p.scale_ab ? "True" : "False",
-                    p.bpreshuffle ? "True" : "False", format_epilogue_key(p.epilogue_key())});
+  std::vector<std::string> fields = {std::to_string(p.m),
+                                     std::to_string(p.n),
+                                     std::to_string(p.k),
+                                     p.has_bias() ? "True" : "False",
+                                     std::string(dtype_name(p.a_type)),
+                                     std::string(dtype_name(p.out_type)),
+                                     p.scale_ab ? "True" : "False",
+                                     p.bpreshuffle ? "True" : "False",
+                                     format_epilogue_key(p.epilogue_key())};
+  if (p.family == OpFamily::kA8W8) fields.emplace_back(format_scale_recipe(p.a_scale, p.b_scale));
+  return csv::join(fields);
 }
 
 void Capture::record(const GemmProblem& p) {
@@ -110,7 +117,7 @@ void Capture::record(const GemmProblem& p) {
   }
   std::string data;
   if (!ends_with_newline) data += "\n";
-  if (empty) data += csv::join(untuned_table_columns()) + "\n";
+  if (empty) data += csv::join(untuned_table_columns(family_)) + "\n";
   data += row + "\n";
   bool ok = write_all(fd, data) && ::fsync(fd) == 0;
   ::close(fd);

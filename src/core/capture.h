@@ -1,5 +1,6 @@
 // TGEMM_TUNE_GEMM=1 capture: each distinct untuned problem becomes one row of an untuned CSV
-// (M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle), which `tgemm tune` takes as input.
+// (M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle,epilogue, and scales for a8w8), which
+// `tgemm tune` takes as input. One file per op family.
 // Safe with several processes: rows are appended under an exclusive flock on "<file>.lock" after
 // re-reading the file, one write() per row, so no row is lost or duplicated and a crash loses
 // nothing already recorded.
@@ -17,7 +18,7 @@ std::string format_untuned_row(const GemmProblem& p);
 
 class Capture {
  public:
-  explicit Capture(std::string path) : path_(std::move(path)) {}
+  explicit Capture(std::string path, OpFamily family = OpFamily::kA16W16) : path_(std::move(path)), family_(family) {}
   // Records p unless this process or the file already has its row. Failures to write are
   // warnings (once), never errors: capture must not break the GEMM.
   void record(const GemmProblem& p);
@@ -25,6 +26,7 @@ class Capture {
 
  private:
   std::string path_;
+  OpFamily family_;
   std::mutex mutex_;
   std::unordered_set<std::string> recorded_;
 };

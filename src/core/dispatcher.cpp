@@ -18,18 +18,15 @@ std::string arch_name(int cc_major, int cc_minor) {
 Dispatcher::Dispatcher(const Registry& registry, const Platform& platform, Settings settings)
     : registry_(registry), platform_(platform), settings_(std::move(settings)) {
   std::vector<std::string> warnings = settings_.warnings;
-  for (const auto& file : settings_.a16w16.table_files) a16w16_table_.load_file(file, warnings);
+  for (OpFamily f : {OpFamily::kA16W16, OpFamily::kA8W8}) {
+    const FamilySettings& fs = settings_.family(f);
+    for (const auto& file : fs.table_files) tables_[static_cast<int>(f)].load_file(file, warnings);
+    if (settings_.capture) captures_[static_cast<int>(f)] = std::make_unique<Capture>(fs.untuned_file, f);
+  }
   for (const auto& w : warnings) log_warning(w);
-  if (settings_.capture) a16w16_capture_ = std::make_unique<Capture>(settings_.a16w16.untuned_file);
 }
 
-const Table& Dispatcher::table(OpFamily f) const {
-  switch (f) {
-    case OpFamily::kA16W16:
-      return a16w16_table_;
-  }
-  return a16w16_table_;
-}
+const Table& Dispatcher::table(OpFamily f) const { return tables_.at(static_cast<std::size_t>(f)); }
 
 const Table* Dispatcher::card_table(OpFamily f, const DeviceInfo& dev, std::string* overlay_file) {
   const FamilySettings& fs = settings_.family(f);
@@ -106,9 +103,8 @@ void Dispatcher::announce_first_resolution(const GemmProblem& p, const Resolutio
     log_info(msg);
   }
   // Only shapes no measured row serves: a tune of the capture adds their rows.
-  if (a16w16_capture_ && p.family == OpFamily::kA16W16 && res.level == WalkLevel::kDefault) {
-    a16w16_capture_->record(p);
-  }
+  const auto& capture = captures_.at(static_cast<std::size_t>(p.family));
+  if (capture && res.level == WalkLevel::kDefault) capture->record(p);
 }
 
 void Dispatcher::warn_sm_count_once(const DeviceInfo& dev, OpFamily f) {

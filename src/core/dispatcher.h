@@ -7,6 +7,7 @@
 // cached resolve never waits on file I/O of another thread or process.
 #pragma once
 
+#include <array>
 #include <memory>
 #include <shared_mutex>
 #include <string>
@@ -66,8 +67,9 @@ class Dispatcher {
   const Registry& registry_;
   const Platform& platform_;
   Settings settings_;
-  Table a16w16_table_;
-  std::unique_ptr<Capture> a16w16_capture_;
+  // By OpFamily.
+  std::array<Table, kOpFamilies> tables_;
+  std::array<std::unique_ptr<Capture>, kOpFamilies> captures_;
 
   std::shared_mutex mutex_;
   // Serialises first resolutions, so concurrent first calls of one shape walk once (each walk may

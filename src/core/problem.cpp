@@ -18,9 +18,11 @@ const char* py_bool(bool b) { return b ? "True" : "False"; }
 
 const FamilyInfo& family_info(OpFamily f) {
   static const FamilyInfo kA16W16{"gemm_a16w16", "bf16", "BF16"};
+  static const FamilyInfo kA8W8{"gemm_a8w8", "a8w8", "A8W8"};
   switch (f) {
     case OpFamily::kA16W16:
       return kA16W16;
+    case OpFamily::kA8W8: return kA8W8;
   }
   detail::throw_error("family_info", "unknown op family ", static_cast<int>(f));
 }
@@ -33,6 +35,27 @@ std::string_view epilogue_name(Epilogue e) {
       return "bias";
   }
   return "?";
+}
+
+std::string_view format_scale_recipe(ScaleGranularity x, ScaleGranularity w) {
+  using G = ScaleGranularity;
+  if (x == G::kNone && w == G::kNone) return "none";
+  if (x == G::kTensor && w == G::kTensor) return "tensor";
+  if (x == G::kRow && w == G::kTensor) return "token";
+  if (x == G::kTensor && w == G::kRow) return "channel";
+  if (x == G::kRow && w == G::kRow) return "token_channel";
+  return "?";
+}
+
+std::optional<std::pair<ScaleGranularity, ScaleGranularity>> parse_scale_recipe(std::string_view text) {
+  using G = ScaleGranularity;
+  for (G x : {G::kNone, G::kTensor, G::kRow}) {
+    for (G w : {G::kNone, G::kTensor, G::kRow}) {
+      const std::string_view name = format_scale_recipe(x, w);
+      if (name != "?" && name == text) return std::make_pair(x, w);
+    }
+  }
+  return std::nullopt;
 }
 
 std::string_view activation_name(Activation a) {
@@ -87,10 +110,9 @@ std::optional<EpilogueKey> parse_epilogue_key(std::string_view text) {
 
 bool GemmProblem::operator==(const GemmProblem& o) const {
   auto tie = [](const GemmProblem& p) {
-    return std::tie(p.family, p.m, p.n, p.k, p.a_type, p.b_type, p.out_type, p.bias_type,
-                    p.epilogue, p.activation, p.unit_alpha, p.use_c, p.scale_ab, p.bpreshuffle, p.lda,
-                    p.ldb, p.ldo, p.ldc, p.align_a, p.align_b, p.align_out, p.align_bias, p.align_c,
-                    p.device);
+    return std::tie(p.family, p.m, p.n, p.k, p.a_type, p.b_type, p.out_type, p.bias_type, p.epilogue, p.activation,
+                    p.unit_alpha, p.use_c, p.scale_ab, p.bpreshuffle, p.a_scale, p.b_scale, p.lda, p.ldb, p.ldo, p.ldc,
+                    p.align_a, p.align_b, p.align_out, p.align_bias, p.align_c, p.align_scales, p.device);
   };
   return tie(*this) == tie(o);
 }
@@ -100,6 +122,9 @@ std::string GemmProblem::describe() const {
                                   " dtype=", dtype_name(a_type), " outdtype=", dtype_name(out_type));
   if (scale_ab) s += " scaleAB=True";
   if (bpreshuffle) s += " bpreshuffle=True";
+  if (a_scale != ScaleGranularity::kNone || b_scale != ScaleGranularity::kNone) {
+    s += detail::concat(" scales=", format_scale_recipe(a_scale, b_scale));
+  }
   if (!plain_epilogue()) s += " epilogue=" + format_epilogue_key(epilogue_key());
   return s;
 }
@@ -114,7 +139,9 @@ std::size_t GemmProblemHash::operator()(const GemmProblem& p) const noexcept {
   hash_mix(h, p.ldo);
   hash_mix(h, p.ldc);
   hash_mix(h, static_cast<int>(p.activation) | (static_cast<int>(p.unit_alpha) << 4) |
-                  (static_cast<int>(p.use_c) << 5) | (static_cast<int>(p.align_c) << 6));
+                  (static_cast<int>(p.use_c) << 5) | (static_cast<int>(p.align_c) << 6) |
+                  (static_cast<int>(p.a_scale) << 11) | (static_cast<int>(p.b_scale) << 13) |
+                  (static_cast<int>(p.align_scales) << 15));
   std::uint64_t packed = 0;
   packed |= static_cast<std::uint64_t>(p.family);
   packed |= static_cast<std::uint64_t>(p.a_type) << 4;
@@ -141,17 +168,18 @@ std::uint8_t address_alignment(const void* p) {
 }
 
 bool TableKey::operator==(const TableKey& o) const {
-  return std::tie(arch, sm_count, n, k, bias, dtype, out_dtype, scale_ab, bpreshuffle) ==
-             std::tie(o.arch, o.sm_count, o.n, o.k, o.bias, o.dtype, o.out_dtype, o.scale_ab,
-                      o.bpreshuffle) &&
+  return std::tie(arch, sm_count, n, k, bias, dtype, out_dtype, scale_ab, bpreshuffle, a_scale, b_scale) ==
+             std::tie(o.arch, o.sm_count, o.n, o.k, o.bias, o.dtype, o.out_dtype, o.scale_ab, o.bpreshuffle, o.a_scale,
+                      o.b_scale) &&
          epilogue == o.epilogue;
 }
 
 std::string TableKey::describe() const {
-  return detail::concat("arch=", arch, " sm_count=", sm_count, " N=", n, " K=", k, " bias=", py_bool(bias),
-                        " dtype=", dtype_name(dtype), " outdtype=", dtype_name(out_dtype),
-                        " scaleAB=", py_bool(scale_ab), " bpreshuffle=", py_bool(bpreshuffle),
-                        " epilogue=", format_epilogue_key(epilogue));
+  return detail::concat(
+      "arch=", arch, " sm_count=", sm_count, " N=", n, " K=", k, " bias=", py_bool(bias), " dtype=", dtype_name(dtype),
+      " outdtype=", dtype_name(out_dtype), " scaleAB=", py_bool(scale_ab), " bpreshuffle=", py_bool(bpreshuffle),
+      " epilogue=", format_epilogue_key(epilogue), a_scale != ScaleGranularity::kNone ? " scales=" : "",
+      a_scale != ScaleGranularity::kNone ? format_scale_recipe(a_scale, b_scale) : "");
 }
 
 std::size_t TableKeyHash::operator()(const TableKey& k) const noexcept {
@@ -162,7 +190,8 @@ std::size_t TableKeyHash::operator()(const TableKey& k) const noexcept {
   hash_mix(h, (static_cast<int>(k.bias) << 0) | (static_cast<int>(k.scale_ab) << 1) |
                   (static_cast<int>(k.bpreshuffle) << 2) | (static_cast<int>(k.dtype) << 3) |
                   (static_cast<int>(k.out_dtype) << 8) | (static_cast<int>(k.epilogue.activation) << 16) |
-                  (static_cast<int>(k.epilogue.scaled) << 20) | (static_cast<int>(k.epilogue.use_c) << 21));
+                  (static_cast<int>(k.epilogue.scaled) << 20) | (static_cast<int>(k.epilogue.use_c) << 21) |
+                  (static_cast<int>(k.a_scale) << 22) | (static_cast<int>(k.b_scale) << 24));
   return h;
 }
 
@@ -178,6 +207,8 @@ TableKey table_key(const GemmProblem& p, const std::string& arch, int sm_count) 
   k.scale_ab = p.scale_ab;
   k.bpreshuffle = p.bpreshuffle;
   k.epilogue = p.epilogue_key();
+  k.a_scale = p.a_scale;
+  k.b_scale = p.b_scale;
   return k;
 }
 
@@ -195,6 +226,13 @@ GemmProblem problem_of_key(const TableKey& key, std::int64_t m, int device) {
   p.use_c = key.epilogue.use_c;
   p.scale_ab = key.scale_ab;
   p.bpreshuffle = key.bpreshuffle;
+  p.a_scale = key.a_scale;
+  p.b_scale = key.b_scale;
+  if (key.a_scale != ScaleGranularity::kNone) {
+    // a8w8: the family follows from the scales; a bias is added in fp32 and given in out's dtype.
+    p.family = OpFamily::kA8W8;
+    p.bias_type = key.out_dtype;
+  }
   p.lda = p.ldb = key.k;
   p.ldo = p.ldc = key.n;
   p.device = device;

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "tgemm/gemm.h"
 #include "tgemm/tensor.h"
@@ -17,7 +18,9 @@ namespace tgemm {
 // One op family = one table family (configs/<table>_tuned_gemm.csv, TGEMM_CONFIG_GEMM_<ENV>).
 enum class OpFamily : std::uint8_t {
   kA16W16,  // bf16/fp16 inputs: gemm_a16w16 and its fused-epilogue forms
+  kA8W8,    // float8_e4m3fn or int8 inputs with fp32 scales: gemm_a8w8
 };
+inline constexpr int kOpFamilies = 2;
 
 struct FamilyInfo {
   std::string_view op;          // public op name, for messages
@@ -31,6 +34,20 @@ enum class Epilogue : std::uint8_t {
   kBias,  // + bias[N]
 };
 std::string_view epilogue_name(Epilogue e);
+
+// How finely an a8w8 operand's fp32 scale varies: one scalar for the tensor, or one value per row
+// (per token for x [M, K], per output channel for w [N, K]). kNone: no scale (a16w16).
+enum class ScaleGranularity : std::uint8_t { kNone, kTensor, kRow };
+
+// The `scales` column of the a8w8 tables: x's granularity, then w's.
+//   tensor         x per-tensor,  w per-tensor
+//   token          x per-token,   w per-tensor
+//   channel        x per-tensor,  w per-channel
+//   token_channel  x per-token,   w per-channel
+// "none" for both kNone (a16w16 rows).
+std::string_view format_scale_recipe(ScaleGranularity x, ScaleGranularity w);
+// nullopt for an unknown name.
+std::optional<std::pair<ScaleGranularity, ScaleGranularity>> parse_scale_recipe(std::string_view text);
 std::string_view activation_name(Activation a);  // none | gelu | gelu_tanh | relu
 
 // What a table row's `epilogue` column holds: the activation, then "+alpha" when alpha != 1 and
@@ -61,12 +78,18 @@ struct GemmProblem {
   bool use_c = false;      // beta != 0: beta * c is added (c: [M, N], out's dtype, ld ldc)
   bool scale_ab = false;
   bool bpreshuffle = false;
+  // a8w8: granularity of x's and w's fp32 scales (GemmArgs::a_scale, b_scale); kNone otherwise.
+  ScaleGranularity a_scale = ScaleGranularity::kNone;
+  ScaleGranularity b_scale = ScaleGranularity::kNone;
   // Leading dimensions in elements: x [M,K] row stride, w [N,K] row stride, out [M,N] row stride.
   std::int64_t lda = 0, ldb = 0, ldo = 0;
   std::int64_t ldc = 0;  // row stride of c when use_c
   // Largest power of two (capped at 16) dividing each base address, in bytes. Part of the problem
   // because kernels with 16-byte vector or TMA loads can only run on 16-byte-aligned operands.
   std::uint8_t align_a = 16, align_b = 16, align_out = 16, align_bias = 16, align_c = 16;
+  // The smaller alignment of the two scale pointers (a8w8): cuBLASLt reads scale vectors with
+  // vector loads.
+  std::uint8_t align_scales = 16;
   int device = 0;  // ordinal; tables are per arch and SM count, so decisions are per device
 
   bool has_bias() const { return epilogue == Epilogue::kBias; }
@@ -97,6 +120,8 @@ struct TableKey {
   bool scale_ab = false;
   bool bpreshuffle = false;
   EpilogueKey epilogue;
+  ScaleGranularity a_scale = ScaleGranularity::kNone;  // the `scales` column (a8w8)
+  ScaleGranularity b_scale = ScaleGranularity::kNone;
 
   bool operator==(const TableKey& o) const;
   std::string describe() const;
@@ -118,6 +143,8 @@ struct GemmArgs {
   void* out = nullptr;         // [M,N]
   const void* bias = nullptr;  // [N]
   const void* c = nullptr;     // [M,N], read when the problem's use_c
+  const float* a_scale = nullptr;  // a8w8: x's scale, [1] or [M] (problem's a_scale)
+  const float* b_scale = nullptr;  // a8w8: w's scale, [1] or [N] (problem's b_scale)
   float alpha = 1.0f;
   float beta = 0.0f;
 };

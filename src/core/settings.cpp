@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cstdlib>
+#include <fstream>
 #include <string_view>
 
 namespace tgemm {
@@ -10,6 +11,7 @@ const FamilySettings& Settings::family(OpFamily f) const {
   switch (f) {
     case OpFamily::kA16W16:
       return a16w16;
+    case OpFamily::kA8W8: return a8w8;
   }
   return a16w16;
 }
@@ -79,7 +81,10 @@ Settings Settings::from_env(const std::string& shipped_config_dir, const Getenv&
                              std::string(info.op) + " (unset it to use the shipped table)");
       }
     } else if (!shipped_config_dir.empty()) {
-      fs.table_files = {shipped_config_dir + "/" + table + "_tuned_gemm.csv"};
+      const std::string shipped = shipped_config_dir + "/" + table + "_tuned_gemm.csv";
+      // Every install ships the a16w16 table, so its absence is worth the load's warning; the
+      // other families ship a table only once rows were tuned for them, and read none until then.
+      if (f == OpFamily::kA16W16 || std::ifstream(shipped).good()) fs.table_files = {shipped};
       fs.card_overlay_dir = shipped_config_dir;
     }
     const char* untuned = getenv(("TGEMM_UNTUNED_GEMM_" + suffix).c_str());
@@ -88,6 +93,7 @@ Settings Settings::from_env(const std::string& shipped_config_dir, const Getenv&
     return fs;
   };
   s.a16w16 = family_settings(OpFamily::kA16W16);
+  s.a8w8 = family_settings(OpFamily::kA8W8);
   s.capture = env_flag(getenv("TGEMM_TUNE_GEMM"));
   s.log_tuned_config = env_flag(getenv("TGEMM_LOG_TUNED_CONFIG"));
   return s;

@@ -4,7 +4,9 @@
 //                             in order (set but naming no file, e.g. "" or ":": no table, and a
 //                             warning); unset = the shipped configs/<fam>_tuned_gemm.csv, and
 //                             for a device whose card has one, configs/<card>/<fam>_tuned_gemm.csv
-//                             merged after it (card_slug; e.g. configs/h200/ on an H200)
+//                             merged after it (card_slug; e.g. configs/h200/ on an H200); a
+//                             family other than a16w16 reads its shipped table only where it exists
+//                             <FAM>: BF16 (gemm_a16w16), A8W8 (gemm_a8w8)
 //   TGEMM_TUNE_GEMM=1         record untuned problems to TGEMM_UNTUNED_GEMM_<FAM>
 //                             (default ./<fam>_untuned_gemm.csv)
 //   TGEMM_LOG_TUNED_CONFIG=1  log, once per shape, where the lookup walk landed
@@ -33,6 +35,7 @@ struct FamilySettings {
 
 struct Settings {
   FamilySettings a16w16;
+  FamilySettings a8w8;
   bool capture = false;
   bool log_tuned_config = false;
   // What the environment asked for that cannot be what was meant (a table variable that names no

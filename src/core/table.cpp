@@ -34,17 +34,32 @@ struct Columns {
 
 }  // namespace
 
-const std::vector<std::string>& tuned_table_columns() {
+const std::vector<std::string>& tuned_table_columns(OpFamily family) {
   static const std::vector<std::string> kColumns = {
       "arch", "sm_count", "M",       "N",  "K",          "bias",      "dtype",  "outdtype", "scaleAB",
       "bpreshuffle", "libtype", "solidx", "splitK", "us", "kernelName", "err_ratio", "tflops", "bw", "epilogue", "M_lo", "M_hi"};
-  return kColumns;
+  static const std::vector<std::string> kA8W8Columns = [] {
+    std::vector<std::string> c = kColumns;
+    c.push_back("scales");
+    return c;
+  }();
+  return family == OpFamily::kA8W8 ? kA8W8Columns : kColumns;
 }
 
-const std::vector<std::string>& untuned_table_columns() {
+const std::vector<std::string>& untuned_table_columns(OpFamily family) {
   static const std::vector<std::string> kColumns = {"M",     "N",        "K",       "bias",       "dtype",
                                                     "outdtype", "scaleAB", "bpreshuffle", "epilogue"};
-  return kColumns;
+  static const std::vector<std::string> kA8W8Columns = [] {
+    std::vector<std::string> c = kColumns;
+    c.push_back("scales");
+    return c;
+  }();
+  return family == OpFamily::kA8W8 ? kA8W8Columns : kColumns;
+}
+
+OpFamily family_of_dtype(DType dtype) {
+  return dtype == DType::kFloat8E4M3 || dtype == DType::kFloat8E5M2 || dtype == DType::kInt8 ? OpFamily::kA8W8
+                                                                                             : OpFamily::kA16W16;
 }
 
 namespace {
@@ -181,6 +196,24 @@ std::string RowReader::read(TableRow* row) {
     if (!e) fail("unknown epilogue '" + *ep + "' (expected none|gelu|gelu_tanh|relu, optionally +alpha, +c)");
     row->key.epilogue = e.value_or(EpilogueKey{});
   }
+  const std::string* scales = field("scales");
+  const bool quantized = family_of_dtype(row->key.dtype) == OpFamily::kA8W8;
+  if (scales && !scales->empty()) {
+    auto recipe = parse_scale_recipe(*scales);
+    if (!recipe) {
+      fail("unknown scales '" + *scales + "' (expected tensor|token|channel|token_channel, or none)");
+    } else if (quantized == (recipe->first == ScaleGranularity::kNone)) {
+      fail("scales '" + *scales + "' with dtype " + std::string(dtype_name(row->key.dtype)) +
+           (quantized ? ": an a8w8 row needs tensor|token|channel|token_channel" : ": only a8w8 rows have scales"));
+    } else {
+      row->key.a_scale = recipe->first;
+      row->key.b_scale = recipe->second;
+    }
+  } else if (quantized) {
+    // The scales decide the kernel's epilogue and are part of the key: a row that does not say
+    // which it was tuned for cannot be matched to a call.
+    fail("an a8w8 row (dtype " + std::string(dtype_name(row->key.dtype)) + ") needs a 'scales' value");
+  }
   row->libtype = *field("libtype");
   if (row->libtype.empty()) fail("empty libtype");
   row->kernel_name = *field("kernelName");
@@ -268,14 +301,31 @@ ParsedTable parse_tuned_table(std::istream& in, const std::string& file, const c
 }
 
 std::string format_tuned_row(const TableRow& r) {
-  return csv::join({r.key.arch, std::to_string(r.key.sm_count), std::to_string(r.m),
-                    std::to_string(r.key.n), std::to_string(r.key.k), py_bool(r.key.bias),
-                    std::string(dtype_name(r.key.dtype)), std::string(dtype_name(r.key.out_dtype)),
-                    py_bool(r.key.scale_ab), py_bool(r.key.bpreshuffle), r.libtype,
-                    std::to_string(r.solidx), std::to_string(r.split_k), format_number(r.us),
-                    r.kernel_name, format_number(r.err_ratio), format_number(r.tflops),
-                    format_number(r.bw), format_epilogue_key(r.key.epilogue),
-                    r.m_lo > 0 ? std::to_string(r.m_lo) : "", r.m_hi > 0 ? std::to_string(r.m_hi) : ""});
+  std::vector<std::string> fields = {r.key.arch,
+                                     std::to_string(r.key.sm_count),
+                                     std::to_string(r.m),
+                                     std::to_string(r.key.n),
+                                     std::to_string(r.key.k),
+                                     py_bool(r.key.bias),
+                                     std::string(dtype_name(r.key.dtype)),
+                                     std::string(dtype_name(r.key.out_dtype)),
+                                     py_bool(r.key.scale_ab),
+                                     py_bool(r.key.bpreshuffle),
+                                     r.libtype,
+                                     std::to_string(r.solidx),
+                                     std::to_string(r.split_k),
+                                     format_number(r.us),
+                                     r.kernel_name,
+                                     format_number(r.err_ratio),
+                                     format_number(r.tflops),
+                                     format_number(r.bw),
+                                     format_epilogue_key(r.key.epilogue),
+                                     r.m_lo > 0 ? std::to_string(r.m_lo) : "",
+                                     r.m_hi > 0 ? std::to_string(r.m_hi) : ""};
+  if (family_of_dtype(r.key.dtype) == OpFamily::kA8W8) {
+    fields.emplace_back(format_scale_recipe(r.key.a_scale, r.key.b_scale));
+  }
+  return csv::join(fields);
 }
 
 void Table::load_file(const std::string& path, std::vector<std::string>& warnings) {

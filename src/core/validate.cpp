@@ -1,5 +1,6 @@
 #include "core/validate.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -261,7 +262,122 @@ void check_alignment_and_aliasing(const TensorView& x, const TensorView& w, cons
   }
 }
 
+// a8w8: null pointers, then the dtypes of the operands, out, bias and scales.
+void check_a8w8_pointers_and_dtypes(const TensorView& x, const TensorView& w, const TensorView& x_scale,
+                                    const TensorView& w_scale, const TensorView& out, const TensorView* bias,
+                                    std::string_view op) {
+  TGEMM_CHECK(x.data != nullptr || x.numel() == 0, op, "x.data must not be null (x is ", shape_str(x), ")");
+  TGEMM_CHECK(w.data != nullptr || w.numel() == 0, op, "w.data must not be null (w is ", shape_str(w), ")");
+  TGEMM_CHECK(x_scale.data != nullptr, op, "x_scale.data must not be null (x_scale is ", shape_str(x_scale), ")");
+  TGEMM_CHECK(w_scale.data != nullptr, op, "w_scale.data must not be null (w_scale is ", shape_str(w_scale), ")");
+  TGEMM_CHECK(out.data != nullptr || out.numel() == 0, op, "out.data must not be null (out is ", shape_str(out), ")");
+  if (bias) {
+    TGEMM_CHECK(bias->data != nullptr || bias->numel() == 0, op,
+                "bias.data must not be null when a bias is given (bias is ", shape_str(*bias), ")");
+  }
+  TGEMM_CHECK(x.dtype != DType::kFloat8E5M2, op,
+              "x.dtype torch.float8_e5m2 is not supported (Hopper's FP8 GEMMs take e5m2 only against an e4m3 "
+              "operand): quantize to torch.float8_e4m3fn");
+  TGEMM_CHECK(x.dtype == DType::kFloat8E4M3 || x.dtype == DType::kInt8, op,
+              "x.dtype must be torch.float8_e4m3fn or torch.int8, got ", dtype_name(x.dtype));
+  TGEMM_CHECK(w.dtype == x.dtype, op, "w.dtype must equal x.dtype (", dtype_name(x.dtype),
+              "): fp8 and int8 operands do not mix, got ", dtype_name(w.dtype));
+  TGEMM_CHECK(out.dtype == DType::kBFloat16 || out.dtype == DType::kFloat16 || out.dtype == DType::kFloat32, op,
+              "out.dtype must be torch.bfloat16, torch.float16 or torch.float32, got ", dtype_name(out.dtype));
+  if (bias) {
+    TGEMM_CHECK(bias->dtype == out.dtype || bias->dtype == DType::kFloat32, op, "bias.dtype must equal out.dtype (",
+                dtype_name(out.dtype), ") or be torch.float32, got ", dtype_name(bias->dtype));
+  }
+  TGEMM_CHECK(x_scale.dtype == DType::kFloat32, op, "x_scale.dtype must be torch.float32, got ",
+              dtype_name(x_scale.dtype));
+  TGEMM_CHECK(w_scale.dtype == DType::kFloat32, op, "w_scale.dtype must be torch.float32, got ",
+              dtype_name(w_scale.dtype));
+}
+
+// A scale's granularity: one element (per-tensor), or `rows` contiguous elements (per-row:
+// [rows], [rows, 1], [1, rows], or the leading dims of x with a trailing 1).
+ScaleGranularity scale_granularity(const TensorView& s, const char* name, std::int64_t rows, const char* rows_name,
+                                   const char* per_row, std::string_view op) {
+  check_rank_and_sizes(s, name, op);
+  const std::int64_t numel = s.numel();
+  if (numel == 1) return ScaleGranularity::kTensor;
+  TGEMM_CHECK(numel == rows, op, name, " must have 1 element (per-tensor) or ", rows_name, " = ", rows, " elements (",
+              per_row, "), got shape ", shape_str(s));
+  std::int64_t expected = 1;
+  for (int d = s.rank - 1; d >= 0; --d) {
+    if (s.sizes[d] == 1) continue;
+    TGEMM_CHECK(s.strides[d] == expected, op, name, " must be contiguous, got shape ", shape_str(s), " strides ",
+                strides_str(s));
+    expected *= s.sizes[d];
+  }
+  return ScaleGranularity::kRow;
+}
+
 }  // namespace
+
+GemmCall validate_a8w8(const TensorView& x, const TensorView& w, const TensorView& x_scale, const TensorView& w_scale,
+                       const TensorView& out, const TensorView* bias, std::string_view op) {
+  for (auto [t, name] : {std::pair<const TensorView*, const char*>{&x, "x"},
+                         {&w, "w"},
+                         {&x_scale, "x_scale"},
+                         {&w_scale, "w_scale"},
+                         {&out, "out"},
+                         {bias, "bias"}}) {
+    if (t == nullptr) continue;
+    const int min_rank = (t == &x_scale || t == &w_scale) ? 0 : 1;
+    TGEMM_CHECK(t->rank >= min_rank && t->rank <= kMaxRank, op, name, ".rank must be in [", min_rank, ", ", kMaxRank,
+                "], got ", t->rank);
+  }
+  check_a8w8_pointers_and_dtypes(x, w, x_scale, w_scale, out, bias, op);
+  const GemmDims dims = check_shapes(x, w, out, bias, op);
+  const RowStrides ld = check_layout(x, w, out, bias, dims, op);
+  // 16-byte rows: Hopper's TMA copies (and cuBLASLt's FP8 and IMMA kernels) move operand rows in
+  // 16-byte units, so K and the row strides of x and w are multiples of 16 one-byte elements.
+  TGEMM_CHECK(dims.k % 16 == 0, op, "K (x.size(-1)) must be a multiple of 16 for ", dtype_name(x.dtype),
+              " operands (16-byte rows for TMA), got ", dims.k);
+  TGEMM_CHECK(dims.m <= 1 || dims.k == 0 || ld.lda % 16 == 0, op, "x row stride must be a multiple of 16 for ",
+              dtype_name(x.dtype), " operands, got ", ld.lda);
+  TGEMM_CHECK(dims.n <= 1 || dims.k == 0 || ld.ldb % 16 == 0, op, "w.stride(0) must be a multiple of 16 for ",
+              dtype_name(x.dtype), " operands, got ", ld.ldb);
+  const ScaleGranularity xs = scale_granularity(x_scale, "x_scale", dims.m, "M", "per-token: [M, 1]", op);
+  const ScaleGranularity ws = scale_granularity(w_scale, "w_scale", dims.n, "N", "per-channel: [N, 1]", op);
+  check_element_alignment(x_scale, "x_scale", op);
+  check_element_alignment(w_scale, "w_scale", op);
+  check_alignment_and_aliasing(x, w, out, bias, op);
+  for (auto [t, name] : {std::pair<const TensorView*, const char*>{&x_scale, "x_scale"}, {&w_scale, "w_scale"}}) {
+    std::string both = overlap(out, "out", *t, name);
+    TGEMM_CHECK(both.empty(), op, "out must not overlap ", name, ": ", both);
+  }
+
+  GemmCall call;
+  GemmProblem& p = call.problem;
+  p.family = OpFamily::kA8W8;
+  p.m = dims.m;
+  p.n = dims.n;
+  p.k = dims.k;
+  p.a_type = x.dtype;
+  p.b_type = w.dtype;
+  p.out_type = out.dtype;
+  p.epilogue = bias ? Epilogue::kBias : Epilogue::kNone;
+  p.bias_type = bias ? bias->dtype : out.dtype;
+  p.a_scale = xs;
+  p.b_scale = ws;
+  p.lda = std::max<std::int64_t>(ld.lda, 1);
+  p.ldb = std::max<std::int64_t>(ld.ldb, 1);
+  p.ldo = std::max<std::int64_t>(ld.ldo, 1);
+  p.align_a = address_alignment(x.data);
+  p.align_b = address_alignment(w.data);
+  p.align_out = address_alignment(out.data);
+  p.align_bias = bias ? address_alignment(bias->data) : 16;
+  p.align_scales = std::min(address_alignment(x_scale.data), address_alignment(w_scale.data));
+  call.args.a = x.data;
+  call.args.b = w.data;
+  call.args.out = out.data;
+  call.args.bias = bias ? bias->data : nullptr;
+  call.args.a_scale = static_cast<const float*>(x_scale.data);
+  call.args.b_scale = static_cast<const float*>(w_scale.data);
+  return call;
+}
 
 GemmCall validate_a16w16(const TensorView& x, const TensorView& w, const TensorView& out, const GemmOptions& options,
                          std::string_view op) {

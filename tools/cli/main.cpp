@@ -45,7 +45,13 @@ CLI::App* add_bench_command(CLI::App& app, tgemm::cli::BenchOptions& bench) {
       ->needs(grid)
       ->check(CLI::Range(std::int64_t{1}, tgemm::kMGridLimit))
       ->capture_default_str();
-  b->add_option("--dtype", bench.dtype, "input dtype (bf16, fp16)")->capture_default_str();
+  b->add_option("--family", bench.family, "op family: a16w16 (gemm_a16w16) or a8w8 (gemm_a8w8)")
+      ->check(CLI::IsMember({"a16w16", "a8w8"}))
+      ->capture_default_str();
+  b->add_option("--dtype", bench.dtype, "input dtype (bf16, fp16; with --family a8w8: fp8, int8)")
+      ->capture_default_str();
+  b->add_option("--scales", bench.scales, "--family a8w8: scale recipe tensor|token|channel|token_channel")
+      ->capture_default_str();
   b->add_option("--out-dtype", bench.out_dtype, "output dtype (default: input dtype)");
   b->add_flag("--bias", bench.bias, "add a bias [N]");
   b->add_option("--epilogue", bench.epilogue, "activation gelu|gelu_tanh|relu: fused vs GEMM + separate pass");
@@ -216,7 +222,11 @@ int main(int argc, char** argv) {
 
   CLI11_PARSE(app, argc, argv);
   try {
-    if (b->parsed()) return tgemm::cli::run_bench(bench);
+    if (b->parsed()) {
+      // a8w8's inputs are 8-bit: an unset --dtype means fp8 there.
+      if (bench.family == "a8w8" && b->get_option("--dtype")->count() == 0) bench.dtype = "fp8";
+      return tgemm::cli::run_bench(bench);
+    }
     if (s->parsed()) return tgemm::cli::run_show(show);
     if (l->parsed()) return tgemm::cli::run_lt_space(lts);
     if (rc->parsed()) return tgemm::run_reconfirm(reconfirm);

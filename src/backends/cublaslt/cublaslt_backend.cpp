@@ -7,6 +7,7 @@
 #include <cmath>
 #include <unordered_set>
 
+#include "backends/cublaslt/cublaslt_a8w8.h"
 #include "core/log.h"
 #include "core/table.h"
 #include "cuda/cuda_check.h"
@@ -101,11 +102,39 @@ LtConfig config_of(const cublasLtMatmulAlgo_t& algo) {
   return c;
 }
 
+// The a8w8 family's rows, default and candidates (cublaslt_a8w8.h): the two heuristic solutions.
+// Explicit configurations are not enumerated for it yet.
+SolutionPtr a8w8_from_row(const TableRow& row, const GemmProblem& p, std::string& why) {
+  if (row.kernel_name == kCublasLtHeuristicName) return LtA8W8Solution::heuristic(p, LtA8W8Solution::Mode::kFused, why);
+  if (row.kernel_name == kCublasLtA8W8StagedName) {
+    return LtA8W8Solution::heuristic(p, LtA8W8Solution::Mode::kStaged, why);
+  }
+  why = "unknown kernelName '" + row.kernel_name + "' for an a8w8 cublaslt row (expected " +
+        std::string(kCublasLtHeuristicName) + " or " + std::string(kCublasLtA8W8StagedName) + ")";
+  return nullptr;
+}
+
+SolutionPtr a8w8_default(const GemmProblem& p) {
+  std::string why;
+  if (auto s = LtA8W8Solution::heuristic(p, LtA8W8Solution::Mode::kFused, why)) return s;
+  return LtA8W8Solution::heuristic(p, LtA8W8Solution::Mode::kStaged, why);
+}
+
+std::vector<SolutionPtr> a8w8_candidates(const GemmProblem& p) {
+  std::vector<SolutionPtr> out;
+  std::string why;
+  for (auto mode : {LtA8W8Solution::Mode::kFused, LtA8W8Solution::Mode::kStaged}) {
+    if (auto s = LtA8W8Solution::heuristic(p, mode, why)) out.push_back(std::move(s));
+  }
+  return out;
+}
+
 class CublasLtBackend final : public Backend {
  public:
   std::string_view libtype() const override { return "cublaslt"; }
 
   SolutionPtr from_row(const TableRow& row, const GemmProblem& p, std::string& why) const override {
+    if (p.family == OpFamily::kA8W8) return a8w8_from_row(row, p, why);
     if (row.kernel_name == kCublasLtHeuristicName) return LtSolution::heuristic(p, why);
     if (row.kernel_name == kCublasLtTorchDefaultName) {
       // Rows running the heuristic's printed configuration measure 0.94-0.97x of the bench's
@@ -142,6 +171,7 @@ class CublasLtBackend final : public Backend {
   }
 
   SolutionPtr default_solution(const GemmProblem& p) const override {
+    if (p.family == OpFamily::kA8W8) return a8w8_default(p);
     std::string why;
     return LtSolution::heuristic(p, why);
   }
@@ -149,6 +179,7 @@ class CublasLtBackend final : public Backend {
   // The heuristic's own choice, its top 16 as explicit configurations, and every base of the
   // configuration space.
   std::vector<SolutionPtr> candidates(const GemmProblem& p) const override {
+    if (p.family == OpFamily::kA8W8) return a8w8_candidates(p);
     std::vector<SolutionPtr> out;
     std::unordered_set<std::string> names;
     auto add = [&](SolutionPtr s) {
@@ -173,6 +204,7 @@ class CublasLtBackend final : public Backend {
   // row 7.8-7.9% faster than the one it kept.
   std::vector<SolutionPtr> refine(const GemmProblem& p, const std::vector<ScreenedCandidate>& screened,
                                   const RefineOptions& options) const override {
+    if (p.family == OpFamily::kA8W8) return {};
     LtSpaceOptions opts;
     std::unordered_set<std::string> seen_names;
     std::vector<std::string> names;
@@ -209,6 +241,10 @@ std::size_t cublaslt_runtime_version() {
   static const std::size_t version = cublasLtGetVersion();
   return version;
 }
+
+cublasLtHandle_t cublaslt_handle(int device) { return handle_for(device); }
+
+cudaDataType_t cublaslt_data_type(DType t) { return cuda_type(t); }
 
 void register_cublaslt_solutions(Registry& registry) {
   registry.add(std::make_unique<CublasLtBackend>());

@@ -89,6 +89,9 @@ class LtSolution final : public Solution {
 
 // cublasLtGetVersion() of the library in use.
 std::size_t cublaslt_runtime_version();
+// The process's cuBLASLt handle of a device (created on first use), and cuBLASLt's name of a dtype.
+cublasLtHandle_t cublaslt_handle(int device);
+cudaDataType_t cublaslt_data_type(DType t);
 
 // The explicit configuration space of cuBLASLt for a problem, searched in two stages by the tuner:
 //  bases:   every algorithm id cuBLASLt offers for the types x every tile x every stages id x

@@ -4,6 +4,7 @@
 #include "core/table.h"
 #include "cuda/cuda_check.h"
 #include "kernels/common/reference_gemm.cuh"
+#include "kernels/common/reference_gemm_a8w8.cuh"
 
 namespace tgemm {
 namespace {
@@ -57,18 +58,66 @@ void launch_for_in(const GemmProblem& p, const GemmArgs& args, DType out_type, s
   }
 }
 
+template <typename In, typename Acc, typename Out>
+void launch_a8w8(const GemmProblem& p, const GemmArgs& args, std::int64_t ldo, cudaStream_t stream) {
+  kernels::RefA8W8Scales scales;
+  scales.x_scale = args.a_scale;
+  scales.x_per_row = p.a_scale == ScaleGranularity::kRow;
+  scales.w_scale = args.b_scale;
+  scales.w_per_col = p.b_scale == ScaleGranularity::kRow;
+  dim3 block(kernels::kRefA8W8Tile, kernels::kRefA8W8Tile);
+  dim3 grid(static_cast<unsigned>((p.n + kernels::kRefA8W8Tile - 1) / kernels::kRefA8W8Tile),
+            static_cast<unsigned>((p.m + kernels::kRefA8W8Tile - 1) / kernels::kRefA8W8Tile));
+  TGEMM_CHECK(grid.y <= 65535u, "reference_gemm_a8w8", "M must be at most ", 65535 * kernels::kRefA8W8Tile, ", got ",
+              p.m);
+  auto* x = static_cast<const In*>(args.a);
+  auto* w = static_cast<const In*>(args.b);
+  auto* out = static_cast<Out*>(args.out);
+  if (!p.has_bias()) {
+    kernels::reference_gemm_a8w8<In, Acc, Out, float>
+        <<<grid, block, 0, stream>>>(x, w, out, nullptr, p.m, p.n, p.k, p.lda, p.ldb, ldo, scales);
+  } else if (p.bias_type == DType::kBFloat16) {
+    kernels::reference_gemm_a8w8<In, Acc><<<grid, block, 0, stream>>>(x, w, out, static_cast<const bf16*>(args.bias),
+                                                                      p.m, p.n, p.k, p.lda, p.ldb, ldo, scales);
+  } else if (p.bias_type == DType::kFloat16) {
+    kernels::reference_gemm_a8w8<In, Acc><<<grid, block, 0, stream>>>(x, w, out, static_cast<const fp16*>(args.bias),
+                                                                      p.m, p.n, p.k, p.lda, p.ldb, ldo, scales);
+  } else {
+    kernels::reference_gemm_a8w8<In, Acc><<<grid, block, 0, stream>>>(x, w, out, static_cast<const float*>(args.bias),
+                                                                      p.m, p.n, p.k, p.lda, p.ldb, ldo, scales);
+  }
+  TGEMM_CUDA_CHECK_LAUNCH("reference_gemm_a8w8");
+}
+
+template <typename In, typename Acc>
+void launch_a8w8_for_in(const GemmProblem& p, const GemmArgs& args, DType out_type, std::int64_t ldo,
+                        cudaStream_t stream) {
+  switch (out_type) {
+    case DType::kBFloat16: return launch_a8w8<In, Acc, bf16>(p, args, ldo, stream);
+    case DType::kFloat16: return launch_a8w8<In, Acc, fp16>(p, args, ldo, stream);
+    case DType::kFloat32: return launch_a8w8<In, Acc, float>(p, args, ldo, stream);
+    default: detail::throw_error("reference_gemm_a8w8", "unsupported out dtype ", dtype_name(out_type));
+  }
+}
+
 class ReferenceSolution final : public Solution {
  public:
   const std::string& name() const override { return name_; }
   std::string_view libtype() const override { return "reference"; }
   bool can_implement(const GemmProblem& p) const noexcept override {
-    return p.family == OpFamily::kA16W16 && !p.scale_ab && !p.bpreshuffle &&
-           (p.m + kernels::kRefTile - 1) / kernels::kRefTile <= 65535;
+    // a8w8: the int32 sum of K products of at most 128 * 128 must fit (K < 2^17).
+    const bool family_ok = (p.family == OpFamily::kA16W16 && !p.scale_ab) ||
+                           (p.family == OpFamily::kA8W8 && (p.a_type != DType::kInt8 || p.k < (1 << 17)));
+    return family_ok && !p.bpreshuffle && (p.m + kernels::kRefTile - 1) / kernels::kRefTile <= 65535;
   }
   std::size_t workspace_size(const GemmProblem&) const override { return 0; }
   void run(const GemmProblem& p, const GemmArgs& args, const Workspace&,
            Stream stream) const override {
-    run_reference_gemm(p, args, p.out_type, p.ldo, stream);
+    if (p.family == OpFamily::kA8W8) {
+      run_reference_gemm_a8w8(p, args, p.out_type, p.ldo, stream);
+    } else {
+      run_reference_gemm(p, args, p.out_type, p.ldo, stream);
+    }
   }
 
  private:
@@ -110,6 +159,14 @@ void run_reference_gemm(const GemmProblem& p, const GemmArgs& args, DType out_ty
   if (p.a_type == DType::kBFloat16) return launch_for_in<bf16>(p, args, out_type, ldo, stream);
   if (p.a_type == DType::kFloat16) return launch_for_in<fp16>(p, args, out_type, ldo, stream);
   detail::throw_error("reference_gemm", "unsupported input dtype ", dtype_name(p.a_type));
+}
+
+void run_reference_gemm_a8w8(const GemmProblem& p, const GemmArgs& args, DType out_type, std::int64_t ldo, Stream s) {
+  auto stream = reinterpret_cast<cudaStream_t>(s);
+  if (p.m == 0 || p.n == 0) return;
+  if (p.a_type == DType::kFloat8E4M3) return launch_a8w8_for_in<__nv_fp8_e4m3, float>(p, args, out_type, ldo, stream);
+  if (p.a_type == DType::kInt8) return launch_a8w8_for_in<std::int8_t, std::int32_t>(p, args, out_type, ldo, stream);
+  detail::throw_error("reference_gemm_a8w8", "unsupported input dtype ", dtype_name(p.a_type));
 }
 
 void register_reference_solutions(Registry& registry) {

@@ -22,6 +22,24 @@ if(bd_RC EQUAL 0 OR bd_RC EQUAL 2)
 endif()
 expect_contains("tgemm bench --data normal stderr" "${bd_ERR}" "--data")
 
+# --family a8w8: the same early exit; its --dtype and --scales are checked first (exit 1, naming
+# the option), and an unknown family is a usage error.
+tgemm_run(a bench --family a8w8 --suite "${SOURCE_DIR}/bench/shapes/llm_shapes.csv" -m 1 --max-problems 1
+          --replays 1 --no-check --json -)
+expect_eq("exit status of tgemm bench --family a8w8 without a GPU" "${a_RC}" "2")
+expect_contains("tgemm bench --family a8w8 stderr" "${a_ERR}" "no CUDA GPU")
+tgemm_run(ad bench --family a8w8 --dtype bf16 --json -)
+expect_eq("exit status of tgemm bench --family a8w8 --dtype bf16" "${ad_RC}" "1")
+expect_contains("tgemm bench --family a8w8 --dtype bf16 stderr" "${ad_ERR}" "--family a8w8 takes --dtype fp8 or int8")
+tgemm_run(as bench --family a8w8 --dtype int8 --scales rowwise --json -)
+expect_eq("exit status of tgemm bench --family a8w8 --scales rowwise" "${as_RC}" "1")
+expect_contains("tgemm bench --scales rowwise stderr" "${as_ERR}" "--scales must be tensor, token, channel or token_channel")
+tgemm_run(af bench --family a4w4 --json -)
+if(af_RC EQUAL 0 OR af_RC EQUAL 2)
+  message(FATAL_ERROR "tgemm bench --family a4w4: exit status ${af_RC}, expected a usage error")
+endif()
+expect_contains("tgemm bench --family a4w4 stderr" "${af_ERR}" "--family")
+
 # --overhead takes the same early exit.
 tgemm_run(o bench --overhead --overhead-calls 128 --json -)
 expect_eq("exit status of tgemm bench --overhead without a GPU" "${o_RC}" "2")

@@ -1,0 +1,30 @@
+// The a8w8 family as torch ops (rows of python/csrc/op_table.h):
+//   tgemm::gemm_a8w8(Tensor x, Tensor w, Tensor x_scale, Tensor w_scale, Tensor? bias=None,
+//                    ScalarType? out_dtype=None) -> Tensor
+// y = (x @ w^T) * x_scale * w_scale (+ bias) by tgemm::gemm_a8w8 (include/tgemm/a8w8.h) on the
+// current CUDA stream; out_dtype None is torch.bfloat16. Inference only: no derivative.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/ScalarType.h>
+
+#include <optional>
+
+#include "python/csrc/torch_view.h"
+#include "tgemm/a8w8.h"
+
+namespace tgemm::torch_binding {
+
+struct GemmA8W8 {
+  using Sig = at::Tensor(const at::Tensor& x, const at::Tensor& w, const at::Tensor& x_scale, const at::Tensor& w_scale,
+                         const std::optional<at::Tensor>& bias, std::optional<at::ScalarType> out_dtype);
+  static Sig cuda, cpu;
+  static AutogradSig<Sig> autograd;
+};
+
+// Where gemm_a8w8(x, w, x_scale, w_scale, bias, out_dtype) is routed, without running it.
+DispatchInfo describe_a8w8(const at::Tensor& x, const at::Tensor& w, const at::Tensor& x_scale,
+                           const at::Tensor& w_scale, const std::optional<at::Tensor>& bias,
+                           std::optional<at::ScalarType> out_dtype);
+
+}  // namespace tgemm::torch_binding

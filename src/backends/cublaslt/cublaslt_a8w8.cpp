@@ -1,0 +1,188 @@
+#include "backends/cublaslt/cublaslt_a8w8.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "backends/cublaslt/cublaslt_backend.h"
+#include "backends/cublaslt/cublaslt_config.h"
+#include "core/check.h"
+#include "cuda/cuda_check.h"
+#include "cuda/scale_epilogue.h"
+
+namespace tgemm {
+namespace {
+
+constexpr const char* kWhere = "gemm_a8w8";
+
+// Offsets in the workspace are rounded up to this (cuBLASLt and the vector loads of the
+// staging buffer want 256-byte aligned buffers, as cudaMalloc gives).
+constexpr std::size_t kAlign = 256;
+std::size_t round_up(std::size_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
+
+bool per_tensor_both(const GemmProblem& p) {
+  return p.a_scale == ScaleGranularity::kTensor && p.b_scale == ScaleGranularity::kTensor;
+}
+
+// A pointer value of the given alignment, for queries that read only alignment (cuBLASLt's
+// heuristic does for the bias).
+const void* fake_pointer(std::uint8_t alignment) {
+  return reinterpret_cast<const void*>(static_cast<std::uintptr_t>(0x100000) + alignment);
+}
+
+template <typename T>
+void set_attr(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attr, const T& value) {
+  TGEMM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc, attr, &value, sizeof(value)), kWhere);
+}
+
+}  // namespace
+
+LtA8W8Solution::LtA8W8Solution(const GemmProblem& p, Mode mode) : problem_(p), mode_(mode) {
+  name_ = mode == Mode::kFused ? std::string(kCublasLtHeuristicName) : std::string(kCublasLtA8W8StagedName);
+}
+
+LtA8W8Solution::~LtA8W8Solution() {
+  if (layout_a_) cublasLtMatrixLayoutDestroy(layout_a_);
+  if (layout_b_) cublasLtMatrixLayoutDestroy(layout_b_);
+  if (layout_c_) cublasLtMatrixLayoutDestroy(layout_c_);
+  if (layout_d_) cublasLtMatrixLayoutDestroy(layout_d_);
+  if (desc_) cublasLtMatmulDescDestroy(desc_);
+}
+
+bool LtA8W8Solution::make_descriptors(std::string& why) {
+  const GemmProblem& p = problem_;
+  if (p.family != OpFamily::kA8W8) {
+    why = "not an a8w8 problem: " + p.describe();
+    return false;
+  }
+  const bool int8 = p.a_type == DType::kInt8;
+  const bool staged = mode_ == Mode::kStaged;
+  if (!staged && int8) {
+    why = "cuBLASLt's IMMA kernels write int32 or int8, not scaled " + std::string(dtype_name(p.out_type)) +
+          ": int8 runs staged";
+    return false;
+  }
+  if (!staged && p.has_bias() && p.bias_type != p.out_type) {
+    why = "cuBLASLt's FP8 bias has out's dtype (" + std::string(dtype_name(p.out_type)) + "), not " +
+          std::string(dtype_name(p.bias_type));
+    return false;
+  }
+  if (!staged && !per_tensor_both(p) && p.align_scales < 16) {
+    // The outer-vector scales are read with 16-byte vector loads; the staged pass reads any
+    // 4-byte aligned scale.
+    why = "cuBLASLt's outer-vector scales need 16-byte aligned scale vectors, got " + std::to_string(p.align_scales) +
+          "-byte aligned";
+    return false;
+  }
+  handle_ = cublaslt_handle(p.device);
+  const cublasComputeType_t compute = int8 ? CUBLAS_COMPUTE_32I : CUBLAS_COMPUTE_32F;
+  const cudaDataType_t scale_type = int8 ? CUDA_R_32I : CUDA_R_32F;
+  const cudaDataType_t d_type = staged ? (int8 ? CUDA_R_32I : CUDA_R_32F) : cublaslt_data_type(p.out_type);
+  TGEMM_CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc_, compute, scale_type), kWhere);
+  set_attr(desc_, CUBLASLT_MATMUL_DESC_TRANSA, CUBLAS_OP_T);
+  set_attr(desc_, CUBLASLT_MATMUL_DESC_TRANSB, CUBLAS_OP_N);
+  if (!staged) {
+    if (!per_tensor_both(p)) {
+      // Each (i, j) of the product times A's scale i (our N) and B's scale j (our M).
+      const std::int32_t mode = CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
+      set_attr(desc_, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, mode);
+      set_attr(desc_, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, mode);
+      if (p.a_scale == ScaleGranularity::kTensor) vector_bytes_ = round_up(static_cast<std::size_t>(p.m) * 4);
+      if (p.b_scale == ScaleGranularity::kTensor) vector_bytes_ = round_up(static_cast<std::size_t>(p.n) * 4);
+    }
+    if (p.has_bias()) {
+      set_attr(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_BIAS);
+      set_attr(desc_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, cublaslt_data_type(p.bias_type));
+      set_attr(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, fake_pointer(p.align_bias));
+    }
+  } else {
+    staging_bytes_ = round_up(static_cast<std::size_t>(p.m) * static_cast<std::size_t>(p.n) * 4);
+  }
+  const cudaDataType_t in_type = cublaslt_data_type(p.a_type);
+  const std::int64_t ld_d = staged ? p.n : p.ldo;
+  TGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout_a_, in_type, p.k, p.n, p.ldb), kWhere);
+  TGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout_b_, in_type, p.k, p.m, p.lda), kWhere);
+  TGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout_c_, d_type, p.n, p.m, ld_d), kWhere);
+  TGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout_d_, d_type, p.n, p.m, ld_d), kWhere);
+  return true;
+}
+
+std::shared_ptr<LtA8W8Solution> LtA8W8Solution::heuristic(const GemmProblem& p, Mode mode, std::string& why) {
+  std::shared_ptr<LtA8W8Solution> s(new LtA8W8Solution(p, mode));
+  if (!s->make_descriptors(why)) return nullptr;
+  cublasLtMatmulPreference_t pref = nullptr;
+  TGEMM_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref), kWhere);
+  const bool staged = mode == Mode::kStaged;
+  const std::uint64_t ws = kCublasLtMaxWorkspace;
+  // A = w, B = x, C = D = out (or the 256-byte aligned staging buffer).
+  const std::uint32_t aa = p.align_b, ab = p.align_a, ad = staged ? 16 : p.align_out;
+  cublasLtMatmulHeuristicResult_t result{};
+  int returned = 0;
+  cublasStatus_t st =
+      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
+  if (st == CUBLAS_STATUS_SUCCESS) {
+    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &aa, sizeof(aa));
+    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &ab, sizeof(ab));
+    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &ad, sizeof(ad));
+    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &ad, sizeof(ad));
+    if (!staged && dtype_size(p.out_type) < 4) {
+      // Split-K partial sums reduced in a 16-bit output lose 8+ bits per split: fp32 only.
+      const std::uint32_t mask = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &mask, sizeof(mask));
+    }
+    st = cublasLtMatmulAlgoGetHeuristic(s->handle_, s->desc_, s->layout_a_, s->layout_b_, s->layout_c_, s->layout_d_,
+                                        pref, 1, &result, &returned);
+  }
+  cublasLtMatmulPreferenceDestroy(pref);
+  if (st != CUBLAS_STATUS_SUCCESS || returned == 0 || result.state != CUBLAS_STATUS_SUCCESS) {
+    why = "cuBLASLt heuristic returned no algorithm for " + s->name_ + " " + p.describe();
+    return nullptr;
+  }
+  s->algo_ = result.algo;
+  s->workspace_ = result.workspaceSize;
+  return s;
+}
+
+void LtA8W8Solution::run(const GemmProblem& p, const GemmArgs& args, const Workspace& ws, Stream stream) const {
+  auto* base = static_cast<char*>(ws.data);
+  void* lt_ws = base + staging_bytes_ + vector_bytes_;
+  const std::size_t lt_ws_bytes = ws.bytes - staging_bytes_ - vector_bytes_;
+  const auto cuda_stream = reinterpret_cast<cudaStream_t>(stream);
+  if (mode_ == Mode::kStaged) {
+    void* acc = base;
+    const bool int8 = p.a_type == DType::kInt8;
+    const std::int32_t alpha_i = 1, beta_i = 0;
+    const float alpha_f = 1.0f, beta_f = 0.0f;
+    const void* alpha = int8 ? static_cast<const void*>(&alpha_i) : static_cast<const void*>(&alpha_f);
+    const void* beta = int8 ? static_cast<const void*>(&beta_i) : static_cast<const void*>(&beta_f);
+    TGEMM_CUBLAS_CHECK(cublasLtMatmul(handle_, desc_, alpha, args.b, layout_a_, args.a, layout_b_, beta, acc, layout_c_,
+                                      acc, layout_d_, &algo_, lt_ws, lt_ws_bytes, cuda_stream),
+                       kWhere);
+    scale_rows(a8w8_epilogue(p, args, acc, int8 ? DType::kInt32 : DType::kFloat32), stream);
+    return;
+  }
+  // A's scale is w's (our N rows), B's is x's (our M columns).
+  const float* a_scale = args.b_scale;
+  const float* b_scale = args.a_scale;
+  if (!per_tensor_both(p)) {
+    auto* vec = reinterpret_cast<float*>(base + staging_bytes_);
+    if (p.b_scale == ScaleGranularity::kTensor) {
+      broadcast_scale(args.b_scale, vec, p.n, stream);
+      a_scale = vec;
+    } else if (p.a_scale == ScaleGranularity::kTensor) {
+      broadcast_scale(args.a_scale, vec, p.m, stream);
+      b_scale = vec;
+    }
+  }
+  const float alpha = 1.0f, beta = 0.0f;
+  std::lock_guard<std::mutex> lock(pointer_mutex_);
+  set_attr(desc_, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, a_scale);
+  set_attr(desc_, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, b_scale);
+  if (p.has_bias()) set_attr(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, args.bias);
+  TGEMM_CUBLAS_CHECK(cublasLtMatmul(handle_, desc_, &alpha, args.b, layout_a_, args.a, layout_b_, &beta, args.out,
+                                    layout_c_, args.out, layout_d_, &algo_, lt_ws, lt_ws_bytes, cuda_stream),
+                     kWhere);
+}
+
+}  // namespace tgemm

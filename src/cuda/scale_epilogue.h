@@ -1,0 +1,39 @@
+// The dequantizing epilogue of the a8w8 GEMMs, callable from host-only code (no CUDA types here):
+//   out[i, j] = acc[i, j] * x_scale[i or 0] * w_scale[j or 0] + bias[j]
+// in fp32, one rounding to out_type. acc is the unscaled product of the 8-bit operands: int32
+// (IMMA, exact) or fp32 (FP8). And the broadcast that turns a per-tensor scale into a vector for
+// cuBLASLt's outer-vector scale mode.
+#pragma once
+
+#include <cstdint>
+
+#include "core/problem.h"
+#include "tgemm/tensor.h"
+
+namespace tgemm {
+
+struct ScaleEpilogueParams {
+  void* out = nullptr;
+  DType out_type = DType::kBFloat16;  // bf16, fp16 or fp32
+  std::int64_t ldo = 0;
+  const void* acc = nullptr;
+  DType acc_type = DType::kFloat32;  // fp32 or int32
+  std::int64_t ld_acc = 0;
+  const float* a_scale = nullptr;  // [m] when a_per_row, else [1]
+  bool a_per_row = false;
+  const float* b_scale = nullptr;  // [n] when b_per_col, else [1]
+  bool b_per_col = false;
+  const void* bias = nullptr;  // [n] or null
+  DType bias_type = DType::kFloat32;
+  std::int64_t m = 0, n = 0;
+};
+
+// The parameters for problem p whose unscaled product lies at `acc` ([M, N], ld N).
+ScaleEpilogueParams a8w8_epilogue(const GemmProblem& p, const GemmArgs& args, const void* acc, DType acc_type);
+
+void scale_rows(const ScaleEpilogueParams& params, Stream stream);
+
+// dst[i] = *src for i < n: a per-tensor scale as the vector cuBLASLt's OUTER_VEC_32F mode reads.
+void broadcast_scale(const float* src, float* dst, std::int64_t n, Stream stream);
+
+}  // namespace tgemm
