@@ -179,6 +179,34 @@ std::vector<TableRow> update_tuned_table(const std::string& path, const std::vec
   return t.rows;
 }
 
+std::vector<TableRow> replace_range_rows(
+    const std::string& path, const TableKey& key,
+    const std::function<std::vector<TableRow>(const std::set<std::int64_t>& exact_ms)>& make_rows) {
+  require_regular_target(path);
+  TableLock lock(path);
+  ExistingTable t = read_existing(path);
+  std::set<std::int64_t> exact_ms;
+  for (const TableRow& r : t.rows) {
+    if (r.key == key && r.m_lo == 0 && r.m_hi == 0) exact_ms.insert(r.m);
+  }
+  t.rows.erase(std::remove_if(t.rows.begin(), t.rows.end(),
+                              [&](const TableRow& x) { return x.key == key && (x.m_lo != 0 || x.m_hi != 0); }),
+               t.rows.end());
+  for (TableRow& r : make_rows(exact_ms)) {
+    TGEMM_CHECK(r.key == key && exact_ms.count(r.m) == 0, kOp, "a range row for ", r.key.describe(), " at M = ", r.m,
+                " would replace an exact row or belongs to another key");
+    t.rows.push_back(std::move(r));
+  }
+  replace_atomically(path, table_text(t.verbatim, t.rows));
+  return t.rows;
+}
+
+void write_file_atomically(const std::string& path, const std::string& text) {
+  require_regular_target(path);
+  TableLock lock(path);
+  replace_atomically(path, text);
+}
+
 void append_locked(const std::string& path, const std::string& header, const std::string& text) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   TGEMM_CHECK(fd >= 0, kOp, "cannot open '", path, "' to append: ", errno_text());
