@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/check.h"
+#include "core/csv.h"
 
 namespace tgemm {
 
@@ -72,7 +73,8 @@ std::vector<RangeCheck> plan_ranges(std::vector<GridWinner> points, int max_step
       continue;
     }
     std::size_t last = i;
-    while (last + 1 < points.size() && !points[last + 1].is_default && points[last + 1].solution == points[i].solution) {
+    while (last + 1 < points.size() && !points[last + 1].is_default &&
+           points[last + 1].solution == points[i].solution) {
       ++last;
     }
     checks.push_back(check_of_run(points, i, last, max_steps));
@@ -195,7 +197,12 @@ bool MGridState::ranges_pending(const std::string& key, const std::vector<std::i
 }
 
 std::string MGridState::to_json() const {
-  nlohmann::json j = {{"reconfirmed", nlohmann::json::object()}, {"ranges_written", nlohmann::json::object()}};
+  nlohmann::json j = {{"defaults", nlohmann::json::object()},
+                      {"reconfirmed", nlohmann::json::object()},
+                      {"ranges_written", nlohmann::json::object()}};
+  for (const auto& [key, by_m] : defaults) {
+    for (const auto& [m, name] : by_m) j["defaults"][key][std::to_string(m)] = name;
+  }
   for (const auto& [key, ms] : reconfirmed) j["reconfirmed"][key] = ms;
   for (const auto& [key, grid] : ranges_written) j["ranges_written"][key] = grid;
   return j.dump(1) + "\n";
@@ -206,9 +213,19 @@ MGridState MGridState::from_json(const std::string& text, const std::string& whe
   TGEMM_CHECK(!j.is_discarded() && j.is_object(), kOp, where, " is not a JSON object");
   MGridState s;
   try {
+    const nlohmann::json defaults = j.value("defaults", nlohmann::json::object());
     const nlohmann::json reconfirmed = j.value("reconfirmed", nlohmann::json::object());
     const nlohmann::json written = j.value("ranges_written", nlohmann::json::object());
-    TGEMM_CHECK(reconfirmed.is_object() && written.is_object(), kOp, where, ": not a --m-grid state file");
+    TGEMM_CHECK(defaults.is_object() && reconfirmed.is_object() && written.is_object(), kOp, where,
+                ": not a --m-grid state file");
+    for (const auto& [key, by_m] : defaults.items()) {
+      TGEMM_CHECK(by_m.is_object(), kOp, where, ": the defaults of ", key, " are not an object");
+      for (const auto& [m, name] : by_m.items()) {
+        const auto v = csv::parse_int(m);
+        TGEMM_CHECK(v.has_value() && *v >= 1, kOp, where, ": '", m, "' is not an M");
+        s.defaults[key][*v] = name.get<std::string>();
+      }
+    }
     for (const auto& [key, ms] : reconfirmed.items()) s.reconfirmed[key] = ms.get<std::set<std::int64_t>>();
     for (const auto& [key, grid] : written.items()) {
       s.ranges_written[key] = grid.get<std::vector<std::int64_t>>();

@@ -110,9 +110,12 @@ std::vector<TableRow> range_rows(const std::vector<VerifiedRange>& ranges,
                                  const std::set<std::int64_t>& exact_ms);
 
 // What a `tgemm tune --m-grid` has finished, kept beside the tuned file (<tuned>.mgrid.json) so a
-// stopped tune resumes: per key (TableKey::describe()), the grid points whose race winners went
-// through the reconfirmation, and the grid whose range pass wrote its rows.
+// stopped tune resumes: per key (TableKey::describe()), the race's default at each raced grid point
+// (a point whose row names it needs no range; the reconfirmation reverts rows to it), the grid
+// points whose race winners went through the reconfirmation, and the grid whose range pass wrote
+// its rows.
 struct MGridState {
+  std::map<std::string, std::map<std::int64_t, std::string>> defaults;
   std::map<std::string, std::set<std::int64_t>> reconfirmed;
   std::map<std::string, std::vector<std::int64_t>> ranges_written;
 

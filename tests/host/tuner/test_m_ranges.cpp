@@ -200,7 +200,8 @@ TEST(RangeCheck, NoRangeClaimsAnMOutsideWhatWasMeasured) {
       std::set<std::int64_t> held(c.grid.begin(), c.grid.end()), failed;
       for (std::int64_t m : run_check(c, truth)) (ratio_holds(truth(m), kBand) ? held : failed).insert(m);
       for (const VerifiedRange& r : verified_ranges(c)) {
-        EXPECT_TRUE(held.count(r.lo) == 1 && held.count(r.hi) == 1) << "seed " << seed << " [" << r.lo << ", " << r.hi << "]";
+        EXPECT_TRUE(held.count(r.lo) == 1 && held.count(r.hi) == 1)
+            << "seed " << seed << " [" << r.lo << ", " << r.hi << "]";
         for (std::int64_t f : failed) EXPECT_FALSE(r.lo <= f && f <= r.hi) << "seed " << seed << " M " << f;
       }
     }
@@ -208,7 +209,8 @@ TEST(RangeCheck, NoRangeClaimsAnMOutsideWhatWasMeasured) {
 }
 
 TEST(MergeRanges, TouchingRangesOfOneSolutionMergeOthersStay) {
-  const auto merged = merge_ranges({{"A", 20, 30, {24}}, {"A", 10, 19, {16}}, {"B", 31, 40, {32}}, {"B", 42, 50, {48}}});
+  const auto merged =
+      merge_ranges({{"A", 20, 30, {24}}, {"A", 10, 19, {16}}, {"B", 31, 40, {32}}, {"B", 42, 50, {48}}});
   ASSERT_EQ(merged.size(), 3u);
   EXPECT_EQ(merged[0].solution, "A");
   EXPECT_EQ(merged[0].lo, 10);
@@ -279,9 +281,11 @@ TEST(RangeRows, OneRowPerPieceAtItsMiddleGridPointServingExactlyItsRange) {
 
 TEST(MGridStateFile, RoundTripsAndSaysWhichRangePassesAreLeft) {
   MGridState s;
+  s.defaults["key one"] = {{1, "cublaslt:heuristic"}, {16, "split:cublaslt:heuristic"}};
   s.reconfirmed["key one"] = {1, 2, 16};
   s.ranges_written["key one"] = {1, 2, 16};
   const MGridState back = MGridState::from_json(s.to_json(), "state.json");
+  EXPECT_EQ(back.defaults, s.defaults);
   EXPECT_EQ(back.reconfirmed, s.reconfirmed);
   EXPECT_EQ(back.ranges_written, s.ranges_written);
   EXPECT_FALSE(back.ranges_pending("key one", {1, 2, 16}));
@@ -290,6 +294,7 @@ TEST(MGridStateFile, RoundTripsAndSaysWhichRangePassesAreLeft) {
   EXPECT_THROW(MGridState::from_json("[1, 2]", "state.json"), Error);
   EXPECT_THROW(MGridState::from_json("{\"reconfirmed\": {\"k\": \"x\"}}", "state.json"), Error);
   EXPECT_THROW(MGridState::from_json("not json", "state.json"), Error);
+  EXPECT_THROW(MGridState::from_json("{\"defaults\": {\"k\": {\"x\": \"a\"}}}", "state.json"), Error);
 }
 
 TEST(ReplaceRangeRows, ReplacesTheKeysRangeRowsKeepsExactRowsAndCutsAroundThem) {
