@@ -90,6 +90,10 @@ struct TuneOptions {
   // results go to <tuned_file>.mgrid-points.csv and what the pass finished to
   // <tuned_file>.mgrid-state.json, so the same command resumes.
   bool m_grid = false;
+  // Instead of -i (with --m-grid): the keys of a model's config.json at tensor-parallel degree tp,
+  // written by the CLI to <tuned_file>.model-keys.csv (tools/cli/shapes.h, write_model_keys).
+  std::string model_dir;
+  int tp = 1;
   std::int64_t m_grid_max = kMGridMax;
   double m_grid_factor = kTuneGridFactor;
   int m_grid_shrink_steps = 3;

@@ -157,6 +157,19 @@ ExistingTable read_existing(const std::string& path) {
   return t;
 }
 
+// An exact row at M inside a range row of its key: the range keeps the side of M that holds its
+// own row's M, so the file never holds two rows that serve one M (the loader would skip one).
+void narrow_ranges_around(std::vector<TableRow>& rows, const TableRow& exact) {
+  for (TableRow& x : rows) {
+    if (!(x.key == exact.key) || (x.m_lo == 0 && x.m_hi == 0) || !x.serves(exact.m)) continue;
+    if (exact.m < x.m) {
+      x.m_lo = exact.m + 1;
+    } else {
+      x.m_hi = exact.m - 1;
+    }
+  }
+}
+
 }  // namespace
 
 void write_tuned_table(const std::string& path, const std::vector<TableRow>& rows) {
@@ -173,6 +186,7 @@ std::vector<TableRow> update_tuned_table(const std::string& path, const std::vec
     t.rows.erase(
         std::remove_if(t.rows.begin(), t.rows.end(), [&](const TableRow& x) { return x.key == r.key && x.m == r.m; }),
         t.rows.end());
+    if (r.m_lo == 0 && r.m_hi == 0) narrow_ranges_around(t.rows, r);
     t.rows.push_back(r);
   }
   replace_atomically(path, table_text(t.verbatim, t.rows));

@@ -26,7 +26,9 @@ void write_tuned_table(const std::string& path, const std::vector<TableRow>& row
 // with each of `rows` replacing the row of the same key and M or added, written back as
 // write_tuned_table does. Lines the parser does not turn into rows (comments, rows it warns about)
 // are copied through verbatim, so nothing a person wrote is lost. A file whose header is not a
-// tuned table's is refused (tgemm::Error), not overwritten. Returns the merged rows.
+// tuned table's is refused (tgemm::Error), not overwritten. An added row without an M range whose M
+// lies in another row's range of its key narrows that range to the side holding its row's M (a
+// range never overlaps an exact row). Returns the merged rows.
 std::vector<TableRow> update_tuned_table(const std::string& path, const std::vector<TableRow>& rows);
 
 // The range rows of `key` in the table at `path` replaced (`tgemm tune --m-grid`'s range pass):

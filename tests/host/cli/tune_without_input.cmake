@@ -128,3 +128,29 @@ if(ncb_RC EQUAL 0)
   message(FATAL_ERROR "tgemm tune of a missing input exited 0")
 endif()
 expect_contains("tgemm tune --no-confirm_best: stderr" "${ncb_ERR}" "missing.csv")
+
+# --m-grid: its options are checked before the GPU (the range cases above); --model_dir needs
+# --m-grid and excludes -i; with both right, the model's keys at one token each are written beside
+# the tuned file before the GPU is asked for.
+tgemm_run(mdn tune --model_dir "${SOURCE_DIR}/tests/data/configs/llama3-8b.json" -o "${SCRATCH}/grid.csv")
+if(mdn_RC EQUAL 0)
+  message(FATAL_ERROR "tgemm tune --model_dir without --m-grid exited 0")
+endif()
+expect_contains("tgemm tune --model_dir without --m-grid: stderr" "${mdn_ERR}" "--model_dir requires --m-grid")
+tgemm_run(mdi tune --model_dir "${SOURCE_DIR}/tests/data/configs/llama3-8b.json" -i "${SCRATCH}/in.csv" --m-grid
+          -o "${SCRATCH}/grid.csv")
+if(mdi_RC EQUAL 0)
+  message(FATAL_ERROR "tgemm tune --model_dir -i exited 0")
+endif()
+expect_contains("tgemm tune --model_dir -i: stderr" "${mdi_ERR}" "excludes")
+tgemm_run(md tune --model_dir "${SOURCE_DIR}/tests/data/configs/llama3-8b.json" --m-grid -o "${SCRATCH}/grid.csv")
+expect_eq("tgemm tune --model_dir --m-grid without a GPU: exit status" "${md_RC}" "2")
+expect_file("${SCRATCH}/grid.csv.model-keys.csv" "${UNTUNED_HEADER}
+1,6144,4096,False,torch.bfloat16,torch.bfloat16,False,False,none
+1,4096,4096,False,torch.bfloat16,torch.bfloat16,False,False,none
+1,28672,4096,False,torch.bfloat16,torch.bfloat16,False,False,none
+1,4096,14336,False,torch.bfloat16,torch.bfloat16,False,False,none
+")
+if(EXISTS "${SCRATCH}/grid.csv")
+  message(FATAL_ERROR "tgemm tune without a GPU wrote ${SCRATCH}/grid.csv")
+endif()

@@ -329,5 +329,30 @@ TEST(ReplaceRangeRows, ReplacesTheKeysRangeRowsKeepsExactRowsAndCutsAroundThem) 
   EXPECT_EQ(rows.size(), 4u);
 }
 
+TEST(UpdateTunedTable, AnExactRowInsideARangeNarrowsItToTheSideOfItsRow) {
+  test::TempDir dir;
+  const std::string path = dir.file("tuned.csv");
+  TableRow range = grid_row(40, "A", 3);
+  range.m_lo = 25;
+  range.m_hi = 60;
+  TableRow below = grid_row(56, "B", 4);  // another key's range is left alone
+  below.key.k = 1024;
+  below.m_lo = 25;
+  below.m_hi = 60;
+  update_tuned_table(path, {range, below});
+  update_tuned_table(path, {grid_row(30, "E", 1)});  // below the row's M: the range starts above it
+  update_tuned_table(path, {grid_row(50, "F", 1)});  // above: the range ends below it
+  std::ifstream in(path);
+  const ParsedTable parsed = parse_tuned_table(in, path);
+  EXPECT_TRUE(parsed.warnings.empty());
+  std::vector<std::string> got;
+  for (const TableRow& r : parsed.rows) {
+    got.push_back(std::to_string(r.key.k) + ":" + std::to_string(r.m) + "[" + std::to_string(r.m_lo) + "," +
+                  std::to_string(r.m_hi) + "]" + r.kernel_name);
+  }
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (std::vector<std::string>{"1024:56[25,60]B", "4096:30[0,0]E", "4096:40[31,49]A", "4096:50[0,0]F"}));
+}
+
 }  // namespace
 }  // namespace tgemm
