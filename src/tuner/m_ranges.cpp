@@ -196,6 +196,17 @@ bool MGridState::ranges_pending(const std::string& key, const std::vector<std::i
   return it == ranges_written.end() || it->second != grid;
 }
 
+void MGridState::record_race(const std::string& key, std::int64_t m, const std::string& default_name) {
+  defaults[key][m] = default_name;
+  reconfirmed[key].erase(m);
+  ranges_written.erase(key);
+}
+
+bool MGridState::raced(const std::string& key, std::int64_t m) const {
+  const auto it = defaults.find(key);
+  return it != defaults.end() && it->second.count(m) == 1;
+}
+
 std::string MGridState::to_json() const {
   nlohmann::json j = {{"defaults", nlohmann::json::object()},
                       {"reconfirmed", nlohmann::json::object()},

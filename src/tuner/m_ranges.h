@@ -121,6 +121,12 @@ struct MGridState {
 
   // The range pass of `key` over `grid` is still to run.
   bool ranges_pending(const std::string& key, const std::vector<std::int64_t>& grid) const;
+  // A race result at grid point m of key, whose default is default_name: the point is raced, still
+  // to be reconfirmed, and the key's range pass runs again (the point failed earlier, or --all).
+  void record_race(const std::string& key, std::int64_t m, const std::string& default_name);
+  // m of key was raced: its default is recorded (a point in the points' file without one is raced
+  // again).
+  bool raced(const std::string& key, std::int64_t m) const;
   std::string to_json() const;
   // Throws tgemm::Error naming `where` on text that is not a state file.
   static MGridState from_json(const std::string& text, const std::string& where);

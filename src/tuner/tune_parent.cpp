@@ -318,7 +318,7 @@ void TuneParent::plan_grid() {
       state_.ranges_written.erase(gk.id);
     }
     for (std::int64_t m : grid_) {
-      if (has_row(grid_rows_, gk.key, m) && state_.defaults[gk.id].count(m) == 1) {
+      if (has_row(grid_rows_, gk.key, m) && state_.raced(gk.id, m)) {
         ++grid_raced_before_;
         continue;
       }
@@ -505,7 +505,7 @@ void TuneParent::handle_result(Worker& w, const json& msg) {
     for (const auto& cj : cands) {
       if (cj.value("is_default", false)) default_name = cj["name"].get<std::string>();
     }
-    state_.defaults[r.key.describe()][r.m] = default_name;
+    state_.record_race(r.key.describe(), r.m, default_name);
     grid_unwritten_.push_back(r);
   }
   st.done = true;

@@ -291,10 +291,28 @@ TEST(MGridStateFile, RoundTripsAndSaysWhichRangePassesAreLeft) {
   EXPECT_FALSE(back.ranges_pending("key one", {1, 2, 16}));
   EXPECT_TRUE(back.ranges_pending("key one", {1, 2, 16, 24}));  // another grid: its pass runs again
   EXPECT_TRUE(back.ranges_pending("key two", {1, 2, 16}));
+  EXPECT_TRUE(back.raced("key one", 16));
+  EXPECT_FALSE(back.raced("key one", 2));  // in the points' file maybe, but no default: raced again
+  EXPECT_FALSE(back.raced("key two", 1));
   EXPECT_THROW(MGridState::from_json("[1, 2]", "state.json"), Error);
   EXPECT_THROW(MGridState::from_json("{\"reconfirmed\": {\"k\": \"x\"}}", "state.json"), Error);
   EXPECT_THROW(MGridState::from_json("not json", "state.json"), Error);
   EXPECT_THROW(MGridState::from_json("{\"defaults\": {\"k\": {\"x\": \"a\"}}}", "state.json"), Error);
+}
+
+TEST(MGridStateFile, ANewRaceResultAtAPointRedoesItsReconfirmationAndTheKeysRangePass) {
+  MGridState s;
+  s.defaults["k"] = {{1, "d"}, {2, "d"}};
+  s.reconfirmed["k"] = {1, 2};
+  s.ranges_written["k"] = {1, 2, 3};
+  s.ranges_written["other"] = {1, 2, 3};
+  s.record_race("k", 3, "d");  // point 3 failed before and is raced now
+  EXPECT_TRUE(s.raced("k", 3));
+  EXPECT_EQ(s.reconfirmed["k"], (std::set<std::int64_t>{1, 2}));
+  EXPECT_TRUE(s.ranges_pending("k", {1, 2, 3}));
+  EXPECT_FALSE(s.ranges_pending("other", {1, 2, 3}));
+  s.record_race("k", 2, "d");  // raced again (--all): reconfirmed again too
+  EXPECT_EQ(s.reconfirmed["k"], (std::set<std::int64_t>{1}));
 }
 
 TEST(ReplaceRangeRows, ReplacesTheKeysRangeRowsKeepsExactRowsAndCutsAroundThem) {
