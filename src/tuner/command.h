@@ -87,11 +87,11 @@ struct TuneOptions {
   // (core/m_grid.h, tune_grid(m_grid_max, m_grid_factor)), and the grid's winners become rows with
   // M ranges, each end and gap midpoint timed against the default (tuner/m_ranges.h; an end that
   // fails bisects toward its grid point at most m_grid_shrink_steps times). The grid points' race
-  // results go to <tuned_file>.mgrid-points.csv and what the pass finished to
+  // results go to <tuned_file>.mgrid-points and what the pass finished to
   // <tuned_file>.mgrid-state.json, so the same command resumes.
   bool m_grid = false;
   // Instead of -i (with --m-grid): the keys of a model's config.json at tensor-parallel degree tp,
-  // written by the CLI to <tuned_file>.model-keys.csv (tools/cli/shapes.h, write_model_keys).
+  // written by the CLI to <tuned_file>.model-keys (tools/cli/shapes.h, write_model_keys).
   std::string model_dir;
   int tp = 1;
   std::int64_t m_grid_max = kMGridMax;

@@ -204,7 +204,7 @@ class TuneParent {
   bool planned_ = false;
   TuneTotals totals_;
   RemovedAtExit temporary_profile_;
-  // --m-grid: the tuning grid, the grid points' race results (<tuned>.mgrid-points.csv) as last
+  // --m-grid: the tuning grid, the grid points' race results (<tuned>.mgrid-points) as last
   // read or written and those not yet written, what the pass finished (<tuned>.mgrid-state.json).
   std::vector<std::int64_t> grid_;
   std::string grid_path_, state_path_;
@@ -248,7 +248,7 @@ void TuneParent::start() {
 
 void TuneParent::start_grid() {
   grid_ = tune_grid(o_.m_grid_max, o_.m_grid_factor);
-  grid_path_ = o_.tuned_file + ".mgrid-points.csv";
+  grid_path_ = o_.tuned_file + ".mgrid-points";
   state_path_ = o_.tuned_file + ".mgrid-state.json";
   tie_band_ = race_options_of(o_).select.tie_band;
   grid_rows_ = update_tuned_table(grid_path_, {});

@@ -224,7 +224,7 @@ int main(int argc, char** argv) {
     if (t->parsed()) {
       if (!tune.model_dir.empty() && !tune.worker) {
         TGEMM_CHECK(!tune.tuned_file.empty(), "tgemm tune", "-o/--tuned_file is required");
-        tune.input_file = tgemm::cli::write_model_keys(tune.model_dir, tune.tp, tune.tuned_file + ".model-keys.csv");
+        tune.input_file = tgemm::cli::write_model_keys(tune.model_dir, tune.tp, tune.tuned_file + ".model-keys");
       }
       return tgemm::run_tune(tune);
     }

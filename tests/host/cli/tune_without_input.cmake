@@ -145,7 +145,7 @@ endif()
 expect_contains("tgemm tune --model_dir -i: stderr" "${mdi_ERR}" "excludes")
 tgemm_run(md tune --model_dir "${SOURCE_DIR}/tests/data/configs/llama3-8b.json" --m-grid -o "${SCRATCH}/grid.csv")
 expect_eq("tgemm tune --model_dir --m-grid without a GPU: exit status" "${md_RC}" "2")
-expect_file("${SCRATCH}/grid.csv.model-keys.csv" "${UNTUNED_HEADER}
+expect_file("${SCRATCH}/grid.csv.model-keys" "${UNTUNED_HEADER}
 1,6144,4096,False,torch.bfloat16,torch.bfloat16,False,False,none
 1,4096,4096,False,torch.bfloat16,torch.bfloat16,False,False,none
 1,28672,4096,False,torch.bfloat16,torch.bfloat16,False,False,none
