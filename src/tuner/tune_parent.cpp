@@ -876,6 +876,14 @@ void TuneParent::recut_key_ranges(const GridKey& gk) {
     std::sort(v.grid.begin(), v.grid.end());
     if (!v.grid.empty()) ranges.push_back(std::move(v));
   }
+  // A hand-edited file may hold overlapping ranges (the loader warns and skips one of each pair):
+  // the lower of each overlap is kept, so the rows written are disjoint.
+  std::sort(ranges.begin(), ranges.end(), [](const VerifiedRange& a, const VerifiedRange& b) { return a.lo < b.lo; });
+  std::vector<VerifiedRange> disjoint;
+  for (VerifiedRange& v : ranges) {
+    if (disjoint.empty() || disjoint.back().hi < v.lo) disjoint.push_back(std::move(v));
+  }
+  ranges = std::move(disjoint);
   std::map<std::int64_t, TableRow> by_m;
   for (const TableRow& r : grid_rows_) {
     if (r.key == gk.key) by_m[r.m] = r;
