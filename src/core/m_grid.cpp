@@ -35,3 +35,26 @@ std::vector<std::int64_t> m_grid(std::int64_t max_m) {
 }
 
 }  // namespace tgemm
+
+namespace tgemm {
+
+std::vector<std::int64_t> tune_grid(std::int64_t max_m, double factor) {
+  TGEMM_CHECK(max_m >= 1 && max_m <= kMGridLimit, "tune_grid", "the largest M must be in [1, ", kMGridLimit, "], got ",
+              max_m);
+  TGEMM_CHECK(factor >= kTuneGridFactorMin && factor <= kTuneGridFactorMax, "tune_grid", "the factor must be in [",
+              kTuneGridFactorMin, ", ", kTuneGridFactorMax, "], got ", factor);
+  std::vector<std::int64_t> grid;
+  for (std::int64_t m : {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 16}) {
+    if (m < max_m) grid.push_back(m);
+  }
+  constexpr std::int64_t kRound = 8;
+  const double last_step = static_cast<double>(max_m) / std::sqrt(factor);
+  for (double v = 16.0 * factor; v <= last_step; v *= factor) {
+    const auto m = static_cast<std::int64_t>(std::floor(v / kRound + 0.5)) * kRound;
+    if (m > grid.back() && m < max_m) grid.push_back(m);
+  }
+  grid.push_back(max_m);
+  return grid;
+}
+
+}  // namespace tgemm

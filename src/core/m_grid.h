@@ -34,3 +34,27 @@ inline constexpr std::int64_t kMGridLimit = (std::int64_t{1} << 31) - 1;
 std::vector<std::int64_t> m_grid(std::int64_t max_m = kMGridMax);
 
 }  // namespace tgemm
+
+namespace tgemm {
+
+// The tuning bucket grid of `tgemm tune --m-grid`: the M values raced for every (N, K, types) key,
+// whose winners become M ranges (tuner/m_ranges.h). Sparser than m_grid above, because each point
+// costs a whole race (a suite of 16 keys must tune in about 20 minutes on one GPU): every M from
+// 1 to 8 (the GEMV serves M <= 4 and the weight-as-A MMA kernels are compiled per token count, so
+// the best kernel changes with every token there), then 10, 12 and 16 (the weight-as-B tile's
+// region, M = 9-16), then geometric steps by `factor` from 16, each rounded to the nearest multiple
+// of 8 (tiles of every backend are multiples of 8 rows, so a rounded value says as much as an
+// unrounded one), and max_m last. A geometric value above max_m / sqrt(factor) is dropped: the step
+// from it to max_m would be under half a step. factor 1.5 and max_m 16384 give 28 points; 2.0 give
+// 21 (the powers of two), 1.25 give 41. Only values <= max_m are kept, so a small max_m ends the dense run early.
+inline constexpr double kTuneGridFactor = 1.5;
+// The factor's accepted range: below 1.1 the grid has hundreds of points (hours of races); above 4
+// a range would claim two octaves from one measured point.
+inline constexpr double kTuneGridFactorMin = 1.1;
+inline constexpr double kTuneGridFactorMax = 4.0;
+
+// Strictly increasing, first 1, last max_m. Throws tgemm::Error when max_m is outside
+// [1, kMGridLimit] or factor outside [kTuneGridFactorMin, kTuneGridFactorMax].
+std::vector<std::int64_t> tune_grid(std::int64_t max_m = kMGridMax, double factor = kTuneGridFactor);
+
+}  // namespace tgemm

@@ -9,9 +9,11 @@
 // reconfirmed in a fresh process (`tgemm reconfirm`).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
+#include "core/m_grid.h"
 #include "tgemm/error.h"
 #include "tuner/options.h"
 
@@ -81,6 +83,20 @@ struct TuneOptions {
   // removes it afterwards (a resumed tune's earlier rows are then reconfirmed alone).
   int reconfirm_alternatives = -1;
   std::string devices;  // comma-separated device ordinals (default 0..mp-1)
+  // --m-grid: every (N, K, types) key of the input is also raced at each M of the tuning grid
+  // (core/m_grid.h, tune_grid(m_grid_max, m_grid_factor)), and the grid's winners become rows with
+  // M ranges, each end and gap midpoint timed against the default (tuner/m_ranges.h; an end that
+  // fails bisects toward its grid point at most m_grid_shrink_steps times). The grid points' race
+  // results go to <tuned_file>.mgrid-points and what the pass finished to
+  // <tuned_file>.mgrid-state.json, so the same command resumes.
+  bool m_grid = false;
+  // Instead of -i (with --m-grid): the keys of a model's config.json at tensor-parallel degree tp,
+  // written by the CLI to <tuned_file>.model-keys (tools/cli/shapes.h, write_model_keys).
+  std::string model_dir;
+  int tp = 1;
+  std::int64_t m_grid_max = kMGridMax;
+  double m_grid_factor = kTuneGridFactor;
+  int m_grid_shrink_steps = 3;
 };
 
 // What a worker races with: the defaults of tune_race_defaults with the options of `o` on top.

@@ -86,7 +86,7 @@ struct Tried {
 };
 
 struct Counts {
-  int other_gpu = 0, is_default = 0, kept = 0, reverted = 0, unchecked = 0, replaced = 0;
+  int other_gpu = 0, is_default = 0, kept = 0, reverted = 0, unchecked = 0, replaced = 0, ranges = 0;
 };
 
 class Reconfirmer {
@@ -275,15 +275,27 @@ int Reconfirmer::run() {
       ++n_.other_gpu;
       continue;
     }
+    // A row with an M range was verified over the range (`tgemm tune --m-grid`); one timing at
+    // its M can neither extend that to another solution (an alternative) nor make a default row
+    // out of it, so it is left as it is: the tune's range pass re-verifies it.
+    if (row.m_lo != 0 || row.m_hi != 0) {
+      ++n_.ranges;
+      continue;
+    }
     reconfirm_row(row, device);
   }
   write_tuned_table(output_, rows_);
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  fmt::print("tgemm reconfirm summary: {} rows: {} already the default, {} kept, {} reverted to the default, {}{} not "
-             "reconfirmed, {} for another GPU; {}; wrote {}\n",
-             rows_.size(), n_.is_default, n_.kept, n_.reverted,
-             o_.alternatives > 0 ? fmt::format("{} replaced by an alternative, ", n_.replaced) : std::string(),
-             n_.unchecked, n_.other_gpu, format_duration(elapsed), output_);
+  fmt::print(
+      "tgemm reconfirm summary: {} rows: {} already the default, {} kept, {} reverted to the default, {}{} not "
+      "reconfirmed, {} for another GPU{}; {}; wrote {}\n",
+      rows_.size(), n_.is_default, n_.kept, n_.reverted,
+      o_.alternatives > 0 ? fmt::format("{} replaced by an alternative, ", n_.replaced) : std::string(), n_.unchecked,
+      n_.other_gpu,
+      n_.ranges > 0
+          ? fmt::format(", {} with an M range left as they are (tgemm tune --m-grid verifies them)", n_.ranges)
+          : std::string(),
+      format_duration(elapsed), output_);
   return n_.unchecked == 0 ? 0 : 1;
 }
 

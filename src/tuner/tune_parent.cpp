@@ -1,6 +1,8 @@
 // `tgemm tune`'s parent process (tuner/command.h, run_tune): the workers, the tuned table, the
-// profile, progress, and the reconfirmation afterwards.
+// profile, progress, and the reconfirmation afterwards; with --m-grid, the grid points' races, their
+// reconfirmation and the range pass (tuner/m_ranges.h) whose verifications the workers time.
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <poll.h>
 #include <signal.h>
 #include <unistd.h>
@@ -11,9 +13,15 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
 
 #include "core/check.h"
 #include "core/csv.h"
+#include "core/m_grid.h"
+#include "tuner/m_ranges.h"
 #include "tuner/tune_job.h"
 #include "tuner/tune_processes.h"
 #include "tuner/tuned_file.h"
@@ -85,6 +93,18 @@ std::vector<int> device_list(const TuneOptions& o) {
   return devices;
 }
 
+// Where a race's result goes: the tuned file (a problem of the input) and the grid points' file
+// (--m-grid); an input problem at a grid point is raced once for both.
+constexpr int kToTable = 1;
+constexpr int kToGrid = 2;
+
+// A range pass job (--m-grid): one range check's pending M values, timed in a worker.
+struct VerifyJob {
+  std::size_t key = 0;    // TuneParent::grid_keys_
+  std::size_t check = 0;  // that key's checks
+  std::vector<std::int64_t> ms;
+};
+
 struct ProblemState {
   UntunedProblem problem;
   std::vector<std::string> exclude;
@@ -92,7 +112,23 @@ struct ProblemState {
   bool done = false;
   bool failed = false;
   std::string failure;
+  int targets = kToTable;
+  std::optional<VerifyJob> verify;
 };
+
+// One (N, K, types) key of an --m-grid tune and its range pass.
+struct GridKey {
+  UntunedProblem proto;  // the key's problem; M is set per grid point
+  TableKey key;
+  std::string id;  // key.describe(): its name in the state file
+  std::vector<RangeCheck> checks;
+  std::size_t open = 0;  // checks not settled yet
+  int measured = 0;      // M values timed against the default
+};
+
+bool has_row(const std::vector<TableRow>& rows, const TableKey& key, std::int64_t m) {
+  return std::any_of(rows.begin(), rows.end(), [&](const TableRow& r) { return r.key == key && r.m == m; });
+}
 
 // What the summary reports: counts and the GPU time of the stages over every result.
 struct TuneTotals {
@@ -117,6 +153,7 @@ class TuneParent {
 
  private:
   void start();
+  void drive();
   void open_profile();
   void plan();
   void assign(Worker& w);
@@ -132,6 +169,20 @@ class TuneParent {
   int finish();
   void print_summary();
   int reconfirm() const;
+  // --m-grid
+  void start_grid();
+  void plan_grid();
+  void save_state() const { write_file_atomically(state_path_, state_.to_json()); }
+  int grid_phase();
+  int reconfirm_grid();
+  void plan_range_checks();
+  void queue_verify(std::size_t key, std::size_t check);
+  json verify_request(std::size_t idx, const VerifyJob& job) const;
+  void handle_verified(Worker& w, const json& msg);
+  void apply_verify(const VerifyJob& job, const std::map<std::int64_t, double>& ratios);
+  void write_key_ranges(GridKey& gk);
+  void recut_key_ranges(const GridKey& gk);
+  bool in_grid(std::int64_t m) const { return std::binary_search(grid_.begin(), grid_.end(), m); }
 
   TuneOptions o_;
   std::vector<UntunedProblem> problems_;
@@ -153,6 +204,16 @@ class TuneParent {
   bool planned_ = false;
   TuneTotals totals_;
   RemovedAtExit temporary_profile_;
+  // --m-grid: the tuning grid, the grid points' race results (<tuned>.mgrid-points) as last
+  // read or written and those not yet written, what the pass finished (<tuned>.mgrid-state.json).
+  std::vector<std::int64_t> grid_;
+  std::string grid_path_, state_path_;
+  std::vector<TableRow> grid_rows_;
+  std::vector<TableRow> grid_unwritten_;
+  MGridState state_;
+  std::vector<GridKey> grid_keys_;
+  double tie_band_ = 0.01;
+  int grid_raced_before_ = 0, range_rows_written_ = 0, keys_done_before_ = 0;
 };
 
 void TuneParent::start() {
@@ -181,7 +242,22 @@ void TuneParent::start() {
   // Written back at once: a file that is not a tuned table, or a path that cannot be written, is
   // an error before any GPU time is spent.
   rows_ = update_tuned_table(o_.tuned_file, {});
+  if (o_.m_grid) start_grid();
   open_profile();
+}
+
+void TuneParent::start_grid() {
+  grid_ = tune_grid(o_.m_grid_max, o_.m_grid_factor);
+  grid_path_ = o_.tuned_file + ".mgrid-points";
+  state_path_ = o_.tuned_file + ".mgrid-state.json";
+  tie_band_ = race_options_of(o_).select.tie_band;
+  grid_rows_ = update_tuned_table(grid_path_, {});
+  if (std::filesystem::exists(state_path_)) {
+    std::ifstream in(state_path_);
+    std::stringstream text;
+    text << in.rdbuf();
+    state_ = MGridState::from_json(text.str(), state_path_);
+  }
 }
 
 void TuneParent::open_profile() {
@@ -208,14 +284,65 @@ void TuneParent::plan() {
       ++totals_.skipped;
       continue;
     }
-    states_.push_back({p, {}, 0, false, false, ""});
+    ProblemState st;
+    st.problem = p;
+    states_.push_back(std::move(st));
     queue_.push_back(states_.size() - 1);
   }
   fmt::print(stderr, "tgemm tune: {} problems in {}, {} already tuned in {} (skipped; --all retunes), {} to tune "
                      "on {} GPU(s) of {} ({} SMs)\n",
              problems_.size(), o_.input_file, totals_.skipped, o_.tuned_file, states_.size(), workers_.size(), arch_,
              sm_count_);
+  if (o_.m_grid) plan_grid();
   planned_ = true;
+}
+
+// Every key of the input at every grid point not raced before (a point is raced when the points'
+// file has its row and the state its default).
+void TuneParent::plan_grid() {
+  for (const auto& p : problems_) {
+    const TableKey key = key_of(p, arch_, sm_count_);
+    const std::string id = key.describe();
+    if (std::any_of(grid_keys_.begin(), grid_keys_.end(), [&](const GridKey& g) { return g.id == id; })) continue;
+    GridKey gk;
+    gk.proto = p;
+    gk.key = key;
+    gk.id = id;
+    grid_keys_.push_back(std::move(gk));
+  }
+  std::size_t added = 0;
+  for (const GridKey& gk : grid_keys_) {
+    if (o_.all) {
+      state_.defaults.erase(gk.id);
+      state_.reconfirmed.erase(gk.id);
+      state_.ranges_written.erase(gk.id);
+    }
+    for (std::int64_t m : grid_) {
+      if (has_row(grid_rows_, gk.key, m) && state_.raced(gk.id, m)) {
+        ++grid_raced_before_;
+        continue;
+      }
+      const auto same = std::find_if(states_.begin(), states_.end(), [&](const ProblemState& st) {
+        return st.problem.m == m && key_of(st.problem, arch_, sm_count_) == gk.key;
+      });
+      if (same != states_.end()) {
+        same->targets |= kToGrid;
+        continue;
+      }
+      UntunedProblem u = gk.proto;
+      u.m = m;
+      ProblemState st;
+      st.problem = u;
+      st.targets = kToGrid;
+      states_.push_back(std::move(st));
+      queue_.push_back(states_.size() - 1);
+      ++added;
+    }
+  }
+  fmt::print(stderr,
+             "tgemm tune --m-grid: {} keys x {} grid points (M = {}): {} raced before, {} to race; their "
+             "results in {}\n",
+             grid_keys_.size(), grid_.size(), fmt::join(grid_, ","), grid_raced_before_, added, grid_path_);
 }
 
 void TuneParent::progress(const std::string& last) {
@@ -242,7 +369,8 @@ void TuneParent::assign(Worker& w) {
   queue_.pop_front();
   ProblemState& st = states_[idx];
   ++st.attempts;
-  const json req = {{"id", idx}, {"problem", problem_json(st.problem)}, {"exclude", st.exclude}};
+  const json req = st.verify ? verify_request(idx, *st.verify)
+                             : json{{"id", idx}, {"problem", problem_json(st.problem)}, {"exclude", st.exclude}};
   if (!write_all(w.in_fd, req.dump() + "\n")) {
     queue_.push_front(idx);
     return;
@@ -267,6 +395,13 @@ void TuneParent::fail_or_retry(Worker& w, const std::string& why) {
   }
   st.failed = true;
   st.failure = why;
+  if (st.verify) {
+    // Its M values count as failed: the range shrinks or splits there, as for a loss.
+    fmt::print(stderr, "range pass: a verification failed ({}); its M values count as not held\n", why);
+    const VerifyJob job = *st.verify;
+    apply_verify(job, {});
+    return;
+  }
   ++totals_.failed;
   progress(st.problem.describe() + " FAILED: " + why);
 }
@@ -358,10 +493,21 @@ void TuneParent::handle_result(Worker& w, const json& msg) {
   gp.a_type = gp.b_type = p.dtype;
   gp.out_type = p.out_dtype;
   set_row_rates(r, gp);
-  rows_.erase(std::remove_if(rows_.begin(), rows_.end(), [&](const TableRow& x) { return x.key == r.key && x.m == r.m; }),
-              rows_.end());
-  rows_.push_back(r);
-  unwritten_.push_back(r);
+  if (st.targets & kToTable) {
+    rows_.erase(
+        std::remove_if(rows_.begin(), rows_.end(), [&](const TableRow& x) { return x.key == r.key && x.m == r.m; }),
+        rows_.end());
+    rows_.push_back(r);
+    unwritten_.push_back(r);
+  }
+  if (st.targets & kToGrid) {
+    std::string default_name;
+    for (const auto& cj : cands) {
+      if (cj.value("is_default", false)) default_name = cj["name"].get<std::string>();
+    }
+    state_.record_race(r.key.describe(), r.m, default_name);
+    grid_unwritten_.push_back(r);
+  }
   st.done = true;
   ++totals_.finished;
   ++pending_write_;
@@ -374,6 +520,12 @@ void TuneParent::handle_result(Worker& w, const json& msg) {
 void TuneParent::write_rows() {
   rows_ = update_tuned_table(o_.tuned_file, unwritten_);
   unwritten_.clear();
+  if (!grid_unwritten_.empty()) {
+    // The state first: a point in the points' file always has its default recorded.
+    save_state();
+    grid_rows_ = update_tuned_table(grid_path_, grid_unwritten_);
+    grid_unwritten_.clear();
+  }
   pending_write_ = 0;
 }
 
@@ -396,6 +548,8 @@ void TuneParent::on_message(Worker& w, const json& msg) {
     w.current_phase = msg["phase"];
   } else if (type == "result") {
     handle_result(w, msg);
+  } else if (type == "verified") {
+    handle_verified(w, msg);
   } else if (type == "fatal") {
     fail_or_retry(w, msg["error"].get<std::string>());
   }
@@ -439,6 +593,13 @@ void TuneParent::check_timeouts(Worker& w) {
 
 int TuneParent::run() {
   start();
+  drive();
+  return finish();
+}
+
+// Jobs to the workers until every queued one is done (or a stop signal); results are handled as
+// they arrive, and may queue more (the range pass's next rounds).
+void TuneParent::drive() {
   while (g_stop_signal == 0) {
     if (!planned_ && !arch_.empty()) plan();
     if (planned_) {
@@ -458,7 +619,6 @@ int TuneParent::run() {
       check_timeouts(workers_[i]);
     }
   }
-  return finish();
 }
 
 void TuneParent::print_summary() {
@@ -522,7 +682,215 @@ int TuneParent::finish() {
     const int rc = reconfirm();
     if (rc != 0) return rc;
   }
+  if (o_.m_grid) {
+    const int rc = grid_phase();
+    if (rc != 0) return rc;
+  }
   return totals_.failed == 0 ? 0 : 1;
+}
+
+// --m-grid after the races: the grid points' reconfirmation, then the range pass of every key
+// whose ranges for this grid are not written yet.
+int TuneParent::grid_phase() {
+  if (o_.reconfirm) {
+    const int rc = reconfirm_grid();
+    if (rc != 0) return rc;
+  }
+  plan_range_checks();
+  if (!queue_.empty()) {
+    fmt::print(stderr, "tgemm tune --m-grid: range pass, {} verifications to start on {} GPU(s)\n", queue_.size(),
+               workers_.size());
+    for (auto& w : workers_) spawn_worker(w, o_);
+    drive();
+    for (auto& w : workers_) kill_worker(w);
+    if (g_stop_signal != 0) {
+      fmt::print(stderr,
+                 "tgemm tune --m-grid: stopped by signal {} in the range pass; the keys whose ranges are "
+                 "written are kept (rerun the same command to resume)\n",
+                 g_stop_signal);
+      return 128 + g_stop_signal;
+    }
+  }
+  int written_keys = 0;
+  for (const GridKey& gk : grid_keys_) written_keys += state_.ranges_pending(gk.id, grid_) ? 0 : 1;
+  fmt::print(
+      "\ntgemm tune --m-grid summary: {} keys x {} grid points; ranges written for {} keys ({} done before), "
+      "{} range rows written now; wrote {}\n",
+      grid_keys_.size(), grid_.size(), written_keys, keys_done_before_, range_rows_written_, o_.tuned_file);
+  return written_keys == static_cast<int>(grid_keys_.size()) ? 0 : 1;
+}
+
+// The grid points' race winners through `tgemm reconfirm` in a fresh process, as the tuned file's
+// rows are (a temporary table of the points not reconfirmed yet, merged back into the points' file).
+int TuneParent::reconfirm_grid() {
+  std::vector<TableRow> todo;
+  for (const TableRow& r : grid_rows_) {
+    const std::string id = r.key.describe();
+    const bool ours = std::any_of(grid_keys_.begin(), grid_keys_.end(), [&](const GridKey& g) { return g.id == id; });
+    if (ours && in_grid(r.m) && state_.reconfirmed[id].count(r.m) == 0) todo.push_back(r);
+  }
+  if (todo.empty()) return 0;
+  RemovedAtExit table, lock;
+  table.path = temporary_path("mgrid-reconfirm.csv");
+  lock.path = table.path + ".lock";
+  write_tuned_table(table.path, todo);
+  TuneOptions ro = o_;
+  ro.tuned_file = table.path;
+  const std::vector<std::string> args = reconfirm_arguments(ro);
+  fmt::print("\ntgemm tune --m-grid: the {} grid points raced now, reconfirmed in a fresh process on GPU {}\n",
+             todo.size(), devices_.front());
+  const int rc = spawn_reconfirm(args, devices_.front());
+  // 1: some rows could not be reconfirmed; they stay as raced.
+  if (rc != 0 && rc != 1) {
+    fmt::print(stderr, "tgemm tune --m-grid: the grid points' reconfirmation exited with {}\n", rc);
+    return rc;
+  }
+  std::ifstream in(table.path);
+  const ParsedTable back = parse_tuned_table(in, table.path);
+  for (const auto& w : back.warnings) fmt::print(stderr, "warning: {}\n", w);
+  grid_rows_ = update_tuned_table(grid_path_, back.rows);
+  for (const TableRow& r : back.rows) state_.reconfirmed[r.key.describe()].insert(r.m);
+  save_state();
+  return 0;
+}
+
+void TuneParent::plan_range_checks() {
+  for (std::size_t k = 0; k < grid_keys_.size(); ++k) {
+    GridKey& gk = grid_keys_[k];
+    if (!state_.ranges_pending(gk.id, grid_)) {
+      ++keys_done_before_;
+      recut_key_ranges(gk);
+      continue;
+    }
+    std::vector<GridWinner> points;
+    const std::map<std::int64_t, std::string>& defaults = state_.defaults[gk.id];
+    for (const TableRow& r : grid_rows_) {
+      const auto d = defaults.find(r.m);
+      if (!(r.key == gk.key) || !in_grid(r.m) || d == defaults.end()) continue;
+      points.push_back({r.m, r.kernel_name, r.kernel_name == d->second});
+    }
+    gk.checks = plan_ranges(points, o_.m_grid_shrink_steps);
+    gk.open = gk.checks.size();
+    if (gk.checks.empty()) write_key_ranges(gk);
+    for (std::size_t c = 0; c < gk.checks.size(); ++c) queue_verify(k, c);
+  }
+}
+
+// The check's next round as a job, or, when it is settled, its key's rows once every check of the
+// key is.
+void TuneParent::queue_verify(std::size_t key, std::size_t check) {
+  GridKey& gk = grid_keys_[key];
+  std::vector<std::int64_t> ms = pending(gk.checks[check]);
+  if (ms.empty()) {
+    if (--gk.open == 0) write_key_ranges(gk);
+    return;
+  }
+  ProblemState st;
+  st.problem = gk.proto;
+  st.verify = VerifyJob{key, check, std::move(ms)};
+  states_.push_back(std::move(st));
+  queue_.push_back(states_.size() - 1);
+}
+
+json TuneParent::verify_request(std::size_t idx, const VerifyJob& job) const {
+  const GridKey& gk = grid_keys_[job.key];
+  const RangeCheck& c = gk.checks[job.check];
+  const auto row = std::find_if(grid_rows_.begin(), grid_rows_.end(),
+                                [&](const TableRow& r) { return r.key == gk.key && r.m == c.grid.front(); });
+  TGEMM_CHECK(row != grid_rows_.end(), "tgemm tune --m-grid", "no grid row of ", gk.id, " at M = ", c.grid.front());
+  const int rounds = o_.reconfirm_rounds > 0 ? o_.reconfirm_rounds : std::max(1, o_.confirm_rounds);
+  return {{"id", idx},
+          {"verify",
+           {{"problem", problem_json(gk.proto)},
+            {"ms", job.ms},
+            {"libtype", row->libtype},
+            {"kernelName", row->kernel_name},
+            {"solidx", row->solidx},
+            {"splitK", row->split_k},
+            {"rounds", rounds},
+            {"placements", o_.reconfirm_placements}}}};
+}
+
+void TuneParent::handle_verified(Worker& w, const json& msg) {
+  const std::size_t idx = msg["id"];
+  w.busy_id = -1;
+  states_[idx].done = true;
+  const VerifyJob job = *states_[idx].verify;
+  const GridKey& gk = grid_keys_[job.key];
+  std::map<std::int64_t, double> ratios;
+  std::string readings;
+  for (const auto& r : msg["ratios"]) {
+    const std::int64_t m = r["M"];
+    const double ratio = r["ratio"];
+    ratios[m] = ratio;
+    const std::string error = r.value("error", std::string());
+    readings += fmt::format(" M={} {:.3f}x{}{}", m, ratio, ratio_holds(ratio, tie_band_) ? "" : " (not held)",
+                            error.empty() ? "" : " [" + error + "]");
+  }
+  fmt::print(stderr, "{}range pass N={} K={}: {}:{} ({:.1f} s)\n", tty_ ? "\r" : "", gk.key.n, gk.key.k,
+             gk.checks[job.check].solution, readings, msg.value("seconds", 0.0));
+  apply_verify(job, ratios);
+}
+
+void TuneParent::apply_verify(const VerifyJob& job, const std::map<std::int64_t, double>& ratios) {
+  GridKey& gk = grid_keys_[job.key];
+  gk.measured += static_cast<int>(job.ms.size());
+  apply_ratios(gk.checks[job.check], ratios, tie_band_);
+  queue_verify(job.key, job.check);
+}
+
+// The key's verified ranges replace its range rows in the tuned file, cut around its exact rows.
+void TuneParent::write_key_ranges(GridKey& gk) {
+  std::vector<VerifiedRange> ranges;
+  for (const RangeCheck& c : gk.checks) {
+    for (VerifiedRange& v : verified_ranges(c)) ranges.push_back(std::move(v));
+  }
+  std::map<std::int64_t, TableRow> by_m;
+  for (const TableRow& r : grid_rows_) {
+    if (r.key == gk.key) by_m[r.m] = r;
+  }
+  std::vector<TableRow> written;
+  rows_ = replace_range_rows(o_.tuned_file, gk.key, [&](const std::set<std::int64_t>& exact_ms) {
+    written = range_rows(ranges, by_m, exact_ms);
+    return written;
+  });
+  range_rows_written_ += static_cast<int>(written.size());
+  state_.ranges_written[gk.id] = grid_;
+  save_state();
+  std::string list;
+  for (const TableRow& r : written) list += fmt::format(" [{}, {}] {};", r.m_lo, r.m_hi, r.kernel_name);
+  fmt::print("{}N={} K={}: {} range rows ({} M values verified):{}\n", tty_ ? "\r" : "", gk.key.n, gk.key.k,
+             written.size(), gk.measured, list.empty() ? " none (the default serves every M)" : list);
+}
+
+// A key whose ranges were written before: its range rows cut around exact rows added since (an input
+// problem tuned into a range); a cut only narrows a range, so nothing is timed.
+void TuneParent::recut_key_ranges(const GridKey& gk) {
+  std::vector<VerifiedRange> ranges;
+  for (const TableRow& r : rows_) {
+    if (!(r.key == gk.key) || (r.m_lo == 0 && r.m_hi == 0)) continue;
+    VerifiedRange v{r.kernel_name, r.m_lo, r.m_hi, {}};
+    for (const TableRow& g : grid_rows_) {
+      if (g.key == gk.key && g.kernel_name == r.kernel_name && r.m_lo <= g.m && g.m <= r.m_hi) v.grid.push_back(g.m);
+    }
+    std::sort(v.grid.begin(), v.grid.end());
+    if (!v.grid.empty()) ranges.push_back(std::move(v));
+  }
+  // A hand-edited file may hold overlapping ranges (the loader warns and skips one of each pair):
+  // the lower of each overlap is kept, so the rows written are disjoint.
+  std::sort(ranges.begin(), ranges.end(), [](const VerifiedRange& a, const VerifiedRange& b) { return a.lo < b.lo; });
+  std::vector<VerifiedRange> disjoint;
+  for (VerifiedRange& v : ranges) {
+    if (disjoint.empty() || disjoint.back().hi < v.lo) disjoint.push_back(std::move(v));
+  }
+  ranges = std::move(disjoint);
+  std::map<std::int64_t, TableRow> by_m;
+  for (const TableRow& r : grid_rows_) {
+    if (r.key == gk.key) by_m[r.m] = r;
+  }
+  rows_ = replace_range_rows(o_.tuned_file, gk.key, [&](const std::set<std::int64_t>& exact_ms) {
+    return range_rows(ranges, by_m, exact_ms);
+  });
 }
 
 }  // namespace
@@ -539,6 +907,11 @@ int run_tune(const TuneOptions& options) {
   o.reconfirm_alternatives = reconfirm_alternatives(o);
   std::vector<UntunedProblem> problems = read_untuned(o.input_file);
   require_gpu_for("tune");
+  if (o.m_grid) {
+    tune_grid(o.m_grid_max, o.m_grid_factor);  // its arguments checked before any GPU time
+    TGEMM_CHECK(o.m_grid_shrink_steps >= 0, "tgemm tune", "--m-grid-shrink-steps must be >= 0, got ",
+                o.m_grid_shrink_steps);
+  }
   TuneParent parent(std::move(o), std::move(problems));
   return parent.run();
 }

@@ -157,6 +157,19 @@ ExistingTable read_existing(const std::string& path) {
   return t;
 }
 
+// An exact row at M inside a range row of its key: the range keeps the side of M that holds its
+// own row's M, so the file never holds two rows that serve one M (the loader would skip one).
+void narrow_ranges_around(std::vector<TableRow>& rows, const TableRow& exact) {
+  for (TableRow& x : rows) {
+    if (!(x.key == exact.key) || (x.m_lo == 0 && x.m_hi == 0) || !x.serves(exact.m)) continue;
+    if (exact.m < x.m) {
+      x.m_lo = exact.m + 1;
+    } else {
+      x.m_hi = exact.m - 1;
+    }
+  }
+}
+
 }  // namespace
 
 void write_tuned_table(const std::string& path, const std::vector<TableRow>& rows) {
@@ -173,10 +186,39 @@ std::vector<TableRow> update_tuned_table(const std::string& path, const std::vec
     t.rows.erase(
         std::remove_if(t.rows.begin(), t.rows.end(), [&](const TableRow& x) { return x.key == r.key && x.m == r.m; }),
         t.rows.end());
+    if (r.m_lo == 0 && r.m_hi == 0) narrow_ranges_around(t.rows, r);
     t.rows.push_back(r);
   }
   replace_atomically(path, table_text(t.verbatim, t.rows));
   return t.rows;
+}
+
+std::vector<TableRow> replace_range_rows(
+    const std::string& path, const TableKey& key,
+    const std::function<std::vector<TableRow>(const std::set<std::int64_t>& exact_ms)>& make_rows) {
+  require_regular_target(path);
+  TableLock lock(path);
+  ExistingTable t = read_existing(path);
+  std::set<std::int64_t> exact_ms;
+  for (const TableRow& r : t.rows) {
+    if (r.key == key && r.m_lo == 0 && r.m_hi == 0) exact_ms.insert(r.m);
+  }
+  t.rows.erase(std::remove_if(t.rows.begin(), t.rows.end(),
+                              [&](const TableRow& x) { return x.key == key && (x.m_lo != 0 || x.m_hi != 0); }),
+               t.rows.end());
+  for (TableRow& r : make_rows(exact_ms)) {
+    TGEMM_CHECK(r.key == key && exact_ms.count(r.m) == 0, kOp, "a range row for ", r.key.describe(), " at M = ", r.m,
+                " would replace an exact row or belongs to another key");
+    t.rows.push_back(std::move(r));
+  }
+  replace_atomically(path, table_text(t.verbatim, t.rows));
+  return t.rows;
+}
+
+void write_file_atomically(const std::string& path, const std::string& text) {
+  require_regular_target(path);
+  TableLock lock(path);
+  replace_atomically(path, text);
 }
 
 void append_locked(const std::string& path, const std::string& header, const std::string& text) {

@@ -7,6 +7,9 @@
 // a torn table and two tunes into the same file serialise their read-merge-write steps.
 #pragma once
 
+#include <cstdint>
+#include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -23,8 +26,22 @@ void write_tuned_table(const std::string& path, const std::vector<TableRow>& row
 // with each of `rows` replacing the row of the same key and M or added, written back as
 // write_tuned_table does. Lines the parser does not turn into rows (comments, rows it warns about)
 // are copied through verbatim, so nothing a person wrote is lost. A file whose header is not a
-// tuned table's is refused (tgemm::Error), not overwritten. Returns the merged rows.
+// tuned table's is refused (tgemm::Error), not overwritten. An added row without an M range whose M
+// lies in another row's range of its key narrows that range to the side holding its row's M (a
+// range never overlaps an exact row). Returns the merged rows.
 std::vector<TableRow> update_tuned_table(const std::string& path, const std::vector<TableRow>& rows);
+
+// The range rows of `key` in the table at `path` replaced (`tgemm tune --m-grid`'s range pass):
+// under the table's lock, the key's rows with an M range are removed, make_rows is called with the
+// M values of the key's exact rows (those without a range) as they are in the file now, and the
+// rows it returns are added; written back as update_tuned_table does. Returns the merged rows.
+std::vector<TableRow> replace_range_rows(
+    const std::string& path, const TableKey& key,
+    const std::function<std::vector<TableRow>(const std::set<std::int64_t>& exact_ms)>& make_rows);
+
+// `text` written to `path` atomically (temporary file beside it, fsync, rename) under an flock on
+// "<path>.lock", as the tables are. Throws tgemm::Error naming the file on any failure.
+void write_file_atomically(const std::string& path, const std::string& text);
 
 // Appends `text` to `path` under an exclusive flock on the file itself (appends never replace the
 // file, so its own inode is the lock); an empty or new file gets `header` first. Throws

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <exception>
 
+#include "core/check.h"
 #include "core/m_grid.h"
 #include "tgemm/error.h"
 #include "tools/cli/bench.h"
@@ -230,7 +231,13 @@ int main(int argc, char** argv) {
     if (s->parsed()) return tgemm::cli::run_show(show);
     if (l->parsed()) return tgemm::cli::run_lt_space(lts);
     if (rc->parsed()) return tgemm::run_reconfirm(reconfirm);
-    if (t->parsed()) return tgemm::run_tune(tune);
+    if (t->parsed()) {
+      if (!tune.model_dir.empty() && !tune.worker) {
+        TGEMM_CHECK(!tune.tuned_file.empty(), "tgemm tune", "-o/--tuned_file is required");
+        tune.input_file = tgemm::cli::write_model_keys(tune.model_dir, tune.tp, tune.tuned_file + ".model-keys");
+      }
+      return tgemm::run_tune(tune);
+    }
     if (sh->parsed()) return tgemm::cli::run_shapes(shapes);
     if (mg->parsed()) return tgemm::cli::run_merge(merge);
     if (cmp->parsed()) return tgemm::cli::run_compare(compare);

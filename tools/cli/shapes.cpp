@@ -90,6 +90,16 @@ std::vector<std::pair<std::int64_t, const LinearShape*>> m_grid_problems(const S
 
 }  // namespace
 
+std::string write_model_keys(const std::string& model_dir, int tp, const std::string& path) {
+  ShapesOptions o;
+  o.model_dir = model_dir;
+  o.tp = tp;
+  o.nsets = "1";
+  o.output = path;
+  run_shapes(o);
+  return path;
+}
+
 int run_shapes(const ShapesOptions& o) {
   TGEMM_CHECK(o.model_dir.empty() != o.suite.empty(), "tgemm shapes", "give exactly one of --model_dir and --suite");
   std::vector<std::int64_t> nsets = parse_int_list(o.nsets, "--nsets");

@@ -58,6 +58,11 @@ struct CompareOptions {
 };
 
 int run_shapes(const ShapesOptions& options);
+
+// `tgemm tune --model_dir`: the model's (N, K) keys (config.json at tensor-parallel degree tp) at
+// one token each, written to `path` as an untuned CSV for `tgemm tune --m-grid` to race over the
+// tuning grid. Returns path.
+std::string write_model_keys(const std::string& model_dir, int tp, const std::string& path);
 int run_merge(const MergeOptions& options);
 // Two tuned tables of the same problems (e.g. two independent tunes): rows per (key, M) that are
 // identical (same kernelName), that differ with both rows' times within the tie band, that differ

@@ -10,10 +10,12 @@ namespace {
 constexpr const char* kScreenGroup = "Expert: screen and accurate timing (the defaults suit Hopper tunes)";
 constexpr const char* kFinalsGroup = "Expert: finals (the defaults suit Hopper tunes)";
 constexpr const char* kConfirmGroup = "Expert: confirmation against the default (the defaults suit Hopper tunes)";
+constexpr const char* kMGridGroup = "Expert: tuning over M (--m-grid; the defaults give 28 points to 16384)";
 constexpr const char* kReconfirmGroup = "Expert: reconfirmation in a fresh process (the defaults suit Hopper tunes)";
 
 void add_user_options(CLI::App* t, TuneOptions& tune) {
-  t->add_option("-i,--input_file", tune.input_file, "untuned CSV (M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle)");
+  CLI::Option* input =
+      t->add_option("-i,--input_file", tune.input_file, "untuned CSV (M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle)");
   t->add_option("-o,--tuned_file", tune.tuned_file, "tuned CSV to write (resumed: tuned keys are skipped)");
   t->add_option("--libtype", tune.libtype, "backends to race: all or a comma list (cublaslt,skinny,...)")->capture_default_str();
   t->add_option("--errRatio", tune.err_ratio, "max fraction of elements outside the tuner tolerance")
@@ -32,6 +34,34 @@ void add_user_options(CLI::App* t, TuneOptions& tune) {
   t->add_flag("--reconfirm,!--no-reconfirm", tune.reconfirm,
               "after the tune, time every non-default row against the default again in a fresh process; "
               "rows that do not pass revert to the default (tgemm reconfirm; on by default)");
+  CLI::Option* grid =
+      t->add_flag("--m-grid", tune.m_grid,
+                  "also race every (N, K, types) key of the input over the tuning grid up to --m-grid-max (1..8, 10, "
+                  "12, 16, then steps of --m-grid-factor) and write rows that serve the M ranges where their winner "
+                  "was measured to hold against the default; the input's M values are still tuned as points");
+  t->add_option("--model_dir", tune.model_dir,
+                "with --m-grid, instead of -i: the (N, K) keys of this Hugging Face config.json (or its directory)")
+      ->needs(grid)
+      ->excludes(input)
+      ->group(kMGridGroup);
+  t->add_option("--tp", tune.tp, "tensor-parallel degree of --model_dir")
+      ->check(CLI::Range(1, 65536))
+      ->capture_default_str()
+      ->group(kMGridGroup);
+  t->add_option("--m-grid-max", tune.m_grid_max, "the largest M of --m-grid")
+      ->check(CLI::Range(std::int64_t{1}, kMGridLimit))
+      ->capture_default_str()
+      ->group(kMGridGroup);
+  t->add_option("--m-grid-factor", tune.m_grid_factor,
+                "the ratio between neighbouring --m-grid points above 16 (1.5: 28 points to 16384, 2: 21)")
+      ->check(CLI::Range(kTuneGridFactorMin, kTuneGridFactorMax))
+      ->capture_default_str()
+      ->group(kMGridGroup);
+  t->add_option("--m-grid-shrink-steps", tune.m_grid_shrink_steps,
+                "measurements a failing range end may take to bisect toward its grid point")
+      ->check(CLI::Range(0, 16))
+      ->capture_default_str()
+      ->group(kMGridGroup);
   t->add_flag("--worker", tune.worker, "run as a worker (tgemm tune starts these itself)")->group("");
 }
 

@@ -105,5 +105,41 @@ TEST(TuneCommandLine, TheReconfirmationReadsTheTunesRule) {
   EXPECT_EQ(got.profile_file, "/tmp/prof.csv");
 }
 
+TEST(TuneCommandLine, TheMGridOptionsParseAndValuesOutsideTheirRangeAreRefused) {
+  {
+    TuneOptions got;
+    CLI::App app;
+    add_tune_command(app, got);
+    parse(app, {"tune", "-i", "in.csv", "-o", "out.csv"});
+    EXPECT_FALSE(got.m_grid);
+    EXPECT_EQ(got.m_grid_max, kMGridMax);
+    EXPECT_EQ(got.m_grid_factor, kTuneGridFactor);
+    EXPECT_EQ(got.m_grid_shrink_steps, 3);
+  }
+  {
+    TuneOptions got;
+    CLI::App app;
+    add_tune_command(app, got);
+    parse(app, {"tune", "-i", "in.csv", "-o", "out.csv", "--m-grid", "--m-grid-max", "4096", "--m-grid-factor", "2",
+                "--m-grid-shrink-steps", "1"});
+    EXPECT_TRUE(got.m_grid);
+    EXPECT_EQ(got.m_grid_max, 4096);
+    EXPECT_EQ(got.m_grid_factor, 2.0);
+    EXPECT_EQ(got.m_grid_shrink_steps, 1);
+  }
+  for (const std::vector<std::string>& bad : {std::vector<std::string>{"--m-grid-max", "0"},
+                                              {"--m-grid-max", "2147483648"},
+                                              {"--m-grid-factor", "1.05"},
+                                              {"--m-grid-factor", "5"},
+                                              {"--m-grid-shrink-steps", "-1"}}) {
+    TuneOptions got;
+    CLI::App app;
+    add_tune_command(app, got);
+    std::vector<std::string> args = {"tune", "-i", "in.csv", "-o", "out.csv", "--m-grid"};
+    args.insert(args.end(), bad.begin(), bad.end());
+    EXPECT_THROW(parse(app, args), CLI::ParseError) << bad[0] << " " << bad[1];
+  }
+}
+
 }  // namespace
 }  // namespace tgemm::cli

@@ -25,7 +25,8 @@ expect_contains("tgemm tune without arguments: stderr" "${bare_ERR}" "--input_fi
 # (0 is allowed: no confirmation), a sustained round of 0 ms, a negative sustained margin or a
 # confirmation margin above 0.5; a reconfirmation margin outside [0, 0.5], rounds outside [1, 64],
 # placements outside [1, 16] or a placement tolerance outside [0, 0.49]; an order band outside
-# [0, 0.1].
+# [0, 0.1]; an --m-grid largest M outside [1, 2^31 - 1], factor outside [1.1, 4] or negative shrink
+# steps.
 foreach(case "confirm_placements;0" "final_placements;0" "finalists;0" "final_rounds;0" "confirm_tries;0"
              "min_accurate;0" "iters;0" "errRatio;1.5" "warmup;-1" "final_contenders;-1" "graph_screen;-1"
              "refine_bases;-1" "confirm_rounds;-1" "sustained_round_ms;0"
@@ -33,7 +34,8 @@ foreach(case "confirm_placements;0" "final_placements;0" "finalists;0" "final_ro
              "min_rotation_sets;33" "accurate_block;-1" "accurate_block;65" "reconfirm_margin;-1"
              "reconfirm_margin;0.6" "reconfirm_rounds;0" "reconfirm_rounds;65" "reconfirm_placements;0"
              "reconfirm_placements;17" "reconfirm_tolerance;-0.1" "reconfirm_tolerance;0.5"
-             "order_band;-0.01" "order_band;0.2" "reconfirm_alternatives;-1" "reconfirm_alternatives;17")
+             "order_band;-0.01" "order_band;0.2" "reconfirm_alternatives;-1" "reconfirm_alternatives;17"
+             "m-grid-max;0" "m-grid-max;2147483648" "m-grid-factor;1.05" "m-grid-factor;5" "m-grid-shrink-steps;-1")
   list(GET case 0 opt)
   list(GET case 1 value)
   tgemm_run(${opt} tune -i "${SCRATCH}/missing.csv" -o "${SCRATCH}/tuned.csv" --${opt} ${value})
@@ -126,3 +128,29 @@ if(ncb_RC EQUAL 0)
   message(FATAL_ERROR "tgemm tune of a missing input exited 0")
 endif()
 expect_contains("tgemm tune --no-confirm_best: stderr" "${ncb_ERR}" "missing.csv")
+
+# --m-grid: its options are checked before the GPU (the range cases above); --model_dir needs
+# --m-grid and excludes -i; with both right, the model's keys at one token each are written beside
+# the tuned file before the GPU is asked for.
+tgemm_run(mdn tune --model_dir "${SOURCE_DIR}/tests/data/configs/llama3-8b.json" -o "${SCRATCH}/grid.csv")
+if(mdn_RC EQUAL 0)
+  message(FATAL_ERROR "tgemm tune --model_dir without --m-grid exited 0")
+endif()
+expect_contains("tgemm tune --model_dir without --m-grid: stderr" "${mdn_ERR}" "--model_dir requires --m-grid")
+tgemm_run(mdi tune --model_dir "${SOURCE_DIR}/tests/data/configs/llama3-8b.json" -i "${SCRATCH}/in.csv" --m-grid
+          -o "${SCRATCH}/grid.csv")
+if(mdi_RC EQUAL 0)
+  message(FATAL_ERROR "tgemm tune --model_dir -i exited 0")
+endif()
+expect_contains("tgemm tune --model_dir -i: stderr" "${mdi_ERR}" "excludes")
+tgemm_run(md tune --model_dir "${SOURCE_DIR}/tests/data/configs/llama3-8b.json" --m-grid -o "${SCRATCH}/grid.csv")
+expect_eq("tgemm tune --model_dir --m-grid without a GPU: exit status" "${md_RC}" "2")
+expect_file("${SCRATCH}/grid.csv.model-keys" "${UNTUNED_HEADER}
+1,6144,4096,False,torch.bfloat16,torch.bfloat16,False,False,none
+1,4096,4096,False,torch.bfloat16,torch.bfloat16,False,False,none
+1,28672,4096,False,torch.bfloat16,torch.bfloat16,False,False,none
+1,4096,14336,False,torch.bfloat16,torch.bfloat16,False,False,none
+")
+if(EXISTS "${SCRATCH}/grid.csv")
+  message(FATAL_ERROR "tgemm tune without a GPU wrote ${SCRATCH}/grid.csv")
+endif()

@@ -99,5 +99,48 @@ TEST(MGrid, RefusesLargestMOutsideTheRange) {
   }
 }
 
+TEST(TuneGrid, DenseWhereTheKernelsChangeThenRoundedGeometricStepsTo16384) {
+  const std::vector<std::int64_t> grid = tune_grid();
+  EXPECT_EQ(grid.size(), 28u);
+  EXPECT_GE(grid.size(), 26u);
+  EXPECT_LE(grid.size(), 30u);
+  expect_strictly_increasing(grid);
+  EXPECT_EQ(grid.front(), 1);
+  EXPECT_EQ(grid.back(), kMGridMax);
+  // Every M of 1..8, then 10, 12, 16.
+  const std::vector<std::int64_t> small(grid.begin(), grid.begin() + 11);
+  EXPECT_EQ(small, (std::vector<std::int64_t>{1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 16}));
+  // Above 16 (max_m aside): multiples of 8, each step about the factor (rounding moves it by at
+  // most 8 on either side).
+  for (std::size_t i = 11; i + 1 < grid.size(); ++i) {
+    EXPECT_EQ(grid[i] % 8, 0) << grid[i];
+    const double ratio = static_cast<double>(grid[i]) / static_cast<double>(grid[i - 1]);
+    EXPECT_GT(ratio, 1.2) << grid[i];
+    EXPECT_LT(ratio, 1.8) << grid[i];
+  }
+  // The last step is at least half a step (sqrt(1.5)) and at most a step and a half.
+  const double last = static_cast<double>(grid.back()) / static_cast<double>(grid[grid.size() - 2]);
+  EXPECT_GE(last, std::sqrt(1.5));
+  EXPECT_LE(last, 1.5 * std::sqrt(1.5));
+}
+
+TEST(TuneGrid, TheFactorSetsTheSizeAndMaxMEndsIt) {
+  EXPECT_EQ(tune_grid(16384, 2.0).size(), 21u);
+  EXPECT_EQ(tune_grid(16384, 1.25).size(), 41u);
+  EXPECT_EQ(tune_grid(1), (std::vector<std::int64_t>{1}));
+  EXPECT_EQ(tune_grid(8), (std::vector<std::int64_t>{1, 2, 3, 4, 5, 6, 7, 8}));
+  EXPECT_EQ(tune_grid(100), (std::vector<std::int64_t>{1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 16, 24, 40, 56, 80, 100}));
+  for (std::int64_t max_m : {2, 9, 17, 300, 4096, 65536}) {
+    const auto g = tune_grid(max_m);
+    expect_strictly_increasing(g);
+    EXPECT_EQ(g.back(), max_m);
+    EXPECT_LE(g.size(), tune_grid(max_m * 2).size());
+  }
+  EXPECT_THROW(tune_grid(0), Error);
+  EXPECT_THROW(tune_grid(kMGridLimit + 1), Error);
+  EXPECT_THROW(tune_grid(16384, 1.05), Error);
+  EXPECT_THROW(tune_grid(16384, 5.0), Error);
+}
+
 }  // namespace
 }  // namespace tgemm

@@ -1,0 +1,250 @@
+#include "tuner/m_ranges.h"
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "core/check.h"
+#include "core/csv.h"
+
+namespace tgemm {
+
+namespace {
+
+constexpr const char* kOp = "tgemm tune --m-grid";
+
+// One end's search after a measurement at its target: a hold moves good out to it, a failure
+// marks it bad; after a failure, bisect between good and bad while steps remain and an M lies
+// strictly between them.
+void step_end(EndSearch& e, bool held, int max_steps) {
+  if (held) {
+    e.good = e.target;
+  } else {
+    e.bad = e.target;
+  }
+  e.target = 0;
+  if (e.bad == 0 || e.steps >= max_steps) return;
+  const std::int64_t gap = e.bad - e.good;
+  if (gap >= 2 || gap <= -2) {
+    e.target = e.good + gap / 2;
+    ++e.steps;
+  }
+}
+
+RangeCheck check_of_run(const std::vector<GridWinner>& pts, std::size_t first, std::size_t last, int max_steps) {
+  RangeCheck c;
+  c.solution = pts[first].solution;
+  c.max_steps = max_steps;
+  for (std::size_t i = first; i <= last; ++i) c.grid.push_back(pts[i].m);
+  c.lo = first == 0 ? pts[first].m : gap_split(pts[first - 1].m, pts[first].m) + 1;
+  c.hi = last + 1 == pts.size() ? pts[last].m : gap_split(pts[last].m, pts[last + 1].m);
+  c.low.good = c.grid.front();
+  c.low.target = c.lo != c.low.good ? c.lo : 0;
+  c.high.good = c.grid.back();
+  c.high.target = c.hi != c.high.good ? c.hi : 0;
+  for (std::size_t j = 0; j + 1 < c.grid.size(); ++j) {
+    const std::int64_t x = c.grid[j], y = c.grid[j + 1];
+    c.mids.push_back(y - x >= 2 ? gap_split(x, y) : 0);
+    c.mid_state.push_back(y - x >= 2 ? 0 : 1);
+  }
+  return c;
+}
+
+}  // namespace
+
+std::int64_t gap_split(std::int64_t x, std::int64_t y) {
+  TGEMM_CHECK(0 < x && x < y, kOp, "a gap needs 0 < x < y, got ", x, " and ", y);
+  if (y - x < 2) return x;
+  const auto s = static_cast<std::int64_t>(std::floor(std::sqrt(static_cast<double>(x) * static_cast<double>(y))));
+  return std::clamp(s, x + 1, y - 1);
+}
+
+std::vector<RangeCheck> plan_ranges(std::vector<GridWinner> points, int max_steps) {
+  TGEMM_CHECK(max_steps >= 0, kOp, "the shrink steps must be >= 0, got ", max_steps);
+  std::sort(points.begin(), points.end(), [](const GridWinner& a, const GridWinner& b) { return a.m < b.m; });
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    TGEMM_CHECK(points[i].m >= 1, kOp, "a grid point's M must be >= 1, got ", points[i].m);
+    TGEMM_CHECK(i == 0 || points[i - 1].m != points[i].m, kOp, "grid point M = ", points[i].m, " is given twice");
+  }
+  std::vector<RangeCheck> checks;
+  for (std::size_t i = 0; i < points.size();) {
+    if (points[i].is_default) {
+      ++i;
+      continue;
+    }
+    std::size_t last = i;
+    while (last + 1 < points.size() && !points[last + 1].is_default &&
+           points[last + 1].solution == points[i].solution) {
+      ++last;
+    }
+    checks.push_back(check_of_run(points, i, last, max_steps));
+    i = last + 1;
+  }
+  return checks;
+}
+
+bool ratio_holds(double ratio, double tie_band) { return std::isfinite(ratio) && ratio > 0 && ratio >= 1.0 - tie_band; }
+
+std::vector<std::int64_t> pending(const RangeCheck& c) {
+  std::vector<std::int64_t> ms;
+  if (c.low.target != 0) ms.push_back(c.low.target);
+  if (c.high.target != 0) ms.push_back(c.high.target);
+  for (std::size_t j = 0; j < c.mids.size(); ++j) {
+    if (c.mid_state[j] == 0) ms.push_back(c.mids[j]);
+  }
+  std::sort(ms.begin(), ms.end());
+  ms.erase(std::unique(ms.begin(), ms.end()), ms.end());
+  return ms;
+}
+
+bool settled(const RangeCheck& c) { return pending(c).empty(); }
+
+void apply_ratios(RangeCheck& c, const std::map<std::int64_t, double>& ratios, double tie_band) {
+  auto held = [&](std::int64_t m) {
+    const auto it = ratios.find(m);
+    return it != ratios.end() && ratio_holds(it->second, tie_band);
+  };
+  for (std::size_t j = 0; j < c.mids.size(); ++j) {
+    if (c.mid_state[j] == 0) c.mid_state[j] = held(c.mids[j]) ? 1 : -1;
+  }
+  if (c.low.target != 0) step_end(c.low, held(c.low.target), c.max_steps);
+  if (c.high.target != 0) step_end(c.high, held(c.high.target), c.max_steps);
+}
+
+std::vector<VerifiedRange> verified_ranges(const RangeCheck& c) {
+  TGEMM_CHECK(settled(c), kOp, "the range of ", c.solution, " is not verified yet");
+  TGEMM_CHECK(!c.grid.empty(), kOp, "a range of ", c.solution, " without grid points");
+  std::vector<VerifiedRange> out;
+  VerifiedRange piece{c.solution, c.low.good, 0, {c.grid.front()}};
+  for (std::size_t j = 0; j + 1 < c.grid.size(); ++j) {
+    if (c.mid_state[j] < 0) {
+      piece.hi = c.grid[j];
+      out.push_back(piece);
+      piece = VerifiedRange{c.solution, c.grid[j + 1], 0, {}};
+    }
+    piece.grid.push_back(c.grid[j + 1]);
+  }
+  piece.hi = c.high.good;
+  out.push_back(piece);
+  return out;
+}
+
+std::vector<VerifiedRange> merge_ranges(std::vector<VerifiedRange> ranges) {
+  std::sort(ranges.begin(), ranges.end(), [](const VerifiedRange& a, const VerifiedRange& b) { return a.lo < b.lo; });
+  std::vector<VerifiedRange> out;
+  for (VerifiedRange& r : ranges) {
+    TGEMM_CHECK(r.lo <= r.hi, kOp, "range [", r.lo, ", ", r.hi, "] of ", r.solution, " is empty");
+    if (!out.empty()) {
+      VerifiedRange& prev = out.back();
+      TGEMM_CHECK(prev.hi < r.lo, kOp, "ranges [", prev.lo, ", ", prev.hi, "] and [", r.lo, ", ", r.hi, "] overlap");
+      if (prev.solution == r.solution && prev.hi + 1 == r.lo) {
+        prev.hi = r.hi;
+        prev.grid.insert(prev.grid.end(), r.grid.begin(), r.grid.end());
+        continue;
+      }
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::vector<VerifiedRange> cut_around(const VerifiedRange& r, const std::set<std::int64_t>& exact_ms) {
+  std::vector<VerifiedRange> out;
+  std::int64_t from = r.lo;
+  auto close = [&](std::int64_t to) {
+    VerifiedRange piece{r.solution, from, to, {}};
+    for (std::int64_t g : r.grid) {
+      if (from <= g && g <= to) piece.grid.push_back(g);
+    }
+    if (from <= to && !piece.grid.empty()) out.push_back(std::move(piece));
+  };
+  for (auto it = exact_ms.lower_bound(r.lo); it != exact_ms.end() && *it <= r.hi; ++it) {
+    close(*it - 1);
+    from = *it + 1;
+  }
+  close(r.hi);
+  return out;
+}
+
+std::int64_t row_m(const VerifiedRange& r) {
+  TGEMM_CHECK(!r.grid.empty(), kOp, "range [", r.lo, ", ", r.hi, "] of ", r.solution, " has no grid point");
+  return r.grid[(r.grid.size() - 1) / 2];
+}
+
+std::vector<TableRow> range_rows(const std::vector<VerifiedRange>& ranges,
+                                 const std::map<std::int64_t, TableRow>& grid_rows,
+                                 const std::set<std::int64_t>& exact_ms) {
+  std::vector<TableRow> rows;
+  for (const VerifiedRange& merged : merge_ranges(ranges)) {
+    for (const VerifiedRange& piece : cut_around(merged, exact_ms)) {
+      const std::int64_t m = row_m(piece);
+      const auto it = grid_rows.find(m);
+      TGEMM_CHECK(it != grid_rows.end() && it->second.kernel_name == piece.solution, kOp, "no race result of ",
+                  piece.solution, " at grid point M = ", m);
+      TableRow row = it->second;
+      row.m = m;
+      row.m_lo = piece.lo;
+      row.m_hi = piece.hi;
+      rows.push_back(std::move(row));
+    }
+  }
+  return rows;
+}
+
+bool MGridState::ranges_pending(const std::string& key, const std::vector<std::int64_t>& grid) const {
+  const auto it = ranges_written.find(key);
+  return it == ranges_written.end() || it->second != grid;
+}
+
+void MGridState::record_race(const std::string& key, std::int64_t m, const std::string& default_name) {
+  defaults[key][m] = default_name;
+  reconfirmed[key].erase(m);
+  ranges_written.erase(key);
+}
+
+bool MGridState::raced(const std::string& key, std::int64_t m) const {
+  const auto it = defaults.find(key);
+  return it != defaults.end() && it->second.count(m) == 1;
+}
+
+std::string MGridState::to_json() const {
+  nlohmann::json j = {{"defaults", nlohmann::json::object()},
+                      {"reconfirmed", nlohmann::json::object()},
+                      {"ranges_written", nlohmann::json::object()}};
+  for (const auto& [key, by_m] : defaults) {
+    for (const auto& [m, name] : by_m) j["defaults"][key][std::to_string(m)] = name;
+  }
+  for (const auto& [key, ms] : reconfirmed) j["reconfirmed"][key] = ms;
+  for (const auto& [key, grid] : ranges_written) j["ranges_written"][key] = grid;
+  return j.dump(1) + "\n";
+}
+
+MGridState MGridState::from_json(const std::string& text, const std::string& where) {
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  TGEMM_CHECK(!j.is_discarded() && j.is_object(), kOp, where, " is not a JSON object");
+  MGridState s;
+  try {
+    const nlohmann::json defaults = j.value("defaults", nlohmann::json::object());
+    const nlohmann::json reconfirmed = j.value("reconfirmed", nlohmann::json::object());
+    const nlohmann::json written = j.value("ranges_written", nlohmann::json::object());
+    TGEMM_CHECK(defaults.is_object() && reconfirmed.is_object() && written.is_object(), kOp, where,
+                ": not a --m-grid state file");
+    for (const auto& [key, by_m] : defaults.items()) {
+      TGEMM_CHECK(by_m.is_object(), kOp, where, ": the defaults of ", key, " are not an object");
+      for (const auto& [m, name] : by_m.items()) {
+        const auto v = csv::parse_int(m);
+        TGEMM_CHECK(v.has_value() && *v >= 1, kOp, where, ": '", m, "' is not an M");
+        s.defaults[key][*v] = name.get<std::string>();
+      }
+    }
+    for (const auto& [key, ms] : reconfirmed.items()) s.reconfirmed[key] = ms.get<std::set<std::int64_t>>();
+    for (const auto& [key, grid] : written.items()) {
+      s.ranges_written[key] = grid.get<std::vector<std::int64_t>>();
+    }
+  } catch (const nlohmann::json::exception& e) {
+    TGEMM_CHECK(false, kOp, where, ": not a --m-grid state file: ", e.what());
+  }
+  return s;
+}
+
+}  // namespace tgemm

@@ -1,0 +1,135 @@
+// `tgemm tune --m-grid`'s range pass, host-only so the host tests drive it with injected ratios:
+// the tuning grid's per-point winners of one (N, K, types) key turned into table rows with M ranges
+// (core/table.h, M_lo/M_hi) that claim only M where the winner was measured to hold against the
+// race's default.
+//
+// 1. plan_ranges: runs of consecutive grid points won by the same solution (not the default) are
+//    candidate ranges. Each gap between two neighbouring grid points x < y is split at its
+//    geometric midpoint (gap_split): x's winner claims (x, s], y's winner [s + 1, y). The grid is
+//    geometric, so each point claims the same ratio of M on either side; a default-won point
+//    claims its halves for the default (no row), so a range reaches at most half a step into a
+//    gap toward a point it did not win.
+// 2. Verification, in rounds: pending() names the M values not yet measured that bound the claim
+//    (its ends beyond its outer grid points, and the midpoint of each gap between its grid
+//    points); a worker times the winner against the default at each (paired, as the confirmation
+//    does) and apply() takes the ratios default / winner. A ratio holds at >= 1 - tie band (the
+//    race's tie band, tuner/select.h: within it the winner ties, beyond it the default is faster).
+//    A failing end bisects toward the outer grid point (at most max_steps more measurements) and
+//    the end becomes the farthest M that held; a failing midpoint splits the run there, the gap
+//    between the two grid points going to the default.
+// 3. verified_ranges, merge_ranges, and range_rows: the pieces that held, neighbours with the same
+//    solution merged, cut around the key's exact-M rows (a range must not overlap one), each piece
+//    written as one row at one of its grid points (its timing) with M_lo, M_hi. Every M_lo and M_hi
+//    is a grid point the solution won or an M where it was measured to hold.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/table.h"
+
+namespace tgemm {
+
+// A grid point's race result: the winning solution's kernelName; is_default when the race's
+// default won (or the reconfirmation reverted the row to it).
+struct GridWinner {
+  std::int64_t m = 0;
+  std::string solution;
+  bool is_default = false;
+};
+
+// The split of the gap between neighbouring grid points x < y: the largest M the lower point's
+// winner claims. The geometric mean floor(sqrt(x * y)) within [x + 1, y - 1]; x when y = x + 1.
+std::int64_t gap_split(std::int64_t x, std::int64_t y);
+
+// One end of a claimed range being verified. good: the farthest M known to hold (starts at the
+// run's outer grid point); target: the M to measure next (0: the end is settled at good); bad: the
+// nearest M beyond good that failed (0: none yet).
+struct EndSearch {
+  std::int64_t good = 0;
+  std::int64_t target = 0;
+  std::int64_t bad = 0;
+  int steps = 0;  // bisection measurements after the first failure
+};
+
+struct RangeCheck {
+  std::string solution;
+  std::vector<std::int64_t> grid;  // the run's grid points, increasing
+  std::int64_t lo = 0, hi = 0;     // as claimed before verification
+  EndSearch low, high;
+  // The midpoint of each gap between grid[j] and grid[j + 1] (0: no M between them) and whether it
+  // held: 0 not measured yet, 1 held, -1 failed.
+  std::vector<std::int64_t> mids;
+  std::vector<int> mid_state;
+  int max_steps = 3;
+};
+
+// Candidate ranges of one key from its grid points' winners (any order; a repeated M is an error).
+// max_steps: the bisection measurements an end may take after it failed.
+std::vector<RangeCheck> plan_ranges(std::vector<GridWinner> points, int max_steps = 3);
+
+// A measured ratio default / winner holds: finite, positive and >= 1 - tie_band.
+bool ratio_holds(double ratio, double tie_band);
+
+// The M values to measure next (increasing, distinct); empty when the check is settled.
+std::vector<std::int64_t> pending(const RangeCheck& c);
+bool settled(const RangeCheck& c);
+
+// The ratios (default / winner) measured at pending(c); an M of pending(c) missing from `ratios`
+// counts as failed (the solution could not run there). Ratios of other M are ignored.
+void apply_ratios(RangeCheck& c, const std::map<std::int64_t, double>& ratios, double tie_band);
+
+struct VerifiedRange {
+  std::string solution;
+  std::int64_t lo = 0, hi = 0;
+  std::vector<std::int64_t> grid;  // grid points inside [lo, hi] the solution won
+};
+
+// The pieces of a settled check: the run split at failing midpoints, the outer ends where they
+// settled. Throws tgemm::Error if the check is not settled.
+std::vector<VerifiedRange> verified_ranges(const RangeCheck& c);
+
+// Ranges sorted by lo; neighbours with the same solution whose ranges touch (hi + 1 == lo) merged.
+std::vector<VerifiedRange> merge_ranges(std::vector<VerifiedRange> ranges);
+
+// A range cut around the M values of exact rows: the pieces between them that still hold a grid
+// point of the range (a piece without one has no timing row and is dropped).
+std::vector<VerifiedRange> cut_around(const VerifiedRange& r, const std::set<std::int64_t>& exact_ms);
+
+// The grid point a range's row is written at: the middle one of its grid points.
+std::int64_t row_m(const VerifiedRange& r);
+
+// The rows of a key's ranges: merged, cut around exact_ms, each the grid row of its row_m (from
+// grid_rows, the side table's rows by M) with M_lo, M_hi set. A range whose row_m has no grid row
+// is an error (tgemm::Error): the race result it was planned from must exist.
+std::vector<TableRow> range_rows(const std::vector<VerifiedRange>& ranges,
+                                 const std::map<std::int64_t, TableRow>& grid_rows,
+                                 const std::set<std::int64_t>& exact_ms);
+
+// What a `tgemm tune --m-grid` has finished, kept beside the tuned file (<tuned>.mgrid.json) so a
+// stopped tune resumes: per key (TableKey::describe()), the race's default at each raced grid point
+// (a point whose row names it needs no range; the reconfirmation reverts rows to it), the grid
+// points whose race winners went through the reconfirmation, and the grid whose range pass wrote
+// its rows.
+struct MGridState {
+  std::map<std::string, std::map<std::int64_t, std::string>> defaults;
+  std::map<std::string, std::set<std::int64_t>> reconfirmed;
+  std::map<std::string, std::vector<std::int64_t>> ranges_written;
+
+  // The range pass of `key` over `grid` is still to run.
+  bool ranges_pending(const std::string& key, const std::vector<std::int64_t>& grid) const;
+  // A race result at grid point m of key, whose default is default_name: the point is raced, still
+  // to be reconfirmed, and the key's range pass runs again (the point failed earlier, or --all).
+  void record_race(const std::string& key, std::int64_t m, const std::string& default_name);
+  // m of key was raced: its default is recorded (a point in the points' file without one is raced
+  // again).
+  bool raced(const std::string& key, std::int64_t m) const;
+  std::string to_json() const;
+  // Throws tgemm::Error naming `where` on text that is not a state file.
+  static MGridState from_json(const std::string& text, const std::string& where);
+};
+
+}  // namespace tgemm

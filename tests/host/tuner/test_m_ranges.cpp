@@ -1,0 +1,376 @@
+// `tgemm tune --m-grid`'s range pass (tuner/m_ranges.h) with injected ratios: ranges planned from
+// per-point winners, the gap split, ends that shrink by bisection, midpoints that split a run,
+// merging, the cut around exact rows, the rows written and the resume state; and the tuned file's
+// replacement of a key's range rows (tuner/tuned_file.h).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/lookup.h"
+#include "core/m_grid.h"
+#include "core/table.h"
+#include "tests/common/host_test_util.h"
+#include "tgemm/error.h"
+#include "tuner/m_ranges.h"
+#include "tuner/tuned_file.h"
+
+namespace tgemm {
+namespace {
+
+constexpr double kBand = 0.01;
+
+std::vector<GridWinner> winners(const std::vector<std::pair<std::int64_t, std::string>>& pts) {
+  std::vector<GridWinner> out;
+  for (const auto& [m, s] : pts) out.push_back({m, s, s == "default"});
+  return out;
+}
+
+// Runs a check to the end, each measured M's ratio from `ratio_at`; returns every M measured.
+std::vector<std::int64_t> run_check(RangeCheck& c, const std::function<double(std::int64_t)>& ratio_at) {
+  std::vector<std::int64_t> measured;
+  for (int round = 0; round < 64 && !settled(c); ++round) {
+    std::map<std::int64_t, double> ratios;
+    for (std::int64_t m : pending(c)) {
+      ratios[m] = ratio_at(m);
+      measured.push_back(m);
+    }
+    apply_ratios(c, ratios, kBand);
+  }
+  EXPECT_TRUE(settled(c));
+  return measured;
+}
+
+TEST(GapSplit, GeometricMeanStrictlyInsideTheGap) {
+  EXPECT_EQ(gap_split(8, 9), 8);     // no M between: the lower point claims nothing more
+  EXPECT_EQ(gap_split(8, 10), 9);    // sqrt(80) = 8.9 is below x + 1
+  EXPECT_EQ(gap_split(16, 24), 19);  // sqrt(384) = 19.6
+  EXPECT_EQ(gap_split(920, 1384), 1128);
+  EXPECT_EQ(gap_split(1, 4), 2);
+  EXPECT_THROW(gap_split(10, 10), Error);
+  EXPECT_THROW(gap_split(0, 10), Error);
+}
+
+TEST(PlanRanges, RunsOfOneSolutionClaimHalfGapsAndDefaultPointsClaimNothing) {
+  const auto checks = plan_ranges(
+      winners({{16, "A"}, {1, "default"}, {2, "A"}, {3, "A"}, {4, "B"}, {8, "default"}, {10, "A"}, {12, "A"}}));
+  ASSERT_EQ(checks.size(), 3u);
+  EXPECT_EQ(checks[0].solution, "A");
+  EXPECT_EQ(checks[0].grid, (std::vector<std::int64_t>{2, 3}));
+  EXPECT_EQ(checks[0].lo, 2);  // 1 and 2 are neighbours: nothing between them to claim
+  EXPECT_EQ(checks[0].hi, 3);
+  EXPECT_EQ(checks[1].solution, "B");
+  EXPECT_EQ(checks[1].lo, 4);
+  EXPECT_EQ(checks[1].hi, gap_split(4, 8));  // half the gap toward the default's point
+  EXPECT_EQ(checks[2].grid, (std::vector<std::int64_t>{10, 12, 16}));
+  EXPECT_EQ(checks[2].lo, gap_split(8, 10) + 1);
+  EXPECT_EQ(checks[2].hi, 16);  // the last grid point: nothing above it was raced
+  // Every claimed range holds its grid points and stays strictly between its neighbours' points.
+  for (const RangeCheck& c : checks) {
+    EXPECT_LE(c.lo, c.grid.front());
+    EXPECT_GE(c.hi, c.grid.back());
+  }
+  EXPECT_LT(checks[1].hi, 8);
+  EXPECT_GT(checks[2].lo, 8);
+}
+
+TEST(PlanRanges, NeighbouringWinnersSplitTheGapBetweenThem) {
+  const auto checks = plan_ranges(winners({{120, "A"}, {184, "B"}}));
+  ASSERT_EQ(checks.size(), 2u);
+  EXPECT_EQ(checks[0].hi + 1, checks[1].lo);
+  EXPECT_EQ(checks[0].hi, gap_split(120, 184));
+}
+
+TEST(PlanRanges, RepeatedMIsAnError) {
+  EXPECT_THROW(plan_ranges(winners({{4, "A"}, {4, "B"}})), Error);
+  EXPECT_TRUE(plan_ranges(winners({{4, "default"}, {8, "default"}})).empty());
+}
+
+TEST(RangeCheck, EverythingHoldsKeepsTheClaimAndMeasuresEndsAndMidpoints) {
+  auto checks = plan_ranges(winners({{16, "default"}, {24, "A"}, {40, "A"}, {56, "A"}, {80, "default"}}));
+  ASSERT_EQ(checks.size(), 1u);
+  RangeCheck& c = checks[0];
+  const std::vector<std::int64_t> expected = {gap_split(16, 24) + 1, gap_split(24, 40), gap_split(40, 56),
+                                              gap_split(56, 80)};
+  EXPECT_EQ(pending(c), expected);
+  const auto measured = run_check(c, [](std::int64_t) { return 1.05; });
+  EXPECT_EQ(measured, expected);  // one round, nothing else measured
+  const auto pieces = verified_ranges(c);
+  ASSERT_EQ(pieces.size(), 1u);
+  EXPECT_EQ(pieces[0].lo, c.lo);
+  EXPECT_EQ(pieces[0].hi, c.hi);
+  EXPECT_EQ(pieces[0].grid, (std::vector<std::int64_t>{24, 40, 56}));
+}
+
+TEST(RangeCheck, ATieWithinTheBandHoldsAndJustBeyondItFails) {
+  EXPECT_TRUE(ratio_holds(0.99, kBand));
+  EXPECT_TRUE(ratio_holds(1.0, kBand));
+  EXPECT_FALSE(ratio_holds(0.989, kBand));
+  EXPECT_FALSE(ratio_holds(-1.0, kBand));  // could not run there
+  EXPECT_FALSE(ratio_holds(std::nan(""), kBand));
+}
+
+TEST(RangeCheck, AFailingEndShrinksByBisectionToTheFarthestMThatHeld) {
+  // A holds up to M = 1000 and loses above it; its claim reaches gap_split(920, 1384) = 1128.
+  auto checks = plan_ranges(winners({{616, "A"}, {920, "A"}, {1384, "default"}}), 3);
+  ASSERT_EQ(checks.size(), 1u);
+  RangeCheck& c = checks[0];
+  EXPECT_EQ(c.hi, 1128);
+  const auto measured = run_check(c, [](std::int64_t m) { return m <= 1000 ? 1.02 : 0.95; });
+  // The end 1128 fails; bisection toward 920: 1024 (fails), 972 (holds), 998 (holds).
+  EXPECT_EQ(measured, (std::vector<std::int64_t>{gap_split(616, 920), 1128, 1024, 972, 998}));
+  const auto pieces = verified_ranges(c);
+  ASSERT_EQ(pieces.size(), 1u);
+  EXPECT_EQ(pieces[0].hi, 998);
+  EXPECT_EQ(pieces[0].lo, c.lo);  // the first grid point: nothing below 616 was claimed
+  // The end is an M that was measured and held: nothing claimed beyond what was measured.
+  EXPECT_LE(pieces[0].hi, 1000);
+}
+
+TEST(RangeCheck, ALowEndThatFailsEverywhereFallsBackToTheGridPoint) {
+  auto checks = plan_ranges(winners({{24, "default"}, {40, "A"}}), 2);
+  ASSERT_EQ(checks.size(), 1u);
+  RangeCheck& c = checks[0];
+  EXPECT_EQ(c.lo, gap_split(24, 40) + 1);
+  const auto measured = run_check(c, [](std::int64_t m) { return m == 40 ? 1.1 : 0.9; });
+  EXPECT_EQ(measured.size(), 3u);  // the end and two bisection steps
+  const auto pieces = verified_ranges(c);
+  ASSERT_EQ(pieces.size(), 1u);
+  EXPECT_EQ(pieces[0].lo, 40);
+  EXPECT_EQ(pieces[0].hi, 40);
+}
+
+TEST(RangeCheck, ZeroShrinkStepsDropsAFailingEndAtOnce) {
+  auto checks = plan_ranges(winners({{40, "A"}, {56, "default"}}), 0);
+  const auto measured = run_check(checks[0], [](std::int64_t) { return 0.5; });
+  EXPECT_EQ(measured.size(), 1u);
+  EXPECT_EQ(verified_ranges(checks[0])[0].hi, 40);
+}
+
+TEST(RangeCheck, AFailingMidpointSplitsTheRunAndTheGapGoesToTheDefault) {
+  auto checks = plan_ranges(winners({{120, "A"}, {184, "A"}, {272, "A"}, {408, "A"}}));
+  ASSERT_EQ(checks.size(), 1u);
+  const std::int64_t bad_mid = gap_split(184, 272);
+  run_check(checks[0], [&](std::int64_t m) { return m == bad_mid ? 0.97 : 1.01; });
+  const auto pieces = verified_ranges(checks[0]);
+  ASSERT_EQ(pieces.size(), 2u);
+  EXPECT_EQ(pieces[0].lo, 120);
+  EXPECT_EQ(pieces[0].hi, 184);
+  EXPECT_EQ(pieces[0].grid, (std::vector<std::int64_t>{120, 184}));
+  EXPECT_EQ(pieces[1].lo, 272);
+  EXPECT_EQ(pieces[1].hi, 408);
+  // No piece serves the failing midpoint.
+  for (const auto& p : pieces) EXPECT_FALSE(p.lo <= bad_mid && bad_mid <= p.hi);
+}
+
+TEST(RangeCheck, AMissingRatioCountsAsFailed) {
+  auto checks = plan_ranges(winners({{40, "A"}, {56, "default"}}), 0);
+  apply_ratios(checks[0], {}, kBand);
+  ASSERT_TRUE(settled(checks[0]));
+  EXPECT_EQ(verified_ranges(checks[0])[0].hi, 40);
+}
+
+TEST(RangeCheck, UnsettledChecksHaveNoRanges) {
+  auto checks = plan_ranges(winners({{40, "A"}, {56, "default"}}));
+  EXPECT_THROW(verified_ranges(checks[0]), Error);
+}
+
+// Over the whole tuning grid with random crossovers, a verified range only ever claims M values
+// between two measured M that held (or grid points the solution won), and never an M that failed.
+TEST(RangeCheck, NoRangeClaimsAnMOutsideWhatWasMeasured) {
+  const std::vector<std::int64_t> grid = tune_grid();
+  for (unsigned seed = 1; seed <= 40; ++seed) {
+    std::vector<GridWinner> pts;
+    unsigned s = seed;
+    auto next = [&]() { return s = s * 1103515245u + 12345u, (s >> 16) % 4; };
+    for (std::int64_t m : grid) {
+      const unsigned r = next();
+      pts.push_back({m, r == 0 ? "default" : (r == 1 ? "A" : "B"), r == 0});
+    }
+    const std::int64_t fail_from = 1 + static_cast<std::int64_t>(next()) * 3000;
+    auto truth = [&](std::int64_t m) { return (m % 7 == 3 || m >= fail_from) ? 0.9 : 1.03; };
+    for (RangeCheck& c : plan_ranges(pts)) {
+      std::set<std::int64_t> held(c.grid.begin(), c.grid.end()), failed;
+      for (std::int64_t m : run_check(c, truth)) (ratio_holds(truth(m), kBand) ? held : failed).insert(m);
+      for (const VerifiedRange& r : verified_ranges(c)) {
+        EXPECT_TRUE(held.count(r.lo) == 1 && held.count(r.hi) == 1)
+            << "seed " << seed << " [" << r.lo << ", " << r.hi << "]";
+        for (std::int64_t f : failed) EXPECT_FALSE(r.lo <= f && f <= r.hi) << "seed " << seed << " M " << f;
+      }
+    }
+  }
+}
+
+TEST(MergeRanges, TouchingRangesOfOneSolutionMergeOthersStay) {
+  const auto merged =
+      merge_ranges({{"A", 20, 30, {24}}, {"A", 10, 19, {16}}, {"B", 31, 40, {32}}, {"B", 42, 50, {48}}});
+  ASSERT_EQ(merged.size(), 3u);
+  EXPECT_EQ(merged[0].solution, "A");
+  EXPECT_EQ(merged[0].lo, 10);
+  EXPECT_EQ(merged[0].hi, 30);
+  EXPECT_EQ(merged[0].grid, (std::vector<std::int64_t>{16, 24}));
+  EXPECT_EQ(merged[1].lo, 31);
+  EXPECT_EQ(merged[2].lo, 42);  // a gap of one M (41): not merged
+  EXPECT_THROW(merge_ranges({{"A", 10, 20, {16}}, {"B", 20, 30, {24}}}), Error);
+}
+
+TEST(CutAround, ExactRowsSplitARangeAndPiecesWithoutAGridPointGo) {
+  const VerifiedRange r{"A", 10, 100, {16, 40, 80}};
+  const auto pieces = cut_around(r, {5, 40, 60, 200});
+  // [10, 39] holds 16; [41, 59] no grid point: dropped; [61, 100] holds 80.
+  ASSERT_EQ(pieces.size(), 2u);
+  EXPECT_EQ(pieces[0].lo, 10);
+  EXPECT_EQ(pieces[0].hi, 39);
+  EXPECT_EQ(pieces[0].grid, (std::vector<std::int64_t>{16}));
+  EXPECT_EQ(pieces[1].lo, 61);
+  EXPECT_EQ(pieces[1].hi, 100);
+  EXPECT_EQ(cut_around(r, {}).size(), 1u);
+  EXPECT_TRUE(cut_around(VerifiedRange{"A", 16, 16, {16}}, {16}).empty());
+}
+
+TableRow grid_row(std::int64_t m, const std::string& kernel, double us) {
+  TableRow r;
+  r.key.arch = "sm_90a";
+  r.key.sm_count = 132;
+  r.key.n = 4096;
+  r.key.k = 4096;
+  r.m = m;
+  r.libtype = "cublaslt";
+  r.kernel_name = kernel;
+  r.us = us;
+  return r;
+}
+
+TEST(RangeRows, OneRowPerPieceAtItsMiddleGridPointServingExactlyItsRange) {
+  const std::map<std::int64_t, TableRow> grid_rows = {
+      {16, grid_row(16, "A", 1)}, {24, grid_row(24, "A", 2)}, {40, grid_row(40, "A", 3)}, {56, grid_row(56, "B", 4)}};
+  const auto rows = range_rows({{"A", 13, 31, {16, 24}}, {"A", 32, 47, {40}}, {"B", 48, 60, {56}}}, grid_rows, {24});
+  // A's two touching ranges merge to [13, 47] over 16, 24, 40; the exact row at 24 cuts it into
+  // [13, 23] (row at 16) and [25, 47] (row at 40).
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].m, 16);
+  EXPECT_EQ(rows[0].m_lo, 13);
+  EXPECT_EQ(rows[0].m_hi, 23);
+  EXPECT_EQ(rows[0].us, 1);
+  EXPECT_EQ(rows[1].m, 40);
+  EXPECT_EQ(rows[1].m_lo, 25);
+  EXPECT_EQ(rows[1].m_hi, 47);
+  EXPECT_EQ(rows[2].kernel_name, "B");
+  EXPECT_EQ(rows[2].m_lo, 48);
+  // The rows load as a table (each M inside its range, ranges disjoint) and the walk serves each M
+  // of a range by its row, the exact row's M by nothing of these.
+  Table t;
+  std::vector<std::string> warnings;
+  t.add_rows(rows, &warnings);
+  EXPECT_TRUE(warnings.empty());
+  const auto* by_m = t.rows_for(rows[0].key);
+  ASSERT_NE(by_m, nullptr);
+  EXPECT_EQ(find_row(by_m, 13)->m, 16);
+  EXPECT_EQ(find_row(by_m, 24), nullptr);
+  EXPECT_EQ(find_row(by_m, 47)->m, 40);
+  EXPECT_EQ(find_row(by_m, 61), nullptr);
+  EXPECT_THROW(range_rows({{"C", 1, 2, {2}}}, grid_rows, {}), Error);  // no race result of C at 2
+}
+
+TEST(MGridStateFile, RoundTripsAndSaysWhichRangePassesAreLeft) {
+  MGridState s;
+  s.defaults["key one"] = {{1, "cublaslt:heuristic"}, {16, "split:cublaslt:heuristic"}};
+  s.reconfirmed["key one"] = {1, 2, 16};
+  s.ranges_written["key one"] = {1, 2, 16};
+  const MGridState back = MGridState::from_json(s.to_json(), "state.json");
+  EXPECT_EQ(back.defaults, s.defaults);
+  EXPECT_EQ(back.reconfirmed, s.reconfirmed);
+  EXPECT_EQ(back.ranges_written, s.ranges_written);
+  EXPECT_FALSE(back.ranges_pending("key one", {1, 2, 16}));
+  EXPECT_TRUE(back.ranges_pending("key one", {1, 2, 16, 24}));  // another grid: its pass runs again
+  EXPECT_TRUE(back.ranges_pending("key two", {1, 2, 16}));
+  EXPECT_TRUE(back.raced("key one", 16));
+  EXPECT_FALSE(back.raced("key one", 2));  // in the points' file maybe, but no default: raced again
+  EXPECT_FALSE(back.raced("key two", 1));
+  EXPECT_THROW(MGridState::from_json("[1, 2]", "state.json"), Error);
+  EXPECT_THROW(MGridState::from_json("{\"reconfirmed\": {\"k\": \"x\"}}", "state.json"), Error);
+  EXPECT_THROW(MGridState::from_json("not json", "state.json"), Error);
+  EXPECT_THROW(MGridState::from_json("{\"defaults\": {\"k\": {\"x\": \"a\"}}}", "state.json"), Error);
+}
+
+TEST(MGridStateFile, ANewRaceResultAtAPointRedoesItsReconfirmationAndTheKeysRangePass) {
+  MGridState s;
+  s.defaults["k"] = {{1, "d"}, {2, "d"}};
+  s.reconfirmed["k"] = {1, 2};
+  s.ranges_written["k"] = {1, 2, 3};
+  s.ranges_written["other"] = {1, 2, 3};
+  s.record_race("k", 3, "d");  // point 3 failed before and is raced now
+  EXPECT_TRUE(s.raced("k", 3));
+  EXPECT_EQ(s.reconfirmed["k"], (std::set<std::int64_t>{1, 2}));
+  EXPECT_TRUE(s.ranges_pending("k", {1, 2, 3}));
+  EXPECT_FALSE(s.ranges_pending("other", {1, 2, 3}));
+  s.record_race("k", 2, "d");  // raced again (--all): reconfirmed again too
+  EXPECT_EQ(s.reconfirmed["k"], (std::set<std::int64_t>{1}));
+}
+
+TEST(ReplaceRangeRows, ReplacesTheKeysRangeRowsKeepsExactRowsAndCutsAroundThem) {
+  test::TempDir dir;
+  const std::string path = dir.file("tuned.csv");
+  TableRow exact = grid_row(24, "E", 5);
+  TableRow old_range = grid_row(40, "A", 3);
+  old_range.m_lo = 30;
+  old_range.m_hi = 50;
+  TableRow other_key = grid_row(40, "A", 3);
+  other_key.key.n = 1024;
+  other_key.m_lo = 30;
+  other_key.m_hi = 50;
+  update_tuned_table(path, {exact, old_range, other_key});
+  const std::map<std::int64_t, TableRow> grid_rows = {{16, grid_row(16, "A", 1)}, {40, grid_row(40, "A", 3)}};
+  std::set<std::int64_t> seen_exact;
+  const auto rows = replace_range_rows(path, exact.key, [&](const std::set<std::int64_t>& exact_ms) {
+    seen_exact = exact_ms;
+    return range_rows({{"A", 13, 47, {16, 40}}}, grid_rows, exact_ms);
+  });
+  EXPECT_EQ(seen_exact, (std::set<std::int64_t>{24}));
+  std::ifstream in(path);
+  const ParsedTable parsed = parse_tuned_table(in, path);
+  EXPECT_TRUE(parsed.warnings.empty());
+  std::vector<std::string> got;
+  for (const TableRow& r : parsed.rows) {
+    got.push_back(std::to_string(r.key.n) + ":" + std::to_string(r.m) + "[" + std::to_string(r.m_lo) + "," +
+                  std::to_string(r.m_hi) + "]" + r.kernel_name);
+  }
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (std::vector<std::string>{"1024:40[30,50]A", "4096:16[13,23]A", "4096:24[0,0]E", "4096:40[25,47]A"}));
+  EXPECT_EQ(rows.size(), 4u);
+}
+
+TEST(UpdateTunedTable, AnExactRowInsideARangeNarrowsItToTheSideOfItsRow) {
+  test::TempDir dir;
+  const std::string path = dir.file("tuned.csv");
+  TableRow range = grid_row(40, "A", 3);
+  range.m_lo = 25;
+  range.m_hi = 60;
+  TableRow below = grid_row(56, "B", 4);  // another key's range is left alone
+  below.key.k = 1024;
+  below.m_lo = 25;
+  below.m_hi = 60;
+  update_tuned_table(path, {range, below});
+  update_tuned_table(path, {grid_row(30, "E", 1)});  // below the row's M: the range starts above it
+  update_tuned_table(path, {grid_row(50, "F", 1)});  // above: the range ends below it
+  std::ifstream in(path);
+  const ParsedTable parsed = parse_tuned_table(in, path);
+  EXPECT_TRUE(parsed.warnings.empty());
+  std::vector<std::string> got;
+  for (const TableRow& r : parsed.rows) {
+    got.push_back(std::to_string(r.key.k) + ":" + std::to_string(r.m) + "[" + std::to_string(r.m_lo) + "," +
+                  std::to_string(r.m_hi) + "]" + r.kernel_name);
+  }
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (std::vector<std::string>{"1024:56[25,60]B", "4096:30[0,0]E", "4096:40[31,49]A", "4096:50[0,0]F"}));
+}
+
+}  // namespace
+}  // namespace tgemm
