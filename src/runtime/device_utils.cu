@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "backends/reference/reference_backend.h"
 #include "cuda/cuda_check.h"
 #include "kernels/common/numeric.cuh"
 #include "runtime/device_utils.h"
@@ -26,6 +27,13 @@ __device__ __forceinline__ std::uint64_t splitmix64(std::uint64_t x) {
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
   return x ^ (x >> 31);
+}
+
+__global__ void clear_sign_bits_kernel(std::uint8_t* dst, const std::uint8_t* src, std::int64_t count) {
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    dst[i] = src[i] & 0x7f;
+  }
 }
 
 template <typename T>
@@ -203,6 +211,31 @@ Tolerance gemm_tolerance(DType out_type, std::int64_t k, bool has_bias) {
   double atol = 1e-4 + 8e-8 * kd * std::sqrt(kd);
   if (has_bias && out_type != DType::kFloat32) atol += 2 * u;
   return {4 * u, atol};
+}
+
+double fp8_accumulation_atol(const GemmProblem& p, const GemmArgs& args, Stream s) {
+  if (p.a_type != DType::kFloat8E4M3 || p.m == 0 || p.n == 0 || p.k == 0) return 0.0;
+  auto stream = reinterpret_cast<cudaStream_t>(s);
+  // The operands' spans (row strides kept), one byte an element.
+  const std::int64_t x_bytes = (p.m - 1) * p.lda + p.k, w_bytes = (p.n - 1) * p.ldb + p.k;
+  DeviceBuffer ax(static_cast<std::size_t>(x_bytes)), aw(static_cast<std::size_t>(w_bytes));
+  DeviceBuffer sums(static_cast<std::size_t>(p.m * p.n) * sizeof(float));
+  clear_sign_bits_kernel<<<grid_for(x_bytes), 256, 0, stream>>>(ax.as<std::uint8_t>(),
+                                                                static_cast<const std::uint8_t*>(args.a), x_bytes);
+  clear_sign_bits_kernel<<<grid_for(w_bytes), 256, 0, stream>>>(aw.as<std::uint8_t>(),
+                                                                static_cast<const std::uint8_t*>(args.b), w_bytes);
+  TGEMM_CUDA_CHECK_LAUNCH("fp8_accumulation_atol");
+  GemmProblem plain = p;
+  plain.epilogue = Epilogue::kNone;
+  GemmArgs a = args;
+  a.a = ax.data();
+  a.b = aw.data();
+  a.bias = nullptr;
+  a.out = sums.data();
+  run_reference_gemm_a8w8(plain, a, DType::kFloat32, p.n, s);
+  const CompareResult r =
+      compare_with_reference(sums.data(), DType::kFloat32, p.n, sums.as<float>(), p.n, p.m, p.n, 0.0, 0.0, s);
+  return std::ldexp(r.ref_max_abs, -11);
 }
 
 void copy_to_host(void* dst, const void* src, std::size_t bytes) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/problem.h"
 #include "tgemm/tensor.h"
 
 namespace tgemm {
@@ -72,6 +73,13 @@ struct Tolerance {
   double atol;
 };
 Tolerance gemm_tolerance(DType out_type, std::int64_t k, bool has_bias);
+
+// The extra absolute tolerance of an FP8 (e4m3) a8w8 problem, 0 for any other: Hopper's FP8 tensor
+// cores keep only about 14 significant bits of the running sum between promotions to fp32 (an
+// H100 read errors up to ~2^-14.5 of sum |x w| at K = 528, far past the fp32 term), so 2^-11
+// (8x that) of the largest dequantized sum |x| |w| over the outputs, computed by the reference
+// kernel on the operands' magnitudes (sign bits cleared) with args' scales. Synchronises.
+double fp8_accumulation_atol(const GemmProblem& p, const GemmArgs& args, Stream stream);
 
 // Copies device memory to host (synchronous).
 void copy_to_host(void* dst, const void* src, std::size_t bytes);

@@ -117,6 +117,7 @@ std::string check_a8w8(const A8W8Problem& d, const GemmProblem& p) {
   run_reference_gemm_a8w8(p, ra, DType::kFloat32, p.n, nullptr);
   Tolerance tol = gemm_tolerance(DType::kBFloat16, p.k, d.has_bias);
   tol.atol *= 2.25;
+  tol.atol += fp8_accumulation_atol(p, ra, nullptr);
   const CompareResult cr = compare_with_reference(s.out.data(), DType::kBFloat16, p.n, ref.as<float>(), p.n, p.m, p.n,
                                                   tol.rtol, tol.atol, nullptr);
   return cr.bad == 0 ? "ok" : fmt::format("{} bad", cr.bad);
