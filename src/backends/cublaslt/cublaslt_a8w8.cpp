@@ -97,10 +97,10 @@ bool LtA8W8Solution::make_descriptors(std::string& why) {
   } else {
     staging_bytes_ = round_up(static_cast<std::size_t>(p.m) * static_cast<std::size_t>(p.n) * 4);
   }
-  const cudaDataType_t in_type = cublaslt_data_type(p.a_type);
+  const cudaDataType_t in = in_type();
   const std::int64_t ld_d = staged ? p.n : p.ldo;
-  TGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout_a_, in_type, p.k, p.n, p.ldb), kWhere);
-  TGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout_b_, in_type, p.k, p.m, p.lda), kWhere);
+  TGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout_a_, in, p.k, p.n, p.ldb), kWhere);
+  TGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout_b_, in, p.k, p.m, p.lda), kWhere);
   TGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout_c_, d, p.n, p.m, ld_d), kWhere);
   TGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout_d_, d, p.n, p.m, ld_d), kWhere);
   return true;
