@@ -134,6 +134,7 @@ TEST(TuneA8W8, TinyRaceRowsLoadBackAndDispatch) {
     RaceOptions o;
     o.libtypes = {"cublaslt"};
     o.select.min_accurate = 8;
+    o.accurate.check_all = true;  // every accurately timed candidate checked: fastest_configuration picks among them
     const RaceResult r = race_problem(p, o);
     const SolutionPtr def = Runtime::get().registry().default_solution(p);
     ASSERT_NE(def, nullptr);
