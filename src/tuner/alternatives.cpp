@@ -27,9 +27,17 @@ double estimate(const ProfiledCandidate& c, double default_accurate_us) {
 
 std::string profile_problem_key(const TableRow& row) {
   const TableKey& k = row.key;
-  return csv::join({k.arch, std::to_string(k.sm_count), std::to_string(row.m), std::to_string(k.n),
-                    std::to_string(k.k), k.bias ? "True" : "False", std::string(dtype_name(k.dtype)),
-                    std::string(dtype_name(k.out_dtype)), format_epilogue_key(k.epilogue)});
+  std::vector<std::string> key = {k.arch,
+                                  std::to_string(k.sm_count),
+                                  std::to_string(row.m),
+                                  std::to_string(k.n),
+                                  std::to_string(k.k),
+                                  k.bias ? "True" : "False",
+                                  std::string(dtype_name(k.dtype)),
+                                  std::string(dtype_name(k.out_dtype)),
+                                  format_epilogue_key(k.epilogue)};
+  if (k.a_scale != ScaleGranularity::kNone) key.emplace_back(format_scale_recipe(k.a_scale, k.b_scale));
+  return csv::join(key);
 }
 
 namespace {
@@ -38,6 +46,7 @@ namespace {
 struct ProfileColumns {
   std::vector<std::size_t> key;
   std::size_t libtype = 0, name = 0, err = 0, strict = 0, error = 0, final_ratio = 0, confirm_ratio = 0, accurate = 0;
+  std::optional<std::size_t> scales;  // an a8w8 tune's profile: the scale recipe, part of the key
   std::size_t width = 0;
 };
 
@@ -59,6 +68,9 @@ ProfileColumns profile_columns(const std::vector<std::string>& header, const std
   c.final_ratio = column("final_ratio");
   c.confirm_ratio = column("confirm_ratio");
   c.accurate = column("accurate_us");
+  if (const auto it = std::find(header.begin(), header.end(), "scales"); it != header.end()) {
+    c.scales = static_cast<std::size_t>(it - header.begin());
+  }
   c.width = header.size();
   return c;
 }
@@ -116,6 +128,7 @@ std::unordered_map<std::string, std::vector<ProfiledCandidate>> read_profile_can
     if (!pc) continue;
     std::vector<std::string> key;
     for (std::size_t c : cols.key) key.push_back((*f)[c]);
+    if (cols.scales && !(*f)[*cols.scales].empty() && (*f)[*cols.scales] != "none") key.push_back((*f)[*cols.scales]);
     // A later line of the same problem and candidate replaces an earlier one (a resumed tune appends).
     std::vector<ProfiledCandidate>& v = out[csv::join(key)];
     const auto same = std::find_if(v.begin(), v.end(), [&](const ProfiledCandidate& x) { return x.name == pc->name; });

@@ -24,7 +24,8 @@ struct ProfiledCandidate {
   double err_ratio = 0;       // the tune's correctness check
 };
 
-// The problem key of a profile line or a table row: arch, SMs, M, N, K, bias, dtypes, epilogue.
+// The problem key of a profile line or a table row: arch, SMs, M, N, K, bias, dtypes, epilogue, and
+// for a8w8 the scale recipe (the profile's `scales` column, written by a8w8 tunes).
 std::string profile_problem_key(const TableRow& row);
 
 // Profile lines by problem key: candidates that were timed accurately and passed the tune's

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "backends/cublaslt/cublaslt_backend.h"
 #include "backends/reference/reference_backend.h"
@@ -24,13 +25,45 @@ std::size_t round_up(std::size_t v, std::size_t q) { return (v + q - 1) / q * q;
 // Rotation sets at most: beyond 32 the sets only cost memory (3 L2 sizes are reached first).
 constexpr int kMaxRotationSets = 32;
 
+std::int64_t scale_count(ScaleGranularity g, std::int64_t rows) { return g == ScaleGranularity::kRow ? rows : 1; }
+
+// Bytes of an a8w8 problem's two scale vectors in one set (0 for a16w16).
+std::size_t scale_bytes(const GemmProblem& p) {
+  if (p.family != OpFamily::kA8W8) return 0;
+  return round_up(static_cast<std::size_t>(scale_count(p.a_scale, p.m)) * 4, kAlign) +
+         round_up(static_cast<std::size_t>(scale_count(p.b_scale, p.n)) * 4, kAlign);
+}
+
+// Random 8-bit operand codes (splitmix64 of (seed, index)): any int8; FP8 e4m3 codes with the
+// exponent's top bit cleared, so |v| < 2 and never NaN (0x7f, 0xff).
+void fill_8bit(void* data, DType dtype, std::int64_t count, std::uint64_t seed) {
+  std::vector<std::uint64_t> host(static_cast<std::size_t>((count + 7) / 8));
+  const std::uint64_t mask = dtype == DType::kInt8 ? ~0ull : 0xbfbfbfbfbfbfbfbfull;
+  std::uint64_t state = seed * 0x9e3779b97f4a7c15ull;
+  for (auto& v : host) {
+    std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    v = (z ^ (z >> 31)) & mask;
+  }
+  copy_to_device(data, host.data(), static_cast<std::size_t>(count));
+}
+
+void fill_operand(void* data, DType dtype, std::int64_t count, std::uint64_t seed) {
+  if (dtype == DType::kFloat8E4M3 || dtype == DType::kInt8) {
+    fill_8bit(data, dtype, count, seed);
+  } else {
+    fill_uniform(data, dtype, count, seed, -1.0f, 1.0f, nullptr);
+  }
+}
+
 }  // namespace
 
 std::size_t data_bytes(const GemmProblem& p, const DataOptions& o, const DeviceInfo& dev) {
   const std::size_t es = dtype_size(p.a_type);
   const std::size_t o_bytes = static_cast<std::size_t>(p.m * p.n) * dtype_size(p.out_type);
   const std::size_t per_set = round_up(static_cast<std::size_t>(p.m * p.k) * es, kAlign) +
-                              round_up(static_cast<std::size_t>(p.n * p.k) * es, kAlign) + 2 * o_bytes;
+                              round_up(static_cast<std::size_t>(p.n * p.k) * es, kAlign) + 2 * o_bytes + scale_bytes(p);
   return per_set * static_cast<std::size_t>(rotation_count(per_set, dev.l2_bytes, o.rotation_l2_factor,
                                                              kMaxRotationSets, o.memory_budget, o.min_rotation_sets));
 }
@@ -44,16 +77,17 @@ RaceData make_data(const GemmProblem& p, const DataOptions& o, const DeviceInfo&
   const std::size_t b_bytes = p.has_bias() ? round_up(static_cast<std::size_t>(p.n) * dtype_size(p.bias_type), kAlign) : 0;
   const std::size_t o_bytes = static_cast<std::size_t>(p.m * p.n) * dtype_size(p.out_type);
   const std::size_t c_bytes = p.use_c ? round_up(o_bytes, kAlign) : 0;
-  const int sets = rotation_count(x_bytes + w_bytes + o_bytes + c_bytes, dev.l2_bytes, o.rotation_l2_factor,
+  const std::size_t s_bytes = scale_bytes(p);
+  const int sets = rotation_count(x_bytes + w_bytes + o_bytes + c_bytes + s_bytes, dev.l2_bytes, o.rotation_l2_factor,
                                   kMaxRotationSets, o.memory_budget, o.min_rotation_sets);
   for (int i = 0; i < sets; ++i) {
     Operands op;
-    op.buf = DeviceBuffer(x_bytes + w_bytes + b_bytes + c_bytes);
+    op.buf = DeviceBuffer(x_bytes + w_bytes + b_bytes + c_bytes + s_bytes);
     op.out = DeviceBuffer(std::max<std::size_t>(o_bytes, 16));
     char* base = static_cast<char*>(op.buf.data());
     auto seed = static_cast<std::uint64_t>(i) * 3 + 11;
-    fill_uniform(base, p.a_type, p.m * p.k, seed, -1.0f, 1.0f, nullptr);
-    fill_uniform(base + x_bytes, p.b_type, p.n * p.k, seed + 1, -1.0f, 1.0f, nullptr);
+    fill_operand(base, p.a_type, p.m * p.k, seed);
+    fill_operand(base + x_bytes, p.b_type, p.n * p.k, seed + 1);
     if (p.has_bias()) fill_uniform(base + x_bytes + w_bytes, p.bias_type, p.n, seed + 2, -1.0f, 1.0f, nullptr);
     op.args.a = base;
     op.args.b = base + x_bytes;
@@ -64,6 +98,17 @@ RaceData make_data(const GemmProblem& p, const DataOptions& o, const DeviceInfo&
       op.args.c = base + x_bytes + w_bytes + b_bytes;
       fill_uniform(base + x_bytes + w_bytes + b_bytes, p.out_type, p.m * p.n, seed + 3, -1.0f, 1.0f, nullptr);
     }
+    if (s_bytes > 0) {
+      char* scales = base + x_bytes + w_bytes + b_bytes + c_bytes;
+      const std::int64_t xs_n = scale_count(p.a_scale, p.m), ws_n = scale_count(p.b_scale, p.n);
+      auto* xs = reinterpret_cast<float*>(scales);
+      auto* ws = reinterpret_cast<float*>(scales + round_up(static_cast<std::size_t>(xs_n) * 4, kAlign));
+      const float unit = p.a_type == DType::kInt8 ? 1.0f / 127 : 0.5f;
+      fill_uniform(xs, DType::kFloat32, xs_n, seed + 4, 0.5f * unit, 1.5f * unit, nullptr);
+      fill_uniform(ws, DType::kFloat32, ws_n, seed + 5, 0.5f * unit, 1.5f * unit, nullptr);
+      op.args.a_scale = xs;
+      op.args.b_scale = ws;
+    }
     // Representative scalars for the epilogue the problem is keyed by.
     op.args.alpha = p.unit_alpha ? 1.0f : 0.75f;
     op.args.beta = p.use_c ? 0.5f : 0.0f;
@@ -73,7 +118,12 @@ RaceData make_data(const GemmProblem& p, const DataOptions& o, const DeviceInfo&
   d.ref = DeviceBuffer(std::max<std::size_t>(static_cast<std::size_t>(p.m * p.n) * sizeof(float), 16));
   GemmArgs ra = d.sets[0].args;
   ra.out = d.ref.data();
-  run_reference_gemm(p, ra, DType::kFloat32, p.n, nullptr);
+  if (p.family == OpFamily::kA8W8) {
+    run_reference_gemm_a8w8(p, ra, DType::kFloat32, p.n, nullptr);
+    d.fp8_atol = fp8_accumulation_atol(p, d.sets[0].args, nullptr);
+  } else {
+    run_reference_gemm(p, ra, DType::kFloat32, p.n, nullptr);
+  }
   TGEMM_CUDA_CHECK(cudaDeviceSynchronize(), "tune: reference");
   return d;
 }
@@ -121,6 +171,12 @@ void record_failure(CandidateResult& r, const Error& e) {
 
 double tuner_tolerance(DType out_type) { return out_type == DType::kBFloat16 ? 5e-2 : 1e-2; }
 
+Tolerance strict_tolerance(const GemmProblem& p, double fp8_atol) {
+  Tolerance t = gemm_tolerance(p.out_type, p.k, p.has_bias());
+  if (p.family == OpFamily::kA8W8) t.atol = t.atol * 2.25 + fp8_atol;
+  return t;
+}
+
 void check_solution(const GemmProblem& p, const RaceData& data, const Solution& sol, const Workspace& ws,
                     CandidateResult& r) {
   const double tol = tuner_tolerance(p.out_type);
@@ -128,12 +184,12 @@ void check_solution(const GemmProblem& p, const RaceData& data, const Solution& 
   fill_nan(set0.args.out, p.out_type, p.m * p.n, nullptr);
   sol.run(p, set0.args, ws, nullptr);
   check_context(r.name);
-  CompareResult loose = compare_with_reference(set0.args.out, p.out_type, p.n, data.ref.as<float>(), p.n, p.m, p.n,
-                                               tol, tol, nullptr);
+  CompareResult loose = compare_with_reference(set0.args.out, p.out_type, p.n, data.ref.as<float>(), p.n, p.m, p.n, tol,
+                                               tol + data.fp8_atol, nullptr);
   bool catastrophic = loose.nonfinite > 0 || loose.max_abs_err > 0.5 * std::max(loose.ref_max_abs, 1.0);
   r.err_ratio =
       catastrophic ? 1.0 : static_cast<double>(loose.bad) / static_cast<double>(std::max<std::int64_t>(loose.checked, 1));
-  Tolerance strict = gemm_tolerance(p.out_type, p.k, p.has_bias());
+  Tolerance strict = strict_tolerance(p, data.fp8_atol);
   CompareResult exact = compare_with_reference(set0.args.out, p.out_type, p.n, data.ref.as<float>(), p.n, p.m, p.n,
                                                strict.rtol, strict.atol, nullptr);
   r.strict_ok = exact.bad == 0;

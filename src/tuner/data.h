@@ -19,7 +19,7 @@ namespace tgemm {
 struct DeviceInfo;
 
 struct Operands {
-  DeviceBuffer buf;  // [x | w | bias | c] of one rotation
+  DeviceBuffer buf;  // [x | w | bias | c | x_scale | w_scale] of one rotation (scales: a8w8)
   DeviceBuffer out;
   GemmArgs args;
 };
@@ -29,11 +29,16 @@ struct RaceData {
   DeviceBuffer pad;  // allocated first: shifts this placement's operands (confirmation placements)
   std::vector<Operands> sets;
   DeviceBuffer ref;  // fp32 [M, N] reference of set 0 (not made for extra placements)
+  // Added to both checks' atol: fp8_accumulation_atol of set 0 (FP8 a8w8; 0 for any other problem).
+  double fp8_atol = 0;
 };
 
 // Device bytes of one placement of p's operands (all its rotation sets).
 std::size_t data_bytes(const GemmProblem& p, const DataOptions& o, const DeviceInfo& dev);
 
+// a16w16 operands are uniform in [-1, 1); a8w8 operands are random 8-bit codes (any int8; FP8 e4m3
+// codes of magnitude below 2, never NaN) with fp32 scales uniform in [0.5, 1.5) / 127 (int8) or / 2
+// (FP8), as tests/gpu/test_gemm_a8w8.cpp draws them: dequantized values below 1.5 in magnitude.
 // pad_bytes > 0: a buffer of that size is allocated before the operands and kept with them, so
 // a second placement of the same problem lands elsewhere in memory (no reference is computed).
 RaceData make_data(const GemmProblem& p, const DataOptions& o, const DeviceInfo& dev, std::size_t pad_bytes = 0);
@@ -62,10 +67,13 @@ void record_failure(CandidateResult& r, const Error& e);
 
 // AITER's tuner tolerance: rtol = atol = 5e-2 for bf16 output, 1e-2 otherwise.
 double tuner_tolerance(DType out_type);
+// The library's strict tolerance for p against the fp32 reference (gemm_tolerance; a8w8: its atol
+// times 1.5^2 for the operand bound, plus fp8_atol), as tests/gpu/test_gemm_a8w8.cpp argues it.
+Tolerance strict_tolerance(const GemmProblem& p, double fp8_atol);
 
 // The check of one candidate on the placement's first operand set: NaN-poisoned output, AITER's
-// err_ratio at the tuner tolerance (non-finite or huge errors count as 1.0) and the library's
-// strict tolerance; sets r.err_ratio and r.strict_ok.
+// err_ratio at the tuner tolerance (non-finite or huge errors count as 1.0; FP8 adds fp8_atol) and
+// the library's strict tolerance; sets r.err_ratio and r.strict_ok.
 void check_solution(const GemmProblem& p, const RaceData& data, const Solution& sol, const Workspace& ws,
                     CandidateResult& r);
 

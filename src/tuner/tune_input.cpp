@@ -7,7 +7,7 @@
 
 #include "core/check.h"
 #include "core/csv.h"
-#include "runtime/device_utils.h"
+#include "core/table.h"
 #include "tuner/tune_job.h"
 
 namespace tgemm {
@@ -16,6 +16,7 @@ std::string UntunedProblem::describe() const {
   std::string s = fmt::format("M={} N={} K={} bias={} dtype={} outdtype={}", m, n, k, bias ? "True" : "False",
                               dtype_name(dtype), dtype_name(out_dtype));
   if (!(epilogue == EpilogueKey{})) s += " epilogue=" + format_epilogue_key(epilogue);
+  if (family() == OpFamily::kA8W8) s += " scales=" + std::string(format_scale_recipe(a_scale, b_scale));
   return s;
 }
 
@@ -66,15 +67,36 @@ UntunedProblem parse_untuned(const Get& get, const std::string& path, int line_n
     p.epilogue = *e;
   }
   p.dtype = parse_dtype_column(get("dtype"), "dtype", p.dtype, path, line_no);
-  p.out_dtype = parse_dtype_column(get("outdtype"), "outdtype", p.dtype, path, line_no);
-  // The tuner's one op family: 16-bit inputs, 16- or 32-bit float output (validate.cpp's rule).
-  TGEMM_CHECK(p.dtype == DType::kBFloat16 || p.dtype == DType::kFloat16, "tgemm tune", path, ":", line_no,
-              ": dtype must be torch.bfloat16 or torch.float16, got ", dtype_name(p.dtype));
+  const bool a8w8 = family_of_dtype(p.dtype) == OpFamily::kA8W8;
+  // validate.cpp's rules: 16-bit inputs (a16w16) or e4m3 / int8 (a8w8), 16- or 32-bit float output.
+  TGEMM_CHECK(a8w8 || p.dtype == DType::kBFloat16 || p.dtype == DType::kFloat16, "tgemm tune", path, ":", line_no,
+              ": dtype must be torch.bfloat16, torch.float16, torch.float8_e4m3fn or torch.int8, got ",
+              dtype_name(p.dtype));
+  TGEMM_CHECK(!a8w8 || p.dtype == DType::kFloat8E4M3 || p.dtype == DType::kInt8, "tgemm tune", path, ":", line_no,
+              ": dtype must be torch.float8_e4m3fn or torch.int8 for an a8w8 problem, got ", dtype_name(p.dtype));
+  p.out_dtype = parse_dtype_column(get("outdtype"), "outdtype", a8w8 ? DType::kBFloat16 : p.dtype, path, line_no);
   TGEMM_CHECK(p.out_dtype == DType::kBFloat16 || p.out_dtype == DType::kFloat16 || p.out_dtype == DType::kFloat32,
               "tgemm tune", path, ":", line_no,
               ": outdtype must be torch.bfloat16, torch.float16 or torch.float32, got ", dtype_name(p.out_dtype));
   TGEMM_CHECK(!p.scale_ab && !p.bpreshuffle, "tgemm tune", path, ":", line_no,
               ": scaleAB/bpreshuffle problems are not tunable in this build");
+  const std::string scales = get("scales");
+  if (!a8w8) {
+    TGEMM_CHECK(scales.empty() || scales == "none", "tgemm tune", path, ":", line_no, ": scales '", scales, "' on a ",
+                dtype_name(p.dtype), " problem (scales belong to float8_e4m3fn and int8 problems)");
+    return p;
+  }
+  // a8w8: K a multiple of 16 (16-byte rows), a scale recipe, no epilogue beyond the bias.
+  TGEMM_CHECK(p.k % 16 == 0, "tgemm tune", path, ":", line_no, ": K must be a multiple of 16 for ", dtype_name(p.dtype),
+              " operands (16-byte rows), got ", p.k);
+  const auto recipe = parse_scale_recipe(scales);
+  TGEMM_CHECK(recipe.has_value() && recipe->first != ScaleGranularity::kNone, "tgemm tune", path, ":", line_no, ": a ",
+              dtype_name(p.dtype), " problem needs a scales column of tensor, token, channel or token_channel, got '",
+              scales, "'");
+  TGEMM_CHECK(p.epilogue == EpilogueKey{}, "tgemm tune", path, ":", line_no, ": epilogue '",
+              format_epilogue_key(p.epilogue), "' on an a8w8 problem (gemm_a8w8 adds a bias only)");
+  p.a_scale = recipe->first;
+  p.b_scale = recipe->second;
   return p;
 }
 
@@ -94,7 +116,7 @@ std::map<std::string, std::size_t> untuned_header(const std::vector<std::string>
 
 bool same_problem(const UntunedProblem& a, const UntunedProblem& b) {
   return a.m == b.m && a.n == b.n && a.k == b.k && a.bias == b.bias && a.dtype == b.dtype &&
-         a.out_dtype == b.out_dtype && a.epilogue == b.epilogue;
+         a.out_dtype == b.out_dtype && a.epilogue == b.epilogue && a.a_scale == b.a_scale && a.b_scale == b.b_scale;
 }
 
 }  // namespace
@@ -123,6 +145,9 @@ std::vector<UntunedProblem> read_untuned(const std::string& path) {
       return it == cols.end() ? std::string() : (*f)[it->second];
     };
     const UntunedProblem p = parse_untuned(get, path, line_no);
+    TGEMM_CHECK(out.empty() || out.front().family() == p.family(), "tgemm tune", path, ":", line_no, ": a ",
+                family_info(p.family()).op, " problem after ", family_info(out.front().family()).op,
+                " problems: one family a file (its rows go to one tuned table)");
     if (std::none_of(out.begin(), out.end(), [&](const UntunedProblem& q) { return same_problem(q, p); })) {
       out.push_back(p);
     }
@@ -139,7 +164,8 @@ nlohmann::json problem_json(const UntunedProblem& p) {
           {"bias", p.bias},
           {"dtype", std::string(dtype_name(p.dtype))},
           {"outdtype", std::string(dtype_name(p.out_dtype))},
-          {"epilogue", format_epilogue_key(p.epilogue)}};
+          {"epilogue", format_epilogue_key(p.epilogue)},
+          {"scales", std::string(format_scale_recipe(p.a_scale, p.b_scale))}};
 }
 
 GemmProblem problem_from_json(const nlohmann::json& pj, int device) {
@@ -158,6 +184,15 @@ GemmProblem problem_from_json(const nlohmann::json& pj, int device) {
   p.unit_alpha = !e.scaled;
   p.use_c = e.use_c;
   if (p.use_c) p.ldc = p.n;
+  if (const auto recipe = parse_scale_recipe(pj.value("scales", std::string("none")));
+      recipe && recipe->first != ScaleGranularity::kNone) {
+    // a8w8: the bias is raced in out's dtype (problem_of_key's choice; cuBLASLt's FP8 epilogue
+    // takes no other).
+    p.family = OpFamily::kA8W8;
+    p.a_scale = recipe->first;
+    p.b_scale = recipe->second;
+    p.bias_type = p.out_type;
+  }
   p.lda = p.ldb = p.k;
   p.ldo = p.n;
   p.device = device;
@@ -174,6 +209,9 @@ TableKey key_of(const UntunedProblem& u, const std::string& arch, int sm) {
   p.activation = u.epilogue.activation;
   p.unit_alpha = !u.epilogue.scaled;
   p.use_c = u.epilogue.use_c;
+  p.family = u.family();
+  p.a_scale = u.a_scale;
+  p.b_scale = u.b_scale;
   return table_key(p, arch, sm);
 }
 
@@ -189,13 +227,6 @@ void set_row_rates(TableRow& row, const GemmProblem& p) {
                        static_cast<double>(dtype_size(p.b_type)) * static_cast<double>(p.n * p.k) +
                        static_cast<double>(dtype_size(p.out_type)) * static_cast<double>(p.m * p.n);
   row.bw = bytes / (row.us * 1e-6) / 1e9;
-}
-
-void require_gpu_for(const std::string& command) {
-  std::string why;
-  if (cuda_device_available(&why)) return;
-  throw NoGpu("tgemm " + command + ": no CUDA GPU is usable on this machine (" + why + ").\ntgemm " + command +
-              " times kernels and needs an NVIDIA GPU (sm_90 H100/H200 for the Hopper kernels). Nothing was run.");
 }
 
 }  // namespace tgemm

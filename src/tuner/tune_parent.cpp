@@ -195,6 +195,9 @@ class TuneParent {
   // columns, the rows appended to it have none either.
   bool profile_stages_ = true;
   bool profile_accurate_ = true;
+  // An a8w8 tune's profile ends with a `scales` column: two recipes of one shape are two problems.
+  bool profile_scales_ = false;
+  std::string profile_header_ = kProfileHeader;
   std::vector<ProblemState> states_;
   std::deque<std::size_t> queue_;
   std::string arch_;
@@ -269,8 +272,12 @@ void TuneParent::open_profile() {
     std::getline(in, header);
     profile_stages_ = header.empty() || header.find(",stage,") != std::string::npos;
     profile_accurate_ = header.empty() || header.find(",accurate_us") != std::string::npos;
+    profile_scales_ = !header.empty() && header.find(",scales") != std::string::npos;
   }
-  append_locked(o_.profile_file, kProfileHeader, "");
+  // A profile being resumed keeps its header's columns, as for the stage columns above.
+  if (fresh) profile_scales_ = !problems_.empty() && problems_.front().family() == OpFamily::kA8W8;
+  if (profile_scales_) profile_header_.insert(profile_header_.size() - 1, ",scales");  // before the newline
+  append_locked(o_.profile_file, profile_header_, "");
 }
 
 // Once the first worker said which GPU it is on (arch and SM count key the rows).
@@ -422,10 +429,11 @@ void TuneParent::write_profile(const UntunedProblem& p, const json& cands) {
       fields.push_back(fmt::format("{:.5f}", c.value("confirm_ratio", -1.0)));
       if (profile_accurate_) fields.push_back(fmt::format("{:.4f}", c.value("accurate_us", -1.0)));
     }
+    if (profile_scales_) fields.emplace_back(format_scale_recipe(p.a_scale, p.b_scale));
     text += csv::join(fields) + "\n";
   }
   // One locked append per problem: another tune appending to the same profile cannot interleave.
-  append_locked(o_.profile_file, kProfileHeader, text);
+  append_locked(o_.profile_file, profile_header_, text);
 }
 
 void TuneParent::report_result(const UntunedProblem& p, const TableRow& r, const json& msg) {

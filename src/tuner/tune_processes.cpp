@@ -13,6 +13,8 @@
 
 #include "core/check.h"
 #include "core/csv.h"
+#include "runtime/device_utils.h"
+#include "tuner/command.h"
 
 extern char** environ;
 
@@ -121,6 +123,13 @@ bool write_all(int fd, const std::string& s) {
     off += static_cast<std::size_t>(n);
   }
   return true;
+}
+
+void require_gpu_for(const std::string& command) {
+  std::string why;
+  if (cuda_device_available(&why)) return;
+  throw NoGpu("tgemm " + command + ": no CUDA GPU is usable on this machine (" + why + ").\ntgemm " + command +
+              " times kernels and needs an NVIDIA GPU (sm_90 H100/H200 for the Hopper kernels). Nothing was run.");
 }
 
 }  // namespace tgemm

@@ -1,7 +1,8 @@
 // libFuzzer target: an untuned CSV (the capture file `tgemm tune -i` reads) through read_untuned.
 // The reader takes a path, so the input is handed to it as an in-memory file (memfd), with no
 // disk I/O per input. Malformed input must be refused with tgemm::Error; anything else escaping,
-// a crash or a sanitizer report is a finding. Every problem read must have positive M, N, K.
+// a crash or a sanitizer report is a finding. Every problem read must have positive M, N, K, and an
+// a8w8 one its scale recipe and K a multiple of 16.
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -13,15 +14,6 @@
 #include "tests/fuzz/fuzz_check.h"
 #include "tgemm/error.h"
 #include "tuner/tune_job.h"
-
-namespace tgemm {
-// read_untuned shares its file with require_gpu_for, which asks CUDA for a device; the fuzz
-// build links no CUDA runtime, and no fuzzed path calls it: this machine has no GPU.
-bool cuda_device_available(std::string* why) {
-  if (why != nullptr) *why = "the fuzz build links no CUDA runtime";
-  return false;
-}
-}  // namespace tgemm
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const int fd = memfd_create("untuned.csv", 0);
@@ -39,6 +31,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const tgemm::UntunedProblem& p : problems) {
       TGEMM_FUZZ_REQUIRE(p.m > 0 && p.n > 0 && p.k > 0, "problem read with M=%lld N=%lld K=%lld",
                          static_cast<long long>(p.m), static_cast<long long>(p.n), static_cast<long long>(p.k));
+      // An a8w8 problem carries a scale recipe and 16-byte rows (validate.cpp's rule); a16w16 none.
+      TGEMM_FUZZ_REQUIRE((p.family() == tgemm::OpFamily::kA8W8) == (p.a_scale != tgemm::ScaleGranularity::kNone),
+                         "family and scales disagree");
+      TGEMM_FUZZ_REQUIRE(p.family() == tgemm::OpFamily::kA16W16 || p.k % 16 == 0, "a8w8 problem with K=%lld",
+                         static_cast<long long>(p.k));
       (void)p.describe();
     }
   } catch (const tgemm::Error&) {

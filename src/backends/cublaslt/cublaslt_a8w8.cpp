@@ -76,10 +76,8 @@ bool LtA8W8Solution::make_descriptors(std::string& why) {
     return false;
   }
   handle_ = cublaslt_handle(p.device);
-  const cublasComputeType_t compute = int8 ? CUBLAS_COMPUTE_32I : CUBLAS_COMPUTE_32F;
-  const cudaDataType_t scale_type = int8 ? CUDA_R_32I : CUDA_R_32F;
-  const cudaDataType_t d_type = staged ? (int8 ? CUDA_R_32I : CUDA_R_32F) : cublaslt_data_type(p.out_type);
-  TGEMM_CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc_, compute, scale_type), kWhere);
+  const cudaDataType_t d = d_type();
+  TGEMM_CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc_, compute_type(), scale_type()), kWhere);
   set_attr(desc_, CUBLASLT_MATMUL_DESC_TRANSA, CUBLAS_OP_T);
   set_attr(desc_, CUBLASLT_MATMUL_DESC_TRANSB, CUBLAS_OP_N);
   if (!staged) {
@@ -99,25 +97,24 @@ bool LtA8W8Solution::make_descriptors(std::string& why) {
   } else {
     staging_bytes_ = round_up(static_cast<std::size_t>(p.m) * static_cast<std::size_t>(p.n) * 4);
   }
-  const cudaDataType_t in_type = cublaslt_data_type(p.a_type);
+  const cudaDataType_t in = in_type();
   const std::int64_t ld_d = staged ? p.n : p.ldo;
-  TGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout_a_, in_type, p.k, p.n, p.ldb), kWhere);
-  TGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout_b_, in_type, p.k, p.m, p.lda), kWhere);
-  TGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout_c_, d_type, p.n, p.m, ld_d), kWhere);
-  TGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout_d_, d_type, p.n, p.m, ld_d), kWhere);
+  TGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout_a_, in, p.k, p.n, p.ldb), kWhere);
+  TGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout_b_, in, p.k, p.m, p.lda), kWhere);
+  TGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout_c_, d, p.n, p.m, ld_d), kWhere);
+  TGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout_d_, d, p.n, p.m, ld_d), kWhere);
   return true;
 }
 
-std::shared_ptr<LtA8W8Solution> LtA8W8Solution::heuristic(const GemmProblem& p, Mode mode, std::string& why) {
-  std::shared_ptr<LtA8W8Solution> s(new LtA8W8Solution(p, mode));
-  if (!s->make_descriptors(why)) return nullptr;
+std::vector<cublasLtMatmulHeuristicResult_t> LtA8W8Solution::query(int count) const {
+  const GemmProblem& p = problem_;
   cublasLtMatmulPreference_t pref = nullptr;
   TGEMM_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref), kWhere);
-  const bool staged = mode == Mode::kStaged;
+  const bool staged = mode_ == Mode::kStaged;
   const std::uint64_t ws = kCublasLtMaxWorkspace;
   // A = w, B = x, C = D = out (or the 256-byte aligned staging buffer).
   const std::uint32_t aa = p.align_b, ab = p.align_a, ad = staged ? 16 : p.align_out;
-  cublasLtMatmulHeuristicResult_t result{};
+  std::vector<cublasLtMatmulHeuristicResult_t> results(static_cast<std::size_t>(count));
   int returned = 0;
   cublasStatus_t st =
       cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
@@ -131,17 +128,105 @@ std::shared_ptr<LtA8W8Solution> LtA8W8Solution::heuristic(const GemmProblem& p, 
       const std::uint32_t mask = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
       cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &mask, sizeof(mask));
     }
-    st = cublasLtMatmulAlgoGetHeuristic(s->handle_, s->desc_, s->layout_a_, s->layout_b_, s->layout_c_, s->layout_d_,
-                                        pref, 1, &result, &returned);
+    st = cublasLtMatmulAlgoGetHeuristic(handle_, desc_, layout_a_, layout_b_, layout_c_, layout_d_, pref, count,
+                                        results.data(), &returned);
   }
   cublasLtMatmulPreferenceDestroy(pref);
-  if (st != CUBLAS_STATUS_SUCCESS || returned == 0 || result.state != CUBLAS_STATUS_SUCCESS) {
+  if (st != CUBLAS_STATUS_SUCCESS) returned = 0;
+  results.resize(static_cast<std::size_t>(returned));
+  return results;
+}
+
+std::shared_ptr<LtA8W8Solution> LtA8W8Solution::heuristic(const GemmProblem& p, Mode mode, std::string& why) {
+  std::shared_ptr<LtA8W8Solution> s(new LtA8W8Solution(p, mode));
+  if (!s->make_descriptors(why)) return nullptr;
+  const auto results = s->query(1);
+  if (results.empty() || results[0].state != CUBLAS_STATUS_SUCCESS) {
     why = "cuBLASLt heuristic returned no algorithm for " + s->name_ + " " + p.describe();
     return nullptr;
   }
-  s->algo_ = result.algo;
-  s->workspace_ = result.workspaceSize;
+  s->algo_ = results[0].algo;
+  s->workspace_ = results[0].workspaceSize;
   return s;
+}
+
+std::vector<LtConfig> LtA8W8Solution::heuristic_configs(const GemmProblem& p, Mode mode, int count) {
+  std::vector<LtConfig> out;
+  std::string why;
+  std::shared_ptr<LtA8W8Solution> s(new LtA8W8Solution(p, mode));
+  if (!s->make_descriptors(why)) return out;
+  for (const auto& r : s->query(count)) {
+    if (r.state != CUBLAS_STATUS_SUCCESS) continue;
+    const LtConfig c = lt_config_of(r.algo);
+    if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+  }
+  return out;
+}
+
+std::shared_ptr<LtA8W8Solution> LtA8W8Solution::probe(const GemmProblem& p, Mode mode, std::string& why) {
+  std::shared_ptr<LtA8W8Solution> s(new LtA8W8Solution(p, mode));
+  if (!s->make_descriptors(why)) return nullptr;
+  return s;
+}
+
+std::shared_ptr<LtA8W8Solution> LtA8W8Solution::configured(const GemmProblem& p, Mode mode, const LtConfig& c,
+                                                           std::string& why) {
+  std::shared_ptr<LtA8W8Solution> s = probe(p, mode, why);
+  if (!s) return nullptr;
+  cublasLtMatmulAlgo_t algo{};
+  std::size_t workspace = 0;
+  if (!s->check_config(c, algo, workspace, &why)) return nullptr;
+  s->algo_ = algo;
+  s->workspace_ = workspace;
+  s->config_ = c;
+  s->name_ = format_lt_a8w8_name(mode, c);
+  return s;
+}
+
+LtA8W8Solution::Mode LtA8W8Solution::explicit_form(const GemmProblem& p) {
+  const bool fused =
+      p.a_type == DType::kFloat8E4M3 && per_tensor_both(p) && (!p.has_bias() || p.bias_type == p.out_type);
+  return fused ? Mode::kFused : Mode::kStaged;
+}
+
+bool LtA8W8Solution::check_config(const LtConfig& c, cublasLtMatmulAlgo_t& algo, std::size_t& workspace,
+                                  std::string* why) const {
+  const GemmProblem& p = problem_;
+  LtCheckTarget t;
+  t.handle = handle_;
+  t.desc = desc_;
+  t.layout_a = layout_a_;
+  t.layout_b = layout_b_;
+  t.layout_c = layout_c_;
+  t.layout_d = layout_d_;
+  t.compute = compute_type();
+  t.scale_type = scale_type();
+  t.type_a = t.type_b = in_type();
+  t.type_c = t.type_d = d_type();
+  // A = w, B = x; C = D = out, or the staging buffer (256-byte aligned in the workspace).
+  t.align_a = p.align_b;
+  t.align_b = p.align_a;
+  t.align_c = t.align_d = mode_ == Mode::kStaged ? 16 : p.align_out;
+  t.problem = &p;
+  t.a8w8_form = mode_;
+  return lt_check_config(t, c, algo, workspace, why);
+}
+
+cublasComputeType_t LtA8W8Solution::compute_type() const {
+  return problem_.a_type == DType::kInt8 ? CUBLAS_COMPUTE_32I : CUBLAS_COMPUTE_32F;
+}
+
+cudaDataType_t LtA8W8Solution::scale_type() const { return problem_.a_type == DType::kInt8 ? CUDA_R_32I : CUDA_R_32F; }
+
+cudaDataType_t LtA8W8Solution::in_type() const { return cublaslt_data_type(problem_.a_type); }
+
+cudaDataType_t LtA8W8Solution::d_type() const {
+  if (mode_ == Mode::kFused) return cublaslt_data_type(problem_.out_type);
+  return problem_.a_type == DType::kInt8 ? CUDA_R_32I : CUDA_R_32F;
+}
+
+cublasLtEpilogue_t LtA8W8Solution::epilogue() const {
+  return mode_ == Mode::kFused && problem_.has_bias() ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
 }
 
 void LtA8W8Solution::run(const GemmProblem& p, const GemmArgs& args, const Workspace& ws, Stream stream) const {

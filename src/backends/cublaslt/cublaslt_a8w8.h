@@ -8,17 +8,22 @@
 //    IMMA kernels for INT8, exact) in a staging buffer at the front of the workspace, then
 //    scale_rows (cuda/scale_epilogue.h) applies the scales and the bias in fp32 and rounds once.
 // Both are cuBLASLt's first heuristic choice (solidx -1); the default is the fused solution where
-// cuBLASLt has one for the problem, else the staged one. Operands in cuBLASLt's TN form, as its
-// FP8 and IMMA kernels require: A = w ([N, K] row-major = K x N column-major, transposed), B = x,
-// D = out^T column-major (N x M), which is out row-major.
+// cuBLASLt has one for the problem, else the staged one. The tuner also races explicit
+// configurations (cublaslt_config.h: cublaslt:fused_algo... and cublaslt:staged_algo...), in the
+// form explicit_form() gives the problem, enumerated like the a16w16 space (enumerate_lt_bases).
+// Operands in cuBLASLt's TN form, as its FP8 and IMMA kernels require: A = w ([N, K] row-major =
+// K x N column-major, transposed), B = x, D = out^T column-major (N x M), which is out row-major.
 #pragma once
 
 #include <cublasLt.h>
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <vector>
 
+#include "backends/cublaslt/cublaslt_config.h"
 #include "core/solution.h"
 
 namespace tgemm {
@@ -27,21 +32,48 @@ inline constexpr std::string_view kCublasLtA8W8StagedName = "cublaslt:heuristic_
 
 class LtA8W8Solution final : public Solution {
  public:
-  enum class Mode { kFused, kStaged };
+  using Mode = LtA8W8Form;
   // cuBLASLt's first heuristic choice for p in `mode`; nullptr + why when there is none.
   static std::shared_ptr<LtA8W8Solution> heuristic(const GemmProblem& p, Mode mode, std::string& why);
+  // The heuristic's first `count` choices for p in `mode`, as configurations (duplicates dropped).
+  static std::vector<LtConfig> heuristic_configs(const GemmProblem& p, Mode mode, int count);
+  // An explicit configuration in `mode`; nullptr + why when cuBLASLt rejects it for p.
+  static std::shared_ptr<LtA8W8Solution> configured(const GemmProblem& p, Mode mode, const LtConfig& c,
+                                                    std::string& why);
+  // Descriptors only, no algorithm: what the configuration space of p is checked against.
+  static std::shared_ptr<LtA8W8Solution> probe(const GemmProblem& p, Mode mode, std::string& why);
+  // The form of p's explicit configurations: fused for FP8 with per-tensor scales on both sides and
+  // no bias or one of out's dtype (cuBLASLt's scalar scales and bias epilogue); staged otherwise
+  // (INT8: the IMMA kernels write int32; per-token or per-channel FP8: cuBLASLt 13.0 has no
+  // OUTER_VEC_32F algorithm on sm_90).
+  static Mode explicit_form(const GemmProblem& p);
 
   ~LtA8W8Solution() override;
   const std::string& name() const override { return name_; }
   std::string_view libtype() const override { return "cublaslt"; }
-  int solidx() const override { return -1; }
+  int solidx() const override { return config_ ? config_->algo : -1; }
+  int split_k() const override { return config_ ? config_->split_k : 0; }
   bool can_implement(const GemmProblem& p) const noexcept override { return p == problem_; }
   std::size_t workspace_size(const GemmProblem&) const override { return staging_bytes_ + vector_bytes_ + workspace_; }
   void run(const GemmProblem& p, const GemmArgs& args, const Workspace& ws, Stream stream) const override;
 
+  // Builds configuration c for this solution's problem and mode and checks it (attributes,
+  // alignment, cublasLtMatmulAlgoCheck, workspace limit); false with *why (when given) set otherwise.
+  bool check_config(const LtConfig& c, cublasLtMatmulAlgo_t& algo, std::size_t& workspace, std::string* why) const;
+  Mode mode() const { return mode_; }
+  cublasLtHandle_t handle() const { return handle_; }
+  // cuBLASLt's types of this solution: compute, scale, the 8-bit inputs, D (out, or fp32/int32 staged).
+  cublasComputeType_t compute_type() const;
+  cudaDataType_t scale_type() const;
+  cudaDataType_t in_type() const;
+  cudaDataType_t d_type() const;
+  // The cuBLASLt epilogue the descriptor uses (what an algorithm's EPILOGUE_MASK must include).
+  cublasLtEpilogue_t epilogue() const;
+
  private:
   LtA8W8Solution(const GemmProblem& p, Mode mode);
   bool make_descriptors(std::string& why);
+  std::vector<cublasLtMatmulHeuristicResult_t> query(int count) const;
 
   GemmProblem problem_;
   Mode mode_;
@@ -50,6 +82,7 @@ class LtA8W8Solution final : public Solution {
   cublasLtMatmulDesc_t desc_ = nullptr;
   cublasLtMatrixLayout_t layout_a_ = nullptr, layout_b_ = nullptr, layout_c_ = nullptr, layout_d_ = nullptr;
   cublasLtMatmulAlgo_t algo_{};
+  std::optional<LtConfig> config_;  // an explicit configuration; none for the heuristic's choice
   std::size_t workspace_ = 0;
   // Staged: the [M, N] fp32/int32 product. Fused with one per-tensor and one per-row scale: the
   // per-tensor scale broadcast to a vector (N floats for w, M for x).

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <functional>
 #include <unordered_set>
 
 #include "backends/cublaslt/cublaslt_a8w8.h"
@@ -102,16 +103,41 @@ LtConfig config_of(const cublasLtMatmulAlgo_t& algo) {
   return c;
 }
 
-// The a8w8 family's rows, default and candidates (cublaslt_a8w8.h): the two heuristic solutions.
-// Explicit configurations are not enumerated for it yet.
+// A row's configuration brought to this process's cuBLASLt: another major version is stale
+// (false, why set); another minor or patch is used, re-checked by AlgoCheck, with one warning a file.
+bool to_running_version(LtConfig& config, const TableRow& row, std::string& why) {
+  const std::size_t running = cublaslt_runtime_version();
+  if (config.version / 10000 != running / 10000) {
+    why = "stale row: tuned with cuBLASLt " + format_lt_version(config.version) + ", this process runs " +
+          format_lt_version(running) + " (retune)";
+    return false;
+  }
+  if (config.version != running) {
+    log_warning_once("lt-version:" + row.file,
+                     row.file + ": rows were tuned with cuBLASLt " + format_lt_version(config.version) +
+                         ", this process runs " + format_lt_version(running) +
+                         "; each row is re-checked with cublasLtMatmulAlgoCheck, retune for best speed");
+  }
+  config.version = running;
+  return true;
+}
+
+// The a8w8 family's rows, default, candidates and refinement (cublaslt_a8w8.h): the two heuristic
+// solutions, and explicit configurations in the problem's form (LtA8W8Solution::explicit_form).
 SolutionPtr a8w8_from_row(const TableRow& row, const GemmProblem& p, std::string& why) {
   if (row.kernel_name == kCublasLtHeuristicName) return LtA8W8Solution::heuristic(p, LtA8W8Solution::Mode::kFused, why);
   if (row.kernel_name == kCublasLtA8W8StagedName) {
     return LtA8W8Solution::heuristic(p, LtA8W8Solution::Mode::kStaged, why);
   }
-  why = "unknown kernelName '" + row.kernel_name + "' for an a8w8 cublaslt row (expected " +
-        std::string(kCublasLtHeuristicName) + " or " + std::string(kCublasLtA8W8StagedName) + ")";
-  return nullptr;
+  auto named = parse_lt_a8w8_name(row.kernel_name, why);
+  if (!named) {
+    why = "unknown kernelName '" + row.kernel_name + "' for an a8w8 cublaslt row (expected " +
+          std::string(kCublasLtHeuristicName) + ", " + std::string(kCublasLtA8W8StagedName) +
+          " or a configuration: " + why + ")";
+    return nullptr;
+  }
+  if (!to_running_version(named->config, row, why)) return nullptr;
+  return LtA8W8Solution::configured(p, named->form, named->config, why);
 }
 
 SolutionPtr a8w8_default(const GemmProblem& p) {
@@ -120,12 +146,59 @@ SolutionPtr a8w8_default(const GemmProblem& p) {
   return LtA8W8Solution::heuristic(p, LtA8W8Solution::Mode::kStaged, why);
 }
 
-std::vector<SolutionPtr> a8w8_candidates(const GemmProblem& p) {
+// The two heuristic solutions, the heuristic's top choices in the explicit form, and every base of
+// that form's configuration space.
+std::vector<SolutionPtr> a8w8_candidates(const GemmProblem& p, int heuristic_candidates) {
   std::vector<SolutionPtr> out;
+  std::unordered_set<std::string> names;
+  auto add = [&](SolutionPtr s) {
+    if (s && names.insert(s->name()).second) out.push_back(std::move(s));
+  };
   std::string why;
   for (auto mode : {LtA8W8Solution::Mode::kFused, LtA8W8Solution::Mode::kStaged}) {
-    if (auto s = LtA8W8Solution::heuristic(p, mode, why)) out.push_back(std::move(s));
+    add(LtA8W8Solution::heuristic(p, mode, why));
   }
+  const LtA8W8Solution::Mode form = LtA8W8Solution::explicit_form(p);
+  std::vector<LtConfig> configs = LtA8W8Solution::heuristic_configs(p, form, heuristic_candidates);
+  for (const LtConfig& c : enumerate_lt_bases(p, LtSpaceOptions{}, nullptr)) configs.push_back(c);
+  for (const LtConfig& c : configs) {
+    if (names.count(format_lt_a8w8_name(form, c))) continue;
+    add(LtA8W8Solution::configured(p, form, c, why));
+  }
+  return out;
+}
+
+// As the a16w16 refine (CublasLtBackend::refine): the expansions of the fastest screened bases and
+// of the heuristic's first distinct bases, in the explicit form.
+std::vector<SolutionPtr> a8w8_refine(const GemmProblem& p, const std::vector<ScreenedCandidate>& screened,
+                                     std::size_t max_bases, int heuristic_candidates, std::size_t heuristic_bases) {
+  const LtA8W8Solution::Mode form = LtA8W8Solution::explicit_form(p);
+  const LtSpaceOptions opts;
+  std::unordered_set<std::string> seen_names;
+  std::vector<std::string> names;
+  for (const auto& c : screened) {
+    seen_names.insert(c.name);
+    std::string why;
+    auto named = parse_lt_a8w8_name(c.name, why);
+    if (named && named->form == form) names.push_back(format_lt_name(named->config));
+  }
+  std::vector<LtConfig> bases = lt_refine_bases(names, max_bases > 0 ? max_bases : opts.refine_bases);
+  const std::size_t first_suggested = bases.size();
+  std::vector<std::string> suggested;
+  for (const LtConfig& c : LtA8W8Solution::heuristic_configs(p, form, heuristic_candidates)) {
+    suggested.push_back(format_lt_name(c));
+  }
+  for (const LtConfig& c : lt_refine_bases(suggested, heuristic_bases)) {
+    if (std::find(bases.begin(), bases.end(), c) == bases.end()) bases.push_back(c);
+  }
+  std::vector<SolutionPtr> out;
+  auto add = [&](const LtConfig& c) {
+    if (!seen_names.insert(format_lt_a8w8_name(form, c)).second) return;
+    std::string why;
+    if (auto s = LtA8W8Solution::configured(p, form, c, why)) out.push_back(std::move(s));
+  };
+  for (std::size_t i = first_suggested; i < bases.size(); ++i) add(bases[i]);
+  for (const LtConfig& c : expand_lt_configs(p, bases, opts, nullptr)) add(c);
   return out;
 }
 
@@ -152,21 +225,7 @@ class CublasLtBackend final : public Backend {
       return s;
     }
     auto config = parse_lt_name(row.kernel_name, why);
-    if (!config) return nullptr;
-    std::size_t running = cublaslt_runtime_version();
-    if (config->version / 10000 != running / 10000) {
-      why = "stale row: tuned with cuBLASLt " + format_lt_version(config->version) +
-            ", this process runs " + format_lt_version(running) + " (retune)";
-      return nullptr;
-    }
-    if (config->version != running) {
-      log_warning_once("lt-version:" + row.file,
-                       row.file + ": rows were tuned with cuBLASLt " +
-                           format_lt_version(config->version) + ", this process runs " +
-                           format_lt_version(running) +
-                           "; each row is re-checked with cublasLtMatmulAlgoCheck, retune for best speed");
-    }
-    config->version = running;
+    if (!config || !to_running_version(*config, row, why)) return nullptr;
     return LtSolution::configured(p, *config, why);
   }
 
@@ -179,7 +238,7 @@ class CublasLtBackend final : public Backend {
   // The heuristic's own choice, its top 16 as explicit configurations, and every base of the
   // configuration space.
   std::vector<SolutionPtr> candidates(const GemmProblem& p) const override {
-    if (p.family == OpFamily::kA8W8) return a8w8_candidates(p);
+    if (p.family == OpFamily::kA8W8) return a8w8_candidates(p, kHeuristicCandidates);
     std::vector<SolutionPtr> out;
     std::unordered_set<std::string> names;
     auto add = [&](SolutionPtr s) {
@@ -204,7 +263,9 @@ class CublasLtBackend final : public Backend {
   // row 7.8-7.9% faster than the one it kept.
   std::vector<SolutionPtr> refine(const GemmProblem& p, const std::vector<ScreenedCandidate>& screened,
                                   const RefineOptions& options) const override {
-    if (p.family == OpFamily::kA8W8) return {};
+    if (p.family == OpFamily::kA8W8) {
+      return a8w8_refine(p, screened, options.max_bases, kHeuristicCandidates, kHeuristicRefineBases);
+    }
     LtSpaceOptions opts;
     std::unordered_set<std::string> seen_names;
     std::vector<std::string> names;
@@ -380,13 +441,11 @@ std::vector<std::shared_ptr<LtSolution>> LtSolution::heuristic_top(const GemmPro
   return out;
 }
 
-bool LtSolution::check_config(const LtConfig& c, cublasLtMatmulAlgo_t& algo, std::size_t& workspace,
-                              std::string* why) const {
-  const GemmProblem& p = problem_;
-  const DType d_type = staging_bytes_ ? DType::kFloat32 : p.out_type;
-  // A = w (b_type), B = x (a_type), C = D = out (or the fp32 staging buffer).
-  cublasStatus_t st = cublasLtMatmulAlgoInit(handle_, CUBLAS_COMPUTE_32F, CUDA_R_32F, cuda_type(p.b_type),
-                                             cuda_type(p.a_type), cuda_type(d_type), cuda_type(d_type), c.algo, &algo);
+bool lt_check_config(const LtCheckTarget& t, const LtConfig& c, cublasLtMatmulAlgo_t& algo, std::size_t& workspace,
+                     std::string* why) {
+  auto name = [&] { return t.a8w8_form ? format_lt_a8w8_name(*t.a8w8_form, c) : format_lt_name(c); };
+  cublasStatus_t st =
+      cublasLtMatmulAlgoInit(t.handle, t.compute, t.scale_type, t.type_a, t.type_b, t.type_c, t.type_d, c.algo, &algo);
   if (st != CUBLAS_STATUS_SUCCESS) {
     if (why) {
       *why = "cuBLASLt has no algorithm id " + std::to_string(c.algo) + " for these types (" +
@@ -403,43 +462,63 @@ bool LtSolution::check_config(const LtConfig& c, cublasLtMatmulAlgo_t& algo, std
             set_config<std::uint16_t>(algo, CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, static_cast<std::uint16_t>(c.inner_shape)) &&
             set_config<std::uint16_t>(algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, static_cast<std::uint16_t>(c.cluster_shape));
   if (!ok) {
-    if (why) *why = "cuBLASLt rejected a configuration attribute of " + format_lt_name(c);
+    if (why) *why = "cuBLASLt rejected a configuration attribute of " + name();
     return false;
   }
-  // AlgoCheck sees no pointers, so compare the algorithm's alignment needs with the problem's
-  // (the staging buffer, when there is one, is 256-byte aligned).
-  const std::uint32_t align_d = staging_bytes_ ? 16 : p.align_out;
-  const std::uint32_t align_c = (p.use_c && !staging_bytes_) ? p.align_c : align_d;
   std::uint32_t need_a = 0, need_b = 0, need_c = 0, need_d = 0;
   get_cap(algo, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_A_BYTES, need_a);
   get_cap(algo, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_B_BYTES, need_b);
   get_cap(algo, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_C_BYTES, need_c);
   get_cap(algo, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_D_BYTES, need_d);
-  if (need_a > p.align_b || need_b > p.align_a || need_c > align_c || need_d > align_d) {
-    if (why) {
-      *why = format_lt_name(c) + " needs " + std::to_string(std::max({need_a, need_b, need_c, need_d})) +
-             "-byte aligned operands";
-    }
+  if (need_a > t.align_a || need_b > t.align_b || need_c > t.align_c || need_d > t.align_d) {
+    if (why)
+      *why = name() + " needs " + std::to_string(std::max({need_a, need_b, need_c, need_d})) + "-byte aligned operands";
     return false;
   }
   cublasLtMatmulHeuristicResult_t result{};
-  st = cublasLtMatmulAlgoCheck(handle_, desc_, layout_a_, layout_b_, layout_c_, layout_d_, &algo, &result);
+  st = cublasLtMatmulAlgoCheck(t.handle, t.desc, t.layout_a, t.layout_b, t.layout_c, t.layout_d, &algo, &result);
   if (st != CUBLAS_STATUS_SUCCESS || result.state != CUBLAS_STATUS_SUCCESS) {
     if (why) {
-      *why = "cublasLtMatmulAlgoCheck rejects " + format_lt_name(c) + " for " + p.describe() + " (" +
+      *why = "cublasLtMatmulAlgoCheck rejects " + name() + " for " +
+             (t.problem ? t.problem->describe() : std::string()) + " (" +
              detail::cublas_status_name(st != CUBLAS_STATUS_SUCCESS ? st : result.state) + ")";
     }
     return false;
   }
   if (result.workspaceSize > kCublasLtMaxWorkspace) {
     if (why) {
-      *why = format_lt_name(c) + " needs " + std::to_string(result.workspaceSize) +
-             " bytes of workspace, more than the " + std::to_string(kCublasLtMaxWorkspace) + " allowed";
+      *why = name() + " needs " + std::to_string(result.workspaceSize) + " bytes of workspace, more than the " +
+             std::to_string(kCublasLtMaxWorkspace) + " allowed";
     }
     return false;
   }
   workspace = result.workspaceSize;
   return true;
+}
+
+LtConfig lt_config_of(const cublasLtMatmulAlgo_t& algo) { return config_of(algo); }
+
+bool LtSolution::check_config(const LtConfig& c, cublasLtMatmulAlgo_t& algo, std::size_t& workspace,
+                              std::string* why) const {
+  const GemmProblem& p = problem_;
+  const DType d_type = staging_bytes_ ? DType::kFloat32 : p.out_type;
+  // A = w (b_type), B = x (a_type), C = D = out (or the fp32 staging buffer, 256-byte aligned).
+  LtCheckTarget t;
+  t.handle = handle_;
+  t.desc = desc_;
+  t.layout_a = layout_a_;
+  t.layout_b = layout_b_;
+  t.layout_c = layout_c_;
+  t.layout_d = layout_d_;
+  t.type_a = cuda_type(p.b_type);
+  t.type_b = cuda_type(p.a_type);
+  t.type_c = t.type_d = cuda_type(d_type);
+  t.align_a = p.align_b;
+  t.align_b = p.align_a;
+  t.align_d = staging_bytes_ ? 16 : p.align_out;
+  t.align_c = (p.use_c && !staging_bytes_) ? p.align_c : t.align_d;
+  t.problem = &p;
+  return lt_check_config(t, c, algo, workspace, why);
 }
 
 std::shared_ptr<LtSolution> LtSolution::configured(const GemmProblem& p, const LtConfig& c,
@@ -491,35 +570,86 @@ std::pair<int, int> tile_shape(int id) {
   return {0, 0};
 }
 
+// One problem's configuration space as enumerate_lt_bases and expand_lt_configs see it: the
+// descriptors configurations are checked against (an a16w16 LtSolution, or an a8w8 solution in the
+// problem's explicit form) and cuBLASLt's types for cublasLtMatmulAlgoInit / GetIds.
 struct LtSpaceContext {
   const GemmProblem& p;
-  std::shared_ptr<LtSolution> probe;
+  SolutionPtr probe;  // keeps the descriptors `check_with` uses alive
+  std::function<bool(const LtConfig&)> check_with;
+  cublasLtHandle_t handle = nullptr;
+  cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+  cudaDataType_t scale_type = CUDA_R_32F;
   cudaDataType_t ta, tb, tc;
+  std::uint32_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+  // Element size of the buffer split-K partial sums are reduced in: below 4 bytes only the fp32
+  // (compute type) reduction scheme is accurate.
+  std::size_t reduce_bytes = 4;
   std::size_t version;
   double waves = 0;        // 128x128 output tiles per SM
   bool compute_bound = false;
   LtSpaceStats& st;
 
   bool init_algo(int id, cublasLtMatmulAlgo_t& algo) const {
-    return cublasLtMatmulAlgoInit(probe->handle(), CUBLAS_COMPUTE_32F, CUDA_R_32F, ta, tb, tc, tc, id, &algo) ==
-           CUBLAS_STATUS_SUCCESS;
+    return cublasLtMatmulAlgoInit(handle, compute, scale_type, ta, tb, tc, tc, id, &algo) == CUBLAS_STATUS_SUCCESS;
   }
 
   bool check(const LtConfig& c) {
     ++st.checked;
-    cublasLtMatmulAlgo_t algo{};
-    std::size_t workspace = 0;
-    return probe->check_config(c, algo, workspace, nullptr);
+    return check_with(c);
   }
 };
 
 std::optional<LtSpaceContext> make_context(const GemmProblem& p, LtSpaceStats& st) {
   std::string why;
-  std::shared_ptr<LtSolution> probe = LtSolution::heuristic(p, why);
-  if (!probe) return std::nullopt;
-  const cudaDataType_t d_type = probe->staged() ? CUDA_R_32F : cuda_type(p.out_type);
-  LtSpaceContext ctx{p, probe, cuda_type(p.b_type), cuda_type(p.a_type), d_type,
-                     cublaslt_runtime_version(), 0, false, st};
+  LtSpaceContext ctx{p,
+                     nullptr,
+                     {},
+                     nullptr,
+                     CUBLAS_COMPUTE_32F,
+                     CUDA_R_32F,
+                     CUDA_R_32F,
+                     CUDA_R_32F,
+                     CUDA_R_32F,
+                     CUBLASLT_EPILOGUE_DEFAULT,
+                     4,
+                     cublaslt_runtime_version(),
+                     0,
+                     false,
+                     st};
+  if (p.family == OpFamily::kA8W8) {
+    std::shared_ptr<LtA8W8Solution> probe = LtA8W8Solution::probe(p, LtA8W8Solution::explicit_form(p), why);
+    if (!probe) return std::nullopt;
+    ctx.check_with = [probe](const LtConfig& c) {
+      cublasLtMatmulAlgo_t algo{};
+      std::size_t workspace = 0;
+      return probe->check_config(c, algo, workspace, nullptr);
+    };
+    ctx.handle = probe->handle();
+    ctx.compute = probe->compute_type();
+    ctx.scale_type = probe->scale_type();
+    ctx.ta = ctx.tb = probe->in_type();
+    ctx.tc = probe->d_type();
+    ctx.epilogue = probe->epilogue();
+    ctx.reduce_bytes = probe->mode() == LtA8W8Solution::Mode::kStaged ? 4 : dtype_size(p.out_type);
+    ctx.probe = std::move(probe);
+  } else {
+    std::shared_ptr<LtSolution> probe = LtSolution::heuristic(p, why);
+    if (!probe) return std::nullopt;
+    ctx.check_with = [probe](const LtConfig& c) {
+      cublasLtMatmulAlgo_t algo{};
+      std::size_t workspace = 0;
+      return probe->check_config(c, algo, workspace, nullptr);
+    };
+    ctx.handle = probe->handle();
+    ctx.ta = cuda_type(p.b_type);
+    ctx.tb = cuda_type(p.a_type);
+    ctx.tc = probe->staged() ? CUDA_R_32F : cuda_type(p.out_type);
+    ctx.epilogue = static_cast<std::uint32_t>(probe->epilogue());
+    // Out's size even where the product is staged in fp32, as the heuristic's preference (Preference).
+    ctx.reduce_bytes = dtype_size(p.out_type);
+    ctx.probe = std::move(probe);
+  }
   const int sms = cuda_device_info(p.device).sm_count;
   ctx.waves = std::ceil(static_cast<double>(p.m) / 128.0) * std::ceil(static_cast<double>(p.n) / 128.0) /
               static_cast<double>(std::max(1, sms));
@@ -542,15 +672,15 @@ std::vector<LtConfig> enumerate_lt_bases(const GemmProblem& p, const LtSpaceOpti
   if (!ctx) return out;
   int ids[256];
   int n_ids = 0;
-  if (cublasLtMatmulAlgoGetIds(ctx->probe->handle(), CUBLAS_COMPUTE_32F, CUDA_R_32F, ctx->ta, ctx->tb, ctx->tc,
-                               ctx->tc, 256, ids, &n_ids) != CUBLAS_STATUS_SUCCESS) {
+  if (cublasLtMatmulAlgoGetIds(ctx->handle, ctx->compute, ctx->scale_type, ctx->ta, ctx->tb, ctx->tc, ctx->tc, 256, ids,
+                               &n_ids) != CUBLAS_STATUS_SUCCESS) {
     return out;
   }
   st.algo_ids = n_ids;
   for (int i = 0; i < n_ids; ++i) {
     cublasLtMatmulAlgo_t algo{};
     if (!ctx->init_algo(ids[i], algo)) continue;
-    const auto needed = static_cast<std::uint32_t>(ctx->probe->epilogue());
+    const std::uint32_t needed = ctx->epilogue;
     if (needed != CUBLASLT_EPILOGUE_DEFAULT) {
       std::uint32_t epilogues = 0;
       if (!get_cap(algo, CUBLASLT_ALGO_CAP_EPILOGUE_MASK, epilogues) || (epilogues & needed) != needed) continue;
@@ -604,7 +734,7 @@ std::vector<LtConfig> expand_lt_configs(const GemmProblem& p, const std::vector<
     get_cap(algo, CUBLASLT_ALGO_CAP_CUSTOM_OPTION_MAX, custom_max);
     // 16-bit partial sums lose 8+ mantissa bits per split: with a 16-bit output only the fp32
     // (compute type) reduction is accurate; INPLACE and OUTPUT_TYPE accumulate in the output type.
-    if (dtype_size(p.out_type) < 4) red_mask &= CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+    if (ctx->reduce_bytes < 4) red_mask &= CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
     const bool split = splitk_support && ctx->waves < o.split_k_max_waves;
     for (int opt = 0; opt <= custom_max; ++opt) {
       LtConfig c = base;

@@ -6,9 +6,11 @@
 
 #include <cublasLt.h>
 
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "backends/cublaslt/cublaslt_config.h"
@@ -86,6 +88,27 @@ class LtSolution final : public Solution {
   // The bias pointer is a descriptor attribute: set per call under this lock.
   mutable std::mutex bias_mutex_;
 };
+
+// What an explicit configuration is checked against: one solution's descriptors and types, and
+// the alignment in bytes of the buffers cuBLASLt will read and write (AlgoCheck sees no pointers).
+struct LtCheckTarget {
+  cublasLtHandle_t handle = nullptr;
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t layout_a = nullptr, layout_b = nullptr, layout_c = nullptr, layout_d = nullptr;
+  cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+  cudaDataType_t scale_type = CUDA_R_32F;
+  cudaDataType_t type_a = CUDA_R_16BF, type_b = CUDA_R_16BF, type_c = CUDA_R_16BF, type_d = CUDA_R_16BF;
+  std::uint32_t align_a = 16, align_b = 16, align_c = 16, align_d = 16;
+  const GemmProblem* problem = nullptr;  // for messages
+  // The configuration's name in messages: a8w8 names carry their form (cublaslt_config.h).
+  std::optional<LtA8W8Form> a8w8_form;
+};
+// Builds configuration c against t (attributes, alignment, cublasLtMatmulAlgoCheck, workspace
+// limit); false with *why (when given) set otherwise.
+bool lt_check_config(const LtCheckTarget& t, const LtConfig& c, cublasLtMatmulAlgo_t& algo, std::size_t& workspace,
+                     std::string* why);
+// The configuration an algorithm holds (the heuristic's choices), with this process's version.
+LtConfig lt_config_of(const cublasLtMatmulAlgo_t& algo);
 
 // cublasLtGetVersion() of the library in use.
 std::size_t cublaslt_runtime_version();

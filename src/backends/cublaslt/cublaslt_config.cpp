@@ -1,5 +1,6 @@
 #include "backends/cublaslt/cublaslt_config.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <tuple>
@@ -90,6 +91,54 @@ std::optional<LtConfig> parse_lt_name(std::string_view name, std::string& why) {
     return std::nullopt;
   }
   return c;
+}
+
+namespace {
+
+constexpr std::string_view kLtPrefix = "cublaslt:";
+constexpr std::string_view kFusedForm = "fused_";
+constexpr std::string_view kStagedForm = "staged_";
+
+std::string_view form_label(LtA8W8Form form) { return form == LtA8W8Form::kFused ? kFusedForm : kStagedForm; }
+
+bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+}  // namespace
+
+std::string format_lt_a8w8_name(LtA8W8Form form, const LtConfig& c) {
+  const std::string plain = format_lt_name(c);
+  return std::string(kLtPrefix) + std::string(form_label(form)) + plain.substr(kLtPrefix.size());
+}
+
+std::optional<LtA8W8Config> parse_lt_a8w8_name(std::string_view name, std::string& why) {
+  std::string_view rest = name.substr(std::min(name.size(), kLtPrefix.size()));
+  LtA8W8Config out;
+  if (starts_with(name, kLtPrefix) && starts_with(rest, kFusedForm)) {
+    out.form = LtA8W8Form::kFused;
+  } else if (starts_with(name, kLtPrefix) && starts_with(rest, kStagedForm)) {
+    out.form = LtA8W8Form::kStaged;
+  } else {
+    why = "kernelName '" + std::string(name) +
+          "' is not an a8w8 cuBLASLt configuration (expected 'cublaslt:" + std::string(kFusedForm) +
+          "algo...' or 'cublaslt:" + std::string(kStagedForm) + "algo...')";
+    return std::nullopt;
+  }
+  auto config = parse_lt_name(lt_a8w8_base_name(name), why);
+  if (!config) {
+    why = "kernelName '" + std::string(name) + "': " + why;
+    return std::nullopt;
+  }
+  out.config = *config;
+  return out;
+}
+
+std::string lt_a8w8_base_name(std::string_view name) {
+  if (!starts_with(name, kLtPrefix)) return std::string(name);
+  std::string_view rest = name.substr(kLtPrefix.size());
+  for (std::string_view form : {kFusedForm, kStagedForm}) {
+    if (starts_with(rest, form)) return std::string(kLtPrefix) + std::string(rest.substr(form.size()));
+  }
+  return std::string(name);
 }
 
 std::vector<LtConfig> lt_refine_bases(const std::vector<std::string>& screened_fastest_first,

@@ -3,7 +3,13 @@
 // (algo id, tile id, stages id, split-K slices, reduction scheme, CTA swizzle, custom option,
 // inner shape id, cluster shape id, cublasLtGetVersion() it was tuned with), and
 //   cublaslt:heuristic
-// for "cuBLASLt's own heuristic choice" (solidx -1). Host-only, no cuBLASLt header needed.
+// for "cuBLASLt's own heuristic choice" (solidx -1). The a8w8 family's configurations carry their
+// form after the prefix, then the same fields:
+//   cublaslt:fused_algo..._v130100    FP8 with per-tensor scales: cuBLASLt applies the scales
+//                                     (A/B scale pointers) and the bias, and writes out
+//   cublaslt:staged_algo..._v130100   the unscaled product (FP8 into fp32, INT8 into int32),
+//                                     then scale_rows applies the scales and the bias
+// (cublaslt_a8w8.h; the key's dtype tells FP8 from INT8). Host-only, no cuBLASLt header needed.
 #pragma once
 
 #include <cstddef>
@@ -40,6 +46,19 @@ std::string format_lt_name(const LtConfig& c);
 std::optional<LtConfig> parse_lt_name(std::string_view name, std::string& why);
 // "13.1.0"
 std::string format_lt_version(std::size_t version);
+
+// The form of an a8w8 configuration (cublaslt_a8w8.h): cuBLASLt scales (fused) or scale_rows does.
+enum class LtA8W8Form { kFused, kStaged };
+struct LtA8W8Config {
+  LtA8W8Form form = LtA8W8Form::kStaged;
+  LtConfig config;
+};
+std::string format_lt_a8w8_name(LtA8W8Form form, const LtConfig& c);
+// nullopt with `why` set when the name is not an a8w8 configuration name.
+std::optional<LtA8W8Config> parse_lt_a8w8_name(std::string_view name, std::string& why);
+// The a16w16 form of an a8w8 configuration name ("cublaslt:fused_algo..." -> "cublaslt:algo..."),
+// for lt_refine_bases; any other name unchanged.
+std::string lt_a8w8_base_name(std::string_view name);
 
 // The bases Backend::refine expands, from the screened candidates' names (fastest first): each
 // configuration name reduced to its base (no split-K, reduction, swizzle or custom option),

@@ -18,6 +18,29 @@ if(bare_RC EQUAL 0)
 endif()
 expect_contains("tgemm tune without arguments: stderr" "${bare_ERR}" "--input_file")
 
+# An a8w8 input (the capture's a8w8_untuned_gemm.csv) is read before the GPU is asked for: a row
+# without its scale recipe is refused naming the file and line; a complete one reaches the GPU check.
+set(a8w8_header "M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle,epilogue,scales")
+file(WRITE "${SCRATCH}/a8w8_noscales.csv"
+     "${a8w8_header}\n16,4096,4096,False,torch.float8_e4m3fn,torch.bfloat16,False,False,none,\n")
+tgemm_run(noscales tune -i "${SCRATCH}/a8w8_noscales.csv" -o "${SCRATCH}/a8w8_tuned.csv")
+if(noscales_RC EQUAL 0)
+  message(FATAL_ERROR "tgemm tune of an a8w8 row without scales exited 0")
+endif()
+expect_contains("tgemm tune, a8w8 row without scales: stderr" "${noscales_ERR}" "a8w8_noscales.csv:2: ")
+expect_contains("tgemm tune, a8w8 row without scales: stderr" "${noscales_ERR}" "needs a scales column")
+file(WRITE "${SCRATCH}/a8w8_untuned.csv"
+     "${a8w8_header}\n16,4096,4096,False,torch.float8_e4m3fn,torch.bfloat16,False,False,none,tensor\n"
+     "16,4096,4096,False,torch.int8,torch.bfloat16,False,False,none,token_channel\n")
+tgemm_run(a8w8 tune -i "${SCRATCH}/a8w8_untuned.csv" -o "${SCRATCH}/a8w8_tuned.csv")
+if(a8w8_RC EQUAL 0)
+  message(FATAL_ERROR "tgemm tune of an a8w8 input exited 0 without a GPU")
+endif()
+expect_contains("tgemm tune, a8w8 input: stderr" "${a8w8_ERR}" "no CUDA GPU")
+if(EXISTS "${SCRATCH}/a8w8_tuned.csv")
+  message(FATAL_ERROR "tgemm tune of an a8w8 input wrote ${SCRATCH}/a8w8_tuned.csv without a GPU")
+endif()
+
 # Out-of-range values are refused by the command line itself, naming the option: placement,
 # finalist, round, try and iteration counts of 0, an error ratio outside [0, 1], a negative
 # warm-up, count of final contenders (0 is allowed: none beyond the margin), graph-screen

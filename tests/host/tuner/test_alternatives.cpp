@@ -97,5 +97,36 @@ TEST(RankAlternatives, FastestEstimateFirstFromFinalsConfirmationOrAccurateTime)
   EXPECT_EQ(rank_alternatives(no_default, "h", {}, 10)[0].name, "fin");
 }
 
+// An a8w8 tune's profile ends with `scales`: the same shape under two recipes is two problems,
+// and an a8w8 row finds the candidates of its own recipe.
+TEST(ProfileCandidates, A8W8RecipesAreSeparateProblems) {
+  auto a8w8_line = [](const std::string& name, const std::string& scales) {
+    return "sm_90a,132,16,4096,4096,False,torch.float8_e4m3fn,torch.bfloat16,none,cublaslt," + name +
+           ",10.0,10.0,0.01,0,True,,final,0.9,-1,9.0," + scales + "\n";
+  };
+  std::string header = kHeader;
+  header.insert(header.size() - 1, ",scales");
+  std::istringstream in(header + a8w8_line("cublaslt:fused_x", "tensor") +
+                        a8w8_line("cublaslt:staged_y", "token_channel") +
+                        a8w8_line("cublaslt:staged_z", "token_channel"));
+  std::vector<std::string> warnings;
+  const auto got = read_profile_candidates(in, "prof.csv", 0.05, false, warnings);
+  EXPECT_TRUE(warnings.empty()) << warnings.front();
+  TableRow r = row_of(16);
+  r.key.dtype = DType::kFloat8E4M3;
+  r.key.a_scale = r.key.b_scale = ScaleGranularity::kTensor;
+  const auto tensor = got.find(profile_problem_key(r));
+  ASSERT_NE(tensor, got.end());
+  ASSERT_EQ(tensor->second.size(), 1u);
+  EXPECT_EQ(tensor->second[0].name, "cublaslt:fused_x");
+  r.key.a_scale = r.key.b_scale = ScaleGranularity::kRow;
+  const auto rowwise = got.find(profile_problem_key(r));
+  ASSERT_NE(rowwise, got.end());
+  ASSERT_EQ(rowwise->second.size(), 2u);
+  EXPECT_EQ(rowwise->second[0].name, "cublaslt:staged_y");
+  // An a16w16 row's key is the profile's nine columns, as before.
+  EXPECT_EQ(profile_problem_key(row_of(16)), "sm_90a,132,16,4096,4096,False,torch.bfloat16,torch.bfloat16,none");
+}
+
 }  // namespace
 }  // namespace tgemm

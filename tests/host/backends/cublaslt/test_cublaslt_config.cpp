@@ -170,5 +170,59 @@ TEST(LtRefineBases, FastestDistinctBasesInScreenOrder) {
   EXPECT_TRUE(lt_refine_bases({}, 24).empty());
 }
 
+TEST(LtA8W8Name, FormatIsTheDocumentedName) {
+  const LtConfig c = config(66, 20, 8, 1, 0, 0, 0, 0, 0, 130100);
+  EXPECT_EQ(format_lt_a8w8_name(LtA8W8Form::kFused, c),
+            "cublaslt:fused_algo66_tile20_stages8_splitk1_red0_swz0_opt0_inner0_cluster0_v130100");
+  EXPECT_EQ(format_lt_a8w8_name(LtA8W8Form::kStaged, c),
+            "cublaslt:staged_algo66_tile20_stages8_splitk1_red0_swz0_opt0_inner0_cluster0_v130100");
+}
+
+TEST(LtA8W8Name, ParseOfFormatGivesTheFormAndConfig) {
+  const std::vector<LtConfig> configs = {config(66, 20, 8, 1, 0, 0, 0, 0, 0, 130100),
+                                         config(1, 2, 3, 4, 5, 6, 7, 8, 9, 120804),
+                                         config(71, 511, 40, 16, 2, 1, 3, 12, 25, 130001)};
+  for (LtA8W8Form form : {LtA8W8Form::kFused, LtA8W8Form::kStaged}) {
+    for (const LtConfig& c : configs) {
+      const std::string name = format_lt_a8w8_name(form, c);
+      std::string why;
+      auto back = parse_lt_a8w8_name(name, why);
+      ASSERT_TRUE(back.has_value()) << name << ": " << why;
+      EXPECT_EQ(back->form, form) << name;
+      EXPECT_TRUE(back->config == c) << name << " parsed to " << format_lt_name(back->config);
+      EXPECT_EQ(lt_a8w8_base_name(name), format_lt_name(c));
+    }
+  }
+}
+
+TEST(LtA8W8Name, OtherNamesAreNotA8W8Configurations) {
+  for (const char* name : {"cublaslt:heuristic", "cublaslt:heuristic_staged", kName, "cublaslt:fused_heuristic",
+                           "cublaslt:staged_algo66", "cublaslt:scaled_algo66_tile20",
+                           "skinny:fused_algo66_tile20_stages8_splitk1_red0_swz0_opt0_inner0_cluster0_v130100", "",
+                           "cublaslt:fused_algo66_tile20_stages8_splitk0_red0_swz0_opt0_inner0_cluster0_v130100"}) {
+    std::string why;
+    EXPECT_FALSE(parse_lt_a8w8_name(name, why).has_value()) << name;
+    EXPECT_FALSE(why.empty()) << name;
+  }
+  // The a16w16 parser refuses the a8w8 forms: a bf16 row cannot name an a8w8 configuration.
+  std::string why;
+  EXPECT_FALSE(
+      parse_lt_name("cublaslt:staged_algo66_tile20_stages8_splitk1_red0_swz0_opt0_inner0_cluster0_v130100", why));
+  EXPECT_EQ(lt_a8w8_base_name(kName), kName);
+  EXPECT_EQ(lt_a8w8_base_name("cublaslt:heuristic"), "cublaslt:heuristic");
+}
+
+TEST(LtA8W8Name, RefineBasesOfA8W8NamesThroughTheirBaseNames) {
+  // CublasLtBackend::refine maps screened a8w8 names to their a16w16 form before lt_refine_bases.
+  const std::vector<std::string> screened = {
+      lt_a8w8_base_name(format_lt_a8w8_name(LtA8W8Form::kStaged, config(66, 20, 8, 4, 2, 0, 1, 0, 0, 130100))),
+      lt_a8w8_base_name(format_lt_a8w8_name(LtA8W8Form::kStaged, config(66, 20, 8, 1, 0, 1, 0, 0, 0, 130100))),
+      lt_a8w8_base_name(format_lt_a8w8_name(LtA8W8Form::kStaged, config(67, 21, 8, 1, 0, 0, 0, 0, 2, 130100)))};
+  const std::vector<LtConfig> bases = lt_refine_bases(screened, 8);
+  ASSERT_EQ(bases.size(), 2u);
+  EXPECT_TRUE(bases[0] == config(66, 20, 8, 1, 0, 0, 0, 0, 0, 130100)) << format_lt_name(bases[0]);
+  EXPECT_TRUE(bases[1] == config(67, 21, 8, 1, 0, 0, 0, 0, 2, 130100)) << format_lt_name(bases[1]);
+}
+
 }  // namespace
 }  // namespace tgemm
