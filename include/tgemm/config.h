@@ -7,8 +7,10 @@
 namespace tgemm {
 
 // Re-reads the tables named by the TGEMM_CONFIG_* variables (or the shipped ones) and the other
-// TGEMM_* variables, and forgets every cached dispatch decision. Not to be called while other
-// threads are inside a GEMM.
+// TGEMM_* variables, and forgets every cached dispatch decision. Safe while other threads call
+// GEMMs: a call already resolved finishes on the previous tables, later calls use the new ones.
+// Each reload keeps the previous dispatcher alive until exit (its tables and caches, typically well
+// under 1 MB): reload when the configuration changes, not per call.
 void reload_config();
 
 // Directory that holds the shipped tables (configs/). Order: TGEMM_CONFIG_DIR, the value set

@@ -46,6 +46,11 @@ Runtime::Runtime() {
 }
 
 std::string Runtime::shipped_config_dir() const {
+  std::lock_guard<std::mutex> lock(reload_mutex_);
+  return shipped_config_dir_locked();
+}
+
+std::string Runtime::shipped_config_dir_locked() const {
   if (auto dir = Settings::config_dir_from_env(Settings::process_env())) return *dir;
   if (!shipped_dir_override_.empty()) return shipped_dir_override_;
   // Beside the library first (an installed or moved package), then the source tree (a build tree).
@@ -55,12 +60,17 @@ std::string Runtime::shipped_config_dir() const {
   return "";
 }
 
-void Runtime::set_shipped_config_dir(const std::string& dir) { shipped_dir_override_ = dir; }
+void Runtime::set_shipped_config_dir(const std::string& dir) {
+  std::lock_guard<std::mutex> lock(reload_mutex_);
+  shipped_dir_override_ = dir;
+}
 
 void Runtime::reload() {
+  std::lock_guard<std::mutex> lock(reload_mutex_);
   reset_warned_once();
-  Settings settings = Settings::from_env(shipped_config_dir(), Settings::process_env());
-  dispatcher_ = std::make_unique<Dispatcher>(registry_, platform_, std::move(settings));
+  Settings settings = Settings::from_env(shipped_config_dir_locked(), Settings::process_env());
+  dispatchers_.push_back(std::make_unique<Dispatcher>(registry_, platform_, std::move(settings)));
+  current_.store(dispatchers_.back().get(), std::memory_order_release);
 }
 
 // Public configuration API (tgemm/config.h).

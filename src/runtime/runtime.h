@@ -2,8 +2,11 @@
 // dispatcher over the loaded tables, and the workspaces tgemm owns.
 #pragma once
 
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "core/dispatcher.h"
 #include "core/registry.h"
@@ -16,22 +19,30 @@ class Runtime {
  public:
   static Runtime& get();
 
-  Dispatcher& dispatcher() { return *dispatcher_; }
+  // The current dispatcher. A GEMM resolves on it and keeps the Resolution while it launches, so a
+  // reload() on another thread must not free it: reload() retires the previous one instead (kept
+  // until exit, its tables and caches typically well under 1 MB), and the swap is one atomic store.
+  Dispatcher& dispatcher() { return *current_.load(std::memory_order_acquire); }
   const Registry& registry() const { return registry_; }
   const CudaPlatform& platform() const { return platform_; }
   WorkspacePool& workspaces() { return workspaces_; }
   std::string shipped_config_dir() const;
   void set_shipped_config_dir(const std::string& dir);
-  // Re-reads settings and tables; forgets cached dispatch decisions.
+  // Re-reads settings and tables; forgets cached dispatch decisions. Safe while other threads call
+  // GEMMs: calls that started keep the dispatcher they resolved on, later calls take the new one.
   void reload();
 
  private:
   Runtime();
+  std::string shipped_config_dir_locked() const;  // with reload_mutex_ held
+
   CudaPlatform platform_;
   Registry registry_;
   WorkspacePool workspaces_;
+  mutable std::mutex reload_mutex_;  // reloads, shipped_dir_override_
   std::string shipped_dir_override_;
-  std::unique_ptr<Dispatcher> dispatcher_;
+  std::vector<std::unique_ptr<Dispatcher>> dispatchers_;  // every one built; the last is current_
+  std::atomic<Dispatcher*> current_{nullptr};
 };
 
 // Registers every backend compiled into this build, in default-priority order.

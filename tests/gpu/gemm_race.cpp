@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <mutex>
 #include <sstream>
@@ -384,6 +385,18 @@ RaceReport race(const std::vector<RaceCase>& cases, const RaceOptions& options) 
   if (options.before_first_round) options.before_first_round();
 
   std::atomic<std::int64_t> calls{0};
+  std::atomic<bool> rounds_done{false};
+  std::atomic<int> reloads{0};
+  std::thread reloader;
+  if (options.reload_concurrently) {
+    reloader = std::thread([&] {
+      while (!rounds_done.load()) {
+        reload_config();
+        ++reloads;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    });
+  }
   for (int round = 0; round < options.rounds; ++round) {
     if (round > 0 && options.reload_every > 0 && round % options.reload_every == 0) reload_config();
     std::atomic<int> arrived{0};
@@ -399,6 +412,9 @@ RaceReport race(const std::vector<RaceCase>& cases, const RaceOptions& options) 
     }
     for (auto& w : workers) w.join();
   }
+  rounds_done = true;
+  if (reloader.joinable()) reloader.join();
+  report.reloads = reloads.load();
 
   for (std::size_t i = 0; i < data.size(); ++i) {
     const TensorView& out = threads[0].out_views[i];

@@ -58,6 +58,9 @@ struct RaceOptions {
   // Before round r > 0 with r % reload_every == 0: reload_config() (no GEMM in flight), so the
   // round's first calls of every shape race again. 0: never.
   int reload_every = 2;
+  // A thread calling reload_config() in a loop (a millisecond apart) while the rounds run, so
+  // reloads land between a call's resolution and its launch.
+  bool reload_concurrently = false;
   // Called once, after every buffer is built and before the first round starts (the child
   // processes wait there for their siblings).
   std::function<void()> before_first_round;
@@ -70,6 +73,7 @@ struct RaceReport {
   std::vector<std::string> kernels;
   // Cases per libtype after the last round.
   std::map<std::string, int> libtypes;
+  int reloads = 0;  // reload_config() calls made by the concurrent reloader
 };
 
 // Runs the rounds; never throws for a failure inside a thread (it is reported). Ends with a device

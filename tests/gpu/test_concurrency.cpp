@@ -75,6 +75,25 @@ TEST(Concurrency, EightStreamsEveryFormFirstCallsRace) {
   expect_clean_race(full_race_cases(), o);
 }
 
+// reload_config() from another thread while 8 threads call GEMMs: a call resolved on the previous
+// tables finishes on them (the runtime retires dispatchers, it does not free them), every result
+// matches the reference.
+TEST(Concurrency, ReloadWhileThreadsCall) {
+  TGEMM_REQUIRE_GPU();
+  RaceOptions o;
+  o.threads = 8;
+  o.rounds = 3;
+  o.reload_every = 0;
+  o.reload_concurrently = true;
+  RaceReport r = race(small_race_cases(), o);
+  EXPECT_TRUE(r.failures.empty()) << join_lines(r.failures);
+  EXPECT_EQ(r.calls,
+            static_cast<std::int64_t>(o.threads) * o.rounds * static_cast<std::int64_t>(small_race_cases().size()));
+  EXPECT_GE(r.reloads, 1);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+}
+
 TEST(Concurrency, SanitizerEightStreamsSmallShapes) {
   TGEMM_REQUIRE_GPU();
   RaceOptions o;
