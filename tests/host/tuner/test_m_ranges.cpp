@@ -317,6 +317,47 @@ TEST(PlanRanges, TheFewestRunsThenTheMostPointsServedByTheirOwnWinner) {
   EXPECT_EQ(checks[1].absorbed, (std::map<std::int64_t, std::string>{{5, "C"}}));
 }
 
+// Random winners and ties over the tuning grid: every point the default did not win is in exactly
+// one run, a run's solution won at least one of its points and won or tied every other, no default
+// point is in a run, and no cut has more runs than the runs of one winner each.
+TEST(PlanRanges, RunsCoverEveryPointOnceWithASolutionThatWonOrTiedThere) {
+  const std::vector<std::int64_t> grid = tune_grid();
+  const std::vector<std::string> names = {"A", "B", "C"};
+  for (unsigned seed = 1; seed <= 200; ++seed) {
+    unsigned s = seed;
+    auto next = [&](unsigned n) { return s = s * 1103515245u + 12345u, (s >> 16) % n; };
+    std::vector<GridWinner> pts;
+    for (std::int64_t m : grid) {
+      const unsigned r = next(5);
+      GridWinner g{m, r == 0 ? "default" : names[r % 3], r == 0, {}};
+      for (const std::string& other : names) {
+        if (other != g.solution && !g.is_default && next(2) == 0) g.tied.push_back(other);
+      }
+      pts.push_back(g);
+    }
+    std::vector<std::pair<std::int64_t, std::string>> untied;
+    for (const GridWinner& g : pts) untied.emplace_back(g.m, g.solution);
+    const std::size_t runs_without_ties = plan_ranges(winners(untied)).size();
+    const auto checks = plan_ranges(pts);
+    EXPECT_LE(checks.size(), runs_without_ties) << "seed " << seed;
+    std::map<std::int64_t, int> covered;
+    for (const RangeCheck& c : checks) {
+      bool won_one = false;
+      for (std::int64_t m : c.grid) {
+        ++covered[m];
+        const GridWinner& g = *std::find_if(pts.begin(), pts.end(), [&](const GridWinner& p) { return p.m == m; });
+        EXPECT_FALSE(g.is_default) << "seed " << seed << " M " << m;
+        const bool tied = std::find(g.tied.begin(), g.tied.end(), c.solution) != g.tied.end();
+        EXPECT_TRUE(g.solution == c.solution || tied) << "seed " << seed << " M " << m;
+        EXPECT_EQ(c.absorbed.count(m) == 1, g.solution != c.solution) << "seed " << seed << " M " << m;
+        won_one = won_one || g.solution == c.solution;
+      }
+      EXPECT_TRUE(won_one) << "seed " << seed << " run of " << c.solution;
+    }
+    for (const GridWinner& g : pts) EXPECT_EQ(covered[g.m], g.is_default ? 0 : 1) << "seed " << seed << " M " << g.m;
+  }
+}
+
 TEST(RangeCheck, APieceLeftWithAbsorbedPointsOnlyGivesThemBackToTheirWinners) {
   // A won 24 and tied B at 36; the midpoint between them fails: 36 has no row of A, so it goes back
   // to B at M = 36 alone (the claim around 36 was verified for A, not for B).
