@@ -97,6 +97,12 @@ struct TuneOptions {
   std::int64_t m_grid_max = kMGridMax;
   double m_grid_factor = kTuneGridFactor;
   int m_grid_shrink_steps = 3;
+  // How a grid point that no input problem asked for is raced: "preset", the grid preset
+  // (tuner/options.h, GridRacePreset), or "tune", with the tune's own race options.
+  std::string m_grid_race = "preset";
+  // Instead of racing: the candidates each grid point still to race would screen (first stage and
+  // refinement, counted by the workers without timing), per key and in all; no race, no row added.
+  bool m_grid_plan = false;
 };
 
 // What a worker races with: the defaults of tune_race_defaults with the options of `o` on top.

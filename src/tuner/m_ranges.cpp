@@ -31,13 +31,24 @@ void step_end(EndSearch& e, bool held, int max_steps) {
   }
 }
 
-RangeCheck check_of_run(const std::vector<GridWinner>& pts, std::size_t first, std::size_t last, int max_steps) {
+// A run of points [first, last] served by `solution`: its claim from the gap splits with the
+// points around it, cut to where the solution can run.
+RangeCheck check_of_run(const std::vector<GridWinner>& pts, std::size_t first, std::size_t last,
+                        const std::string& solution, int max_steps, const std::map<std::string, RunnableM>& runnable) {
   RangeCheck c;
-  c.solution = pts[first].solution;
+  c.solution = solution;
   c.max_steps = max_steps;
-  for (std::size_t i = first; i <= last; ++i) c.grid.push_back(pts[i].m);
+  for (std::size_t i = first; i <= last; ++i) {
+    c.grid.push_back(pts[i].m);
+    if (pts[i].solution != solution) c.absorbed[pts[i].m] = pts[i].solution;
+  }
   c.lo = first == 0 ? pts[first].m : gap_split(pts[first - 1].m, pts[first].m) + 1;
   c.hi = last + 1 == pts.size() ? pts[last].m : gap_split(pts[last].m, pts[last + 1].m);
+  const auto lim = runnable.find(solution);
+  if (lim != runnable.end() && lim->second.known()) {
+    c.lo = std::max(c.lo, std::min(lim->second.lo, c.grid.front()));
+    c.hi = std::min(c.hi, std::max(lim->second.hi, c.grid.back()));
+  }
   c.low.good = c.grid.front();
   c.low.target = c.lo != c.low.good ? c.lo : 0;
   c.high.good = c.grid.back();
@@ -50,6 +61,73 @@ RangeCheck check_of_run(const std::vector<GridWinner>& pts, std::size_t first, s
   return c;
 }
 
+bool serves(const GridWinner& p, const std::string& s) {
+  return p.solution == s || std::find(p.tied.begin(), p.tied.end(), s) != p.tied.end();
+}
+
+// The solution a run over points [i, j] takes: one that won at least one of them and won or tied
+// every one, the most wins first, then by name; empty when there is none. wins: its points won.
+std::string run_solution(const std::vector<GridWinner>& pts, std::size_t i, std::size_t j, int& wins) {
+  std::map<std::string, int> won;
+  for (std::size_t k = i; k <= j; ++k) ++won[pts[k].solution];
+  std::string best;
+  wins = 0;
+  for (const auto& [s, w] : won) {
+    bool all = w > wins;
+    for (std::size_t k = i; all && k <= j; ++k) all = serves(pts[k], s);
+    if (all) {
+      best = s;
+      wins = w;
+    }
+  }
+  return best;
+}
+
+// The runs of a stretch of points [a, b] none of which the default won: the fewest, then the most
+// points served by their own winner (a point alone is always a run of its winner).
+std::vector<std::pair<std::size_t, std::size_t>> cut_stretch(const std::vector<GridWinner>& pts, std::size_t a,
+                                                             std::size_t b, std::vector<std::string>& solutions) {
+  struct Cut {
+    int runs = -1;
+    int absorbed = 0;
+    std::size_t from = 0;
+    std::string solution;
+  };
+  const std::size_t n = b - a + 1;
+  std::vector<Cut> best(n + 1);
+  best[0].runs = 0;
+  for (std::size_t j = 1; j <= n; ++j) {
+    for (std::size_t i = 0; i < j; ++i) {
+      int wins = 0;
+      std::string s = run_solution(pts, a + i, a + j - 1, wins);
+      if (s.empty()) continue;
+      const Cut c{best[i].runs + 1, best[i].absorbed + static_cast<int>(j - i) - wins, i, std::move(s)};
+      if (best[j].runs < 0 || c.runs < best[j].runs || (c.runs == best[j].runs && c.absorbed < best[j].absorbed)) {
+        best[j] = c;
+      }
+    }
+  }
+  std::vector<std::pair<std::size_t, std::size_t>> runs;
+  solutions.clear();
+  for (std::size_t j = n; j > 0; j = best[j].from) {
+    runs.emplace_back(a + best[j].from, a + j - 1);
+    solutions.push_back(best[j].solution);
+  }
+  std::reverse(runs.begin(), runs.end());
+  std::reverse(solutions.begin(), solutions.end());
+  return runs;
+}
+
+// A time relative to the default's in one stage (0 the confirmation, 1 the finals, 2 the accurate
+// stage); -1 where the candidate did not reach it.
+double relative_time(const PointTiming& t, int stage) {
+  if (stage == 0) return t.confirm_ratio > 0 ? 1.0 / t.confirm_ratio : -1.0;
+  return stage == 1 ? t.final_ratio : t.accurate_ratio;
+}
+
+// A range of one absorbed point given back to the solution that won it.
+VerifiedRange own_point(std::int64_t m, const std::string& winner) { return VerifiedRange{winner, m, m, {m}}; }
+
 }  // namespace
 
 std::int64_t gap_split(std::int64_t x, std::int64_t y) {
@@ -59,7 +137,43 @@ std::int64_t gap_split(std::int64_t x, std::int64_t y) {
   return std::clamp(s, x + 1, y - 1);
 }
 
-std::vector<RangeCheck> plan_ranges(std::vector<GridWinner> points, int max_steps) {
+bool ties_with(const PointTiming& c, const PointTiming& winner, double tie_band) {
+  for (int stage = 0; stage < 3; ++stage) {
+    const double a = relative_time(c, stage), w = relative_time(winner, stage);
+    if (a > 0 && w > 0) return a <= w * (1.0 + tie_band);
+  }
+  return false;
+}
+
+std::vector<std::string> tied_solutions(const std::vector<PointTiming>& timings, const std::string& winner,
+                                        const std::string& default_name, double tie_band) {
+  const auto w =
+      std::find_if(timings.begin(), timings.end(), [&](const PointTiming& t) { return t.solution == winner; });
+  std::vector<std::string> out;
+  if (w == timings.end()) return out;
+  for (const PointTiming& t : timings) {
+    if (t.solution != winner && t.solution != default_name && ties_with(t, *w, tie_band)) out.push_back(t.solution);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::map<std::string, RunnableM> runnable_intervals(const std::map<std::int64_t, std::vector<PointTiming>>& timings) {
+  std::map<std::string, RunnableM> out;
+  for (const auto& [m, point] : timings) {
+    for (const PointTiming& t : point) {
+      if (!t.runs.known()) continue;
+      RunnableM& r = out[t.solution];
+      r.lo = r.known() ? std::min(r.lo, t.runs.lo) : t.runs.lo;
+      r.hi = std::max(r.hi, t.runs.hi);
+    }
+  }
+  return out;
+}
+
+std::vector<RangeCheck> plan_ranges(std::vector<GridWinner> points, int max_steps,
+                                    const std::map<std::string, RunnableM>& runnable) {
   TGEMM_CHECK(max_steps >= 0, kOp, "the shrink steps must be >= 0, got ", max_steps);
   std::sort(points.begin(), points.end(), [](const GridWinner& a, const GridWinner& b) { return a.m < b.m; });
   for (std::size_t i = 0; i < points.size(); ++i) {
@@ -73,11 +187,12 @@ std::vector<RangeCheck> plan_ranges(std::vector<GridWinner> points, int max_step
       continue;
     }
     std::size_t last = i;
-    while (last + 1 < points.size() && !points[last + 1].is_default &&
-           points[last + 1].solution == points[i].solution) {
-      ++last;
+    while (last + 1 < points.size() && !points[last + 1].is_default) ++last;
+    std::vector<std::string> solutions;
+    const auto runs = cut_stretch(points, i, last, solutions);
+    for (std::size_t r = 0; r < runs.size(); ++r) {
+      checks.push_back(check_of_run(points, runs[r].first, runs[r].second, solutions[r], max_steps, runnable));
     }
-    checks.push_back(check_of_run(points, i, last, max_steps));
     i = last + 1;
   }
   return checks;
@@ -115,17 +230,32 @@ std::vector<VerifiedRange> verified_ranges(const RangeCheck& c) {
   TGEMM_CHECK(settled(c), kOp, "the range of ", c.solution, " is not verified yet");
   TGEMM_CHECK(!c.grid.empty(), kOp, "a range of ", c.solution, " without grid points");
   std::vector<VerifiedRange> out;
-  VerifiedRange piece{c.solution, c.low.good, 0, {c.grid.front()}};
+  VerifiedRange piece{c.solution, c.low.good, 0, {}};
+  auto add_point = [&](std::int64_t m) {
+    const auto a = c.absorbed.find(m);
+    if (a == c.absorbed.end()) {
+      piece.grid.push_back(m);
+    } else {
+      piece.absorbed.insert(*a);
+    }
+  };
+  auto close = [&](std::int64_t hi) {
+    piece.hi = hi;
+    if (!piece.grid.empty()) {
+      out.push_back(std::move(piece));
+      return;
+    }
+    for (const auto& [m, winner] : piece.absorbed) out.push_back(own_point(m, winner));
+  };
+  add_point(c.grid.front());
   for (std::size_t j = 0; j + 1 < c.grid.size(); ++j) {
     if (c.mid_state[j] < 0) {
-      piece.hi = c.grid[j];
-      out.push_back(piece);
+      close(c.grid[j]);
       piece = VerifiedRange{c.solution, c.grid[j + 1], 0, {}};
     }
-    piece.grid.push_back(c.grid[j + 1]);
+    add_point(c.grid[j + 1]);
   }
-  piece.hi = c.high.good;
-  out.push_back(piece);
+  close(c.high.good);
   return out;
 }
 
@@ -140,6 +270,7 @@ std::vector<VerifiedRange> merge_ranges(std::vector<VerifiedRange> ranges) {
       if (prev.solution == r.solution && prev.hi + 1 == r.lo) {
         prev.hi = r.hi;
         prev.grid.insert(prev.grid.end(), r.grid.begin(), r.grid.end());
+        prev.absorbed.insert(r.absorbed.begin(), r.absorbed.end());
         continue;
       }
     }
@@ -152,11 +283,19 @@ std::vector<VerifiedRange> cut_around(const VerifiedRange& r, const std::set<std
   std::vector<VerifiedRange> out;
   std::int64_t from = r.lo;
   auto close = [&](std::int64_t to) {
+    if (from > to) return;
     VerifiedRange piece{r.solution, from, to, {}};
     for (std::int64_t g : r.grid) {
       if (from <= g && g <= to) piece.grid.push_back(g);
     }
-    if (from <= to && !piece.grid.empty()) out.push_back(std::move(piece));
+    for (auto a = r.absorbed.lower_bound(from); a != r.absorbed.end() && a->first <= to; ++a) {
+      piece.absorbed.insert(*a);
+    }
+    if (!piece.grid.empty()) {
+      out.push_back(std::move(piece));
+      return;
+    }
+    for (const auto& [m, winner] : piece.absorbed) out.push_back(own_point(m, winner));
   };
   for (auto it = exact_ms.lower_bound(r.lo); it != exact_ms.end() && *it <= r.hi; ++it) {
     close(*it - 1);
@@ -196,8 +335,10 @@ bool MGridState::ranges_pending(const std::string& key, const std::vector<std::i
   return it == ranges_written.end() || it->second != grid;
 }
 
-void MGridState::record_race(const std::string& key, std::int64_t m, const std::string& default_name) {
+void MGridState::record_race(const std::string& key, std::int64_t m, const std::string& default_name,
+                             std::vector<PointTiming> point_timings) {
   defaults[key][m] = default_name;
+  timings[key][m] = std::move(point_timings);
   reconfirmed[key].erase(m);
   ranges_written.erase(key);
 }
@@ -209,10 +350,24 @@ bool MGridState::raced(const std::string& key, std::int64_t m) const {
 
 std::string MGridState::to_json() const {
   nlohmann::json j = {{"defaults", nlohmann::json::object()},
+                      {"timings", nlohmann::json::object()},
                       {"reconfirmed", nlohmann::json::object()},
                       {"ranges_written", nlohmann::json::object()}};
   for (const auto& [key, by_m] : defaults) {
     for (const auto& [m, name] : by_m) j["defaults"][key][std::to_string(m)] = name;
+  }
+  for (const auto& [key, by_m] : timings) {
+    for (const auto& [m, point] : by_m) {
+      nlohmann::json list = nlohmann::json::array();
+      for (const PointTiming& t : point) {
+        list.push_back({{"solution", t.solution},
+                        {"final_ratio", t.final_ratio},
+                        {"confirm_ratio", t.confirm_ratio},
+                        {"accurate_ratio", t.accurate_ratio},
+                        {"runs", {t.runs.lo, t.runs.hi}}});
+      }
+      j["timings"][key][std::to_string(m)] = std::move(list);
+    }
   }
   for (const auto& [key, ms] : reconfirmed) j["reconfirmed"][key] = ms;
   for (const auto& [key, grid] : ranges_written) j["ranges_written"][key] = grid;
@@ -235,6 +390,24 @@ MGridState MGridState::from_json(const std::string& text, const std::string& whe
         const auto v = csv::parse_int(m);
         TGEMM_CHECK(v.has_value() && *v >= 1, kOp, where, ": '", m, "' is not an M");
         s.defaults[key][*v] = name.get<std::string>();
+      }
+    }
+    // A state file without timings (its points raced before they were kept) plans without ties or
+    // runnable intervals.
+    const nlohmann::json timings = j.value("timings", nlohmann::json::object());
+    TGEMM_CHECK(timings.is_object(), kOp, where, ": the timings are not an object");
+    for (const auto& [key, by_m] : timings.items()) {
+      for (const auto& [m, list] : by_m.items()) {
+        const auto v = csv::parse_int(m);
+        TGEMM_CHECK(v.has_value() && *v >= 1, kOp, where, ": '", m, "' is not an M");
+        std::vector<PointTiming>& point = s.timings[key][*v];
+        for (const auto& t : list) {
+          const auto runs = t.at("runs").get<std::vector<std::int64_t>>();
+          TGEMM_CHECK(runs.size() == 2, kOp, where, ": runs of ", key, " at M = ", m, " must be [lo, hi]");
+          point.push_back({t.at("solution").get<std::string>(), t.at("final_ratio").get<double>(),
+                           t.at("confirm_ratio").get<double>(), t.at("accurate_ratio").get<double>(),
+                           RunnableM{runs[0], runs[1]}});
+        }
       }
     }
     for (const auto& [key, ms] : reconfirmed.items()) s.reconfirmed[key] = ms.get<std::set<std::int64_t>>();

@@ -68,6 +68,17 @@ std::size_t finalists_for(const GemmProblem& p, const FinalsOptions& o) {
   return is_compute_bound(p) ? o.max_finalists : std::max(o.max_finalists, o.memory_bound_finalists);
 }
 
+RaceOptions grid_race_options(RaceOptions o, const GemmProblem& p, const GridRacePreset& preset) {
+  o.select.min_accurate = preset.min_accurate;
+  o.finals.memory_bound_finalists = preset.memory_bound_finalists;
+  o.finals.placements = preset.final_placements;
+  if (is_compute_bound(p)) {
+    o.screen.refine_bases = preset.compute_bound_refine_bases;
+    o.screen.dedupe_launches = o.screen.dedupe_launches || preset.compute_bound_dedupe;
+  }
+  return o;
+}
+
 RaceOptions tune_race_defaults() {
   RaceOptions o;
   o.finals.placements = 4;

@@ -166,6 +166,38 @@ std::size_t finalists_for(const GemmProblem& p, const FinalsOptions& options);
 // decides (kReconfirm*).
 RaceOptions tune_race_defaults();
 
+// The race of an `tgemm tune --m-grid` grid point that no input problem asked for (the tune's
+// --m-grid-race preset, its default): a key's grid is 28 races where the input asks for a few, and
+// the range pass times each winner against the default across its range again, so a grid point's
+// race trades the repeatability the tune's defaults were chosen for (two suite tunes agreeing on
+// 95.5% of rows) for time. Each knob is a field of RaceOptions the worker sets for that point:
+//  - min_accurate 8 (the tune's 48): the accurate stage was about a third of a race; a tune of
+//    2 decode keys x 13 points to M = 256 with 8 benched 1.083x over cuBLASLt's default on the grid
+//    to 256 (64 problems, min 0.998x).
+//  - memory_bound_finalists 0 (the tune's 16): memory-bound points take max_finalists (6)
+//    finalists, as that tune did (its --finalists_mem 4 is below 6, so 6 counted).
+//  - final_placements 1 (the tune's 4): that tune's setting; a bimodal configuration's lucky
+//    placement is caught by the reconfirmation's 2 placements and the range pass's paired timing.
+//  - compute_bound_refine_bases 8 (cuBLASLt's 24): on a compute-bound point (FLOPs per byte above
+//    128) every screened candidate costs a launch, at M = 16384 0.17-11 ms on the suite's shapes
+//    by the ~790 TFLOP/s floor, and the expansions of a base (custom options, the CTA swizzle,
+//    split-K only where 128x128 tiles fill under two waves) matter on the memory-bound shapes,
+//    which keep all 24. The heuristic's 8 bases are expanded whatever this says. Its effect on
+//    the rows is to be measured.
+//  - compute_bound_dedupe: candidates that launch identical work are raced once on compute-bound
+//    points (13-17% of cuBLASLt's configurations are duplicates, mostly cluster ids a non-cluster
+//    algorithm ignores); a capture costs no launch, a screened duplicate a launch of milliseconds.
+struct GridRacePreset {
+  std::size_t min_accurate = 8;
+  std::size_t memory_bound_finalists = 0;
+  int final_placements = 1;
+  std::size_t compute_bound_refine_bases = 8;
+  bool compute_bound_dedupe = true;
+};
+
+// `o` with `preset` applied for p (its compute-bound fields only where p is compute-bound).
+RaceOptions grid_race_options(RaceOptions o, const GemmProblem& p, const GridRacePreset& preset = {});
+
 // The reconfirmation's rule by default (`tgemm tune`'s reconfirmation and `tgemm reconfirm`): a row,
 // or one of the tune's next-best candidates from its profile, is kept only where a fresh process
 // measures it at least 6% faster than the default in the median (median x (1 - margin) > 1) and

@@ -105,6 +105,12 @@ struct VerifyJob {
   std::vector<std::int64_t> ms;
 };
 
+// A count job (--m-grid-plan): the candidates a race of each M would screen, counted in a worker.
+struct CountJob {
+  std::size_t key = 0;  // TuneParent::grid_keys_
+  std::vector<std::int64_t> ms;
+};
+
 struct ProblemState {
   UntunedProblem problem;
   std::vector<std::string> exclude;
@@ -114,6 +120,7 @@ struct ProblemState {
   std::string failure;
   int targets = kToTable;
   std::optional<VerifyJob> verify;
+  std::optional<CountJob> count;
 };
 
 // One (N, K, types) key of an --m-grid tune and its range pass.
@@ -125,6 +132,45 @@ struct GridKey {
   std::size_t open = 0;  // checks not settled yet
   int measured = 0;      // M values timed against the default
 };
+
+// The GemmProblem of an untuned problem, for host-side rules (is_compute_bound).
+GemmProblem host_problem(const UntunedProblem& u) {
+  GemmProblem p;
+  p.m = u.m;
+  p.n = u.n;
+  p.k = u.k;
+  p.a_type = p.b_type = u.dtype;
+  p.out_type = u.out_dtype;
+  return p;
+}
+
+// The candidates of one race result that passed its checks, as PointTiming (each time over the
+// default's in the same stage) with the M interval the worker probed (their "runs").
+std::vector<PointTiming> point_timings(const json& cands, const SelectOptions& select) {
+  double default_accurate = -1;
+  for (const auto& c : cands) {
+    if (c.value("is_default", false)) default_accurate = c.value("accurate_us", -1.0);
+  }
+  std::vector<PointTiming> out;
+  for (const auto& c : cands) {
+    const double err = c.value("err_ratio", -1.0);
+    const double accurate = c.value("accurate_us", -1.0);
+    const bool passed = c.value("error", std::string()).empty() && c.value("same_as", std::string()).empty() &&
+                        accurate > 0 && err >= 0 && err <= select.max_err_ratio &&
+                        (!select.require_strict || c.value("strict_ok", false));
+    if (!passed) continue;
+    PointTiming t;
+    t.solution = c["name"].get<std::string>();
+    t.final_ratio = c.value("final_ratio", -1.0);
+    t.confirm_ratio = c.value("confirm_ratio", -1.0);
+    t.accurate_ratio = default_accurate > 0 ? accurate / default_accurate : -1.0;
+    const json runs = c.value("runs", json());
+    if (runs.is_array() && runs.size() == 2)
+      t.runs = RunnableM{runs[0].get<std::int64_t>(), runs[1].get<std::int64_t>()};
+    out.push_back(std::move(t));
+  }
+  return out;
+}
 
 bool has_row(const std::vector<TableRow>& rows, const TableKey& key, std::int64_t m) {
   return std::any_of(rows.begin(), rows.end(), [&](const TableRow& r) { return r.key == key && r.m == m; });
@@ -177,7 +223,12 @@ class TuneParent {
   int reconfirm_grid();
   void plan_range_checks();
   void queue_verify(std::size_t key, std::size_t check);
+  json race_request(std::size_t idx, const ProblemState& st) const;
   json verify_request(std::size_t idx, const VerifyJob& job) const;
+  void print_grid_preset() const;
+  void plan_counts();
+  void handle_counted(Worker& w, const json& msg);
+  int finish_plan();
   void handle_verified(Worker& w, const json& msg);
   void apply_verify(const VerifyJob& job, const std::map<std::int64_t, double>& ratios);
   void write_key_ranges(GridKey& gk);
@@ -217,6 +268,10 @@ class TuneParent {
   std::vector<GridKey> grid_keys_;
   double tie_band_ = 0.01;
   int grid_raced_before_ = 0, range_rows_written_ = 0, keys_done_before_ = 0;
+  // --m-grid-plan: the points counted and their candidates (first stage + refinement).
+  int counted_points_ = 0;
+  long long counted_candidates_ = 0;
+  double count_seconds_ = 0;
 };
 
 void TuneParent::start() {
@@ -301,6 +356,7 @@ void TuneParent::plan() {
              problems_.size(), o_.input_file, totals_.skipped, o_.tuned_file, states_.size(), workers_.size(), arch_,
              sm_count_);
   if (o_.m_grid) plan_grid();
+  if (o_.m_grid_plan) plan_counts();
   planned_ = true;
 }
 
@@ -350,6 +406,67 @@ void TuneParent::plan_grid() {
              "tgemm tune --m-grid: {} keys x {} grid points (M = {}): {} raced before, {} to race; their "
              "results in {}\n",
              grid_keys_.size(), grid_.size(), fmt::join(grid_, ","), grid_raced_before_, added, grid_path_);
+  print_grid_preset();
+}
+
+// How the grid points race (GridRacePreset), and per key the first grid point that is compute-bound
+// (the preset's screen narrows from there).
+void TuneParent::print_grid_preset() const {
+  if (o_.m_grid_race != "preset") {
+    fmt::print(stderr, "tgemm tune --m-grid: grid points race with the tune's own options (--m-grid-race tune)\n");
+    return;
+  }
+  const GridRacePreset preset;
+  fmt::print(stderr,
+             "tgemm tune --m-grid: grid points no input problem asked for race with the grid preset "
+             "(--m-grid-race preset): min_accurate {}, {} finalists on memory-bound points, {} placement(s) in the "
+             "finals; on compute-bound points cuBLASLt expands {} screened bases and identical launches race once; "
+             "--m-grid-plan counts the candidates of each point\n",
+             preset.min_accurate,
+             preset.memory_bound_finalists > 0 ? preset.memory_bound_finalists : static_cast<std::size_t>(o_.finalists),
+             preset.final_placements, preset.compute_bound_refine_bases);
+  for (const GridKey& gk : grid_keys_) {
+    std::int64_t from = 0;
+    for (std::int64_t m : grid_) {
+      UntunedProblem u = gk.proto;
+      u.m = m;
+      if (is_compute_bound(host_problem(u))) {
+        from = m;
+        break;
+      }
+    }
+    fmt::print(stderr, "  N={} K={}: {}\n", gk.key.n, gk.key.k,
+               from > 0 ? fmt::format("compute-bound from grid point M = {}", from)
+                        : std::string("memory-bound at every grid point"));
+  }
+}
+
+// --m-grid-plan: the grid points planned for racing become one count job per key; nothing races.
+void TuneParent::plan_counts() {
+  std::vector<CountJob> jobs(grid_keys_.size());
+  for (std::size_t k = 0; k < grid_keys_.size(); ++k) jobs[k].key = k;
+  for (const ProblemState& st : states_) {
+    if ((st.targets & kToGrid) == 0) continue;
+    const TableKey key = key_of(st.problem, arch_, sm_count_);
+    for (std::size_t k = 0; k < grid_keys_.size(); ++k) {
+      if (grid_keys_[k].key == key) jobs[k].ms.push_back(st.problem.m);
+    }
+  }
+  states_.clear();
+  queue_.clear();
+  for (CountJob& job : jobs) {
+    if (job.ms.empty()) continue;
+    std::sort(job.ms.begin(), job.ms.end());
+    ProblemState st;
+    st.problem = grid_keys_[job.key].proto;
+    st.count = std::move(job);
+    states_.push_back(std::move(st));
+    queue_.push_back(states_.size() - 1);
+  }
+  fmt::print(stderr,
+             "tgemm tune --m-grid-plan: counting the candidates of the grid points to race ({} keys); "
+             "nothing is raced\n",
+             states_.size());
 }
 
 void TuneParent::progress(const std::string& last) {
@@ -376,8 +493,18 @@ void TuneParent::assign(Worker& w) {
   queue_.pop_front();
   ProblemState& st = states_[idx];
   ++st.attempts;
-  const json req = st.verify ? verify_request(idx, *st.verify)
-                             : json{{"id", idx}, {"problem", problem_json(st.problem)}, {"exclude", st.exclude}};
+  json req;
+  if (st.verify) {
+    req = verify_request(idx, *st.verify);
+  } else if (st.count) {
+    req = {{"id", idx},
+           {"count",
+            {{"problem", problem_json(grid_keys_[st.count->key].proto)},
+             {"ms", st.count->ms},
+             {"preset", o_.m_grid_race == "preset"}}}};
+  } else {
+    req = race_request(idx, st);
+  }
   if (!write_all(w.in_fd, req.dump() + "\n")) {
     queue_.push_front(idx);
     return;
@@ -513,7 +640,7 @@ void TuneParent::handle_result(Worker& w, const json& msg) {
     for (const auto& cj : cands) {
       if (cj.value("is_default", false)) default_name = cj["name"].get<std::string>();
     }
-    state_.record_race(r.key.describe(), r.m, default_name);
+    state_.record_race(r.key.describe(), r.m, default_name, point_timings(cands, race_options_of(o_).select));
     grid_unwritten_.push_back(r);
   }
   st.done = true;
@@ -558,6 +685,8 @@ void TuneParent::on_message(Worker& w, const json& msg) {
     handle_result(w, msg);
   } else if (type == "verified") {
     handle_verified(w, msg);
+  } else if (type == "counted") {
+    handle_counted(w, msg);
   } else if (type == "fatal") {
     fail_or_retry(w, msg["error"].get<std::string>());
   }
@@ -674,6 +803,7 @@ int TuneParent::reconfirm() const {
 }
 
 int TuneParent::finish() {
+  if (o_.m_grid_plan) return finish_plan();
   for (auto& w : workers_) kill_worker(w);
   write_rows();
   const int stop_signal = g_stop_signal;
@@ -695,6 +825,43 @@ int TuneParent::finish() {
     if (rc != 0) return rc;
   }
   return totals_.failed == 0 ? 0 : 1;
+}
+
+void TuneParent::handle_counted(Worker& w, const json& msg) {
+  const std::size_t idx = msg["id"];
+  w.busy_id = -1;
+  states_[idx].done = true;
+  const GridKey& gk = grid_keys_[states_[idx].count->key];
+  std::string list;
+  long long key_total = 0;
+  for (const auto& c : msg["counts"]) {
+    const int first = c["first"], refined = c["refined"];
+    key_total += first + refined;
+    ++counted_points_;
+    list += fmt::format(" M={} {} ({}+{}{})", c["M"].get<std::int64_t>(), first + refined, first, refined,
+                        c["compute_bound"].get<bool>() ? ", compute-bound" : "");
+  }
+  counted_candidates_ += key_total;
+  count_seconds_ += msg.value("seconds", 0.0);
+  fmt::print("N={} K={}: {} candidates over {} points (first stage + refinement):{}\n", gk.key.n, gk.key.k, key_total,
+             msg["counts"].size(), list);
+}
+
+int TuneParent::finish_plan() {
+  for (auto& w : workers_) kill_worker(w);
+  int failed = 0;
+  for (const auto& st : states_) {
+    if (st.failed) {
+      ++failed;
+      fmt::print("FAILED counting {}: {}\n", st.problem.describe(), st.failure);
+    }
+  }
+  fmt::print(
+      "\ntgemm tune --m-grid-plan: {} grid points to race, {} candidates to screen in all ({:.0f} a point); "
+      "counted in {:.1f} s of worker time; nothing raced\n",
+      counted_points_, counted_candidates_,
+      counted_points_ > 0 ? static_cast<double>(counted_candidates_) / counted_points_ : 0.0, count_seconds_);
+  return failed == 0 ? 0 : 1;
 }
 
 // --m-grid after the races: the grid points' reconfirmation, then the range pass of every key
@@ -772,12 +939,16 @@ void TuneParent::plan_range_checks() {
     }
     std::vector<GridWinner> points;
     const std::map<std::int64_t, std::string>& defaults = state_.defaults[gk.id];
+    const std::map<std::int64_t, std::vector<PointTiming>>& timings = state_.timings[gk.id];
     for (const TableRow& r : grid_rows_) {
       const auto d = defaults.find(r.m);
       if (!(r.key == gk.key) || !in_grid(r.m) || d == defaults.end()) continue;
-      points.push_back({r.m, r.kernel_name, r.kernel_name == d->second});
+      GridWinner g{r.m, r.kernel_name, r.kernel_name == d->second, {}};
+      const auto t = timings.find(r.m);
+      if (!g.is_default && t != timings.end()) g.tied = tied_solutions(t->second, r.kernel_name, d->second, tie_band_);
+      points.push_back(std::move(g));
     }
-    gk.checks = plan_ranges(points, o_.m_grid_shrink_steps);
+    gk.checks = plan_ranges(points, o_.m_grid_shrink_steps, runnable_intervals(timings));
     gk.open = gk.checks.size();
     if (gk.checks.empty()) write_key_ranges(gk);
     for (std::size_t c = 0; c < gk.checks.size(); ++c) queue_verify(k, c);
@@ -800,12 +971,26 @@ void TuneParent::queue_verify(std::size_t key, std::size_t check) {
   queue_.push_back(states_.size() - 1);
 }
 
+// A race: the problem, the candidates excluded after a hang; for a grid point the largest M the
+// worker probes each passing candidate up to (its RunnableM), and for a grid point no input problem
+// asked for the grid preset.
+json TuneParent::race_request(std::size_t idx, const ProblemState& st) const {
+  json req = {{"id", idx}, {"problem", problem_json(st.problem)}, {"exclude", st.exclude}};
+  if ((st.targets & kToGrid) != 0) req["runs_cap"] = grid_.back();
+  if (st.targets == kToGrid && o_.m_grid_race == "preset") req["preset"] = true;
+  return req;
+}
+
 json TuneParent::verify_request(std::size_t idx, const VerifyJob& job) const {
   const GridKey& gk = grid_keys_[job.key];
   const RangeCheck& c = gk.checks[job.check];
+  // The race result of a point the solution won (not one it absorbed): its row names it.
+  const auto won = std::find_if(c.grid.begin(), c.grid.end(), [&](std::int64_t m) { return c.absorbed.count(m) == 0; });
+  TGEMM_CHECK(won != c.grid.end(), "tgemm tune --m-grid", "the run of ", c.solution, " of ", gk.id,
+              " has no grid point it won");
   const auto row = std::find_if(grid_rows_.begin(), grid_rows_.end(),
-                                [&](const TableRow& r) { return r.key == gk.key && r.m == c.grid.front(); });
-  TGEMM_CHECK(row != grid_rows_.end(), "tgemm tune --m-grid", "no grid row of ", gk.id, " at M = ", c.grid.front());
+                                [&](const TableRow& r) { return r.key == gk.key && r.m == *won; });
+  TGEMM_CHECK(row != grid_rows_.end(), "tgemm tune --m-grid", "no grid row of ", gk.id, " at M = ", *won);
   const int rounds = o_.reconfirm_rounds > 0 ? o_.reconfirm_rounds : std::max(1, o_.confirm_rounds);
   return {{"id", idx},
           {"verify",
@@ -867,8 +1052,18 @@ void TuneParent::write_key_ranges(GridKey& gk) {
   save_state();
   std::string list;
   for (const TableRow& r : written) list += fmt::format(" [{}, {}] {};", r.m_lo, r.m_hi, r.kernel_name);
-  fmt::print("{}N={} K={}: {} range rows ({} M values verified):{}\n", tty_ ? "\r" : "", gk.key.n, gk.key.k,
-             written.size(), gk.measured, list.empty() ? " none (the default serves every M)" : list);
+  // Grid points a written range serves with another solution than their winner's (one it tied).
+  int absorbed_points = 0;
+  for (const TableRow& r : written) {
+    for (const auto& [m, g] : by_m) {
+      absorbed_points += in_grid(m) && r.m_lo <= m && m <= r.m_hi && g.kernel_name != r.kernel_name;
+    }
+  }
+  const std::string absorbed =
+      absorbed_points > 0 ? fmt::format(", {} grid points served by a solution that tied their winner", absorbed_points)
+                          : std::string();
+  fmt::print("{}N={} K={}: {} range rows ({} M values verified{}):{}\n", tty_ ? "\r" : "", gk.key.n, gk.key.k,
+             written.size(), gk.measured, absorbed, list.empty() ? " none (the default serves every M)" : list);
 }
 
 // A key whose ranges were written before: its range rows cut around exact rows added since (an input
@@ -878,8 +1073,15 @@ void TuneParent::recut_key_ranges(const GridKey& gk) {
   for (const TableRow& r : rows_) {
     if (!(r.key == gk.key) || (r.m_lo == 0 && r.m_hi == 0)) continue;
     VerifiedRange v{r.kernel_name, r.m_lo, r.m_hi, {}};
+    // A range holds no grid point the default won (a run stops there), so the grid points inside it
+    // that another solution won are the ones it absorbed.
     for (const TableRow& g : grid_rows_) {
-      if (g.key == gk.key && g.kernel_name == r.kernel_name && r.m_lo <= g.m && g.m <= r.m_hi) v.grid.push_back(g.m);
+      if (!(g.key == gk.key) || g.m < r.m_lo || r.m_hi < g.m) continue;
+      if (g.kernel_name == r.kernel_name) {
+        v.grid.push_back(g.m);
+      } else if (in_grid(g.m)) {
+        v.absorbed[g.m] = g.kernel_name;
+      }
     }
     std::sort(v.grid.begin(), v.grid.end());
     if (!v.grid.empty()) ranges.push_back(std::move(v));

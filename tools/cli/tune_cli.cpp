@@ -63,6 +63,18 @@ void add_user_options(CLI::App* t, TuneOptions& tune) {
       ->check(CLI::Range(0, 16))
       ->capture_default_str()
       ->group(kMGridGroup);
+  t->add_option("--m-grid-race", tune.m_grid_race,
+                "how grid points no input problem asked for are raced: preset (min_accurate 8, 6 finalists on one "
+                "placement; compute-bound points expand 8 cuBLASLt bases and race identical launches once) or tune "
+                "(the tune's own race options)")
+      ->check(CLI::IsMember({"preset", "tune"}))
+      ->capture_default_str()
+      ->group(kMGridGroup);
+  t->add_flag("--m-grid-plan", tune.m_grid_plan,
+              "instead of racing: count the candidates each grid point still to race would screen (the workers "
+              "enumerate them without timing) and print them per key and point; races nothing, adds no row")
+      ->needs(grid)
+      ->group(kMGridGroup);
   t->add_flag("--worker", tune.worker, "run as a worker (tgemm tune starts these itself)")->group("");
 }
 

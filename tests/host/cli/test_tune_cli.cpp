@@ -115,23 +115,35 @@ TEST(TuneCommandLine, TheMGridOptionsParseAndValuesOutsideTheirRangeAreRefused) 
     EXPECT_EQ(got.m_grid_max, kMGridMax);
     EXPECT_EQ(got.m_grid_factor, kTuneGridFactor);
     EXPECT_EQ(got.m_grid_shrink_steps, 3);
+    EXPECT_EQ(got.m_grid_race, "preset");
+    EXPECT_FALSE(got.m_grid_plan);
   }
   {
     TuneOptions got;
     CLI::App app;
     add_tune_command(app, got);
     parse(app, {"tune", "-i", "in.csv", "-o", "out.csv", "--m-grid", "--m-grid-max", "4096", "--m-grid-factor", "2",
-                "--m-grid-shrink-steps", "1"});
+                "--m-grid-shrink-steps", "1", "--m-grid-race", "tune", "--m-grid-plan"});
     EXPECT_TRUE(got.m_grid);
     EXPECT_EQ(got.m_grid_max, 4096);
     EXPECT_EQ(got.m_grid_factor, 2.0);
     EXPECT_EQ(got.m_grid_shrink_steps, 1);
+    EXPECT_EQ(got.m_grid_race, "tune");
+    EXPECT_TRUE(got.m_grid_plan);
+  }
+  {
+    // The plan counts grid points: without --m-grid there are none.
+    TuneOptions got;
+    CLI::App app;
+    add_tune_command(app, got);
+    EXPECT_THROW(parse(app, {"tune", "-i", "in.csv", "-o", "out.csv", "--m-grid-plan"}), CLI::ParseError);
   }
   for (const std::vector<std::string>& bad : {std::vector<std::string>{"--m-grid-max", "0"},
                                               {"--m-grid-max", "2147483648"},
                                               {"--m-grid-factor", "1.05"},
                                               {"--m-grid-factor", "5"},
-                                              {"--m-grid-shrink-steps", "-1"}}) {
+                                              {"--m-grid-shrink-steps", "-1"},
+                                              {"--m-grid-race", "fast"}}) {
     TuneOptions got;
     CLI::App app;
     add_tune_command(app, got);

@@ -220,5 +220,41 @@ TEST(ReconfirmArguments, ConfirmationOffStillReconfirmsWithOneRound) {
   EXPECT_EQ(value_of(reconfirm_arguments(o), "--rounds"), "1");
 }
 
+GemmProblem problem_of(std::int64_t m, std::int64_t n, std::int64_t k) {
+  GemmProblem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  return p;
+}
+
+TEST(GridRaceOptions, ThePresetNarrowsTheRaceAndTheScreenOnlyWhereComputeBound) {
+  const RaceOptions tune = race_options_of(some_tune());
+  const GridRacePreset preset;
+  const GemmProblem decode = problem_of(8, 7168, 2048);  // ~8 FLOPs a byte
+  const GemmProblem big = problem_of(8192, 7168, 2048);  // far above 128
+  ASSERT_FALSE(is_compute_bound(decode));
+  ASSERT_TRUE(is_compute_bound(big));
+  for (const GemmProblem& p : {decode, big}) {
+    const RaceOptions g = grid_race_options(tune, p);
+    EXPECT_EQ(g.select.min_accurate, preset.min_accurate);
+    EXPECT_LT(g.select.min_accurate, tune.select.min_accurate);
+    EXPECT_EQ(g.finals.placements, preset.final_placements);
+    EXPECT_EQ(g.finals.memory_bound_finalists, preset.memory_bound_finalists);
+    // Everything else is the tune's.
+    EXPECT_EQ(g.confirm.rounds, tune.confirm.rounds);
+    EXPECT_EQ(g.select.max_err_ratio, tune.select.max_err_ratio);
+    EXPECT_EQ(g.libtypes, tune.libtypes);
+    EXPECT_NO_THROW(validate_race_options(g));
+  }
+  const RaceOptions mem = grid_race_options(tune, decode);
+  EXPECT_EQ(mem.screen.refine_bases, tune.screen.refine_bases);  // the memory-bound screen is whole
+  EXPECT_EQ(mem.screen.dedupe_launches, tune.screen.dedupe_launches);
+  EXPECT_EQ(finalists_for(decode, mem.finals), tune.finals.max_finalists);
+  const RaceOptions cb = grid_race_options(tune, big);
+  EXPECT_EQ(cb.screen.refine_bases, preset.compute_bound_refine_bases);
+  EXPECT_TRUE(cb.screen.dedupe_launches);
+}
+
 }  // namespace
 }  // namespace tgemm

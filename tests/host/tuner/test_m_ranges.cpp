@@ -1,7 +1,8 @@
 // `tgemm tune --m-grid`'s range pass (tuner/m_ranges.h) with injected ratios: ranges planned from
-// per-point winners, the gap split, ends that shrink by bisection, midpoints that split a run,
-// merging, the cut around exact rows, the rows written and the resume state; and the tuned file's
-// replacement of a key's range rows (tuner/tuned_file.h).
+// per-point winners and the solutions that tied them, within where each can run, the gap split,
+// ends that shrink by bisection, midpoints that split a run, merging, the cut around exact rows,
+// the rows written and the resume state; and the tuned file's replacement of a key's range rows
+// (tuner/tuned_file.h).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/lookup.h"
@@ -208,6 +210,247 @@ TEST(RangeCheck, NoRangeClaimsAnMOutsideWhatWasMeasured) {
   }
 }
 
+// Points won as given, each with the solutions that tied its winner there.
+std::vector<GridWinner> with_ties(
+    const std::vector<std::tuple<std::int64_t, std::string, std::vector<std::string>>>& pts) {
+  std::vector<GridWinner> out;
+  for (const auto& [m, s, tied] : pts) out.push_back({m, s, s == "default", tied});
+  return out;
+}
+
+TEST(PlanRanges, WithoutTiesAlternatingWinnersGiveOneRunEach) {
+  const auto checks = plan_ranges(winners({{3, "A"}, {4, "B"}, {5, "A"}, {6, "C"}, {7, "A"}, {8, "A"}}));
+  ASSERT_EQ(checks.size(), 5u);
+  EXPECT_EQ(checks[4].grid, (std::vector<std::int64_t>{7, 8}));
+}
+
+TEST(PlanRanges, ARunAbsorbsANeighbouringPointWhereItTiedTheWinner) {
+  // 1536x7168's decode points: A won 3, 5, 7, 8; B won 4 and C won 6, where the race timed A within
+  // the tie band of each.
+  auto checks = plan_ranges(with_ties({{2, "default", {}},
+                                       {3, "A", {}},
+                                       {4, "B", {"A"}},
+                                       {5, "A", {}},
+                                       {6, "C", {"A", "B"}},
+                                       {7, "A", {}},
+                                       {8, "A", {}},
+                                       {10, "D", {}}}));
+  ASSERT_EQ(checks.size(), 2u);
+  RangeCheck& a = checks[0];
+  EXPECT_EQ(a.solution, "A");
+  EXPECT_EQ(a.grid, (std::vector<std::int64_t>{3, 4, 5, 6, 7, 8}));
+  EXPECT_EQ(a.absorbed, (std::map<std::int64_t, std::string>{{4, "B"}, {6, "C"}}));
+  EXPECT_EQ(a.lo, 3);
+  EXPECT_EQ(a.hi, gap_split(8, 10));
+  EXPECT_EQ(checks[1].solution, "D");
+  EXPECT_EQ(checks[1].lo, gap_split(8, 10) + 1);
+  // Only the claim's upper end is measured: the points between 3 and 8 are neighbours.
+  EXPECT_EQ(pending(a), (std::vector<std::int64_t>{9}));
+  run_check(a, [](std::int64_t) { return 1.02; });
+  const auto pieces = verified_ranges(a);
+  ASSERT_EQ(pieces.size(), 1u);
+  EXPECT_EQ(pieces[0].lo, 3);
+  EXPECT_EQ(pieces[0].hi, 9);
+  EXPECT_EQ(pieces[0].grid, (std::vector<std::int64_t>{3, 5, 7, 8}));  // the row is written at a point A won
+  EXPECT_EQ(row_m(pieces[0]), 5);
+  // One row serves 3..9; the points B and C won are served by A.
+  std::map<std::int64_t, TableRow> grid_rows;
+  for (const auto& [m, k] :
+       std::vector<std::pair<std::int64_t, std::string>>{{3, "A"}, {4, "B"}, {5, "A"}, {6, "C"}, {7, "A"}, {8, "A"}}) {
+    grid_rows[m] = TableRow{};
+    grid_rows[m].m = m;
+    grid_rows[m].kernel_name = k;
+  }
+  const auto rows = range_rows(pieces, grid_rows, {});
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].kernel_name, "A");
+  EXPECT_EQ(rows[0].m_lo, 3);
+  EXPECT_EQ(rows[0].m_hi, 9);
+}
+
+TEST(PlanRanges, AbsorbingNeedsTheTieAtEveryPointOfTheRun) {
+  // A did not tie at 4: three runs, whatever the ties at 6.
+  const auto checks = plan_ranges(with_ties({{3, "A", {}}, {4, "B", {}}, {5, "A", {}}, {6, "C", {"A"}}, {7, "A", {}}}));
+  ASSERT_EQ(checks.size(), 3u);
+  EXPECT_EQ(checks[0].grid, (std::vector<std::int64_t>{3}));
+  EXPECT_EQ(checks[1].grid, (std::vector<std::int64_t>{4}));
+  EXPECT_EQ(checks[2].grid, (std::vector<std::int64_t>{5, 6, 7}));
+  EXPECT_EQ(checks[2].absorbed.size(), 1u);
+}
+
+TEST(PlanRanges, ADefaultPointIsNeverAbsorbed) {
+  // A tying the race's winner where the default won gains nothing there: the run stops.
+  const auto checks = plan_ranges(with_ties({{3, "A", {}}, {4, "default", {"A"}}, {5, "A", {}}}));
+  ASSERT_EQ(checks.size(), 2u);
+  EXPECT_EQ(checks[0].hi, 3);
+  EXPECT_EQ(checks[1].lo, 5);
+}
+
+TEST(PlanRanges, ARunTakesASolutionThatWonOneOfItsPointsTheMostWinsFirst) {
+  // C tied everywhere but won nothing: no row of C can be written, so it takes no run.
+  auto checks = plan_ranges(with_ties({{3, "A", {"C"}}, {4, "B", {"C"}}}));
+  ASSERT_EQ(checks.size(), 2u);
+  EXPECT_EQ(checks[0].solution, "A");
+  EXPECT_EQ(checks[1].solution, "B");
+  // A and B tie each other at both points, one win each: one run, the first by name.
+  checks = plan_ranges(with_ties({{3, "B", {"A"}}, {4, "A", {"B"}}}));
+  ASSERT_EQ(checks.size(), 1u);
+  EXPECT_EQ(checks[0].solution, "A");
+  EXPECT_EQ(checks[0].absorbed, (std::map<std::int64_t, std::string>{{3, "B"}}));
+  // B won two of three and tied the third: B, absorbing the one point A won.
+  checks = plan_ranges(with_ties({{3, "B", {"A"}}, {4, "A", {"B"}}, {5, "B", {}}}));
+  ASSERT_EQ(checks.size(), 1u);
+  EXPECT_EQ(checks[0].solution, "B");
+  EXPECT_EQ(checks[0].absorbed, (std::map<std::int64_t, std::string>{{4, "A"}}));
+}
+
+TEST(PlanRanges, TheFewestRunsThenTheMostPointsServedByTheirOwnWinner) {
+  // Two runs either way: A over 1..3 then B over 4..5 (absorbing 5), or A at 1 then B over 2..5
+  // (absorbing 2, 3 and 5). The first serves more points by their own winner.
+  const auto checks =
+      plan_ranges(with_ties({{1, "A", {}}, {2, "A", {"B"}}, {3, "A", {"B"}}, {4, "B", {}}, {5, "C", {"B"}}}));
+  ASSERT_EQ(checks.size(), 2u);
+  EXPECT_EQ(checks[0].solution, "A");
+  EXPECT_EQ(checks[0].grid, (std::vector<std::int64_t>{1, 2, 3}));
+  EXPECT_EQ(checks[1].solution, "B");
+  EXPECT_EQ(checks[1].grid, (std::vector<std::int64_t>{4, 5}));
+  EXPECT_EQ(checks[1].absorbed, (std::map<std::int64_t, std::string>{{5, "C"}}));
+}
+
+// Random winners and ties over the tuning grid: every point the default did not win is in exactly
+// one run, a run's solution won at least one of its points and won or tied every other, no default
+// point is in a run, and no cut has more runs than the runs of one winner each.
+TEST(PlanRanges, RunsCoverEveryPointOnceWithASolutionThatWonOrTiedThere) {
+  const std::vector<std::int64_t> grid = tune_grid();
+  const std::vector<std::string> names = {"A", "B", "C"};
+  for (unsigned seed = 1; seed <= 200; ++seed) {
+    unsigned s = seed;
+    auto next = [&](unsigned n) { return s = s * 1103515245u + 12345u, (s >> 16) % n; };
+    std::vector<GridWinner> pts;
+    for (std::int64_t m : grid) {
+      const unsigned r = next(5);
+      GridWinner g{m, r == 0 ? "default" : names[r % 3], r == 0, {}};
+      for (const std::string& other : names) {
+        if (other != g.solution && !g.is_default && next(2) == 0) g.tied.push_back(other);
+      }
+      pts.push_back(g);
+    }
+    std::vector<std::pair<std::int64_t, std::string>> untied;
+    for (const GridWinner& g : pts) untied.emplace_back(g.m, g.solution);
+    const std::size_t runs_without_ties = plan_ranges(winners(untied)).size();
+    const auto checks = plan_ranges(pts);
+    EXPECT_LE(checks.size(), runs_without_ties) << "seed " << seed;
+    std::map<std::int64_t, int> covered;
+    for (const RangeCheck& c : checks) {
+      bool won_one = false;
+      for (std::int64_t m : c.grid) {
+        ++covered[m];
+        const GridWinner& g = *std::find_if(pts.begin(), pts.end(), [&](const GridWinner& p) { return p.m == m; });
+        EXPECT_FALSE(g.is_default) << "seed " << seed << " M " << m;
+        const bool tied = std::find(g.tied.begin(), g.tied.end(), c.solution) != g.tied.end();
+        EXPECT_TRUE(g.solution == c.solution || tied) << "seed " << seed << " M " << m;
+        EXPECT_EQ(c.absorbed.count(m) == 1, g.solution != c.solution) << "seed " << seed << " M " << m;
+        won_one = won_one || g.solution == c.solution;
+      }
+      EXPECT_TRUE(won_one) << "seed " << seed << " run of " << c.solution;
+    }
+    for (const GridWinner& g : pts) EXPECT_EQ(covered[g.m], g.is_default ? 0 : 1) << "seed " << seed << " M " << g.m;
+  }
+}
+
+TEST(RangeCheck, APieceLeftWithAbsorbedPointsOnlyGivesThemBackToTheirWinners) {
+  // A won 24 and tied B at 36; the midpoint between them fails: 36 has no row of A, so it goes back
+  // to B at M = 36 alone (the claim around 36 was verified for A, not for B).
+  auto checks = plan_ranges(with_ties({{16, "default", {}}, {24, "A", {}}, {36, "B", {"A"}}, {54, "default", {}}}));
+  ASSERT_EQ(checks.size(), 1u);
+  const std::int64_t mid = gap_split(24, 36);
+  run_check(checks[0], [&](std::int64_t m) { return m == mid ? 0.9 : 1.05; });
+  const auto pieces = verified_ranges(checks[0]);
+  ASSERT_EQ(pieces.size(), 2u);
+  EXPECT_EQ(pieces[0].solution, "A");
+  EXPECT_EQ(pieces[0].lo, gap_split(16, 24) + 1);
+  EXPECT_EQ(pieces[0].hi, 24);
+  EXPECT_EQ(pieces[1].solution, "B");
+  EXPECT_EQ(pieces[1].lo, 36);
+  EXPECT_EQ(pieces[1].hi, 36);
+  EXPECT_EQ(pieces[1].grid, (std::vector<std::int64_t>{36}));
+}
+
+TEST(CutAround, AnAbsorbedPointCutOffFromItsRangesPointsGoesBackToItsWinner) {
+  const VerifiedRange r{"A", 10, 60, {16}, {{24, "B"}, {40, "C"}}};
+  const auto pieces = cut_around(r, {20, 30});
+  // [10, 19] holds 16 (A); [21, 29] only the absorbed 24: B at 24; [31, 60] only 40: C at 40.
+  ASSERT_EQ(pieces.size(), 3u);
+  EXPECT_EQ(pieces[0].solution, "A");
+  EXPECT_EQ(pieces[0].hi, 19);
+  EXPECT_EQ(pieces[1].solution, "B");
+  EXPECT_EQ(pieces[1].lo, 24);
+  EXPECT_EQ(pieces[1].hi, 24);
+  EXPECT_EQ(pieces[2].solution, "C");
+  EXPECT_EQ(pieces[2].lo, 40);
+  EXPECT_EQ(pieces[2].hi, 40);
+  // Uncut, the absorbed points stay inside A's range.
+  const auto whole = cut_around(r, {});
+  ASSERT_EQ(whole.size(), 1u);
+  EXPECT_EQ(whole[0].absorbed.size(), 2u);
+}
+
+TEST(PlanRanges, AClaimStaysWhereItsSolutionCanRun) {
+  // An m8 tile won 8; the gap toward the default's 16 splits at 11, but the tile runs only to 8:
+  // nothing above 8 is claimed or measured.
+  auto checks = plan_ranges(winners({{4, "default"}, {8, "S"}, {16, "default"}}), 3, {{"S", RunnableM{1, 8}}});
+  ASSERT_EQ(checks.size(), 1u);
+  EXPECT_EQ(checks[0].hi, 8);
+  EXPECT_EQ(pending(checks[0]), (std::vector<std::int64_t>{gap_split(4, 8) + 1}));  // the low end only
+  // Runs to 10: the claim ends there. A limit inside the run's own points does not cut them.
+  checks = plan_ranges(winners({{8, "S"}, {16, "default"}}), 3, {{"S", RunnableM{1, 10}}});
+  EXPECT_EQ(checks[0].hi, 10);
+  checks = plan_ranges(winners({{8, "S"}, {12, "S"}, {16, "default"}}), 3, {{"S", RunnableM{9, 10}}});
+  EXPECT_EQ(checks[0].lo, 8);
+  EXPECT_EQ(checks[0].hi, 12);
+  // A lower limit: claimed from 5 up, not from the gap split with 1.
+  checks = plan_ranges(winners({{1, "default"}, {8, "S"}}), 3, {{"S", RunnableM{5, 16384}}});
+  EXPECT_EQ(checks[0].lo, 5);
+  // Unknown intervals (lo 0) narrow nothing.
+  checks = plan_ranges(winners({{8, "S"}, {16, "default"}}), 3, {{"S", RunnableM{}}});
+  EXPECT_EQ(checks[0].hi, gap_split(8, 16));
+}
+
+TEST(Ties, ComparedOnTheMostRepeatableStageBothReached) {
+  // solution, finals' ratio (time / default's), confirmation's (default / time), accurate ratio.
+  const PointTiming w{"W", 0.90, 1.12, 0.88, {}};
+  // Confirmed both: 1 / 1.11 = 0.901 is within 1% of 1 / 1.12 = 0.893, whatever the finals say.
+  EXPECT_TRUE(ties_with(PointTiming{"S", 0.99, 1.11, 0.99, {}}, w, kBand));
+  EXPECT_FALSE(ties_with(PointTiming{"S", 0.90, 1.10, 0.88, {}}, w, kBand));
+  // Not confirmed: the finals (0.905 <= 0.909), not the accurate stage.
+  EXPECT_TRUE(ties_with(PointTiming{"S", 0.905, -1, 0.95, {}}, w, kBand));
+  EXPECT_FALSE(ties_with(PointTiming{"S", 0.92, -1, 0.87, {}}, w, kBand));
+  // Neither of those: the accurate stage.
+  EXPECT_TRUE(ties_with(PointTiming{"S", -1, -1, 0.885, {}}, w, kBand));
+  EXPECT_FALSE(ties_with(PointTiming{"S", -1, -1, 0.90, {}}, w, kBand));
+  EXPECT_FALSE(ties_with(PointTiming{"S", -1, -1, -1, {}}, w, kBand));  // never timed
+  const std::vector<PointTiming> point = {w,
+                                          {"d", 1.0, -1, 1.0, {}},
+                                          {"T2", 0.902, -1, 0.95, {}},
+                                          {"T1", 0.901, -1, 0.95, {}},
+                                          {"slow", 0.95, -1, 0.90, {}}};
+  EXPECT_EQ(tied_solutions(point, "W", "d", kBand), (std::vector<std::string>{"T1", "T2"}));
+  EXPECT_EQ(tied_solutions(point, "T1", "d", kBand), (std::vector<std::string>{"T2", "W"}));
+  EXPECT_TRUE(tied_solutions(point, "missing", "d", kBand).empty());  // the winner was not timed
+}
+
+TEST(Ties, RunnableIntervalsAreTheHullOfWhatThePointsProbed) {
+  const std::map<std::int64_t, std::vector<PointTiming>> timings = {
+      {4, {{"S", -1, -1, 1, RunnableM{1, 8}}, {"L", -1, -1, 1, RunnableM{1, 16384}}}},
+      {8, {{"S", -1, -1, 1, RunnableM{2, 8}}, {"U", -1, -1, 1, RunnableM{}}}}};
+  const auto r = runnable_intervals(timings);
+  ASSERT_EQ(r.count("S"), 1u);
+  EXPECT_EQ(r.at("S").lo, 1);
+  EXPECT_EQ(r.at("S").hi, 8);
+  EXPECT_EQ(r.at("L").hi, 16384);
+  EXPECT_EQ(r.count("U"), 0u);  // not probed: no interval
+}
+
 TEST(MergeRanges, TouchingRangesOfOneSolutionMergeOthersStay) {
   const auto merged =
       merge_ranges({{"A", 20, 30, {24}}, {"A", 10, 19, {16}}, {"B", 31, 40, {32}}, {"B", 42, 50, {48}}});
@@ -282,10 +525,19 @@ TEST(RangeRows, OneRowPerPieceAtItsMiddleGridPointServingExactlyItsRange) {
 TEST(MGridStateFile, RoundTripsAndSaysWhichRangePassesAreLeft) {
   MGridState s;
   s.defaults["key one"] = {{1, "cublaslt:heuristic"}, {16, "split:cublaslt:heuristic"}};
+  s.timings["key one"][16] = {{"A", 0.9, 1.1, 0.85, RunnableM{1, 16}}, {"B", -1, -1, 0.95, RunnableM{}}};
   s.reconfirmed["key one"] = {1, 2, 16};
   s.ranges_written["key one"] = {1, 2, 16};
   const MGridState back = MGridState::from_json(s.to_json(), "state.json");
   EXPECT_EQ(back.defaults, s.defaults);
+  const auto& t = back.timings.at("key one").at(16);
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_EQ(t[0].solution, "A");
+  EXPECT_EQ(t[0].final_ratio, 0.9);
+  EXPECT_EQ(t[0].confirm_ratio, 1.1);
+  EXPECT_EQ(t[0].accurate_ratio, 0.85);
+  EXPECT_EQ(t[0].runs.hi, 16);
+  EXPECT_FALSE(t[1].runs.known());
   EXPECT_EQ(back.reconfirmed, s.reconfirmed);
   EXPECT_EQ(back.ranges_written, s.ranges_written);
   EXPECT_FALSE(back.ranges_pending("key one", {1, 2, 16}));
@@ -298,6 +550,9 @@ TEST(MGridStateFile, RoundTripsAndSaysWhichRangePassesAreLeft) {
   EXPECT_THROW(MGridState::from_json("{\"reconfirmed\": {\"k\": \"x\"}}", "state.json"), Error);
   EXPECT_THROW(MGridState::from_json("not json", "state.json"), Error);
   EXPECT_THROW(MGridState::from_json("{\"defaults\": {\"k\": {\"x\": \"a\"}}}", "state.json"), Error);
+  EXPECT_THROW(MGridState::from_json("{\"timings\": {\"k\": {\"4\": [{\"solution\": \"A\"}]}}}", "state.json"), Error);
+  // A state file written before timings were kept plans without them.
+  EXPECT_TRUE(MGridState::from_json("{\"defaults\": {\"k\": {\"4\": \"d\"}}}", "state.json").timings.empty());
 }
 
 TEST(MGridStateFile, ANewRaceResultAtAPointRedoesItsReconfirmationAndTheKeysRangePass) {
@@ -311,8 +566,11 @@ TEST(MGridStateFile, ANewRaceResultAtAPointRedoesItsReconfirmationAndTheKeysRang
   EXPECT_EQ(s.reconfirmed["k"], (std::set<std::int64_t>{1, 2}));
   EXPECT_TRUE(s.ranges_pending("k", {1, 2, 3}));
   EXPECT_FALSE(s.ranges_pending("other", {1, 2, 3}));
-  s.record_race("k", 2, "d");  // raced again (--all): reconfirmed again too
+  s.record_race("k", 2, "d", {{"A", -1, -1, 0.9, {}}});  // raced again (--all): reconfirmed again too
   EXPECT_EQ(s.reconfirmed["k"], (std::set<std::int64_t>{1}));
+  ASSERT_EQ(s.timings["k"][2].size(), 1u);
+  s.record_race("k", 2, "d");  // the timings are this race's
+  EXPECT_TRUE(s.timings["k"][2].empty());
 }
 
 TEST(ReplaceRangeRows, ReplacesTheKeysRangeRowsKeepsExactRowsAndCutsAroundThem) {
