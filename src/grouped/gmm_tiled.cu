@@ -1,0 +1,215 @@
+// Grouped GEMM, portable fp32-accumulating tiled kernels:
+//   out[rows of g] = lhs[rows of g] @ rhs[g] (+ bias[g]), rows past the groups zeroed.
+// Two launches, with no host synchronisation, so a captured graph follows group_sizes that change
+// between replays:
+//  1. gmm_offsets_kernel (one block): scans group_sizes (negative -> 0) into row offsets clamped
+//     to M, and the tiles of BLOCK_M rows each group needs. The rows past the last group form
+//     segment G, whose tiles write zeros. row_off[G + 1] = M.
+//  2. gmm_tiled_kernel: grid.x walks the tiles of every segment (ceil(M / BLOCK_M) + G + 1 bounds
+//     their count, since each segment adds at most one partial tile), grid.y the column tiles. A
+//     CTA finds its segment by binary search of the tile offsets, so a tile never mixes groups.
+// Preconditions: a validated GmmProblem (include/tgemm/gmm.h), M > 0, N > 0.
+// Tested by tests/gpu/test_gmm.cpp; benched by bench/torch_bench.py --gmm.
+#include <cub/block/block_scan.cuh>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "cuda/cuda_check.h"
+#include "grouped/gmm_launch.h"
+#include "kernels/common/numeric.cuh"
+
+namespace tgemm {
+namespace {
+
+constexpr int BLOCK_M = 64;
+constexpr int BLOCK_N = 64;
+constexpr int BLOCK_K = 16;
+constexpr int kThreads = 256;  // 16 x 16 threads, each a 4 x 4 block of outputs
+constexpr int kScanThreads = 1024;
+
+// row_off[0..G+1], tile_off[0..G+1] (int64): segment s holds rows [row_off[s], row_off[s+1]) and
+// tiles [tile_off[s], tile_off[s+1]).
+__global__ void __launch_bounds__(kScanThreads)
+    gmm_offsets_kernel(const std::int32_t* __restrict__ sizes, std::int64_t groups, std::int64_t m,
+                       std::int64_t* __restrict__ row_off, std::int64_t* __restrict__ tile_off) {
+  using Scan = cub::BlockScan<long long, kScanThreads>;
+  __shared__ typename Scan::TempStorage scan_storage;
+  __shared__ long long carry_rows, carry_tiles;
+  if (threadIdx.x == 0) {
+    carry_rows = 0;
+    carry_tiles = 0;
+  }
+  __syncthreads();
+  for (std::int64_t base = 0; base < groups; base += kScanThreads) {
+    const std::int64_t g = base + threadIdx.x;
+    const long long size = g < groups ? max(sizes[g], 0) : 0;
+    long long rows_before = 0, chunk_rows = 0;
+    Scan(scan_storage).ExclusiveSum(size, rows_before, chunk_rows);
+    __syncthreads();
+    // Offsets are clamped to M one by one: a group crossing row M ends there, later ones are empty.
+    const long long begin = min(carry_rows + rows_before, static_cast<long long>(m));
+    const long long end = min(carry_rows + rows_before + size, static_cast<long long>(m));
+    const long long tiles = (end - begin + BLOCK_M - 1) / BLOCK_M;
+    long long tiles_before = 0, chunk_tiles = 0;
+    Scan(scan_storage).ExclusiveSum(tiles, tiles_before, chunk_tiles);
+    if (g < groups) {
+      row_off[g] = begin;
+      tile_off[g] = carry_tiles + tiles_before;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      carry_rows += chunk_rows;
+      carry_tiles += chunk_tiles;
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    const long long used = min(carry_rows, static_cast<long long>(m));
+    row_off[groups] = used;
+    row_off[groups + 1] = m;
+    tile_off[groups] = carry_tiles;
+    tile_off[groups + 1] = carry_tiles + (m - used + BLOCK_M - 1) / BLOCK_M;
+  }
+}
+
+struct TiledParams {
+  const void* lhs;
+  const void* rhs;
+  const void* bias;
+  void* out;
+  const std::int64_t* row_off;
+  const std::int64_t* tile_off;
+  std::int64_t n, k, groups;
+  std::int64_t lda, ldo, rhs_group_stride, rhs_row_stride, bias_stride;
+};
+
+template <typename In, typename Out, typename Bias, bool kTransposeRhs>
+__global__ void __launch_bounds__(kThreads) gmm_tiled_kernel(TiledParams p) {
+  const std::int64_t tile = blockIdx.x;
+  if (tile >= p.tile_off[p.groups + 1]) return;
+  // Last segment s with tile_off[s] <= tile: empty groups repeat an offset and are skipped.
+  std::int64_t lo = 0, hi = p.groups + 1;
+  while (lo < hi) {
+    const std::int64_t mid = (lo + hi + 1) / 2;
+    if (p.tile_off[mid] <= tile)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  const std::int64_t seg = lo;
+  const std::int64_t row0 = p.row_off[seg] + (tile - p.tile_off[seg]) * BLOCK_M;
+  const int rows = static_cast<int>(min(static_cast<std::int64_t>(BLOCK_M), p.row_off[seg + 1] - row0));
+  const std::int64_t col0 = static_cast<std::int64_t>(blockIdx.y) * BLOCK_N;
+  const int cols = static_cast<int>(min(static_cast<std::int64_t>(BLOCK_N), p.n - col0));
+  const int tr = threadIdx.x / 16, tc = threadIdx.x % 16;
+  auto* out = static_cast<Out*>(p.out);
+
+  float acc[4][4] = {};
+  if (seg < p.groups) {
+    __shared__ float a_s[BLOCK_K][BLOCK_M + 4];  // (BLOCK_K, BLOCK_M): k-major, +4 against bank conflicts
+    __shared__ float b_s[BLOCK_K][BLOCK_N + 4];  // (BLOCK_K, BLOCK_N)
+    const auto* lhs = static_cast<const In*>(p.lhs);
+    const auto* rhs = static_cast<const In*>(p.rhs) + seg * p.rhs_group_stride;
+    for (std::int64_t k0 = 0; k0 < p.k; k0 += BLOCK_K) {
+      for (int i = threadIdx.x; i < BLOCK_M * BLOCK_K; i += kThreads) {
+        const int r = i / BLOCK_K, kk = i % BLOCK_K;  // consecutive threads along K: lhs rows are contiguous
+        const std::int64_t kg = k0 + kk;
+        a_s[kk][r] = (r < rows && kg < p.k) ? to_float(lhs[(row0 + r) * p.lda + kg]) : 0.0f;
+      }
+      for (int i = threadIdx.x; i < BLOCK_N * BLOCK_K; i += kThreads) {
+        // Consecutive threads along rhs's contiguous dimension: N for [G, K, N], K for [G, N, K].
+        const int c = kTransposeRhs ? i / BLOCK_K : i % BLOCK_N;
+        const int kk = kTransposeRhs ? i % BLOCK_K : i / BLOCK_N;
+        const std::int64_t kg = k0 + kk;
+        float v = 0.0f;
+        if (c < cols && kg < p.k) {
+          v = to_float(kTransposeRhs ? rhs[(col0 + c) * p.rhs_row_stride + kg] : rhs[kg * p.rhs_row_stride + col0 + c]);
+        }
+        b_s[kk][c] = v;
+      }
+      __syncthreads();
+#pragma unroll
+      for (int kk = 0; kk < BLOCK_K; ++kk) {
+        float a[4], b[4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) a[i] = a_s[kk][tr + 16 * i];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) b[j] = b_s[kk][tc + 16 * j];
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+#pragma unroll
+          for (int j = 0; j < 4; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+      }
+      __syncthreads();
+    }
+  }
+  const auto* bias = static_cast<const Bias*>(p.bias);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const int r = tr + 16 * i;
+    if (r >= rows) continue;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int c = tc + 16 * j;
+      if (c >= cols) continue;
+      float v = acc[i][j];
+      // Rows past the groups (segment G) are zeros, without bias.
+      if (bias != nullptr && seg < p.groups) v += to_float(bias[seg * p.bias_stride + col0 + c]);
+      out[(row0 + r) * p.ldo + col0 + c] = from_float<Out>(v);
+    }
+  }
+}
+
+template <typename In, typename Out, typename Bias>
+void launch_typed(const TiledParams& tp, bool transpose_rhs, dim3 grid, Stream stream) {
+  if (transpose_rhs) {
+    gmm_tiled_kernel<In, Out, Bias, true><<<grid, kThreads, 0, stream>>>(tp);
+  } else {
+    gmm_tiled_kernel<In, Out, Bias, false><<<grid, kThreads, 0, stream>>>(tp);
+  }
+}
+
+template <typename In, typename Out>
+void launch_out(const GmmProblem& p, const TiledParams& tp, dim3 grid, Stream stream) {
+  if (p.has_bias && p.bias_type == DType::kFloat32) {
+    launch_typed<In, Out, float>(tp, p.transpose_rhs, grid, stream);
+  } else {
+    launch_typed<In, Out, In>(tp, p.transpose_rhs, grid, stream);
+  }
+}
+
+template <typename In>
+void launch_in(const GmmProblem& p, const TiledParams& tp, dim3 grid, Stream stream) {
+  if (p.out_type == DType::kFloat32) {
+    launch_out<In, float>(p, tp, grid, stream);
+  } else {
+    launch_out<In, In>(p, tp, grid, stream);
+  }
+}
+
+}  // namespace
+
+std::size_t gmm_workspace_bytes(const GmmProblem& p) {
+  return 2 * static_cast<std::size_t>(p.groups + 2) * sizeof(std::int64_t);
+}
+
+void launch_gmm_tiled(const GmmProblem& p, const GmmArgs& args, void* workspace, Stream stream) {
+  auto* row_off = static_cast<std::int64_t*>(workspace);
+  std::int64_t* tile_off = row_off + p.groups + 2;
+  gmm_offsets_kernel<<<1, kScanThreads, 0, stream>>>(args.group_sizes, p.groups, p.m, row_off, tile_off);
+  TGEMM_CUDA_CHECK_LAUNCH("gmm: gmm_offsets_kernel");
+
+  TiledParams tp{args.lhs, args.rhs, args.bias, args.out,           row_off,          tile_off,     p.n, p.k,
+                 p.groups, p.lda,    p.ldo,     p.rhs_group_stride, p.rhs_row_stride, p.bias_stride};
+  const std::int64_t tiles = (p.m + BLOCK_M - 1) / BLOCK_M + p.groups + 1;
+  const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>((p.n + BLOCK_N - 1) / BLOCK_N));
+  if (p.in_type == DType::kFloat16) {
+    launch_in<fp16>(p, tp, grid, stream);
+  } else {
+    launch_in<bf16>(p, tp, grid, stream);
+  }
+  TGEMM_CUDA_CHECK_LAUNCH("gmm: gmm_tiled_kernel");
+}
+
+}  // namespace tgemm
