@@ -1,4 +1,4 @@
-// Grouped GEMM, portable fp32-accumulating tiled kernels:
+// Grouped GEMM, tiled kernels on WMMA tensor cores (bf16/fp16 operands, fp32 accumulation):
 //   out[rows of g] = lhs[rows of g] @ rhs[g] (+ bias[g]), rows past the groups zeroed.
 // Two launches, with no host synchronisation, so a captured graph follows group_sizes that change
 // between replays:
@@ -10,6 +10,7 @@
 //     CTA finds its segment by binary search of the tile offsets, so a tile never mixes groups.
 // Preconditions: a validated GmmProblem (include/tgemm/gmm.h), M > 0, N > 0.
 // Tested by tests/gpu/test_gmm.cpp; benched by bench/torch_bench.py --gmm.
+#include <mma.h>
 #include <cub/block/block_scan.cuh>
 
 #include <algorithm>
@@ -24,8 +25,8 @@ namespace {
 
 constexpr int BLOCK_M = 64;
 constexpr int BLOCK_N = 64;
-constexpr int BLOCK_K = 16;
-constexpr int kThreads = 256;  // 16 x 16 threads, each a 4 x 4 block of outputs
+constexpr int BLOCK_K = 32;
+constexpr int kThreads = 128;  // 4 warps, each a 32 x 32 quarter of the tile (2 x 2 WMMA 16x16x16 fragments)
 constexpr int kScanThreads = 1024;
 
 // row_off[0..G+1], tile_off[0..G+1] (int64): segment s holds rows [row_off[s], row_off[s+1]) and
@@ -84,11 +85,10 @@ struct TiledParams {
   std::int64_t lda, ldo, rhs_group_stride, rhs_row_stride, bias_stride;
 };
 
-template <typename In, typename Out, typename Bias, bool kTransposeRhs>
-__global__ void __launch_bounds__(kThreads) gmm_tiled_kernel(TiledParams p) {
-  const std::int64_t tile = blockIdx.x;
-  if (tile >= p.tile_off[p.groups + 1]) return;
-  // Last segment s with tile_off[s] <= tile: empty groups repeat an offset and are skipped.
+// The CTA's segment and its rows: the last segment s with tile_off[s] <= tile (empty groups
+// repeat an offset and are skipped), and the tile's first row and row count in it.
+__device__ __forceinline__ void find_tile(const TiledParams& p, std::int64_t tile, std::int64_t& seg,
+                                          std::int64_t& row0, int& rows) {
   std::int64_t lo = 0, hi = p.groups + 1;
   while (lo < hi) {
     const std::int64_t mid = (lo + hi + 1) / 2;
@@ -97,67 +97,89 @@ __global__ void __launch_bounds__(kThreads) gmm_tiled_kernel(TiledParams p) {
     else
       hi = mid - 1;
   }
-  const std::int64_t seg = lo;
-  const std::int64_t row0 = p.row_off[seg] + (tile - p.tile_off[seg]) * BLOCK_M;
-  const int rows = static_cast<int>(min(static_cast<std::int64_t>(BLOCK_M), p.row_off[seg + 1] - row0));
+  seg = lo;
+  row0 = p.row_off[seg] + (tile - p.tile_off[seg]) * BLOCK_M;
+  rows = static_cast<int>(min(static_cast<std::int64_t>(BLOCK_M), p.row_off[seg + 1] - row0));
+}
+
+template <typename In, typename Out, typename Bias, bool kTransposeRhs>
+__global__ void __launch_bounds__(kThreads) gmm_tiled_kernel(TiledParams p) {
+  using namespace nvcuda;
+  const std::int64_t tile = blockIdx.x;
+  if (tile >= p.tile_off[p.groups + 1]) return;
+  std::int64_t seg = 0, row0 = 0;
+  int rows = 0;
+  find_tile(p, tile, seg, row0, rows);
   const std::int64_t col0 = static_cast<std::int64_t>(blockIdx.y) * BLOCK_N;
   const int cols = static_cast<int>(min(static_cast<std::int64_t>(BLOCK_N), p.n - col0));
-  const int tr = threadIdx.x / 16, tc = threadIdx.x % 16;
-  auto* out = static_cast<Out*>(p.out);
+  const int warp = threadIdx.x / 32;
+  const int warp_row = (warp / 2) * 32, warp_col = (warp % 2) * 32;  // a 32 x 32 quarter per warp
 
-  float acc[4][4] = {};
-  if (seg < p.groups) {
-    __shared__ float a_s[BLOCK_K][BLOCK_M + 4];  // (BLOCK_K, BLOCK_M): k-major, +4 against bank conflicts
-    __shared__ float b_s[BLOCK_K][BLOCK_N + 4];  // (BLOCK_K, BLOCK_N)
+  // WMMA reads fragments from 32-byte-aligned addresses with a leading dimension of a multiple of
+  // 16 bytes: the +8 (16-bit) and +4 (fp32) pads keep both and break the power-of-two row stride.
+  __shared__ __align__(128) In a_s[BLOCK_M][BLOCK_K + 8];     // (BLOCK_M, BLOCK_K)
+  __shared__ __align__(128) In b_s[BLOCK_K][BLOCK_N + 8];     // (BLOCK_K, BLOCK_N)
+  __shared__ __align__(128) float c_s[BLOCK_M][BLOCK_N + 4];  // (BLOCK_M, BLOCK_N)
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[2][2];
+#pragma unroll
+  for (int i = 0; i < 2; ++i)
+#pragma unroll
+    for (int j = 0; j < 2; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
+
+  if (seg < p.groups) {  // segment G (rows past the groups) keeps its zeros
     const auto* lhs = static_cast<const In*>(p.lhs);
     const auto* rhs = static_cast<const In*>(p.rhs) + seg * p.rhs_group_stride;
+    const In zero = from_float<In>(0.0f);
     for (std::int64_t k0 = 0; k0 < p.k; k0 += BLOCK_K) {
       for (int i = threadIdx.x; i < BLOCK_M * BLOCK_K; i += kThreads) {
         const int r = i / BLOCK_K, kk = i % BLOCK_K;  // consecutive threads along K: lhs rows are contiguous
         const std::int64_t kg = k0 + kk;
-        a_s[kk][r] = (r < rows && kg < p.k) ? to_float(lhs[(row0 + r) * p.lda + kg]) : 0.0f;
+        a_s[r][kk] = (r < rows && kg < p.k) ? lhs[(row0 + r) * p.lda + kg] : zero;
       }
       for (int i = threadIdx.x; i < BLOCK_N * BLOCK_K; i += kThreads) {
         // Consecutive threads along rhs's contiguous dimension: N for [G, K, N], K for [G, N, K].
         const int c = kTransposeRhs ? i / BLOCK_K : i % BLOCK_N;
         const int kk = kTransposeRhs ? i % BLOCK_K : i / BLOCK_N;
         const std::int64_t kg = k0 + kk;
-        float v = 0.0f;
+        In v = zero;
         if (c < cols && kg < p.k) {
-          v = to_float(kTransposeRhs ? rhs[(col0 + c) * p.rhs_row_stride + kg] : rhs[kg * p.rhs_row_stride + col0 + c]);
+          v = kTransposeRhs ? rhs[(col0 + c) * p.rhs_row_stride + kg] : rhs[kg * p.rhs_row_stride + col0 + c];
         }
         b_s[kk][c] = v;
       }
       __syncthreads();
 #pragma unroll
-      for (int kk = 0; kk < BLOCK_K; ++kk) {
-        float a[4], b[4];
+      for (int kk = 0; kk < BLOCK_K; kk += 16) {
+        wmma::fragment<wmma::matrix_a, 16, 16, 16, In, wmma::row_major> a_frag[2];
+        wmma::fragment<wmma::matrix_b, 16, 16, 16, In, wmma::row_major> b_frag[2];
 #pragma unroll
-        for (int i = 0; i < 4; ++i) a[i] = a_s[kk][tr + 16 * i];
+        for (int i = 0; i < 2; ++i) wmma::load_matrix_sync(a_frag[i], &a_s[warp_row + 16 * i][kk], BLOCK_K + 8);
 #pragma unroll
-        for (int j = 0; j < 4; ++j) b[j] = b_s[kk][tc + 16 * j];
+        for (int j = 0; j < 2; ++j) wmma::load_matrix_sync(b_frag[j], &b_s[kk][warp_col + 16 * j], BLOCK_N + 8);
 #pragma unroll
-        for (int i = 0; i < 4; ++i)
+        for (int i = 0; i < 2; ++i)
 #pragma unroll
-          for (int j = 0; j < 4; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+          for (int j = 0; j < 2; ++j) wmma::mma_sync(acc[i][j], a_frag[i], b_frag[j], acc[i][j]);
       }
       __syncthreads();
     }
   }
+#pragma unroll
+  for (int i = 0; i < 2; ++i)
+#pragma unroll
+    for (int j = 0; j < 2; ++j)
+      wmma::store_matrix_sync(&c_s[warp_row + 16 * i][warp_col + 16 * j], acc[i][j], BLOCK_N + 4, wmma::mem_row_major);
+  __syncthreads();
+
+  auto* out = static_cast<Out*>(p.out);
   const auto* bias = static_cast<const Bias*>(p.bias);
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const int r = tr + 16 * i;
-    if (r >= rows) continue;
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const int c = tc + 16 * j;
-      if (c >= cols) continue;
-      float v = acc[i][j];
-      // Rows past the groups (segment G) are zeros, without bias.
-      if (bias != nullptr && seg < p.groups) v += to_float(bias[seg * p.bias_stride + col0 + c]);
-      out[(row0 + r) * p.ldo + col0 + c] = from_float<Out>(v);
-    }
+  for (int i = threadIdx.x; i < BLOCK_M * BLOCK_N; i += kThreads) {
+    const int r = i / BLOCK_N, c = i % BLOCK_N;
+    if (r >= rows || c >= cols) continue;
+    float v = c_s[r][c];
+    // Rows past the groups (segment G) are zeros, without bias.
+    if (bias != nullptr && seg < p.groups) v += to_float(bias[seg * p.bias_stride + col0 + c]);
+    out[(row0 + r) * p.ldo + col0 + c] = from_float<Out>(v);
   }
 }
 
