@@ -26,8 +26,8 @@ namespace {
 constexpr int BLOCK_M = 64;
 constexpr int BLOCK_N = 64;
 constexpr int BLOCK_K = 32;
-constexpr int kThreads = 128;  // 4 warps, each a 32 x 32 quarter of the tile (2 x 2 WMMA 16x16x16 fragments)
-constexpr int kScanThreads = 1024;
+constexpr int kThreads = 128;      // 4 warps, each a 32 x 32 quarter of the tile (2 x 2 WMMA 16x16x16 fragments)
+constexpr int kScanThreads = 256;  // one pass for the usual G <= 256; larger G loop in chunks
 
 // row_off[0..G+1], tile_off[0..G+1] (int64): segment s holds rows [row_off[s], row_off[s+1]) and
 // tiles [tile_off[s], tile_off[s+1]).
@@ -102,7 +102,66 @@ __device__ __forceinline__ void find_tile(const TiledParams& p, std::int64_t til
   rows = static_cast<int>(min(static_cast<std::int64_t>(BLOCK_M), p.row_off[seg + 1] - row0));
 }
 
-template <typename In, typename Out, typename Bias, bool kTransposeRhs>
+// Copies the (BLOCK_M, BLOCK_K) slice of lhs at (row0, k0) and the (BLOCK_K, BLOCK_N) slice of
+// rhs[g] at (k0, col0) to shared memory, zeros outside the group's rows, N and K. kVec16: 8
+// elements per 16-byte load along the contiguous dimension (the host checked that K, the row
+// strides and the base addresses allow it, and N too for [G, K, N]; then a chunk of 8 starting
+// inside the bounds ends inside them).
+template <typename In, bool kTransposeRhs, bool kVec16>
+__device__ __forceinline__ void stage_tiles(const TiledParams& p, const In* lhs, const In* rhs, std::int64_t row0,
+                                            int rows, std::int64_t col0, int cols, std::int64_t k0,
+                                            In (*a_s)[BLOCK_K + 8], In (*b_s)[BLOCK_N + 8]) {
+  if constexpr (kVec16) {
+    constexpr int kChunksK = BLOCK_K / 8, kChunksN = BLOCK_N / 8;
+    for (int i = threadIdx.x; i < BLOCK_M * kChunksK; i += kThreads) {
+      const int r = i / kChunksK, kk = (i % kChunksK) * 8;
+      const std::int64_t kg = k0 + kk;
+      uint4 v = make_uint4(0, 0, 0, 0);  // all-zero bits: +0 in bf16 and fp16
+      if (r < rows && kg < p.k) v = *reinterpret_cast<const uint4*>(lhs + (row0 + r) * p.lda + kg);
+      *reinterpret_cast<uint4*>(&a_s[r][kk]) = v;
+    }
+    if constexpr (kTransposeRhs) {
+      for (int i = threadIdx.x; i < BLOCK_N * kChunksK; i += kThreads) {
+        const int c = i / kChunksK, kk = (i % kChunksK) * 8;
+        const std::int64_t kg = k0 + kk;
+        alignas(16) In e[8];
+        *reinterpret_cast<uint4*>(e) = make_uint4(0, 0, 0, 0);
+        if (c < cols && kg < p.k)
+          *reinterpret_cast<uint4*>(e) = *reinterpret_cast<const uint4*>(rhs + (col0 + c) * p.rhs_row_stride + kg);
+#pragma unroll
+        for (int t = 0; t < 8; ++t) b_s[kk + t][c] = e[t];
+      }
+    } else {
+      for (int i = threadIdx.x; i < BLOCK_K * kChunksN; i += kThreads) {
+        const int kk = i / kChunksN, c = (i % kChunksN) * 8;
+        const std::int64_t kg = k0 + kk;
+        uint4 v = make_uint4(0, 0, 0, 0);
+        if (c < cols && kg < p.k) v = *reinterpret_cast<const uint4*>(rhs + kg * p.rhs_row_stride + col0 + c);
+        *reinterpret_cast<uint4*>(&b_s[kk][c]) = v;
+      }
+    }
+  } else {
+    const In zero = from_float<In>(0.0f);
+    for (int i = threadIdx.x; i < BLOCK_M * BLOCK_K; i += kThreads) {
+      const int r = i / BLOCK_K, kk = i % BLOCK_K;  // consecutive threads along K: lhs rows are contiguous
+      const std::int64_t kg = k0 + kk;
+      a_s[r][kk] = (r < rows && kg < p.k) ? lhs[(row0 + r) * p.lda + kg] : zero;
+    }
+    for (int i = threadIdx.x; i < BLOCK_N * BLOCK_K; i += kThreads) {
+      // Consecutive threads along rhs's contiguous dimension: N for [G, K, N], K for [G, N, K].
+      const int c = kTransposeRhs ? i / BLOCK_K : i % BLOCK_N;
+      const int kk = kTransposeRhs ? i % BLOCK_K : i / BLOCK_N;
+      const std::int64_t kg = k0 + kk;
+      In v = zero;
+      if (c < cols && kg < p.k) {
+        v = kTransposeRhs ? rhs[(col0 + c) * p.rhs_row_stride + kg] : rhs[kg * p.rhs_row_stride + col0 + c];
+      }
+      b_s[kk][c] = v;
+    }
+  }
+}
+
+template <typename In, typename Out, typename Bias, bool kTransposeRhs, bool kVec16>
 __global__ void __launch_bounds__(kThreads) gmm_tiled_kernel(TiledParams p) {
   using namespace nvcuda;
   const std::int64_t tile = blockIdx.x;
@@ -129,24 +188,8 @@ __global__ void __launch_bounds__(kThreads) gmm_tiled_kernel(TiledParams p) {
   if (seg < p.groups) {  // segment G (rows past the groups) keeps its zeros
     const auto* lhs = static_cast<const In*>(p.lhs);
     const auto* rhs = static_cast<const In*>(p.rhs) + seg * p.rhs_group_stride;
-    const In zero = from_float<In>(0.0f);
     for (std::int64_t k0 = 0; k0 < p.k; k0 += BLOCK_K) {
-      for (int i = threadIdx.x; i < BLOCK_M * BLOCK_K; i += kThreads) {
-        const int r = i / BLOCK_K, kk = i % BLOCK_K;  // consecutive threads along K: lhs rows are contiguous
-        const std::int64_t kg = k0 + kk;
-        a_s[r][kk] = (r < rows && kg < p.k) ? lhs[(row0 + r) * p.lda + kg] : zero;
-      }
-      for (int i = threadIdx.x; i < BLOCK_N * BLOCK_K; i += kThreads) {
-        // Consecutive threads along rhs's contiguous dimension: N for [G, K, N], K for [G, N, K].
-        const int c = kTransposeRhs ? i / BLOCK_K : i % BLOCK_N;
-        const int kk = kTransposeRhs ? i % BLOCK_K : i / BLOCK_N;
-        const std::int64_t kg = k0 + kk;
-        In v = zero;
-        if (c < cols && kg < p.k) {
-          v = kTransposeRhs ? rhs[(col0 + c) * p.rhs_row_stride + kg] : rhs[kg * p.rhs_row_stride + col0 + c];
-        }
-        b_s[kk][c] = v;
-      }
+      stage_tiles<In, kTransposeRhs, kVec16>(p, lhs, rhs, row0, rows, col0, cols, k0, a_s, b_s);
       __syncthreads();
 #pragma unroll
       for (int kk = 0; kk < BLOCK_K; kk += 16) {
@@ -183,30 +226,47 @@ __global__ void __launch_bounds__(kThreads) gmm_tiled_kernel(TiledParams p) {
   }
 }
 
-template <typename In, typename Out, typename Bias>
-void launch_typed(const TiledParams& tp, bool transpose_rhs, dim3 grid, Stream stream) {
-  if (transpose_rhs) {
-    gmm_tiled_kernel<In, Out, Bias, true><<<grid, kThreads, 0, stream>>>(tp);
+template <typename In, typename Out, typename Bias, bool kTransposeRhs>
+void launch_layout(const TiledParams& tp, bool vec16, dim3 grid, Stream stream) {
+  if (vec16) {
+    gmm_tiled_kernel<In, Out, Bias, kTransposeRhs, true><<<grid, kThreads, 0, stream>>>(tp);
   } else {
-    gmm_tiled_kernel<In, Out, Bias, false><<<grid, kThreads, 0, stream>>>(tp);
+    gmm_tiled_kernel<In, Out, Bias, kTransposeRhs, false><<<grid, kThreads, 0, stream>>>(tp);
   }
 }
 
-template <typename In, typename Out>
-void launch_out(const GmmProblem& p, const TiledParams& tp, dim3 grid, Stream stream) {
-  if (p.has_bias && p.bias_type == DType::kFloat32) {
-    launch_typed<In, Out, float>(tp, p.transpose_rhs, grid, stream);
+template <typename In, typename Out, typename Bias>
+void launch_typed(const TiledParams& tp, bool transpose_rhs, bool vec16, dim3 grid, Stream stream) {
+  if (transpose_rhs) {
+    launch_layout<In, Out, Bias, true>(tp, vec16, grid, stream);
   } else {
-    launch_typed<In, Out, In>(tp, p.transpose_rhs, grid, stream);
+    launch_layout<In, Out, Bias, false>(tp, vec16, grid, stream);
+  }
+}
+
+// Whether every lhs and rhs chunk of 8 elements along K (and along N for [G, K, N]) starting at a
+// multiple of 8 is one aligned 16-byte load.
+bool vectorizable(const GmmProblem& p, const GmmArgs& args) {
+  auto aligned = [](const void* ptr) { return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0; };
+  return p.k % 8 == 0 && p.lda % 8 == 0 && p.rhs_row_stride % 8 == 0 && p.rhs_group_stride % 8 == 0 &&
+         (p.transpose_rhs || p.n % 8 == 0) && aligned(args.lhs) && aligned(args.rhs);
+}
+
+template <typename In, typename Out>
+void launch_out(const GmmProblem& p, const GmmArgs& args, const TiledParams& tp, dim3 grid, Stream stream) {
+  if (p.has_bias && p.bias_type == DType::kFloat32) {
+    launch_typed<In, Out, float>(tp, p.transpose_rhs, vectorizable(p, args), grid, stream);
+  } else {
+    launch_typed<In, Out, In>(tp, p.transpose_rhs, vectorizable(p, args), grid, stream);
   }
 }
 
 template <typename In>
-void launch_in(const GmmProblem& p, const TiledParams& tp, dim3 grid, Stream stream) {
+void launch_in(const GmmProblem& p, const GmmArgs& args, const TiledParams& tp, dim3 grid, Stream stream) {
   if (p.out_type == DType::kFloat32) {
-    launch_out<In, float>(p, tp, grid, stream);
+    launch_out<In, float>(p, args, tp, grid, stream);
   } else {
-    launch_out<In, In>(p, tp, grid, stream);
+    launch_out<In, In>(p, args, tp, grid, stream);
   }
 }
 
@@ -227,9 +287,9 @@ void launch_gmm_tiled(const GmmProblem& p, const GmmArgs& args, void* workspace,
   const std::int64_t tiles = (p.m + BLOCK_M - 1) / BLOCK_M + p.groups + 1;
   const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>((p.n + BLOCK_N - 1) / BLOCK_N));
   if (p.in_type == DType::kFloat16) {
-    launch_in<fp16>(p, tp, grid, stream);
+    launch_in<fp16>(p, args, tp, grid, stream);
   } else {
-    launch_in<bf16>(p, tp, grid, stream);
+    launch_in<bf16>(p, args, tp, grid, stream);
   }
   TGEMM_CUDA_CHECK_LAUNCH("gmm: gmm_tiled_kernel");
 }

@@ -1,5 +1,5 @@
 // gmm against an fp32 host reference: random group sizes with zeros, one group holding every row,
-// sizes that are not multiples of 8/16/64/128, G from 1 to 256, both rhs layouts, bias on and off,
+// sizes that are not multiples of 8/16/64/128, G from 1 to 1000, both rhs layouts, bias on and off,
 // fp16/bf16 in, 16-bit and fp32 out, sums below M (tail zeroed) and above M (clamped), negative
 // sizes, NaN-poisoned outputs, and a captured CUDA graph replayed after group_sizes change on the
 // device.
@@ -168,18 +168,21 @@ std::vector<std::int32_t> random_sizes(int g, std::int64_t total, std::uint64_t 
 TEST(Gmm, RandomSizesWithZerosAcrossGroupCounts) {
   TGEMM_REQUIRE_GPU();
   std::uint64_t seed = 1;
-  for (int g : {1, 3, 8, 32, 256}) {
+  for (int g : {1, 3, 8, 32, 256, 1000}) {  // 1000: the offsets scan runs in chunks of 256
     for (bool transpose : {false, true}) {
       for (bool bias : {false, true}) {
-        GmmCase c;
-        c.m = 517;
-        c.n = 72;
-        c.k = 100;
-        c.transpose_rhs = transpose;
-        c.bias = bias;
-        c.sizes = random_sizes(g, c.m, seed);
-        SCOPED_TRACE(c.describe());
-        run_case(c, seed++);
+        // K = 96 (N = 72 too) takes the 16-byte loads, K = 100 the element loads.
+        for (std::int64_t k : {96, 100}) {
+          GmmCase c;
+          c.m = 517;
+          c.n = 72;
+          c.k = k;
+          c.transpose_rhs = transpose;
+          c.bias = bias;
+          c.sizes = random_sizes(g, c.m, seed);
+          SCOPED_TRACE(c.describe());
+          run_case(c, seed++);
+        }
       }
     }
   }
