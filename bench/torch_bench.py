@@ -28,6 +28,12 @@ rotated inputs, medians), with both ratios per problem and their geomeans in the
     python3 bench/torch_bench.py --gelu [--approximate tanh] [--bias]
     python3 bench/torch_bench.py --a8w8 fp8_rowwise [--bias]
     python3 bench/torch_bench.py --quant --no-overhead
+    python3 bench/torch_bench.py --gmm --no-overhead
+
+--gmm times tgemm.gmm (bf16, rhs [G, N, K]) against torch._grouped_mm (a loop of torch.mm per group
+where this torch lacks it) on bench/shapes/moe_shapes.csv, each problem with a uniform and a seeded
+skewed routing, both as CUDA graphs in interleaved rounds; the output is checked per group against
+fp32 (bench/results/torch-gmm-<device>-<YYYYMMDD>.json).
 
 --a8w8 RECIPE times tgemm.gemm_a8w8 (bf16 output) against PyTorch's own 8-bit GEMM with the same
 operands and scales, the same way: fp8_tensor and fp8_rowwise against torch._scaled_mm
@@ -65,6 +71,7 @@ except ImportError:  # the host tests import this file for its M grid and re-mea
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DTYPE_NAMES = ("bf16", "fp16", "fp32")
+DEFAULT_SUITE = os.path.join(REPO, "bench", "shapes", "llm_shapes.csv")
 
 # The M grid of src/core/m_grid.h: every M up to 16, then four steps an octave up to the largest M.
 M_GRID_MAX = 16384
@@ -548,6 +555,144 @@ def run_a8w8_suite(args, device_props) -> tuple[list[dict], dict]:
     return rows, {"summary": summary, "copy_tbps": tbps, "suite": os.path.relpath(args.suite, REPO)}
 
 
+def moe_routing(g: int, tokens_per_expert: int, skewed: bool, seed: int) -> list[int]:
+    """Group sizes summing to g * tokens_per_expert: all equal (uniform), or Zipf-like (skewed:
+    expert i of a seeded permutation gets a share proportional to (i + 1)^-1.2, so the busiest
+    expert holds several times the mean and some get none)."""
+    total = g * tokens_per_expert
+    if not skewed:
+        return [tokens_per_expert] * g
+    gen = torch.Generator().manual_seed(seed)
+    weights = (torch.arange(g, dtype=torch.float64) + 1.0) ** -1.2
+    weights = weights[torch.randperm(g, generator=gen)]
+    sizes = torch.floor(weights / weights.sum() * total).to(torch.int64)
+    sizes[int(torch.argmax(weights))] += total - int(sizes.sum())
+    return sizes.tolist()
+
+
+def gmm_baseline():
+    """PyTorch's grouped GEMM: (name, fn(lhs, w, sizes_host, offs) -> [M, N]) with w [G, N, K];
+    torch._grouped_mm where this torch has it, else a loop of torch.mm per group (host sizes)."""
+    if hasattr(torch, "_grouped_mm"):
+        return "torch._grouped_mm", lambda lhs, w, sizes, offs: torch._grouped_mm(lhs, w.transpose(-2, -1), offs=offs)
+
+    def loop(lhs, w, sizes, offs):
+        out = torch.empty(lhs.shape[0], w.shape[1], dtype=lhs.dtype, device=lhs.device)
+        begin = 0
+        for i, size in enumerate(sizes):
+            torch.mm(lhs[begin : begin + size], w[i].t(), out=out[begin : begin + size])
+            begin += size
+        return out
+
+    return "torch.mm per group", loop
+
+
+def gmm_steps(baseline, gmm, lhs, w, sizes, gs, offs) -> list:
+    """The baseline's and tgemm's step(i) on one problem, for time_linear_pair."""
+    return [lambda i: baseline(lhs, w, sizes, offs), lambda i: gmm(lhs, w, gs, None, True)]
+
+
+def check_gmm(y, lhs, w, sizes) -> int:
+    """Elements of y outside bf16 tolerance of a per-group fp32 reference."""
+    bad, begin = 0, 0
+    for i, size in enumerate(sizes):
+        ref = lhs[begin : begin + size].float() @ w[i].float().t()
+        got = y[begin : begin + size].float()
+        bad += int((((got - ref).abs() > 2e-2 + 2e-2 * ref.abs()) | ~torch.isfinite(got)).sum().item())
+        begin += size
+    return bad
+
+
+def run_gmm_suite(args, device_props) -> tuple[list[dict], dict]:
+    """tgemm.gmm (rhs [G, N, K], bf16) against PyTorch's grouped GEMM on the MoE suite, with uniform
+    and skewed routings, both timed as CUDA graphs in interleaved rounds."""
+    import tgemm
+
+    base_name, baseline = gmm_baseline()
+    with open(args.suite, newline="") as f:
+        suite = [
+            {
+                "name": r["name"],
+                "G": int(r["G"]),
+                "tpe": int(r["tokens_per_expert"]),
+                "N": int(r["N"]),
+                "K": int(r["K"]),
+            }
+            for r in csv.DictReader(f)
+        ]
+    if args.filter:
+        suite = [s for s in suite if args.filter in s["name"]]
+    tbps = copy_tbps()
+    print(f"device {device_props.name}, copy {tbps:.2f} TB/s, torch {torch.__version__}, baseline {base_name}")
+    rows = []
+    for seed, (s, skewed) in enumerate((s, sk) for s in suite for sk in (False, True)):
+        g, n, k = s["G"], s["N"], s["K"]
+        m = g * s["tpe"]
+        sizes = moe_routing(g, s["tpe"], skewed, seed)
+        gen = torch.Generator(device="cuda").manual_seed(seed)
+        lhs = torch.randn(m, k, device="cuda", generator=gen).to(torch.bfloat16)
+        w = (torch.randn(g, n, k, device="cuda", generator=gen) / k**0.5).to(torch.bfloat16)
+        gs = torch.tensor(sizes, dtype=torch.int32, device="cuda")
+        offs = torch.cumsum(gs, 0, dtype=torch.int32)
+        routing = "skewed" if skewed else "uniform"
+        try:
+            baseline(lhs, w, sizes, offs)
+        except RuntimeError as e:
+            print(f"{s['name']:<30} {routing:<8} | {base_name} refused it: {e}")
+            continue
+        status = "-"
+        if not args.no_check:
+            bad = check_gmm(tgemm.gmm(lhs, w, gs, None, True), lhs, w, sizes)
+            status = "ok" if bad == 0 else f"{bad} bad"
+        touched = sum(1 for v in sizes if v > 0)
+        bytes_moved = 2 * (m * k + touched * n * k + m * n)
+        launches, rounds = plan_slots(max(estimate_us(m, n, k, 2), bytes_moved / 3.0e6), args.rounds or 10)
+        launches = args.launches or launches
+        rounds = args.rounds or rounds
+        steps = gmm_steps(baseline, tgemm.gmm, lhs, w, sizes, gs, offs)
+        measure = functools.partial(time_linear_pair, steps, launches, args.replays, rounds)
+        reading, first = counted_reading(measure, args.remeasure_below)
+        t_us = reading["tgemm_us"]
+        row = {
+            "family": "gmm",
+            "model": s["name"],
+            "layer": routing,
+            "G": g,
+            "M": m,
+            "N": n,
+            "K": k,
+            "routing": routing,
+            "max_group": max(sizes),
+            "baseline": base_name,
+            **reading,
+            "remeasured": first is not None,
+            "solution": "gmm_tiled",
+            "check": status,
+            "tbps": bytes_moved / (t_us * 1e-6) / 1e12,
+            "tflops": 2.0 * m * n * k / (t_us * 1e-6) / 1e12,
+            "floor_us": bytes_moved / (tbps * 1e12) * 1e6,
+        }
+        rows.append(row)
+        print(
+            f"{s['name']:<30} {routing:<8} {m:>6} {n:>6} {k:>6} | {reading['baseline_us']:>9.2f} {t_us:>9.2f} "
+            f"{row['speedup']:>7.3f}x | {row['floor_us']:>8.2f} {row['tflops']:>8.1f} | {status}",
+            flush=True,
+        )
+        del lhs, w, gs, offs
+    torch.cuda.empty_cache()
+    speedups = [r["speedup"] for r in rows]
+    summary = {
+        "problems": len(rows),
+        "geomean_speedup": geomean(speedups) if speedups else 0.0,
+        "min_speedup": min(speedups) if speedups else 0.0,
+        "max_speedup": max(speedups) if speedups else 0.0,
+        "below_0_98": sum(v < 0.98 for v in speedups),
+        "check_failures": sum(r["check"] not in ("ok", "-") for r in rows),
+        "remeasured": sum(r["remeasured"] for r in rows),
+    }
+    return rows, {"summary": summary, "copy_tbps": tbps, "suite": os.path.relpath(args.suite, REPO)}
+
+
 def run_gelu_suite(args, device_props) -> tuple[list[dict], dict]:
     """y = gelu(x @ w^T (+ b)) three ways on every suite problem: tgemm.gemm_gelu (fused),
     tgemm.gemm_a16w16 then F.gelu (split), F.gelu(F.linear(...)) (stock). Each row's "speedup" is
@@ -850,7 +995,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--suite",
-        default=os.path.join(REPO, "bench", "shapes", "llm_shapes.csv"),
+        default=DEFAULT_SUITE,
         help="shape suite CSV (model,layer,N,K)",
     )
     parser.add_argument("--m", help=f"comma-separated M values (default {DEFAULT_MS})")
@@ -902,6 +1047,11 @@ def parse_args(argv=None) -> argparse.Namespace:
         help="time tgemm.gemm_a8w8 against torch._scaled_mm / torch._int_mm + scaling with this recipe instead",
     )
     parser.add_argument(
+        "--gmm",
+        action="store_true",
+        help="time tgemm.gmm against torch._grouped_mm (or a torch.mm loop) on --suite (default moe_shapes.csv)",
+    )
+    parser.add_argument(
         "--quant",
         action="store_true",
         help="time the quantization ops instead (bytes moved per second against the device copy rate)",
@@ -917,6 +1067,12 @@ def parse_args(argv=None) -> argparse.Namespace:
         parser.error("--quant excludes --gelu and --overhead-only")
     if args.a8w8 and (args.gelu or args.overhead_only or args.out_dtype or args.quant):
         parser.error("--a8w8 times bf16 outputs on its own: drop --gelu, --quant, --overhead-only and --out-dtype")
+    if args.gmm and (args.gelu or args.overhead_only or args.out_dtype or args.quant or args.a8w8):
+        parser.error(
+            "--gmm times bf16 grouped GEMMs on its own: drop --gelu, --quant, --a8w8, --overhead-only, --out-dtype"
+        )
+    if args.gmm and args.suite == DEFAULT_SUITE:
+        args.suite = os.path.join(REPO, "bench", "shapes", "moe_shapes.csv")
     if args.m_grid and args.m is not None:
         parser.error("--m and --m-grid exclude each other")
     if args.m_grid_max is not None and not args.m_grid:
@@ -971,6 +1127,16 @@ def main(argv=None) -> int:
             f"{summary['geomean_vs_split']:.3f}x over gemm_a16w16 + F.gelu (min {summary['min_vs_split']:.3f}x, "
             f"max {summary['max_vs_split']:.3f}x), {summary['check_failures']} failed the correctness check"
         )
+    elif args.gmm:
+        rows, extra = run_gmm_suite(args, props)
+        summary = extra.pop("summary")
+        doc.update(extra)
+        print(
+            f"\n{summary['problems']} problems: gmm geomean {summary['geomean_speedup']:.3f}x over "
+            f"{rows[0]['baseline'] if rows else 'the baseline'} (min {summary['min_speedup']:.3f}x, "
+            f"max {summary['max_speedup']:.3f}x), {summary['below_0_98']} below 0.98x, "
+            f"{summary['check_failures']} failed the correctness check"
+        )
     elif args.a8w8:
         rows, extra = run_a8w8_suite(args, props)
         summary = extra.pop("summary")
@@ -1010,6 +1176,8 @@ def main(argv=None) -> int:
         )
         if args.a8w8:
             stem = f"torch-a8w8-{args.a8w8}"
+        if args.gmm:
+            stem = "torch-gmm"
         if args.m_grid and not args.overhead_only:
             stem += "-m-grid"  # its own file: the grid must not overwrite the figures at the usual M values
         path = args.json or os.path.join(
@@ -1020,7 +1188,7 @@ def main(argv=None) -> int:
             json.dump(doc, f, indent=2)
             f.write("\n")
         print(f"wrote {path}")
-        if rows and not args.quant:  # the heat map is of speedups; the quant rows have none
+        if rows and not args.quant and not args.gmm:  # a heat map of speedups over (layer, M): gmm rows have no M axis
             png = args.png or os.path.splitext(path)[0] + ".png"
             plot(rows, summary, props.name, png, baseline=rows[0]["baseline"])
             print(f"wrote {png}")

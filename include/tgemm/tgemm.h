@@ -5,5 +5,6 @@
 #include "tgemm/config.h"
 #include "tgemm/error.h"
 #include "tgemm/gemm.h"
+#include "tgemm/gmm.h"
 #include "tgemm/quant.h"
 #include "tgemm/tensor.h"

@@ -23,6 +23,7 @@
 #include "python/csrc/ops_a16w16.h"
 #include "python/csrc/ops_a8w8.h"
 #include "python/csrc/ops_epilogue.h"
+#include "python/csrc/ops_gmm.h"
 #include "python/csrc/ops_quant.h"
 
 namespace tgemm::torch_binding {
@@ -62,6 +63,11 @@ inline constexpr auto kOps = std::make_tuple(
     // output dtype or fp32; out_dtype bf16 (None), fp16 or fp32.
     OpDef<GemmA8W8>{"gemm_a8w8(Tensor x, Tensor w, Tensor x_scale, Tensor w_scale, Tensor? bias=None, "
                     "ScalarType? out_dtype=None) -> Tensor"},
+    // gmm: out[rows of g] = lhs[rows of g] @ rhs[g] (+ bias[g]); lhs [M, K] bf16/fp16, rhs
+    // [G, K, N] (transpose_rhs=False) or [G, N, K] (True), group_sizes int32 [G] read on the device
+    // only, bias [G, N]; out_dtype None is lhs's dtype, else it or fp32.
+    OpDef<Gmm>{"gmm(Tensor lhs, Tensor rhs, Tensor group_sizes, Tensor? bias=None, bool transpose_rhs=False, "
+               "ScalarType? out_dtype=None) -> Tensor"},
     // Quantization for the A8W8 GEMMs (include/tgemm/quant.h): q has x's sizes, scales are fp32 and
     // dequantize (x ~= q * scale). qtype: torch.float8_e4m3fn (default) or torch.int8; mn_major:
     // the 1x128 scales in DeepGEMM's MN-major TMA-aligned layout instead of row-major.

@@ -351,6 +351,63 @@ def gemm_a8w8_fake(x, w, x_scale, w_scale, bias=None, out_dtype=None):
     return x.new_empty(out_shape, dtype=out_dtype)
 
 
+@torch.library.register_fake("tgemm::gmm")
+def gmm_fake(lhs, rhs, group_sizes, bias=None, transpose_rhs=False, out_dtype=None):
+    """validate_gmm (src/core/validate.cpp) without data: ranks, dtypes, then K, G and bias shapes.
+    group_sizes are never read: the real kernel reads them on the device only."""
+    op = "gmm"
+    if out_dtype is not None:
+        _check(out_dtype in _TGEMM_DTYPES, lambda: f"{op}: out_dtype {out_dtype} {_NOT_TGEMM}")
+    for name, t in (("lhs", lhs), ("rhs", rhs), ("group_sizes", group_sizes), ("bias", bias)):
+        if t is not None:
+            _check_view(op, name, t)
+    for name, t, rank in (("lhs", lhs, 2), ("rhs", rhs, 3), ("group_sizes", group_sizes, 1), ("bias", bias, 2)):
+        if t is not None:
+            _check(
+                t.dim() == rank,
+                lambda name=name, t=t, rank=rank: (
+                    f"{op}: {name} must have rank {rank}, got {t.dim()} (sizes {_shape(t.shape)})"
+                ),
+            )
+    out_dtype = lhs.dtype if out_dtype is None else out_dtype
+    _check(
+        lhs.dtype in _A16W16_IN,
+        lambda: f"{op}: lhs.dtype must be torch.bfloat16 or torch.float16, got {lhs.dtype}",
+    )
+    _check(rhs.dtype == lhs.dtype, lambda: f"{op}: rhs.dtype must equal lhs.dtype ({lhs.dtype}), got {rhs.dtype}")
+    _check(
+        group_sizes.dtype == torch.int32,
+        lambda: f"{op}: group_sizes.dtype must be torch.int32, got {group_sizes.dtype}",
+    )
+    _check(
+        out_dtype in (lhs.dtype, torch.float32),
+        lambda: f"{op}: out.dtype must be lhs.dtype ({lhs.dtype}) or torch.float32, got {out_dtype}",
+    )
+    if bias is not None:
+        _check(
+            bias.dtype in (lhs.dtype, torch.float32),
+            lambda: f"{op}: bias.dtype must be lhs.dtype ({lhs.dtype}) or torch.float32, got {bias.dtype}",
+        )
+    m, k, g = lhs.shape[0], lhs.shape[1], rhs.shape[0]
+    rhs_k, n = (rhs.shape[2], rhs.shape[1]) if transpose_rhs else (rhs.shape[1], rhs.shape[2])
+    k_dim = "rhs.size(2)" if transpose_rhs else "rhs.size(1)"
+    layout = "(rhs [G, N, K], transpose_rhs=true)" if transpose_rhs else "(rhs [G, K, N], transpose_rhs=false)"
+    _check(
+        rhs_k == k,
+        lambda: f"{op}: {k_dim} must equal lhs.size(1) (K) {layout}, got {_n(rhs_k)} vs {_n(k)}",
+    )
+    _check(
+        group_sizes.shape[0] == g,
+        lambda: f"{op}: group_sizes.size(0) must equal rhs.size(0) (G), got {_n(group_sizes.shape[0])} vs {_n(g)}",
+    )
+    if bias is not None:
+        _check(
+            bias.shape[0] == g and bias.shape[1] == n,
+            lambda: f"{op}: bias must have shape [G, N] = [{_n(g)}, {_n(n)}], got {_shape(bias.shape)}",
+        )
+    return lhs.new_empty((m, n), dtype=out_dtype)
+
+
 # ---------------------------------------------------------------------------------------------
 # Quantization (python/csrc/ops_quant.cpp, checked by src/quant/quant_validate.cpp). The ops
 # allocate q and the scales themselves, so only the input's checks can fail before the kernel:

@@ -35,6 +35,7 @@ gemm_relu_out_op = torch.ops.tgemm.gemm_relu_out.default
 gemm_alpha_beta_op = torch.ops.tgemm.gemm_alpha_beta.default
 gemm_alpha_beta_out_op = torch.ops.tgemm.gemm_alpha_beta_out.default
 gemm_a8w8_op = torch.ops.tgemm.gemm_a8w8.default
+gmm_op = torch.ops.tgemm.gmm.default
 
 _is_compiling = torch.compiler.is_compiling
 # True when a TorchFunctionMode is active or an argument's type overrides __torch_function__ (the
@@ -51,6 +52,7 @@ _fast_relu_out = _C.gemm_relu_out
 _fast_alpha_beta = _C.gemm_alpha_beta
 _fast_alpha_beta_out = _C.gemm_alpha_beta_out
 _fast_a8w8 = _C.gemm_a8w8
+_fast_gmm = _C.gmm
 
 
 def _call_op(op, *args):
@@ -294,6 +296,31 @@ def gemm_a8w8(
     if not _has_torch_function(x, w, x_scale, w_scale, bias):
         return _fast_a8w8(x, w, x_scale, w_scale, bias, out_dtype)
     return _call_op(gemm_a8w8_op, x, w, x_scale, w_scale, bias, out_dtype)
+
+
+def gmm(
+    lhs: torch.Tensor,
+    rhs: torch.Tensor,
+    group_sizes: torch.Tensor,
+    bias: Optional[torch.Tensor] = None,
+    transpose_rhs: bool = False,
+    out_dtype: Optional[torch.dtype] = None,
+) -> torch.Tensor:
+    """Grouped GEMM: ``out[rows of g] = lhs[rows of g] @ rhs[g] (+ bias[g])``, the rows of group g
+    being the g-th consecutive block of ``group_sizes[g]`` rows.
+
+    lhs: ``[M, K]`` bf16 or fp16; rhs: ``[G, K, N]`` (``transpose_rhs=False``) or ``[G, N, K]``
+    (``True``: stacked ``nn.Linear`` weights), lhs's dtype, last dimension contiguous;
+    group_sizes: int32 ``[G]`` on the device; bias: ``[G, N]``, lhs's dtype or fp32; out_dtype:
+    lhs's dtype (None) or fp32. group_sizes are read on the device only (no host sync, CUDA-graph
+    safe): negative sizes count as 0, a sum above M is clamped to M, rows past the sum are zeros.
+    Not differentiable. Bad input raises :class:`tgemm.TgemmError` naming the argument.
+    """
+    if _is_compiling():
+        return gmm_op(lhs, rhs, group_sizes, bias, transpose_rhs, out_dtype)
+    if not _has_torch_function(lhs, rhs, group_sizes, bias):
+        return _fast_gmm(lhs, rhs, group_sizes, bias, transpose_rhs, out_dtype)
+    return _call_op(gmm_op, lhs, rhs, group_sizes, bias, transpose_rhs, out_dtype)
 
 
 def int8_gemm(

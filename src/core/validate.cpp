@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <tuple>
+#include <utility>
 
 #include "core/check.h"
 
@@ -422,6 +424,121 @@ GemmCall validate_a16w16(const TensorView& x, const TensorView& w, const TensorV
   }
   call.args.alpha = options.alpha;
   call.args.beta = options.beta;
+  return call;
+}
+
+}  // namespace tgemm
+
+namespace tgemm {
+namespace {
+
+void check_gmm_dtypes(const TensorView& lhs, const TensorView& rhs, const TensorView& group_sizes,
+                      const TensorView& out, const TensorView* bias, std::string_view op) {
+  TGEMM_CHECK(lhs.dtype == DType::kBFloat16 || lhs.dtype == DType::kFloat16, op,
+              "lhs.dtype must be torch.bfloat16 or torch.float16, got ", dtype_name(lhs.dtype));
+  TGEMM_CHECK(rhs.dtype == lhs.dtype, op, "rhs.dtype must equal lhs.dtype (", dtype_name(lhs.dtype), "), got ",
+              dtype_name(rhs.dtype));
+  TGEMM_CHECK(group_sizes.dtype == DType::kInt32, op, "group_sizes.dtype must be torch.int32, got ",
+              dtype_name(group_sizes.dtype));
+  TGEMM_CHECK(out.dtype == lhs.dtype || out.dtype == DType::kFloat32, op, "out.dtype must be lhs.dtype (",
+              dtype_name(lhs.dtype), ") or torch.float32, got ", dtype_name(out.dtype));
+  if (bias) {
+    TGEMM_CHECK(bias->dtype == lhs.dtype || bias->dtype == DType::kFloat32, op, "bias.dtype must be lhs.dtype (",
+                dtype_name(lhs.dtype), ") or torch.float32, got ", dtype_name(bias->dtype));
+  }
+}
+
+// A row-major matrix view [rows, cols]: unit column stride and rows that do not overlap; size-1
+// dimensions may carry any stride (torch gives them arbitrary ones).
+std::int64_t check_rows(const TensorView& t, int row_dim, const char* name, std::string_view op) {
+  const std::int64_t rows = t.size(row_dim), cols = t.size(row_dim + 1);
+  TGEMM_CHECK(cols <= 1 || t.stride(row_dim + 1) == 1, op, name, ".stride(", row_dim + 1,
+              ") must be 1 (contiguous last dimension), got strides ", strides_str(t));
+  TGEMM_CHECK(rows <= 1 || t.stride(row_dim) >= cols, op, name, ".stride(", row_dim, ") must be >= ", name, ".size(",
+              row_dim + 1, ") (", cols, ") so rows do not overlap, got strides ", strides_str(t));
+  return rows <= 1 ? std::max<std::int64_t>(cols, 1) : t.stride(row_dim);
+}
+
+}  // namespace
+
+GmmCall validate_gmm(const TensorView& lhs, const TensorView& rhs, const TensorView& group_sizes, const TensorView& out,
+                     bool transpose_rhs, const TensorView* bias, std::string_view op) {
+  for (auto [t, name, rank] : {std::tuple<const TensorView*, const char*, int>{&lhs, "lhs", 2},
+                               {&rhs, "rhs", 3},
+                               {&group_sizes, "group_sizes", 1},
+                               {&out, "out", 2},
+                               {bias, "bias", 2}}) {
+    if (t == nullptr) continue;
+    TGEMM_CHECK(t->rank == rank, op, name, " must have rank ", rank, ", got ", t->rank, " (sizes ",
+                t->rank >= 0 && t->rank <= kMaxRank ? shape_str(*t) : std::string("?"), ")");
+    check_rank_and_sizes(*t, name, op);
+    check_extent(*t, name, op);
+    TGEMM_CHECK(t->data != nullptr || t->numel() == 0, op, name, ".data must not be null (", t->numel(), " elements)");
+  }
+  check_gmm_dtypes(lhs, rhs, group_sizes, out, bias, op);
+
+  const std::int64_t m = lhs.size(0), k = lhs.size(1), g = rhs.size(0);
+  const char* k_dim = transpose_rhs ? "rhs.size(2)" : "rhs.size(1)";
+  const std::int64_t rhs_k = transpose_rhs ? rhs.size(2) : rhs.size(1);
+  const std::int64_t n = transpose_rhs ? rhs.size(1) : rhs.size(2);
+  const char* layout = transpose_rhs ? " (rhs [G, N, K], transpose_rhs=true)" : " (rhs [G, K, N], transpose_rhs=false)";
+  TGEMM_CHECK(rhs_k == k, op, k_dim, " must equal lhs.size(1) (K)", layout, ", got ", rhs_k, " vs ", k);
+  TGEMM_CHECK(group_sizes.size(0) == g, op, "group_sizes.size(0) must equal rhs.size(0) (G), got ", group_sizes.size(0),
+              " vs ", g);
+  TGEMM_CHECK(g <= std::numeric_limits<std::int32_t>::max(), op, "G (rhs.size(0)) must fit in int32, got ", g);
+  if (bias) {
+    TGEMM_CHECK(bias->size(0) == g && bias->size(1) == n, op, "bias must have shape [G, N] = [", g, ", ", n, "], got ",
+                shape_str(*bias));
+  }
+  TGEMM_CHECK(out.size(0) == m && out.size(1) == n, op, "out must have shape [M, N] = [", m, ", ", n, "], got ",
+              shape_str(out));
+  TGEMM_CHECK(m <= kMaxDim && k <= kMaxDim, op, "M and K must be <= ", kMaxDim, ", got M=", m, " K=", k);
+  TGEMM_CHECK(n <= kGmmMaxN, op, "N must be <= ", kGmmMaxN, " (column tiles of 64 on the grid's y axis), got ", n);
+  // The kernel's grid.x holds every group's row tiles: ceil(M / 64) + G + 1 (gridDim.x < 2^31).
+  TGEMM_CHECK((m + 63) / 64 + g + 1 <= std::numeric_limits<std::int32_t>::max(), op,
+              "ceil(M / 64) + G + 1 must fit in int32 (row tiles of the grid), got M=", m, " G=", g);
+
+  GmmCall call;
+  GmmProblem& p = call.problem;
+  p.lda = check_rows(lhs, 0, "lhs", op);
+  p.ldo = check_rows(out, 0, "out", op);
+  p.rhs_row_stride = check_rows(rhs, 1, "rhs", op);
+  const std::int64_t group_elems = rhs.size(1) * p.rhs_row_stride;
+  TGEMM_CHECK(g <= 1 || rhs.size(1) == 0 || rhs.stride(0) >= group_elems, op,
+              "rhs.stride(0) must be >= rhs.size(1) * rhs.stride(1) (", group_elems,
+              ") so groups do not overlap, got strides ", strides_str(rhs));
+  TGEMM_CHECK(g <= 1 || group_sizes.stride(0) == 1, op, "group_sizes must be contiguous, got stride ",
+              group_sizes.stride(0));
+  if (bias) p.bias_stride = check_rows(*bias, 0, "bias", op);
+  check_element_alignment(lhs, "lhs", op);
+  check_element_alignment(rhs, "rhs", op);
+  check_element_alignment(group_sizes, "group_sizes", op);
+  check_element_alignment(out, "out", op);
+  if (bias) check_element_alignment(*bias, "bias", op);
+  for (auto [t, name] : {std::pair<const TensorView*, const char*>{&lhs, "lhs"},
+                         {&rhs, "rhs"},
+                         {&group_sizes, "group_sizes"},
+                         {bias, "bias"}}) {
+    if (t == nullptr) continue;
+    std::string both = overlap(out, "out", *t, name);
+    TGEMM_CHECK(both.empty(), op, "out must not overlap ", name, ": ", both);
+  }
+
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.groups = g;
+  p.in_type = lhs.dtype;
+  p.out_type = out.dtype;
+  p.has_bias = bias != nullptr;
+  p.bias_type = bias ? bias->dtype : lhs.dtype;
+  p.transpose_rhs = transpose_rhs;
+  p.rhs_group_stride = g <= 1 ? group_elems : rhs.stride(0);
+  call.args.lhs = lhs.data;
+  call.args.rhs = rhs.data;
+  call.args.group_sizes = static_cast<const std::int32_t*>(group_sizes.data);
+  call.args.bias = bias ? bias->data : nullptr;
+  call.args.out = out.data;
   return call;
 }
 

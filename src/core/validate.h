@@ -4,6 +4,7 @@
 // fills it) and the device arguments.
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 
 #include "core/problem.h"
@@ -27,5 +28,40 @@ GemmCall validate_a16w16(const TensorView& x, const TensorView& w, const TensorV
 // carries none).
 GemmCall validate_a8w8(const TensorView& x, const TensorView& w, const TensorView& x_scale, const TensorView& w_scale,
                        const TensorView& out, const TensorView* bias, std::string_view op = "gemm_a8w8");
+
+// gmm: out[rows of g] = lhs[rows of g] @ rhs[g] (+ bias[g]); see include/tgemm/gmm.h.
+struct GmmProblem {
+  std::int64_t m = 0, n = 0, k = 0;
+  std::int64_t groups = 0;           // G
+  DType in_type = DType::kBFloat16;  // lhs and rhs
+  DType out_type = DType::kBFloat16;
+  DType bias_type = DType::kBFloat16;  // meaningful only with has_bias
+  bool has_bias = false;
+  bool transpose_rhs = false;  // rhs [G, N, K] (true) or [G, K, N] (false)
+  // Strides in elements: lhs and out rows, rhs groups and rows (rhs.stride(0), rhs.stride(1)),
+  // bias rows.
+  std::int64_t lda = 0, ldo = 0, rhs_group_stride = 0, rhs_row_stride = 0, bias_stride = 0;
+};
+
+struct GmmArgs {
+  const void* lhs = nullptr;
+  const void* rhs = nullptr;
+  const std::int32_t* group_sizes = nullptr;
+  const void* bias = nullptr;
+  void* out = nullptr;
+};
+
+struct GmmCall {
+  GmmProblem problem;
+  GmmArgs args;
+};
+
+// Largest N a gmm kernel grid covers: column tiles of 64 along gridDim.y (at most 65535).
+inline constexpr std::int64_t kGmmMaxN = 64 * 65535;
+
+// Checks of gmm, in the order of the other entry points: ranks, null pointers, dtypes, shape
+// agreement (K, G of rhs, group_sizes and bias, N, M), strides, alignment, overlap.
+GmmCall validate_gmm(const TensorView& lhs, const TensorView& rhs, const TensorView& group_sizes, const TensorView& out,
+                     bool transpose_rhs, const TensorView* bias, std::string_view op = "gmm");
 
 }  // namespace tgemm
