@@ -12,30 +12,17 @@
 #include <vector>
 
 #include "core/validate.h"
+#include "tests/common/fake_views.h"
 #include "tgemm/error.h"
 
 namespace tgemm {
 namespace {
 
-void* addr(std::uintptr_t a) { return reinterpret_cast<void*>(a); }
+using test::addr;
+using test::view;
 
 constexpr std::int64_t k2Pow31 = std::int64_t{1} << 31;
 constexpr std::int64_t k2Pow40 = std::int64_t{1} << 40;
-
-TensorView view(void* data, DType dtype, const std::vector<std::int64_t>& sizes,
-                const std::vector<std::int64_t>& strides = {}) {
-  TensorView t;
-  t.data = data;
-  t.dtype = dtype;
-  t.rank = static_cast<int>(sizes.size());
-  std::int64_t stride = 1;
-  for (int d = t.rank - 1; d >= 0; --d) {
-    t.sizes[d] = sizes[d];
-    t.strides[d] = strides.empty() ? stride : strides[d];
-    stride *= sizes[d] > 0 ? sizes[d] : 1;
-  }
-  return t;
-}
 
 // out[4,16] = x[4,8] @ w[16,8]^T (+ bias[16]), bf16, contiguous.
 struct Args {
@@ -61,15 +48,7 @@ struct Args {
   }
 };
 
-struct BadCase {
-  const char* name;
-  std::function<void(Args&)> mutate;
-  // Every one must appear in the message (besides the op name): the argument and the value.
-  std::vector<std::string> parts;
-};
-
-// Test names and failure messages show the case name, not the bytes of the struct.
-void PrintTo(const BadCase& c, std::ostream* os) { *os << c.name; }
+using BadCase = test::BadInputCase<Args>;
 
 void x_rank3(Args& a) {
   a.x = view(addr(0x10000), DType::kBFloat16, {2, 3, 8});
@@ -302,19 +281,7 @@ const std::vector<BadCase>& bad_cases() {
 class ValidateBadInput : public ::testing::TestWithParam<BadCase> {};
 
 TEST_P(ValidateBadInput, ThrowsErrorNamingOpArgumentAndValue) {
-  const BadCase& c = GetParam();
-  Args a;
-  c.mutate(a);
-  try {
-    a.validate();
-    FAIL() << c.name << ": no tgemm::Error thrown";
-  } catch (const Error& e) {
-    const std::string msg = e.what();
-    EXPECT_EQ(msg.rfind("gemm_a16w16: ", 0), 0u) << msg;
-    for (const auto& part : c.parts) {
-      EXPECT_NE(msg.find(part), std::string::npos) << "'" << part << "' missing from: " << msg;
-    }
-  }
+  test::expect_bad_input_error(GetParam(), "gemm_a16w16");
 }
 
 INSTANTIATE_TEST_SUITE_P(A16W16, ValidateBadInput, ::testing::ValuesIn(bad_cases()),

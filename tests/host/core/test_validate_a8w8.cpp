@@ -11,27 +11,14 @@
 
 #include "core/problem.h"
 #include "core/validate.h"
+#include "tests/common/fake_views.h"
 #include "tgemm/error.h"
 
 namespace tgemm {
 namespace {
 
-void* addr(std::uintptr_t a) { return reinterpret_cast<void*>(a); }
-
-TensorView view(void* data, DType dtype, const std::vector<std::int64_t>& sizes,
-                const std::vector<std::int64_t>& strides = {}) {
-  TensorView t;
-  t.data = data;
-  t.dtype = dtype;
-  t.rank = static_cast<int>(sizes.size());
-  std::int64_t stride = 1;
-  for (int d = t.rank - 1; d >= 0; --d) {
-    t.sizes[d] = sizes[d];
-    t.strides[d] = strides.empty() ? stride : strides[d];
-    stride *= sizes[d] > 0 ? sizes[d] : 1;
-  }
-  return t;
-}
+using test::addr;
+using test::view;
 
 // out[4,16] = x[4,32] @ w[16,32]^T * x_scale[4,1] * w_scale[16,1] (+ bias[16]), fp8 -> bf16.
 struct Args {
@@ -46,14 +33,7 @@ struct Args {
   GemmCall validate() const { return validate_a8w8(x, w, x_scale, w_scale, out, with_bias ? &bias : nullptr); }
 };
 
-struct BadCase {
-  const char* name;
-  std::function<void(Args&)> mutate;
-  // Every one must appear in the message (besides the op name): the argument and the value.
-  std::vector<std::string> parts;
-};
-
-void PrintTo(const BadCase& c, std::ostream* os) { *os << c.name; }
+using BadCase = test::BadInputCase<Args>;
 
 const std::vector<BadCase>& bad_cases() {
   static const std::vector<BadCase> cases = {
@@ -166,19 +146,7 @@ const std::vector<BadCase>& bad_cases() {
 class ValidateA8W8BadInput : public ::testing::TestWithParam<BadCase> {};
 
 TEST_P(ValidateA8W8BadInput, ThrowsErrorNamingOpArgumentAndValue) {
-  const BadCase& c = GetParam();
-  Args a;
-  c.mutate(a);
-  try {
-    a.validate();
-    FAIL() << c.name << ": no tgemm::Error thrown";
-  } catch (const Error& e) {
-    const std::string msg = e.what();
-    EXPECT_EQ(msg.rfind("gemm_a8w8: ", 0), 0u) << msg;
-    for (const auto& part : c.parts) {
-      EXPECT_NE(msg.find(part), std::string::npos) << "'" << part << "' missing from: " << msg;
-    }
-  }
+  test::expect_bad_input_error(GetParam(), "gemm_a8w8");
 }
 
 INSTANTIATE_TEST_SUITE_P(A8W8, ValidateA8W8BadInput, ::testing::ValuesIn(bad_cases()),

@@ -9,28 +9,15 @@
 #include <vector>
 
 #include "quant/quant_validate.h"
+#include "tests/common/fake_views.h"
 #include "tgemm/error.h"
 #include "tgemm/quant.h"
 
 namespace tgemm {
 namespace {
 
-void* addr(std::uintptr_t a) { return reinterpret_cast<void*>(a); }
-
-TensorView view(void* data, DType dtype, const std::vector<std::int64_t>& sizes,
-                const std::vector<std::int64_t>& strides = {}) {
-  TensorView t;
-  t.data = data;
-  t.dtype = dtype;
-  t.rank = static_cast<int>(sizes.size());
-  std::int64_t stride = 1;
-  for (int d = t.rank - 1; d >= 0; --d) {
-    t.sizes[d] = sizes[d];
-    t.strides[d] = strides.empty() ? stride : strides[d];
-    stride *= sizes[d] > 0 ? sizes[d] : 1;
-  }
-  return t;
-}
+using test::addr;
+using test::view;
 
 TensorView x_of(std::vector<std::int64_t> sizes, DType t = DType::kBFloat16) { return view(addr(0x100000), t, sizes); }
 TensorView q_of(std::vector<std::int64_t> sizes, DType t = DType::kFloat8E4M3) {
