@@ -19,11 +19,7 @@ void run_a16w16(const TensorView& x, const TensorView& w, const TensorView& out,
     epilogue_rows(gemm_epilogue(p, call.args, ProductAt::kNowhere), stream);
     return;
   }
-  Runtime& rt = Runtime::get();
-  p.device = rt.platform().current_device();
-  const Resolution& r = rt.dispatcher().resolve(p);
-  Workspace ws = rt.workspaces().get(p.device, stream, r.solution->workspace_size(p));
-  r.solution->run(p, call.args, ws, stream);
+  dispatch_gemm(p, call.args, stream);
 }
 
 }  // namespace
@@ -68,24 +64,7 @@ void gemm_alpha_beta(const TensorView& x, const TensorView& w, const TensorView&
 DispatchInfo describe_gemm_a16w16(const TensorView& x, const TensorView& w, const TensorView& out,
                                   const GemmOptions& options) {
   GemmCall call = validate_a16w16(x, w, out, options);
-  GemmProblem& p = call.problem;
-  DispatchInfo info;
-  if (p.m == 0 || p.n == 0 || p.k == 0) {
-    info.level = "empty";
-    info.libtype = "none";
-    info.kernel_name = p.k == 0 ? "broadcast_bias" : "none";
-    return info;
-  }
-  Runtime& rt = Runtime::get();
-  p.device = rt.platform().current_device();
-  const Resolution& r = rt.dispatcher().resolve(p);
-  info.level = std::string(walk_level_name(r.level));
-  info.matched_m = r.matched_m;
-  info.file = r.file;
-  info.line = r.line;
-  info.libtype = std::string(r.solution->libtype());
-  info.kernel_name = r.solution->name();
-  return info;
+  return describe_dispatch(call.problem);
 }
 
 }  // namespace tgemm

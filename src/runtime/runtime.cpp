@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include "core/log.h"
+#include "core/lookup.h"
 #include "core/settings.h"
 #include "runtime/device_utils.h"
 #include "tgemm/config.h"
@@ -87,5 +88,33 @@ std::vector<std::string> a16w16_table_files() {
   return rt.dispatcher().table_files_for(OpFamily::kA16W16, dev);
 }
 void release_workspaces() { Runtime::get().workspaces().release(); }
+
+void dispatch_gemm(GemmProblem& p, const GemmArgs& args, Stream stream) {
+  Runtime& rt = Runtime::get();
+  p.device = rt.platform().current_device();
+  const Resolution& r = rt.dispatcher().resolve(p);
+  Workspace ws = rt.workspaces().get(p.device, stream, r.solution->workspace_size(p));
+  r.solution->run(p, args, ws, stream);
+}
+
+DispatchInfo describe_dispatch(GemmProblem& p) {
+  DispatchInfo info;
+  if (p.m == 0 || p.n == 0 || p.k == 0) {
+    info.level = "empty";
+    info.libtype = "none";
+    info.kernel_name = p.k == 0 ? "broadcast_bias" : "none";
+    return info;
+  }
+  Runtime& rt = Runtime::get();
+  p.device = rt.platform().current_device();
+  const Resolution& r = rt.dispatcher().resolve(p);
+  info.level = std::string(walk_level_name(r.level));
+  info.matched_m = r.matched_m;
+  info.file = r.file;
+  info.line = r.line;
+  info.libtype = std::string(r.solution->libtype());
+  info.kernel_name = r.solution->name();
+  return info;
+}
 
 }  // namespace tgemm

@@ -48,4 +48,10 @@ class Runtime {
 // Registers every backend compiled into this build, in default-priority order.
 void register_all_backends(Registry& registry);
 
+// The public entry points after validation, for a problem with M, N and K > 0: resolve p on the
+// current device (p.device is set) and run it with its workspace on `stream`.
+void dispatch_gemm(GemmProblem& p, const GemmArgs& args, Stream stream);
+// What dispatch_gemm runs for p (walk level, row, solution); level "empty" where M, N or K is 0.
+DispatchInfo describe_dispatch(GemmProblem& p);
+
 }  // namespace tgemm
