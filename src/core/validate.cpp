@@ -10,11 +10,6 @@
 #include "core/check.h"
 
 namespace tgemm {
-namespace {
-
-// Largest size of one GEMM dimension we accept: kernels index rows and columns with int32 and
-// cuBLASLt takes them as such in its grid computations.
-constexpr std::int64_t kMaxDim = std::numeric_limits<std::int32_t>::max();
 
 std::string shape_str(const TensorView& t) {
   std::string s = "[";
@@ -51,6 +46,12 @@ bool extent_bytes(const TensorView& t, std::int64_t& bytes) {
   bytes = static_cast<std::int64_t>(b);
   return true;
 }
+
+namespace {
+
+// Largest size of one GEMM dimension we accept: kernels index rows and columns with int32 and
+// cuBLASLt takes them as such in its grid computations.
+constexpr std::int64_t kMaxDim = std::numeric_limits<std::int32_t>::max();
 
 void check_extent(const TensorView& t, const char* name, std::string_view op) {
   std::int64_t bytes = 0;

@@ -5,12 +5,21 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "core/problem.h"
 #include "tgemm/gemm.h"
 
 namespace tgemm {
+
+// Pieces every op's checks use (also src/quant's): "[4, 16]", "(16, 1)"; sizes and strides >= 0
+// (tgemm::Error naming op and argument otherwise); the bytes from a view's first element to one
+// past its last (false when that overflows 2^62).
+std::string shape_str(const TensorView& t);
+std::string strides_str(const TensorView& t);
+void check_rank_and_sizes(const TensorView& t, const char* name, std::string_view op);
+bool extent_bytes(const TensorView& t, std::int64_t& bytes);
 
 struct GemmCall {
   GemmProblem problem;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/check.h"
+#include "core/validate.h"
 
 namespace tgemm {
 namespace {
@@ -12,39 +13,9 @@ namespace {
 // Rows and columns are indexed with int32 in the grids' block counts and by callers' GEMMs.
 constexpr std::int64_t kMaxDim = std::numeric_limits<std::int32_t>::max();
 
-std::string shape_str(const TensorView& t) {
-  std::string s = "[";
-  for (int d = 0; d < t.rank && d < kMaxRank; ++d) detail::append(s, detail::concat(d ? ", " : "", t.sizes[d]));
-  return s + "]";
-}
-
-std::string strides_str(const TensorView& t) {
-  std::string s = "(";
-  for (int d = 0; d < t.rank && d < kMaxRank; ++d) detail::append(s, detail::concat(d ? ", " : "", t.strides[d]));
-  return s + ")";
-}
-
 void check_rank(const TensorView& t, const char* name, int lo, int hi, const char* what, std::string_view op) {
   TGEMM_CHECK(t.rank >= lo && t.rank <= hi, op, name, " must be ", what, ", got rank ", t.rank);
-  for (int d = 0; d < t.rank; ++d) {
-    TGEMM_CHECK(t.sizes[d] >= 0, op, name, ".size(", d, ") must be >= 0, got ", t.sizes[d]);
-    TGEMM_CHECK(t.strides[d] >= 0, op, name, ".stride(", d, ") must be >= 0, got ", t.strides[d],
-                " (negative strides are not supported)");
-  }
-}
-
-// Bytes from the first element to one past the last; false on overflow.
-bool extent_bytes(const TensorView& t, std::int64_t& bytes) {
-  if (t.numel() == 0) {
-    bytes = 0;
-    return true;
-  }
-  __int128 last = 0;
-  for (int d = 0; d < t.rank; ++d) last += static_cast<__int128>(t.sizes[d] - 1) * t.strides[d];
-  const __int128 b = (last + 1) * static_cast<__int128>(dtype_size(t.dtype));
-  if (b > std::numeric_limits<std::int64_t>::max() / 2) return false;
-  bytes = static_cast<std::int64_t>(b);
-  return true;
+  check_rank_and_sizes(t, name, op);
 }
 
 void check_pointer(const TensorView& t, const char* name, std::string_view op) {
