@@ -316,6 +316,35 @@ ScaleGranularity scale_granularity(const TensorView& s, const char* name, std::i
   return ScaleGranularity::kRow;
 }
 
+// The problem and arguments every dense family's checked call shares: dims, types, bias, row
+// strides, alignments, pointers. `no_bias_type` is the bias dtype recorded when there is none.
+GemmCall checked_call(OpFamily family, const GemmDims& dims, const RowStrides& ld, const TensorView& x,
+                      const TensorView& w, const TensorView& out, const TensorView* bias, DType no_bias_type) {
+  GemmCall call;
+  GemmProblem& p = call.problem;
+  p.family = family;
+  p.m = dims.m;
+  p.n = dims.n;
+  p.k = dims.k;
+  p.a_type = x.dtype;
+  p.b_type = w.dtype;
+  p.out_type = out.dtype;
+  p.epilogue = bias ? Epilogue::kBias : Epilogue::kNone;
+  p.bias_type = bias ? bias->dtype : no_bias_type;
+  p.lda = std::max<std::int64_t>(ld.lda, 1);
+  p.ldb = std::max<std::int64_t>(ld.ldb, 1);
+  p.ldo = std::max<std::int64_t>(ld.ldo, 1);
+  p.align_a = address_alignment(x.data);
+  p.align_b = address_alignment(w.data);
+  p.align_out = address_alignment(out.data);
+  p.align_bias = bias ? address_alignment(bias->data) : 16;
+  call.args.a = x.data;
+  call.args.b = w.data;
+  call.args.out = out.data;
+  call.args.bias = bias ? bias->data : nullptr;
+  return call;
+}
+
 }  // namespace
 
 GemmCall validate_a8w8(const TensorView& x, const TensorView& w, const TensorView& x_scale, const TensorView& w_scale,
@@ -352,31 +381,11 @@ GemmCall validate_a8w8(const TensorView& x, const TensorView& w, const TensorVie
     TGEMM_CHECK(both.empty(), op, "out must not overlap ", name, ": ", both);
   }
 
-  GemmCall call;
+  GemmCall call = checked_call(OpFamily::kA8W8, dims, ld, x, w, out, bias, out.dtype);
   GemmProblem& p = call.problem;
-  p.family = OpFamily::kA8W8;
-  p.m = dims.m;
-  p.n = dims.n;
-  p.k = dims.k;
-  p.a_type = x.dtype;
-  p.b_type = w.dtype;
-  p.out_type = out.dtype;
-  p.epilogue = bias ? Epilogue::kBias : Epilogue::kNone;
-  p.bias_type = bias ? bias->dtype : out.dtype;
   p.a_scale = xs;
   p.b_scale = ws;
-  p.lda = std::max<std::int64_t>(ld.lda, 1);
-  p.ldb = std::max<std::int64_t>(ld.ldb, 1);
-  p.ldo = std::max<std::int64_t>(ld.ldo, 1);
-  p.align_a = address_alignment(x.data);
-  p.align_b = address_alignment(w.data);
-  p.align_out = address_alignment(out.data);
-  p.align_bias = bias ? address_alignment(bias->data) : 16;
   p.align_scales = std::min(address_alignment(x_scale.data), address_alignment(w_scale.data));
-  call.args.a = x.data;
-  call.args.b = w.data;
-  call.args.out = out.data;
-  call.args.bias = bias ? bias->data : nullptr;
   call.args.a_scale = static_cast<const float*>(x_scale.data);
   call.args.b_scale = static_cast<const float*>(w_scale.data);
   return call;
@@ -393,28 +402,8 @@ GemmCall validate_a16w16(const TensorView& x, const TensorView& w, const TensorV
   const std::int64_t ldc = c ? check_c(*c, out, dims, op) : 0;
   check_alignment_and_aliasing(x, w, out, bias, op);
 
-  GemmCall call;
+  GemmCall call = checked_call(OpFamily::kA16W16, dims, ld, x, w, out, bias, x.dtype);
   GemmProblem& p = call.problem;
-  p.family = OpFamily::kA16W16;
-  p.m = dims.m;
-  p.n = dims.n;
-  p.k = dims.k;
-  p.a_type = x.dtype;
-  p.b_type = w.dtype;
-  p.out_type = out.dtype;
-  p.epilogue = bias ? Epilogue::kBias : Epilogue::kNone;
-  p.bias_type = bias ? bias->dtype : x.dtype;
-  p.lda = std::max<std::int64_t>(ld.lda, 1);
-  p.ldb = std::max<std::int64_t>(ld.ldb, 1);
-  p.ldo = std::max<std::int64_t>(ld.ldo, 1);
-  p.align_a = address_alignment(x.data);
-  p.align_b = address_alignment(w.data);
-  p.align_out = address_alignment(out.data);
-  p.align_bias = bias ? address_alignment(bias->data) : 16;
-  call.args.a = x.data;
-  call.args.b = w.data;
-  call.args.out = out.data;
-  call.args.bias = bias ? bias->data : nullptr;
   p.activation = options.activation;
   p.unit_alpha = options.alpha == 1.0f;
   p.use_c = options.beta != 0.0f;
