@@ -118,17 +118,7 @@ CLI::App* add_bench_command(CLI::App& app, tgemm::cli::BenchOptions& bench) {
   return b;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  CLI::App app{"tgemm: per-shape tuned GEMM engine for NVIDIA Hopper"};
-  app.require_subcommand(1);
-
-  tgemm::cli::BenchOptions bench;
-  bench.command = command_line(argc, argv);
-  CLI::App* b = add_bench_command(app, bench);
-
-  tgemm::cli::ShowOptions show;
+CLI::App* add_show_command(CLI::App& app, tgemm::cli::ShowOptions& show) {
   CLI::App* s = app.add_subcommand("show", "show the loaded tables and where a problem resolves");
   s->add_flag("--rows", show.rows, "print the rows (filtered by -n/-k when given)");
   s->add_option("--config-dir", show.config_dir, "directory of the shipped tables");
@@ -138,8 +128,10 @@ int main(int argc, char** argv) {
   s->add_flag("--bias", show.bias, "problem has a bias");
   s->add_option("--dtype", show.dtype, "input dtype")->capture_default_str();
   s->add_option("--out-dtype", show.out_dtype, "output dtype");
+  return s;
+}
 
-  tgemm::cli::LtSpaceCliOptions lts;
+CLI::App* add_lt_space_command(CLI::App& app, tgemm::cli::LtSpaceCliOptions& lts) {
   CLI::App* l = app.add_subcommand("lt-space", "size of cuBLASLt's configuration space for a problem");
   l->add_option("-m", lts.m, "M")->capture_default_str();
   l->add_option("-n", lts.n, "N")->capture_default_str();
@@ -148,14 +140,10 @@ int main(int argc, char** argv) {
   l->add_option("--dtype", lts.dtype, "input dtype")->capture_default_str();
   l->add_flag("--launches", lts.launches,
               "run every configuration once and count the distinct launches (kernel, shape, arguments) among them");
+  return l;
+}
 
-  tgemm::TuneOptions tune;
-  CLI::App* t = tgemm::cli::add_tune_command(app, tune);
-
-  tgemm::ReconfirmOptions reconfirm;
-  CLI::App* rc = tgemm::cli::add_reconfirm_command(app, reconfirm);
-
-  tgemm::cli::ShapesOptions shapes;
+CLI::App* add_shapes_command(CLI::App& app, tgemm::cli::ShapesOptions& shapes) {
   CLI::App* sh = app.add_subcommand("shapes", "write the untuned CSV of a model (config.json) or a shape suite");
   sh->add_option("--model_dir", shapes.model_dir, "directory with the Hugging Face config.json (or the file)");
   sh->add_option("--suite", shapes.suite, "shape suite CSV (model,layer,N,K) instead of a model");
@@ -176,8 +164,10 @@ int main(int argc, char** argv) {
   sh->add_option("--dtype", shapes.dtype, "input dtype (default: the model's torch_dtype, else bf16)");
   sh->add_option("--outdtype", shapes.out_dtype, "output dtype (default: dtype)");
   sh->add_option("-o,--output", shapes.output, "untuned CSV to write")->capture_default_str();
+  return sh;
+}
 
-  tgemm::cli::MergeOptions merge;
+CLI::App* add_merge_command(CLI::App& app, tgemm::cli::MergeOptions& merge) {
   CLI::App* mg = app.add_subcommand(
       "merge", "merge tuned tables: rows of one key and M keep the lowest us, a key's M ranges stay disjoint");
   mg->add_option("inputs", merge.inputs, "tuned CSVs")->required();
@@ -185,8 +175,10 @@ int main(int argc, char** argv) {
   mg->add_flag("--later-wins", merge.later_wins,
                "a later file's row replaces the earlier files' rows whose M ranges it overlaps, whatever their us "
                "(as TGEMM_CONFIG_GEMM_BF16=a:b layers them)");
+  return mg;
+}
 
-  tgemm::cli::CompareOptions compare;
+CLI::App* add_compare_command(CLI::App& app, tgemm::cli::CompareOptions& compare) {
   CLI::App* cmp = app.add_subcommand("compare", "how far two tuned tables of the same problems agree");
   cmp->add_option("a", compare.a, "tuned CSV A")->required();
   cmp->add_option("b", compare.b, "tuned CSV B")->required();
@@ -206,8 +198,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   cmp->add_option("--json", compare.json,
                   "write each common row's verdict (with --measure: its paired ratio, A's time / B's) to this file");
+  return cmp;
+}
 
-  tgemm::cli::RunOptions run;
+CLI::App* add_run_command(CLI::App& app, tgemm::cli::RunOptions& run) {
   CLI::App* rn = app.add_subcommand(
       "run", "one problem through one named solution (or dispatch), checked: for ncu, nsys, compute-sanitizer");
   rn->add_option("--solution", run.solution, "a table kernelName ('skinny:...', 'cublaslt:...'); default: dispatch");
@@ -220,6 +214,37 @@ int main(int argc, char** argv) {
   rn->add_option("--epilogue", run.epilogue, "none, gelu, gelu_tanh or relu")->capture_default_str();
   rn->add_option("--iters", run.iters, "eager calls")->capture_default_str();
   rn->add_flag("!--no-check", run.check, "skip the check against the fp32 reference");
+  return rn;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"tgemm: per-shape tuned GEMM engine for NVIDIA Hopper"};
+  app.require_subcommand(1);
+
+  tgemm::cli::BenchOptions bench;
+  bench.command = command_line(argc, argv);
+  CLI::App* b = add_bench_command(app, bench);
+
+  tgemm::cli::ShowOptions show;
+  CLI::App* s = add_show_command(app, show);
+  tgemm::cli::LtSpaceCliOptions lts;
+  CLI::App* l = add_lt_space_command(app, lts);
+  tgemm::TuneOptions tune;
+  CLI::App* t = tgemm::cli::add_tune_command(app, tune);
+
+  tgemm::ReconfirmOptions reconfirm;
+  CLI::App* rc = tgemm::cli::add_reconfirm_command(app, reconfirm);
+
+  tgemm::cli::ShapesOptions shapes;
+  CLI::App* sh = add_shapes_command(app, shapes);
+  tgemm::cli::MergeOptions merge;
+  CLI::App* mg = add_merge_command(app, merge);
+  tgemm::cli::CompareOptions compare;
+  CLI::App* cmp = add_compare_command(app, compare);
+  tgemm::cli::RunOptions run;
+  CLI::App* rn = add_run_command(app, run);
 
   CLI11_PARSE(app, argc, argv);
   try {
