@@ -12,14 +12,14 @@ tgemm's output is checked against an fp32 reference. A problem whose speedup rea
 --remeasure-below (0.98) is timed again and the second reading counts (the first is kept in the
 row's "first_reading"), as `tgemm bench` does. --m-grid times the M grid of `tgemm bench --m-grid`
 (src/core/m_grid.h; m_grid() below computes the same values). Writes
-bench/results/torch-<device>-<YYYYMMDD>.json (`tgemm bench`'s JSON fields) and a PNG heat map of
+bench/results/torch-<card>.json (`tgemm bench`'s JSON fields) and a PNG heat map of
 the speedups next to it. A host-overhead measurement (time per call of F.linear vs the tgemm entry
 points on a tiny warm shape, host clock) runs too; --overhead-only runs just that.
 
 --gelu times the fused epilogue instead: tgemm.gemm_gelu(x, w, b) against tgemm.gemm_a16w16
 followed by a separate F.gelu, and against F.gelu(F.linear(x, w, b)), the same way (CUDA graphs,
 rotated inputs, medians), with both ratios per problem and their geomeans in the JSON
-(bench/results/torch-gelu-<device>-<YYYYMMDD>.json).
+(bench/results/torch_gelu-<card>.json).
 
     python3 bench/torch_bench.py                         # llm_shapes.csv, M = 1 ... 8192
     python3 bench/torch_bench.py --m 1,16 --filter llama3-8b
@@ -33,18 +33,18 @@ rotated inputs, medians), with both ratios per problem and their geomeans in the
 --gmm times tgemm.gmm (bf16, rhs [G, N, K]) against torch._grouped_mm (a loop of torch.mm per group
 where this torch lacks it) on bench/shapes/moe_shapes.csv, each problem with a uniform and a seeded
 skewed routing, both as CUDA graphs in interleaved rounds; the output is checked per group against
-fp32 (bench/results/torch-gmm-<device>-<YYYYMMDD>.json).
+fp32 (bench/results/torch_gmm-<card>.json).
 
 --a8w8 RECIPE times tgemm.gemm_a8w8 (bf16 output) against PyTorch's own 8-bit GEMM with the same
 operands and scales, the same way: fp8_tensor and fp8_rowwise against torch._scaled_mm
 (per-tensor scales; per-token [M, 1] x per-channel [1, N] scales), int8_rowwise against
 torch._int_mm followed by the scaling pass in PyTorch (torch._int_mm needs M > 16: smaller M are
-skipped) (bench/results/torch-a8w8-<recipe>-<device>-<YYYYMMDD>.json).
+skipped) (bench/results/torch_a8w8_<recipe>-<card>.json).
 
 --quant times the quantization ops (tgemm.quant_*: per tensor, per token FP8 and INT8, 1x128 in
 both scale layouts, 128x128) on [M, K] inputs of K = 4096 and 7168, M = 1 ... 16384: microseconds
 per call and bytes moved (x read once, q and the scales written) per second as a fraction of the
-device copy rate (bench/results/torch-quant-<device>-<YYYYMMDD>.json).
+device copy rate (bench/results/torch_quant-<card>.json).
 """
 
 from __future__ import annotations
@@ -125,11 +125,12 @@ def counted_reading(measure, below: float) -> tuple[dict, dict | None]:
 
 
 def device_slug(name: str) -> str:
-    """Same slug as the C++ bench: 'NVIDIA H100 80GB HBM3' -> 'h100-80gb-hbm3'."""
-    for prefix in ("NVIDIA ", "nvidia "):
-        if name.startswith(prefix):
-            name = name[len(prefix) :]
-    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "gpu"
+    """The card as the C++ bench and the tables name it (card_slug in src/core/settings.cpp): the
+    first word after 'NVIDIA', alphanumerics only: 'NVIDIA H100 80GB HBM3' -> 'h100'."""
+    words = name.lower().split()
+    if words and words[0] == "nvidia":
+        words = words[1:]
+    return re.sub(r"[^a-z0-9]", "", words[0]) if words else ""
 
 
 def current_commit() -> str:
@@ -1056,7 +1057,9 @@ def parse_args(argv=None) -> argparse.Namespace:
         action="store_true",
         help="time the quantization ops instead (bytes moved per second against the device copy rate)",
     )
-    parser.add_argument("--json", help="results JSON ('-': none; default bench/results/torch-<device>-<date>.json)")
+    parser.add_argument(
+        "--json", help="results JSON ('-': none; default bench/results/torch-<card>.json, overwritten by the next run)"
+    )
     parser.add_argument("--png", help="speed-up plot (default: the JSON path with .png)")
     args = parser.parse_args(argv)
     if args.gelu and args.out_dtype and args.out_dtype != args.dtype:
@@ -1166,23 +1169,21 @@ def main(argv=None) -> int:
     doc["summary"] = summary
     if args.json != "-":
         stem = (
-            "torch-overhead"
+            "torch_overhead"
             if args.overhead_only
-            else "torch-gelu"
+            else "torch_gelu"
             if args.gelu
-            else "torch-quant"
+            else "torch_quant"
             if args.quant
             else "torch"
         )
         if args.a8w8:
-            stem = f"torch-a8w8-{args.a8w8}"
+            stem = f"torch_a8w8_{args.a8w8}"
         if args.gmm:
-            stem = "torch-gmm"
+            stem = "torch_gmm"
         if args.m_grid and not args.overhead_only:
             stem += "-m-grid"  # its own file: the grid must not overwrite the figures at the usual M values
-        path = args.json or os.path.join(
-            REPO, "bench", "results", f"{stem}-{device_slug(props.name)}-{now.strftime('%Y%m%d')}.json"
-        )
+        path = args.json or os.path.join(REPO, "bench", "results", f"{stem}-{device_slug(props.name) or 'gpu'}.json")
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         with open(path, "w") as f:
             json.dump(doc, f, indent=2)
