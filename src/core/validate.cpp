@@ -47,6 +47,24 @@ bool extent_bytes(const TensorView& t, std::int64_t& bytes) {
   return true;
 }
 
+std::int64_t collapsed_row_stride(const TensorView& t, const char* name, std::string_view op) {
+  std::int64_t ld = -1;
+  int inner = -1;
+  for (int d = t.rank - 2; d >= 0; --d) {
+    if (t.sizes[d] <= 1) continue;
+    if (inner < 0) {
+      ld = t.strides[d];
+    } else {
+      TGEMM_CHECK(t.strides[d] == t.strides[inner] * t.sizes[inner], op, name, " cannot be flattened to 2-D: stride(",
+                  d, ") = ", t.strides[d], " must equal stride(", inner, ") * size(", inner,
+                  ") = ", t.strides[inner] * t.sizes[inner], " (sizes ", shape_str(t), ", strides ", strides_str(t),
+                  ")");
+    }
+    inner = d;
+  }
+  return ld;
+}
+
 namespace {
 
 // Largest size of one GEMM dimension we accept: kernels index rows and columns with int32 and
@@ -79,25 +97,11 @@ void check_element_alignment(const TensorView& t, const char* name, std::string_
               ".data must be aligned to its element size (", es, " bytes), got address ", t.data);
 }
 
-// Leading dims of t must collapse into one row dimension (as a torch view would); dims of size 1
-// may carry any stride. Returns the row stride, row_len where there is no row step to take
-// (m <= 1 or every leading dim of size 1).
+// Returns the row stride, row_len where there is no row step to take (m <= 1 or every leading dim
+// of size 1).
 std::int64_t row_stride(const TensorView& t, const char* name, std::int64_t row_len, std::int64_t m,
                         std::string_view op) {
-  std::int64_t ld = -1;
-  int inner = -1;
-  for (int d = t.rank - 2; d >= 0; --d) {
-    if (t.sizes[d] <= 1) continue;
-    if (inner < 0) {
-      ld = t.strides[d];
-    } else {
-      TGEMM_CHECK(t.strides[d] == t.strides[inner] * t.sizes[inner], op, name, " cannot be flattened to 2-D: stride(",
-                  d, ") = ", t.strides[d], " must equal stride(", inner, ") * size(", inner,
-                  ") = ", t.strides[inner] * t.sizes[inner], " (sizes ", shape_str(t), ", strides ", strides_str(t),
-                  ")");
-    }
-    inner = d;
-  }
+  const std::int64_t ld = collapsed_row_stride(t, name, op);
   return ld < row_len ? (m <= 1 ? row_len : ld) : ld;
 }
 

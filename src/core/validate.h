@@ -20,6 +20,10 @@ std::string shape_str(const TensorView& t);
 std::string strides_str(const TensorView& t);
 void check_rank_and_sizes(const TensorView& t, const char* name, std::string_view op);
 bool extent_bytes(const TensorView& t, std::int64_t& bytes);
+// The row stride of t's leading dims collapsed into one (as a torch view would; dims of size 1
+// may carry any stride), -1 where no leading dim has more than one element; a tgemm::Error naming
+// op, argument and strides where they do not collapse.
+std::int64_t collapsed_row_stride(const TensorView& t, const char* name, std::string_view op);
 
 struct GemmCall {
   GemmProblem problem;

@@ -46,20 +46,7 @@ void check_disjoint(const TensorView& a, const char* an, const TensorView& b, co
 std::int64_t row_stride(const TensorView& t, const char* name, std::int64_t k, std::string_view op) {
   TGEMM_CHECK(t.size(-1) <= 1 || t.stride(-1) == 1, op, name,
               " must have contiguous rows (stride(-1) == 1), got strides ", strides_str(t));
-  std::int64_t ld = -1;
-  int inner = -1;
-  for (int d = t.rank - 2; d >= 0; --d) {
-    if (t.sizes[d] <= 1) continue;
-    if (inner < 0) {
-      ld = t.strides[d];
-    } else {
-      TGEMM_CHECK(t.strides[d] == t.strides[inner] * t.sizes[inner], op, name, " cannot be flattened to 2-D: stride(",
-                  d, ") = ", t.strides[d], " must equal stride(", inner, ") * size(", inner,
-                  ") = ", t.strides[inner] * t.sizes[inner], " (sizes ", shape_str(t), ", strides ", strides_str(t),
-                  ")");
-    }
-    inner = d;
-  }
+  const std::int64_t ld = collapsed_row_stride(t, name, op);
   if (ld < 0) return k;  // one row at most: no step to take
   TGEMM_CHECK(ld >= k, op, name, " rows overlap: the row stride ", ld, " is below K = ", k, " (strides ",
               strides_str(t), ")");
