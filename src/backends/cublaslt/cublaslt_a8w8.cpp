@@ -42,13 +42,7 @@ LtA8W8Solution::LtA8W8Solution(const GemmProblem& p, Mode mode) : problem_(p), m
   name_ = mode == Mode::kFused ? std::string(kCublasLtHeuristicName) : std::string(kCublasLtA8W8StagedName);
 }
 
-LtA8W8Solution::~LtA8W8Solution() {
-  if (layout_a_) cublasLtMatrixLayoutDestroy(layout_a_);
-  if (layout_b_) cublasLtMatrixLayoutDestroy(layout_b_);
-  if (layout_c_) cublasLtMatrixLayoutDestroy(layout_c_);
-  if (layout_d_) cublasLtMatrixLayoutDestroy(layout_d_);
-  if (desc_) cublasLtMatmulDescDestroy(desc_);
-}
+LtA8W8Solution::~LtA8W8Solution() { destroy_lt_descriptors(desc_, layout_a_, layout_b_, layout_c_, layout_d_); }
 
 bool LtA8W8Solution::make_descriptors(std::string& why) {
   const GemmProblem& p = problem_;

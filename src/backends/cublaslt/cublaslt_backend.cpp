@@ -305,6 +305,14 @@ std::size_t cublaslt_runtime_version() {
 
 cublasLtHandle_t cublaslt_handle(int device) { return handle_for(device); }
 
+void destroy_lt_descriptors(cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,
+                            cublasLtMatrixLayout_t c, cublasLtMatrixLayout_t d) {
+  for (cublasLtMatrixLayout_t l : {a, b, c, d}) {
+    if (l) cublasLtMatrixLayoutDestroy(l);
+  }
+  if (desc) cublasLtMatmulDescDestroy(desc);
+}
+
 cudaDataType_t cublaslt_data_type(DType t) { return cuda_type(t); }
 
 void register_cublaslt_solutions(Registry& registry) {
@@ -313,13 +321,7 @@ void register_cublaslt_solutions(Registry& registry) {
 
 LtSolution::LtSolution(const GemmProblem& p) : problem_(p) {}
 
-LtSolution::~LtSolution() {
-  if (layout_a_) cublasLtMatrixLayoutDestroy(layout_a_);
-  if (layout_b_) cublasLtMatrixLayoutDestroy(layout_b_);
-  if (layout_c_) cublasLtMatrixLayoutDestroy(layout_c_);
-  if (layout_d_) cublasLtMatrixLayoutDestroy(layout_d_);
-  if (desc_) cublasLtMatmulDescDestroy(desc_);
-}
+LtSolution::~LtSolution() { destroy_lt_descriptors(desc_, layout_a_, layout_b_, layout_c_, layout_d_); }
 
 bool LtSolution::make_descriptors(std::string& why) {
   const GemmProblem& p = problem_;
@@ -600,6 +602,17 @@ struct LtSpaceContext {
   }
 };
 
+// LtSpaceContext::check_with for a probe solution (LtSolution or LtA8W8Solution): its
+// check_config with scratch outputs.
+template <typename Probe>
+std::function<bool(const LtConfig&)> checker_of(std::shared_ptr<Probe> probe) {
+  return [probe](const LtConfig& c) {
+    cublasLtMatmulAlgo_t algo{};
+    std::size_t workspace = 0;
+    return probe->check_config(c, algo, workspace, nullptr);
+  };
+}
+
 std::optional<LtSpaceContext> make_context(const GemmProblem& p, LtSpaceStats& st) {
   std::string why;
   LtSpaceContext ctx{p,
@@ -620,11 +633,7 @@ std::optional<LtSpaceContext> make_context(const GemmProblem& p, LtSpaceStats& s
   if (p.family == OpFamily::kA8W8) {
     std::shared_ptr<LtA8W8Solution> probe = LtA8W8Solution::probe(p, LtA8W8Solution::explicit_form(p), why);
     if (!probe) return std::nullopt;
-    ctx.check_with = [probe](const LtConfig& c) {
-      cublasLtMatmulAlgo_t algo{};
-      std::size_t workspace = 0;
-      return probe->check_config(c, algo, workspace, nullptr);
-    };
+    ctx.check_with = checker_of(probe);
     ctx.handle = probe->handle();
     ctx.compute = probe->compute_type();
     ctx.scale_type = probe->scale_type();
@@ -636,11 +645,7 @@ std::optional<LtSpaceContext> make_context(const GemmProblem& p, LtSpaceStats& s
   } else {
     std::shared_ptr<LtSolution> probe = LtSolution::heuristic(p, why);
     if (!probe) return std::nullopt;
-    ctx.check_with = [probe](const LtConfig& c) {
-      cublasLtMatmulAlgo_t algo{};
-      std::size_t workspace = 0;
-      return probe->check_config(c, algo, workspace, nullptr);
-    };
+    ctx.check_with = checker_of(probe);
     ctx.handle = probe->handle();
     ctx.ta = cuda_type(p.b_type);
     ctx.tb = cuda_type(p.a_type);

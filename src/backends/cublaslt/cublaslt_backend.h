@@ -114,6 +114,9 @@ LtConfig lt_config_of(const cublasLtMatmulAlgo_t& algo);
 std::size_t cublaslt_runtime_version();
 // The process's cuBLASLt handle of a device (created on first use), and cuBLASLt's name of a dtype.
 cublasLtHandle_t cublaslt_handle(int device);
+// Destroys a solution's matmul descriptor and its four layouts (null ones skipped).
+void destroy_lt_descriptors(cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,
+                            cublasLtMatrixLayout_t c, cublasLtMatrixLayout_t d);
 cudaDataType_t cublaslt_data_type(DType t);
 
 // The explicit configuration space of cuBLASLt for a problem, searched in two stages by the tuner:
