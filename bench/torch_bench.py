@@ -389,16 +389,7 @@ def run_suite(args, device_props) -> tuple[list[dict], dict]:
                 flush=True,
             )
     torch.cuda.empty_cache()
-    speedups = [r["speedup"] for r in rows]
-    summary = {
-        "problems": len(rows),
-        "geomean_speedup": math.exp(sum(math.log(v) for v in speedups) / len(speedups)) if speedups else 0.0,
-        "min_speedup": min(speedups) if speedups else 0.0,
-        "max_speedup": max(speedups) if speedups else 0.0,
-        "below_0_98": sum(v < 0.98 for v in speedups),
-        "check_failures": sum(r["check"] not in ("ok", "-") for r in rows),
-        "remeasured": sum(r["remeasured"] for r in rows),
-    }
+    summary = speedup_summary(rows)
     extra = {"copy_tbps": tbps, "tables": tgemm.table_files(), "suite": os.path.relpath(args.suite, REPO)}
     return rows, {"summary": summary, **extra}
 
@@ -417,6 +408,21 @@ def check_gelu(y: torch.Tensor, x, w, b, approximate: str) -> int:
 
 def geomean(values: list[float]) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else 0.0
+
+
+def speedup_summary(rows: list[dict]) -> dict:
+    """The summary of a suite's rows: count, geomean/min/max speedup, how many below 0.98x, failed
+    the check, or were re-measured."""
+    speedups = [r["speedup"] for r in rows]
+    return {
+        "problems": len(rows),
+        "geomean_speedup": geomean(speedups) if speedups else 0.0,
+        "min_speedup": min(speedups) if speedups else 0.0,
+        "max_speedup": max(speedups) if speedups else 0.0,
+        "below_0_98": sum(v < 0.98 for v in speedups),
+        "check_failures": sum(r["check"] not in ("ok", "-") for r in rows),
+        "remeasured": sum(r["remeasured"] for r in rows),
+    }
 
 
 A8W8_RECIPES = ("fp8_tensor", "fp8_rowwise", "int8_rowwise")
@@ -543,16 +549,7 @@ def run_a8w8_suite(args, device_props) -> tuple[list[dict], dict]:
             )
             del sets, base, tg
     torch.cuda.empty_cache()
-    speedups = [r["speedup"] for r in rows]
-    summary = {
-        "problems": len(rows),
-        "geomean_speedup": geomean(speedups) if speedups else 0.0,
-        "min_speedup": min(speedups) if speedups else 0.0,
-        "max_speedup": max(speedups) if speedups else 0.0,
-        "below_0_98": sum(v < 0.98 for v in speedups),
-        "check_failures": sum(r["check"] not in ("ok", "-") for r in rows),
-        "remeasured": sum(r["remeasured"] for r in rows),
-    }
+    summary = speedup_summary(rows)
     return rows, {"summary": summary, "copy_tbps": tbps, "suite": os.path.relpath(args.suite, REPO)}
 
 
@@ -681,16 +678,7 @@ def run_gmm_suite(args, device_props) -> tuple[list[dict], dict]:
         )
         del lhs, w, gs, offs
     torch.cuda.empty_cache()
-    speedups = [r["speedup"] for r in rows]
-    summary = {
-        "problems": len(rows),
-        "geomean_speedup": geomean(speedups) if speedups else 0.0,
-        "min_speedup": min(speedups) if speedups else 0.0,
-        "max_speedup": max(speedups) if speedups else 0.0,
-        "below_0_98": sum(v < 0.98 for v in speedups),
-        "check_failures": sum(r["check"] not in ("ok", "-") for r in rows),
-        "remeasured": sum(r["remeasured"] for r in rows),
-    }
+    summary = speedup_summary(rows)
     return rows, {"summary": summary, "copy_tbps": tbps, "suite": os.path.relpath(args.suite, REPO)}
 
 
