@@ -98,12 +98,19 @@ TEST(TuneA8W8, CandidatesLoadBackFromTheirNames) {
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
 }
 
-// The fastest passing explicit configuration of a race, or "" when none passed.
-std::string fastest_configuration(const RaceResult& r) {
+// The fastest passing explicit configuration of a race that also loads for problem `other`, or ""
+// when none does. A configuration cuBLASLt runs at one M may be refused at another (an IMMA
+// cluster shape taken from the heuristic at M=16 fails cublasLtMatmulAlgoCheck at M=32), so the
+// row written for `other` must be one its loader accepts.
+std::string fastest_configuration(const RaceResult& r, const GemmProblem& other) {
   const CandidateResult* best = nullptr;
   for (const CandidateResult& x : r.candidates) {
-    if (x.error.empty() && x.us > 0 && x.err_ratio == 0 && x.strict_ok &&
-        x.name.find("heuristic") == std::string::npos && (best == nullptr || x.us < best->us)) {
+    if (!x.error.empty() || x.us <= 0 || x.err_ratio != 0 || !x.strict_ok ||
+        x.name.find("heuristic") != std::string::npos || (best != nullptr && x.us >= best->us)) {
+      continue;
+    }
+    std::string why;
+    if (cublaslt().from_row(row_for(other, x.name, x.us), other, why) != nullptr) {
       best = &x;
     }
   }
@@ -152,9 +159,9 @@ TEST(TuneA8W8, TinyRaceRowsLoadBackAndDispatch) {
     rows.push_back(row_for(p, w.name, w.us));
     problems.push_back(p);
     // An explicit configuration as the row of another M, so a configured a8w8 row dispatches too.
-    const std::string configured = fastest_configuration(r);
-    ASSERT_FALSE(configured.empty()) << "no explicit configuration passed the check";
     const GemmProblem q = a8w8_problem(32, c.in, c.xs, c.ws);
+    const std::string configured = fastest_configuration(r, q);
+    ASSERT_FALSE(configured.empty()) << "no explicit configuration passed the check and loads at M=32";
     rows.push_back(row_for(q, configured, w.us));
     problems.push_back(q);
   }
