@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "core/problem.h"
 #include "runtime/device_utils.h"
@@ -71,5 +72,8 @@ std::string run_and_compare(A16W16Data& d, const std::function<void()>& run);
 // The same for arbitrary views (offset pointers, odd strides, rank > 2).
 std::string run_and_compare_views(const TensorView& x, const TensorView& w, const TensorView& out,
                                   const GemmOptions& options, const std::function<void()>& run);
+
+// Host copy of a device buffer of `count` elements of dtype (bf16, fp16 or fp32), as floats.
+std::vector<float> to_host_floats(const void* data, DType dtype, std::int64_t count);
 
 }  // namespace tgemm::test
