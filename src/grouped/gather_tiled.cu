@@ -61,7 +61,7 @@ struct GatherParams {
   const std::int32_t* perm;
   std::int64_t slots, topk, n, k, experts;
   std::int64_t x_token_stride, x_slot_stride, w_expert_stride, w_row_stride;
-  std::int64_t out_token_stride, out_slot_stride;  // the fp32 workspace: N and 0 with topk = 1
+  std::int64_t out_token_stride, out_slot_stride;  // into the fp32 workspace: topk * N and N
   bool out_fp32;
 };
 
@@ -93,20 +93,12 @@ __global__ void __launch_bounds__(kThreads) gather_tiled_kernel(GatherParams p) 
     const auto* x = static_cast<const In*>(p.x);
     const auto* w = static_cast<const In*>(p.weights) + seg * p.w_expert_stride;
     const auto row = [&](int r) { return x + x_row[r]; };
-    for (std::int64_t k0 = 0; k0 < p.k; k0 += BLOCK_K) {
-      stage_a_rows<In, kVec16, false>(s, row, rows, k0, 0, p.k);
-      stage_b<In, kTransposeW, kVec16>(s, w, p.w_row_stride, col0, cols, k0, 0, p.k);
-      __syncthreads();
-      mma_step(s, acc);
-      __syncthreads();
-    }
+    mma_full_k<In, kTransposeW, kVec16>(s, acc, row, rows, w, p.w_row_stride, col0, cols, p.k);
   }
   store_acc(s, acc);
   __syncthreads();
-  for (int i = threadIdx.x; i < BLOCK_M * BLOCK_N; i += kThreads) {
-    const int r = i / BLOCK_N, c = i % BLOCK_N;
-    if (r < rows && c < cols) store_out<In>(p.out, out_row[r] + col0 + c, p.out_fp32, s.c[r][c]);
-  }
+  for_each_output(s, rows, cols,
+                  [&](int r, int c, float v) { store_out<In>(p.out, out_row[r] + col0 + c, p.out_fp32, v); });
 }
 
 // out[t, n] = sum_j topk_weights[t, j] * y[t * topk + j, n] (y fp32 [S, N]), in slot order.

@@ -99,27 +99,18 @@ __global__ void __launch_bounds__(kThreads) gmm_tiled_kernel(TiledParams p) {
     const auto* lhs = static_cast<const In*>(p.lhs) + row0 * p.lda;
     const auto* rhs = static_cast<const In*>(p.rhs) + seg * p.rhs_group_stride;
     const auto row = [&](int r) { return lhs + r * p.lda; };
-    for (std::int64_t k0 = 0; k0 < p.k; k0 += BLOCK_K) {
-      stage_a_rows<In, kVec16, false>(s, row, rows, k0, 0, p.k);
-      stage_b<In, kTransposeRhs, kVec16>(s, rhs, p.rhs_row_stride, col0, cols, k0, 0, p.k);
-      __syncthreads();
-      mma_step(s, acc);
-      __syncthreads();
-    }
+    mma_full_k<In, kTransposeRhs, kVec16>(s, acc, row, rows, rhs, p.rhs_row_stride, col0, cols, p.k);
   }
   store_acc(s, acc);
   __syncthreads();
 
   auto* out = static_cast<Out*>(p.out);
   const auto* bias = static_cast<const Bias*>(p.bias);
-  for (int i = threadIdx.x; i < BLOCK_M * BLOCK_N; i += kThreads) {
-    const int r = i / BLOCK_N, c = i % BLOCK_N;
-    if (r >= rows || c >= cols) continue;
-    float v = s.c[r][c];
+  for_each_output(s, rows, cols, [&](int r, int c, float v) {
     // Rows past the groups (segment G) are zeros, without bias.
     if (bias != nullptr && seg < p.groups) v += to_float(bias[seg * p.bias_stride + col0 + c]);
     out[(row0 + r) * p.ldo + col0 + c] = from_float<Out>(v);
-  }
+  });
 }
 
 template <typename In, typename Out, typename Bias, bool kTransposeRhs>

@@ -41,20 +41,11 @@ __global__ void __launch_bounds__(kThreads) masked_tiled_kernel(MaskedParams p) 
   const bf16* x = p.x + g * p.x_group_stride + row0 * p.lda;
   const bf16* w = p.w + g * p.w_group_stride;
   const auto row = [&](int r) { return x + r * p.lda; };
-  for (std::int64_t k0 = 0; k0 < p.k; k0 += BLOCK_K) {
-    stage_a_rows<bf16, kVec16, false>(s, row, rows, k0, 0, p.k);
-    stage_b<bf16, true, kVec16>(s, w, p.ldw, col0, cols, k0, 0, p.k);
-    __syncthreads();
-    mma_step(s, acc);
-    __syncthreads();
-  }
+  mma_full_k<bf16, true, kVec16>(s, acc, row, rows, w, p.ldw, col0, cols, p.k);
   store_acc(s, acc);
   __syncthreads();
   bf16* out = p.out + g * p.out_group_stride + row0 * p.ldo + col0;
-  for (int i = threadIdx.x; i < BLOCK_M * BLOCK_N; i += kThreads) {
-    const int r = i / BLOCK_N, c = i % BLOCK_N;
-    if (r < rows && c < cols) out[r * p.ldo + c] = from_float<bf16>(s.c[r][c]);
-  }
+  for_each_output(s, rows, cols, [&](int r, int c, float v) { out[r * p.ldo + c] = from_float<bf16>(v); });
 }
 
 }  // namespace

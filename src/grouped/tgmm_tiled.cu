@@ -36,19 +36,6 @@ struct TgmmParams {
   bool out_fp32, accumulate;
 };
 
-template <typename In>
-__device__ __forceinline__ void tgmm_epilogue(const TgmmParams& p, const TileSmem<In>& s, std::int64_t g,
-                                              std::int64_t row0, int rows, std::int64_t col0, int cols) {
-  for (int i = threadIdx.x; i < BLOCK_M * BLOCK_N; i += kThreads) {
-    const int r = i / BLOCK_N, c = i % BLOCK_N;
-    if (r >= rows || c >= cols) continue;
-    const std::int64_t at = g * p.out_group_stride + (row0 + r) * p.ldo + col0 + c;
-    float v = s.c[r][c];
-    if (p.accumulate) v += load_out<In>(p.out, at, p.out_fp32);
-    store_out<In>(p.out, at, p.out_fp32, v);
-  }
-}
-
 template <typename In, bool kLhsColMajor, bool kVec16>
 __global__ void __launch_bounds__(kThreads) tgmm_tiled_kernel(TgmmParams p) {
   __shared__ TileSmem<In> s;
@@ -87,7 +74,11 @@ __global__ void __launch_bounds__(kThreads) tgmm_tiled_kernel(TgmmParams p) {
     if (bias_tile && static_cast<int>(threadIdx.x) < rows) {
       p.bias_grad[g * p.bias_grad_stride + row0 + threadIdx.x] = bias_sum;
     }
-    tgmm_epilogue(p, s, g, row0, rows, col0, cols);
+    for_each_output(s, rows, cols, [&](int r, int c, float v) {
+      const std::int64_t at = g * p.out_group_stride + (row0 + r) * p.ldo + col0 + c;
+      if (p.accumulate) v += load_out<In>(p.out, at, p.out_fp32);
+      store_out<In>(p.out, at, p.out_fp32, v);
+    });
     __syncthreads();  // s.c is read above; the next tile's store_acc overwrites it
   }
 }
@@ -105,10 +96,14 @@ void launch_kernel(const TgmmParams& tp, bool persistent, Stream stream) {
   auto* kernel = tgmm_tiled_kernel<In, kLhsColMajor, kVec16>;
   std::int64_t grid = tp.tiles;
   if (persistent) {
-    // One wave: every SM holds as many CTAs as fit (shared memory and registers decide).
-    int per_sm = 0;
-    TGEMM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0),
-                     "ptgmm: tgmm_tiled_kernel occupancy");
+    // One wave: every SM holds as many CTAs as fit (shared memory and registers decide; the same
+    // on every sm_90 device, so asked once per kernel).
+    static const int per_sm = [kernel] {
+      int blocks = 0;
+      TGEMM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, kThreads, 0),
+                       "ptgmm: tgmm_tiled_kernel occupancy");
+      return blocks;
+    }();
     const int sms = cuda_sm_count(cuda_current_device());
     grid = std::min<std::int64_t>(tp.tiles, static_cast<std::int64_t>(std::max(per_sm, 1)) * std::max(sms, 1));
   }

@@ -212,6 +212,31 @@ __device__ __forceinline__ void find_segment_tile(const std::int64_t* row_off, c
   rows = static_cast<int>(min(static_cast<std::int64_t>(BLOCK_M), row_off[seg + 1] - row0));
 }
 
+// acc += A (rows row(r), r < rows, contiguous along K) @ B (b, [K, N] or with kTransposeB [N, K],
+// columns col0 .. col0 + cols) over the whole reduction [0, k): the K loop of gmm, the gathered
+// grouped_gemm and the masked GEMM.
+template <typename In, bool kTransposeB, bool kVec16, typename RowPtr>
+__device__ __forceinline__ void mma_full_k(TileSmem<In>& s, AccFrag (&acc)[2][2], RowPtr row, int rows, const In* b,
+                                           std::int64_t ldb, std::int64_t col0, int cols, std::int64_t k) {
+  for (std::int64_t k0 = 0; k0 < k; k0 += BLOCK_K) {
+    stage_a_rows<In, kVec16, false>(s, row, rows, k0, 0, k);
+    stage_b<In, kTransposeB, kVec16>(s, b, ldb, col0, cols, k0, 0, k);
+    __syncthreads();
+    mma_step(s, acc);
+    __syncthreads();
+  }
+}
+
+// f(r, c, v) for every element (r < rows, c < cols) of the tile stored in s.c, after store_acc
+// and a __syncthreads; consecutive threads take consecutive columns (coalesced row stores).
+template <typename In, typename F>
+__device__ __forceinline__ void for_each_output(const TileSmem<In>& s, int rows, int cols, F&& f) {
+  for (int i = threadIdx.x; i < BLOCK_M * BLOCK_N; i += kThreads) {
+    const int r = i / BLOCK_N, c = i % BLOCK_N;
+    if (r < rows && c < cols) f(r, c, s.c[r][c]);
+  }
+}
+
 // Output element v stored as float or as the operands' type (out_fp32 chosen per call).
 template <typename In>
 __device__ __forceinline__ void store_out(void* out, std::int64_t i, bool out_fp32, float v) {

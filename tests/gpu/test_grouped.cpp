@@ -77,19 +77,6 @@ std::vector<std::int64_t> clamped_offsets(const std::vector<std::int32_t>& sizes
   return off;
 }
 
-// G sizes summing to `total`, about a third of them 0.
-std::vector<std::int32_t> random_sizes(int g, std::int64_t total, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<std::int32_t> s(static_cast<std::size_t>(g), 0);
-  std::vector<int> live;
-  for (int i = 0; i < g; ++i) {
-    if (rng() % 3 != 0 || g == 1) live.push_back(i);
-  }
-  if (live.empty()) live.push_back(0);
-  for (std::int64_t r = 0; r < total; ++r) ++s[static_cast<std::size_t>(live[rng() % live.size()])];
-  return s;
-}
-
 // ---------------------------------------------------------------------------------------------
 // ptgmm / nptgmm
 
@@ -196,7 +183,7 @@ TEST(Tgmm, RandomSizesBothLayoutsBothGrids) {
           c.col_major = col_major;
           c.persistent = persistent;
           c.bias_grad = seed % 2 == 0;
-          c.sizes = random_sizes(g, c.m, seed);
+          c.sizes = test::random_group_sizes(g, c.m, seed);
           check_tgmm(c, seed++);
         }
       }
@@ -270,29 +257,17 @@ TEST(Tgmm, CapturedGraphFollowsGroupSizesChangedOnTheDevice) {
     c.persistent = persistent;
     c.sizes = {64, 64, 64, 64};
     TgmmData d = make_tgmm(c, 12);
-    cudaStream_t stream = nullptr;
-    ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
-    run_tgmm(d, stream);  // the first call sizes the stream's workspace; capture reuses it
-    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-    cudaGraph_t graph = nullptr;
-    cudaGraphExec_t exec = nullptr;
-    ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), cudaSuccess);
-    run_tgmm(d, stream);
-    ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
-    ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+    test::GraphReplay graph([&](Stream stream) { run_tgmm(d, stream); });
+    ASSERT_TRUE(graph.ok());
     for (const std::vector<std::int32_t>& sizes :
          {std::vector<std::int32_t>{0, 256, 0, 0}, {1, 2, 3, 200}, {100, -3, 17, 500}, {10, 0, 0, 5}}) {
-      ASSERT_EQ(cudaMemcpyAsync(d.sizes.data(), sizes.data(), sizes.size() * 4, cudaMemcpyHostToDevice, stream),
+      ASSERT_EQ(cudaMemcpyAsync(d.sizes.data(), sizes.data(), sizes.size() * 4, cudaMemcpyHostToDevice, graph.stream()),
                 cudaSuccess);
-      fill_nan(d.out.data(), c.out, d.out.count, stream);
-      fill_nan(d.bias_grad.data(), DType::kFloat32, d.bias_grad.count, stream);
-      ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
-      ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+      fill_nan(d.out.data(), c.out, d.out.count, graph.stream());
+      fill_nan(d.bias_grad.data(), DType::kFloat32, d.bias_grad.count, graph.stream());
+      graph.replay();
       expect_tgmm_matches(d, sizes);
     }
-    cudaGraphExecDestroy(exec);
-    cudaGraphDestroy(graph);
-    cudaStreamDestroy(stream);
   }
 }
 
@@ -475,28 +450,17 @@ TEST(GroupedGemm, CapturedGraphFollowsExpertIdsChangedOnTheDevice) {
     c.weighted = weighted;
     c.ids = random_ids(c.t * c.topk, c.e, 500, false);
     GatherData d = make_gather(c, 500);
-    cudaStream_t stream = nullptr;
-    ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
-    run_gather(d, stream);
-    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-    cudaGraph_t graph = nullptr;
-    cudaGraphExec_t exec = nullptr;
-    ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), cudaSuccess);
-    run_gather(d, stream);
-    ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
-    ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+    test::GraphReplay graph([&](Stream stream) { run_gather(d, stream); });
+    ASSERT_TRUE(graph.ok());
     for (std::uint64_t s : {501, 502, 503}) {
       std::vector<std::int32_t> ids = random_ids(c.t * c.topk, c.e, s, s == 502);
       if (s == 503) ids.assign(ids.size(), 3);
-      ASSERT_EQ(cudaMemcpyAsync(d.ids.data(), ids.data(), ids.size() * 4, cudaMemcpyHostToDevice, stream), cudaSuccess);
-      fill_nan(d.out.data(), c.out, d.out.count, stream);
-      ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
-      ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+      ASSERT_EQ(cudaMemcpyAsync(d.ids.data(), ids.data(), ids.size() * 4, cudaMemcpyHostToDevice, graph.stream()),
+                cudaSuccess);
+      fill_nan(d.out.data(), c.out, d.out.count, graph.stream());
+      graph.replay();
       expect_gather_matches(d, ids);
     }
-    cudaGraphExecDestroy(exec);
-    cudaGraphDestroy(graph);
-    cudaStreamDestroy(stream);
   }
 }
 
@@ -604,26 +568,17 @@ TEST(Masked, CapturedGraphFollowsMasksChangedOnTheDevice) {
   c.max_m = 96;
   c.masked_m = {96, 96, 96, 96};
   MaskedData d = make_masked(c, 800);
-  cudaStream_t stream = nullptr;
-  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), cudaSuccess);
-  m_grouped_gemm_masked(d.xv, d.wv, d.ov, d.mv, 48, stream);  // no workspace: capturable on first call
-  ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
-  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  test::GraphReplay graph([&](Stream stream) { m_grouped_gemm_masked(d.xv, d.wv, d.ov, d.mv, 48, stream); });
+  ASSERT_TRUE(graph.ok());
   for (const std::vector<std::int32_t>& masks :
        {std::vector<std::int32_t>{0, 0, 0, 0}, {1, 95, 96, 1000}, {50, -1, 7, 64}}) {
-    ASSERT_EQ(cudaMemcpyAsync(d.masked_m.data(), masks.data(), masks.size() * 4, cudaMemcpyHostToDevice, stream),
-              cudaSuccess);
-    fill_nan(d.out.data(), DType::kBFloat16, d.out.count, stream);
-    ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
-    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    ASSERT_EQ(
+        cudaMemcpyAsync(d.masked_m.data(), masks.data(), masks.size() * 4, cudaMemcpyHostToDevice, graph.stream()),
+        cudaSuccess);
+    fill_nan(d.out.data(), DType::kBFloat16, d.out.count, graph.stream());
+    graph.replay();
     expect_masked_matches(d, masks);
   }
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
-  cudaStreamDestroy(stream);
 }
 
 // Bad input the host can check: an Error before anything is launched, no sticky CUDA error.
