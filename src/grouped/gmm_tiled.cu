@@ -4,7 +4,8 @@
 // between replays:
 //  1. gmm_offsets_kernel (one block): scans group_sizes (negative -> 0) into row offsets clamped
 //     to M, and the tiles of BLOCK_M rows each group needs. The rows past the last group form
-//     segment G, whose tiles write zeros. row_off[G + 1] = M.
+//     segment G, whose tiles write zeros. row_off[G + 1] = M. (launch_group_offsets: tgmm and
+//     the gathered grouped_gemm start with the same scan.)
 //  2. gmm_tiled_kernel: grid.x walks the tiles of every segment (ceil(M / BLOCK_M) + G + 1 bounds
 //     their count, since each segment adds at most one partial tile), grid.y the column tiles. A
 //     CTA finds its segment by binary search of the tile offsets, so a tile never mixes groups.
