@@ -11,9 +11,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/device_utils.h"
@@ -229,6 +231,30 @@ TEST(Tgmm, OneGroupHoldsEveryRowAndClampedSizes) {
   c.sizes = {10, 20};  // columns 30.. belong to no group
   c.col_major = true;
   check_tgmm(c, 9);
+}
+
+TEST(Tgmm, PersistentAndNonPersistentGridsAgreeBitForBit) {
+  TGEMM_REQUIRE_GPU();
+  TgmmCase c;
+  c.m = 1000;
+  c.k = 200;
+  c.n = 136;
+  c.out = DType::kFloat32;
+  c.bias_grad = true;
+  c.sizes = test::random_group_sizes(40, c.m, 13);
+  TgmmData a = make_tgmm(c, 13);
+  c.persistent = false;
+  TgmmData b = make_tgmm(c, 13);  // the same inputs (same seed)
+  run_tgmm(a, nullptr);
+  run_tgmm(b, nullptr);
+  device_synchronize();
+  for (const auto& [x, y] : {std::pair<const Buffer*, const Buffer*>{&a.out, &b.out}, {&a.bias_grad, &b.bias_grad}}) {
+    const std::vector<float> hx = x->host(), hy = y->host();
+    ASSERT_EQ(hx.size(), hy.size());
+    std::int64_t differ = 0;
+    for (std::size_t i = 0; i < hx.size(); ++i) differ += std::memcmp(&hx[i], &hy[i], sizeof(float)) != 0;
+    EXPECT_EQ(differ, 0);
+  }
 }
 
 TEST(Tgmm, EmptyDimensions) {

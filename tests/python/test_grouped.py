@@ -88,6 +88,13 @@ def test_tgmm_accumulate_bias_grad_fp32(fn):
         fn(lhs, rhs, gs, accumulate=True)
 
 
+def test_tgmm_grids_agree_bit_for_bit():
+    lhs, rhs, gs = make_tgmm(700, 130, 72, torch.randint(0, 40, (30,)).tolist(), col_major=True, seed=6)
+    assert torch.equal(
+        tgemm.ptgmm(lhs, rhs, gs, out_dtype=torch.float32), tgemm.nptgmm(lhs, rhs, gs, out_dtype=torch.float32)
+    )
+
+
 def test_tgmm_many_groups():
     sizes = torch.randint(0, 5, (256,)).tolist()
     lhs, rhs, gs = make_tgmm(sum(sizes) + 3, 64, 64, sizes, seed=2)
