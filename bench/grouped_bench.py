@@ -170,8 +170,11 @@ def run_ptgmm_suite(args, device_props) -> tuple[list[dict], dict]:
     return _done(rows, tbps, args)
 
 
-def _topk(g: int) -> int:
-    return 2 if g <= 8 else 8
+def _topk(g: int, slots: int) -> int:
+    """Mixtral's top-2 for 8 experts or fewer, DeepSeek-V3's and Qwen3's top-8 above; 1 where that
+    does not divide the slots."""
+    k = 2 if g <= 8 else 8
+    return k if slots % k == 0 else 1
 
 
 def _routed_ids(sizes: list[int], topk: int, seed: int):
@@ -192,10 +195,8 @@ def run_grouped_gemm_suite(args, device_props) -> tuple[list[dict], dict]:
     rows = []
     for seed, s, routing, sizes in _problems(args):
         g, n, k, slots = s["G"], s["N"], s["K"], s["G"] * s["tpe"]
-        topk = _topk(g)
+        topk = _topk(g, slots)
         t = slots // topk
-        sizes = sizes[:]  # T * topk slots: the tail of a routing that topk does not divide goes to expert 0
-        sizes[0] += t * topk - slots
         gen = torch.Generator(device="cuda").manual_seed(seed)
         x = torch.randn(t, k, device="cuda", generator=gen).to(torch.bfloat16)
         w = (torch.randn(g, n, k, device="cuda", generator=gen) / k**0.5).to(torch.bfloat16)
