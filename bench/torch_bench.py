@@ -29,11 +29,13 @@ rotated inputs, medians), with both ratios per problem and their geomeans in the
     python3 bench/torch_bench.py --a8w8 fp8_rowwise [--bias]
     python3 bench/torch_bench.py --quant --no-overhead
     python3 bench/torch_bench.py --gmm --no-overhead
+    python3 bench/torch_bench.py --ptgmm --no-overhead    # also --grouped-gemm, --masked
 
 --gmm times tgemm.gmm (bf16, rhs [G, N, K]) against torch._grouped_mm (a loop of torch.mm per group
 where this torch lacks it) on bench/shapes/moe_shapes.csv, each problem with a uniform and a seeded
 skewed routing, both as CUDA graphs in interleaved rounds; the output is checked per group against
-fp32 (bench/results/torch_gmm-<card>.json).
+fp32 (bench/results/torch_gmm-<card>.json). --ptgmm, --grouped-gemm and --masked time the other
+grouped ops the same way (bench/grouped_bench.py says against what).
 
 --a8w8 RECIPE times tgemm.gemm_a8w8 (bf16 output) against PyTorch's own 8-bit GEMM with the same
 operands and scales, the same way: fp8_tensor and fp8_rowwise against torch._scaled_mm
@@ -568,6 +570,22 @@ def moe_routing(g: int, tokens_per_expert: int, skewed: bool, seed: int) -> list
     return sizes.tolist()
 
 
+def read_moe_suite(args) -> list[dict]:
+    """The MoE suite's problems (name, G, tokens per expert, N, K), those --filter names only."""
+    with open(args.suite, newline="") as f:
+        suite = [
+            {
+                "name": r["name"],
+                "G": int(r["G"]),
+                "tpe": int(r["tokens_per_expert"]),
+                "N": int(r["N"]),
+                "K": int(r["K"]),
+            }
+            for r in csv.DictReader(f)
+        ]
+    return [s for s in suite if not args.filter or args.filter in s["name"]]
+
+
 def gmm_baseline():
     """PyTorch's grouped GEMM: (name, fn(lhs, w, sizes_host, offs) -> [M, N]) with w [G, N, K];
     torch._grouped_mm where this torch has it, else a loop of torch.mm per group (host sizes)."""
@@ -607,19 +625,7 @@ def run_gmm_suite(args, device_props) -> tuple[list[dict], dict]:
     import tgemm
 
     base_name, baseline = gmm_baseline()
-    with open(args.suite, newline="") as f:
-        suite = [
-            {
-                "name": r["name"],
-                "G": int(r["G"]),
-                "tpe": int(r["tokens_per_expert"]),
-                "N": int(r["N"]),
-                "K": int(r["K"]),
-            }
-            for r in csv.DictReader(f)
-        ]
-    if args.filter:
-        suite = [s for s in suite if args.filter in s["name"]]
+    suite = read_moe_suite(args)
     tbps = copy_tbps()
     print(f"device {device_props.name}, copy {tbps:.2f} TB/s, torch {torch.__version__}, baseline {base_name}")
     rows = []
@@ -1040,6 +1046,12 @@ def parse_args(argv=None) -> argparse.Namespace:
         action="store_true",
         help="time tgemm.gmm against torch._grouped_mm (or a torch.mm loop) on --suite (default moe_shapes.csv)",
     )
+    for flag, what in (
+        ("--ptgmm", "tgemm.ptgmm/nptgmm against a torch.mm loop per group (and torch._grouped_mm)"),
+        ("--grouped-gemm", "tgemm.grouped_gemm against torch's sort + gather + grouped GEMM + scatter"),
+        ("--masked", "tgemm.m_grouped_gemm_masked against torch.bmm"),
+    ):
+        parser.add_argument(flag, action="store_true", help=f"time {what} on --suite (default moe_shapes.csv)")
     parser.add_argument(
         "--quant",
         action="store_true",
@@ -1062,7 +1074,15 @@ def parse_args(argv=None) -> argparse.Namespace:
         parser.error(
             "--gmm times bf16 grouped GEMMs on its own: drop --gelu, --quant, --a8w8, --overhead-only, --out-dtype"
         )
-    if args.gmm and args.suite == DEFAULT_SUITE:
+    grouped = [name for name in ("ptgmm", "grouped_gemm", "masked") if getattr(args, name)]
+    if grouped and (
+        len(grouped) > 1 or args.gmm or args.gelu or args.overhead_only or args.out_dtype or args.quant or args.a8w8
+    ):
+        parser.error(
+            "--ptgmm, --grouped-gemm and --masked time one bf16 grouped op each, on their own: drop the other modes"
+        )
+    args.grouped = grouped[0] if grouped else None
+    if (args.gmm or args.grouped) and args.suite == DEFAULT_SUITE:
         args.suite = os.path.join(REPO, "bench", "shapes", "moe_shapes.csv")
     if args.m_grid and args.m is not None:
         parser.error("--m and --m-grid exclude each other")
@@ -1118,6 +1138,18 @@ def main(argv=None) -> int:
             f"{summary['geomean_vs_split']:.3f}x over gemm_a16w16 + F.gelu (min {summary['min_vs_split']:.3f}x, "
             f"max {summary['max_vs_split']:.3f}x), {summary['check_failures']} failed the correctness check"
         )
+    elif args.grouped:
+        import grouped_bench
+
+        rows, extra, grouped_stem = grouped_bench.run(args.grouped, args, props)
+        summary = extra.pop("summary")
+        doc.update(extra)
+        print(
+            f"\n{summary['problems']} problems: {args.grouped} geomean {summary['geomean_speedup']:.3f}x over "
+            f"{rows[0]['baseline'] if rows else 'the baseline'} (min {summary['min_speedup']:.3f}x, "
+            f"max {summary['max_speedup']:.3f}x), {summary['below_0_98']} below 0.98x, "
+            f"{summary['check_failures']} failed the correctness check"
+        )
     elif args.gmm:
         rows, extra = run_gmm_suite(args, props)
         summary = extra.pop("summary")
@@ -1169,6 +1201,8 @@ def main(argv=None) -> int:
             stem = f"torch_a8w8_{args.a8w8}"
         if args.gmm:
             stem = "torch_gmm"
+        if args.grouped:
+            stem = grouped_stem
         if args.m_grid and not args.overhead_only:
             stem += "-m-grid"  # its own file: the grid must not overwrite the figures at the usual M values
         path = args.json or os.path.join(REPO, "bench", "results", f"{stem}-{device_slug(props.name) or 'gpu'}.json")
@@ -1177,7 +1211,8 @@ def main(argv=None) -> int:
             json.dump(doc, f, indent=2)
             f.write("\n")
         print(f"wrote {path}")
-        if rows and not args.quant and not args.gmm:  # a heat map of speedups over (layer, M): gmm rows have no M axis
+        # A heat map of speedups over (layer, M): the grouped rows have no M axis.
+        if rows and not args.quant and not args.gmm and not args.grouped:
             png = args.png or os.path.splitext(path)[0] + ".png"
             plot(rows, summary, props.name, png, baseline=rows[0]["baseline"])
             print(f"wrote {png}")

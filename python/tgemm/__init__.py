@@ -59,6 +59,12 @@ from .config import (  # noqa: E402
     shipped_config_dir,
     table_files,
 )
+from .grouped_ops import (  # noqa: E402
+    grouped_gemm,
+    m_grouped_gemm_masked,
+    nptgmm,
+    ptgmm,
+)
 from .ops import (  # noqa: E402
     describe,
     describe_a8w8,
@@ -115,12 +121,16 @@ __all__ = [
     "gemm_relu",
     "gemm_relu_out",
     "gmm",
+    "grouped_gemm",
     "int8_gemm",
     "linear",
     "linear_route",
+    "m_grouped_gemm_masked",
     "mm",
+    "nptgmm",
     "patch_linear",
     "profile",
+    "ptgmm",
     "quant_fp8_per_block_1x128",
     "quant_fp8_per_block_128x128",
     "quant_fp8_per_tensor",

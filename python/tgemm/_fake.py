@@ -488,3 +488,7 @@ def quant_fp8_per_block_128x128_fake(w):
     _check_quant_input("quant_fp8_per_block_128x128", w, name="w", weight=True)
     scale = w.new_empty((_blocks(w.shape[0]), _blocks(w.shape[1])), dtype=torch.float32)
     return w.new_empty(w.shape, dtype=torch.float8_e4m3fn), scale
+
+
+# The grouped ops beyond gmm register their fake kernels in a module of their own.
+from . import _fake_grouped  # noqa: E402,F401

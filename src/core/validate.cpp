@@ -65,12 +65,6 @@ std::int64_t collapsed_row_stride(const TensorView& t, const char* name, std::st
   return ld;
 }
 
-namespace {
-
-// Largest size of one GEMM dimension we accept: kernels index rows and columns with int32 and
-// cuBLASLt takes them as such in its grid computations.
-constexpr std::int64_t kMaxDim = std::numeric_limits<std::int32_t>::max();
-
 void check_extent(const TensorView& t, const char* name, std::string_view op) {
   std::int64_t bytes = 0;
   TGEMM_CHECK(extent_bytes(t, bytes), op, name, " spans more than 2^62 bytes (sizes ", shape_str(t), ", strides ",
@@ -96,6 +90,12 @@ void check_element_alignment(const TensorView& t, const char* name, std::string_
   TGEMM_CHECK(reinterpret_cast<std::uintptr_t>(t.data) % es == 0, op, name,
               ".data must be aligned to its element size (", es, " bytes), got address ", t.data);
 }
+
+namespace {
+
+// Largest size of one GEMM dimension we accept: kernels index rows and columns with int32 and
+// cuBLASLt takes them as such in its grid computations.
+constexpr std::int64_t kMaxDim = std::numeric_limits<std::int32_t>::max();
 
 // Returns the row stride, row_len where there is no row step to take (m <= 1 or every leading dim
 // of size 1).
@@ -442,6 +442,8 @@ void check_gmm_dtypes(const TensorView& lhs, const TensorView& rhs, const Tensor
   }
 }
 
+}  // namespace
+
 // A row-major matrix view [rows, cols]: unit column stride and rows that do not overlap; size-1
 // dimensions may carry any stride (torch gives them arbitrary ones).
 std::int64_t check_rows(const TensorView& t, int row_dim, const char* name, std::string_view op) {
@@ -452,8 +454,6 @@ std::int64_t check_rows(const TensorView& t, int row_dim, const char* name, std:
               row_dim + 1, ") (", cols, ") so rows do not overlap, got strides ", strides_str(t));
   return rows <= 1 ? std::max<std::int64_t>(cols, 1) : t.stride(row_dim);
 }
-
-}  // namespace
 
 GmmCall validate_gmm(const TensorView& lhs, const TensorView& rhs, const TensorView& group_sizes, const TensorView& out,
                      bool transpose_rhs, const TensorView* bias, std::string_view op) {

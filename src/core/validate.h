@@ -24,6 +24,16 @@ bool extent_bytes(const TensorView& t, std::int64_t& bytes);
 // may carry any stride), -1 where no leading dim has more than one element; a tgemm::Error naming
 // op, argument and strides where they do not collapse.
 std::int64_t collapsed_row_stride(const TensorView& t, const char* name, std::string_view op);
+// tgemm::Error naming op and argument where t spans more than 2^62 bytes, where its data is not
+// aligned to its element size; overlap(): empty when the byte ranges of a and b are disjoint, else
+// a description of both.
+void check_extent(const TensorView& t, const char* name, std::string_view op);
+void check_element_alignment(const TensorView& t, const char* name, std::string_view op);
+std::string overlap(const TensorView& a, const char* an, const TensorView& b, const char* bn);
+// A row-major matrix in dims (row_dim, row_dim + 1) of t: unit column stride and rows that do not
+// overlap (size-1 dimensions may carry any stride); returns the row stride (the row length where
+// there is at most one row).
+std::int64_t check_rows(const TensorView& t, int row_dim, const char* name, std::string_view op);
 
 struct GemmCall {
   GemmProblem problem;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "core/problem.h"
 #include "runtime/device_utils.h"
@@ -71,5 +72,31 @@ std::string run_and_compare(A16W16Data& d, const std::function<void()>& run);
 // The same for arbitrary views (offset pointers, odd strides, rank > 2).
 std::string run_and_compare_views(const TensorView& x, const TensorView& w, const TensorView& out,
                                   const GemmOptions& options, const std::function<void()>& run);
+
+// G group sizes summing to `total`, about a third of them 0 (seeded).
+std::vector<std::int32_t> random_group_sizes(int g, std::int64_t total, std::uint64_t seed);
+
+// A CUDA graph of run(stream) on a stream of its own: run once eagerly (the first call sizes the
+// stream's workspace), then captured. replay() launches it and waits; the caller changes the
+// device data on stream() in between. Capture failures are reported as test failures (ok()).
+class GraphReplay {
+ public:
+  explicit GraphReplay(const std::function<void(Stream)>& run);
+  ~GraphReplay();
+  GraphReplay(const GraphReplay&) = delete;
+  GraphReplay& operator=(const GraphReplay&) = delete;
+  bool ok() const { return ok_; }
+  Stream stream() const { return stream_; }
+  void replay();
+
+ private:
+  Stream stream_ = nullptr;
+  void* graph_ = nullptr;
+  void* exec_ = nullptr;
+  bool ok_ = false;
+};
+
+// Host copy of a device buffer of `count` elements of dtype (bf16, fp16 or fp32), as floats.
+std::vector<float> to_host_floats(const void* data, DType dtype, std::int64_t count);
 
 }  // namespace tgemm::test
