@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 
@@ -44,6 +45,17 @@ int cuda_current_device() {
   int device = 0;
   TGEMM_CUDA_CHECK(cudaGetDevice(&device), "tgemm");
   return device;
+}
+
+void cuda_bind_current_context() {
+  thread_local std::uint64_t bound = 0;  // bit d: device d's context made current on this thread
+  const int device = cuda_current_device();
+  const std::uint64_t bit = device < 64 ? std::uint64_t{1} << device : 0;
+  if (bound & bit) return;
+  // cudaSetDevice initializes the device's primary context and makes it current (CUDA 12+), even
+  // where the device is already the current one.
+  TGEMM_CUDA_CHECK(cudaSetDevice(device), "tgemm");
+  bound |= bit;
 }
 
 const DeviceInfo& cuda_device_info(int ordinal) {
