@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""One results file from several `tgemm bench --json` runs of one suite on one card.
+"""One results file from several `tgemm bench --json` (or `bench/torch_bench.py`) runs of one suite on one card.
 
     python3 bench/merge_results.py -o bench/results/llm_shapes-m-grid-h100.json part1.json part2.json ...
 
@@ -8,7 +8,8 @@ once (one process per GPU, each with its own --filter). The parts must agree on 
 figures comparable (device, SM count, suite, operand data, M grid, re-measure threshold, commit,
 tables); a problem in two parts is refused. The rows are concatenated in the order given and the
 summary is recomputed as `tgemm bench` computes it (geomean of the speedups, the minimum, how many
-read below 0.98x, check failures, re-measured problems). `command` lists each part's. Standard
+read below 0.98x, check failures, re-measured problems; torch_bench's maximum too; per-run figures
+such as its host overhead are dropped). `command` lists each part's. Standard
 library only; no GPU.
 """
 
@@ -18,23 +19,26 @@ import math
 import sys
 
 # Fields every part must share: the merged file states each once.
-SHARED = ("device", "sm_count", "suite", "data", "m_grid_max", "remeasure_below", "commit", "tables")
+SHARED = ("device", "sm_count", "suite", "data", "m_grid_max", "remeasure_below", "commit", "tables", "torch")
 # What names a problem in a row.
 PROBLEM = ("model", "layer", "M", "N", "K", "dtype", "outdtype", "bias", "epilogue", "family")
 
 
-def summary(rows):
-    """The `summary` object of `tgemm bench` over `rows`."""
+def summary(rows, with_max=False):
+    """The `summary` object of `tgemm bench` over `rows` (torch_bench's adds the maximum)."""
     speedups = [r["speedup"] for r in rows]
     count = len(speedups)
-    return {
+    out = {
         "problems": count,
         "geomean_speedup": math.exp(sum(math.log(s) for s in speedups) / count) if count else 0.0,
         "min_speedup": min(speedups) if count else 0.0,
         "below_0_98": sum(1 for s in speedups if s < 0.98),
-        "check_failures": sum(1 for r in rows if str(r.get("check", "-")).endswith(" bad")),
+        "check_failures": sum(1 for r in rows if r.get("check", "-") not in ("ok", "-")),
         "remeasured": sum(1 for r in rows if r.get("remeasured")),
     }
+    if with_max:
+        out["max_speedup"] = max(speedups) if count else 0.0
+    return out
 
 
 def merge(docs, names):
@@ -62,7 +66,7 @@ def merge(docs, names):
     merged["date"] = max(doc.get("date", "") for doc in docs)
     merged["parts"] = len(docs)
     merged["rows"] = rows
-    merged["summary"] = summary(rows)
+    merged["summary"] = summary(rows, with_max="max_speedup" in first["summary"])
     return merged
 
 

@@ -96,6 +96,15 @@ class MergeResults(ScriptCase):
         self.assertEqual(merge_results.main([*paths, "-o", os.path.join(self.dir.name, "m.json")]), 2)
         return str(e.exception)
 
+    def test_torch_bench_parts_keep_the_maximum(self):
+        a = part([row("llama", 1, 1.2)], summary={"max_speedup": 1.2, "host_overhead": {"us": 3}}, torch="2.11")
+        b = part([row("dsv3", 1, 0.9, check="max abs err 3.1")], summary={"max_speedup": 0.9}, torch="2.11")
+        doc, _ = self.merged(a, b)
+        self.assertAlmostEqual(doc["summary"]["max_speedup"], 1.2)
+        self.assertEqual(doc["summary"]["check_failures"], 1)
+        self.assertNotIn("host_overhead", doc["summary"])
+        self.assertIn("torch", self.refused(a, part([row("qwen", 1, 1.0)], summary={"max_speedup": 1.0}, torch="2.10")))
+
     def test_parts_of_another_card_commit_or_grid_are_refused(self):
         a = part([row("llama", 1, 1.2)])
         for key, value in (
