@@ -51,8 +51,9 @@ DispatchInfo describe_gemm_a8w8(const TensorView& x, const TensorView& w, const 
 // scale makes every output its block touches NaN or inf, 0 * inf giving NaN).
 // bias: optional [N], out's dtype or fp32, added in fp32 after scaling. out: [..., N] bf16, fp16 or
 // fp32, rows contiguous. Empty problems launch nothing; K = 0 writes the bias (or zeros).
-// cuBLASLt runs it where its block-scaled FP8 kernels apply (sm_90, M and N multiples of 4); the
-// reference kernel runs every other shape. Throws tgemm::Error for bad input, before any launch.
+// cuBLASLt runs it where its block-scaled FP8 kernels apply (sm_90, cuBLAS 12.9+, N a multiple of
+// 4; M is padded to a multiple of 4 in the workspace); the reference kernel runs every other shape
+// (slow, with a warning). Throws tgemm::Error for bad input, before anything is launched.
 void gemm_a8w8_blockscale(const TensorView& x, const TensorView& w, const TensorView& x_scale,
                           const TensorView& w_scale, const TensorView& out, const TensorView* bias = nullptr,
                           Stream stream = nullptr);

@@ -280,9 +280,6 @@ void LtA8W8Solution::run(const GemmProblem& p, const GemmArgs& args, const Works
                      kWhere);
 }
 
-}  // namespace tgemm
-
-namespace tgemm {
 namespace {
 
 constexpr const char* kBlockWhere = "gemm_a8w8_blockscale";
