@@ -27,6 +27,7 @@ rotated inputs, medians), with both ratios per problem and their geomeans in the
     python3 bench/torch_bench.py --overhead-only
     python3 bench/torch_bench.py --gelu [--approximate tanh] [--bias]
     python3 bench/torch_bench.py --a8w8 fp8_rowwise [--bias]
+    python3 bench/torch_bench.py --blockscale mn_major [--bias]
     python3 bench/torch_bench.py --quant --no-overhead
     python3 bench/torch_bench.py --gmm --no-overhead
     python3 bench/torch_bench.py --ptgmm --no-overhead    # also --grouped-gemm, --masked
@@ -42,6 +43,12 @@ operands and scales, the same way: fp8_tensor and fp8_rowwise against torch._sca
 (per-tensor scales; per-token [M, 1] x per-channel [1, N] scales), int8_rowwise against
 torch._int_mm followed by the scaling pass in PyTorch (torch._int_mm needs M > 16: smaller M are
 skipped) (bench/results/torch_a8w8_<recipe>-<card>.json).
+
+--blockscale LAYOUT times tgemm.gemm_a8w8_blockscale (bf16 output; operands and 1x128 / 128x128
+scales from tgemm's block quantizers, x_scale row_major or mn_major) against tgemm.gemm_a8w8 with
+per-tensor scales on the same FP8 operands (PyTorch's _scaled_mm takes no block scales), on the
+suite and on DeepGEMM's M = 4096 / 128 / 64, N = 7168, K = 16384, whose TFLOP/s the summary lists
+beside DeepGEMM's published H800 figures (bench/results/torch_a8w8_blockscale_<layout>-<card>.json).
 
 --quant times the quantization ops (tgemm.quant_*: per tensor, per token FP8 and INT8, 1x128 in
 both scale layouts, 128x128) on [M, K] inputs of K = 4096 and 7168, M = 1 ... 16384: microseconds
@@ -464,94 +471,181 @@ def check_a8w8(y, x, w, xs, ws, b) -> int:
     return int(bad.sum().item())
 
 
-def run_a8w8_suite(args, device_props) -> tuple[list[dict], dict]:
-    """tgemm.gemm_a8w8 against PyTorch's path (a8w8_baseline) on every suite problem, bf16 out."""
+# DeepGEMM's published H800 FP8 block-scaled figures (README, N = 7168, K = 16384): M -> TFLOP/s.
+DEEPGEMM_H800_TFLOPS = {4096: 1426.0, 128: 645.0, 64: 336.0}
+DEEPGEMM_SHAPE = {"model": "deepgemm", "layer": "n7168_k16384", "N": 7168, "K": 16384}
+
+
+def a8w8_spec(args):
+    """--a8w8: tgemm.gemm_a8w8 against PyTorch's path (a8w8_baseline); sets (x, w, xs, ws, b)."""
     import tgemm
 
     recipe = args.a8w8
     dtype = torch.int8 if recipe.startswith("int8") else torch.float8_e4m3fn
     per_row = recipe.endswith("rowwise")
-    baseline_name = "torch._int_mm+scale" if dtype == torch.int8 else "torch._scaled_mm"
-    baseline = a8w8_baseline(recipe)
+
+    def make_set(g, m, n, k):
+        x, xs = quantize_rows(torch.randn(m, k, device="cuda", generator=g), dtype, per_row)
+        w, ws = quantize_rows(torch.randn(n, k, device="cuda", generator=g), dtype, per_row)
+        b = torch.randn(n, device="cuda", generator=g).to(torch.bfloat16) if args.bias else None
+        return x, w, xs, ws, b
+
+    return {
+        "family": "a8w8",
+        "scales": recipe,
+        "dtype": dtype,
+        "baseline_name": "torch._int_mm+scale" if dtype == torch.int8 else "torch._scaled_mm",
+        "baseline": a8w8_baseline(recipe),
+        "tgemm": lambda x, w, xs, ws, b: tgemm.gemm_a8w8(x, w, xs, ws, b),
+        "describe": lambda x, w, xs, ws, b: tgemm.describe_a8w8(x, w, xs, ws, b),
+        "check": lambda y, x, w, xs, ws, b: check_a8w8(y, x, w, xs, ws, b),
+        "make_set": make_set,
+        "skip": (lambda m: "torch._int_mm needs M > 16" if m <= 16 else None) if dtype == torch.int8 else None,
+        "problems": [(m, s) for m in m_values(args) for s in suite_of(args)],
+    }
+
+
+def check_blockscale(y, x, w, xs, ws, b) -> int:
+    """Elements of y outside tolerance of the block-dequantized fp32 reference."""
+    k, n = x.shape[1], w.shape[0]
+    xd = x.float() * xs.float().repeat_interleave(128, dim=1)[:, :k]
+    wd = w.float() * ws.float().repeat_interleave(128, dim=0).repeat_interleave(128, dim=1)[:n, :k]
+    ref = xd @ wd.t()
+    if b is not None:
+        ref = ref + b.float()
+    bad = (y.float() - ref).abs() > 2e-2 + 2e-2 * ref.abs()
+    bad |= ~torch.isfinite(y.float())
+    return int(bad.sum().item())
+
+
+def blockscale_spec(args):
+    """--blockscale LAYOUT: tgemm.gemm_a8w8_blockscale against tgemm's own per-tensor FP8 GEMM
+    (tgemm.gemm_a8w8 with scalar scales) on the same FP8 operands (torch._scaled_mm takes no
+    1x128 / 128x128 scales, and cuBLASLt's block-scaled default is what `tgemm bench --family
+    a8w8_blockscale` compares with); sets (x, w, xs, ws, b, x_tensor_scale, w_tensor_scale). The
+    suite at --m, then DeepGEMM's three problems (M = 4096, 128, 64; N = 7168, K = 16384)."""
+    import tgemm
+
+    mn_major = args.blockscale == "mn_major"
+
+    def make_set(g, m, n, k):
+        x, xs = tgemm.quant_fp8_per_block_1x128(torch.randn(m, k, device="cuda", generator=g).bfloat16(), mn_major)
+        w, ws = tgemm.quant_fp8_per_block_128x128(torch.randn(n, k, device="cuda", generator=g).bfloat16())
+        b = torch.randn(n, device="cuda", generator=g).to(torch.bfloat16) if args.bias else None
+        one = torch.ones(1, device="cuda")
+        return x, w, xs, ws, b, xs.amax().reshape(1) * one, ws.amax().reshape(1) * one
+
+    problems = [(m, s) for m in m_values(args) for s in suite_of(args)]
+    problems += [(m, DEEPGEMM_SHAPE) for m in DEEPGEMM_H800_TFLOPS]
+    return {
+        "family": "a8w8_blockscale",
+        "scales": f"block ({args.blockscale} x_scale)",
+        "dtype": torch.float8_e4m3fn,
+        "baseline_name": "tgemm.gemm_a8w8 per-tensor",
+        "baseline": lambda x, w, xs, ws, b, xt, wt: tgemm.gemm_a8w8(x, w, xt, wt, b),
+        "tgemm": lambda x, w, xs, ws, b, xt, wt: tgemm.gemm_a8w8_blockscale(x, w, xs, ws, b),
+        "describe": lambda x, w, xs, ws, b, xt, wt: tgemm.describe_a8w8_blockscale(x, w, xs, ws, b),
+        "check": lambda y, x, w, xs, ws, b, xt, wt: check_blockscale(y, x, w, xs, ws, b),
+        "make_set": make_set,
+        "skip": None,
+        "problems": problems,
+    }
+
+
+def suite_of(args) -> list[dict]:
     suite = read_suite(args.suite)
-    if args.filter:
-        suite = [s for s in suite if args.filter in f"{s['model']}/{s['layer']}"]
+    return [s for s in suite if args.filter in f"{s['model']}/{s['layer']}"] if args.filter else suite
+
+
+def run_8bit_suite(args, device_props, spec) -> tuple[list[dict], dict]:
+    """spec's tgemm op against spec's baseline on each of spec's problems, bf16 out: operand sets
+    rotated past L2, CUDA graphs in interleaved rounds, the paired median ratio."""
     l2 = device_props.L2_cache_size
     free, _ = torch.cuda.mem_get_info()
     budget = min(free // 4, 24 << 30)
     tbps = copy_tbps()
     print(
-        f"device {device_props.name}, copy {tbps:.2f} TB/s, torch {torch.__version__}, {recipe}, "
-        f"baseline {baseline_name}"
+        f"device {device_props.name}, copy {tbps:.2f} TB/s, torch {torch.__version__}, {spec['family']} "
+        f"{spec['scales']}, baseline {spec['baseline_name']}"
     )
     rows = []
     seed = 1
-    for m in m_values(args):
-        if dtype == torch.int8 and m <= 16:
-            print(f"M={m}: skipped, torch._int_mm needs M > 16")
+    for m, s in spec["problems"]:
+        why = spec["skip"](m) if spec["skip"] else None
+        if why:
+            print(f"M={m} {s['model']}/{s['layer']}: skipped, {why}")
             continue
-        for s in suite:
-            n, k = s["N"], s["K"]
-            g = torch.Generator(device="cuda").manual_seed(seed)
-            seed += 1
-            set_bytes = m * k + n * k + 4 * (m + n) + (2 * n if args.bias else 0)
-            count = max(1, min(max(2, math.ceil(3 * l2 / set_bytes)), budget // set_bytes, 256))
-            sets = []
-            for _ in range(count):
-                x, xs = quantize_rows(torch.randn(m, k, device="cuda", generator=g), dtype, per_row)
-                w, ws = quantize_rows(torch.randn(n, k, device="cuda", generator=g), dtype, per_row)
-                b = torch.randn(n, device="cuda", generator=g).to(torch.bfloat16) if args.bias else None
-                sets.append((x, w, xs, ws, b))
-            x0, w0, xs0, ws0, b0 = sets[0]
-            try:
-                baseline(x0, w0, xs0, ws0, b0)
-            except RuntimeError as e:
-                print(f"{s['model']:<15} {s['layer']:<8} {m:>5} {n:>6} {k:>6} | {baseline_name} refused it: {e}")
-                continue
-            launches, rounds = plan_slots(estimate_us(m, n, k, 1), args.rounds or 10)
-            launches = max(args.launches or launches, len(sets))
-            rounds = args.rounds or rounds
-            base = rotated(sets, baseline)
-            tg = rotated(sets, lambda x, w, xs, ws, b: tgemm.gemm_a8w8(x, w, xs, ws, b))
-            info = tgemm.describe_a8w8(x0, w0, xs0, ws0, b0)
-            status = "-"
-            if not args.no_check:
-                bad = check_a8w8(tgemm.gemm_a8w8(x0, w0, xs0, ws0, b0), x0, w0, xs0, ws0, b0)
-                status = "ok" if bad == 0 else f"{bad} bad"
-            measure = functools.partial(time_linear_pair, [base, tg], launches, args.replays, rounds)
-            reading, first = counted_reading(measure, args.remeasure_below)
-            t_us = reading["tgemm_us"]
-            bytes_moved = m * k + n * k + 2 * m * n
-            row = {
-                "family": "a8w8",
-                "model": s["model"],
-                "layer": s["layer"],
-                "M": m,
-                "N": n,
-                "K": k,
-                "dtype": str(dtype),
-                "scales": recipe,
-                "bias": bool(args.bias),
-                "baseline": baseline_name,
-                **reading,
-                "remeasured": first is not None,
-                "solution": info["kernelName"],
-                "level": info["level"],
-                "check": status,
-                "tbps": bytes_moved / (t_us * 1e-6) / 1e12,
-                "tflops": 2.0 * m * n * k / (t_us * 1e-6) / 1e12,
-                "floor_us": bytes_moved / (tbps * 1e12) * 1e6,
-            }
-            rows.append(row)
-            print(
-                f"{s['model']:<15} {s['layer']:<8} {m:>5} {n:>6} {k:>6} | {reading['baseline_us']:>9.2f} "
-                f"{t_us:>9.2f} {row['speedup']:>7.3f}x | {row['floor_us']:>8.2f} {row['tflops']:>8.1f} | "
-                f"{info['kernelName']} ({info['level']}) {status}",
-                flush=True,
-            )
-            del sets, base, tg
+        n, k = s["N"], s["K"]
+        g = torch.Generator(device="cuda").manual_seed(seed)
+        seed += 1
+        set_bytes = m * k + n * k + 4 * (m + n) + (2 * n if args.bias else 0)
+        count = max(1, min(max(2, math.ceil(3 * l2 / set_bytes)), budget // set_bytes, 256))
+        sets = [spec["make_set"](g, m, n, k) for _ in range(count)]
+        try:
+            spec["baseline"](*sets[0])
+        except RuntimeError as e:
+            print(f"{s['model']:<15} {s['layer']:<8} {m:>5} {n:>6} {k:>6} | {spec['baseline_name']} refused it: {e}")
+            continue
+        launches, rounds = plan_slots(estimate_us(m, n, k, 1), args.rounds or 10)
+        launches = max(args.launches or launches, len(sets))
+        rounds = args.rounds or rounds
+        base = rotated(sets, spec["baseline"])
+        tg = rotated(sets, spec["tgemm"])
+        info = spec["describe"](*sets[0])
+        status = "-"
+        if not args.no_check:
+            bad = spec["check"](spec["tgemm"](*sets[0]), *sets[0])
+            status = "ok" if bad == 0 else f"{bad} bad"
+        measure = functools.partial(time_linear_pair, [base, tg], launches, args.replays, rounds)
+        reading, first = counted_reading(measure, args.remeasure_below)
+        t_us = reading["tgemm_us"]
+        bytes_moved = m * k + n * k + 2 * m * n
+        row = {
+            "family": spec["family"],
+            "model": s["model"],
+            "layer": s["layer"],
+            "M": m,
+            "N": n,
+            "K": k,
+            "dtype": str(spec["dtype"]),
+            "scales": spec["scales"],
+            "bias": bool(args.bias),
+            "baseline": spec["baseline_name"],
+            **reading,
+            "remeasured": first is not None,
+            "solution": info["kernelName"],
+            "level": info["level"],
+            "check": status,
+            "tbps": bytes_moved / (t_us * 1e-6) / 1e12,
+            "tflops": 2.0 * m * n * k / (t_us * 1e-6) / 1e12,
+            "baseline_tflops": 2.0 * m * n * k / (reading["baseline_us"] * 1e-6) / 1e12,
+            "floor_us": bytes_moved / (tbps * 1e12) * 1e6,
+        }
+        rows.append(row)
+        print(
+            f"{s['model']:<15} {s['layer']:<8} {m:>5} {n:>6} {k:>6} | {reading['baseline_us']:>9.2f} "
+            f"{t_us:>9.2f} {row['speedup']:>7.3f}x | {row['floor_us']:>8.2f} {row['tflops']:>8.1f} | "
+            f"{info['kernelName']} ({info['level']}) {status}",
+            flush=True,
+        )
+        del sets, base, tg
     torch.cuda.empty_cache()
     summary = speedup_summary(rows)
+    if spec["family"] == "a8w8_blockscale":
+        large = [r["speedup"] for r in rows if r["M"] >= 2048]
+        summary["min_speedup_m_ge_2048"] = min(large) if large else 0.0
+        summary["deepgemm"] = [
+            {
+                "M": r["M"],
+                "N": r["N"],
+                "K": r["K"],
+                "tflops": r["tflops"],
+                "per_tensor_tflops": r["baseline_tflops"],
+                "deepgemm_h800_tflops": DEEPGEMM_H800_TFLOPS[r["M"]],
+            }
+            for r in rows
+            if r["model"] == DEEPGEMM_SHAPE["model"]
+        ]
     return rows, {"summary": summary, "copy_tbps": tbps, "suite": os.path.relpath(args.suite, REPO)}
 
 
@@ -1042,6 +1136,11 @@ def parse_args(argv=None) -> argparse.Namespace:
         help="time tgemm.gemm_a8w8 against torch._scaled_mm / torch._int_mm + scaling with this recipe instead",
     )
     parser.add_argument(
+        "--blockscale",
+        choices=("row_major", "mn_major"),
+        help="time tgemm.gemm_a8w8_blockscale (x_scale in this layout) against tgemm's per-tensor FP8 GEMM instead",
+    )
+    parser.add_argument(
         "--gmm",
         action="store_true",
         help="time tgemm.gmm against torch._grouped_mm (or a torch.mm loop) on --suite (default moe_shapes.csv)",
@@ -1070,6 +1169,10 @@ def parse_args(argv=None) -> argparse.Namespace:
         parser.error("--quant excludes --gelu and --overhead-only")
     if args.a8w8 and (args.gelu or args.overhead_only or args.out_dtype or args.quant):
         parser.error("--a8w8 times bf16 outputs on its own: drop --gelu, --quant, --overhead-only and --out-dtype")
+    if args.blockscale and (args.gelu or args.overhead_only or args.out_dtype or args.quant or args.a8w8):
+        parser.error(
+            "--blockscale times bf16 outputs on its own: drop --gelu, --quant, --a8w8, --overhead-only, --out-dtype"
+        )
     if args.gmm and (args.gelu or args.overhead_only or args.out_dtype or args.quant or args.a8w8):
         parser.error(
             "--gmm times bf16 grouped GEMMs on its own: drop --gelu, --quant, --a8w8, --overhead-only, --out-dtype"
@@ -1160,8 +1263,23 @@ def main(argv=None) -> int:
             f"max {summary['max_speedup']:.3f}x), {summary['below_0_98']} below 0.98x, "
             f"{summary['check_failures']} failed the correctness check"
         )
+    elif args.blockscale:
+        rows, extra = run_8bit_suite(args, props, blockscale_spec(args))
+        summary = extra.pop("summary")
+        doc.update(extra)
+        print(
+            f"\n{summary['problems']} problems: gemm_a8w8_blockscale ({args.blockscale} x_scale) geomean "
+            f"{summary['geomean_speedup']:.3f}x of tgemm's per-tensor FP8 GEMM (min {summary['min_speedup']:.3f}x, "
+            f"at M >= 2048 min {summary['min_speedup_m_ge_2048']:.3f}x), {summary['check_failures']} failed the "
+            "correctness check"
+        )
+        for d in summary["deepgemm"]:
+            print(
+                f"  M={d['M']} N={d['N']} K={d['K']}: {d['tflops']:.0f} TFLOP/s "
+                f"(per-tensor {d['per_tensor_tflops']:.0f}; DeepGEMM H800 {d['deepgemm_h800_tflops']:.0f})"
+            )
     elif args.a8w8:
-        rows, extra = run_a8w8_suite(args, props)
+        rows, extra = run_8bit_suite(args, props, a8w8_spec(args))
         summary = extra.pop("summary")
         doc.update(extra)
         print(
@@ -1199,6 +1317,8 @@ def main(argv=None) -> int:
         )
         if args.a8w8:
             stem = f"torch_a8w8_{args.a8w8}"
+        if args.blockscale:
+            stem = f"torch_a8w8_blockscale_{args.blockscale}"
         if args.gmm:
             stem = "torch_gmm"
         if args.grouped:

@@ -64,6 +64,12 @@ inline constexpr auto kOps = std::make_tuple(
     // output dtype or fp32; out_dtype bf16 (None), fp16 or fp32.
     OpDef<GemmA8W8>{"gemm_a8w8(Tensor x, Tensor w, Tensor x_scale, Tensor w_scale, Tensor? bias=None, "
                     "ScalarType? out_dtype=None) -> Tensor"},
+    // a8w8_blockscale: y = sum over 128-element K blocks b of (x @ w^T)_b * x_scale[:, b] *
+    // w_scale[n / 128, b] (+ bias); x, w float8_e4m3fn; x_scale fp32 [M, ceil(K/128)] row-major or
+    // MN-major TMA-aligned, w_scale fp32 [ceil(N/128), ceil(K/128)] row-major; bias and out_dtype as
+    // gemm_a8w8.
+    OpDef<GemmA8W8Blockscale>{"gemm_a8w8_blockscale(Tensor x, Tensor w, Tensor x_scale, Tensor w_scale, "
+                              "Tensor? bias=None, ScalarType? out_dtype=None) -> Tensor"},
     // gmm: out[rows of g] = lhs[rows of g] @ rhs[g] (+ bias[g]); lhs [M, K] bf16/fp16, rhs
     // [G, K, N] (transpose_rhs=False) or [G, N, K] (True), group_sizes int32 [G] read on the device
     // only, bias [G, N]; out_dtype None is lhs's dtype, else it or fp32.

@@ -18,7 +18,7 @@ std::string arch_name(int cc_major, int cc_minor) {
 Dispatcher::Dispatcher(const Registry& registry, const Platform& platform, Settings settings)
     : registry_(registry), platform_(platform), settings_(std::move(settings)) {
   std::vector<std::string> warnings = settings_.warnings;
-  for (OpFamily f : {OpFamily::kA16W16, OpFamily::kA8W8}) {
+  for (OpFamily f : {OpFamily::kA16W16, OpFamily::kA8W8, OpFamily::kA8W8Blockscale}) {
     const FamilySettings& fs = settings_.family(f);
     for (const auto& file : fs.table_files) tables_[static_cast<int>(f)].load_file(file, warnings);
     if (settings_.capture) captures_[static_cast<int>(f)] = std::make_unique<Capture>(fs.untuned_file, f);

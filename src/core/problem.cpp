@@ -19,10 +19,12 @@ const char* py_bool(bool b) { return b ? "True" : "False"; }
 const FamilyInfo& family_info(OpFamily f) {
   static const FamilyInfo kA16W16{"gemm_a16w16", "bf16", "BF16"};
   static const FamilyInfo kA8W8{"gemm_a8w8", "a8w8", "A8W8"};
+  static const FamilyInfo kA8W8Blockscale{"gemm_a8w8_blockscale", "a8w8_blockscale", "A8W8_BLOCKSCALE"};
   switch (f) {
     case OpFamily::kA16W16:
       return kA16W16;
     case OpFamily::kA8W8: return kA8W8;
+    case OpFamily::kA8W8Blockscale: return kA8W8Blockscale;
   }
   detail::throw_error("family_info", "unknown op family ", static_cast<int>(f));
 }
@@ -44,13 +46,14 @@ std::string_view format_scale_recipe(ScaleGranularity x, ScaleGranularity w) {
   if (x == G::kRow && w == G::kTensor) return "token";
   if (x == G::kTensor && w == G::kRow) return "channel";
   if (x == G::kRow && w == G::kRow) return "token_channel";
+  if (x == G::kBlock && w == G::kBlock) return "block";
   return "?";
 }
 
 std::optional<std::pair<ScaleGranularity, ScaleGranularity>> parse_scale_recipe(std::string_view text) {
   using G = ScaleGranularity;
-  for (G x : {G::kNone, G::kTensor, G::kRow}) {
-    for (G w : {G::kNone, G::kTensor, G::kRow}) {
+  for (G x : {G::kNone, G::kTensor, G::kRow, G::kBlock}) {
+    for (G w : {G::kNone, G::kTensor, G::kRow, G::kBlock}) {
       const std::string_view name = format_scale_recipe(x, w);
       if (name != "?" && name == text) return std::make_pair(x, w);
     }
@@ -111,8 +114,9 @@ std::optional<EpilogueKey> parse_epilogue_key(std::string_view text) {
 bool GemmProblem::operator==(const GemmProblem& o) const {
   auto tie = [](const GemmProblem& p) {
     return std::tie(p.family, p.m, p.n, p.k, p.a_type, p.b_type, p.out_type, p.bias_type, p.epilogue, p.activation,
-                    p.unit_alpha, p.use_c, p.scale_ab, p.bpreshuffle, p.a_scale, p.b_scale, p.lda, p.ldb, p.ldo, p.ldc,
-                    p.align_a, p.align_b, p.align_out, p.align_bias, p.align_c, p.align_scales, p.device);
+                    p.unit_alpha, p.use_c, p.scale_ab, p.bpreshuffle, p.a_scale, p.b_scale, p.a_scale_mn_major,
+                    p.ld_a_scale, p.ld_b_scale, p.lda, p.ldb, p.ldo, p.ldc, p.align_a, p.align_b, p.align_out,
+                    p.align_bias, p.align_c, p.align_scales, p.device);
   };
   return tie(*this) == tie(o);
 }
@@ -138,6 +142,8 @@ std::size_t GemmProblemHash::operator()(const GemmProblem& p) const noexcept {
   hash_mix(h, p.ldb);
   hash_mix(h, p.ldo);
   hash_mix(h, p.ldc);
+  hash_mix(h, p.ld_a_scale * 2 + static_cast<int>(p.a_scale_mn_major));
+  hash_mix(h, p.ld_b_scale);
   hash_mix(h, static_cast<int>(p.activation) | (static_cast<int>(p.unit_alpha) << 4) |
                   (static_cast<int>(p.use_c) << 5) | (static_cast<int>(p.align_c) << 6) |
                   (static_cast<int>(p.a_scale) << 11) | (static_cast<int>(p.b_scale) << 13) |
@@ -212,6 +218,13 @@ TableKey table_key(const GemmProblem& p, const std::string& arch, int sm_count) 
   return k;
 }
 
+void set_raced_block_scale_layout(GemmProblem& p) {
+  if (p.family != OpFamily::kA8W8Blockscale) return;
+  p.a_scale_mn_major = true;
+  p.ld_a_scale = (p.m + 3) / 4 * 4;
+  p.ld_b_scale = ((p.k + 127) / 128 + 3) / 4 * 4;
+}
+
 GemmProblem problem_of_key(const TableKey& key, std::int64_t m, int device) {
   GemmProblem p;
   p.m = m;
@@ -230,9 +243,10 @@ GemmProblem problem_of_key(const TableKey& key, std::int64_t m, int device) {
   p.b_scale = key.b_scale;
   if (key.a_scale != ScaleGranularity::kNone) {
     // a8w8: the family follows from the scales; a bias is added in fp32 and given in out's dtype.
-    p.family = OpFamily::kA8W8;
+    p.family = key.a_scale == ScaleGranularity::kBlock ? OpFamily::kA8W8Blockscale : OpFamily::kA8W8;
     p.bias_type = key.out_dtype;
   }
+  set_raced_block_scale_layout(p);
   p.lda = p.ldb = key.k;
   p.ldo = p.ldc = key.n;
   p.device = device;

@@ -43,7 +43,7 @@ const std::vector<std::string>& tuned_table_columns(OpFamily family) {
     c.push_back("scales");
     return c;
   }();
-  return family == OpFamily::kA8W8 ? kA8W8Columns : kColumns;
+  return quantized_family(family) ? kA8W8Columns : kColumns;
 }
 
 const std::vector<std::string>& untuned_table_columns(OpFamily family) {
@@ -54,12 +54,16 @@ const std::vector<std::string>& untuned_table_columns(OpFamily family) {
     c.push_back("scales");
     return c;
   }();
-  return family == OpFamily::kA8W8 ? kA8W8Columns : kColumns;
+  return quantized_family(family) ? kA8W8Columns : kColumns;
 }
 
 OpFamily family_of_dtype(DType dtype) {
   return dtype == DType::kFloat8E4M3 || dtype == DType::kFloat8E5M2 || dtype == DType::kInt8 ? OpFamily::kA8W8
                                                                                              : OpFamily::kA16W16;
+}
+
+OpFamily family_of_key(const TableKey& key) {
+  return key.a_scale == ScaleGranularity::kBlock ? OpFamily::kA8W8Blockscale : family_of_dtype(key.dtype);
 }
 
 namespace {
@@ -201,10 +205,14 @@ std::string RowReader::read(TableRow* row) {
   if (scales && !scales->empty()) {
     auto recipe = parse_scale_recipe(*scales);
     if (!recipe) {
-      fail("unknown scales '" + *scales + "' (expected tensor|token|channel|token_channel, or none)");
+      fail("unknown scales '" + *scales + "' (expected tensor|token|channel|token_channel|block, or none)");
     } else if (quantized == (recipe->first == ScaleGranularity::kNone)) {
       fail("scales '" + *scales + "' with dtype " + std::string(dtype_name(row->key.dtype)) +
-           (quantized ? ": an a8w8 row needs tensor|token|channel|token_channel" : ": only a8w8 rows have scales"));
+           (quantized ? ": an a8w8 row needs tensor|token|channel|token_channel|block"
+                      : ": only a8w8 rows have scales"));
+    } else if (recipe->first == ScaleGranularity::kBlock && row->key.dtype != DType::kFloat8E4M3) {
+      fail("scales 'block' with dtype " + std::string(dtype_name(row->key.dtype)) +
+           ": block scales belong to torch.float8_e4m3fn rows (gemm_a8w8_blockscale)");
     } else {
       row->key.a_scale = recipe->first;
       row->key.b_scale = recipe->second;

@@ -330,7 +330,7 @@ void TuneParent::open_profile() {
     profile_scales_ = !header.empty() && header.find(",scales") != std::string::npos;
   }
   // A profile being resumed keeps its header's columns, as for the stage columns above.
-  if (fresh) profile_scales_ = !problems_.empty() && problems_.front().family() == OpFamily::kA8W8;
+  if (fresh) profile_scales_ = !problems_.empty() && quantized_family(problems_.front().family());
   if (profile_scales_) profile_header_.insert(profile_header_.size() - 1, ",scales");  // before the newline
   append_locked(o_.profile_file, profile_header_, "");
 }

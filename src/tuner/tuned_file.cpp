@@ -103,8 +103,8 @@ std::string table_text(const std::vector<std::string>& verbatim, const std::vect
   std::stable_sort(sorted.begin(), sorted.end(),
                    [&](const TableRow* a, const TableRow* b) { return order(a) < order(b); });
   // One family a table: a8w8 rows need the `scales` column (a file of them is an a8w8 table).
-  const bool a8w8 = std::any_of(rows.begin(), rows.end(),
-                                [](const TableRow& r) { return family_of_dtype(r.key.dtype) == OpFamily::kA8W8; });
+  const bool a8w8 =
+      std::any_of(rows.begin(), rows.end(), [](const TableRow& r) { return quantized_family(family_of_key(r.key)); });
   std::string text = csv::join(tuned_table_columns(a8w8 ? OpFamily::kA8W8 : OpFamily::kA16W16)) + "\n";
   for (const std::string& l : verbatim) text += l + "\n";
   for (const TableRow* r : sorted) text += format_tuned_row(*r) + "\n";

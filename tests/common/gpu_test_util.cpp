@@ -2,10 +2,12 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
 #include <sstream>
+#include <vector>
 
 #include "backends/reference/reference_backend.h"
 #include "core/validate.h"
@@ -204,6 +206,31 @@ GraphReplay::~GraphReplay() {
 void GraphReplay::replay() {
   EXPECT_EQ(cudaGraphLaunch(static_cast<cudaGraphExec_t>(exec_), stream_), cudaSuccess);
   EXPECT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+}
+
+std::uint8_t draw_8bit(std::mt19937_64& rng, DType in) {
+  if (in == DType::kInt8)
+    return static_cast<std::uint8_t>(static_cast<std::int8_t>(static_cast<int>(rng() % 255) - 127));
+  const std::uint8_t exp = static_cast<std::uint8_t>(rng() % 8);  // |v| < 2
+  return static_cast<std::uint8_t>(((rng() & 1) << 7) | (exp << 3) | (rng() & 7));
+}
+
+double fp8_e4m3_value(std::uint8_t code) {
+  const int sign = code >> 7, exp = (code >> 3) & 0xf, mant = code & 7;
+  const double mag = exp == 0 ? std::ldexp(mant / 8.0, -6) : std::ldexp(1.0 + mant / 8.0, exp - 7);
+  return sign ? -mag : mag;
+}
+
+void expect_rows_equal(const void* out, const void* row, std::int64_t m, std::int64_t n) {
+  std::vector<float> o(static_cast<std::size_t>(m * n)), r(static_cast<std::size_t>(n));
+  copy_to_host(o.data(), out, o.size() * sizeof(float));
+  copy_to_host(r.data(), row, r.size() * sizeof(float));
+  for (std::int64_t i = 0; i < m * n; ++i) EXPECT_EQ(o[i], r[i % n]) << "element " << i;
+}
+
+std::int64_t log_uniform(std::mt19937_64& rng, std::int64_t lo, std::int64_t hi) {
+  std::uniform_real_distribution<double> u(std::log(static_cast<double>(lo)), std::log(static_cast<double>(hi) + 1));
+  return std::min<std::int64_t>(hi, static_cast<std::int64_t>(std::exp(u(rng))));
 }
 
 }  // namespace tgemm::test

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -98,5 +99,17 @@ class GraphReplay {
 
 // Host copy of a device buffer of `count` elements of dtype (bf16, fp16 or fp32), as floats.
 std::vector<float> to_host_floats(const void* data, DType dtype, std::int64_t count);
+
+// 8-bit operands drawn as quantized values (the a8w8 tests): int8 codes in [-127, 127], FP8 e4m3
+// codes of magnitude below 2 (exponent field <= 7), never NaN.
+std::uint8_t draw_8bit(std::mt19937_64& rng, DType in);
+// The value of an e4m3 (fn) code: 1 sign, 4 exponent (bias 7), 3 mantissa bits; subnormal at
+// exponent 0. NaN codes (0x7f, 0xff) are not handled (draw_8bit never draws them).
+double fp8_e4m3_value(std::uint8_t code);
+// Expects every row of the fp32 device matrix out [m, n] (ld n) to equal the fp32 device vector
+// row [n] exactly (a GEMM whose product is empty, K = 0, writes its bias).
+void expect_rows_equal(const void* out, const void* row, std::int64_t m, std::int64_t n);
+// Log-uniform integer in [lo, hi]: random problem sizes that cover small and large dims alike.
+std::int64_t log_uniform(std::mt19937_64& rng, std::int64_t lo, std::int64_t hi);
 
 }  // namespace tgemm::test

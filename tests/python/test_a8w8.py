@@ -18,6 +18,7 @@ import pytest
 import torch
 
 import tgemm
+from tgemm_test_utils import assert_close_quantized as assert_close
 from tgemm_test_utils import requires_cuda
 
 pytestmark = requires_cuda
@@ -64,21 +65,6 @@ def accumulation_bound(xq, wq, xs, ws):
     x = xq.float().abs().reshape(-1, xq.shape[-1]) * xs.reshape(-1, 1).float()
     w = wq.float().abs() * ws.reshape(-1, 1).float()
     return (2.0**-11 * (x @ w.T)).reshape(*xq.shape[:-1], wq.shape[0])
-
-
-def assert_close(y, ref, out_dtype, k, acc_bound=0.0):
-    rtol = {torch.bfloat16: 2**-7, torch.float16: 2**-10, torch.float32: 1e-5}[out_dtype]
-    # |x| <= 3-4 sigma of randn: sums of K products of such values stay within ~4 sqrt(K).
-    atol = rtol * 4 * k**0.5 + 1e-4 * k**0.5
-    assert y.dtype == out_dtype
-    assert not torch.isnan(y).any()
-    err = (y.float() - ref).abs()
-    allowed = atol + rtol * ref.abs() + acc_bound
-    bad = err > allowed
-    assert not bad.any(), (
-        f"{int(bad.sum())} of {err.numel()} elements outside the tolerance; worst excess "
-        f"{float((err - allowed).max()):.3g} (error {float(err[bad].max()):.3g})"
-    )
 
 
 @pytest.mark.parametrize("dtype", [torch.float8_e4m3fn, torch.int8])

@@ -46,8 +46,9 @@ CLI::App* add_bench_command(CLI::App& app, tgemm::cli::BenchOptions& bench) {
       ->needs(grid)
       ->check(CLI::Range(std::int64_t{1}, tgemm::kMGridLimit))
       ->capture_default_str();
-  b->add_option("--family", bench.family, "op family: a16w16 (gemm_a16w16) or a8w8 (gemm_a8w8)")
-      ->check(CLI::IsMember({"a16w16", "a8w8"}))
+  b->add_option("--family", bench.family,
+                "op family: a16w16 (gemm_a16w16), a8w8 (gemm_a8w8) or a8w8_blockscale (gemm_a8w8_blockscale)")
+      ->check(CLI::IsMember({"a16w16", "a8w8", "a8w8_blockscale"}))
       ->capture_default_str();
   b->add_option("--dtype", bench.dtype, "input dtype (bf16, fp16; with --family a8w8: fp8, int8)")
       ->capture_default_str();
@@ -250,7 +251,7 @@ int main(int argc, char** argv) {
   try {
     if (b->parsed()) {
       // a8w8's inputs are 8-bit: an unset --dtype means fp8 there.
-      if (bench.family == "a8w8" && b->get_option("--dtype")->count() == 0) bench.dtype = "fp8";
+      if (bench.family != "a16w16" && b->get_option("--dtype")->count() == 0) bench.dtype = "fp8";
       return tgemm::cli::run_bench(bench);
     }
     if (s->parsed()) return tgemm::cli::run_show(show);
