@@ -65,6 +65,8 @@ from .grouped_ops import (  # noqa: E402
     nptgmm,
     ptgmm,
 )
+from .moe_ops import fused_moe, grouped_topk, topk_softmax  # noqa: E402
+from .moe_patch import MoePatch, patch_moe  # noqa: E402
 from .ops import (  # noqa: E402
     describe,
     describe_a8w8,
@@ -104,11 +106,13 @@ __all__ = [
     "DEFAULT_MAX_M",
     "DEFAULT_MIN_M",
     "LinearPatch",
+    "MoePatch",
     "TgemmError",
     "TgemmLinear",
     "cli_path",
     "describe",
     "describe_a8w8",
+    "fused_moe",
     "gemm_a8w8",
     "gemm_a16w16",
     "gemm_a16w16_out",
@@ -122,6 +126,7 @@ __all__ = [
     "gemm_relu_out",
     "gmm",
     "grouped_gemm",
+    "grouped_topk",
     "int8_gemm",
     "linear",
     "linear_route",
@@ -129,6 +134,7 @@ __all__ = [
     "mm",
     "nptgmm",
     "patch_linear",
+    "patch_moe",
     "profile",
     "ptgmm",
     "quant_fp8_per_block_1x128",
@@ -141,6 +147,7 @@ __all__ = [
     "set_shipped_config_dir",
     "shipped_config_dir",
     "table_files",
+    "topk_softmax",
 ]
 
 

@@ -55,3 +55,19 @@ def device_arch(device=0) -> str:
     """The `arch` column tgemm's tables use for this device."""
     major, minor = torch.cuda.get_device_capability(device)
     return "sm_90a" if (major, minor) == (9, 0) else f"sm_{major}{minor}"
+
+
+def assert_bad_input(op, args, message: str, fake_raises: bool) -> None:
+    """op(*args) raises a RuntimeError holding `message`; with fake_raises, its fake kernel raises
+    tgemm.TgemmError with the same text (fake kernels check no strides, so some cases skip it)."""
+    import tgemm
+
+    with pytest.raises(RuntimeError) as info:
+        op(*args)
+    assert message in str(info.value)
+    if fake_raises:
+        with torch._subclasses.fake_tensor.FakeTensorMode() as mode:
+            fakes = [mode.from_tensor(a) if isinstance(a, torch.Tensor) else a for a in args]
+            with pytest.raises(tgemm.TgemmError) as fake_info:
+                op(*fakes)
+        assert message in str(fake_info.value)
