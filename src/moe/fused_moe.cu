@@ -2,10 +2,12 @@
 // with no host synchronisation:
 //  1. with expert_map, map_experts_kernel turns the global ids into local ones (-1 where the id or
 //     its mapping is out of range: grouped_gemm's out-of-range bucket, whose rows are zeros);
-//  2. gate/up GEMM: grouped_gemm of hidden [T, H] by w1 [E, 2I, H] into gate_up [T * k, 2I];
-//  3. act_mul_kernel: act(gate) * up in fp32 into act [T * k, I] (x's dtype);
-//  4. down GEMM: grouped_gemm of act [T, k, I] by w2 [E, H, I], weighted by topk_weights and summed
-//     over the k slots in fp32 into out [T, H].
+//  2. grouped_gemm's sort of the slots by expert (a memset and three small kernels), once for both
+//     GEMMs;
+//  3. gate/up GEMM: grouped_gemm's tiles, hidden [T, H] by w1 [E, 2I, H] into gate_up [T * k, 2I];
+//  4. act_mul_kernel: act(gate) * up in fp32 into act [T * k, I] (x's dtype);
+//  5. down GEMM: grouped_gemm's tiles, act [T, k, I] by w2 [E, H, I], weighted by topk_weights and
+//     summed over the k slots in fp32 into out [T, H].
 // Preconditions: a validated MoeCall with T > 0 and H > 0 (launch_fused_moe).
 // Tested by tests/gpu/test_moe.cpp (FusedMoe.*) and tests/python/test_moe.py; benched by
 // bench/moe_bench.py (bench/torch_bench.py --fmoe).
@@ -143,6 +145,10 @@ void launch_fused_moe(const MoeProblem& p, const MoeArgs& args, void* workspace,
     TGEMM_CUDA_CHECK_LAUNCH("fused_moe: map_experts_kernel");
     ids = w.local_ids;
   }
+  GatherArgs sort{};
+  sort.expert_ids = ids;
+  // The down problem's workspace holds the gate/up one's: the same sort sections, then its products.
+  launch_gather_sort(p.down, sort, w.gather, stream);
   // With no slot or I = 0 the down GEMM reads nothing and sums to zeros.
   if (slots > 0 && p.inter > 0) {
     GatherArgs up{};
@@ -150,7 +156,7 @@ void launch_fused_moe(const MoeProblem& p, const MoeArgs& args, void* workspace,
     up.weights = args.w1;
     up.expert_ids = ids;
     up.out = w.gate_up;
-    launch_gather_tiled(p.gate_up, up, w.gather, stream);
+    launch_gather_presorted(p.gate_up, up, w.gather, stream);
     if (p.in_type == DType::kFloat16) {
       launch_act<fp16>(p, w.gate_up, w.act, slots, stream);
     } else {
@@ -163,7 +169,7 @@ void launch_fused_moe(const MoeProblem& p, const MoeArgs& args, void* workspace,
   down.expert_ids = ids;
   down.topk_weights = args.topk_weights;
   down.out = args.out;
-  launch_gather_tiled(p.down, down, w.gather, stream);
+  launch_gather_presorted(p.down, down, w.gather, stream);
 }
 
 }  // namespace tgemm
