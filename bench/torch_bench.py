@@ -31,12 +31,15 @@ rotated inputs, medians), with both ratios per problem and their geomeans in the
     python3 bench/torch_bench.py --quant --no-overhead
     python3 bench/torch_bench.py --gmm --no-overhead
     python3 bench/torch_bench.py --ptgmm --no-overhead    # also --grouped-gemm, --masked
+    python3 bench/torch_bench.py --fmoe --no-overhead
 
 --gmm times tgemm.gmm (bf16, rhs [G, N, K]) against torch._grouped_mm (a loop of torch.mm per group
 where this torch lacks it) on bench/shapes/moe_shapes.csv, each problem with a uniform and a seeded
 skewed routing, both as CUDA graphs in interleaved rounds; the output is checked per group against
 fp32 (bench/results/torch_gmm-<card>.json). --ptgmm, --grouped-gemm and --masked time the other
-grouped ops the same way (bench/grouped_bench.py says against what).
+grouped ops the same way (bench/grouped_bench.py says against what). --fmoe times the whole MoE
+expert layer, tgemm.fused_moe against stock PyTorch's best, for Mixtral-8x7B, Qwen3-30B-A3B and a
+DeepSeek-V3 EP8 slice at 1 to 4096 tokens, with the decode floor (bench/moe_bench.py).
 
 --a8w8 RECIPE times tgemm.gemm_a8w8 (bf16 output) against PyTorch's own 8-bit GEMM with the same
 operands and scales, the same way: fp8_tensor and fp8_rowwise against torch._scaled_mm
@@ -1149,6 +1152,7 @@ def parse_args(argv=None) -> argparse.Namespace:
         ("--ptgmm", "tgemm.ptgmm/nptgmm against a torch.mm loop per group (and torch._grouped_mm)"),
         ("--grouped-gemm", "tgemm.grouped_gemm against torch's sort + gather + grouped GEMM + scatter"),
         ("--masked", "tgemm.m_grouped_gemm_masked against torch.bmm"),
+        ("--fmoe", "tgemm.fused_moe against sort + torch._grouped_mm + silu + torch._grouped_mm + index_add"),
     ):
         parser.add_argument(flag, action="store_true", help=f"time {what} on --suite (default moe_shapes.csv)")
     parser.add_argument(
@@ -1177,12 +1181,13 @@ def parse_args(argv=None) -> argparse.Namespace:
         parser.error(
             "--gmm times bf16 grouped GEMMs on its own: drop --gelu, --quant, --a8w8, --overhead-only, --out-dtype"
         )
-    grouped = [name for name in ("ptgmm", "grouped_gemm", "masked") if getattr(args, name)]
+    grouped = [name for name in ("ptgmm", "grouped_gemm", "masked", "fmoe") if getattr(args, name)]
     if grouped and (
         len(grouped) > 1 or args.gmm or args.gelu or args.overhead_only or args.out_dtype or args.quant or args.a8w8
     ):
         parser.error(
-            "--ptgmm, --grouped-gemm and --masked time one bf16 grouped op each, on their own: drop the other modes"
+            "--ptgmm, --grouped-gemm, --masked and --fmoe time one bf16 grouped op each, on their own: drop the other "
+            "modes"
         )
     args.grouped = grouped[0] if grouped else None
     if (args.gmm or args.grouped) and args.suite == DEFAULT_SUITE:
@@ -1243,8 +1248,12 @@ def main(argv=None) -> int:
         )
     elif args.grouped:
         import grouped_bench
+        import moe_bench
 
-        rows, extra, grouped_stem = grouped_bench.run(args.grouped, args, props)
+        if args.grouped == "fmoe":
+            rows, extra, grouped_stem = moe_bench.run(args, props)
+        else:
+            rows, extra, grouped_stem = grouped_bench.run(args.grouped, args, props)
         summary = extra.pop("summary")
         doc.update(extra)
         print(

@@ -90,6 +90,19 @@ inline constexpr auto kOps = std::make_tuple(
     // x[g, :masked_m[g]] @ w[g]^T; the other rows of out are not written.
     OpDef<MGroupedGemmMasked>{"m_grouped_gemm_masked(Tensor x, Tensor w, Tensor(a!) out, Tensor masked_m, "
                               "int expected_m) -> ()"},
+    // MoE routing (include/tgemm/moe.h), one CTA per token row: topk_weights fp32 [T, k], topk_ids
+    // int32 [T, k]. topk_softmax: the k largest of softmax(gating); grouped_topk: DeepSeek-V3's
+    // group-limited choice, scoring "sigmoid" or "softmax", correction_bias [E] fp32 or None.
+    OpDef<TopkSoftmax>{"topk_softmax(Tensor gating, int k, bool renormalize=False) -> (Tensor topk_weights, "
+                       "Tensor topk_ids)"},
+    OpDef<GroupedTopk>{"grouped_topk(Tensor gating, Tensor? correction_bias, int n_group, int topk_group, int k, "
+                       "str scoring=\"sigmoid\", bool renormalize=True, float routed_scaling=1.0) -> "
+                       "(Tensor topk_weights, Tensor topk_ids)"},
+    // fused_moe: out[t] = sum_j topk_weights[t, j] * expert(topk_ids[t, j], hidden[t]), w1 [E, 2I, H]
+    // (gate rows then up rows), w2 [E, H, I]; activation "silu" or "gelu"; expert_map [E_global]
+    // int32 maps global ids to local experts (-1: on another rank, the slot gives 0).
+    OpDef<FusedMoe>{"fused_moe(Tensor hidden, Tensor w1, Tensor w2, Tensor topk_weights, Tensor topk_ids, "
+                    "str activation=\"silu\", Tensor? expert_map=None, ScalarType? out_dtype=None) -> Tensor"},
     // Quantization for the A8W8 GEMMs (include/tgemm/quant.h): q has x's sizes, scales are fp32 and
     // dequantize (x ~= q * scale). qtype: torch.float8_e4m3fn (default) or torch.int8; mn_major:
     // the 1x128 scales in DeepGEMM's MN-major TMA-aligned layout instead of row-major.

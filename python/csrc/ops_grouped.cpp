@@ -7,7 +7,7 @@
 // version of the tensors an out= op writes. Errors leave as c10::Error.
 //
 // Tests: tests/python/test_grouped.py (results vs per-group torch references, opcheck, compile,
-// CUDA-graph replay with new device data, errors).
+// CUDA-graph replay with new device data, errors); tests/python/test_moe.py for the MoE ops.
 #include "python/csrc/ops_grouped.h"
 
 #include <ATen/ATen.h>
@@ -21,6 +21,7 @@
 #include "python/csrc/op_table.h"
 #include "python/csrc/torch_view.h"
 #include "tgemm/grouped.h"
+#include "tgemm/moe.h"
 
 namespace tgemm::torch_binding {
 namespace {
@@ -66,6 +67,26 @@ void run_tgmm(const at::Tensor& lhs, const at::Tensor& rhs, const at::Tensor& gr
   } else {
     nptgmm(lv, rv, sv, ov, ptr(bv), accumulate, stream);
   }
+}
+
+MoeScoring to_scoring(std::string_view scoring) {
+  if (scoring == "sigmoid") return MoeScoring::kSigmoid;
+  if (scoring == "softmax") return MoeScoring::kSoftmax;
+  throw_error("grouped_topk", "scoring must be 'sigmoid' or 'softmax', got '", scoring, "'");
+}
+
+MoeActivation to_activation(std::string_view activation) {
+  if (activation == "silu") return MoeActivation::kSilu;
+  if (activation == "gelu") return MoeActivation::kGelu;
+  throw_error("fused_moe", "activation must be 'silu' or 'gelu', got '", activation, "'");
+}
+
+// The routing outputs [T, k] (fp32 weights, int32 ids) for gating [T, E]; a wrong rank gives T = 0
+// so the core's rank message is the one raised.
+std::tuple<at::Tensor, at::Tensor> routing_outputs(const at::Tensor& gating, std::int64_t k, std::string_view op) {
+  if (k < 0) throw_error(op, "k must be >= 0, got ", k);
+  const std::int64_t t = gating.dim() == 2 ? gating.size(0) : 0;
+  return {at::empty({t, k}, gating.options().dtype(at::kFloat)), at::empty({t, k}, gating.options().dtype(at::kInt))};
 }
 
 }  // namespace
@@ -131,6 +152,58 @@ void MGroupedGemmMasked::cuda(const at::Tensor& x, const at::Tensor& w, const at
   });
 }
 
+std::tuple<at::Tensor, at::Tensor> TopkSoftmax::cuda(const at::Tensor& gating, std::int64_t k, bool renormalize) {
+  constexpr std::string_view kOp = "topk_softmax";
+  return with_c10_errors(kOp, [&] {
+    const c10::Device device = op_device(gating, kOp);
+    const c10::cuda::CUDAGuard guard(device);
+    auto [weights, ids] = routing_outputs(gating, k, kOp);
+    topk_softmax(to_view(gating, device, kOp, "gating"), to_view(weights, device, kOp, "topk_weights"),
+                 to_view(ids, device, kOp, "topk_ids"), renormalize,
+                 at::cuda::getCurrentCUDAStream(device.index()).stream());
+    return std::make_tuple(weights, ids);
+  });
+}
+
+std::tuple<at::Tensor, at::Tensor> GroupedTopk::cuda(const at::Tensor& gating,
+                                                     const std::optional<at::Tensor>& correction_bias,
+                                                     std::int64_t n_group, std::int64_t topk_group, std::int64_t k,
+                                                     std::string_view scoring, bool renormalize,
+                                                     double routed_scaling) {
+  constexpr std::string_view kOp = "grouped_topk";
+  return with_c10_errors(kOp, [&] {
+    const c10::Device device = op_device(gating, kOp);
+    const c10::cuda::CUDAGuard guard(device);
+    const MoeScoring rule = to_scoring(scoring);
+    auto [weights, ids] = routing_outputs(gating, k, kOp);
+    const std::optional<TensorView> bv = optional_view(correction_bias, device, kOp, "correction_bias");
+    grouped_topk(to_view(gating, device, kOp, "gating"), ptr(bv), n_group, topk_group, rule, renormalize,
+                 routed_scaling, to_view(weights, device, kOp, "topk_weights"), to_view(ids, device, kOp, "topk_ids"),
+                 at::cuda::getCurrentCUDAStream(device.index()).stream());
+    return std::make_tuple(weights, ids);
+  });
+}
+
+at::Tensor FusedMoe::cuda(const at::Tensor& hidden, const at::Tensor& w1, const at::Tensor& w2,
+                          const at::Tensor& topk_weights, const at::Tensor& topk_ids, std::string_view activation,
+                          const std::optional<at::Tensor>& expert_map, std::optional<at::ScalarType> out_dtype) {
+  constexpr std::string_view kOp = "fused_moe";
+  return with_c10_errors(kOp, [&] {
+    const c10::Device device = op_device(hidden, kOp);
+    const c10::cuda::CUDAGuard guard(device);
+    const MoeActivation act = to_activation(activation);
+    // [T, H]; a wrong rank gives empty dimensions (see Tgmm).
+    const std::int64_t t = hidden.dim() == 2 ? hidden.size(0) : 0;
+    const std::int64_t h = hidden.dim() == 2 ? hidden.size(1) : 0;
+    at::Tensor out = at::empty({t, h}, hidden.options().dtype(output_type(hidden, out_dtype, kOp)));
+    const std::optional<TensorView> mv = optional_view(expert_map, device, kOp, "expert_map");
+    fused_moe(to_view(hidden, device, kOp, "hidden"), to_view(w1, device, kOp, "w1"), to_view(w2, device, kOp, "w2"),
+              to_view(topk_weights, device, kOp, "topk_weights"), to_view(topk_ids, device, kOp, "topk_ids"),
+              to_view(out, device, kOp, "out"), act, ptr(mv), at::cuda::getCurrentCUDAStream(device.index()).stream());
+    return out;
+  });
+}
+
 at::Tensor Tgmm::autograd(c10::DispatchKeySet keys, const at::Tensor& lhs, const at::Tensor& rhs,
                           const at::Tensor& group_sizes, bool persistent, std::optional<at::ScalarType> out_dtype) {
   return with_c10_tgemm_errors([&]() -> at::Tensor {
@@ -179,6 +252,40 @@ void MGroupedGemmMasked::autograd(c10::DispatchKeySet keys, const at::Tensor& x,
   });
 }
 
+std::tuple<at::Tensor, at::Tensor> TopkSoftmax::autograd(c10::DispatchKeySet keys, const at::Tensor& gating,
+                                                         std::int64_t k, bool renormalize) {
+  return with_c10_tgemm_errors([&] {
+    refuse_tracked("topk_softmax", {&gating});
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
+    return op_handle<TopkSoftmax>().redispatch(keys & c10::after_autograd_keyset, gating, k, renormalize);
+  });
+}
+
+std::tuple<at::Tensor, at::Tensor> GroupedTopk::autograd(c10::DispatchKeySet keys, const at::Tensor& gating,
+                                                         const std::optional<at::Tensor>& correction_bias,
+                                                         std::int64_t n_group, std::int64_t topk_group, std::int64_t k,
+                                                         std::string_view scoring, bool renormalize,
+                                                         double routed_scaling) {
+  return with_c10_tgemm_errors([&] {
+    refuse_tracked("grouped_topk", {&gating, has_tensor(correction_bias) ? &*correction_bias : nullptr});
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
+    return op_handle<GroupedTopk>().redispatch(keys & c10::after_autograd_keyset, gating, correction_bias, n_group,
+                                               topk_group, k, scoring, renormalize, routed_scaling);
+  });
+}
+
+at::Tensor FusedMoe::autograd(c10::DispatchKeySet keys, const at::Tensor& hidden, const at::Tensor& w1,
+                              const at::Tensor& w2, const at::Tensor& topk_weights, const at::Tensor& topk_ids,
+                              std::string_view activation, const std::optional<at::Tensor>& expert_map,
+                              std::optional<at::ScalarType> out_dtype) {
+  return with_c10_tgemm_errors([&]() -> at::Tensor {
+    refuse_tracked("fused_moe", {&hidden, &w1, &w2, &topk_weights});
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
+    return op_handle<FusedMoe>().redispatch(keys & c10::after_autograd_keyset, hidden, w1, w2, topk_weights, topk_ids,
+                                            activation, expert_map, out_dtype);
+  });
+}
+
 // CPU kernels: only to say which argument is not on the GPU.
 at::Tensor Tgmm::cpu(const at::Tensor& lhs, const at::Tensor& rhs, const at::Tensor& group_sizes, bool persistent,
                      std::optional<at::ScalarType>) {
@@ -212,6 +319,34 @@ void MGroupedGemmMasked::cpu(const at::Tensor& x, const at::Tensor& w, const at:
                              const at::Tensor& masked_m, std::int64_t) {
   with_c10_errors("m_grouped_gemm_masked", [&] {
     throw_not_cuda("m_grouped_gemm_masked", {{"x", &x}, {"w", &w}, {"out", &out}, {"masked_m", &masked_m}});
+  });
+}
+
+std::tuple<at::Tensor, at::Tensor> TopkSoftmax::cpu(const at::Tensor& gating, std::int64_t, bool) {
+  return with_c10_errors("topk_softmax", [&]() -> std::tuple<at::Tensor, at::Tensor> {
+    throw_not_cuda("topk_softmax", {{"gating", &gating}});
+  });
+}
+
+std::tuple<at::Tensor, at::Tensor> GroupedTopk::cpu(const at::Tensor& gating,
+                                                    const std::optional<at::Tensor>& correction_bias, std::int64_t,
+                                                    std::int64_t, std::int64_t, std::string_view, bool, double) {
+  return with_c10_errors("grouped_topk", [&]() -> std::tuple<at::Tensor, at::Tensor> {
+    throw_not_cuda("grouped_topk", {{"gating", &gating},
+                                    {"correction_bias", has_tensor(correction_bias) ? &*correction_bias : nullptr}});
+  });
+}
+
+at::Tensor FusedMoe::cpu(const at::Tensor& hidden, const at::Tensor& w1, const at::Tensor& w2,
+                         const at::Tensor& topk_weights, const at::Tensor& topk_ids, std::string_view,
+                         const std::optional<at::Tensor>& expert_map, std::optional<at::ScalarType>) {
+  return with_c10_errors("fused_moe", [&]() -> at::Tensor {
+    throw_not_cuda("fused_moe", {{"hidden", &hidden},
+                                 {"w1", &w1},
+                                 {"w2", &w2},
+                                 {"topk_weights", &topk_weights},
+                                 {"topk_ids", &topk_ids},
+                                 {"expert_map", has_tensor(expert_map) ? &*expert_map : nullptr}});
   });
 }
 

@@ -9,6 +9,15 @@
 //                       bool transpose_weights=False, ScalarType? out_dtype=None) -> Tensor
 //   tgemm::m_grouped_gemm_masked(Tensor x, Tensor w, Tensor(a!) out, Tensor masked_m,
 //                                int expected_m) -> ()
+// and the MoE layer ops of include/tgemm/moe.h (routing and fused_moe):
+//   tgemm::topk_softmax(Tensor gating, int k, bool renormalize=False)
+//                      -> (Tensor topk_weights, Tensor topk_ids)
+//   tgemm::grouped_topk(Tensor gating, Tensor? correction_bias, int n_group, int topk_group, int k,
+//                      str scoring="sigmoid", bool renormalize=True, float routed_scaling=1.0)
+//                      -> (Tensor topk_weights, Tensor topk_ids)
+//   tgemm::fused_moe(Tensor hidden, Tensor w1, Tensor w2, Tensor topk_weights, Tensor topk_ids,
+//                   str activation="silu", Tensor? expert_map=None, ScalarType? out_dtype=None)
+//                   -> Tensor
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -16,6 +25,8 @@
 
 #include <cstdint>
 #include <optional>
+#include <string_view>
+#include <tuple>
 
 #include "python/csrc/torch_view.h"
 
@@ -46,6 +57,29 @@ struct GroupedGemm {
 struct MGroupedGemmMasked {
   using Sig = void(const at::Tensor& x, const at::Tensor& w, const at::Tensor& out, const at::Tensor& masked_m,
                    std::int64_t expected_m);
+  static Sig cuda, cpu;
+  static AutogradSig<Sig> autograd;
+};
+
+struct TopkSoftmax {
+  using Sig = std::tuple<at::Tensor, at::Tensor>(const at::Tensor& gating, std::int64_t k, bool renormalize);
+  static Sig cuda, cpu;
+  static AutogradSig<Sig> autograd;
+};
+
+struct GroupedTopk {
+  using Sig = std::tuple<at::Tensor, at::Tensor>(const at::Tensor& gating,
+                                                 const std::optional<at::Tensor>& correction_bias, std::int64_t n_group,
+                                                 std::int64_t topk_group, std::int64_t k, std::string_view scoring,
+                                                 bool renormalize, double routed_scaling);
+  static Sig cuda, cpu;
+  static AutogradSig<Sig> autograd;
+};
+
+struct FusedMoe {
+  using Sig = at::Tensor(const at::Tensor& hidden, const at::Tensor& w1, const at::Tensor& w2,
+                         const at::Tensor& topk_weights, const at::Tensor& topk_ids, std::string_view activation,
+                         const std::optional<at::Tensor>& expert_map, std::optional<at::ScalarType> out_dtype);
   static Sig cuda, cpu;
   static AutogradSig<Sig> autograd;
 };

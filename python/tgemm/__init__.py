@@ -65,6 +65,8 @@ from .grouped_ops import (  # noqa: E402
     nptgmm,
     ptgmm,
 )
+from .moe_ops import fused_moe, grouped_topk, topk_softmax  # noqa: E402
+from .moe_patch import MoePatch, patch_moe  # noqa: E402
 from .ops import (  # noqa: E402
     describe,
     describe_a8w8,
@@ -106,12 +108,14 @@ __all__ = [
     "DEFAULT_MAX_M",
     "DEFAULT_MIN_M",
     "LinearPatch",
+    "MoePatch",
     "TgemmError",
     "TgemmLinear",
     "cli_path",
     "describe",
     "describe_a8w8",
     "describe_a8w8_blockscale",
+    "fused_moe",
     "gemm_a8w8",
     "gemm_a8w8_blockscale",
     "gemm_a16w16",
@@ -126,6 +130,7 @@ __all__ = [
     "gemm_relu_out",
     "gmm",
     "grouped_gemm",
+    "grouped_topk",
     "int8_gemm",
     "linear",
     "linear_route",
@@ -133,6 +138,7 @@ __all__ = [
     "mm",
     "nptgmm",
     "patch_linear",
+    "patch_moe",
     "profile",
     "ptgmm",
     "quant_fp8_per_block_1x128",
@@ -145,6 +151,7 @@ __all__ = [
     "set_shipped_config_dir",
     "shipped_config_dir",
     "table_files",
+    "topk_softmax",
 ]
 
 

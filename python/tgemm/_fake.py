@@ -537,5 +537,6 @@ def quant_fp8_per_block_128x128_fake(w):
     return w.new_empty(w.shape, dtype=torch.float8_e4m3fn), scale
 
 
-# The grouped ops beyond gmm register their fake kernels in a module of their own.
-from . import _fake_grouped  # noqa: E402,F401
+# The grouped ops beyond gmm and the MoE ops (routing, fused_moe) register their fake kernels in
+# modules of their own.
+from . import _fake_grouped, _fake_moe  # noqa: E402,F401

@@ -11,19 +11,7 @@
 #include "core/validate.h"
 
 namespace tgemm {
-namespace {
 
-constexpr std::int64_t kMaxInt32 = std::numeric_limits<std::int32_t>::max();
-// Column tiles of 64 on the grid's y axis (at most 65535), as in gmm.
-constexpr std::int64_t kMaxN = 64 * 65535;
-
-struct Named {
-  const TensorView* t;
-  const char* name;
-};
-
-// Rank, sizes and strides >= 0, extent, non-null data where there are elements; a null t (an
-// absent optional argument) passes. `ranks` lists the accepted ranks.
 void check_view(const TensorView* t, const char* name, std::initializer_list<int> ranks, std::string_view op) {
   if (t == nullptr) return;
   const bool ok = std::find(ranks.begin(), ranks.end(), t->rank) != ranks.end();
@@ -45,6 +33,7 @@ void check_16bit_operands(const TensorView& a, const char* an, const TensorView&
 }
 
 void check_contiguous(const TensorView& t, const char* name, std::string_view op) {
+  if (t.numel() == 0) return;  // no element to address: any strides (torch gives [5, 0] strides (1, 1))
   std::int64_t expected = 1;
   for (int d = t.rank - 1; d >= 0; --d) {
     TGEMM_CHECK(t.sizes[d] <= 1 || t.strides[d] == expected, op, name, " must be contiguous, got sizes ", shape_str(t),
@@ -53,7 +42,6 @@ void check_contiguous(const TensorView& t, const char* name, std::string_view op
   }
 }
 
-// Element alignment of every view, then: out must not overlap any of `inputs`.
 void check_alignment_and_overlap(const TensorView& out, const char* out_name, std::initializer_list<Named> inputs,
                                  std::string_view op) {
   check_element_alignment(out, out_name, op);
@@ -64,6 +52,11 @@ void check_alignment_and_overlap(const TensorView& out, const char* out_name, st
     TGEMM_CHECK(both.empty(), op, out_name, " must not overlap ", in.name, ": ", both);
   }
 }
+
+namespace {
+
+constexpr std::int64_t kMaxInt32 = std::numeric_limits<std::int32_t>::max();
+constexpr std::int64_t kMaxN = kGroupedMaxN;
 
 // The stride between the [rows, cols] planes of dim 0 of a written 3-D view: planes must not
 // overlap (any stride where there is one plane or an empty plane).

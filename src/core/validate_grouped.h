@@ -5,11 +5,33 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <string_view>
 
 #include "tgemm/tensor.h"
 
 namespace tgemm {
+
+// Column tiles of 64 on the grid's y axis (at most 65535): the widest output of the tiled kernels.
+inline constexpr std::int64_t kGroupedMaxN = 64 * 65535;
+
+// Checks the grouped ops (and the MoE ops built on them, core/validate_moe.h) share; each throws
+// tgemm::Error naming op and argument.
+// Rank among `ranks`, sizes and strides >= 0, extent, non-null data where there are elements; a
+// null t (an absent optional argument) passes.
+void check_view(const TensorView* t, const char* name, std::initializer_list<int> ranks, std::string_view op);
+// a bf16 or fp16, b of a's dtype.
+void check_16bit_operands(const TensorView& a, const char* an, const TensorView& b, const char* bn,
+                          std::string_view op);
+// Row-major contiguous (size-1 dimensions may carry any stride; a view with no element passes).
+void check_contiguous(const TensorView& t, const char* name, std::string_view op);
+struct Named {
+  const TensorView* t;  // null: an absent optional argument, skipped
+  const char* name;
+};
+// Element alignment of every view, then: out must not overlap any of `inputs`.
+void check_alignment_and_overlap(const TensorView& out, const char* out_name, std::initializer_list<Named> inputs,
+                                 std::string_view op);
 
 // out[g] (+)= lhs[:, cols of g] @ rhs[rows of g]: lhs [K, M], rhs [M, N], out [G, K, N].
 struct TgmmProblem {

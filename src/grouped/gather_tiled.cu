@@ -200,18 +200,24 @@ GatherWorkspace carve(const GatherProblem& p, void* base) {
   return w;
 }
 
+// Steps 1-3: the slots' permutation sorted by expert and the offsets, into w. Needs slots > 0.
+void sort_slots(const GatherProblem& p, const GatherArgs& args, const GatherWorkspace& w, Stream stream) {
+  const std::int64_t slots = p.tokens * p.topk;
+  const auto blocks = static_cast<unsigned>((slots + kSlotThreads - 1) / kSlotThreads);
+  TGEMM_CUDA_CHECK(cudaMemsetAsync(w.counts, 0, w.counters_bytes, stream), "grouped_gemm: zero the counters");
+  expert_histogram_kernel<<<blocks, kSlotThreads, 0, stream>>>(args.expert_ids, slots, p.experts, w.counts);
+  TGEMM_CUDA_CHECK_LAUNCH("grouped_gemm: expert_histogram_kernel");
+  launch_group_offsets(w.counts, p.experts, slots, w.row_off, w.tile_off, stream, "grouped_gemm: gmm_offsets_kernel");
+  expert_scatter_kernel<<<blocks, kSlotThreads, 0, stream>>>(args.expert_ids, slots, p.experts, w.row_off, w.cursor,
+                                                             w.perm);
+  TGEMM_CUDA_CHECK_LAUNCH("grouped_gemm: expert_scatter_kernel");
+}
+
+// Steps 4-5 over the sort in w.
 template <typename In>
-void launch_typed(const GatherProblem& p, const GatherArgs& args, const GatherWorkspace& w, Stream stream) {
+void run_sorted(const GatherProblem& p, const GatherArgs& args, const GatherWorkspace& w, Stream stream) {
   const std::int64_t slots = p.tokens * p.topk;
   if (slots > 0) {
-    const auto blocks = static_cast<unsigned>((slots + kSlotThreads - 1) / kSlotThreads);
-    TGEMM_CUDA_CHECK(cudaMemsetAsync(w.counts, 0, w.counters_bytes, stream), "grouped_gemm: zero the counters");
-    expert_histogram_kernel<<<blocks, kSlotThreads, 0, stream>>>(args.expert_ids, slots, p.experts, w.counts);
-    TGEMM_CUDA_CHECK_LAUNCH("grouped_gemm: expert_histogram_kernel");
-    launch_group_offsets(w.counts, p.experts, slots, w.row_off, w.tile_off, stream, "grouped_gemm: gmm_offsets_kernel");
-    expert_scatter_kernel<<<blocks, kSlotThreads, 0, stream>>>(args.expert_ids, slots, p.experts, w.row_off, w.cursor,
-                                                               w.perm);
-    TGEMM_CUDA_CHECK_LAUNCH("grouped_gemm: expert_scatter_kernel");
     GatherParams gp{};
     gp.x = args.x;
     gp.weights = args.weights;
@@ -243,17 +249,30 @@ void launch_typed(const GatherProblem& p, const GatherArgs& args, const GatherWo
   if (p.weighted) launch_weighted_reduce<In>(p, args, w.y, stream);
 }
 
+void run_sorted_typed(const GatherProblem& p, const GatherArgs& args, const GatherWorkspace& w, Stream stream) {
+  if (p.in_type == DType::kFloat16) {
+    run_sorted<fp16>(p, args, w, stream);
+  } else {
+    run_sorted<bf16>(p, args, w, stream);
+  }
+}
+
 }  // namespace
 
 std::size_t gather_workspace_bytes(const GatherProblem& p) { return carve(p, nullptr).bytes; }
 
 void launch_gather_tiled(const GatherProblem& p, const GatherArgs& args, void* workspace, Stream stream) {
   const GatherWorkspace w = carve(p, workspace);
-  if (p.in_type == DType::kFloat16) {
-    launch_typed<fp16>(p, args, w, stream);
-  } else {
-    launch_typed<bf16>(p, args, w, stream);
-  }
+  if (p.tokens * p.topk > 0) sort_slots(p, args, w, stream);
+  run_sorted_typed(p, args, w, stream);
+}
+
+void launch_gather_sort(const GatherProblem& p, const GatherArgs& args, void* workspace, Stream stream) {
+  if (p.tokens * p.topk > 0) sort_slots(p, args, carve(p, workspace), stream);
+}
+
+void launch_gather_presorted(const GatherProblem& p, const GatherArgs& args, void* workspace, Stream stream) {
+  run_sorted_typed(p, args, carve(p, workspace), stream);
 }
 
 }  // namespace tgemm

@@ -35,6 +35,13 @@ void launch_tgmm_tiled(const TgmmProblem& p, const TgmmArgs& args, void* workspa
 // fp32 [T * topk, N] products when topk_weights reduce them).
 std::size_t gather_workspace_bytes(const GatherProblem& p);
 void launch_gather_tiled(const GatherProblem& p, const GatherArgs& args, void* workspace, Stream stream);
+// launch_gather_tiled in two halves, for calls that share one routing (fused_moe's two GEMMs):
+// launch_gather_sort writes the sort of args.expert_ids into the workspace; launch_gather_presorted
+// runs the tiles (and the weighted sum) over it. The sort sections lead the workspace and depend
+// only on tokens, topk, experts and the ids, so a presorted call may use another problem's
+// workspace (at least its own gather_workspace_bytes) sorted for the same four.
+void launch_gather_sort(const GatherProblem& p, const GatherArgs& args, void* workspace, Stream stream);
+void launch_gather_presorted(const GatherProblem& p, const GatherArgs& args, void* workspace, Stream stream);
 
 // out[g, :masked_m[g]] = x[g, :masked_m[g]] @ w[g]^T; no workspace.
 void launch_masked_tiled(const MaskedProblem& p, const MaskedArgs& args, Stream stream);

@@ -23,9 +23,10 @@ OPS = (
         "quant_fp8_per_block_128x128",
     }
     | {"tgmm", "tgmm_out", "grouped_gemm", "m_grouped_gemm_masked"}
+    | {"topk_softmax", "grouped_topk", "fused_moe"}
 )  # the epilogue ops' opcheck cases are in test_epilogue_ops.py, gemm_a8w8's in test_a8w8.py,
 # gemm_a8w8_blockscale's in test_a8w8_blockscale.py, gmm's in test_gmm.py, the other grouped ops' in
-# test_grouped.py, the quantization ops' in test_quant_ops.py
+# test_grouped.py, the MoE ops' in test_moe.py, the quantization ops' in test_quant_ops.py
 
 
 def test_every_op_has_opcheck_cases():

@@ -73,3 +73,19 @@ def assert_close_quantized(y, ref, out_dtype, k, acc_bound=0.0):
         f"{int(bad.sum())} of {err.numel()} elements outside the tolerance; worst excess "
         f"{float((err - allowed).max()):.3g} (error {float(err[bad].max()):.3g})"
     )
+
+
+def assert_bad_input(op, args, message: str, fake_raises: bool) -> None:
+    """op(*args) raises a RuntimeError holding `message`; with fake_raises, its fake kernel raises
+    tgemm.TgemmError with the same text (fake kernels check no strides, so some cases skip it)."""
+    import tgemm
+
+    with pytest.raises(RuntimeError) as info:
+        op(*args)
+    assert message in str(info.value)
+    if fake_raises:
+        with torch._subclasses.fake_tensor.FakeTensorMode() as mode:
+            fakes = [mode.from_tensor(a) if isinstance(a, torch.Tensor) else a for a in args]
+            with pytest.raises(tgemm.TgemmError) as fake_info:
+                op(*fakes)
+        assert message in str(fake_info.value)

@@ -106,11 +106,17 @@ class Options(unittest.TestCase):
         self.assertIn("--m-grid-max needs --m-grid", self.parse_error("--m-grid-max", "64"))
         self.assertIn("--m-grid-max must be in", self.parse_error("--m-grid", "--m-grid-max", "0"))
         self.assertIn("--remeasure-below must be in", self.parse_error("--remeasure-below", "-1"))
-        self.assertIn("--ptgmm, --grouped-gemm and --masked", self.parse_error("--ptgmm", "--masked"))
-        self.assertIn("--ptgmm, --grouped-gemm and --masked", self.parse_error("--grouped-gemm", "--gmm"))
+        self.assertIn("--ptgmm, --grouped-gemm, --masked and --fmoe", self.parse_error("--ptgmm", "--masked"))
+        self.assertIn("--ptgmm, --grouped-gemm, --masked and --fmoe", self.parse_error("--grouped-gemm", "--gmm"))
+        self.assertIn("--ptgmm, --grouped-gemm, --masked and --fmoe", self.parse_error("--fmoe", "--quant"))
 
     def test_grouped_modes_take_the_moe_suite(self):
-        for flag, name in (("--ptgmm", "ptgmm"), ("--grouped-gemm", "grouped_gemm"), ("--masked", "masked")):
+        for flag, name in (
+            ("--ptgmm", "ptgmm"),
+            ("--grouped-gemm", "grouped_gemm"),
+            ("--masked", "masked"),
+            ("--fmoe", "fmoe"),
+        ):
             args = torch_bench.parse_args([flag])
             self.assertEqual(args.grouped, name)
             self.assertTrue(args.suite.endswith("moe_shapes.csv"))

@@ -1,0 +1,22 @@
+// Launchers of the MoE kernels (src/moe/*.cu); host-only declarations. Each takes a validated call
+// (core/validate_moe.h) with a non-empty output and never synchronises with the host: logits, expert
+// ids and the expert map are read on the device only.
+#pragma once
+
+#include <cstddef>
+
+#include "core/validate_moe.h"
+
+namespace tgemm {
+
+// topk_softmax and grouped_topk (p.n_group, p.topk_group, p.scoring, p.has_bias select the rule):
+// one CTA per token row. Needs p.tokens > 0 and p.topk > 0.
+void launch_routing(const RoutingProblem& p, const RoutingArgs& args, Stream stream, const char* op);
+
+// Workspace of one fused_moe call: the mapped expert ids (with expert_map), the gate/up products
+// [T * k, 2I], the activated [T * k, I] (x's dtype) and the grouped_gemm sort shared by both GEMMs.
+std::size_t fused_moe_workspace_bytes(const MoeProblem& p);
+// out = fused_moe(...) for a validated call with T > 0 and H > 0.
+void launch_fused_moe(const MoeProblem& p, const MoeArgs& args, void* workspace, Stream stream);
+
+}  // namespace tgemm
