@@ -340,6 +340,10 @@ TEST(SkinnyA8W8, RefusesWhatItCannotCompute) {
     q.a_scale = ScaleGranularity::kNone;  // an a8w8 problem without x's scale
     EXPECT_FALSE(s->can_implement(q)) << s->name();
     q = p;
+    q.family = OpFamily::kA8W8Blockscale;  // 1x128 / 128x128 block scales are not read per row
+    q.a_scale = q.b_scale = ScaleGranularity::kBlock;
+    EXPECT_FALSE(s->can_implement(q)) << s->name();
+    q = p;
     q.k = 264;  // not whole 16-byte chunks
     q.lda = q.ldb = 264;
     EXPECT_FALSE(s->can_implement(q)) << s->name();
