@@ -4,7 +4,8 @@
 // its k-step (K a multiple of 16, the a8w8 rule), padded row strides, the four scale recipes, bias
 // none / out's dtype / fp32 and every output dtype, outputs NaN-poisoned; bit-identical reruns of
 // the split variants; a CUDA-graph replay with scales changed between replays (read on the
-// device); refusals; the backend's candidates, from_row and default for a8w8 problems.
+// device); refusals; the backend's candidates, from_row and default for a8w8 problems; rows of an
+// a8w8 table naming them dispatch through gemm_a8w8.
 // SkinnyA8W8.SanitizerSubset is the slice for compute-sanitizer (--gtest_filter='*Sanitizer*').
 //
 // Operands as tests/gpu/test_gemm_a8w8.cpp draws them (int8 in [-127, 127], e4m3 codes of
@@ -12,6 +13,7 @@
 // times 2.25 for the operand bound, plus fp8_accumulation_atol for FP8 (the tensor cores' reduced
 // accumulation; the GEMV's fp32 FMAs stay well inside it).
 #include <cuda_runtime.h>
+#include <stdlib.h>
 
 #include <algorithm>
 #include <cstring>
@@ -27,8 +29,11 @@
 #include "core/table.h"
 #include "core/validate.h"
 #include "runtime/device_utils.h"
+#include "runtime/runtime.h"
 #include "tests/common/gpu_test_util.h"
+#include "tests/common/host_test_util.h"
 #include "tgemm/tgemm.h"
+#include "tuner/tuned_file.h"
 
 namespace tgemm::test {
 namespace {
@@ -421,6 +426,67 @@ TEST(SkinnyA8W8, BackendCandidatesFromRowAndDefault) {
       }
     }
   }
+}
+
+// Rows of the a8w8 table naming 8-bit variants (a GEMV at M = 1, a weight-as-B split at M = 16,
+// per dtype of the build) are what gemm_a8w8 runs for their key and M, and compute within the
+// tolerance: the path of the rows `tgemm tune` writes and `tgemm bench --family a8w8` times.
+TEST(SkinnyA8W8, TableRowsDispatchThroughGemmA8W8) {
+  TGEMM_REQUIRE_GPU();
+  std::vector<SolutionPtr> picked;
+  for (SkinnyOperands o : {SkinnyOperands::kFp8, SkinnyOperands::kInt8}) {
+    for (SkinnyFamily f : {SkinnyFamily::kGemv, SkinnyFamily::kMmaWeightB}) {
+      for (const SolutionPtr& s : eight_bit_solutions()) {
+        const skinny::SkinnyVariant v = variant(s);
+        if (v.operands == o && v.family == f && (f == SkinnyFamily::kMmaWeightB ? v.split_k == 2 : v.gemv.m_max == 1)) {
+          picked.push_back(s);
+          break;
+        }
+      }
+    }
+  }
+  ASSERT_GE(picked.size(), 2u);
+  TempDir dir;
+  const std::string table = dir.file("a8w8_tuned_gemm.csv");
+  std::vector<Data> data;
+  std::vector<TableRow> rows;
+  for (std::size_t i = 0; i < picked.size(); ++i) {
+    const SolutionPtr& s = picked[i];
+    Case c;
+    c.m = m_tile(s) == 1 ? 1 : 16;
+    c.n = 1030;
+    c.k = 4112;
+    c.in = in_type(variant(s).operands);
+    c.x_per_token = c.w_per_channel = true;
+    c.bias = 1;
+    data.push_back(make(c, 60 + i));
+    const GemmProblem p = data.back().call().problem;
+    ASSERT_TRUE(s->can_implement(p)) << s->name();
+    const DeviceInfo& dev = Runtime::get().platform().device_info(p.device);
+    TableRow r;
+    r.key = table_key(p, dev.arch, dev.sm_count);
+    r.m = p.m;
+    r.libtype = "skinny";
+    r.split_k = s->split_k();
+    r.kernel_name = s->name();
+    r.us = 1.0;
+    rows.push_back(r);
+  }
+  write_tuned_table(table, rows);
+  ASSERT_EQ(::setenv("TGEMM_CONFIG_GEMM_A8W8", table.c_str(), 1), 0);
+  Runtime::get().reload();
+  for (std::size_t i = 0; i < data.size(); ++i) {
+    Data& d = data[i];
+    const DispatchInfo info = describe_gemm_a8w8(d.xv, d.wv, d.xsv, d.wsv, d.ov, d.bias_view());
+    EXPECT_EQ(info.kernel_name, picked[i]->name()) << d.c.describe();
+    fill_nan(d.out.data(), d.c.out, d.c.m * d.c.n, nullptr);
+    gemm_a8w8(d.xv, d.wv, d.xsv, d.wsv, d.ov, d.bias_view(), nullptr);
+    const std::string err = compare(d);
+    EXPECT_TRUE(err.empty()) << picked[i]->name() << ": " << err;
+  }
+  ::unsetenv("TGEMM_CONFIG_GEMM_A8W8");
+  Runtime::get().reload();
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
 }
 
 // One variant of each family and dtype, on odd shapes (N not a multiple of the CTA's rows, K not a
