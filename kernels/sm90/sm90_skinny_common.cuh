@@ -3,6 +3,8 @@
 // the shared-memory, mbarrier and cluster primitives the kernels build on. No kernel here.
 #pragma once
 
+#include <cuda_fp8.h>
+
 #include <cstdint>
 #include <type_traits>
 
@@ -10,6 +12,18 @@
 #include "kernels/common/numeric.cuh"
 
 namespace tgemm::kernels {
+
+// The a8w8 operand types (gemm_a8w8): FP8 e4m3 (fn) and INT8. Every other In of the skinny
+// kernels is a 16-bit float (bf16, fp16).
+using fp8e4m3 = __nv_fp8_e4m3;
+template <typename In>
+inline constexpr bool kIs8Bit = sizeof(In) == 1;
+// Elements of In in one 16-byte chunk: 8 for 16-bit inputs, 16 for 8-bit ones.
+template <typename In>
+inline constexpr int kChunkElems = 16 / static_cast<int>(sizeof(In));
+// The accumulator: int32 for INT8 (exact, as cuBLASLt's IMMA kernels), fp32 otherwise.
+template <typename In>
+using SkinnyAcc = std::conditional_t<std::is_same_v<In, std::int8_t>, int, float>;
 
 // Element types of the output and the bias, decided at run time: the epilogue touches M*N
 // elements only, so a switch there costs nothing and saves 9x the instantiations.
@@ -27,6 +41,14 @@ struct SkinnyParams {
   // The epilogue's activation, applied in fp32 after the bias (tgemm::Activation: 0 none, 1 erf
   // GELU, 2 tanh GELU, 3 ReLU; kernels/common/activation.cuh).
   int activation = 0;
+  // a8w8 only (8-bit In): the fp32 dequantization scales, device memory read in the epilogue
+  // (graph-safe, no host read): x's per token if x_scale_rows, else x_scale[0]; w's per output
+  // channel if w_scale_rows, else w_scale[0]. out = acc * x_scale * w_scale (+ bias), as
+  // cuda/scale_epilogue.cu and the reference compute it.
+  const float* x_scale = nullptr;
+  const float* w_scale = nullptr;
+  int x_scale_rows = 0;
+  int w_scale_rows = 0;
 };
 
 namespace skinny_detail {
@@ -70,30 +92,55 @@ __device__ __forceinline__ uint4 load_activation_if(const void* ptr, bool pred) 
   return v;
 }
 
-// The first `count` (0..7) 16-bit elements at ptr, zeros after: the chunk that straddles K.
+// The first `count` (0..kChunkElems - 1) elements at ptr, zeros after: the chunk that straddles
+// K. Never reached for 8-bit In (their K is a multiple of 16, a whole chunk), kept generic so that
+// every kernel compiles for every In.
 template <typename In>
 __device__ __forceinline__ uint4 load_partial_chunk(const In* ptr, int count) {
-  std::uint32_t h[8];
-  const auto* e = reinterpret_cast<const unsigned short*>(ptr);
+  if constexpr (kIs8Bit<In>) {
+    std::uint32_t b[4] = {0u, 0u, 0u, 0u};
+    const auto* e = reinterpret_cast<const unsigned char*>(ptr);
 #pragma unroll
-  for (int i = 0; i < 8; ++i) h[i] = i < count ? e[i] : 0u;
-  return make_uint4(h[0] | (h[1] << 16), h[2] | (h[3] << 16), h[4] | (h[5] << 16),
-                    h[6] | (h[7] << 16));
+    for (int i = 0; i < 16; ++i) b[i / 4] |= (i < count ? static_cast<std::uint32_t>(e[i]) : 0u) << (8 * (i % 4));
+    return make_uint4(b[0], b[1], b[2], b[3]);
+  } else {
+    std::uint32_t h[8];
+    const auto* e = reinterpret_cast<const unsigned short*>(ptr);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) h[i] = i < count ? e[i] : 0u;
+    return make_uint4(h[0] | (h[1] << 16), h[2] | (h[3] << 16), h[4] | (h[5] << 16), h[6] | (h[7] << 16));
+  }
 }
 
+// One tensor-core MMA of a 16 x 8 tile over 16 bytes of k a row: m16n8k16 for 16-bit In,
+// m16n8k32 for 8-bit In (FP8 e4m3 into fp32, INT8 into int32). At the level of 32-bit registers
+// the two have the same fragment layout: a0 = (row g, k-word t), a1 = (row g + 8, word t), a2 =
+// (row g, word t + 4), a3 = (row g + 8, word t + 4), b0 = (word t, column g), b1 = (word t + 4,
+// column g), a k-word holding 2 16-bit or 4 8-bit elements in k order; so every caller that pairs
+// A and B words of the same k works unchanged for either width.
 template <typename In>
-__device__ __forceinline__ void mma_m16n8k16(float (&c)[4], std::uint32_t a0, std::uint32_t a1,
-                                             std::uint32_t a2, std::uint32_t a3,
-                                             std::uint32_t b0, std::uint32_t b1) {
+__device__ __forceinline__ void mma_m16n8k16(SkinnyAcc<In> (&c)[4], std::uint32_t a0, std::uint32_t a1,
+                                             std::uint32_t a2, std::uint32_t a3, std::uint32_t b0, std::uint32_t b1) {
   if constexpr (std::is_same_v<In, bf16>) {
     asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
         "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
         : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
         : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-  } else {
+  } else if constexpr (std::is_same_v<In, fp16>) {
     asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
         "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
         : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+  } else if constexpr (std::is_same_v<In, fp8e4m3>) {
+    asm("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0, %1, %2, %3}, "
+        "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+  } else {
+    static_assert(std::is_same_v<In, std::int8_t>, "In: bf16, fp16, fp8e4m3 or int8");
+    asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, "
+        "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+        : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
         : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
   }
 }
@@ -112,8 +159,25 @@ __device__ __forceinline__ void mma_k32(float (&c)[4], const uint4& w_lo, const 
 // The output element type equal to input type In. The GEMV and the weight-as-B MMA kernel store
 // directly when there is no bias and the output is of this type, without store_element's bias and
 // output-type switches: that code, present but not taken, cost their last CTA 0.1-0.4 us.
+// 8-bit In has none (-2 matches no out_type): their stores always scale.
 template <typename In>
-inline constexpr int kOwnOutType = std::is_same_v<In, bf16> ? kSkinnyBf16 : kSkinnyFp16;
+inline constexpr int kOwnOutType = kIs8Bit<In>                ? -2
+                                   : std::is_same_v<In, bf16> ? kSkinnyBf16
+                                                              : kSkinnyFp16;
+
+// The accumulator of token m, output column n as the fp32 value the epilogue stores: for 8-bit In
+// dequantized (acc * x_scale * w_scale, in that order, as the reference), else acc itself. m and n
+// are clamped into the problem for the scale reads (the stores drop what lies past M or N).
+template <typename In>
+__device__ __forceinline__ float dequantize(const SkinnyParams& p, int m, int n, SkinnyAcc<In> acc) {
+  if constexpr (kIs8Bit<In>) {
+    const float xs = p.x_scale[p.x_scale_rows ? min(m, p.m - 1) : 0];
+    const float ws = p.w_scale[p.w_scale_rows ? min(n, p.n - 1) : 0];
+    return static_cast<float>(acc) * xs * ws;
+  } else {
+    return acc;
+  }
+}
 
 // The bias of output column n as fp32 (0 without a bias).
 __device__ __forceinline__ float bias_at(const SkinnyParams& p, int n) {

@@ -4,7 +4,8 @@
 // multiple of 8 with padded rows), bias of the input and the output dtype, every output dtype, both
 // input dtypes, and the fused activation epilogues; the GEMV's whole-pass splits; bit-identical
 // reruns and CUDA-graph replays of the split variants; refusals (misaligned views, odd strides, M
-// above the tile, other dtypes); the backend's from_row, candidates and default rule.
+// above the tile, other dtypes); the backend's from_row, candidates and default rule. The 16-bit
+// variants only (sixteen_bit_solutions); the FP8 and INT8 ones: test_skinny_a8w8.cpp.
 // Skinny.SanitizerSubset is a small, fast slice for compute-sanitizer (--gtest_filter='*Sanitizer*').
 #include <cuda_runtime.h>
 
@@ -47,6 +48,13 @@ skinny::SkinnyVariant variant(const SolutionPtr& s) {
 bool is_gemv(const SolutionPtr& s) { return variant(s).family == skinny::SkinnyFamily::kGemv; }
 // The weight-as-B MMA family (`_c<chunks>` its chunks a lane and k-step).
 bool is_weight_b(const SolutionPtr& s) { return variant(s).family == skinny::SkinnyFamily::kMmaWeightB; }
+// The variants of 16-bit inputs (a16w16): the FP8 and INT8 ones are test_skinny_a8w8.cpp's.
+std::vector<SolutionPtr> sixteen_bit_solutions() {
+  std::vector<SolutionPtr> out;
+  for (const SolutionPtr& s : skinny_solutions())
+    if (variant(s).operands == skinny::SkinnyOperands::k16Bit) out.push_back(s);
+  return out;
+}
 // Candidate group of a variant: 0 the two MMA families (one smallest fitting M tile for both),
 // 1 the GEMV (its smallest fitting token count).
 int scheme(const SolutionPtr& s) { return is_gemv(s) ? 1 : 0; }
@@ -119,7 +127,7 @@ TEST(Skinny, EveryVariantMatchesReference) {
   const std::int64_t ks[] = {8, 1000, 4104, 16392, 1001, 4099};
   const DType outs[] = {DType::kBFloat16, DType::kFloat16, DType::kFloat32};
   const DType ins[] = {DType::kBFloat16, DType::kFloat16};
-  std::vector<SolutionPtr> all = skinny_solutions();
+  std::vector<SolutionPtr> all = sixteen_bit_solutions();
   int cases = 0, failed = 0;
   for (std::size_t vi = 0; vi < all.size(); ++vi) {
     const SolutionPtr& s = all[vi];
@@ -160,7 +168,7 @@ TEST(Skinny, ActivationEpiloguesMatchReference) {
   const std::int64_t ks[] = {1000, 4104, 1001};
   const DType outs[] = {DType::kBFloat16, DType::kFloat16, DType::kFloat32};
   const Activation acts[] = {Activation::kGelu, Activation::kGeluTanh, Activation::kRelu};
-  std::vector<SolutionPtr> all = skinny_solutions();
+  std::vector<SolutionPtr> all = sixteen_bit_solutions();
   int cases = 0, failed = 0;
   for (std::size_t vi = 0; vi < all.size(); ++vi) {
     const SolutionPtr& s = all[vi];
@@ -203,7 +211,7 @@ TEST(Skinny, GemvWholePassSplitsMatchReference) {
   const std::int64_t ks[] = {5120, 7168, 1536};
   const DType outs[] = {DType::kBFloat16, DType::kFloat16, DType::kFloat32};
   int cases = 0, failed = 0, whole = 0;
-  for (const SolutionPtr& s : skinny_solutions()) {
+  for (const SolutionPtr& s : sixteen_bit_solutions()) {
     if (!is_gemv(s) || !variant(s).gemv.whole) continue;
     ++whole;
     for (int m = 1; m <= m_tile(s); ++m) {
@@ -234,7 +242,7 @@ TEST(Skinny, GemvWholePassSplitsMatchReference) {
 //   compute-sanitizer --tool memcheck build/release/tests/gpu/test_gpu_skinny --gtest_filter='*Sanitizer*'
 TEST(Skinny, SanitizerSubset) {
   TGEMM_REQUIRE_GPU();
-  std::vector<SolutionPtr> all = skinny_solutions();
+  std::vector<SolutionPtr> all = sixteen_bit_solutions();
   auto stages = [](const SolutionPtr& s) { return std::max(0, name_field(s->name(), "p")); };
   auto sk = [](const SolutionPtr& s) { return name_field(s->name(), "sk"); };
   auto rows = [](const SolutionPtr& s) { return name_field(s->name(), "n"); };
@@ -301,7 +309,7 @@ TEST(Skinny, SanitizerSubset) {
 
 TEST(Skinny, SplitVariantsAreBitIdenticalRunToRun) {
   TGEMM_REQUIRE_GPU();
-  for (const SolutionPtr& s : skinny_solutions()) {
+  for (const SolutionPtr& s : sixteen_bit_solutions()) {
     if (name_field(s->name(), "sk") == 1 && name_field(s->name(), "wk") == 1) continue;
     A16W16Case c;
     c.m = m_tile(s);
@@ -328,7 +336,7 @@ TEST(Skinny, SplitVariantsAreBitIdenticalRunToRun) {
 
 TEST(Skinny, SplitVariantReplaysInCudaGraph) {
   TGEMM_REQUIRE_GPU();
-  for (const SolutionPtr& s : skinny_solutions()) {
+  for (const SolutionPtr& s : sixteen_bit_solutions()) {
     if (name_field(s->name(), "sk") != 8) continue;
     A16W16Case c;
     c.m = m_tile(s);
@@ -369,7 +377,7 @@ TEST(Skinny, RefusesWhatItCannotCompute) {
   c.ldb_pad = 8;
   A16W16Data d = make_a16w16(c, 9);
   const GemmOptions none;
-  for (const SolutionPtr& s : skinny_solutions()) {
+  for (const SolutionPtr& s : sixteen_bit_solutions()) {
     const std::int64_t mt = m_tile(s);
     auto problem = [&](const TensorView& x, const TensorView& w) {
       TensorView out = TensorView::contiguous(d.out.data(), c.out, {x.size(0), w.size(0)});
@@ -470,7 +478,7 @@ TEST(Skinny, CandidatesUseTheSmallestFittingTile) {
     std::vector<SolutionPtr> cands = b.candidates(p);
     // Per candidate group (the MMA families, the GEMV): the smallest M tile that fits.
     int smallest[2] = {0, 0};
-    for (const SolutionPtr& s : skinny_solutions()) {
+    for (const SolutionPtr& s : sixteen_bit_solutions()) {
       int& sm = smallest[scheme(s)];
       if (s->can_implement(p) && (sm == 0 || m_tile(s) < sm)) sm = m_tile(s);
     }

@@ -183,6 +183,10 @@ double estimate_us(const MmaWeightASolution& s, const GemmProblem& p, int sms) {
 }
 
 SolutionPtr default_solution(const MmaSolutions& mma, const GemvSolutions& gemv, const GemmProblem& p) {
+  // a8w8 (the FP8 and INT8 GEMV and weight-as-B kernels): none of the regions above was measured
+  // for 8-bit operands, so their problems keep the a8w8 family's cuBLASLt default until a tuned
+  // row (or a region measured against it) names a skinny solution.
+  if (p.family != OpFamily::kA16W16) return nullptr;
   if (p.plain_epilogue()) return plain_default(mma, gemv, p);
   // An activation after the optional bias: the plain problem's pick, which applies it in its
   // stores (can_implement refuses alpha != 1 and beta * c). On the suite's 32 decode problems

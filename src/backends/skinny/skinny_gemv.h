@@ -14,7 +14,8 @@ namespace tgemm::skinny {
 
 class GemvSolution final : public Solution {
  public:
-  GemvSolution(const GemvTile& tile, std::optional<GemvKernel> bf16, std::optional<GemvKernel> fp16);
+  // kernels: the tile's instances by dtype slot, all of one operand class (skinny_common.h).
+  GemvSolution(const GemvTile& tile, SkinnyOperands operands, const DtypeKernels<GemvKernel>::Slots& kernels);
 
   const std::string& name() const override { return name_; }
   std::string_view libtype() const override { return kLibtype; }

@@ -12,6 +12,10 @@
 
 namespace tgemm::skinny {
 
+// Elements of dtype t in one 16-byte chunk, the unit of every skinny kernel's loads: 8 for the
+// 16-bit inputs, 16 for the 8-bit ones of gemm_a8w8.
+inline int chunk_elems(DType t) { return 16 / static_cast<int>(dtype_size(t)); }
+
 // --- Weight-as-A MMA (kernels/sm90/sm90_skinny_mma_weight_a.cuh) ------------------------------
 
 struct MmaWeightATile {
@@ -22,8 +26,8 @@ struct MmaWeightATile {
   int unroll = 0;         // 32-wide k-blocks a warp loads per batch (stages: per ring slot)
   int stages = 0;         // 0: register batches; >= 2: cp.async ring of this many slots per warp
   int block_n() const { return rows_per_warp * warps_n; }
-  // Elements of K one k-block of a warp covers.
-  int k_step() const { return 32; }
+  // Elements of K one k-block of a warp covers (16-bit inputs only: chunk_elems is 8).
+  int k_step(int /*chunk_elems*/ = 8) const { return 32; }
   int threads() const { return 32 * warps_n * warps_k; }
   bool operator==(const MmaWeightATile& o) const {
     return m_tile == o.m_tile && rows_per_warp == o.rows_per_warp && warps_n == o.warps_n && warps_k == o.warps_k &&
@@ -76,11 +80,13 @@ struct MmaWeightATile {
 struct MmaWeightBTile {
   static constexpr int m_tile = 16;  // x fills the MMA's m16 A operand: M <= 16
   int row_blocks = 0;  // n8 blocks of weight rows per CTA (8 * row_blocks rows)
-  int chunks = 0;      // 16-byte chunks a lane loads per row and k-step (a k-step is 32 * chunks)
+  int chunks = 0;      // 16-byte chunks a lane loads per row and k-step (see k_step)
   int warps_k = 0;     // warps splitting the CTA's k-range, summed in shared memory
   int unroll = 0;      // k-steps a warp loads per batch
   int block_n() const { return 8 * row_blocks; }
-  int k_step() const { return 32 * chunks; }
+  // Elements of K a k-step covers: 4 lanes x chunks x chunk_elems (32 x chunks for 16-bit inputs,
+  // 64 x chunks for 8-bit ones: the same bytes).
+  int k_step(int chunk_elems = 8) const { return 4 * chunk_elems * chunks; }
   int threads() const { return 32 * warps_k; }
   bool operator==(const MmaWeightBTile& o) const {
     return row_blocks == o.row_blocks && chunks == o.chunks && warps_k == o.warps_k && unroll == o.unroll;
@@ -88,8 +94,9 @@ struct MmaWeightBTile {
 };
 
 // Every weight-as-B tile, X(row_blocks, chunks, warps_k, unroll); instantiated for bf16 and fp16
-// (the "small" translation units) and registered with split_k 1, 2, 4, 8 like the weight-as-A
-// tiles.
+// (the "small" translation units) and for FP8 and INT8 (skinny_fp8.cu, skinny_int8.cu: a lane
+// loads the same bytes, so the tiles that stream a 16-bit weight stream an 8-bit one), and
+// registered with split_k 1, 2, 4, 8 like the weight-as-A tiles.
 #define TGEMM_SKINNY_MMA_WEIGHT_B_TILES(X) \
   X(1, 1, 8, 4)                            \
   X(1, 2, 8, 2)                            \
@@ -110,33 +117,34 @@ struct GemvTile {
   // ran it at 1.09x.
   bool whole = false;
   int threads() const { return 32 * warps; }
-  // Segments a weight row of K elements is split into (warps per row), a power of two <= warps.
+  // Segments a weight row of K elements is split into (warps per row), a power of two <= warps;
+  // ce = chunk_elems (8 for 16-bit inputs, 16 for 8-bit ones).
   // Default: the smallest that gives each lane at most `chunks` chunks of its segment (longer
-  // rows loop). whole: the largest whose segments are whole passes (K % 8 == 0 and K / 8 a
+  // rows loop). whole: the largest whose segments are whole passes (K % ce == 0 and K / ce a
   // multiple of segs x 32 x chunks); where none is, the default's.
-  int segs(std::int64_t k) const {
+  int segs(std::int64_t k, int ce = 8) const {
     const std::int64_t per_warp = 32LL * chunks;
-    if (whole && k % 8 == 0) {
+    if (whole && k % ce == 0) {
       int best = 0;
       for (int s = 1; s <= warps; s *= 2)
-        if ((k / 8) % (s * per_warp) == 0) best = s;
+        if ((k / ce) % (s * per_warp) == 0) best = s;
       if (best > 0) return best;
     }
-    const std::int64_t want = (((k + 7) / 8) + per_warp - 1) / per_warp;
+    const std::int64_t want = (((k + ce - 1) / ce) + per_warp - 1) / per_warp;
     int s = 1;
     while (s < warps && s < want) s *= 2;
     return s;
   }
-  int rows_per_cta(std::int64_t k) const { return warps / segs(k); }
+  int rows_per_cta(std::int64_t k, int ce = 8) const { return warps / segs(k, ce); }
   bool operator==(const GemvTile& o) const {
     return m_max == o.m_max && warps == o.warps && chunks == o.chunks && whole == o.whole;
   }
 };
 
 // Every GEMV tile, X(m_max, warps, chunks); each is instantiated for bf16 and fp16 (the "small"
-// translation units) and registered twice, with the default split and with whole passes (the
-// split is a launch argument). Chunks 2-8: 1-4 KB of a row per warp and pass, 4 KB-16 KB of loads
-// in flight per CTA.
+// translation units) and for FP8 and INT8 (skinny_fp8.cu, skinny_int8.cu), and registered twice,
+// with the default split and with whole passes (the split is a launch argument). Chunks 2-8: 1-4 KB of a row per warp
+// and pass, 4 KB-16 KB of loads in flight per CTA.
 #define TGEMM_SKINNY_GEMV_TILES(X) \
   X(1, 8, 2)                       \
   X(1, 8, 4)                       \
@@ -193,5 +201,11 @@ void append_mma_weight_b_kernels_bf16(std::vector<MmaWeightBKernel>& out);
 void append_mma_weight_b_kernels_fp16(std::vector<MmaWeightBKernel>& out);
 void append_gemv_kernels_bf16(std::vector<GemvKernel>& out);
 void append_gemv_kernels_fp16(std::vector<GemvKernel>& out);
+// The a8w8 instances (FP8 e4m3, INT8): the weight-as-B and GEMV tiles. The CI build compiles the
+// FP8 unit and not the INT8 one (TGEMM_SKINNY_CI_SUBSET).
+void append_mma_weight_b_kernels_fp8(std::vector<MmaWeightBKernel>& out);
+void append_gemv_kernels_fp8(std::vector<GemvKernel>& out);
+void append_mma_weight_b_kernels_int8(std::vector<MmaWeightBKernel>& out);
+void append_gemv_kernels_int8(std::vector<GemvKernel>& out);
 
 }  // namespace tgemm::skinny

@@ -29,7 +29,14 @@ inline int skinny_elem(DType t) {
 
 template <typename In>
 constexpr DType dtype_of() {
-  return std::is_same_v<In, bf16> ? DType::kBFloat16 : DType::kFloat16;
+  if constexpr (std::is_same_v<In, bf16>)
+    return DType::kBFloat16;
+  else if constexpr (std::is_same_v<In, fp16>)
+    return DType::kFloat16;
+  else if constexpr (std::is_same_v<In, kernels::fp8e4m3>)
+    return DType::kFloat8E4M3;
+  else
+    return DType::kInt8;
 }
 
 // Lets `Kernel` take up to `bytes` of dynamic shared memory on the current device (the default
@@ -90,6 +97,12 @@ inline kernels::SkinnyParams skinny_params(const GemmProblem& p, const GemmArgs&
   kp.out_type = skinny_elem(p.out_type);
   kp.bias_type = p.has_bias() ? skinny_elem(p.bias_type) : kernels::kSkinnyNone;
   kp.activation = static_cast<int>(p.activation);
+  if (p.family == OpFamily::kA8W8) {
+    kp.x_scale = args.a_scale;
+    kp.w_scale = args.b_scale;
+    kp.x_scale_rows = p.a_scale == ScaleGranularity::kRow ? 1 : 0;
+    kp.w_scale_rows = p.b_scale == ScaleGranularity::kRow ? 1 : 0;
+  }
   return kp;
 }
 
@@ -191,7 +204,7 @@ void append_gemv_kernels(std::vector<GemvKernel>& out) {
 
 template <typename In, int RB, int C, int W, int U>
 void launch_mma_weight_b(const GemmProblem& p, const GemmArgs& args, int split_k, Stream stream, const char* where) {
-  using Shape = kernels::MmaWeightBShape<RB, C, W, U>;
+  using Shape = kernels::MmaWeightBShape<RB, C, W, U, kernels::kChunkElems<In>>;
   constexpr auto kernel = &kernels::sm90_skinny_mma_weight_b<In, RB, C, W, U>;
   allow_dynamic_smem<kernel>(Shape::kMaxSmemBytes);  // a refusal shows as the launch's error
   cudaLaunchAttribute attr{};
@@ -204,7 +217,7 @@ void launch_mma_weight_b(const GemmProblem& p, const GemmArgs& args, int split_k
 
 template <typename In, int RB, int C, int W, int U>
 SkinnyKernelInfo mma_weight_b_query(int split_k) {
-  using Shape = kernels::MmaWeightBShape<RB, C, W, U>;
+  using Shape = kernels::MmaWeightBShape<RB, C, W, U, kernels::kChunkElems<In>>;
   return query_image<&kernels::sm90_skinny_mma_weight_b<In, RB, C, W, U>>(Shape::kThreads, Shape::smem_bytes(split_k),
                                                                            Shape::kMaxSmemBytes);
 }

@@ -10,7 +10,7 @@ template <class Tile>
 std::vector<std::shared_ptr<const MmaSolution<Tile>>> solutions_of(const std::vector<SplitKKernel<Tile>>& kernels) {
   std::vector<std::shared_ptr<const MmaSolution<Tile>>> out;
   for (const auto& g : group_by_tile(kernels))
-    for (int sk : kSplitKs) out.push_back(std::make_shared<MmaSolution<Tile>>(g.tile, sk, g.bf16, g.fp16));
+    for (int sk : kSplitKs) out.push_back(std::make_shared<MmaSolution<Tile>>(g.tile, sk, g.operands, g.kernels));
   return out;
 }
 
@@ -21,7 +21,9 @@ MmaSolutions make_mma_solutions() {
   std::vector<MmaWeightBKernel> weight_b;
   append_mma_weight_a_kernels_bf16_small(weight_a);
   append_mma_weight_b_kernels_bf16(weight_b);
+  append_mma_weight_b_kernels_fp8(weight_b);
 #ifndef TGEMM_SKINNY_CI_SUBSET
+  append_mma_weight_b_kernels_int8(weight_b);
   append_mma_weight_a_kernels_bf16_large(weight_a);
   append_mma_weight_a_kernels_fp16_small(weight_a);
   append_mma_weight_a_kernels_fp16_large(weight_a);

@@ -18,8 +18,12 @@
 
 namespace tgemm::skinny {
 
-inline std::string mma_name(const MmaWeightATile& t, int split_k) { return mma_weight_a_name(t, split_k); }
-inline std::string mma_name(const MmaWeightBTile& t, int split_k) { return mma_weight_b_name(t, split_k); }
+inline std::string mma_name(const MmaWeightATile& t, int split_k, SkinnyOperands) {
+  return mma_weight_a_name(t, split_k);  // 16-bit instances only
+}
+inline std::string mma_name(const MmaWeightBTile& t, int split_k, SkinnyOperands operands) {
+  return mma_weight_b_name(t, split_k, operands);
+}
 
 // One tile of an MMA family (Tile: MmaWeightATile or MmaWeightBTile) at one cluster split-K.
 template <class Tile>
@@ -27,8 +31,10 @@ class MmaSolution final : public Solution {
  public:
   using Kernel = SplitKKernel<Tile>;
 
-  MmaSolution(const Tile& tile, int split_k, std::optional<Kernel> bf16, std::optional<Kernel> fp16)
-      : tile_(tile), split_k_(split_k), kernels_(bf16, fp16), name_(mma_name(tile, split_k)) {}
+  // kernels: the tile's instances by dtype slot, all of one operand class (skinny_common.h).
+  MmaSolution(const Tile& tile, int split_k, SkinnyOperands operands,
+              const typename DtypeKernels<Kernel>::Slots& kernels)
+      : tile_(tile), split_k_(split_k), kernels_(kernels), name_(mma_name(tile, split_k, operands)) {}
 
   const std::string& name() const override { return name_; }
   std::string_view libtype() const override { return kLibtype; }
@@ -49,7 +55,7 @@ class MmaSolution final : public Solution {
 
   const Tile& tile() const { return tile_; }
 
-  // Resident CTAs per SM of the bf16 kernel (the fp16 one has the same resources), >= 1.
+  // Resident CTAs per SM of the first dtype's kernel (bf16 and fp16 have the same resources), >= 1.
   int ctas_per_sm() const { return std::max(1, info(kernels_.any()).ctas_per_sm); }
 
  private:
@@ -83,7 +89,7 @@ int smallest_mma_m_tile(const MmaSolutions& s, const GemmProblem& p);
 template <class Tile>
 bool is_mma_candidate(const MmaSolution<Tile>& s, const GemmProblem& p, int m_tile) {
   if (s.tile().m_tile != m_tile || !s.can_implement(p)) return false;
-  const std::int64_t steps = ceil_div(p.k, s.tile().k_step());
+  const std::int64_t steps = ceil_div(p.k, s.tile().k_step(chunk_elems(p.b_type)));
   return s.split_k() == 1 || std::int64_t{s.split_k()} * s.tile().warps_k <= steps;
 }
 

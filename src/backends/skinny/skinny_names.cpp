@@ -68,9 +68,29 @@ class FieldReader {
   std::size_t pos_ = 0;
 };
 
+// The optional operand tag after the family tag: `_fp8`, `_int8` (read as the fields fp 8 and
+// int 8), or none (16-bit). nullopt for a tag with another number.
+std::optional<SkinnyOperands> read_operands(FieldReader& r) {
+  if (const auto fp = r.next("fp")) return *fp == 8 ? std::optional(SkinnyOperands::kFp8) : std::nullopt;
+  if (const auto in = r.next("int")) return *in == 8 ? std::optional(SkinnyOperands::kInt8) : std::nullopt;
+  return SkinnyOperands::k16Bit;
+}
+
+std::string operands_tag(SkinnyOperands o) {
+  switch (o) {
+    case SkinnyOperands::kFp8: return "_fp8";
+    case SkinnyOperands::kInt8: return "_int8";
+    case SkinnyOperands::k16Bit: break;
+  }
+  return "";
+}
+
 std::optional<SkinnyVariant> parse_gemv(FieldReader& r) {
   SkinnyVariant v;
   v.family = SkinnyFamily::kGemv;
+  const auto operands = read_operands(r);
+  if (!operands) return std::nullopt;
+  v.operands = *operands;
   const auto m = r.next("m"), w = r.next("w"), c = r.next("c");
   if (!m || !w || !c) return std::nullopt;
   v.gemv = GemvTile{*m, *w, *c, r.flag("wp")};
@@ -93,6 +113,9 @@ std::optional<SkinnyVariant> parse_weight_a(FieldReader& r) {
 std::optional<SkinnyVariant> parse_weight_b(FieldReader& r) {
   SkinnyVariant v;
   v.family = SkinnyFamily::kMmaWeightB;
+  const auto operands = read_operands(r);
+  if (!operands) return std::nullopt;
+  v.operands = *operands;
   const auto m = r.next("m"), n = r.next("n"), wk = r.next("wk"), u = r.next("u"), c = r.next("c"), sk = r.next("sk");
   if (!m || !n || !wk || !u || !c || !sk || *m != MmaWeightBTile::m_tile || *n % 8 != 0) return std::nullopt;
   v.weight_b = MmaWeightBTile{*n / 8, *c, *wk, *u};
@@ -102,9 +125,9 @@ std::optional<SkinnyVariant> parse_weight_b(FieldReader& r) {
 
 }  // namespace
 
-std::string gemv_name(const GemvTile& t) {
-  return std::string(kPrefix) + std::string(kGemvTag) + field("m", t.m_max) + field("w", t.warps) +
-         field("c", t.chunks) + (t.whole ? "_wp" : "");
+std::string gemv_name(const GemvTile& t, SkinnyOperands operands) {
+  return std::string(kPrefix) + std::string(kGemvTag) + operands_tag(operands) + field("m", t.m_max) +
+         field("w", t.warps) + field("c", t.chunks) + (t.whole ? "_wp" : "");
 }
 
 std::string mma_weight_a_name(const MmaWeightATile& t, int split_k) {
@@ -113,17 +136,17 @@ std::string mma_weight_a_name(const MmaWeightATile& t, int split_k) {
          (t.stages > 0 ? field("p", t.stages) : "") + field("sk", split_k);
 }
 
-std::string mma_weight_b_name(const MmaWeightBTile& t, int split_k) {
-  return std::string(kPrefix) + std::string(kWeightBTag) + field("m", MmaWeightBTile::m_tile) +
+std::string mma_weight_b_name(const MmaWeightBTile& t, int split_k, SkinnyOperands operands) {
+  return std::string(kPrefix) + std::string(kWeightBTag) + operands_tag(operands) + field("m", MmaWeightBTile::m_tile) +
          field("n", t.block_n()) + field("wk", t.warps_k) + field("u", t.unroll) + field("c", t.chunks) +
          field("sk", split_k);
 }
 
 std::string skinny_name(const SkinnyVariant& v) {
   switch (v.family) {
-    case SkinnyFamily::kGemv: return gemv_name(v.gemv);
+    case SkinnyFamily::kGemv: return gemv_name(v.gemv, v.operands);
     case SkinnyFamily::kMmaWeightA: return mma_weight_a_name(v.weight_a, v.split_k);
-    case SkinnyFamily::kMmaWeightB: return mma_weight_b_name(v.weight_b, v.split_k);
+    case SkinnyFamily::kMmaWeightB: return mma_weight_b_name(v.weight_b, v.split_k, v.operands);
   }
   return {};
 }
