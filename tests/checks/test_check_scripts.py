@@ -184,5 +184,34 @@ class CheckFormat(unittest.TestCase):
         self.assertIn("(HEAD~1)", r.stdout)
 
 
+TORCH_HEADERS = os.path.join(REPO, ".deps", "torch", "torch", "include")
+
+
+@unittest.skipIf(
+    not os.path.isdir(TORCH_HEADERS) and os.environ.get("CI") != "true",
+    "scripts/setup --checks has not unpacked the torch headers",
+)
+class CheckBinding(unittest.TestCase):
+    """scripts/check-binding on one planted source each: a binding-style file that compiles, and
+    the same with an error."""
+
+    def check(self, text):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "planted.cpp")
+            with open(path, "w") as f:
+                f.write(text)
+            return subprocess.run(
+                [os.path.join(REPO, "scripts", "check-binding"), path], capture_output=True, text=True, timeout=600
+            )
+
+    def test_passes_on_a_clean_source_and_fails_on_an_error(self):
+        clean = '#include "python/csrc/torch_view.h"\nint planted(const at::Tensor& t) { return t.dim(); }\n'
+        r = self.check(clean)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        r = self.check(clean + "int broken = ;\n")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("planted.cpp fails", r.stdout)
+
+
 if __name__ == "__main__":
     unittest.main()
