@@ -4,7 +4,8 @@
 // plus tgemm's own optional columns: epilogue, and M_lo,M_hi (the M range the row serves), and
 // for the a8w8 family `scales` (format_scale_recipe: tensor | token | channel | token_channel),
 // part of the key. An a8w8 row (dtype torch.float8_e4m3fn or torch.int8) must name its scales;
-// any other row must not (or say "none").
+// any other row must not (or say "none"). A row with a `B` value is a batched_gemm row
+// (bf16_tuned_batched_gemm.csv): B, transpose_a and transpose_b are part of its key.
 // Columns are found by name, so their order is free and unknown columns are ignored.
 //
 // M ranges: a row serves its own M and, where M_lo and M_hi are given, every M in
@@ -50,10 +51,13 @@ struct TableRow {
   bool overlaps(const TableRow& o) const { return range_lo() <= o.range_hi() && o.range_lo() <= range_hi(); }
 };
 
-// Column names of a tuned table, in the order tgemm writes them (a8w8 adds `scales` last).
+// Column names of a tuned table, in the order tgemm writes them (a8w8 adds `scales` last, batched
+// `B,transpose_a,transpose_b`).
 const std::vector<std::string>& tuned_table_columns(OpFamily family = OpFamily::kA16W16);
-// Column names of an untuned (capture / tuner input) table (a8w8 adds `scales` last).
+// Column names of an untuned (capture / tuner input) table (the same family columns last).
 const std::vector<std::string>& untuned_table_columns(OpFamily family = OpFamily::kA16W16);
+// The values of key.family()'s own columns, in their column order (none for a16w16).
+std::vector<std::string> family_key_fields(const TableKey& key);
 // The family whose table holds rows of this input dtype: a8w8 for float8_e4m3fn and int8.
 OpFamily family_of_dtype(DType dtype);
 
@@ -69,7 +73,7 @@ struct ParsedTable {
 // within int32, the measured columns (us, err_ratio, tflops, bw) finite and >= 0.
 ParsedTable parse_tuned_table(std::istream& in, const std::string& file, const csv::ReadLimits& limits = {});
 
-// Formats a row as a CSV line in tuned_table_columns(family_of_dtype(row.key.dtype)) order.
+// Formats a row as a CSV line in tuned_table_columns(row.key.family()) order.
 std::string format_tuned_row(const TableRow& row);
 
 // Rows of several files merged: within one file a repeated key keeps the lowest `us`; across
