@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "core/problem.h"
 #include "runtime/device_utils.h"
@@ -15,6 +16,9 @@
 namespace tgemm::test {
 
 bool has_gpu();
+
+// Host copy of a device buffer of `count` elements of dtype (bf16, fp16 or fp32), as floats.
+std::vector<float> to_host_floats(const void* data, DType dtype, std::int64_t count);
 
 #define TGEMM_REQUIRE_GPU()                                     \
   do {                                                          \

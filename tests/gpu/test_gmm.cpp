@@ -22,39 +22,7 @@
 namespace tgemm {
 namespace {
 
-float half_bits_to_float(std::uint16_t h) {
-  const std::uint32_t sign = (h >> 15) & 1u, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
-  float v;
-  if (exp == 0) {
-    v = std::ldexp(static_cast<float>(man), -24);
-  } else if (exp == 31) {
-    v = man ? NAN : INFINITY;
-  } else {
-    v = std::ldexp(static_cast<float>(man | 0x400u), static_cast<int>(exp) - 25);
-  }
-  return sign ? -v : v;
-}
-
-// Host copy of a device buffer of `count` elements, as floats.
-std::vector<float> to_host_floats(const void* data, DType dtype, std::int64_t count) {
-  std::vector<float> v(static_cast<std::size_t>(count));
-  if (count == 0) return v;
-  if (dtype == DType::kFloat32) {
-    copy_to_host(v.data(), data, v.size() * sizeof(float));
-    return v;
-  }
-  std::vector<std::uint16_t> bits(v.size());
-  copy_to_host(bits.data(), data, bits.size() * 2);
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (dtype == DType::kBFloat16) {
-      const std::uint32_t w = static_cast<std::uint32_t>(bits[i]) << 16;
-      std::memcpy(&v[i], &w, 4);
-    } else {
-      v[i] = half_bits_to_float(bits[i]);
-    }
-  }
-  return v;
-}
+using test::to_host_floats;
 
 struct GmmCase {
   std::int64_t m = 64, n = 48, k = 40;
