@@ -18,8 +18,9 @@ struct BenchOptions {
   std::string ms = "1,16,64,128,512,2048,8192";
   bool m_grid = false;              // instead of ms: the M grid (core/m_grid.h) up to m_grid_max
   std::int64_t m_grid_max = 16384;  // kMGridMax
-  // a16w16 (gemm_a16w16 vs cuBLASLt's default as F.linear runs it) or a8w8 (gemm_a8w8 vs the
-  // cublaslt backend's a8w8 default, bench_a8w8.cpp).
+  // a16w16 (gemm_a16w16 vs cuBLASLt's default as F.linear runs it), a8w8 (gemm_a8w8 vs the
+  // cublaslt backend's a8w8 default, bench_a8w8.cpp) or batched (batched_gemm vs cuBLASLt's
+  // strided-batched default, bench_batched.cpp).
   std::string family = "a16w16";
   std::string dtype = "bf16";            // a8w8: fp8 or int8
   std::string scales = "token_channel";  // a8w8: the scale recipe (format_scale_recipe)
@@ -56,7 +57,8 @@ struct BenchOptions {
 };
 
 int run_bench(const BenchOptions& options);
-// --family a8w8 (run_bench hands it over).
+// --family a8w8 and --family batched (run_bench hands them over).
 int run_bench_a8w8(const BenchOptions& options);
+int run_bench_batched(const BenchOptions& options);
 
 }  // namespace tgemm::cli
