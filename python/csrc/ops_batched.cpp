@@ -104,12 +104,12 @@ at::Tensor BatchedGemm::autograd(c10::DispatchKeySet keys, const at::Tensor& a, 
 
 // out= has no derivative (as in ATen): the kernel below autograd and the version bump ATen's out=
 // kernels do for a mutated tensor.
-void BatchedGemmOut::autograd(c10::DispatchKeySet keys, const at::Tensor& a, const at::Tensor& b,
-                              const at::Tensor& out, bool transpose_a, bool transpose_b,
-                              const std::optional<at::Tensor>& bias) {
+void BatchedGemmOut::autograd(c10::DispatchKeySet keys, const at::Tensor& a, const at::Tensor& b, const at::Tensor& out,
+                              bool transpose_a, bool transpose_b, const std::optional<at::Tensor>& bias) {
   with_c10_tgemm_errors([&] {
     if (tracked(a, b, bias) || (at::GradMode::is_enabled() && out.requires_grad())) {
-      throw_error("batched_gemm_out", "functions with an out tensor do not support automatic differentiation, "
+      throw_error("batched_gemm_out",
+                  "functions with an out tensor do not support automatic differentiation, "
                   "but an argument requires grad");
     }
     {

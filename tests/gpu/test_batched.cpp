@@ -50,9 +50,8 @@ struct BatchedCase {
     std::ostringstream os;
     os << "B=" << batch << " M=" << m << " N=" << n << " K=" << k << " ta=" << transpose_a << " tb=" << transpose_b
        << " in=" << dtype_short_name(in) << " out=" << dtype_short_name(out)
-       << " bias=" << (bias ? dtype_short_name(bias_type) : "none") << " a=" << layout_name(a_batch) << "+"
-       << a_row_pad << " b=" << layout_name(b_batch) << "+" << b_row_pad << " out_pad=" << out_row_pad << "/"
-       << out_batch_pad;
+       << " bias=" << (bias ? dtype_short_name(bias_type) : "none") << " a=" << layout_name(a_batch) << "+" << a_row_pad
+       << " b=" << layout_name(b_batch) << "+" << b_row_pad << " out_pad=" << out_row_pad << "/" << out_batch_pad;
     return os.str();
   }
 };
@@ -161,8 +160,8 @@ void expect_matches(const BatchedData& d, const std::vector<double>& ref, const 
   }
   std::int64_t written_outside = 0;
   for (std::size_t e = 0; e < out.size(); ++e) written_outside += !inside[e] && !std::isnan(out[e]);
-  EXPECT_EQ(bad, 0) << what << " " << c.describe() << ": first bad element (b, m, n) = (" << first / (c.m * c.n)
-                    << ", " << first % (c.m * c.n) / c.n << ", " << first % c.n << ")";
+  EXPECT_EQ(bad, 0) << what << " " << c.describe() << ": first bad element (b, m, n) = (" << first / (c.m * c.n) << ", "
+                    << first % (c.m * c.n) / c.n << ", " << first % c.n << ")";
   EXPECT_EQ(written_outside, 0) << what << " " << c.describe() << ": elements of out's padding were written";
 }
 
@@ -248,10 +247,10 @@ TEST(BatchedGemm, SuiteShapesAtFullSize) {
     std::int64_t batch, m, n, k;
     bool ta, tb;
   };
-  const Shape shapes[] = {{16, 1, 512, 128, false, false},   {16, 64, 512, 128, false, false},
-                          {16, 64, 128, 512, false, false},   {128, 1, 512, 128, false, false},
-                          {8, 256, 16, 4096, false, true},    {8, 256, 4096, 16, false, true},
-                          {4, 128, 128, 128, false, true},    {2, 256, 256, 256, true, false}};
+  const Shape shapes[] = {{16, 1, 512, 128, false, false},  {16, 64, 512, 128, false, false},
+                          {16, 64, 128, 512, false, false}, {128, 1, 512, 128, false, false},
+                          {8, 256, 16, 4096, false, true},  {8, 256, 4096, 16, false, true},
+                          {4, 128, 128, 128, false, true},  {2, 256, 256, 256, true, false}};
   std::uint64_t seed = 1000;
   for (const Shape& s : shapes) {
     BatchedCase c;

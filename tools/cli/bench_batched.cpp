@@ -64,8 +64,8 @@ std::vector<BatchedShape> read_batched_suite(const std::string& path) {
     const auto b = csv::parse_int(get("B")), m = csv::parse_int(get("M")), n = csv::parse_int(get("N")),
                k = csv::parse_int(get("K"));
     const auto ta = csv::parse_bool(get("transpose_a")), tb = csv::parse_bool(get("transpose_b"));
-    TGEMM_CHECK(b && m && n && k && *b > 0 && *m > 0 && *n > 0 && *k > 0 && ta && tb, "tgemm bench", path, ":",
-                line_no, ": bad B, M, N, K or transpose flag");
+    TGEMM_CHECK(b && m && n && k && *b > 0 && *m > 0 && *n > 0 && *k > 0 && ta && tb, "tgemm bench", path, ":", line_no,
+                ": bad B, M, N, K or transpose flag");
     s.batch = *b;
     s.m = *m;
     s.n = *n;
@@ -95,7 +95,8 @@ BatchedProblem make_batched(const BatchedShape& s, DType in, DType out, bool bia
                             std::size_t budget, std::uint64_t seed) {
   BatchedProblem d;
   const std::int64_t a_elems = s.batch * s.m * s.k, b_elems = s.batch * s.n * s.k, o_elems = s.batch * s.m * s.n;
-  d.bytes = static_cast<std::size_t>(a_elems + b_elems) * dtype_size(in) + static_cast<std::size_t>(o_elems) * dtype_size(out);
+  d.bytes = static_cast<std::size_t>(a_elems + b_elems) * dtype_size(in) +
+            static_cast<std::size_t>(o_elems) * dtype_size(out);
   const int count = rotation_count(d.bytes, l2_bytes, 3.0, 64, budget, 2);
   for (int i = 0; i < count; ++i) {
     BatchedSet set;
@@ -180,8 +181,8 @@ json bench_one(const BenchOptions& o, const BatchedShape& s, const BatchedProble
               {"dtype", std::string(dtype_name(p.a_type))},
               {"outdtype", std::string(dtype_name(p.out_type))},
               {"bias", d.has_bias}};
-  row.update(dispatch_fields(base->name(), info, check, d.sets.size(), floor_us, static_cast<double>(d.bytes), flops,
-                             t_us));
+  row.update(
+      dispatch_fields(base->name(), info, check, d.sets.size(), floor_us, static_cast<double>(d.bytes), flops, t_us));
   row.update(reading);
   fmt::print("{:<24} {:>4} {:>5} {:>5} {:>5} {}{} | {:>9.2f} {:>9.2f} {:>6.3f}x | {:>8.2f} {:>7.1f} | {} ({}) {}\n",
              s.name, s.batch, s.m, s.n, s.k, s.transpose_a ? 'T' : 'N', s.transpose_b ? 'T' : 'N', both[0].median_us,
@@ -212,10 +213,10 @@ int run_bench_batched(const BenchOptions& o) {
     const BatchedProblem d = make_batched(s, in, out, o.bias, dev.l2_bytes, env.budget, seed++);
     rows.push_back(bench_one(o, s, d, *env.lt, env.copy_tbps, env.device, wrong));
   }
-  finish_family_bench(o, dev, env.copy_tbps,
-                      std::filesystem::path(o.suite).stem().string() + "_" + o.dtype + "_" +
-                          std::string(dtype_short_name(out)),
-                      rows, wrong);
+  finish_family_bench(
+      o, dev, env.copy_tbps,
+      std::filesystem::path(o.suite).stem().string() + "_" + o.dtype + "_" + std::string(dtype_short_name(out)), rows,
+      wrong);
   return wrong == 0 ? 0 : 1;
 }
 

@@ -12,8 +12,8 @@
 #include "core/settings.h"
 #include "cuda/cuda_check.h"
 #include "runtime/runtime.h"
-#include "tuner/data.h"
 #include "tools/cli/common.h"
+#include "tuner/data.h"
 #include "tuner/select.h"
 
 namespace tgemm::cli {
@@ -99,17 +99,17 @@ void finish_family_bench(const BenchOptions& o, const DeviceInfo& dev, double co
              geomean, min_speedup, wrong);
   if (o.json == "-") return;
   const std::string path = o.json.empty() ? "bench/results/" + stem + "-" + card_slug(dev.name) + ".json" : o.json;
-  json doc = {{"command", o.command},
-              {"device", dev.name},
-              {"sm_count", dev.sm_count},
-              {"commit", current_commit()},
-              {"date", iso_date()},
-              {"copy_tbps", copy_tbps},
-              {"suite", o.suite},
-              {"rows", rows},
-              {"summary",
-               {{"problems", count}, {"geomean_speedup", geomean}, {"min_speedup", min_speedup},
-                {"check_failures", wrong}}}};
+  json doc = {
+      {"command", o.command},
+      {"device", dev.name},
+      {"sm_count", dev.sm_count},
+      {"commit", current_commit()},
+      {"date", iso_date()},
+      {"copy_tbps", copy_tbps},
+      {"suite", o.suite},
+      {"rows", rows},
+      {"summary",
+       {{"problems", count}, {"geomean_speedup", geomean}, {"min_speedup", min_speedup}, {"check_failures", wrong}}}};
   const auto parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent);
   std::ofstream(path) << doc.dump(2) << "\n";

@@ -69,8 +69,7 @@ TEST(BatchedTable, KeyHoldsBatchAndLayoutsAndRoundTrips) {
   EXPECT_EQ(row.key.family(), OpFamily::kBatched);
   EXPECT_EQ(row.key.batch, 16);
   EXPECT_TRUE(row.key.transpose_b);
-  ParsedTable t =
-      parse(csv::join(tuned_table_columns(OpFamily::kBatched)) + "\n" + format_tuned_row(row) + "\n");
+  ParsedTable t = parse(csv::join(tuned_table_columns(OpFamily::kBatched)) + "\n" + format_tuned_row(row) + "\n");
   ASSERT_EQ(t.rows.size(), 1u) << (t.warnings.empty() ? "" : t.warnings[0]);
   EXPECT_TRUE(t.rows[0].key == row.key);
   EXPECT_EQ(t.rows[0].key.family(), OpFamily::kBatched);

@@ -35,10 +35,26 @@ using BadCase = test::BadInputCase<Args>;
 
 const std::vector<BadCase>& bad_cases() {
   static const std::vector<BadCase> cases = {
-      {"a_rank", [](Args& x) { x.a = view(x.a.data, x.a.dtype, {24, 32}); }, {"a must have rank 3", "got 2"}},
-      {"b_rank", [](Args& x) { x.b = view(x.b.data, x.b.dtype, {1, 4, 32, 16}); }, {"b must have rank 3", "got 4"}},
-      {"out_rank", [](Args& x) { x.out = view(x.out.data, x.out.dtype, {96, 16}); }, {"out must have rank 3", "got 2"}},
-      {"bias_rank", [](Args& x) { x.bias = view(x.bias.data, x.bias.dtype, {1, 16}); }, {"bias must have rank 1"}},
+      {"a_rank",
+       [](Args& x) {
+         x.a = view(x.a.data, x.a.dtype, {24, 32});
+       },
+       {"a must have rank 3", "got 2"}},
+      {"b_rank",
+       [](Args& x) {
+         x.b = view(x.b.data, x.b.dtype, {1, 4, 32, 16});
+       },
+       {"b must have rank 3", "got 4"}},
+      {"out_rank",
+       [](Args& x) {
+         x.out = view(x.out.data, x.out.dtype, {96, 16});
+       },
+       {"out must have rank 3", "got 2"}},
+      {"bias_rank",
+       [](Args& x) {
+         x.bias = view(x.bias.data, x.bias.dtype, {1, 16});
+       },
+       {"bias must have rank 1"}},
       {"a_null", [](Args& x) { x.a.data = nullptr; }, {"a.data must not be null", "[4, 24, 32]"}},
       {"b_null", [](Args& x) { x.b.data = nullptr; }, {"b.data must not be null"}},
       {"a_fp32",
@@ -57,10 +73,14 @@ const std::vector<BadCase>& bad_cases() {
        [](Args& x) { x.bias.dtype = DType::kFloat16; },
        {"bias.dtype must equal a.dtype (torch.bfloat16) or out.dtype", "got torch.float16"}},
       {"batch_mismatch",
-       [](Args& x) { x.b = view(x.b.data, x.b.dtype, {3, 32, 16}); },
+       [](Args& x) {
+         x.b = view(x.b.data, x.b.dtype, {3, 32, 16});
+       },
        {"b.size(0) must equal a.size(0) (B)", "got 3 vs 4"}},
       {"k_mismatch",
-       [](Args& x) { x.b = view(x.b.data, x.b.dtype, {4, 31, 16}); },
+       [](Args& x) {
+         x.b = view(x.b.data, x.b.dtype, {4, 31, 16});
+       },
        {"K of b [B, K, N] (transpose_b=false) must equal K of a [B, M, K] (transpose_a=false)", "got 31 vs 32"}},
       {"k_mismatch_transposed_b",
        [](Args& x) { x.transpose_b = true; },
@@ -69,7 +89,9 @@ const std::vector<BadCase>& bad_cases() {
        [](Args& x) { x.transpose_a = true; },
        {"K of a [B, K, M] (transpose_a=true)", "got 32 vs 24"}},
       {"out_shape",
-       [](Args& x) { x.out = view(x.out.data, x.out.dtype, {4, 16, 24}); },
+       [](Args& x) {
+         x.out = view(x.out.data, x.out.dtype, {4, 16, 24});
+       },
        {"out must have shape [B, M, N] = [4, 24, 16]", "got [4, 16, 24]"}},
       {"bias_size",
        [](Args& x) { x.bias = view(x.bias.data, x.bias.dtype, {24}); },
@@ -88,7 +110,9 @@ const std::vector<BadCase>& bad_cases() {
        },
        {"b.stride(2) must be 1", "[B, N, K] (transpose_b=true)", "(512, 1, 16)"}},
       {"a_rows_overlap",
-       [](Args& x) { x.a = view(x.a.data, x.a.dtype, {4, 24, 32}, {768, 16, 1}); },
+       [](Args& x) {
+         x.a = view(x.a.data, x.a.dtype, {4, 24, 32}, {768, 16, 1});
+       },
        {"a.stride(1) must be >= a.size(2) (32)", "(768, 16, 1)"}},
       {"b_rows_overlap_transposed",
        [](Args& x) {
@@ -97,16 +121,24 @@ const std::vector<BadCase>& bad_cases() {
        },
        {"b.stride(1) must be >= b.size(2) (32)", "transpose_b=true"}},
       {"out_batch_stride_zero",
-       [](Args& x) { x.out = view(x.out.data, x.out.dtype, {4, 24, 16}, {0, 16, 1}); },
+       [](Args& x) {
+         x.out = view(x.out.data, x.out.dtype, {4, 24, 16}, {0, 16, 1});
+       },
        {"out.stride(0) must not be 0", "B = 4"}},
       {"out_batches_overlap",
-       [](Args& x) { x.out = view(x.out.data, x.out.dtype, {4, 24, 16}, {200, 16, 1}); },
+       [](Args& x) {
+         x.out = view(x.out.data, x.out.dtype, {4, 24, 16}, {200, 16, 1});
+       },
        {"out's elements must not overlap each other", "(200, 16, 1)"}},
       {"out_column_stride",
-       [](Args& x) { x.out = view(x.out.data, x.out.dtype, {4, 24, 16}, {768, 32, 2}); },
+       [](Args& x) {
+         x.out = view(x.out.data, x.out.dtype, {4, 24, 16}, {768, 32, 2});
+       },
        {"out.stride(2) must be 1", "(768, 32, 2)"}},
       {"negative_stride",
-       [](Args& x) { x.a = view(x.a.data, x.a.dtype, {4, 24, 32}, {-768, 32, 1}); },
+       [](Args& x) {
+         x.a = view(x.a.data, x.a.dtype, {4, 24, 32}, {-768, 32, 1});
+       },
        {"a.stride(0) must be >= 0", "got -768"}},
       {"broadcast_a_aliases_out",
        // a broadcast over the batch (stride 0) whose one matrix lies inside out's first product.
@@ -115,9 +147,7 @@ const std::vector<BadCase>& bad_cases() {
          x.out = view(addr(0x300000 + 2 * 16), x.out.dtype, {4, 24, 16}, {384, 16, 1});
        },
        {"out must not overlap a"}},
-      {"b_aliases_out",
-       [](Args& x) { x.b.data = addr(0x300000 + 4 * 24 * 16 * 2 - 2); },
-       {"out must not overlap b"}},
+      {"b_aliases_out", [](Args& x) { x.b.data = addr(0x300000 + 4 * 24 * 16 * 2 - 2); }, {"out must not overlap b"}},
       {"bias_aliases_out", [](Args& x) { x.bias.data = addr(0x300000 + 64); }, {"out must not overlap bias"}},
       {"a_misaligned", [](Args& x) { x.a.data = addr(0x100001); }, {"a.data must be aligned to its element size"}},
   };
@@ -170,7 +200,7 @@ TEST(ValidateBatched, TransposedLayoutsTakeTheirDimsAndRowStrides) {
 
 TEST(ValidateBatched, BroadcastPaddedAndInterleavedStridesAccepted) {
   Args x;
-  x.a = view(x.a.data, x.a.dtype, {4, 24, 32}, {0, 40, 1});   // one padded a for every product
+  x.a = view(x.a.data, x.a.dtype, {4, 24, 32}, {0, 40, 1});    // one padded a for every product
   x.b = view(x.b.data, x.b.dtype, {4, 32, 16}, {600, 16, 1});  // padded batches
   // out [4, 24, 16] viewed from a [24, 4, 16] buffer: batches interleave row by row.
   x.out = view(x.out.data, x.out.dtype, {4, 24, 16}, {16, 64, 1});
