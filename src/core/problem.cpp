@@ -200,6 +200,10 @@ OpFamily TableKey::family() const {
   return quantized ? OpFamily::kA8W8 : OpFamily::kA16W16;
 }
 
+std::uint8_t stride_alignment(std::int64_t stride, DType t) {
+  return address_alignment(reinterpret_cast<const void*>(static_cast<std::uintptr_t>(stride) * dtype_size(t)));
+}
+
 bool TableKey::operator==(const TableKey& o) const {
   return std::tie(arch, sm_count, n, k, bias, dtype, out_dtype, scale_ab, bpreshuffle, a_scale, b_scale, batch,
                   transpose_a, transpose_b) == std::tie(o.arch, o.sm_count, o.n, o.k, o.bias, o.dtype, o.out_dtype,
@@ -290,6 +294,12 @@ GemmProblem problem_of_key(const TableKey& key, std::int64_t m, int device) {
     p.batch_stride_a = m * key.k;
     p.batch_stride_b = key.n * key.k;
     p.batch_stride_out = m * key.n;
+    if (key.batch > 1) {
+      // Dense bases: the strides' alignment is each operand's (as validate_batched takes it).
+      p.align_a = stride_alignment(p.batch_stride_a, p.a_type);
+      p.align_b = stride_alignment(p.batch_stride_b, p.b_type);
+      p.align_out = stride_alignment(p.batch_stride_out, p.out_type);
+    }
   }
   p.device = device;
   return p;

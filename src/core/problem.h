@@ -122,6 +122,9 @@ struct GemmProblemHash {
 
 // Alignment, in bytes, of an address (largest power of two dividing it, at most 16).
 std::uint8_t address_alignment(const void* p);
+// The same of a batch stride of `stride` elements of t: batched_gemm's product i starts i strides
+// past the base, so an operand keeps the smaller of the base's and this alignment (16 for 0).
+std::uint8_t stride_alignment(std::int64_t stride, DType t);
 
 // The table key: what a tuned row applies to, minus M.
 struct TableKey {

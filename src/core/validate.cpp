@@ -505,6 +505,11 @@ GemmCall validate_batched(const TensorView& a, const TensorView& b, const Tensor
   p.batch_stride_a = batch <= 1 ? a.size(1) * p.lda : a.stride(0);
   p.batch_stride_b = batch <= 1 ? b.size(1) * p.ldb : b.stride(0);
   p.batch_stride_out = batch <= 1 ? m * p.ldo : out.stride(0);
+  // Product i's matrices start i batch strides past the base: the alignment kernels may assume
+  // (cuBLASLt's vector loads) is the base's and the stride's.
+  p.align_a = std::min(p.align_a, stride_alignment(p.batch_stride_a, a.dtype));
+  p.align_b = std::min(p.align_b, stride_alignment(p.batch_stride_b, b.dtype));
+  p.align_out = std::min(p.align_out, stride_alignment(p.batch_stride_out, out.dtype));
   return call;
 }
 

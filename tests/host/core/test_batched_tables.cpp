@@ -83,7 +83,18 @@ TEST(BatchedTable, KeyHoldsBatchAndLayoutsAndRoundTrips) {
   EXPECT_EQ(p.ldb, 128);  // b [B, N, K]
   EXPECT_EQ(p.batch_stride_b, 512 * 128);
   EXPECT_EQ(p.batch_stride_out, 64 * 512);
+  EXPECT_EQ(p.align_a, 16);
   EXPECT_TRUE(table_key(p, "sm_90a", 132) == row.key);
+  // Odd dense strides: the later products' matrices are only element-aligned.
+  TableKey odd = row.key;
+  odd.n = 33;
+  odd.k = 17;
+  const GemmProblem q = problem_of_key(odd, 5, 0);
+  EXPECT_EQ(q.align_a, 2);    // 5 * 17 elements
+  EXPECT_EQ(q.align_b, 2);    // 33 * 17
+  EXPECT_EQ(q.align_out, 2);  // 5 * 33
+  EXPECT_EQ(stride_alignment(0, DType::kBFloat16), 16);
+  EXPECT_EQ(stride_alignment(4, DType::kBFloat16), 8);
 }
 
 TEST(BatchedTable, BadBatchValuesAreSkippedWithAWarning) {

@@ -212,6 +212,27 @@ TEST(ValidateBatched, BroadcastPaddedAndInterleavedStridesAccepted) {
   EXPECT_EQ(p.ldo, 64);
 }
 
+TEST(ValidateBatched, AlignmentHoldsForEveryProduct) {
+  // 16-byte aligned bases; a's batch stride of 24 * 33 = 792 elements (1584 bytes) keeps 16 bytes,
+  // b's of 33 * 16 + 1 = 529 elements (1058 bytes) only 2, out's of 24 * 16 + 4 (776 bytes) 8.
+  Args x;
+  x.a = view(x.a.data, x.a.dtype, {4, 24, 33});
+  x.b = view(x.b.data, x.b.dtype, {4, 33, 16}, {529, 16, 1});
+  x.out = view(x.out.data, x.out.dtype, {4, 24, 16}, {388, 16, 1});
+  const GemmProblem p = x.validate().problem;
+  EXPECT_EQ(p.align_a, 16);
+  EXPECT_EQ(p.align_b, 2);
+  EXPECT_EQ(p.align_out, 8);
+  // One product: the stride is never stepped, so only the base counts.
+  Args one;
+  one.with_bias = false;
+  one.a = view(one.a.data, one.a.dtype, {1, 24, 33});
+  one.b = view(one.b.data, one.b.dtype, {1, 33, 16}, {529, 16, 1});
+  one.out = view(one.out.data, one.out.dtype, {1, 24, 16});
+  const GemmProblem q = one.validate().problem;
+  EXPECT_EQ(q.align_b, 16);
+}
+
 TEST(ValidateBatched, OneProductHasDenseBatchStrides) {
   // With B = 1 the batch stride is never stepped: any value gives the same problem (one cached
   // resolution, one table key).
