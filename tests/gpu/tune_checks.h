@@ -43,6 +43,33 @@ inline std::string fastest_configuration(const RaceResult& r, const GemmProblem&
   return best ? best->name : "";
 }
 
+// Races p on the cublaslt backend with every accurately timed candidate checked (so
+// fastest_configuration picks among checked ones), expecting one default, the dispatcher's, and a
+// strictly checked winner that is the default or was confirmed against it.
+inline RaceResult race_cublaslt(const GemmProblem& p) {
+  RaceOptions o;
+  o.libtypes = {"cublaslt"};
+  o.select.min_accurate = 8;
+  o.accurate.check_all = true;
+  const RaceResult r = race_problem(p, o);
+  const SolutionPtr def = Runtime::get().registry().default_solution(p);
+  EXPECT_NE(def, nullptr);
+  int defaults = 0;
+  for (const CandidateResult& x : r.candidates) {
+    if (!x.is_default) continue;
+    ++defaults;
+    if (def != nullptr) EXPECT_EQ(x.name, def->name());  // the race's default is the dispatcher's
+  }
+  EXPECT_EQ(defaults, 1);
+  EXPECT_GE(r.winner, 0);
+  if (r.winner >= 0) {
+    const CandidateResult& w = r.candidates[static_cast<std::size_t>(r.winner)];
+    EXPECT_TRUE(w.strict_ok) << w.name;
+    EXPECT_TRUE(w.is_default || r.confirmed) << w.name;
+  }
+  return r;
+}
+
 // The solution dispatch resolved for p runs within the strict tolerance on the tuner's operands.
 inline void expect_dispatch_correct(const GemmProblem& p, const Resolution& res) {
   const DeviceInfo& dev = Runtime::get().platform().device_info(p.device);
