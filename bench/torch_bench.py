@@ -27,14 +27,17 @@ rotated inputs, medians), with both ratios per problem and their geomeans in the
     python3 bench/torch_bench.py --overhead-only
     python3 bench/torch_bench.py --gelu [--approximate tanh] [--bias]
     python3 bench/torch_bench.py --a8w8 fp8_rowwise [--bias]
+    python3 bench/torch_bench.py --blockscale mn_major [--bias]
     python3 bench/torch_bench.py --quant --no-overhead
     python3 bench/torch_bench.py --gmm --no-overhead
+    python3 bench/torch_bench.py --ptgmm --no-overhead    # also --grouped-gemm, --masked
     python3 bench/torch_bench.py --batched --no-overhead
 
 --gmm times tgemm.gmm (bf16, rhs [G, N, K]) against torch._grouped_mm (a loop of torch.mm per group
 where this torch lacks it) on bench/shapes/moe_shapes.csv, each problem with a uniform and a seeded
 skewed routing, both as CUDA graphs in interleaved rounds; the output is checked per group against
-fp32 (bench/results/torch_gmm-<card>.json).
+fp32 (bench/results/torch_gmm-<card>.json). --ptgmm, --grouped-gemm and --masked time the other
+grouped ops the same way (bench/grouped_bench.py says against what).
 
 --batched times tgemm.batched_gemm against torch.bmm with the same stored layouts (a transposed
 operand is the stored tensor's .transpose(1, 2) view for torch.bmm) on bench/shapes/batched_shapes.csv
@@ -46,6 +49,12 @@ operands and scales, the same way: fp8_tensor and fp8_rowwise against torch._sca
 (per-tensor scales; per-token [M, 1] x per-channel [1, N] scales), int8_rowwise against
 torch._int_mm followed by the scaling pass in PyTorch (torch._int_mm needs M > 16: smaller M are
 skipped) (bench/results/torch_a8w8_<recipe>-<card>.json).
+
+--blockscale LAYOUT times tgemm.gemm_a8w8_blockscale (bf16 output; operands and 1x128 / 128x128
+scales from tgemm's block quantizers, x_scale row_major or mn_major) against tgemm.gemm_a8w8 with
+per-tensor scales on the same FP8 operands (PyTorch's _scaled_mm takes no block scales), on the
+suite and on DeepGEMM's M = 4096 / 128 / 64, N = 7168, K = 16384, whose TFLOP/s the summary lists
+beside DeepGEMM's published H800 figures (bench/results/torch_a8w8_blockscale_<layout>-<card>.json).
 
 --quant times the quantization ops (tgemm.quant_*: per tensor, per token FP8 and INT8, 1x128 in
 both scale layouts, 128x128) on [M, K] inputs of K = 4096 and 7168, M = 1 ... 16384: microseconds
@@ -468,94 +477,181 @@ def check_a8w8(y, x, w, xs, ws, b) -> int:
     return int(bad.sum().item())
 
 
-def run_a8w8_suite(args, device_props) -> tuple[list[dict], dict]:
-    """tgemm.gemm_a8w8 against PyTorch's path (a8w8_baseline) on every suite problem, bf16 out."""
+# DeepGEMM's published H800 FP8 block-scaled figures (README, N = 7168, K = 16384): M -> TFLOP/s.
+DEEPGEMM_H800_TFLOPS = {4096: 1426.0, 128: 645.0, 64: 336.0}
+DEEPGEMM_SHAPE = {"model": "deepgemm", "layer": "n7168_k16384", "N": 7168, "K": 16384}
+
+
+def a8w8_spec(args):
+    """--a8w8: tgemm.gemm_a8w8 against PyTorch's path (a8w8_baseline); sets (x, w, xs, ws, b)."""
     import tgemm
 
     recipe = args.a8w8
     dtype = torch.int8 if recipe.startswith("int8") else torch.float8_e4m3fn
     per_row = recipe.endswith("rowwise")
-    baseline_name = "torch._int_mm+scale" if dtype == torch.int8 else "torch._scaled_mm"
-    baseline = a8w8_baseline(recipe)
+
+    def make_set(g, m, n, k):
+        x, xs = quantize_rows(torch.randn(m, k, device="cuda", generator=g), dtype, per_row)
+        w, ws = quantize_rows(torch.randn(n, k, device="cuda", generator=g), dtype, per_row)
+        b = torch.randn(n, device="cuda", generator=g).to(torch.bfloat16) if args.bias else None
+        return x, w, xs, ws, b
+
+    return {
+        "family": "a8w8",
+        "scales": recipe,
+        "dtype": dtype,
+        "baseline_name": "torch._int_mm+scale" if dtype == torch.int8 else "torch._scaled_mm",
+        "baseline": a8w8_baseline(recipe),
+        "tgemm": lambda x, w, xs, ws, b: tgemm.gemm_a8w8(x, w, xs, ws, b),
+        "describe": lambda x, w, xs, ws, b: tgemm.describe_a8w8(x, w, xs, ws, b),
+        "check": lambda y, x, w, xs, ws, b: check_a8w8(y, x, w, xs, ws, b),
+        "make_set": make_set,
+        "skip": (lambda m: "torch._int_mm needs M > 16" if m <= 16 else None) if dtype == torch.int8 else None,
+        "problems": [(m, s) for m in m_values(args) for s in suite_of(args)],
+    }
+
+
+def check_blockscale(y, x, w, xs, ws, b) -> int:
+    """Elements of y outside tolerance of the block-dequantized fp32 reference."""
+    k, n = x.shape[1], w.shape[0]
+    xd = x.float() * xs.float().repeat_interleave(128, dim=1)[:, :k]
+    wd = w.float() * ws.float().repeat_interleave(128, dim=0).repeat_interleave(128, dim=1)[:n, :k]
+    ref = xd @ wd.t()
+    if b is not None:
+        ref = ref + b.float()
+    bad = (y.float() - ref).abs() > 2e-2 + 2e-2 * ref.abs()
+    bad |= ~torch.isfinite(y.float())
+    return int(bad.sum().item())
+
+
+def blockscale_spec(args):
+    """--blockscale LAYOUT: tgemm.gemm_a8w8_blockscale against tgemm's own per-tensor FP8 GEMM
+    (tgemm.gemm_a8w8 with scalar scales) on the same FP8 operands (torch._scaled_mm takes no
+    1x128 / 128x128 scales, and cuBLASLt's block-scaled default is what `tgemm bench --family
+    a8w8_blockscale` compares with); sets (x, w, xs, ws, b, x_tensor_scale, w_tensor_scale). The
+    suite at --m, then DeepGEMM's three problems (M = 4096, 128, 64; N = 7168, K = 16384)."""
+    import tgemm
+
+    mn_major = args.blockscale == "mn_major"
+
+    def make_set(g, m, n, k):
+        x, xs = tgemm.quant_fp8_per_block_1x128(torch.randn(m, k, device="cuda", generator=g).bfloat16(), mn_major)
+        w, ws = tgemm.quant_fp8_per_block_128x128(torch.randn(n, k, device="cuda", generator=g).bfloat16())
+        b = torch.randn(n, device="cuda", generator=g).to(torch.bfloat16) if args.bias else None
+        one = torch.ones(1, device="cuda")
+        return x, w, xs, ws, b, xs.amax().reshape(1) * one, ws.amax().reshape(1) * one
+
+    problems = [(m, s) for m in m_values(args) for s in suite_of(args)]
+    problems += [(m, DEEPGEMM_SHAPE) for m in DEEPGEMM_H800_TFLOPS]
+    return {
+        "family": "a8w8_blockscale",
+        "scales": f"block ({args.blockscale} x_scale)",
+        "dtype": torch.float8_e4m3fn,
+        "baseline_name": "tgemm.gemm_a8w8 per-tensor",
+        "baseline": lambda x, w, xs, ws, b, xt, wt: tgemm.gemm_a8w8(x, w, xt, wt, b),
+        "tgemm": lambda x, w, xs, ws, b, xt, wt: tgemm.gemm_a8w8_blockscale(x, w, xs, ws, b),
+        "describe": lambda x, w, xs, ws, b, xt, wt: tgemm.describe_a8w8_blockscale(x, w, xs, ws, b),
+        "check": lambda y, x, w, xs, ws, b, xt, wt: check_blockscale(y, x, w, xs, ws, b),
+        "make_set": make_set,
+        "skip": None,
+        "problems": problems,
+    }
+
+
+def suite_of(args) -> list[dict]:
     suite = read_suite(args.suite)
-    if args.filter:
-        suite = [s for s in suite if args.filter in f"{s['model']}/{s['layer']}"]
+    return [s for s in suite if args.filter in f"{s['model']}/{s['layer']}"] if args.filter else suite
+
+
+def run_8bit_suite(args, device_props, spec) -> tuple[list[dict], dict]:
+    """spec's tgemm op against spec's baseline on each of spec's problems, bf16 out: operand sets
+    rotated past L2, CUDA graphs in interleaved rounds, the paired median ratio."""
     l2 = device_props.L2_cache_size
     free, _ = torch.cuda.mem_get_info()
     budget = min(free // 4, 24 << 30)
     tbps = copy_tbps()
     print(
-        f"device {device_props.name}, copy {tbps:.2f} TB/s, torch {torch.__version__}, {recipe}, "
-        f"baseline {baseline_name}"
+        f"device {device_props.name}, copy {tbps:.2f} TB/s, torch {torch.__version__}, {spec['family']} "
+        f"{spec['scales']}, baseline {spec['baseline_name']}"
     )
     rows = []
     seed = 1
-    for m in m_values(args):
-        if dtype == torch.int8 and m <= 16:
-            print(f"M={m}: skipped, torch._int_mm needs M > 16")
+    for m, s in spec["problems"]:
+        why = spec["skip"](m) if spec["skip"] else None
+        if why:
+            print(f"M={m} {s['model']}/{s['layer']}: skipped, {why}")
             continue
-        for s in suite:
-            n, k = s["N"], s["K"]
-            g = torch.Generator(device="cuda").manual_seed(seed)
-            seed += 1
-            set_bytes = m * k + n * k + 4 * (m + n) + (2 * n if args.bias else 0)
-            count = max(1, min(max(2, math.ceil(3 * l2 / set_bytes)), budget // set_bytes, 256))
-            sets = []
-            for _ in range(count):
-                x, xs = quantize_rows(torch.randn(m, k, device="cuda", generator=g), dtype, per_row)
-                w, ws = quantize_rows(torch.randn(n, k, device="cuda", generator=g), dtype, per_row)
-                b = torch.randn(n, device="cuda", generator=g).to(torch.bfloat16) if args.bias else None
-                sets.append((x, w, xs, ws, b))
-            x0, w0, xs0, ws0, b0 = sets[0]
-            try:
-                baseline(x0, w0, xs0, ws0, b0)
-            except RuntimeError as e:
-                print(f"{s['model']:<15} {s['layer']:<8} {m:>5} {n:>6} {k:>6} | {baseline_name} refused it: {e}")
-                continue
-            launches, rounds = plan_slots(estimate_us(m, n, k, 1), args.rounds or 10)
-            launches = max(args.launches or launches, len(sets))
-            rounds = args.rounds or rounds
-            base = rotated(sets, baseline)
-            tg = rotated(sets, lambda x, w, xs, ws, b: tgemm.gemm_a8w8(x, w, xs, ws, b))
-            info = tgemm.describe_a8w8(x0, w0, xs0, ws0, b0)
-            status = "-"
-            if not args.no_check:
-                bad = check_a8w8(tgemm.gemm_a8w8(x0, w0, xs0, ws0, b0), x0, w0, xs0, ws0, b0)
-                status = "ok" if bad == 0 else f"{bad} bad"
-            measure = functools.partial(time_linear_pair, [base, tg], launches, args.replays, rounds)
-            reading, first = counted_reading(measure, args.remeasure_below)
-            t_us = reading["tgemm_us"]
-            bytes_moved = m * k + n * k + 2 * m * n
-            row = {
-                "family": "a8w8",
-                "model": s["model"],
-                "layer": s["layer"],
-                "M": m,
-                "N": n,
-                "K": k,
-                "dtype": str(dtype),
-                "scales": recipe,
-                "bias": bool(args.bias),
-                "baseline": baseline_name,
-                **reading,
-                "remeasured": first is not None,
-                "solution": info["kernelName"],
-                "level": info["level"],
-                "check": status,
-                "tbps": bytes_moved / (t_us * 1e-6) / 1e12,
-                "tflops": 2.0 * m * n * k / (t_us * 1e-6) / 1e12,
-                "floor_us": bytes_moved / (tbps * 1e12) * 1e6,
-            }
-            rows.append(row)
-            print(
-                f"{s['model']:<15} {s['layer']:<8} {m:>5} {n:>6} {k:>6} | {reading['baseline_us']:>9.2f} "
-                f"{t_us:>9.2f} {row['speedup']:>7.3f}x | {row['floor_us']:>8.2f} {row['tflops']:>8.1f} | "
-                f"{info['kernelName']} ({info['level']}) {status}",
-                flush=True,
-            )
-            del sets, base, tg
+        n, k = s["N"], s["K"]
+        g = torch.Generator(device="cuda").manual_seed(seed)
+        seed += 1
+        set_bytes = m * k + n * k + 4 * (m + n) + (2 * n if args.bias else 0)
+        count = max(1, min(max(2, math.ceil(3 * l2 / set_bytes)), budget // set_bytes, 256))
+        sets = [spec["make_set"](g, m, n, k) for _ in range(count)]
+        try:
+            spec["baseline"](*sets[0])
+        except RuntimeError as e:
+            print(f"{s['model']:<15} {s['layer']:<8} {m:>5} {n:>6} {k:>6} | {spec['baseline_name']} refused it: {e}")
+            continue
+        launches, rounds = plan_slots(estimate_us(m, n, k, 1), args.rounds or 10)
+        launches = max(args.launches or launches, len(sets))
+        rounds = args.rounds or rounds
+        base = rotated(sets, spec["baseline"])
+        tg = rotated(sets, spec["tgemm"])
+        info = spec["describe"](*sets[0])
+        status = "-"
+        if not args.no_check:
+            bad = spec["check"](spec["tgemm"](*sets[0]), *sets[0])
+            status = "ok" if bad == 0 else f"{bad} bad"
+        measure = functools.partial(time_linear_pair, [base, tg], launches, args.replays, rounds)
+        reading, first = counted_reading(measure, args.remeasure_below)
+        t_us = reading["tgemm_us"]
+        bytes_moved = m * k + n * k + 2 * m * n
+        row = {
+            "family": spec["family"],
+            "model": s["model"],
+            "layer": s["layer"],
+            "M": m,
+            "N": n,
+            "K": k,
+            "dtype": str(spec["dtype"]),
+            "scales": spec["scales"],
+            "bias": bool(args.bias),
+            "baseline": spec["baseline_name"],
+            **reading,
+            "remeasured": first is not None,
+            "solution": info["kernelName"],
+            "level": info["level"],
+            "check": status,
+            "tbps": bytes_moved / (t_us * 1e-6) / 1e12,
+            "tflops": 2.0 * m * n * k / (t_us * 1e-6) / 1e12,
+            "baseline_tflops": 2.0 * m * n * k / (reading["baseline_us"] * 1e-6) / 1e12,
+            "floor_us": bytes_moved / (tbps * 1e12) * 1e6,
+        }
+        rows.append(row)
+        print(
+            f"{s['model']:<15} {s['layer']:<8} {m:>5} {n:>6} {k:>6} | {reading['baseline_us']:>9.2f} "
+            f"{t_us:>9.2f} {row['speedup']:>7.3f}x | {row['floor_us']:>8.2f} {row['tflops']:>8.1f} | "
+            f"{info['kernelName']} ({info['level']}) {status}",
+            flush=True,
+        )
+        del sets, base, tg
     torch.cuda.empty_cache()
     summary = speedup_summary(rows)
+    if spec["family"] == "a8w8_blockscale":
+        large = [r["speedup"] for r in rows if r["M"] >= 2048]
+        summary["min_speedup_m_ge_2048"] = min(large) if large else 0.0
+        summary["deepgemm"] = [
+            {
+                "M": r["M"],
+                "N": r["N"],
+                "K": r["K"],
+                "tflops": r["tflops"],
+                "per_tensor_tflops": r["baseline_tflops"],
+                "deepgemm_h800_tflops": DEEPGEMM_H800_TFLOPS[r["M"]],
+            }
+            for r in rows
+            if r["model"] == DEEPGEMM_SHAPE["model"]
+        ]
     return rows, {"summary": summary, "copy_tbps": tbps, "suite": os.path.relpath(args.suite, REPO)}
 
 
@@ -572,6 +668,22 @@ def moe_routing(g: int, tokens_per_expert: int, skewed: bool, seed: int) -> list
     sizes = torch.floor(weights / weights.sum() * total).to(torch.int64)
     sizes[int(torch.argmax(weights))] += total - int(sizes.sum())
     return sizes.tolist()
+
+
+def read_moe_suite(args) -> list[dict]:
+    """The MoE suite's problems (name, G, tokens per expert, N, K), those --filter names only."""
+    with open(args.suite, newline="") as f:
+        suite = [
+            {
+                "name": r["name"],
+                "G": int(r["G"]),
+                "tpe": int(r["tokens_per_expert"]),
+                "N": int(r["N"]),
+                "K": int(r["K"]),
+            }
+            for r in csv.DictReader(f)
+        ]
+    return [s for s in suite if not args.filter or args.filter in s["name"]]
 
 
 def gmm_baseline():
@@ -613,19 +725,7 @@ def run_gmm_suite(args, device_props) -> tuple[list[dict], dict]:
     import tgemm
 
     base_name, baseline = gmm_baseline()
-    with open(args.suite, newline="") as f:
-        suite = [
-            {
-                "name": r["name"],
-                "G": int(r["G"]),
-                "tpe": int(r["tokens_per_expert"]),
-                "N": int(r["N"]),
-                "K": int(r["K"]),
-            }
-            for r in csv.DictReader(f)
-        ]
-    if args.filter:
-        suite = [s for s in suite if args.filter in s["name"]]
+    suite = read_moe_suite(args)
     tbps = copy_tbps()
     print(f"device {device_props.name}, copy {tbps:.2f} TB/s, torch {torch.__version__}, baseline {base_name}")
     rows = []
@@ -1164,10 +1264,21 @@ def parse_args(argv=None) -> argparse.Namespace:
         help="time tgemm.gemm_a8w8 against torch._scaled_mm / torch._int_mm + scaling with this recipe instead",
     )
     parser.add_argument(
+        "--blockscale",
+        choices=("row_major", "mn_major"),
+        help="time tgemm.gemm_a8w8_blockscale (x_scale in this layout) against tgemm's per-tensor FP8 GEMM instead",
+    )
+    parser.add_argument(
         "--gmm",
         action="store_true",
         help="time tgemm.gmm against torch._grouped_mm (or a torch.mm loop) on --suite (default moe_shapes.csv)",
     )
+    for flag, what in (
+        ("--ptgmm", "tgemm.ptgmm/nptgmm against a torch.mm loop per group (and torch._grouped_mm)"),
+        ("--grouped-gemm", "tgemm.grouped_gemm against torch's sort + gather + grouped GEMM + scatter"),
+        ("--masked", "tgemm.m_grouped_gemm_masked against torch.bmm"),
+    ):
+        parser.add_argument(flag, action="store_true", help=f"time {what} on --suite (default moe_shapes.csv)")
     parser.add_argument(
         "--batched",
         action="store_true",
@@ -1191,6 +1302,10 @@ def parse_args(argv=None) -> argparse.Namespace:
         parser.error("--quant excludes --gelu and --overhead-only")
     if args.a8w8 and (args.gelu or args.overhead_only or args.out_dtype or args.quant):
         parser.error("--a8w8 times bf16 outputs on its own: drop --gelu, --quant, --overhead-only and --out-dtype")
+    if args.blockscale and (args.gelu or args.overhead_only or args.out_dtype or args.quant or args.a8w8):
+        parser.error(
+            "--blockscale times bf16 outputs on its own: drop --gelu, --quant, --a8w8, --overhead-only, --out-dtype"
+        )
     if args.gmm and (args.gelu or args.overhead_only or args.out_dtype or args.quant or args.a8w8):
         parser.error(
             "--gmm times bf16 grouped GEMMs on its own: drop --gelu, --quant, --a8w8, --overhead-only, --out-dtype"
@@ -1199,7 +1314,15 @@ def parse_args(argv=None) -> argparse.Namespace:
         parser.error("--batched times batched GEMMs on its own: drop --gelu, --quant, --a8w8, --gmm, --overhead-only")
     if args.batched and args.suite == DEFAULT_SUITE:
         args.suite = os.path.join(REPO, "bench", "shapes", "batched_shapes.csv")
-    if args.gmm and args.suite == DEFAULT_SUITE:
+    grouped = [name for name in ("ptgmm", "grouped_gemm", "masked") if getattr(args, name)]
+    if grouped and (
+        len(grouped) > 1 or args.gmm or args.gelu or args.overhead_only or args.out_dtype or args.quant or args.a8w8
+    ):
+        parser.error(
+            "--ptgmm, --grouped-gemm and --masked time one bf16 grouped op each, on their own: drop the other modes"
+        )
+    args.grouped = grouped[0] if grouped else None
+    if (args.gmm or args.grouped) and args.suite == DEFAULT_SUITE:
         args.suite = os.path.join(REPO, "bench", "shapes", "moe_shapes.csv")
     if args.m_grid and args.m is not None:
         parser.error("--m and --m-grid exclude each other")
@@ -1255,6 +1378,18 @@ def main(argv=None) -> int:
             f"{summary['geomean_vs_split']:.3f}x over gemm_a16w16 + F.gelu (min {summary['min_vs_split']:.3f}x, "
             f"max {summary['max_vs_split']:.3f}x), {summary['check_failures']} failed the correctness check"
         )
+    elif args.grouped:
+        import grouped_bench
+
+        rows, extra, grouped_stem = grouped_bench.run(args.grouped, args, props)
+        summary = extra.pop("summary")
+        doc.update(extra)
+        print(
+            f"\n{summary['problems']} problems: {args.grouped} geomean {summary['geomean_speedup']:.3f}x over "
+            f"{rows[0]['baseline'] if rows else 'the baseline'} (min {summary['min_speedup']:.3f}x, "
+            f"max {summary['max_speedup']:.3f}x), {summary['below_0_98']} below 0.98x, "
+            f"{summary['check_failures']} failed the correctness check"
+        )
     elif args.gmm:
         rows, extra = run_gmm_suite(args, props)
         summary = extra.pop("summary")
@@ -1265,6 +1400,21 @@ def main(argv=None) -> int:
             f"max {summary['max_speedup']:.3f}x), {summary['below_0_98']} below 0.98x, "
             f"{summary['check_failures']} failed the correctness check"
         )
+    elif args.blockscale:
+        rows, extra = run_8bit_suite(args, props, blockscale_spec(args))
+        summary = extra.pop("summary")
+        doc.update(extra)
+        print(
+            f"\n{summary['problems']} problems: gemm_a8w8_blockscale ({args.blockscale} x_scale) geomean "
+            f"{summary['geomean_speedup']:.3f}x of tgemm's per-tensor FP8 GEMM (min {summary['min_speedup']:.3f}x, "
+            f"at M >= 2048 min {summary['min_speedup_m_ge_2048']:.3f}x), {summary['check_failures']} failed the "
+            "correctness check"
+        )
+        for d in summary["deepgemm"]:
+            print(
+                f"  M={d['M']} N={d['N']} K={d['K']}: {d['tflops']:.0f} TFLOP/s "
+                f"(per-tensor {d['per_tensor_tflops']:.0f}; DeepGEMM H800 {d['deepgemm_h800_tflops']:.0f})"
+            )
     elif args.batched:
         rows, extra = run_batched_suite(args, props)
         summary = extra.pop("summary")
@@ -1275,7 +1425,7 @@ def main(argv=None) -> int:
             f"0.98x, {summary['check_failures']} failed the correctness check"
         )
     elif args.a8w8:
-        rows, extra = run_a8w8_suite(args, props)
+        rows, extra = run_8bit_suite(args, props, a8w8_spec(args))
         summary = extra.pop("summary")
         doc.update(extra)
         print(
@@ -1313,8 +1463,12 @@ def main(argv=None) -> int:
         )
         if args.a8w8:
             stem = f"torch_a8w8_{args.a8w8}"
+        if args.blockscale:
+            stem = f"torch_a8w8_blockscale_{args.blockscale}"
         if args.gmm:
             stem = "torch_gmm"
+        if args.grouped:
+            stem = grouped_stem
         if args.batched:
             stem = "torch_batched"
         if args.m_grid and not args.overhead_only:
@@ -1325,8 +1479,8 @@ def main(argv=None) -> int:
             json.dump(doc, f, indent=2)
             f.write("\n")
         print(f"wrote {path}")
-        # A heat map of speedups over (layer, M): gmm and batched rows have no M axis.
-        if rows and not args.quant and not args.gmm and not args.batched:
+        # A heat map of speedups over (layer, M): the grouped and batched rows have no M axis.
+        if rows and not args.quant and not args.gmm and not args.grouped and not args.batched:
             png = args.png or os.path.splitext(path)[0] + ".png"
             plot(rows, summary, props.name, png, baseline=rows[0]["baseline"])
             print(f"wrote {png}")

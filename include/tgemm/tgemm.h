@@ -7,5 +7,6 @@
 #include "tgemm/error.h"
 #include "tgemm/gemm.h"
 #include "tgemm/gmm.h"
+#include "tgemm/grouped.h"
 #include "tgemm/quant.h"
 #include "tgemm/tensor.h"

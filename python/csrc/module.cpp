@@ -194,18 +194,22 @@ PYBIND11_MODULE(_C, m) {
       py::arg("x"), py::arg("w"), py::arg("bias") = py::none(), py::arg("otype") = py::none(),
       "where gemm_a16w16(x, w, bias, otype) is routed: dict(level, matched_m, file, line, libtype, kernelName)");
 
-  m.def(
-      "describe_gemm_a8w8",
-      [](const at::Tensor& x, const at::Tensor& w, const at::Tensor& x_scale, const at::Tensor& w_scale,
-         const std::optional<at::Tensor>& bias, std::optional<at::ScalarType> out_dtype) {
-        return python_errors([&] {
-          return dispatch_info_dict(tgemm::torch_binding::describe_a8w8(x, w, x_scale, w_scale, bias, out_dtype));
-        });
-      },
-      py::arg("x"), py::arg("w"), py::arg("x_scale"), py::arg("w_scale"), py::arg("bias") = py::none(),
-      py::arg("out_dtype") = py::none(),
-      "where gemm_a8w8(x, w, x_scale, w_scale, bias, out_dtype) is routed: dict(level, matched_m, file, line, "
-      "libtype, kernelName)");
+  auto def_describe_a8w8 = [&m](const char* name, auto describe, const char* doc) {
+    m.def(
+        name,
+        [describe](const at::Tensor& x, const at::Tensor& w, const at::Tensor& x_scale, const at::Tensor& w_scale,
+                   const std::optional<at::Tensor>& bias, std::optional<at::ScalarType> out_dtype) {
+          return python_errors([&] { return dispatch_info_dict(describe(x, w, x_scale, w_scale, bias, out_dtype)); });
+        },
+        py::arg("x"), py::arg("w"), py::arg("x_scale"), py::arg("w_scale"), py::arg("bias") = py::none(),
+        py::arg("out_dtype") = py::none(), doc);
+  };
+  def_describe_a8w8("describe_gemm_a8w8", &tgemm::torch_binding::describe_a8w8,
+                    "where gemm_a8w8(x, w, x_scale, w_scale, bias, out_dtype) is routed: dict(level, matched_m, file, "
+                    "line, libtype, kernelName)");
+  def_describe_a8w8("describe_gemm_a8w8_blockscale", &tgemm::torch_binding::describe_a8w8_blockscale,
+                    "where gemm_a8w8_blockscale(x, w, x_scale, w_scale, bias, out_dtype) is routed: dict(level, "
+                    "matched_m, file, line, libtype, kernelName)");
 
   m.def(
       "describe_batched_gemm",

@@ -25,6 +25,7 @@
 #include "python/csrc/ops_batched.h"
 #include "python/csrc/ops_epilogue.h"
 #include "python/csrc/ops_gmm.h"
+#include "python/csrc/ops_grouped.h"
 #include "python/csrc/ops_quant.h"
 
 namespace tgemm::torch_binding {
@@ -64,6 +65,12 @@ inline constexpr auto kOps = std::make_tuple(
     // output dtype or fp32; out_dtype bf16 (None), fp16 or fp32.
     OpDef<GemmA8W8>{"gemm_a8w8(Tensor x, Tensor w, Tensor x_scale, Tensor w_scale, Tensor? bias=None, "
                     "ScalarType? out_dtype=None) -> Tensor"},
+    // a8w8_blockscale: y = sum over 128-element K blocks b of (x @ w^T)_b * x_scale[:, b] *
+    // w_scale[n / 128, b] (+ bias); x, w float8_e4m3fn; x_scale fp32 [M, ceil(K/128)] row-major or
+    // MN-major TMA-aligned, w_scale fp32 [ceil(N/128), ceil(K/128)] row-major; bias and out_dtype as
+    // gemm_a8w8.
+    OpDef<GemmA8W8Blockscale>{"gemm_a8w8_blockscale(Tensor x, Tensor w, Tensor x_scale, Tensor w_scale, "
+                              "Tensor? bias=None, ScalarType? out_dtype=None) -> Tensor"},
     // batched: out[i] = op(a[i]) @ op(b[i]) (+ bias) for i < B; a [B, M, K] (or [B, K, M] with
     // transpose_a), b [B, K, N] (or [B, N, K] with transpose_b), any batch stride of a and b (0:
     // broadcast); bf16/fp16 in; out_dtype None is a's dtype, else bf16/fp16/fp32; bias [N].
@@ -76,6 +83,21 @@ inline constexpr auto kOps = std::make_tuple(
     // only, bias [G, N]; out_dtype None is lhs's dtype, else it or fp32.
     OpDef<Gmm>{"gmm(Tensor lhs, Tensor rhs, Tensor group_sizes, Tensor? bias=None, bool transpose_rhs=False, "
                "ScalarType? out_dtype=None) -> Tensor"},
+    // ptgmm / nptgmm (persistent / non-persistent grid): out[g] = lhs[:, cols of g] @ rhs[rows of
+    // g], lhs [K, M] row- or column-major, rhs [M, N], out [G, K, N]; the out= form adds into out
+    // with accumulate and writes bias_grad [G, K] fp32 (row sums of lhs per group) when given.
+    OpDef<Tgmm>{"tgmm(Tensor lhs, Tensor rhs, Tensor group_sizes, bool persistent=True, "
+                "ScalarType? out_dtype=None) -> Tensor"},
+    OpDef<TgmmOut>{"tgmm_out(Tensor lhs, Tensor rhs, Tensor group_sizes, Tensor(a!) out, "
+                   "Tensor(b!)? bias_grad=None, bool accumulate=False, bool persistent=True) -> ()"},
+    // grouped_gemm: out[t, j] = x[t] (or x[t, j]) @ W(expert_ids[t, j]), weights [E, H, N] or, with
+    // transpose_weights, [E, N, H]; with topk_weights [T, topk] the weighted sum over j, [T, N].
+    OpDef<GroupedGemm>{"grouped_gemm(Tensor x, Tensor weights, Tensor expert_ids, Tensor? topk_weights=None, "
+                       "bool transpose_weights=False, ScalarType? out_dtype=None) -> Tensor"},
+    // DeepGEMM's masked grouped GEMM, bf16, arguments in its order: out[g, :masked_m[g]] =
+    // x[g, :masked_m[g]] @ w[g]^T; the other rows of out are not written.
+    OpDef<MGroupedGemmMasked>{"m_grouped_gemm_masked(Tensor x, Tensor w, Tensor(a!) out, Tensor masked_m, "
+                              "int expected_m) -> ()"},
     // Quantization for the A8W8 GEMMs (include/tgemm/quant.h): q has x's sizes, scales are fp32 and
     // dequantize (x ~= q * scale). qtype: torch.float8_e4m3fn (default) or torch.int8; mn_major:
     // the 1x128 scales in DeepGEMM's MN-major TMA-aligned layout instead of row-major.

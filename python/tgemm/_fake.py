@@ -277,7 +277,8 @@ def gemm_alpha_beta_out_fake(x, w, c, out, alpha=1.0, beta=1.0):
 
 
 # ---------------------------------------------------------------------------------------------
-# a8w8 (python/csrc/ops_a8w8.cpp): validate_a8w8 without data, in its order.
+# a8w8 and a8w8_blockscale (python/csrc/ops_a8w8.cpp): validate_a8w8[_blockscale] without data, in
+# their order.
 
 _A8W8_IN = (torch.float8_e4m3fn, torch.int8)
 
@@ -293,9 +294,9 @@ def _check_a8w8_scale(op, name, s, rows, rows_name, per_row) -> None:
     )
 
 
-@torch.library.register_fake("tgemm::gemm_a8w8")
-def gemm_a8w8_fake(x, w, x_scale, w_scale, bias=None, out_dtype=None):
-    op = "gemm_a8w8"
+def _a8w8_operands(op, x, w, x_scale, w_scale, bias, out_dtype, blockscale):
+    """The checks gemm_a8w8 and gemm_a8w8_blockscale share before their scales' shapes; returns
+    (out_shape, out_dtype, M, N, K)."""
     if out_dtype is not None:
         _check(out_dtype in _TGEMM_DTYPES, lambda: f"{op}: out_dtype {out_dtype} {_NOT_TGEMM}")
     out_dtype = torch.bfloat16 if out_dtype is None else out_dtype
@@ -322,6 +323,11 @@ def gemm_a8w8_fake(x, w, x_scale, w_scale, bias=None, out_dtype=None):
             "operand): quantize to torch.float8_e4m3fn"
         ),
     )
+    if blockscale:
+        _check(
+            x.dtype == torch.float8_e4m3fn,
+            lambda: f"{op}: x.dtype must be torch.float8_e4m3fn (block scales are an FP8 recipe), got {x.dtype}",
+        )
     _check(x.dtype in _A8W8_IN, lambda: f"{op}: x.dtype must be torch.float8_e4m3fn or torch.int8, got {x.dtype}")
     _check(
         w.dtype == x.dtype,
@@ -351,9 +357,50 @@ def gemm_a8w8_fake(x, w, x_scale, w_scale, bias=None, out_dtype=None):
             f"{op}: K (x.size(-1)) must be a multiple of 16 for {x.dtype} operands (16-byte rows for TMA), got {_n(k)}"
         ),
     )
-    m = math.prod(x.shape[:-1])
+    return out_shape, out_dtype, math.prod(x.shape[:-1]), n, k
+
+
+@torch.library.register_fake("tgemm::gemm_a8w8")
+def gemm_a8w8_fake(x, w, x_scale, w_scale, bias=None, out_dtype=None):
+    op = "gemm_a8w8"
+    out_shape, out_dtype, m, n, _ = _a8w8_operands(op, x, w, x_scale, w_scale, bias, out_dtype, blockscale=False)
     _check_a8w8_scale(op, "x_scale", x_scale, m, "M", "per-token: [M, 1]")
     _check_a8w8_scale(op, "w_scale", w_scale, n, "N", "per-channel: [N, 1]")
+    return x.new_empty(out_shape, dtype=out_dtype)
+
+
+def _check_block_scale(op, name, s, rows, cols, shape_text, allow_mn_major) -> None:
+    """core/validate.cpp's check_block_scale_layout: [rows, cols], row-major or (where allowed)
+    MN-major TMA-aligned."""
+    _check(
+        s.dim() == 2 and s.shape[0] == rows and s.shape[1] == cols,
+        lambda: f"{op}: {name} must be {shape_text} = [{_n(rows)}, {_n(cols)}], got {_shape(s.shape)}",
+    )
+    s0, s1 = s.stride()
+    row_major = (cols <= 1 or s1 == 1) and (rows <= 1 or s0 >= cols)
+    mn_major = (rows <= 1 or s0 == 1) and (cols <= 1 or (s1 >= rows and s1 % 4 == 0))
+    if allow_mn_major:
+        _check(
+            row_major or mn_major,
+            lambda: (
+                f"{op}: {name} must be row-major (strides (ld, 1), ld >= {_n(cols)}) or MN-major TMA-aligned "
+                f"(strides (1, ld), ld >= {_n(rows)} and a multiple of 4), got strides ({s0}, {s1})"
+            ),
+        )
+    else:
+        _check(
+            row_major,
+            lambda: f"{op}: {name} must be row-major (strides (ld, 1), ld >= {_n(cols)}), got strides ({s0}, {s1})",
+        )
+
+
+@torch.library.register_fake("tgemm::gemm_a8w8_blockscale")
+def gemm_a8w8_blockscale_fake(x, w, x_scale, w_scale, bias=None, out_dtype=None):
+    op = "gemm_a8w8_blockscale"
+    out_shape, out_dtype, m, n, k = _a8w8_operands(op, x, w, x_scale, w_scale, bias, out_dtype, blockscale=True)
+    kb, nb = (k + 127) // 128, (n + 127) // 128
+    _check_block_scale(op, "x_scale", x_scale, m, kb, "[M, ceil(K / 128)]", True)
+    _check_block_scale(op, "w_scale", w_scale, nb, kb, "[ceil(N / 128), ceil(K / 128)]", False)
     return x.new_empty(out_shape, dtype=out_dtype)
 
 
@@ -562,3 +609,7 @@ def quant_fp8_per_block_128x128_fake(w):
     _check_quant_input("quant_fp8_per_block_128x128", w, name="w", weight=True)
     scale = w.new_empty((_blocks(w.shape[0]), _blocks(w.shape[1])), dtype=torch.float32)
     return w.new_empty(w.shape, dtype=torch.float8_e4m3fn), scale
+
+
+# The grouped ops beyond gmm register their fake kernels in a module of their own.
+from . import _fake_grouped  # noqa: E402,F401

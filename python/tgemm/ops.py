@@ -35,6 +35,7 @@ gemm_relu_out_op = torch.ops.tgemm.gemm_relu_out.default
 gemm_alpha_beta_op = torch.ops.tgemm.gemm_alpha_beta.default
 gemm_alpha_beta_out_op = torch.ops.tgemm.gemm_alpha_beta_out.default
 gemm_a8w8_op = torch.ops.tgemm.gemm_a8w8.default
+gemm_a8w8_blockscale_op = torch.ops.tgemm.gemm_a8w8_blockscale.default
 gmm_op = torch.ops.tgemm.gmm.default
 batched_gemm_op = torch.ops.tgemm.batched_gemm.default
 batched_gemm_out_op = torch.ops.tgemm.batched_gemm_out.default
@@ -54,6 +55,7 @@ _fast_relu_out = _C.gemm_relu_out
 _fast_alpha_beta = _C.gemm_alpha_beta
 _fast_alpha_beta_out = _C.gemm_alpha_beta_out
 _fast_a8w8 = _C.gemm_a8w8
+_fast_a8w8_blockscale = _C.gemm_a8w8_blockscale
 _fast_gmm = _C.gmm
 _fast_batched = _C.batched_gemm
 _fast_batched_out = _C.batched_gemm_out
@@ -309,6 +311,34 @@ def gemm_a8w8(
     return _call_op(gemm_a8w8_op, x, w, x_scale, w_scale, bias, out_dtype)
 
 
+def gemm_a8w8_blockscale(
+    x: torch.Tensor,
+    w: torch.Tensor,
+    x_scale: torch.Tensor,
+    w_scale: torch.Tensor,
+    bias: Optional[torch.Tensor] = None,
+    out_dtype: Optional[torch.dtype] = torch.bfloat16,
+) -> torch.Tensor:
+    """FP8 GEMM with DeepSeek-V3's block scales (AITER's ``gemm_a8w8_blockscale``): with
+    ``L = ceil(K / 128)``, ``y[m, n] = sum_b (x[m, B_b] @ w[n, B_b]) * x_scale[m, b] *
+    w_scale[n // 128, b] (+ bias[n])``, ``B_b`` the b-th 128 columns of K.
+
+    x: ``[..., K]`` ``torch.float8_e4m3fn``; w: ``[N, K]`` ``torch.float8_e4m3fn``; rows contiguous,
+    K a multiple of 16 (not necessarily of 128). x_scale: fp32 ``[M, L]``, row-major (AITER) or
+    MN-major TMA-aligned (DeepGEMM; ``quant_fp8_per_block_1x128(x, mn_major=True)``): the strides
+    tell which. w_scale: fp32 ``[ceil(N / 128), L]`` row-major (``quant_fp8_per_block_128x128``).
+    Block sums in fp32, scaled and summed in fp32, bias (``[N]``, the output dtype or fp32) added,
+    one rounding to ``out_dtype`` (bf16, fp16 or fp32). Zero scales zero their blocks; NaN or inf
+    scales propagate. Every tensor on x's CUDA device. Not differentiable. Bad input raises
+    :class:`tgemm.TgemmError` naming the argument.
+    """
+    if _is_compiling():
+        return gemm_a8w8_blockscale_op(x, w, x_scale, w_scale, bias, out_dtype)
+    if not _has_torch_function(x, w, x_scale, w_scale, bias):
+        return _fast_a8w8_blockscale(x, w, x_scale, w_scale, bias, out_dtype)
+    return _call_op(gemm_a8w8_blockscale_op, x, w, x_scale, w_scale, bias, out_dtype)
+
+
 def gmm(
     lhs: torch.Tensor,
     rhs: torch.Tensor,
@@ -415,6 +445,21 @@ def describe_a8w8(
     """Where ``gemm_a8w8(x, w, x_scale, w_scale, bias, out_dtype)`` is routed, without running
     it: the same dict as :func:`describe`."""
     return _with_where(_C.describe_gemm_a8w8(x, w, x_scale, w_scale, bias, out_dtype))
+
+
+def describe_a8w8_blockscale(
+    x: torch.Tensor,
+    w: torch.Tensor,
+    x_scale: torch.Tensor,
+    w_scale: torch.Tensor,
+    bias: Optional[torch.Tensor] = None,
+    out_dtype: Optional[torch.dtype] = torch.bfloat16,
+) -> dict:
+    """Where ``gemm_a8w8_blockscale(x, w, x_scale, w_scale, bias, out_dtype)`` is routed, without
+    running it: the same dict as :func:`describe`."""
+    info = dict(_C.describe_gemm_a8w8_blockscale(x, w, x_scale, w_scale, bias, out_dtype))
+    info["where"] = f"{info['file']}:{info['line']}" if info["file"] else ""
+    return info
 
 
 # ---------------------------------------------------------------------------------------------

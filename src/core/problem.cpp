@@ -36,10 +36,17 @@ const FamilyInfo& family_info(OpFamily f) {
                                    "bf16_untuned_batched_gemm.csv",
                                    "TGEMM_CONFIG_BF16_BATCHED_GEMM",
                                    "TGEMM_UNTUNED_BF16_BATCHED_GEMM"};
+  static const FamilyInfo kA8W8Blockscale{"gemm_a8w8_blockscale",
+                                          "a8w8_blockscale",
+                                          "a8w8_blockscale_tuned_gemm.csv",
+                                          "a8w8_blockscale_untuned_gemm.csv",
+                                          "TGEMM_CONFIG_GEMM_A8W8_BLOCKSCALE",
+                                          "TGEMM_UNTUNED_GEMM_A8W8_BLOCKSCALE"};
   switch (f) {
     case OpFamily::kA16W16:
       return kA16W16;
     case OpFamily::kA8W8: return kA8W8;
+    case OpFamily::kA8W8Blockscale: return kA8W8Blockscale;
     case OpFamily::kBatched: return kBatched;
   }
   detail::throw_error("family_info", "unknown op family ", static_cast<int>(f));
@@ -62,13 +69,14 @@ std::string_view format_scale_recipe(ScaleGranularity x, ScaleGranularity w) {
   if (x == G::kRow && w == G::kTensor) return "token";
   if (x == G::kTensor && w == G::kRow) return "channel";
   if (x == G::kRow && w == G::kRow) return "token_channel";
+  if (x == G::kBlock && w == G::kBlock) return "block";
   return "?";
 }
 
 std::optional<std::pair<ScaleGranularity, ScaleGranularity>> parse_scale_recipe(std::string_view text) {
   using G = ScaleGranularity;
-  for (G x : {G::kNone, G::kTensor, G::kRow}) {
-    for (G w : {G::kNone, G::kTensor, G::kRow}) {
+  for (G x : {G::kNone, G::kTensor, G::kRow, G::kBlock}) {
+    for (G w : {G::kNone, G::kTensor, G::kRow, G::kBlock}) {
       const std::string_view name = format_scale_recipe(x, w);
       if (name != "?" && name == text) return std::make_pair(x, w);
     }
@@ -129,9 +137,10 @@ std::optional<EpilogueKey> parse_epilogue_key(std::string_view text) {
 bool GemmProblem::operator==(const GemmProblem& o) const {
   auto tie = [](const GemmProblem& p) {
     return std::tie(p.family, p.m, p.n, p.k, p.a_type, p.b_type, p.out_type, p.bias_type, p.epilogue, p.activation,
-                    p.unit_alpha, p.use_c, p.scale_ab, p.bpreshuffle, p.a_scale, p.b_scale, p.lda, p.ldb, p.ldo, p.ldc,
-                    p.align_a, p.align_b, p.align_out, p.align_bias, p.align_c, p.align_scales, p.batch,
-                    p.batch_stride_a, p.batch_stride_b, p.batch_stride_out, p.transpose_a, p.transpose_b, p.device);
+                    p.unit_alpha, p.use_c, p.scale_ab, p.bpreshuffle, p.a_scale, p.b_scale, p.a_scale_mn_major,
+                    p.ld_a_scale, p.ld_b_scale, p.lda, p.ldb, p.ldo, p.ldc, p.align_a, p.align_b, p.align_out,
+                    p.align_bias, p.align_c, p.align_scales, p.batch, p.batch_stride_a, p.batch_stride_b,
+                    p.batch_stride_out, p.transpose_a, p.transpose_b, p.device);
   };
   return tie(*this) == tie(o);
 }
@@ -160,6 +169,8 @@ std::size_t GemmProblemHash::operator()(const GemmProblem& p) const noexcept {
   hash_mix(h, p.ldb);
   hash_mix(h, p.ldo);
   hash_mix(h, p.ldc);
+  hash_mix(h, p.ld_a_scale * 2 + static_cast<int>(p.a_scale_mn_major));
+  hash_mix(h, p.ld_b_scale);
   hash_mix(h, p.batch);
   hash_mix(h, p.batch_stride_a);
   hash_mix(h, p.batch_stride_b);
@@ -196,6 +207,7 @@ std::uint8_t address_alignment(const void* p) {
 
 OpFamily TableKey::family() const {
   if (batch > 0) return OpFamily::kBatched;
+  if (a_scale == ScaleGranularity::kBlock) return OpFamily::kA8W8Blockscale;
   const bool quantized = dtype == DType::kFloat8E4M3 || dtype == DType::kFloat8E5M2 || dtype == DType::kInt8;
   return quantized ? OpFamily::kA8W8 : OpFamily::kA16W16;
 }
@@ -260,6 +272,13 @@ TableKey table_key(const GemmProblem& p, const std::string& arch, int sm_count) 
   return k;
 }
 
+void set_raced_block_scale_layout(GemmProblem& p) {
+  if (p.family != OpFamily::kA8W8Blockscale) return;
+  p.a_scale_mn_major = true;
+  p.ld_a_scale = (p.m + 3) / 4 * 4;
+  p.ld_b_scale = ((p.k + 127) / 128 + 3) / 4 * 4;
+}
+
 GemmProblem problem_of_key(const TableKey& key, std::int64_t m, int device) {
   GemmProblem p;
   p.m = m;
@@ -278,9 +297,10 @@ GemmProblem problem_of_key(const TableKey& key, std::int64_t m, int device) {
   p.b_scale = key.b_scale;
   if (key.a_scale != ScaleGranularity::kNone) {
     // a8w8: the family follows from the scales; a bias is added in fp32 and given in out's dtype.
-    p.family = OpFamily::kA8W8;
+    p.family = key.a_scale == ScaleGranularity::kBlock ? OpFamily::kA8W8Blockscale : OpFamily::kA8W8;
     p.bias_type = key.out_dtype;
   }
+  set_raced_block_scale_layout(p);
   p.lda = p.ldb = key.k;
   p.ldo = p.ldc = key.n;
   if (key.batch > 0) {

@@ -17,12 +17,17 @@ namespace tgemm {
 
 // One op family = one table family (configs/<tuned_file>, its own environment variables).
 enum class OpFamily : std::uint8_t {
-  kA16W16,   // bf16/fp16 inputs: gemm_a16w16 and its fused-epilogue forms
-  kA8W8,     // float8_e4m3fn or int8 inputs with fp32 scales: gemm_a8w8
-  kBatched,  // bf16/fp16 strided-batched products: batched_gemm
+  kA16W16,          // bf16/fp16 inputs: gemm_a16w16 and its fused-epilogue forms
+  kA8W8,            // float8_e4m3fn or int8 inputs with fp32 scales: gemm_a8w8
+  kA8W8Blockscale,  // float8_e4m3fn inputs with 1x128 (x) and 128x128 (w) fp32 block scales
+  kBatched,         // bf16/fp16 strided-batched products: batched_gemm
 };
-inline constexpr int kOpFamilies = 3;
-inline constexpr OpFamily kAllOpFamilies[] = {OpFamily::kA16W16, OpFamily::kA8W8, OpFamily::kBatched};
+inline constexpr int kOpFamilies = 4;
+inline constexpr OpFamily kAllOpFamilies[] = {OpFamily::kA16W16, OpFamily::kA8W8, OpFamily::kA8W8Blockscale,
+                                              OpFamily::kBatched};
+// The families of 8-bit operands with fp32 scales (gemm_a8w8, gemm_a8w8_blockscale): a `scales`
+// column in their tables, cuBLASLt's a8w8 solutions.
+inline bool quantized_family(OpFamily f) { return f == OpFamily::kA8W8 || f == OpFamily::kA8W8Blockscale; }
 
 struct FamilyInfo {
   std::string_view op;            // public op name, for messages
@@ -41,14 +46,16 @@ enum class Epilogue : std::uint8_t {
 std::string_view epilogue_name(Epilogue e);
 
 // How finely an a8w8 operand's fp32 scale varies: one scalar for the tensor, or one value per row
-// (per token for x [M, K], per output channel for w [N, K]). kNone: no scale (a16w16).
-enum class ScaleGranularity : std::uint8_t { kNone, kTensor, kRow };
+// (per token for x [M, K], per output channel for w [N, K]), or one per block (blockscale: 1x128
+// blocks of x, 128x128 blocks of w). kNone: no scale (a16w16).
+enum class ScaleGranularity : std::uint8_t { kNone, kTensor, kRow, kBlock };
 
 // The `scales` column of the a8w8 tables: x's granularity, then w's.
 //   tensor         x per-tensor,  w per-tensor
 //   token          x per-token,   w per-tensor
 //   channel        x per-tensor,  w per-channel
 //   token_channel  x per-token,   w per-channel
+//   block          x 1x128 blocks, w 128x128 blocks (the a8w8_blockscale tables)
 // "none" for both kNone (a16w16 rows).
 std::string_view format_scale_recipe(ScaleGranularity x, ScaleGranularity w);
 // nullopt for an unknown name.
@@ -86,6 +93,11 @@ struct GemmProblem {
   // a8w8: granularity of x's and w's fp32 scales (GemmArgs::a_scale, b_scale); kNone otherwise.
   ScaleGranularity a_scale = ScaleGranularity::kNone;
   ScaleGranularity b_scale = ScaleGranularity::kNone;
+  // a8w8_blockscale: the layout of the block scales (include/tgemm/a8w8.h). x_scale [M, ceil(K/128)]
+  // is row-major with row stride ld_a_scale, or MN-major (a_scale_mn_major) with column stride
+  // ld_a_scale; w_scale [ceil(N/128), ceil(K/128)] is row-major with row stride ld_b_scale.
+  bool a_scale_mn_major = false;
+  std::int64_t ld_a_scale = 0, ld_b_scale = 0;
   // Leading dimensions in elements: x [M,K] row stride, w [N,K] row stride, out [M,N] row stride.
   std::int64_t lda = 0, ldb = 0, ldo = 0;
   std::int64_t ldc = 0;  // row stride of c when use_c
@@ -144,7 +156,8 @@ struct TableKey {
   bool transpose_a = false;
   bool transpose_b = false;
 
-  // The family whose table holds rows of this key: batched where it has a batch, else by dtype.
+  // The family whose table holds rows of this key: batched where it has a batch, a8w8_blockscale
+  // for block scales, else by dtype.
   OpFamily family() const;
   bool operator==(const TableKey& o) const;
   std::string describe() const;
@@ -158,6 +171,12 @@ TableKey table_key(const GemmProblem& p, const std::string& arch, int sm_count);
 // The problem a table row describes, with contiguous, 16-byte aligned operands (what the tuner
 // races): table_key(problem_of_key(k, m, d), k.arch, k.sm_count) == k.
 GemmProblem problem_of_key(const TableKey& key, std::int64_t m, int device);
+// The block-scale layout raced for an a8w8_blockscale problem (no-op for other families): what
+// cuBLASLt reads without a copy, x_scale MN-major with column stride M rounded up to 4 (DeepGEMM's
+// TMA-aligned layout) and w_scale row-major with rows ceil(K/128) rounded up to 4 apart. The layout
+// is no part of the key: a row-major x_scale adds the same transpose pass to every cuBLASLt
+// candidate.
+void set_raced_block_scale_layout(GemmProblem& p);
 
 // Device arguments of one call; shapes and types live in the GemmProblem.
 struct GemmArgs {
@@ -166,8 +185,8 @@ struct GemmArgs {
   void* out = nullptr;         // [M,N]
   const void* bias = nullptr;  // [N]
   const void* c = nullptr;     // [M,N], read when the problem's use_c
-  const float* a_scale = nullptr;  // a8w8: x's scale, [1] or [M] (problem's a_scale)
-  const float* b_scale = nullptr;  // a8w8: w's scale, [1] or [N] (problem's b_scale)
+  const float* a_scale = nullptr;  // a8w8: x's scale, [1] or [M] (problem's a_scale); blockscale: x_scale
+  const float* b_scale = nullptr;  // a8w8: w's scale, [1] or [N] (problem's b_scale); blockscale: w_scale
   float alpha = 1.0f;
   float beta = 0.0f;
 };

@@ -6,7 +6,8 @@
 //                             for a device whose card has one, configs/<card>/<fam>_tuned_gemm.csv
 //                             merged after it (card_slug; e.g. configs/h200/ on an H200); a
 //                             family other than a16w16 reads its shipped table only where it exists
-//                             <FAM>: BF16 (gemm_a16w16), A8W8 (gemm_a8w8)
+//                             <FAM>: BF16 (gemm_a16w16), A8W8 (gemm_a8w8), A8W8_BLOCKSCALE
+//                             (gemm_a8w8_blockscale)
 //   TGEMM_CONFIG_BF16_BATCHED_GEMM  the same for batched_gemm (bf16_tuned_batched_gemm.csv; AITER's
 //                             name for it)
 //   TGEMM_TUNE_GEMM=1         record untuned problems to TGEMM_UNTUNED_GEMM_<FAM>
@@ -40,6 +41,7 @@ struct FamilySettings {
 struct Settings {
   FamilySettings a16w16;
   FamilySettings a8w8;
+  FamilySettings a8w8_blockscale;
   FamilySettings batched;
   bool capture = false;
   bool log_tuned_config = false;

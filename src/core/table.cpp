@@ -34,7 +34,7 @@ struct Columns {
 
 // A family's columns: the shared ones, then its own key columns (family_key_fields' order).
 std::vector<std::string> family_columns(std::vector<std::string> columns, OpFamily family) {
-  if (family == OpFamily::kA8W8) columns.push_back("scales");
+  if (quantized_family(family)) columns.push_back("scales");
   if (family == OpFamily::kBatched) columns.insert(columns.end(), {"B", "transpose_a", "transpose_b"});
   return columns;
 }
@@ -47,7 +47,7 @@ const std::vector<std::string>& tuned_table_columns(OpFamily family) {
       "bpreshuffle", "libtype", "solidx", "splitK", "us", "kernelName", "err_ratio", "tflops", "bw", "epilogue", "M_lo", "M_hi"};
   static const std::vector<std::string> kA8W8Columns = family_columns(kColumns, OpFamily::kA8W8);
   static const std::vector<std::string> kBatchedColumns = family_columns(kColumns, OpFamily::kBatched);
-  return family == OpFamily::kA8W8 ? kA8W8Columns : family == OpFamily::kBatched ? kBatchedColumns : kColumns;
+  return quantized_family(family) ? kA8W8Columns : family == OpFamily::kBatched ? kBatchedColumns : kColumns;
 }
 
 const std::vector<std::string>& untuned_table_columns(OpFamily family) {
@@ -55,12 +55,13 @@ const std::vector<std::string>& untuned_table_columns(OpFamily family) {
                                                     "outdtype", "scaleAB", "bpreshuffle", "epilogue"};
   static const std::vector<std::string> kA8W8Columns = family_columns(kColumns, OpFamily::kA8W8);
   static const std::vector<std::string> kBatchedColumns = family_columns(kColumns, OpFamily::kBatched);
-  return family == OpFamily::kA8W8 ? kA8W8Columns : family == OpFamily::kBatched ? kBatchedColumns : kColumns;
+  return quantized_family(family) ? kA8W8Columns : family == OpFamily::kBatched ? kBatchedColumns : kColumns;
 }
 
 std::vector<std::string> family_key_fields(const TableKey& key) {
   switch (key.family()) {
-    case OpFamily::kA8W8: return {std::string(format_scale_recipe(key.a_scale, key.b_scale))};
+    case OpFamily::kA8W8:
+    case OpFamily::kA8W8Blockscale: return {std::string(format_scale_recipe(key.a_scale, key.b_scale))};
     case OpFamily::kBatched: return {std::to_string(key.batch), py_bool(key.transpose_a), py_bool(key.transpose_b)};
     case OpFamily::kA16W16: break;
   }
@@ -71,6 +72,8 @@ OpFamily family_of_dtype(DType dtype) {
   return dtype == DType::kFloat8E4M3 || dtype == DType::kFloat8E5M2 || dtype == DType::kInt8 ? OpFamily::kA8W8
                                                                                              : OpFamily::kA16W16;
 }
+
+OpFamily family_of_key(const TableKey& key) { return key.family(); }
 
 namespace {
 
@@ -211,10 +214,14 @@ std::string RowReader::read(TableRow* row) {
   if (scales && !scales->empty()) {
     auto recipe = parse_scale_recipe(*scales);
     if (!recipe) {
-      fail("unknown scales '" + *scales + "' (expected tensor|token|channel|token_channel, or none)");
+      fail("unknown scales '" + *scales + "' (expected tensor|token|channel|token_channel|block, or none)");
     } else if (quantized == (recipe->first == ScaleGranularity::kNone)) {
       fail("scales '" + *scales + "' with dtype " + std::string(dtype_name(row->key.dtype)) +
-           (quantized ? ": an a8w8 row needs tensor|token|channel|token_channel" : ": only a8w8 rows have scales"));
+           (quantized ? ": an a8w8 row needs tensor|token|channel|token_channel|block"
+                      : ": only a8w8 rows have scales"));
+    } else if (recipe->first == ScaleGranularity::kBlock && row->key.dtype != DType::kFloat8E4M3) {
+      fail("scales 'block' with dtype " + std::string(dtype_name(row->key.dtype)) +
+           ": block scales belong to torch.float8_e4m3fn rows (gemm_a8w8_blockscale)");
     } else {
       row->key.a_scale = recipe->first;
       row->key.b_scale = recipe->second;

@@ -2,10 +2,11 @@
 //   arch,sm_count,M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle,libtype,solidx,splitK,us,
 //   kernelName,err_ratio,tflops,bw
 // plus tgemm's own optional columns: epilogue, and M_lo,M_hi (the M range the row serves), and
-// for the a8w8 family `scales` (format_scale_recipe: tensor | token | channel | token_channel),
-// part of the key. An a8w8 row (dtype torch.float8_e4m3fn or torch.int8) must name its scales;
-// any other row must not (or say "none"). A row with a `B` value is a batched_gemm row
-// (bf16_tuned_batched_gemm.csv): B, transpose_a and transpose_b are part of its key.
+// for the a8w8 families `scales` (format_scale_recipe: tensor | token | channel | token_channel,
+// and block for a8w8_blockscale), part of the key. An a8w8 row (dtype torch.float8_e4m3fn or
+// torch.int8) must name its scales; any other row must not (or say "none").
+// A row with a `B` value is a batched_gemm row (bf16_tuned_batched_gemm.csv): B, transpose_a
+// and transpose_b are part of its key.
 // Columns are found by name, so their order is free and unknown columns are ignored.
 //
 // M ranges: a row serves its own M and, where M_lo and M_hi are given, every M in
@@ -51,8 +52,8 @@ struct TableRow {
   bool overlaps(const TableRow& o) const { return range_lo() <= o.range_hi() && o.range_lo() <= range_hi(); }
 };
 
-// Column names of a tuned table, in the order tgemm writes them (a8w8 adds `scales` last, batched
-// `B,transpose_a,transpose_b`).
+// Column names of a tuned table, in the order tgemm writes them (the a8w8 families add `scales`
+// last, batched `B,transpose_a,transpose_b`).
 const std::vector<std::string>& tuned_table_columns(OpFamily family = OpFamily::kA16W16);
 // Column names of an untuned (capture / tuner input) table (the same family columns last).
 const std::vector<std::string>& untuned_table_columns(OpFamily family = OpFamily::kA16W16);
@@ -60,6 +61,9 @@ const std::vector<std::string>& untuned_table_columns(OpFamily family = OpFamily
 std::vector<std::string> family_key_fields(const TableKey& key);
 // The family whose table holds rows of this input dtype: a8w8 for float8_e4m3fn and int8.
 OpFamily family_of_dtype(DType dtype);
+// The family of a row's key (TableKey::family): batched where it has a batch, a8w8_blockscale for
+// block scales, else family_of_dtype.
+OpFamily family_of_key(const TableKey& key);
 
 struct ParsedTable {
   std::vector<TableRow> rows;

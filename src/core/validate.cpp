@@ -66,11 +66,31 @@ std::int64_t collapsed_row_stride(const TensorView& t, const char* name, std::st
   return ld;
 }
 
-namespace {
-
-// Largest size of one GEMM dimension we accept: kernels index rows and columns with int32 and
-// cuBLASLt takes them as such in its grid computations.
-constexpr std::int64_t kMaxDim = std::numeric_limits<std::int32_t>::max();
+BlockScaleLayout check_block_scale_layout(const TensorView& scale, const char* name, std::int64_t rows,
+                                          std::int64_t cols, const char* shape_text, bool allow_mn_major,
+                                          std::string_view op) {
+  TGEMM_CHECK(scale.rank == 2 && scale.sizes[0] == rows && scale.sizes[1] == cols, op, name, " must be ", shape_text,
+              " = [", rows, ", ", cols, "], got ", shape_str(scale));
+  const std::int64_t s0 = scale.strides[0], s1 = scale.strides[1];
+  const bool row_major = (cols <= 1 || s1 == 1) && (rows <= 1 || s0 >= cols);
+  const bool mn_major = (rows <= 1 || s0 == 1) && (cols <= 1 || (s1 >= rows && s1 % 4 == 0));
+  if (allow_mn_major) {
+    TGEMM_CHECK(row_major || mn_major, op, name, " must be row-major (strides (ld, 1), ld >= ", cols,
+                ") or MN-major TMA-aligned (strides (1, ld), ld >= ", rows, " and a multiple of 4), got strides ",
+                strides_str(scale));
+  } else {
+    TGEMM_CHECK(row_major, op, name, " must be row-major (strides (ld, 1), ld >= ", cols, "), got strides ",
+                strides_str(scale));
+  }
+  BlockScaleLayout l;
+  if (row_major) {
+    l.ld = rows <= 1 ? cols : s0;
+  } else {
+    l.mn_major = true;
+    l.ld = cols <= 1 ? rows : s1;
+  }
+  return l;
+}
 
 void check_extent(const TensorView& t, const char* name, std::string_view op) {
   std::int64_t bytes = 0;
@@ -97,6 +117,12 @@ void check_element_alignment(const TensorView& t, const char* name, std::string_
   TGEMM_CHECK(reinterpret_cast<std::uintptr_t>(t.data) % es == 0, op, name,
               ".data must be aligned to its element size (", es, " bytes), got address ", t.data);
 }
+
+namespace {
+
+// Largest size of one GEMM dimension we accept: kernels index rows and columns with int32 and
+// cuBLASLt takes them as such in its grid computations.
+constexpr std::int64_t kMaxDim = std::numeric_limits<std::int32_t>::max();
 
 // Returns the row stride, row_len where there is no row step to take (m <= 1 or every leading dim
 // of size 1).
@@ -271,14 +297,17 @@ void check_alignment_and_aliasing(const TensorView& x, const TensorView& w, cons
   }
 }
 
-// a8w8: null pointers, then the dtypes of the operands, out, bias and scales.
+// a8w8: null pointers, then the dtypes of the operands, out, bias and scales. `blockscale`:
+// FP8 only, and a block-scale tensor without elements (K = 0) may have no data.
 void check_a8w8_pointers_and_dtypes(const TensorView& x, const TensorView& w, const TensorView& x_scale,
                                     const TensorView& w_scale, const TensorView& out, const TensorView* bias,
-                                    std::string_view op) {
+                                    bool blockscale, std::string_view op) {
   TGEMM_CHECK(x.data != nullptr || x.numel() == 0, op, "x.data must not be null (x is ", shape_str(x), ")");
   TGEMM_CHECK(w.data != nullptr || w.numel() == 0, op, "w.data must not be null (w is ", shape_str(w), ")");
-  TGEMM_CHECK(x_scale.data != nullptr, op, "x_scale.data must not be null (x_scale is ", shape_str(x_scale), ")");
-  TGEMM_CHECK(w_scale.data != nullptr, op, "w_scale.data must not be null (w_scale is ", shape_str(w_scale), ")");
+  TGEMM_CHECK(x_scale.data != nullptr || (blockscale && x_scale.numel() == 0), op,
+              "x_scale.data must not be null (x_scale is ", shape_str(x_scale), ")");
+  TGEMM_CHECK(w_scale.data != nullptr || (blockscale && w_scale.numel() == 0), op,
+              "w_scale.data must not be null (w_scale is ", shape_str(w_scale), ")");
   TGEMM_CHECK(out.data != nullptr || out.numel() == 0, op, "out.data must not be null (out is ", shape_str(out), ")");
   if (bias) {
     TGEMM_CHECK(bias->data != nullptr || bias->numel() == 0, op,
@@ -287,6 +316,8 @@ void check_a8w8_pointers_and_dtypes(const TensorView& x, const TensorView& w, co
   TGEMM_CHECK(x.dtype != DType::kFloat8E5M2, op,
               "x.dtype torch.float8_e5m2 is not supported (Hopper's FP8 GEMMs take e5m2 only against an e4m3 "
               "operand): quantize to torch.float8_e4m3fn");
+  TGEMM_CHECK(!blockscale || x.dtype == DType::kFloat8E4M3, op,
+              "x.dtype must be torch.float8_e4m3fn (block scales are an FP8 recipe), got ", dtype_name(x.dtype));
   TGEMM_CHECK(x.dtype == DType::kFloat8E4M3 || x.dtype == DType::kInt8, op,
               "x.dtype must be torch.float8_e4m3fn or torch.int8, got ", dtype_name(x.dtype));
   TGEMM_CHECK(w.dtype == x.dtype, op, "w.dtype must equal x.dtype (", dtype_name(x.dtype),
@@ -353,8 +384,17 @@ GemmCall checked_call(OpFamily family, const GemmDims& dims, const RowStrides& l
 
 }  // namespace
 
-GemmCall validate_a8w8(const TensorView& x, const TensorView& w, const TensorView& x_scale, const TensorView& w_scale,
-                       const TensorView& out, const TensorView* bias, std::string_view op) {
+namespace {
+
+// The checks gemm_a8w8 and gemm_a8w8_blockscale share before their scales' shapes: ranks, pointers
+// and dtypes, shapes and their agreement, row layouts, 16-byte rows.
+struct A8W8Operands {
+  GemmDims dims;
+  RowStrides ld;
+};
+A8W8Operands check_a8w8_operands(const TensorView& x, const TensorView& w, const TensorView& x_scale,
+                                 const TensorView& w_scale, const TensorView& out, const TensorView* bias,
+                                 bool blockscale, std::string_view op) {
   for (auto [t, name] : {std::pair<const TensorView*, const char*>{&x, "x"},
                          {&w, "w"},
                          {&x_scale, "x_scale"},
@@ -366,19 +406,26 @@ GemmCall validate_a8w8(const TensorView& x, const TensorView& w, const TensorVie
     TGEMM_CHECK(t->rank >= min_rank && t->rank <= kMaxRank, op, name, ".rank must be in [", min_rank, ", ", kMaxRank,
                 "], got ", t->rank);
   }
-  check_a8w8_pointers_and_dtypes(x, w, x_scale, w_scale, out, bias, op);
-  const GemmDims dims = check_shapes(x, w, out, bias, op);
-  const RowStrides ld = check_layout(x, w, out, bias, dims, op);
+  check_a8w8_pointers_and_dtypes(x, w, x_scale, w_scale, out, bias, blockscale, op);
+  A8W8Operands o;
+  o.dims = check_shapes(x, w, out, bias, op);
+  o.ld = check_layout(x, w, out, bias, o.dims, op);
   // 16-byte rows: Hopper's TMA copies (and cuBLASLt's FP8 and IMMA kernels) move operand rows in
   // 16-byte units, so K and the row strides of x and w are multiples of 16 one-byte elements.
-  TGEMM_CHECK(dims.k % 16 == 0, op, "K (x.size(-1)) must be a multiple of 16 for ", dtype_name(x.dtype),
-              " operands (16-byte rows for TMA), got ", dims.k);
-  TGEMM_CHECK(dims.m <= 1 || dims.k == 0 || ld.lda % 16 == 0, op, "x row stride must be a multiple of 16 for ",
-              dtype_name(x.dtype), " operands, got ", ld.lda);
-  TGEMM_CHECK(dims.n <= 1 || dims.k == 0 || ld.ldb % 16 == 0, op, "w.stride(0) must be a multiple of 16 for ",
-              dtype_name(x.dtype), " operands, got ", ld.ldb);
-  const ScaleGranularity xs = scale_granularity(x_scale, "x_scale", dims.m, "M", "per-token: [M, 1]", op);
-  const ScaleGranularity ws = scale_granularity(w_scale, "w_scale", dims.n, "N", "per-channel: [N, 1]", op);
+  TGEMM_CHECK(o.dims.k % 16 == 0, op, "K (x.size(-1)) must be a multiple of 16 for ", dtype_name(x.dtype),
+              " operands (16-byte rows for TMA), got ", o.dims.k);
+  TGEMM_CHECK(o.dims.m <= 1 || o.dims.k == 0 || o.ld.lda % 16 == 0, op, "x row stride must be a multiple of 16 for ",
+              dtype_name(x.dtype), " operands, got ", o.ld.lda);
+  TGEMM_CHECK(o.dims.n <= 1 || o.dims.k == 0 || o.ld.ldb % 16 == 0, op, "w.stride(0) must be a multiple of 16 for ",
+              dtype_name(x.dtype), " operands, got ", o.ld.ldb);
+  return o;
+}
+
+// After the scales' shapes: their alignment, the operands', nothing overlapping out; then the
+// problem and arguments of the call with the scale pointers set.
+GemmCall a8w8_call(OpFamily family, const A8W8Operands& o, const TensorView& x, const TensorView& w,
+                   const TensorView& x_scale, const TensorView& w_scale, const TensorView& out, const TensorView* bias,
+                   std::string_view op) {
   check_element_alignment(x_scale, "x_scale", op);
   check_element_alignment(w_scale, "w_scale", op);
   check_alignment_and_aliasing(x, w, out, bias, op);
@@ -386,14 +433,43 @@ GemmCall validate_a8w8(const TensorView& x, const TensorView& w, const TensorVie
     std::string both = overlap(out, "out", *t, name);
     TGEMM_CHECK(both.empty(), op, "out must not overlap ", name, ": ", both);
   }
-
-  GemmCall call = checked_call(OpFamily::kA8W8, dims, ld, x, w, out, bias, out.dtype);
-  GemmProblem& p = call.problem;
-  p.a_scale = xs;
-  p.b_scale = ws;
-  p.align_scales = std::min(address_alignment(x_scale.data), address_alignment(w_scale.data));
+  GemmCall call = checked_call(family, o.dims, o.ld, x, w, out, bias, out.dtype);
+  call.problem.align_scales = std::min(address_alignment(x_scale.data), address_alignment(w_scale.data));
   call.args.a_scale = static_cast<const float*>(x_scale.data);
   call.args.b_scale = static_cast<const float*>(w_scale.data);
+  return call;
+}
+
+}  // namespace
+
+GemmCall validate_a8w8(const TensorView& x, const TensorView& w, const TensorView& x_scale, const TensorView& w_scale,
+                       const TensorView& out, const TensorView* bias, std::string_view op) {
+  const A8W8Operands o = check_a8w8_operands(x, w, x_scale, w_scale, out, bias, false, op);
+  const ScaleGranularity xs = scale_granularity(x_scale, "x_scale", o.dims.m, "M", "per-token: [M, 1]", op);
+  const ScaleGranularity ws = scale_granularity(w_scale, "w_scale", o.dims.n, "N", "per-channel: [N, 1]", op);
+  GemmCall call = a8w8_call(OpFamily::kA8W8, o, x, w, x_scale, w_scale, out, bias, op);
+  call.problem.a_scale = xs;
+  call.problem.b_scale = ws;
+  return call;
+}
+
+GemmCall validate_a8w8_blockscale(const TensorView& x, const TensorView& w, const TensorView& x_scale,
+                                  const TensorView& w_scale, const TensorView& out, const TensorView* bias,
+                                  std::string_view op) {
+  const A8W8Operands o = check_a8w8_operands(x, w, x_scale, w_scale, out, bias, true, op);
+  const std::int64_t kb = (o.dims.k + 127) / 128, nb = (o.dims.n + 127) / 128;
+  check_rank_and_sizes(x_scale, "x_scale", op);
+  check_rank_and_sizes(w_scale, "w_scale", op);
+  const BlockScaleLayout xl =
+      check_block_scale_layout(x_scale, "x_scale", o.dims.m, kb, "[M, ceil(K / 128)]", true, op);
+  const BlockScaleLayout wl =
+      check_block_scale_layout(w_scale, "w_scale", nb, kb, "[ceil(N / 128), ceil(K / 128)]", false, op);
+  GemmCall call = a8w8_call(OpFamily::kA8W8Blockscale, o, x, w, x_scale, w_scale, out, bias, op);
+  GemmProblem& p = call.problem;
+  p.a_scale = p.b_scale = ScaleGranularity::kBlock;
+  p.a_scale_mn_major = xl.mn_major;
+  p.ld_a_scale = std::max<std::int64_t>(xl.ld, 1);
+  p.ld_b_scale = std::max<std::int64_t>(wl.ld, 1);
   return call;
 }
 
@@ -534,6 +610,8 @@ void check_gmm_dtypes(const TensorView& lhs, const TensorView& rhs, const Tensor
   }
 }
 
+}  // namespace
+
 // A row-major matrix view [rows, cols]: unit column stride and rows that do not overlap; size-1
 // dimensions may carry any stride (torch gives them arbitrary ones).
 std::int64_t check_rows(const TensorView& t, int row_dim, const char* name, std::string_view op) {
@@ -544,8 +622,6 @@ std::int64_t check_rows(const TensorView& t, int row_dim, const char* name, std:
               row_dim + 1, ") (", cols, ") so rows do not overlap, got strides ", strides_str(t));
   return rows <= 1 ? std::max<std::int64_t>(cols, 1) : t.stride(row_dim);
 }
-
-}  // namespace
 
 GmmCall validate_gmm(const TensorView& lhs, const TensorView& rhs, const TensorView& group_sizes, const TensorView& out,
                      bool transpose_rhs, const TensorView* bias, std::string_view op) {

@@ -24,6 +24,29 @@ bool extent_bytes(const TensorView& t, std::int64_t& bytes);
 // may carry any stride), -1 where no leading dim has more than one element; a tgemm::Error naming
 // op, argument and strides where they do not collapse.
 std::int64_t collapsed_row_stride(const TensorView& t, const char* name, std::string_view op);
+// tgemm::Error naming op and argument where t spans more than 2^62 bytes, where its data is not
+// aligned to its element size; overlap(): empty when the byte ranges of a and b are disjoint, else
+// a description of both.
+void check_extent(const TensorView& t, const char* name, std::string_view op);
+void check_element_alignment(const TensorView& t, const char* name, std::string_view op);
+std::string overlap(const TensorView& a, const char* an, const TensorView& b, const char* bn);
+// A row-major matrix in dims (row_dim, row_dim + 1) of t: unit column stride and rows that do not
+// overlap (size-1 dimensions may carry any stride); returns the row stride (the row length where
+// there is at most one row).
+std::int64_t check_rows(const TensorView& t, int row_dim, const char* name, std::string_view op);
+
+// The layout of a [rows, cols] fp32 block-scale matrix (1x128 or 128x128 blocks): row-major,
+// strides (ld, 1) with ld >= cols, or, where allow_mn_major, MN-major TMA-aligned (DeepGEMM's),
+// strides (1, ld) with ld >= rows and a multiple of 4. Dims of size 1 may carry any stride. A
+// tgemm::Error naming op and argument where the shape is not [rows, cols] (`shape_text` spells
+// it, e.g. "[M, ceil(K / 128)]") or the strides are neither layout.
+struct BlockScaleLayout {
+  bool mn_major = false;
+  std::int64_t ld = 0;  // the row stride (row-major) or the column stride (MN-major)
+};
+BlockScaleLayout check_block_scale_layout(const TensorView& scale, const char* name, std::int64_t rows,
+                                          std::int64_t cols, const char* shape_text, bool allow_mn_major,
+                                          std::string_view op);
 
 struct GemmCall {
   GemmProblem problem;
@@ -41,6 +64,13 @@ GemmCall validate_a16w16(const TensorView& x, const TensorView& w, const TensorV
 // carries none).
 GemmCall validate_a8w8(const TensorView& x, const TensorView& w, const TensorView& x_scale, const TensorView& w_scale,
                        const TensorView& out, const TensorView* bias, std::string_view op = "gemm_a8w8");
+
+// Checks for gemm_a8w8_blockscale: x, w float8_e4m3fn with 16-byte rows as in gemm_a8w8;
+// x_scale [M, ceil(K/128)] fp32 row-major or MN-major TMA-aligned; w_scale [ceil(N/128),
+// ceil(K/128)] fp32 row-major; out and bias as in gemm_a8w8 (include/tgemm/a8w8.h).
+GemmCall validate_a8w8_blockscale(const TensorView& x, const TensorView& w, const TensorView& x_scale,
+                                  const TensorView& w_scale, const TensorView& out, const TensorView* bias,
+                                  std::string_view op = "gemm_a8w8_blockscale");
 
 // Checks of batched_gemm (include/tgemm/batched.h): a [B, M, K] or [B, K, M] (transpose_a), b
 // [B, K, N] or [B, N, K] (transpose_b), out [B, M, N], bias [N]; rows contiguous, any batch stride

@@ -1,8 +1,10 @@
 #include "cuda/device.h"
 
+#include <cuda.h>  // CUcontext and CUresult for cuCtxGetCurrent's signature; no link against libcuda
 #include <cuda_runtime.h>
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 
@@ -44,6 +46,44 @@ int cuda_current_device() {
   int device = 0;
   TGEMM_CUDA_CHECK(cudaGetDevice(&device), "tgemm");
   return device;
+}
+
+namespace {
+
+using CtxGetCurrent = CUresult (*)(CUcontext*);
+
+// The driver's cuCtxGetCurrent through the runtime's entry-point query (no link against libcuda);
+// null where the driver does not give it.
+CtxGetCurrent ctx_get_current() {
+  static const CtxGetCurrent fn = [] {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+    if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &p, 4000, cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess) {
+      cudaGetLastError();
+      return static_cast<CtxGetCurrent>(nullptr);
+    }
+    return reinterpret_cast<CtxGetCurrent>(p);
+  }();
+  return fn;
+}
+
+}  // namespace
+
+void cuda_bind_current_context() {
+  thread_local std::uint64_t bound = 0;  // bit d: a context of device d was current on this thread
+  const int device = cuda_current_device();
+  const std::uint64_t bit = device < 64 ? std::uint64_t{1} << device : 0;
+  if (bound & bit) return;
+  // A context the caller made current (its own, or the primary one) stays: only a thread with
+  // none gets the primary context, which cudaSetDevice initializes and makes current (CUDA 12+)
+  // even where the device is already the current one.
+  CUcontext current = nullptr;
+  const CtxGetCurrent get = ctx_get_current();
+  if (get == nullptr || get(&current) != CUDA_SUCCESS || current == nullptr) {
+    TGEMM_CUDA_CHECK(cudaSetDevice(device), "tgemm");
+  }
+  bound |= bit;
 }
 
 const DeviceInfo& cuda_device_info(int ordinal) {

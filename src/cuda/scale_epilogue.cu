@@ -3,7 +3,8 @@
 // vectorised accesses only at large N; it is the path of the products cuBLASLt cannot scale
 // itself (int8, and FP8 where its scale modes do not apply), to be replaced by fused epilogues
 // where the tuner measures them faster.
-// Tested by tests/gpu/test_gemm_a8w8.cpp (every scale recipe, bias and out dtype, int8 and FP8).
+// Tested by tests/gpu/test_gemm_a8w8.cpp (every scale recipe, bias and out dtype, int8 and FP8);
+// repack_scales by tests/gpu/test_gemm_a8w8_blockscale.cpp (both x_scale layouts, padded M).
 #include <algorithm>
 #include <cstdint>
 
@@ -42,6 +43,17 @@ __global__ void broadcast_scale_kernel(const float* src, float* dst, std::int64_
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     dst[i] = *src;
+  }
+}
+
+// One thread per destination element, consecutive threads along a destination row: the writes
+// coalesce; the reads are strided when the copy transposes, which a few MB of scales tolerate.
+__global__ void repack_scales_kernel(ScaleRepack r) {
+  const std::int64_t total = r.rows * r.dst_ld;
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::int64_t row = i / r.dst_ld, col = i % r.dst_ld;
+    r.dst[i] = col < r.cols ? r.src[row * r.src_stride_r + col * r.src_stride_c] : 0.0f;
   }
 }
 
@@ -99,6 +111,12 @@ void scale_rows(const ScaleEpilogueParams& p, Stream s) {
     launch_for_out<float>(p, stream);
   }
   TGEMM_CUDA_CHECK_LAUNCH("scale_rows");
+}
+
+void repack_scales(const ScaleRepack& r, Stream s) {
+  if (r.rows == 0 || r.dst_ld == 0) return;
+  repack_scales_kernel<<<blocks_for(r.rows * r.dst_ld), kThreads, 0, reinterpret_cast<cudaStream_t>(s)>>>(r);
+  TGEMM_CUDA_CHECK_LAUNCH("repack_scales");
 }
 
 void broadcast_scale(const float* src, float* dst, std::int64_t n, Stream s) {

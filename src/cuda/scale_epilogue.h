@@ -2,7 +2,8 @@
 //   out[i, j] = acc[i, j] * x_scale[i or 0] * w_scale[j or 0] + bias[j]
 // in fp32, one rounding to out_type. acc is the unscaled product of the 8-bit operands: int32
 // (IMMA, exact) or fp32 (FP8). And the broadcast that turns a per-tensor scale into a vector for
-// cuBLASLt's outer-vector scale mode.
+// cuBLASLt's outer-vector scale mode, and the copy that puts block scales into the layout of its
+// block-scale modes.
 #pragma once
 
 #include <cstdint>
@@ -35,5 +36,17 @@ void scale_rows(const ScaleEpilogueParams& params, Stream stream);
 
 // dst[i] = *src for i < n: a per-tensor scale as the vector cuBLASLt's OUTER_VEC_32F mode reads.
 void broadcast_scale(const float* src, float* dst, std::int64_t n, Stream stream);
+
+// A block-scale matrix copied into the layout cuBLASLt's VEC128_32F / BLK128x128_32F modes read:
+//   dst[r * dst_ld + c] = c < cols ? src[r * src_stride_r + c * src_stride_c] : 0
+// for r < rows, c < dst_ld (dst_ld >= cols: the padding columns are zeros).
+struct ScaleRepack {
+  const float* src = nullptr;
+  std::int64_t src_stride_r = 0, src_stride_c = 0;
+  std::int64_t rows = 0, cols = 0;
+  float* dst = nullptr;
+  std::int64_t dst_ld = 0;
+};
+void repack_scales(const ScaleRepack& r, Stream stream);
 
 }  // namespace tgemm

@@ -67,26 +67,10 @@ bool dense(const TensorView& t) {
 // Sets the scale strides of a [rows, cols] scale for the groupings that have two dims.
 void check_block_scale(const TensorView& scale, std::int64_t rows, std::int64_t cols, bool allow_mn_major,
                        const char* rows_name, QuantCall& call, std::string_view op) {
-  TGEMM_CHECK(scale.rank == 2 && scale.sizes[0] == rows && scale.sizes[1] == cols, op, "scale must be [", rows_name,
-              ", ceil(K / 128)] = [", rows, ", ", cols, "], got ", shape_str(scale));
-  const std::int64_t s0 = scale.strides[0], s1 = scale.strides[1];
-  const bool row_major = (cols <= 1 || s1 == 1) && (rows <= 1 || s0 >= cols);
-  const bool mn_major = (rows <= 1 || s0 == 1) && (cols <= 1 || (s1 >= rows && s1 % 4 == 0));
-  if (allow_mn_major) {
-    TGEMM_CHECK(row_major || mn_major, op, "scale must be row-major (strides (ld, 1), ld >= ", cols,
-                ") or MN-major TMA-aligned (strides (1, ld), ld >= ", rows, " and a multiple of 4), got strides ",
-                strides_str(scale));
-  } else {
-    TGEMM_CHECK(row_major, op, "scale must be row-major (strides (ld, 1), ld >= ", cols, "), got strides ",
-                strides_str(scale));
-  }
-  if (row_major) {
-    call.scale_row_stride = rows <= 1 ? cols : s0;
-    call.scale_col_stride = 1;
-  } else {
-    call.scale_row_stride = 1;
-    call.scale_col_stride = cols <= 1 ? rows : s1;
-  }
+  const std::string shape = std::string("[") + rows_name + ", ceil(K / 128)]";
+  const BlockScaleLayout l = check_block_scale_layout(scale, "scale", rows, cols, shape.c_str(), allow_mn_major, op);
+  call.scale_row_stride = l.mn_major ? 1 : l.ld;
+  call.scale_col_stride = l.mn_major ? l.ld : 1;
 }
 
 }  // namespace

@@ -25,7 +25,19 @@ std::size_t round_up(std::size_t v, std::size_t q) { return (v + q - 1) / q * q;
 // Rotation sets at most: beyond 32 the sets only cost memory (3 L2 sizes are reached first).
 constexpr int kMaxRotationSets = 32;
 
-std::int64_t scale_count(ScaleGranularity g, std::int64_t rows) { return g == ScaleGranularity::kRow ? rows : 1; }
+// Floats of x's and w's scales: 1 or a row's count (a8w8); the block-scale matrices in the
+// problem's layout (blockscale: x_scale [M, L] row-major or MN-major, w_scale [ceil(N/128), L]).
+std::int64_t x_scale_count(const GemmProblem& p) {
+  if (p.a_scale == ScaleGranularity::kBlock) {
+    const std::int64_t kb = (p.k + 127) / 128;
+    return p.a_scale_mn_major ? kb * p.ld_a_scale : p.m * p.ld_a_scale;
+  }
+  return p.a_scale == ScaleGranularity::kRow ? p.m : 1;
+}
+std::int64_t w_scale_count(const GemmProblem& p) {
+  if (p.b_scale == ScaleGranularity::kBlock) return (p.n + 127) / 128 * p.ld_b_scale;
+  return p.b_scale == ScaleGranularity::kRow ? p.n : 1;
+}
 
 // Elements of the dense operands the tuner races (problem_of_key's layouts): x, w and out of every
 // product of the batch, one after another (batch 1 outside batched_gemm). The B products' outputs
@@ -34,11 +46,11 @@ std::int64_t x_elems(const GemmProblem& p) { return p.batch * p.m * p.k; }
 std::int64_t w_elems(const GemmProblem& p) { return p.batch * p.n * p.k; }
 std::int64_t out_rows(const GemmProblem& p) { return p.batch * p.m; }
 
-// Bytes of an a8w8 problem's two scale vectors in one set (0 for a16w16).
+// Bytes of an a8w8 problem's two scale tensors in one set (0 for a16w16).
 std::size_t scale_bytes(const GemmProblem& p) {
-  if (p.family != OpFamily::kA8W8) return 0;
-  return round_up(static_cast<std::size_t>(scale_count(p.a_scale, p.m)) * 4, kAlign) +
-         round_up(static_cast<std::size_t>(scale_count(p.b_scale, p.n)) * 4, kAlign);
+  if (!quantized_family(p.family)) return 0;
+  return round_up(static_cast<std::size_t>(x_scale_count(p)) * 4, kAlign) +
+         round_up(static_cast<std::size_t>(w_scale_count(p)) * 4, kAlign);
 }
 
 // Random 8-bit operand codes (splitmix64 of (seed, index)): any int8; FP8 e4m3 codes with the
@@ -108,7 +120,7 @@ RaceData make_data(const GemmProblem& p, const DataOptions& o, const DeviceInfo&
     }
     if (s_bytes > 0) {
       char* scales = base + x_bytes + w_bytes + b_bytes + c_bytes;
-      const std::int64_t xs_n = scale_count(p.a_scale, p.m), ws_n = scale_count(p.b_scale, p.n);
+      const std::int64_t xs_n = x_scale_count(p), ws_n = w_scale_count(p);
       auto* xs = reinterpret_cast<float*>(scales);
       auto* ws = reinterpret_cast<float*>(scales + round_up(static_cast<std::size_t>(xs_n) * 4, kAlign));
       const float unit = p.a_type == DType::kInt8 ? 1.0f / 127 : 0.5f;
@@ -126,7 +138,7 @@ RaceData make_data(const GemmProblem& p, const DataOptions& o, const DeviceInfo&
   d.ref = DeviceBuffer(std::max<std::size_t>(static_cast<std::size_t>(out_rows(p) * p.n) * sizeof(float), 16));
   GemmArgs ra = d.sets[0].args;
   ra.out = d.ref.data();
-  if (p.family == OpFamily::kA8W8) {
+  if (quantized_family(p.family)) {
     run_reference_gemm_a8w8(p, ra, DType::kFloat32, p.n, nullptr);
     d.fp8_atol = fp8_accumulation_atol(p, d.sets[0].args, nullptr);
   } else {
@@ -181,7 +193,7 @@ double tuner_tolerance(DType out_type) { return out_type == DType::kBFloat16 ? 5
 
 Tolerance strict_tolerance(const GemmProblem& p, double fp8_atol) {
   Tolerance t = gemm_tolerance(p.out_type, p.k, p.has_bias());
-  if (p.family == OpFamily::kA8W8) t.atol = t.atol * 2.25 + fp8_atol;
+  if (quantized_family(p.family)) t.atol = t.atol * 2.25 + fp8_atol;
   return t;
 }
 

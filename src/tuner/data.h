@@ -39,6 +39,7 @@ std::size_t data_bytes(const GemmProblem& p, const DataOptions& o, const DeviceI
 // a16w16 operands are uniform in [-1, 1); a8w8 operands are random 8-bit codes (any int8; FP8 e4m3
 // codes of magnitude below 2, never NaN) with fp32 scales uniform in [0.5, 1.5) / 127 (int8) or / 2
 // (FP8), as tests/gpu/test_gemm_a8w8.cpp draws them: dequantized values below 1.5 in magnitude.
+// Blockscale: the same FP8 codes and scales, one scale per block.
 // pad_bytes > 0: a buffer of that size is allocated before the operands and kept with them, so
 // a second placement of the same problem lands elsewhere in memory (no reference is computed).
 RaceData make_data(const GemmProblem& p, const DataOptions& o, const DeviceInfo& dev, std::size_t pad_bytes = 0);

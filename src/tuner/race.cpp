@@ -78,8 +78,8 @@ std::string race_default_name(const GemmProblem& p, const std::vector<std::strin
   const bool split_raced = libtypes.empty() || std::find(libtypes.begin(), libtypes.end(), "split") != libtypes.end();
   if (disp != nullptr && disp->libtype() == "split" && split_raced) name = disp->name();
   // a8w8: the dispatcher's default is cuBLASLt's fused heuristic or, where it has none (INT8,
-  // per-token/channel FP8 on sm_90), the staged one.
-  if (disp != nullptr && p.family == OpFamily::kA8W8) name = disp->name();
+  // per-token/channel FP8 on sm_90; blockscale with M not a multiple of 4), the staged one.
+  if (disp != nullptr && quantized_family(p.family)) name = disp->name();
   return name;
 }
 

@@ -16,7 +16,7 @@ std::string UntunedProblem::describe() const {
   std::string s = fmt::format("M={} N={} K={} bias={} dtype={} outdtype={}", m, n, k, bias ? "True" : "False",
                               dtype_name(dtype), dtype_name(out_dtype));
   if (!(epilogue == EpilogueKey{})) s += " epilogue=" + format_epilogue_key(epilogue);
-  if (family() == OpFamily::kA8W8) s += " scales=" + std::string(format_scale_recipe(a_scale, b_scale));
+  if (quantized_family(family())) s += " scales=" + std::string(format_scale_recipe(a_scale, b_scale));
   if (family() == OpFamily::kBatched) {
     s = fmt::format("B={} transpose_a={} transpose_b={} ", batch, transpose_a ? "True" : "False",
                     transpose_b ? "True" : "False") +
@@ -107,8 +107,11 @@ UntunedProblem parse_untuned(const Get& get, const std::string& path, int line_n
               " operands (16-byte rows), got ", p.k);
   const auto recipe = parse_scale_recipe(scales);
   TGEMM_CHECK(recipe.has_value() && recipe->first != ScaleGranularity::kNone, "tgemm tune", path, ":", line_no, ": a ",
-              dtype_name(p.dtype), " problem needs a scales column of tensor, token, channel or token_channel, got '",
-              scales, "'");
+              dtype_name(p.dtype),
+              " problem needs a scales column of tensor, token, channel, token_channel or block, got '", scales, "'");
+  TGEMM_CHECK(recipe->first != ScaleGranularity::kBlock || p.dtype == DType::kFloat8E4M3, "tgemm tune", path, ":",
+              line_no, ": scales 'block' need torch.float8_e4m3fn operands (gemm_a8w8_blockscale), got ",
+              dtype_name(p.dtype));
   TGEMM_CHECK(p.epilogue == EpilogueKey{}, "tgemm tune", path, ":", line_no, ": epilogue '",
               format_epilogue_key(p.epilogue), "' on an a8w8 problem (gemm_a8w8 adds a bias only)");
   p.a_scale = recipe->first;
@@ -207,11 +210,12 @@ GemmProblem problem_from_json(const nlohmann::json& pj, int device) {
   if (const auto recipe = parse_scale_recipe(pj.value("scales", std::string("none")));
       recipe && recipe->first != ScaleGranularity::kNone) {
     // a8w8: the bias is raced in out's dtype (problem_of_key's choice; cuBLASLt's FP8 epilogue
-    // takes no other).
-    p.family = OpFamily::kA8W8;
+    // takes no other), block scales in problem_of_key's layout.
+    p.family = recipe->first == ScaleGranularity::kBlock ? OpFamily::kA8W8Blockscale : OpFamily::kA8W8;
     p.a_scale = recipe->first;
     p.b_scale = recipe->second;
     p.bias_type = p.out_type;
+    set_raced_block_scale_layout(p);
   }
   p.lda = p.ldb = p.k;
   p.ldo = p.n;

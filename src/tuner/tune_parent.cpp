@@ -334,7 +334,7 @@ void TuneParent::open_profile() {
     profile_batch_ = !header.empty() && header.find(",B,transpose_a,transpose_b") != std::string::npos;
   }
   // A profile being resumed keeps its header's columns, as for the stage columns above.
-  if (fresh) profile_scales_ = !problems_.empty() && problems_.front().family() == OpFamily::kA8W8;
+  if (fresh) profile_scales_ = !problems_.empty() && quantized_family(problems_.front().family());
   if (fresh) profile_batch_ = !problems_.empty() && problems_.front().family() == OpFamily::kBatched;
   if (profile_scales_) profile_header_.insert(profile_header_.size() - 1, ",scales");  // before the newline
   if (profile_batch_) profile_header_.insert(profile_header_.size() - 1, ",B,transpose_a,transpose_b");
@@ -915,28 +915,43 @@ int TuneParent::reconfirm_grid() {
     if (ours && in_grid(r.m) && state_.reconfirmed[id].count(r.m) == 0) todo.push_back(r);
   }
   if (todo.empty()) return 0;
-  RemovedAtExit table, lock;
-  table.path = temporary_path("mgrid-reconfirm.csv");
-  lock.path = table.path + ".lock";
-  write_tuned_table(table.path, todo);
-  TuneOptions ro = o_;
-  ro.tuned_file = table.path;
-  const std::vector<std::string> args = reconfirm_arguments(ro);
-  fmt::print("\ntgemm tune --m-grid: the {} grid points raced now, reconfirmed in a fresh process on GPU {}\n",
-             todo.size(), devices_.front());
-  const int rc = spawn_reconfirm(args, devices_.front());
-  // 1: some rows could not be reconfirmed; they stay as raced.
-  if (rc != 0 && rc != 1) {
-    fmt::print(stderr, "tgemm tune --m-grid: the grid points' reconfirmation exited with {}\n", rc);
-    return rc;
+  // One reconfirmation per GPU, each over a share of the points (a key's points round-robin, so
+  // the big keys spread), run at once; each its own temporary table, merged back in turn.
+  const std::size_t shards = std::min(devices_.size(), todo.size());
+  std::vector<std::vector<TableRow>> shares(shards);
+  for (std::size_t i = 0; i < todo.size(); ++i) shares[i % shards].push_back(todo[i]);
+  std::vector<RemovedAtExit> tables(shards), locks(shards);
+  std::vector<std::vector<std::string>> args;
+  std::vector<int> devices;
+  for (std::size_t i = 0; i < shards; ++i) {
+    tables[i].path = temporary_path("mgrid-reconfirm-" + std::to_string(i) + ".csv");
+    locks[i].path = tables[i].path + ".lock";
+    write_tuned_table(tables[i].path, shares[i]);
+    TuneOptions ro = o_;
+    ro.tuned_file = tables[i].path;
+    args.push_back(reconfirm_arguments(ro));
+    devices.push_back(devices_[i]);
   }
-  std::ifstream in(table.path);
-  const ParsedTable back = parse_tuned_table(in, table.path);
-  for (const auto& w : back.warnings) fmt::print(stderr, "warning: {}\n", w);
-  grid_rows_ = update_tuned_table(grid_path_, back.rows);
-  for (const TableRow& r : back.rows) state_.reconfirmed[r.key.describe()].insert(r.m);
+  fmt::print("\ntgemm tune --m-grid: the {} grid points raced now, reconfirmed in {} fresh process(es) on GPU(s) {}\n",
+             todo.size(), shards, fmt::join(devices, ","));
+  const std::vector<int> statuses = spawn_reconfirms(args, devices);
+  int result = 0;
+  for (std::size_t i = 0; i < shards; ++i) {
+    // 1: some rows could not be reconfirmed; they stay as raced.
+    if (statuses[i] != 0 && statuses[i] != 1) {
+      fmt::print(stderr, "tgemm tune --m-grid: the grid points' reconfirmation on GPU {} exited with {}\n", devices[i],
+                 statuses[i]);
+      result = statuses[i];
+      continue;
+    }
+    std::ifstream in(tables[i].path);
+    const ParsedTable back = parse_tuned_table(in, tables[i].path);
+    for (const auto& w : back.warnings) fmt::print(stderr, "warning: {}\n", w);
+    grid_rows_ = update_tuned_table(grid_path_, back.rows);
+    for (const TableRow& r : back.rows) state_.reconfirmed[r.key.describe()].insert(r.m);
+  }
   save_state();
-  return 0;
+  return result;
 }
 
 void TuneParent::plan_range_checks() {

@@ -66,16 +66,39 @@ int spawn_self(std::vector<std::string> args, int device, const posix_spawn_file
 
 }  // namespace
 
-int spawn_reconfirm(std::vector<std::string> args, int device) {
-  std::fflush(stdout);
-  pid_t pid = -1;
-  const int rc = spawn_self(std::move(args), device, nullptr, pid);
-  TGEMM_CHECK(rc == 0, "tgemm tune --reconfirm", "posix_spawn failed: ", std::strerror(rc));
+namespace {
+
+int wait_status(pid_t pid) {
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+}
+
+}  // namespace
+
+int spawn_reconfirm(std::vector<std::string> args, int device) {
+  return spawn_reconfirms({std::move(args)}, {device}).front();
+}
+
+std::vector<int> spawn_reconfirms(const std::vector<std::vector<std::string>>& args, const std::vector<int>& devices) {
+  TGEMM_CHECK(args.size() == devices.size(), "tgemm tune --reconfirm", args.size(), " argument lists for ",
+              devices.size(), " devices");
+  std::fflush(stdout);
+  std::vector<pid_t> pids;
+  std::vector<int> statuses(args.size(), 1);
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    pid_t pid = -1;
+    const int rc = spawn_self(args[i], devices[i], nullptr, pid);
+    if (rc != 0) {
+      for (pid_t started : pids) wait_status(started);  // no child is left running unwaited
+      TGEMM_CHECK(false, "tgemm tune --reconfirm", "posix_spawn failed: ", std::strerror(rc));
+    }
+    pids.push_back(pid);
+  }
+  for (std::size_t i = 0; i < pids.size(); ++i) statuses[i] = wait_status(pids[i]);
+  return statuses;
 }
 
 void spawn_worker(Worker& w, const TuneOptions& o) {

@@ -36,5 +36,8 @@ bool write_all(int fd, const std::string& s);
 // `tgemm <args>` in a child process on GPU `device`, waited for; its exit status (128 + signal if
 // it was killed).
 int spawn_reconfirm(std::vector<std::string> args, int device);
+// As spawn_reconfirm for several children at once, child i on GPU devices[i] with args[i], all
+// started before any is waited for; their exit statuses in order.
+std::vector<int> spawn_reconfirms(const std::vector<std::vector<std::string>>& args, const std::vector<int>& devices);
 
 }  // namespace tgemm

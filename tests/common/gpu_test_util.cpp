@@ -2,8 +2,10 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <random>
 #include <sstream>
 #include <vector>
 
@@ -11,43 +13,6 @@
 #include "core/validate.h"
 
 namespace tgemm::test {
-
-namespace {
-
-float half_bits_to_float(std::uint16_t h) {
-  const std::uint32_t sign = (h >> 15) & 1u, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
-  float v;
-  if (exp == 0) {
-    v = std::ldexp(static_cast<float>(man), -24);
-  } else if (exp == 31) {
-    v = man ? NAN : INFINITY;
-  } else {
-    v = std::ldexp(static_cast<float>(man | 0x400u), static_cast<int>(exp) - 25);
-  }
-  return sign ? -v : v;
-}
-
-}  // namespace
-
-std::vector<float> to_host_floats(const void* data, DType dtype, std::int64_t count) {
-  std::vector<float> v(static_cast<std::size_t>(count));
-  if (count == 0) return v;
-  if (dtype == DType::kFloat32) {
-    copy_to_host(v.data(), data, v.size() * sizeof(float));
-    return v;
-  }
-  std::vector<std::uint16_t> bits(v.size());
-  copy_to_host(bits.data(), data, bits.size() * 2);
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (dtype == DType::kBFloat16) {
-      const std::uint32_t w = static_cast<std::uint32_t>(bits[i]) << 16;
-      std::memcpy(&v[i], &w, 4);
-    } else {
-      v[i] = half_bits_to_float(bits[i]);
-    }
-  }
-  return v;
-}
 
 bool has_gpu() {
   int count = 0;
@@ -160,6 +125,112 @@ double activate_host(Activation a, double v) {
     default:
       return v;
   }
+}
+
+namespace {
+
+float half_bits_to_float(std::uint16_t h) {
+  const std::uint32_t sign = (h >> 15) & 1u, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
+  float v;
+  if (exp == 0) {
+    v = std::ldexp(static_cast<float>(man), -24);
+  } else if (exp == 31) {
+    v = man ? NAN : INFINITY;
+  } else {
+    v = std::ldexp(static_cast<float>(man | 0x400u), static_cast<int>(exp) - 25);
+  }
+  return sign ? -v : v;
+}
+
+}  // namespace
+
+std::vector<float> to_host_floats(const void* data, DType dtype, std::int64_t count) {
+  std::vector<float> v(static_cast<std::size_t>(count));
+  if (count == 0) return v;
+  if (dtype == DType::kFloat32) {
+    copy_to_host(v.data(), data, v.size() * sizeof(float));
+    return v;
+  }
+  std::vector<std::uint16_t> bits(v.size());
+  copy_to_host(bits.data(), data, bits.size() * 2);
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (dtype == DType::kBFloat16) {
+      const std::uint32_t w = static_cast<std::uint32_t>(bits[i]) << 16;
+      std::memcpy(&v[i], &w, 4);
+    } else {
+      v[i] = half_bits_to_float(bits[i]);
+    }
+  }
+  return v;
+}
+
+std::vector<std::int32_t> random_group_sizes(int g, std::int64_t total, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::int32_t> s(static_cast<std::size_t>(g), 0);
+  std::vector<int> live;
+  for (int i = 0; i < g; ++i) {
+    if (rng() % 3 != 0 || g == 1) live.push_back(i);
+  }
+  if (live.empty()) live.push_back(0);
+  for (std::int64_t r = 0; r < total; ++r) ++s[static_cast<std::size_t>(live[rng() % live.size()])];
+  return s;
+}
+
+GraphReplay::GraphReplay(const std::function<void(Stream)>& run) {
+  cudaStream_t s = nullptr;
+  ok_ = cudaStreamCreate(&s) == cudaSuccess;
+  stream_ = s;
+  if (ok_) {
+    run(stream_);
+    ok_ = cudaStreamSynchronize(s) == cudaSuccess &&
+          cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal) == cudaSuccess;
+  }
+  if (ok_) {
+    run(stream_);
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    ok_ = cudaStreamEndCapture(s, &graph) == cudaSuccess;
+    graph_ = graph;
+    ok_ = ok_ && cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess;
+    exec_ = exec;
+  }
+  EXPECT_TRUE(ok_) << "capturing the CUDA graph failed: " << cudaGetErrorString(cudaGetLastError());
+}
+
+GraphReplay::~GraphReplay() {
+  if (exec_ != nullptr) cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(exec_));
+  if (graph_ != nullptr) cudaGraphDestroy(static_cast<cudaGraph_t>(graph_));
+  if (stream_ != nullptr) cudaStreamDestroy(stream_);
+}
+
+void GraphReplay::replay() {
+  EXPECT_EQ(cudaGraphLaunch(static_cast<cudaGraphExec_t>(exec_), stream_), cudaSuccess);
+  EXPECT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+}
+
+std::uint8_t draw_8bit(std::mt19937_64& rng, DType in) {
+  if (in == DType::kInt8)
+    return static_cast<std::uint8_t>(static_cast<std::int8_t>(static_cast<int>(rng() % 255) - 127));
+  const std::uint8_t exp = static_cast<std::uint8_t>(rng() % 8);  // |v| < 2
+  return static_cast<std::uint8_t>(((rng() & 1) << 7) | (exp << 3) | (rng() & 7));
+}
+
+double fp8_e4m3_value(std::uint8_t code) {
+  const int sign = code >> 7, exp = (code >> 3) & 0xf, mant = code & 7;
+  const double mag = exp == 0 ? std::ldexp(mant / 8.0, -6) : std::ldexp(1.0 + mant / 8.0, exp - 7);
+  return sign ? -mag : mag;
+}
+
+void expect_rows_equal(const void* out, const void* row, std::int64_t m, std::int64_t n) {
+  std::vector<float> o(static_cast<std::size_t>(m * n)), r(static_cast<std::size_t>(n));
+  copy_to_host(o.data(), out, o.size() * sizeof(float));
+  copy_to_host(r.data(), row, r.size() * sizeof(float));
+  for (std::int64_t i = 0; i < m * n; ++i) EXPECT_EQ(o[i], r[i % n]) << "element " << i;
+}
+
+std::int64_t log_uniform(std::mt19937_64& rng, std::int64_t lo, std::int64_t hi) {
+  std::uniform_real_distribution<double> u(std::log(static_cast<double>(lo)), std::log(static_cast<double>(hi) + 1));
+  return std::min<std::int64_t>(hi, static_cast<std::int64_t>(std::exp(u(rng))));
 }
 
 }  // namespace tgemm::test

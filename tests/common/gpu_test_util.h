@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -16,9 +17,6 @@
 namespace tgemm::test {
 
 bool has_gpu();
-
-// Host copy of a device buffer of `count` elements of dtype (bf16, fp16 or fp32), as floats.
-std::vector<float> to_host_floats(const void* data, DType dtype, std::int64_t count);
 
 #define TGEMM_REQUIRE_GPU()                                     \
   do {                                                          \
@@ -75,5 +73,43 @@ std::string run_and_compare(A16W16Data& d, const std::function<void()>& run);
 // The same for arbitrary views (offset pointers, odd strides, rank > 2).
 std::string run_and_compare_views(const TensorView& x, const TensorView& w, const TensorView& out,
                                   const GemmOptions& options, const std::function<void()>& run);
+
+// G group sizes summing to `total`, about a third of them 0 (seeded).
+std::vector<std::int32_t> random_group_sizes(int g, std::int64_t total, std::uint64_t seed);
+
+// A CUDA graph of run(stream) on a stream of its own: run once eagerly (the first call sizes the
+// stream's workspace), then captured. replay() launches it and waits; the caller changes the
+// device data on stream() in between. Capture failures are reported as test failures (ok()).
+class GraphReplay {
+ public:
+  explicit GraphReplay(const std::function<void(Stream)>& run);
+  ~GraphReplay();
+  GraphReplay(const GraphReplay&) = delete;
+  GraphReplay& operator=(const GraphReplay&) = delete;
+  bool ok() const { return ok_; }
+  Stream stream() const { return stream_; }
+  void replay();
+
+ private:
+  Stream stream_ = nullptr;
+  void* graph_ = nullptr;
+  void* exec_ = nullptr;
+  bool ok_ = false;
+};
+
+// Host copy of a device buffer of `count` elements of dtype (bf16, fp16 or fp32), as floats.
+std::vector<float> to_host_floats(const void* data, DType dtype, std::int64_t count);
+
+// 8-bit operands drawn as quantized values (the a8w8 tests): int8 codes in [-127, 127], FP8 e4m3
+// codes of magnitude below 2 (exponent field <= 7), never NaN.
+std::uint8_t draw_8bit(std::mt19937_64& rng, DType in);
+// The value of an e4m3 (fn) code: 1 sign, 4 exponent (bias 7), 3 mantissa bits; subnormal at
+// exponent 0. NaN codes (0x7f, 0xff) are not handled (draw_8bit never draws them).
+double fp8_e4m3_value(std::uint8_t code);
+// Expects every row of the fp32 device matrix out [m, n] (ld n) to equal the fp32 device vector
+// row [n] exactly (a GEMM whose product is empty, K = 0, writes its bias).
+void expect_rows_equal(const void* out, const void* row, std::int64_t m, std::int64_t n);
+// Log-uniform integer in [lo, hi]: random problem sizes that cover small and large dims alike.
+std::int64_t log_uniform(std::mt19937_64& rng, std::int64_t lo, std::int64_t hi);
 
 }  // namespace tgemm::test

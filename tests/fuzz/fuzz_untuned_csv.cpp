@@ -31,10 +31,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const tgemm::UntunedProblem& p : problems) {
       TGEMM_FUZZ_REQUIRE(p.m > 0 && p.n > 0 && p.k > 0, "problem read with M=%lld N=%lld K=%lld",
                          static_cast<long long>(p.m), static_cast<long long>(p.n), static_cast<long long>(p.k));
-      // An a8w8 problem carries a scale recipe and 16-byte rows (validate.cpp's rule); a16w16 none.
-      TGEMM_FUZZ_REQUIRE((p.family() == tgemm::OpFamily::kA8W8) == (p.a_scale != tgemm::ScaleGranularity::kNone),
+      // An a8w8 problem carries a scale recipe and 16-byte rows (validate.cpp's rule); a16w16 none;
+      // block scales only FP8 (a8w8_blockscale).
+      TGEMM_FUZZ_REQUIRE(tgemm::quantized_family(p.family()) == (p.a_scale != tgemm::ScaleGranularity::kNone),
                          "family and scales disagree");
-      TGEMM_FUZZ_REQUIRE(p.family() != tgemm::OpFamily::kA8W8 || p.k % 16 == 0, "a8w8 problem with K=%lld",
+      TGEMM_FUZZ_REQUIRE(p.a_scale != tgemm::ScaleGranularity::kBlock || p.dtype == tgemm::DType::kFloat8E4M3,
+                         "block scales on a non-FP8 problem");
+      TGEMM_FUZZ_REQUIRE(!tgemm::quantized_family(p.family()) || p.k % 16 == 0, "a8w8 problem with K=%lld",
                          static_cast<long long>(p.k));
       // A batched problem (a B column) carries its batch and 16-bit operands.
       TGEMM_FUZZ_REQUIRE((p.family() == tgemm::OpFamily::kBatched) == (p.batch > 0), "family and batch disagree");

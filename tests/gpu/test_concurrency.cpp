@@ -7,6 +7,8 @@
 //    the fp32 reference; no sticky CUDA error at the end. ~2,000 calls.
 //  - The same on 8 small problems: the compute-sanitizer (memcheck) variant that scripts/gpu-check
 //    runs (filter *Sanitizer*).
+//  - Each CUTLASS instance that implements a GELU problem (up to 4) run on a fresh thread that has
+//    made no CUDA call, so has no current context.
 //  - 4 processes with TGEMM_TUNE_GEMM=1 recording into one untuned file while each races its
 //    (overlapping) problems from 4 threads: the file parses as `tgemm tune -i` reads it and holds
 //    exactly the union of the shapes, each once, every line whole.
@@ -24,9 +26,11 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/csv.h"
+#include "runtime/runtime.h"
 #include "tests/common/gpu_test_util.h"
 #include "tests/common/host_test_util.h"
 #include "tests/gpu/gemm_race.h"
@@ -101,6 +105,48 @@ TEST(Concurrency, SanitizerEightStreamsSmallShapes) {
   o.rounds = 2;
   o.reload_every = 1;  // both rounds start cold
   expect_clean_race(small_race_cases(), o);
+}
+
+// A thread that has made no CUDA runtime call has no current context: the runtime binds one
+// lazily, and PyTorch's device guard makes no call where the device is already the current one.
+// A CUTLASS kernel encodes its TMA descriptors on the host through the driver API, which fails
+// there (CUDA_ERROR_INVALID_CONTEXT; CUTLASS then prints and launches with an unset descriptor)
+// unless the backend makes the context current first. Every CUTLASS instance built that
+// implements the problem runs, each on a fresh thread, on the legacy stream.
+TEST(Concurrency, CutlassOnAThreadWithNoCurrentContext) {
+  TGEMM_REQUIRE_GPU();
+  A16W16Case c;
+  c.m = 299;
+  c.n = 5632;
+  c.k = 1024;
+  c.bias = true;
+  c.activation = Activation::kGelu;
+  A16W16Data d = make_a16w16(c, 17);
+  const GemmProblem p = d.problem();
+  const Backend* cutlass = Runtime::get().registry().find("cutlass");
+  ASSERT_NE(cutlass, nullptr);
+  int ran = 0;
+  for (const SolutionPtr& s : cutlass->candidates(p)) {
+    if (!s->can_implement(p) || ran >= 4) continue;
+    ++ran;
+    DeviceBuffer ws(std::max<std::size_t>(s->workspace_size(p), 16));
+    const std::string failure = run_and_compare(d, [&] {
+      std::string error;
+      std::thread fresh([&] {
+        try {
+          s->run(p, d.args(), Workspace{ws.data(), ws.bytes()}, nullptr);
+          if (cudaDeviceSynchronize() != cudaSuccess) error = "cudaDeviceSynchronize failed";
+        } catch (const std::exception& e) {
+          error = e.what();
+        }
+      });
+      fresh.join();
+      EXPECT_EQ(error, "") << s->name();
+    });
+    EXPECT_EQ(failure, "") << s->name();
+  }
+  EXPECT_GT(ran, 0) << "no CUTLASS instance implements " << p.describe();
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
 }
 
 // ---- multi-process capture ----

@@ -12,11 +12,6 @@
 namespace tgemm::test {
 namespace {
 
-std::int64_t log_uniform(std::mt19937_64& rng, std::int64_t lo, std::int64_t hi) {
-  std::uniform_real_distribution<double> u(std::log(static_cast<double>(lo)), std::log(static_cast<double>(hi) + 1));
-  return std::min<std::int64_t>(hi, static_cast<std::int64_t>(std::exp(u(rng))));
-}
-
 TEST(GemmA16W16, RandomProblemsMatchReference) {
   TGEMM_REQUIRE_GPU();
   std::mt19937_64 rng(20261121);

@@ -120,19 +120,6 @@ void run_case(const GmmCase& c, std::uint64_t seed) {
   expect_matches(d, c.sizes);
 }
 
-// G sizes summing to `total`, about a third of them 0.
-std::vector<std::int32_t> random_sizes(int g, std::int64_t total, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<std::int32_t> s(static_cast<std::size_t>(g), 0);
-  std::vector<int> live;
-  for (int i = 0; i < g; ++i) {
-    if (rng() % 3 != 0 || g == 1) live.push_back(i);
-  }
-  if (live.empty()) live.push_back(0);
-  for (std::int64_t r = 0; r < total; ++r) ++s[live[rng() % live.size()]];
-  return s;
-}
-
 TEST(Gmm, RandomSizesWithZerosAcrossGroupCounts) {
   TGEMM_REQUIRE_GPU();
   std::uint64_t seed = 1;
@@ -147,7 +134,7 @@ TEST(Gmm, RandomSizesWithZerosAcrossGroupCounts) {
           c.k = k;
           c.transpose_rhs = transpose;
           c.bias = bias;
-          c.sizes = random_sizes(g, c.m, seed);
+          c.sizes = test::random_group_sizes(g, c.m, seed);
           SCOPED_TRACE(c.describe());
           run_case(c, seed++);
         }
@@ -239,29 +226,16 @@ TEST(Gmm, CapturedGraphFollowsGroupSizesChangedOnTheDevice) {
   c.transpose_rhs = true;
   c.sizes = {64, 64, 64, 64};
   GmmData d = make_data(c, 15);
-  cudaStream_t stream = nullptr;
-  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
-  // The first call allocates the stream's workspace; capture then reuses it.
-  gmm(d.lv, d.rv, d.sv, d.ov, true, &d.bv, stream);
-  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), cudaSuccess);
-  gmm(d.lv, d.rv, d.sv, d.ov, true, &d.bv, stream);
-  ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
-  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  test::GraphReplay graph([&](Stream stream) { gmm(d.lv, d.rv, d.sv, d.ov, true, &d.bv, stream); });
+  ASSERT_TRUE(graph.ok());
   for (const std::vector<std::int32_t>& sizes :
        {std::vector<std::int32_t>{0, 256, 0, 0}, {1, 2, 3, 200}, {100, -3, 17, 500}, {10, 0, 0, 5}}) {
-    ASSERT_EQ(cudaMemcpyAsync(d.sizes.data(), sizes.data(), sizes.size() * 4, cudaMemcpyHostToDevice, stream),
+    ASSERT_EQ(cudaMemcpyAsync(d.sizes.data(), sizes.data(), sizes.size() * 4, cudaMemcpyHostToDevice, graph.stream()),
               cudaSuccess);
-    fill_nan(d.out.data(), c.out, c.m * c.n, stream);
-    ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
-    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    fill_nan(d.out.data(), c.out, c.m * c.n, graph.stream());
+    graph.replay();
     expect_matches(d, sizes);
   }
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
-  cudaStreamDestroy(stream);
 }
 
 }  // namespace

@@ -1,9 +1,9 @@
-// The tuner on gemm_a8w8 problems: the cublaslt backend's a8w8 candidates (the two heuristic
-// solutions and explicit configurations in the problem's form) load back from their names as a
-// table row names them; a small race of an FP8 per-tensor and an INT8 per-token x per-channel
-// problem keeps a checked winner against the dispatcher's default, and rows written from it (and
-// from an explicit configuration) load from an a8w8 table, dispatch at their M and compute within
-// the a8w8 tolerance.
+// The tuner on gemm_a8w8 and gemm_a8w8_blockscale problems: the cublaslt backend's a8w8 candidates
+// (the two heuristic solutions and explicit configurations in the problem's form) load back from
+// their names as a table row names them; a small race of an FP8 per-tensor, an INT8 per-token x
+// per-channel and an FP8 block-scaled problem keeps a checked winner against the dispatcher's
+// default, and rows written from it (and from an explicit configuration) load from the family's
+// table, dispatch at their M and compute within the a8w8 tolerance.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -47,7 +47,9 @@ struct Case {
 const std::vector<Case>& cases() {
   static const std::vector<Case> c = {
       {DType::kFloat8E4M3, ScaleGranularity::kTensor, ScaleGranularity::kTensor, "cublaslt:fused_"},
-      {DType::kInt8, ScaleGranularity::kRow, ScaleGranularity::kRow, "cublaslt:staged_"}};
+      {DType::kInt8, ScaleGranularity::kRow, ScaleGranularity::kRow, "cublaslt:staged_"},
+      // Block scales at M = 16 and 32 (multiples of 4): cuBLASLt's block-scaled kernels write out.
+      {DType::kFloat8E4M3, ScaleGranularity::kBlock, ScaleGranularity::kBlock, "cublaslt:fused_"}};
   return c;
 }
 
@@ -98,12 +100,19 @@ TEST(TuneA8W8, CandidatesLoadBackFromTheirNames) {
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
 }
 
-// The fastest passing explicit configuration of a race, or "" when none passed.
-std::string fastest_configuration(const RaceResult& r) {
+// The fastest passing explicit configuration of a race that also loads for problem `other`, or ""
+// when none does. A configuration cuBLASLt runs at one M may be refused at another (an IMMA
+// cluster shape taken from the heuristic at M=16 fails cublasLtMatmulAlgoCheck at M=32), so the
+// row written for `other` must be one its loader accepts.
+std::string fastest_configuration(const RaceResult& r, const GemmProblem& other) {
   const CandidateResult* best = nullptr;
   for (const CandidateResult& x : r.candidates) {
-    if (x.error.empty() && x.us > 0 && x.err_ratio == 0 && x.strict_ok &&
-        x.name.find("heuristic") == std::string::npos && (best == nullptr || x.us < best->us)) {
+    if (!x.error.empty() || x.us <= 0 || x.err_ratio != 0 || !x.strict_ok ||
+        x.name.find("heuristic") != std::string::npos || (best != nullptr && x.us >= best->us)) {
+      continue;
+    }
+    std::string why;
+    if (cublaslt().from_row(row_for(other, x.name, x.us), other, why) != nullptr) {
       best = &x;
     }
   }
@@ -152,14 +161,16 @@ TEST(TuneA8W8, TinyRaceRowsLoadBackAndDispatch) {
     rows.push_back(row_for(p, w.name, w.us));
     problems.push_back(p);
     // An explicit configuration as the row of another M, so a configured a8w8 row dispatches too.
-    const std::string configured = fastest_configuration(r);
-    ASSERT_FALSE(configured.empty()) << "no explicit configuration passed the check";
     const GemmProblem q = a8w8_problem(32, c.in, c.xs, c.ws);
+    const std::string configured = fastest_configuration(r, q);
+    ASSERT_FALSE(configured.empty()) << "no explicit configuration passed the check and loads at M=32";
     rows.push_back(row_for(q, configured, w.us));
     problems.push_back(q);
   }
   write_tuned_table(table, rows);
+  // One file for both families: each loads the rows of its own key.
   ASSERT_EQ(::setenv("TGEMM_CONFIG_GEMM_A8W8", table.c_str(), 1), 0);
+  ASSERT_EQ(::setenv("TGEMM_CONFIG_GEMM_A8W8_BLOCKSCALE", table.c_str(), 1), 0);
   Runtime::get().reload();
   for (std::size_t i = 0; i < problems.size(); ++i) {
     const GemmProblem& p = problems[i];
@@ -173,6 +184,7 @@ TEST(TuneA8W8, TinyRaceRowsLoadBackAndDispatch) {
     expect_dispatch_correct(p, res);
   }
   ::unsetenv("TGEMM_CONFIG_GEMM_A8W8");
+  ::unsetenv("TGEMM_CONFIG_GEMM_A8W8_BLOCKSCALE");
   Runtime::get().reload();
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
 }

@@ -18,6 +18,7 @@ import pytest
 import torch
 
 import tgemm
+from tgemm_test_utils import assert_close_quantized as assert_close
 from tgemm_test_utils import requires_cuda
 
 pytestmark = requires_cuda
@@ -66,21 +67,6 @@ def accumulation_bound(xq, wq, xs, ws):
     return (2.0**-11 * (x @ w.T)).reshape(*xq.shape[:-1], wq.shape[0])
 
 
-def assert_close(y, ref, out_dtype, k, acc_bound=0.0):
-    rtol = {torch.bfloat16: 2**-7, torch.float16: 2**-10, torch.float32: 1e-5}[out_dtype]
-    # |x| <= 3-4 sigma of randn: sums of K products of such values stay within ~4 sqrt(K).
-    atol = rtol * 4 * k**0.5 + 1e-4 * k**0.5
-    assert y.dtype == out_dtype
-    assert not torch.isnan(y).any()
-    err = (y.float() - ref).abs()
-    allowed = atol + rtol * ref.abs() + acc_bound
-    bad = err > allowed
-    assert not bad.any(), (
-        f"{int(bad.sum())} of {err.numel()} elements outside the tolerance; worst excess "
-        f"{float((err - allowed).max()):.3g} (error {float(err[bad].max()):.3g})"
-    )
-
-
 @pytest.mark.parametrize("dtype", [torch.float8_e4m3fn, torch.int8])
 @pytest.mark.parametrize("recipe", ["tensor", "token", "channel", "token_channel"])
 @pytest.mark.parametrize("out_dtype", [torch.bfloat16, torch.float16, torch.float32])
@@ -119,7 +105,20 @@ def _opcheck_cases():
 
 @pytest.mark.parametrize("args", list(_opcheck_cases()) if torch.cuda.is_available() else [])
 def test_opcheck(args):
-    torch.library.opcheck(torch.ops.tgemm.gemm_a8w8.default, args)
+    op = torch.ops.tgemm.gemm_a8w8.default
+    if args[0].dtype != torch.float8_e4m3fn:
+        torch.library.opcheck(op, args)
+        return
+    # torch's test_schema compares inputs before and after with allclose, which has no float8
+    # kernel ("mul_cuda" not implemented): every other check runs, and the schema's promise that
+    # no input is mutated is checked here bitwise.
+    utils = ["test_autograd_registration", "test_faketensor", "test_aot_dispatch_dynamic"]
+    torch.library.opcheck(op, args, test_utils=utils)
+    before = [a.clone() for a in args if isinstance(a, torch.Tensor)]
+    op(*args)
+    after = [a for a in args if isinstance(a, torch.Tensor)]
+    for b, a in zip(before, after):
+        assert torch.equal(b.view(torch.uint8), a.view(torch.uint8)), "an input was mutated"
 
 
 def test_compile_fullgraph():

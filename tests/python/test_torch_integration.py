@@ -13,7 +13,7 @@ pytestmark = requires_cuda
 # Every public op of the tgemm torch library (python/csrc/library.cpp). A new op adds its cases
 # here, so opcheck covers it.
 OPS = (
-    {"gemm_a16w16", "gemm_a16w16_out", "gemm_a8w8", "gmm", "batched_gemm", "batched_gemm_out"}
+    {"gemm_a16w16", "gemm_a16w16_out", "gemm_a8w8", "gemm_a8w8_blockscale", "gmm", "batched_gemm", "batched_gemm_out"}
     | {f"gemm_{e}{suffix}" for e in ("bias", "gelu", "relu", "alpha_beta") for suffix in ("", "_out")}
     | {
         "quant_fp8_per_tensor",
@@ -22,8 +22,10 @@ OPS = (
         "quant_fp8_per_block_1x128",
         "quant_fp8_per_block_128x128",
     }
-)  # the epilogue ops' opcheck cases are in test_epilogue_ops.py, gemm_a8w8's in test_a8w8.py, gmm's in
-# test_gmm.py, batched_gemm's in test_batched.py, the quantization ops' in test_quant_ops.py
+    | {"tgmm", "tgmm_out", "grouped_gemm", "m_grouped_gemm_masked"}
+)  # the epilogue ops' opcheck cases are in test_epilogue_ops.py, gemm_a8w8's in test_a8w8.py,
+# gemm_a8w8_blockscale's in test_a8w8_blockscale.py, gmm's in test_gmm.py, the other grouped ops' in
+# test_grouped.py, batched_gemm's in test_batched.py, the quantization ops' in test_quant_ops.py
 
 
 def test_every_op_has_opcheck_cases():

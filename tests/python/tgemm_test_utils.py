@@ -55,3 +55,21 @@ def device_arch(device=0) -> str:
     """The `arch` column tgemm's tables use for this device."""
     major, minor = torch.cuda.get_device_capability(device)
     return "sm_90a" if (major, minor) == (9, 0) else f"sm_{major}{minor}"
+
+
+def assert_close_quantized(y, ref, out_dtype, k, acc_bound=0.0):
+    """An 8-bit GEMM's output against its fp32 reference of the dequantized operands (randn data
+    quantized in the test): the output dtype's rounding, fp32 summation over K, and ``acc_bound``
+    (FP8 tensor-core accumulation, per element); no NaN."""
+    rtol = {torch.bfloat16: 2**-7, torch.float16: 2**-10, torch.float32: 1e-5}[out_dtype]
+    # |x| <= 3-4 sigma of randn: sums of K products of such values stay within ~4 sqrt(K).
+    atol = rtol * 4 * k**0.5 + 1e-4 * k**0.5
+    assert y.dtype == out_dtype
+    assert not torch.isnan(y).any()
+    err = (y.float() - ref).abs()
+    allowed = atol + rtol * ref.abs() + acc_bound
+    bad = err > allowed
+    assert not bad.any(), (
+        f"{int(bad.sum())} of {err.numel()} elements outside the tolerance; worst excess "
+        f"{float((err - allowed).max()):.3g} (error {float(err[bad].max()):.3g})"
+    )

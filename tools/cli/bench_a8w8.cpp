@@ -1,5 +1,7 @@
-// `tgemm bench --family a8w8`: gemm_a8w8's dispatch against cuBLASLt's default for the same
-// problem (the cublaslt backend's a8w8 default, what runs without a table row), on a shape suite,
+// `tgemm bench --family a8w8` and `--family a8w8_blockscale`: gemm_a8w8's (gemm_a8w8_blockscale's)
+// dispatch against cuBLASLt's default for the same problem (the cublaslt backend's default for the
+// family, what runs without a table row: for blockscale cuBLASLt's own block-scaled heuristic
+// choice, algo 0 of its heuristic), on a shape suite,
 // timed as `tgemm bench` times a16w16 (CUDA graphs over operands rotated past L2, interleaved
 // rounds, the paired median ratio, a re-measure below --remeasure-below), each output checked
 // against the a8w8 reference kernel (dequantized operands, fp32).
@@ -25,7 +27,6 @@
 #include "runtime/timing.h"
 #include "tgemm/tgemm.h"
 #include "tools/cli/bench.h"
-#include "tools/cli/bench_family.h"
 #include "tools/cli/common.h"
 #include "tuner/data.h"
 #include "tuner/select.h"
@@ -35,7 +36,9 @@ namespace {
 
 using json = nlohmann::json;
 
-// One rotation: operands, scales and output of one call.
+// One rotation: operands, scales and output of one call. Blockscale scales: x_scale [M, L] in
+// DeepGEMM's MN-major TMA-aligned layout (what cuBLASLt reads without a copy; a row-major x_scale
+// adds a transpose pass to both sides alike), w_scale [ceil(N/128), L] row-major.
 struct A8W8Set {
   DeviceBuffer x, w, xs, ws, out;
   TensorView xv, wv, xsv, wsv, ov;
@@ -58,8 +61,42 @@ void fill_operand(DeviceBuffer& buf, std::int64_t count, DType dtype, std::mt199
   copy_to_device(buf.data(), host.data(), static_cast<std::size_t>(count));
 }
 
-A8W8Problem make_a8w8(std::int64_t m, std::int64_t n, std::int64_t k, DType in, bool per_row_x, bool per_row_w,
-                      bool bias, std::size_t l2_bytes, std::size_t budget, std::uint64_t seed) {
+// A scale tensor of `g` for `rows` rows (x: M, w: N) of a K-long operand, filled uniform in [lo, hi).
+TensorView make_scale(DeviceBuffer& buf, ScaleGranularity g, bool is_x, std::int64_t rows, std::int64_t k,
+                      std::uint64_t seed, float lo, float hi) {
+  const std::int64_t kb = (k + 127) / 128;
+  std::vector<std::int64_t> sizes, strides;
+  std::int64_t count = 1;
+  if (g == ScaleGranularity::kRow) {
+    sizes = {rows, 1};
+    strides = {1, 1};
+    count = rows;
+  } else if (g == ScaleGranularity::kBlock && is_x) {
+    const std::int64_t ld = mn_major_tma_aligned_ld(rows);
+    sizes = {rows, kb};
+    strides = {1, ld};
+    count = ld * kb;
+  } else if (g == ScaleGranularity::kBlock) {
+    sizes = {(rows + 127) / 128, kb};
+    strides = {kb, 1};
+    count = sizes[0] * kb;
+  } else {
+    sizes = {1};
+    strides = {1};
+  }
+  buf = DeviceBuffer(static_cast<std::size_t>(std::max<std::int64_t>(count, 1)) * 4);
+  fill_uniform(buf.data(), DType::kFloat32, count, seed, lo, hi, nullptr);
+  TensorView v = TensorView::contiguous(buf.data(), DType::kFloat32, {1});
+  v.rank = static_cast<int>(sizes.size());
+  for (int d = 0; d < v.rank; ++d) {
+    v.sizes[d] = sizes[static_cast<std::size_t>(d)];
+    v.strides[d] = strides[static_cast<std::size_t>(d)];
+  }
+  return v;
+}
+
+A8W8Problem make_a8w8(std::int64_t m, std::int64_t n, std::int64_t k, DType in, ScaleGranularity xg,
+                      ScaleGranularity wg, bool bias, std::size_t l2_bytes, std::size_t budget, std::uint64_t seed) {
   A8W8Problem p;
   p.input_bytes = static_cast<std::size_t>(m * k + n * k + 4 * (m + n));
   const int count = rotation_count(p.input_bytes, l2_bytes, 3.0, 64, budget, 2);
@@ -71,18 +108,11 @@ A8W8Problem make_a8w8(std::int64_t m, std::int64_t n, std::int64_t k, DType in, 
     s.w = DeviceBuffer(static_cast<std::size_t>(n * k) + 16);
     fill_operand(s.x, m * k, in, rng);
     fill_operand(s.w, n * k, in, rng);
-    const std::int64_t xs_n = per_row_x ? m : 1, ws_n = per_row_w ? n : 1;
-    s.xs = DeviceBuffer(static_cast<std::size_t>(xs_n) * 4);
-    s.ws = DeviceBuffer(static_cast<std::size_t>(ws_n) * 4);
-    fill_uniform(s.xs.data(), DType::kFloat32, xs_n, seed * 7 + 2 * i, 0.5f * unit, 1.5f * unit, nullptr);
-    fill_uniform(s.ws.data(), DType::kFloat32, ws_n, seed * 7 + 2 * i + 1, 0.5f * unit, 1.5f * unit, nullptr);
+    s.xsv = make_scale(s.xs, xg, true, m, k, seed * 7 + 2 * i, 0.5f * unit, 1.5f * unit);
+    s.wsv = make_scale(s.ws, wg, false, n, k, seed * 7 + 2 * i + 1, 0.5f * unit, 1.5f * unit);
     s.out = DeviceBuffer(static_cast<std::size_t>(m * n) * 2);
     s.xv = TensorView::contiguous(s.x.data(), in, {m, k});
     s.wv = TensorView::contiguous(s.w.data(), in, {n, k});
-    s.xsv = per_row_x ? TensorView::contiguous(s.xs.data(), DType::kFloat32, {m, 1})
-                      : TensorView::contiguous(s.xs.data(), DType::kFloat32, {1});
-    s.wsv = per_row_w ? TensorView::contiguous(s.ws.data(), DType::kFloat32, {n, 1})
-                      : TensorView::contiguous(s.ws.data(), DType::kFloat32, {1});
     s.ov = TensorView::contiguous(s.out.data(), DType::kBFloat16, {m, n});
     p.sets.push_back(std::move(s));
   }
@@ -106,13 +136,33 @@ GemmArgs args_of(const A8W8Problem& d, const A8W8Set& s) {
   return a;
 }
 
+// The family's entry points on one set.
+void run_entry(bool blockscale, const A8W8Problem& d, const A8W8Set& s, Stream stream) {
+  const TensorView* bias = d.has_bias ? &d.bv : nullptr;
+  if (blockscale) {
+    gemm_a8w8_blockscale(s.xv, s.wv, s.xsv, s.wsv, s.ov, bias, stream);
+  } else {
+    gemm_a8w8(s.xv, s.wv, s.xsv, s.wsv, s.ov, bias, stream);
+  }
+}
+GemmProblem problem_of(bool blockscale, const A8W8Problem& d, const A8W8Set& s) {
+  const TensorView* bias = d.has_bias ? &d.bv : nullptr;
+  return blockscale ? validate_a8w8_blockscale(s.xv, s.wv, s.xsv, s.wsv, s.ov, bias).problem
+                    : validate_a8w8(s.xv, s.wv, s.xsv, s.wsv, s.ov, bias).problem;
+}
+DispatchInfo describe_of(bool blockscale, const A8W8Problem& d, const A8W8Set& s) {
+  const TensorView* bias = d.has_bias ? &d.bv : nullptr;
+  return blockscale ? describe_gemm_a8w8_blockscale(s.xv, s.wv, s.xsv, s.wsv, s.ov, bias)
+                    : describe_gemm_a8w8(s.xv, s.wv, s.xsv, s.wsv, s.ov, bias);
+}
+
 // The output of the first set against the reference: "ok" or "<n> bad". Tolerance as
 // tests/gpu/test_gemm_a8w8.cpp argues it (operands bounded by 1.5 after scaling).
 std::string check_a8w8(const A8W8Problem& d, const GemmProblem& p) {
   const A8W8Set& s = d.sets[0];
   DeviceBuffer ref(static_cast<std::size_t>(p.m * p.n) * sizeof(float));
   fill_nan(s.out.data(), DType::kBFloat16, p.m * p.n, nullptr);
-  gemm_a8w8(s.xv, s.wv, s.xsv, s.wsv, s.ov, d.has_bias ? &d.bv : nullptr, nullptr);
+  run_entry(p.family == OpFamily::kA8W8Blockscale, d, s, nullptr);
   GemmArgs ra = args_of(d, s);
   ra.out = ref.data();
   run_reference_gemm_a8w8(p, ra, DType::kFloat32, p.n, nullptr);
@@ -124,26 +174,59 @@ std::string check_a8w8(const A8W8Problem& d, const GemmProblem& p) {
   return cr.bad == 0 ? "ok" : fmt::format("{} bad", cr.bad);
 }
 
+// Baseline and dispatch interleaved over rounds; the row's timing fields.
+json time_pair(const BenchOptions& o, const SolutionPtr& base, const Workspace& ws, const GemmProblem& p,
+               const A8W8Problem& d, double est_us, std::vector<TimingStats>& both) {
+  TimingOptions topt;
+  topt.replays = std::max(3, o.replays / 5);
+  topt.warmup_replays = 2;
+  const SlotPlan plan = plan_slots(est_us, o.rounds > 0 ? o.rounds : 10);
+  topt.launches_per_graph =
+      o.launches > 0 ? o.launches : std::max(plan.launches_per_graph, static_cast<int>(d.sets.size()));
+  const int rounds = o.rounds > 0 ? o.rounds : plan.rounds;
+  std::vector<std::vector<double>> per_round;
+  both = time_graphs_interleaved(
+      {[&](int i, Stream s) { base->run(p, args_of(d, d.sets[static_cast<std::size_t>(i) % d.sets.size()]), ws, s); },
+       [&](int i, Stream s) {
+         run_entry(p.family == OpFamily::kA8W8Blockscale, d, d.sets[static_cast<std::size_t>(i) % d.sets.size()], s);
+       }},
+      topt, rounds, &per_round);
+  return {{"baseline_us", both[0].median_us},
+          {"tgemm_us", both[1].median_us},
+          {"speedup", paired_ratio(per_round[0], per_round[1])},
+          {"rounds", rounds},
+          {"launches", topt.launches_per_graph}};
+}
+
 }  // namespace
 
 int run_bench_a8w8(const BenchOptions& o) {
-  TGEMM_CHECK(o.dtype == "fp8" || o.dtype == "int8", "tgemm bench", "--family a8w8 takes --dtype fp8 or int8, got '",
-              o.dtype, "'");
-  const auto recipe = parse_scale_recipe(o.scales);
-  TGEMM_CHECK(recipe && recipe->first != ScaleGranularity::kNone, "tgemm bench",
-              "--scales must be tensor, token, channel or token_channel, got '", o.scales, "'");
+  const bool blockscale = o.family == "a8w8_blockscale";
+  TGEMM_CHECK(o.dtype == "fp8" || (o.dtype == "int8" && !blockscale), "tgemm bench", "--family ", o.family,
+              " takes --dtype fp8", blockscale ? "" : " or int8", ", got '", o.dtype, "'");
+  const auto recipe = parse_scale_recipe(blockscale ? "block" : o.scales);
+  TGEMM_CHECK(
+      recipe && recipe->first != ScaleGranularity::kNone && (blockscale || recipe->first != ScaleGranularity::kBlock),
+      "tgemm bench", "--scales must be tensor, token, channel or token_channel, got '", o.scales, "'");
+  const std::string scales(format_scale_recipe(recipe->first, recipe->second));
   const DType in = o.dtype == "fp8" ? DType::kFloat8E4M3 : DType::kInt8;
-  const FamilyBench env = start_family_bench();
-  const int device = env.device;
-  const DeviceInfo& dev = *env.dev;
-  const Backend* lt = env.lt;
-  const std::size_t budget = env.budget;
-  const double copy_tbps = env.copy_tbps;
+  require_gpu("bench");
+  Runtime& rt = Runtime::get();
+  const int device = rt.platform().current_device();
+  const DeviceInfo& dev = rt.platform().device_info(device);
+  const Backend* lt = rt.registry().find("cublaslt");
+  TGEMM_CHECK(lt != nullptr, "tgemm bench", "this build has no cublaslt backend");
   const std::vector<std::int64_t> ms = o.m_grid ? m_grid(o.m_grid_max) : parse_int_list(o.ms, "--m");
   const std::vector<SuiteShape> suite = read_suite(o.suite);
-  fmt::print("device {} ({} SMs), copy {:.2f} TB/s, a8w8 {} scales={} bias={}\n", dev.name, dev.sm_count, copy_tbps,
-             o.dtype, o.scales, o.bias);
+  std::size_t free_b = 0, total_b = 0;
+  TGEMM_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b), "bench");
+  const std::size_t budget = std::min<std::size_t>(free_b / 3, 24ull << 30);
+  const double copy_tbps = measure_copy_tbps(1ull << 30);
+  warm_up_gpu(2.0);
+  fmt::print("device {} ({} SMs), copy {:.2f} TB/s, {} {} scales={} bias={}\n", dev.name, dev.sm_count, copy_tbps,
+             o.family, o.dtype, scales, o.bias);
   json rows = json::array();
+  double log_sum = 0, min_speedup = 1e30;
   int count = 0, wrong = 0;
   std::uint64_t seed = 1;
   for (std::int64_t m : ms) {
@@ -151,36 +234,38 @@ int run_bench_a8w8(const BenchOptions& o) {
       if (!o.filter.empty() && (shape.model + "/" + shape.layer).find(o.filter) == std::string::npos) continue;
       if (o.max_problems > 0 && count >= o.max_problems) break;
       const std::int64_t n = shape.n, k = shape.k;
-      A8W8Problem d = make_a8w8(m, n, k, in, recipe->first == ScaleGranularity::kRow,
-                                recipe->second == ScaleGranularity::kRow, o.bias, dev.l2_bytes, budget, seed++);
+      A8W8Problem d = make_a8w8(m, n, k, in, recipe->first, recipe->second, o.bias, dev.l2_bytes, budget, seed++);
       const A8W8Set& s0 = d.sets[0];
-      GemmProblem p = validate_a8w8(s0.xv, s0.wv, s0.xsv, s0.wsv, s0.ov, d.has_bias ? &d.bv : nullptr).problem;
+      GemmProblem p = problem_of(blockscale, d, s0);
       p.device = device;
       const SolutionPtr base = lt->default_solution(p);
+      if (base == nullptr && blockscale) {
+        // cuBLASLt's block-scaled kernels refuse it (N not a multiple of 4): no baseline to time.
+        fmt::print("{:<16} {:<8} {:>5} {:>6} {:>6} | skipped: cuBLASLt has no block-scaled algorithm\n", shape.model,
+                   shape.layer, m, n, k);
+        continue;
+      }
       TGEMM_CHECK(base != nullptr, "tgemm bench", "cuBLASLt has no default for ", p.describe());
       DeviceBuffer ws_buf(std::max<std::size_t>(base->workspace_size(p), 256));
       const Workspace ws{ws_buf.data(), ws_buf.bytes()};
       base->run(p, args_of(d, s0), ws, nullptr);
-      const DispatchInfo info = describe_gemm_a8w8(s0.xv, s0.wv, s0.xsv, s0.wsv, s0.ov, d.has_bias ? &d.bv : nullptr);
+      const DispatchInfo info = describe_of(blockscale, d, s0);
       TGEMM_CUDA_CHECK(cudaDeviceSynchronize(), "bench");
       const std::string check = o.check ? check_a8w8(d, p) : "-";
       wrong += check == "ok" || check == "-" ? 0 : 1;
       const double bytes = static_cast<double>(d.input_bytes + static_cast<std::size_t>(m * n * 2));
       const double est_us = std::max(2.0 * m * n * k / 1.3e9, std::max(bytes / 3.0e6, 1.0));
       std::vector<TimingStats> both;
-      const json reading = time_baseline_and_tgemm(
-          o, est_us, d.sets.size(),
-          [&](int i, Stream st) {
-            base->run(p, args_of(d, d.sets[static_cast<std::size_t>(i) % d.sets.size()]), ws, st);
-          },
-          [&](int i, Stream st) {
-            const A8W8Set& r = d.sets[static_cast<std::size_t>(i) % d.sets.size()];
-            gemm_a8w8(r.xv, r.wv, r.xsv, r.wsv, r.ov, d.has_bias ? &d.bv : nullptr, st);
-          },
-          both);
+      json reading = time_pair(o, base, ws, p, d, est_us, both);
+      const bool again = reading["speedup"].get<double>() < o.remeasure_below;
+      json first;
+      if (again) {
+        first = std::move(reading);
+        reading = time_pair(o, base, ws, p, d, est_us, both);
+      }
       const double sp = reading["speedup"].get<double>(), t_us = reading["tgemm_us"].get<double>();
       const double floor_us = bytes / (copy_tbps * 1e12) * 1e6;
-      json row = {{"family", "a8w8"},
+      json row = {{"family", o.family},
                   {"model", shape.model},
                   {"layer", shape.layer},
                   {"M", m},
@@ -188,11 +273,23 @@ int run_bench_a8w8(const BenchOptions& o) {
                   {"K", k},
                   {"dtype", std::string(dtype_name(in))},
                   {"outdtype", "torch.bfloat16"},
-                  {"scales", o.scales},
-                  {"bias", o.bias}};
-      row.update(dispatch_fields(base->name(), info, check, d.sets.size(), floor_us, bytes, 2.0 * m * n * k, t_us));
+                  {"scales", scales},
+                  {"bias", o.bias},
+                  {"baseline", "cublaslt_default"},
+                  {"baseline_solution", base->name()},
+                  {"solution", info.kernel_name},
+                  {"level", info.level},
+                  {"check", check},
+                  {"rotations", d.sets.size()},
+                  {"remeasured", again},
+                  {"floor_us", floor_us},
+                  {"tbps", bytes / (t_us * 1e-6) / 1e12},
+                  {"tflops", 2.0 * m * n * k / (t_us * 1e-6) / 1e12}};
       row.update(reading);
+      if (again) row["first_reading"] = first;
       rows.push_back(row);
+      log_sum += std::log(sp);
+      min_speedup = std::min(min_speedup, sp);
       ++count;
       fmt::print("{:<16} {:<8} {:>5} {:>6} {:>6} | {:>9.2f} {:>9.2f} {:>6.3f}x | {:>8.2f} {:>7.1f} | {} ({}) {}\n",
                  shape.model, shape.layer, m, n, k, both[0].median_us, t_us, sp, floor_us, row["tflops"].get<double>(),
@@ -200,9 +297,31 @@ int run_bench_a8w8(const BenchOptions& o) {
       std::fflush(stdout);
     }
   }
-  finish_family_bench(o, dev, copy_tbps,
-                      std::filesystem::path(o.suite).stem().string() + "_a8w8_" + o.dtype + "_" + o.scales, rows,
-                      wrong);
+  const double geomean = count ? std::exp(log_sum / count) : 0;
+  fmt::print("\n{} problems: geomean speedup {:.3f}x over cuBLASLt default, min {:.3f}x, {} failed the check\n", count,
+             geomean, count ? min_speedup : 0.0, wrong);
+  if (o.json != "-") {
+    const std::string stem = std::filesystem::path(o.suite).stem().string() +
+                             (blockscale ? std::string("_a8w8_blockscale") : "_a8w8_" + o.dtype + "_" + scales);
+    const std::string path = o.json.empty() ? "bench/results/" + stem + "-" + card_slug(dev.name) + ".json" : o.json;
+    json doc = {{"command", o.command},
+                {"device", dev.name},
+                {"sm_count", dev.sm_count},
+                {"commit", current_commit()},
+                {"date", iso_date()},
+                {"copy_tbps", copy_tbps},
+                {"suite", o.suite},
+                {"rows", rows},
+                {"summary",
+                 {{"problems", count},
+                  {"geomean_speedup", geomean},
+                  {"min_speedup", count ? min_speedup : 0.0},
+                  {"check_failures", wrong}}}};
+    const auto parent = std::filesystem::path(path).parent_path();
+    if (!parent.empty()) std::filesystem::create_directories(parent);
+    std::ofstream(path) << doc.dump(2) << "\n";
+    fmt::print("wrote {}\n", path);
+  }
   return wrong == 0 ? 0 : 1;
 }
 

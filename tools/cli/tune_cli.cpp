@@ -14,9 +14,9 @@ constexpr const char* kMGridGroup = "Expert: tuning over M (--m-grid; the defaul
 constexpr const char* kReconfirmGroup = "Expert: reconfirmation in a fresh process (the defaults suit Hopper tunes)";
 
 void add_user_options(CLI::App* t, TuneOptions& tune) {
-  CLI::Option* input = t->add_option(
-      "-i,--input_file", tune.input_file,
-      "untuned CSV (M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle[,epilogue][,scales]; float8_e4m3fn/int8 rows: a8w8)");
+  CLI::Option* input = t->add_option("-i,--input_file", tune.input_file,
+                                     "untuned CSV (M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle[,epilogue][,scales]; "
+                                     "float8_e4m3fn/int8 rows: a8w8, scales block: a8w8_blockscale)");
   t->add_option("-o,--tuned_file", tune.tuned_file, "tuned CSV to write (resumed: tuned keys are skipped)");
   t->add_option("--libtype", tune.libtype, "backends to race: all or a comma list (cublaslt,skinny,...)")->capture_default_str();
   t->add_option("--errRatio", tune.err_ratio, "max fraction of elements outside the tuner tolerance")

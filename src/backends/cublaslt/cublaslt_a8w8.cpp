@@ -9,6 +9,7 @@
 #include "backends/cublaslt/cublaslt_config.h"
 #include "core/check.h"
 #include "cuda/cuda_check.h"
+#include "cuda/elementwise.h"
 #include "cuda/scale_epilogue.h"
 
 namespace tgemm {
@@ -46,6 +47,7 @@ LtA8W8Solution::~LtA8W8Solution() { destroy_lt_descriptors(desc_, layout_a_, lay
 
 bool LtA8W8Solution::make_descriptors(std::string& why) {
   const GemmProblem& p = problem_;
+  if (p.family == OpFamily::kA8W8Blockscale) return make_blockscale_descriptors(why);
   if (p.family != OpFamily::kA8W8) {
     why = "not an a8w8 problem: " + p.describe();
     return false;
@@ -107,7 +109,7 @@ std::vector<cublasLtMatmulHeuristicResult_t> LtA8W8Solution::query(int count) co
   const bool staged = mode_ == Mode::kStaged;
   const std::uint64_t ws = kCublasLtMaxWorkspace;
   // A = w, B = x, C = D = out (or the 256-byte aligned staging buffer).
-  const std::uint32_t aa = p.align_b, ab = p.align_a, ad = staged ? 16 : p.align_out;
+  const std::uint32_t aa = p.align_b, ab = x_alignment(), ad = staged ? 16 : p.align_out;
   std::vector<cublasLtMatmulHeuristicResult_t> results(static_cast<std::size_t>(count));
   int returned = 0;
   cublasStatus_t st =
@@ -178,6 +180,11 @@ std::shared_ptr<LtA8W8Solution> LtA8W8Solution::configured(const GemmProblem& p,
 }
 
 LtA8W8Solution::Mode LtA8W8Solution::explicit_form(const GemmProblem& p) {
+  if (p.family == OpFamily::kA8W8Blockscale) {
+    if (p.m % 4 != 0 || (p.has_bias() && p.bias_type != p.out_type)) return Mode::kStaged;
+    std::string why;
+    return heuristic(p, Mode::kFused, why) ? Mode::kFused : Mode::kStaged;
+  }
   const bool fused =
       p.a_type == DType::kFloat8E4M3 && per_tensor_both(p) && (!p.has_bias() || p.bias_type == p.out_type);
   return fused ? Mode::kFused : Mode::kStaged;
@@ -199,7 +206,7 @@ bool LtA8W8Solution::check_config(const LtConfig& c, cublasLtMatmulAlgo_t& algo,
   t.type_c = t.type_d = d_type();
   // A = w, B = x; C = D = out, or the staging buffer (256-byte aligned in the workspace).
   t.align_a = p.align_b;
-  t.align_b = p.align_a;
+  t.align_b = x_alignment();
   t.align_c = t.align_d = mode_ == Mode::kStaged ? 16 : p.align_out;
   t.problem = &p;
   t.a8w8_form = mode_;
@@ -223,7 +230,16 @@ cublasLtEpilogue_t LtA8W8Solution::epilogue() const {
   return mode_ == Mode::kFused && problem_.has_bias() ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
 }
 
+std::uint32_t LtA8W8Solution::x_alignment() const {
+  // A padded copy of x sits at a 256-byte aligned workspace offset.
+  return block_.x_bytes > 0 ? 16u : problem_.align_a;
+}
+
 void LtA8W8Solution::run(const GemmProblem& p, const GemmArgs& args, const Workspace& ws, Stream stream) const {
+  if (p.family == OpFamily::kA8W8Blockscale) {
+    run_blockscale(p, args, ws, stream);
+    return;
+  }
   auto* base = static_cast<char*>(ws.data);
   void* lt_ws = base + staging_bytes_ + vector_bytes_;
   const std::size_t lt_ws_bytes = ws.bytes - staging_bytes_ - vector_bytes_;
@@ -262,6 +278,162 @@ void LtA8W8Solution::run(const GemmProblem& p, const GemmArgs& args, const Works
   TGEMM_CUBLAS_CHECK(cublasLtMatmul(handle_, desc_, &alpha, args.b, layout_a_, args.a, layout_b_, &beta, args.out,
                                     layout_c_, args.out, layout_d_, &algo_, lt_ws, lt_ws_bytes, cuda_stream),
                      kWhere);
+}
+
+namespace {
+
+constexpr const char* kBlockWhere = "gemm_a8w8_blockscale";
+
+std::size_t float_bytes(std::int64_t count) { return round_up(static_cast<std::size_t>(count) * sizeof(float)); }
+
+// Descriptor attributes whose rejection means "no cuBLASLt solution" rather than an error: a
+// cuBLASLt without block scale modes refuses them, and the dispatcher then walks on.
+template <typename T>
+bool try_set_attr(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attr, const T& value) {
+  return cublasLtMatmulDescSetAttribute(desc, attr, &value, sizeof(value)) == CUBLAS_STATUS_SUCCESS;
+}
+
+}  // namespace
+
+bool LtA8W8Solution::make_blockscale_descriptors(std::string& why) {
+  const GemmProblem& p = problem_;
+  const bool staged = mode_ == Mode::kStaged;
+  if (p.a_type != DType::kFloat8E4M3) {
+    why = "block scales need float8_e4m3fn operands, got " + std::string(dtype_name(p.a_type));
+    return false;
+  }
+  if (p.n % 4 != 0) {
+    why = "cuBLASLt's block-scaled FP8 kernels need N a multiple of 4, got " + std::to_string(p.n);
+    return false;
+  }
+  if (!staged && p.m % 4 != 0) {
+    why = "cuBLASLt's block-scaled FP8 kernels need M a multiple of 4 to write out directly, got " +
+          std::to_string(p.m) + " (the staged form pads M)";
+    return false;
+  }
+  if (!staged && p.has_bias() && p.bias_type != p.out_type) {
+    why = "cuBLASLt's FP8 bias has out's dtype (" + std::string(dtype_name(p.out_type)) + "), not " +
+          std::string(dtype_name(p.bias_type));
+    return false;
+  }
+  // What run copies into the workspace: x with zero rows up to a multiple of 4; x_scale unless it
+  // is M-major with column stride exactly M (a multiple of 4) and 16-byte aligned; w_scale unless
+  // its rows are exactly L rounded up to 4 floats apart and 16-byte aligned. cuBLASLt takes no
+  // leading dimension for scales: it reads them at those strides.
+  const std::int64_t kb = (p.k + 127) / 128, nb = (p.n + 127) / 128;
+  const std::int64_t kb4 = (kb + 3) / 4 * 4;
+  BlockPrep& b = block_;
+  b.m_rows = (p.m + 3) / 4 * 4;
+  std::size_t offset = 0;
+  if (b.m_rows != p.m) {
+    b.x_offset = offset;
+    b.x_bytes = round_up(static_cast<std::size_t>(b.m_rows * p.k));
+    offset += b.x_bytes;
+  }
+  const bool scales_aligned = p.align_scales >= 16;
+  if (!(p.a_scale_mn_major && p.ld_a_scale == b.m_rows && b.m_rows == p.m && scales_aligned)) {
+    b.xs_offset = offset;
+    b.xs_bytes = float_bytes(kb * b.m_rows);
+    offset += b.xs_bytes;
+  }
+  if (!(p.ld_b_scale == kb4 && scales_aligned)) {
+    b.ws_offset = offset;
+    b.ws_bytes = float_bytes(nb * kb4);
+    offset += b.ws_bytes;
+  }
+  vector_bytes_ = offset;
+  if (staged) staging_bytes_ = float_bytes(b.m_rows * p.n);
+
+  handle_ = cublaslt_handle(p.device);
+  const cudaDataType_t d = d_type();
+  TGEMM_CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc_, compute_type(), scale_type()), kBlockWhere);
+  set_attr(desc_, CUBLASLT_MATMUL_DESC_TRANSA, CUBLAS_OP_T);
+  set_attr(desc_, CUBLASLT_MATMUL_DESC_TRANSB, CUBLAS_OP_N);
+  // A = w: one scale per 128x128 block; B = x: one per 128 elements of a row.
+  const std::int32_t a_mode = CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F;
+  const std::int32_t b_mode = CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
+  if (!try_set_attr(desc_, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, a_mode) ||
+      !try_set_attr(desc_, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, b_mode)) {
+    why = "this cuBLASLt (" + format_lt_version(cublaslt_runtime_version()) + ") has no block scale modes";
+    return false;
+  }
+  if (!staged && p.has_bias()) {
+    set_attr(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_BIAS);
+    set_attr(desc_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, cublaslt_data_type(p.bias_type));
+    set_attr(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, fake_pointer(p.align_bias));
+  }
+  const cudaDataType_t in = in_type();
+  const std::int64_t ld_x = b.x_bytes > 0 ? p.k : p.lda;
+  const std::int64_t ld_d = staged ? p.n : p.ldo;
+  TGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout_a_, in, p.k, p.n, p.ldb), kBlockWhere);
+  TGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout_b_, in, p.k, b.m_rows, ld_x), kBlockWhere);
+  TGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout_c_, d, p.n, b.m_rows, ld_d), kBlockWhere);
+  TGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout_d_, d, p.n, b.m_rows, ld_d), kBlockWhere);
+  return true;
+}
+
+void LtA8W8Solution::run_blockscale(const GemmProblem& p, const GemmArgs& args, const Workspace& ws,
+                                    Stream stream) const {
+  auto* base = static_cast<char*>(ws.data);
+  char* prep = base + staging_bytes_;
+  const auto cuda_stream = reinterpret_cast<cudaStream_t>(stream);
+  const BlockPrep& b = block_;
+  const std::int64_t kb = (p.k + 127) / 128, nb = (p.n + 127) / 128;
+  const void* x = args.a;
+  const float* x_scale = args.a_scale;
+  const float* w_scale = args.b_scale;
+  if (b.x_bytes > 0) {
+    char* xp = prep + b.x_offset;
+    const auto k = static_cast<std::size_t>(p.k);
+    TGEMM_CUDA_CHECK(cudaMemcpy2DAsync(xp, k, args.a, static_cast<std::size_t>(p.lda), k, static_cast<std::size_t>(p.m),
+                                       cudaMemcpyDeviceToDevice, cuda_stream),
+                     kBlockWhere);
+    TGEMM_CUDA_CHECK(cudaMemsetAsync(xp + p.m * p.k, 0, static_cast<std::size_t>((b.m_rows - p.m) * p.k), cuda_stream),
+                     kBlockWhere);
+    x = xp;
+  }
+  if (b.xs_bytes > 0) {
+    // [L, M4], M contiguous, zeros past M.
+    ScaleRepack r;
+    r.src = args.a_scale;
+    r.src_stride_r = p.a_scale_mn_major ? p.ld_a_scale : 1;
+    r.src_stride_c = p.a_scale_mn_major ? 1 : p.ld_a_scale;
+    r.rows = kb;
+    r.cols = p.m;
+    r.dst = reinterpret_cast<float*>(prep + b.xs_offset);
+    r.dst_ld = b.m_rows;
+    repack_scales(r, stream);
+    x_scale = r.dst;
+  }
+  if (b.ws_bytes > 0) {
+    // [ceil(N / 128), L4], K contiguous, zeros past L.
+    ScaleRepack r;
+    r.src = args.b_scale;
+    r.src_stride_r = p.ld_b_scale;
+    r.src_stride_c = 1;
+    r.rows = nb;
+    r.cols = kb;
+    r.dst = reinterpret_cast<float*>(prep + b.ws_offset);
+    r.dst_ld = (kb + 3) / 4 * 4;
+    repack_scales(r, stream);
+    w_scale = r.dst;
+  }
+  const bool staged = mode_ == Mode::kStaged;
+  void* d = staged ? static_cast<void*>(base) : args.out;
+  void* lt_ws = prep + vector_bytes_;
+  const std::size_t lt_ws_bytes = ws.bytes - staging_bytes_ - vector_bytes_;
+  const float alpha = 1.0f, beta = 0.0f;
+  {
+    std::lock_guard<std::mutex> lock(pointer_mutex_);
+    // A's scales are w's, B's are x's.
+    set_attr(desc_, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, w_scale);
+    set_attr(desc_, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, x_scale);
+    if (!staged && p.has_bias()) set_attr(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, args.bias);
+    TGEMM_CUBLAS_CHECK(cublasLtMatmul(handle_, desc_, &alpha, args.b, layout_a_, x, layout_b_, &beta, d, layout_c_, d,
+                                      layout_d_, &algo_, lt_ws, lt_ws_bytes, cuda_stream),
+                       kBlockWhere);
+  }
+  if (staged) epilogue_rows(gemm_epilogue(p, args, ProductAt::kStaging, static_cast<const float*>(d)), stream);
 }
 
 }  // namespace tgemm

@@ -13,10 +13,22 @@
 // form explicit_form() gives the problem, enumerated like the a16w16 space (enumerate_lt_bases).
 // Operands in cuBLASLt's TN form, as its FP8 and IMMA kernels require: A = w ([N, K] row-major =
 // K x N column-major, transposed), B = x, D = out^T column-major (N x M), which is out row-major.
+//
+// The a8w8_blockscale family uses the same solutions with cuBLASLt's
+// block scale modes: A = w with CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F, B = x with
+// CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F (cuBLAS 12.9+, sm_90 only). cuBLASLt reads w_scale K-major
+// with rows ceil(K/128) rounded up to 4 apart, and x_scale M-major with column stride M, M and N
+// multiples of 4, scale pointers 16-byte aligned (cuBLAS docs, "Scaling factors layouts"): scales
+// in another layout are first copied into that one in the workspace (repack_scales). Fused: cuBLASLt
+// applies the scales and a bias of out's dtype and writes out (M a multiple of 4). Staged: the
+// scaled product goes to an fp32 staging buffer and epilogue_rows adds any bias and casts; where M
+// is not a multiple of 4 the staged form runs on x and x_scale copied with zero rows up to the
+// next multiple of 4. N not a multiple of 4 has no cuBLASLt solution (w would need a copy).
 #pragma once
 
 #include <cublasLt.h>
 
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -45,7 +57,8 @@ class LtA8W8Solution final : public Solution {
   // The form of p's explicit configurations: fused for FP8 with per-tensor scales on both sides and
   // no bias or one of out's dtype (cuBLASLt's scalar scales and bias epilogue); staged otherwise
   // (INT8: the IMMA kernels write int32; per-token or per-channel FP8: cuBLASLt 13.0 has no
-  // OUTER_VEC_32F algorithm on sm_90).
+  // OUTER_VEC_32F algorithm on sm_90). Blockscale: fused where M is a multiple of 4, any bias has
+  // out's dtype and cuBLASLt's heuristic has a fused algorithm; staged otherwise.
   static Mode explicit_form(const GemmProblem& p);
 
   ~LtA8W8Solution() override;
@@ -73,6 +86,11 @@ class LtA8W8Solution final : public Solution {
  private:
   LtA8W8Solution(const GemmProblem& p, Mode mode);
   bool make_descriptors(std::string& why);
+  // The a8w8_blockscale family's descriptors and run.
+  bool make_blockscale_descriptors(std::string& why);
+  void run_blockscale(const GemmProblem& p, const GemmArgs& args, const Workspace& ws, Stream stream) const;
+  // Alignment in bytes of the B operand (x, or its padded copy) as cuBLASLt reads it.
+  std::uint32_t x_alignment() const;
   std::vector<cublasLtMatmulHeuristicResult_t> query(int count) const;
 
   GemmProblem problem_;
@@ -85,9 +103,19 @@ class LtA8W8Solution final : public Solution {
   std::optional<LtConfig> config_;  // an explicit configuration; none for the heuristic's choice
   std::size_t workspace_ = 0;
   // Staged: the [M, N] fp32/int32 product. Fused with one per-tensor and one per-row scale: the
-  // per-tensor scale broadcast to a vector (N floats for w, M for x).
+  // per-tensor scale broadcast to a vector (N floats for w, M for x). Blockscale: the copies of
+  // block_, in vector_bytes_ too.
   std::size_t staging_bytes_ = 0;
   std::size_t vector_bytes_ = 0;
+  // Blockscale: what run copies into the workspace after the staging buffer, at these offsets
+  // (0 bytes: not needed, cuBLASLt reads the caller's buffer).
+  struct BlockPrep {
+    std::int64_t m_rows = 0;                  // M rounded up to a multiple of 4: cuBLAS n
+    std::size_t x_offset = 0, x_bytes = 0;    // x [m_rows, K], ld K, zero rows past M
+    std::size_t xs_offset = 0, xs_bytes = 0;  // x_scale [L, m_rows] M-major
+    std::size_t ws_offset = 0, ws_bytes = 0;  // w_scale [ceil(N / 128), L rounded up to 4]
+  };
+  BlockPrep block_;
   // Scale and bias pointers are descriptor attributes: set per call under this lock.
   mutable std::mutex pointer_mutex_;
 };

@@ -122,7 +122,7 @@ bool to_running_version(LtConfig& config, const TableRow& row, std::string& why)
   return true;
 }
 
-// The a8w8 family's rows, default, candidates and refinement (cublaslt_a8w8.h): the two heuristic
+// The a8w8 families' rows, default, candidates and refinement (cublaslt_a8w8.h): the two heuristic
 // solutions, and explicit configurations in the problem's form (LtA8W8Solution::explicit_form).
 SolutionPtr a8w8_from_row(const TableRow& row, const GemmProblem& p, std::string& why) {
   if (row.kernel_name == kCublasLtHeuristicName) return LtA8W8Solution::heuristic(p, LtA8W8Solution::Mode::kFused, why);
@@ -207,7 +207,7 @@ class CublasLtBackend final : public Backend {
   std::string_view libtype() const override { return "cublaslt"; }
 
   SolutionPtr from_row(const TableRow& row, const GemmProblem& p, std::string& why) const override {
-    if (p.family == OpFamily::kA8W8) return a8w8_from_row(row, p, why);
+    if (quantized_family(p.family)) return a8w8_from_row(row, p, why);
     if (row.kernel_name == kCublasLtHeuristicName) return LtSolution::heuristic(p, why);
     if (row.kernel_name == kCublasLtTorchDefaultName) {
       // Rows running the heuristic's printed configuration measure 0.94-0.97x of the bench's
@@ -230,7 +230,7 @@ class CublasLtBackend final : public Backend {
   }
 
   SolutionPtr default_solution(const GemmProblem& p) const override {
-    if (p.family == OpFamily::kA8W8) return a8w8_default(p);
+    if (quantized_family(p.family)) return a8w8_default(p);
     std::string why;
     return LtSolution::heuristic(p, why);
   }
@@ -238,7 +238,7 @@ class CublasLtBackend final : public Backend {
   // The heuristic's own choice, its top 16 as explicit configurations, and every base of the
   // configuration space.
   std::vector<SolutionPtr> candidates(const GemmProblem& p) const override {
-    if (p.family == OpFamily::kA8W8) return a8w8_candidates(p, kHeuristicCandidates);
+    if (quantized_family(p.family)) return a8w8_candidates(p, kHeuristicCandidates);
     std::vector<SolutionPtr> out;
     std::unordered_set<std::string> names;
     auto add = [&](SolutionPtr s) {
@@ -263,7 +263,7 @@ class CublasLtBackend final : public Backend {
   // row 7.8-7.9% faster than the one it kept.
   std::vector<SolutionPtr> refine(const GemmProblem& p, const std::vector<ScreenedCandidate>& screened,
                                   const RefineOptions& options) const override {
-    if (p.family == OpFamily::kA8W8) {
+    if (quantized_family(p.family)) {
       return a8w8_refine(p, screened, options.max_bases, kHeuristicCandidates, kHeuristicRefineBases);
     }
     LtSpaceOptions opts;
@@ -669,7 +669,7 @@ std::optional<LtSpaceContext> make_context(const GemmProblem& p, LtSpaceStats& s
                      0,
                      false,
                      st};
-  if (p.family == OpFamily::kA8W8) {
+  if (quantized_family(p.family)) {
     std::shared_ptr<LtA8W8Solution> probe = LtA8W8Solution::probe(p, LtA8W8Solution::explicit_form(p), why);
     if (!probe) return std::nullopt;
     ctx.check_with = checker_of(probe);

@@ -77,13 +77,29 @@ void launch_for_in(const GemmProblem& p, const GemmArgs& args, DType out_type, s
   }
 }
 
-template <typename In, typename Acc, typename Out>
-void launch_a8w8(const GemmProblem& p, const GemmArgs& args, std::int64_t ldo, cudaStream_t stream) {
+// The scales of an a8w8 problem as the reference kernel reads them.
+kernels::RefA8W8Scales a8w8_scales(const GemmProblem& p, const GemmArgs& args) {
   kernels::RefA8W8Scales scales;
   scales.x_scale = args.a_scale;
   scales.x_per_row = p.a_scale == ScaleGranularity::kRow;
   scales.w_scale = args.b_scale;
   scales.w_per_col = p.b_scale == ScaleGranularity::kRow;
+  return scales;
+}
+
+kernels::RefBlockScales block_scales(const GemmProblem& p, const GemmArgs& args) {
+  kernels::RefBlockScales scales;
+  scales.x_scale = args.a_scale;
+  scales.x_stride_m = p.a_scale_mn_major ? 1 : p.ld_a_scale;
+  scales.x_stride_k = p.a_scale_mn_major ? p.ld_a_scale : 1;
+  scales.w_scale = args.b_scale;
+  scales.w_ld = p.ld_b_scale;
+  return scales;
+}
+
+template <typename In, typename Acc, typename Out, typename Scales>
+void launch_a8w8(const GemmProblem& p, const GemmArgs& args, std::int64_t ldo, const Scales& scales,
+                 cudaStream_t stream) {
   dim3 block(kernels::kRefA8W8Tile, kernels::kRefA8W8Tile);
   dim3 grid(static_cast<unsigned>((p.n + kernels::kRefA8W8Tile - 1) / kernels::kRefA8W8Tile),
             static_cast<unsigned>((p.m + kernels::kRefA8W8Tile - 1) / kernels::kRefA8W8Tile));
@@ -108,13 +124,13 @@ void launch_a8w8(const GemmProblem& p, const GemmArgs& args, std::int64_t ldo, c
   TGEMM_CUDA_CHECK_LAUNCH("reference_gemm_a8w8");
 }
 
-template <typename In, typename Acc>
+template <typename In, typename Acc, typename Scales>
 void launch_a8w8_for_in(const GemmProblem& p, const GemmArgs& args, DType out_type, std::int64_t ldo,
-                        cudaStream_t stream) {
+                        const Scales& scales, cudaStream_t stream) {
   switch (out_type) {
-    case DType::kBFloat16: return launch_a8w8<In, Acc, bf16>(p, args, ldo, stream);
-    case DType::kFloat16: return launch_a8w8<In, Acc, fp16>(p, args, ldo, stream);
-    case DType::kFloat32: return launch_a8w8<In, Acc, float>(p, args, ldo, stream);
+    case DType::kBFloat16: return launch_a8w8<In, Acc, bf16>(p, args, ldo, scales, stream);
+    case DType::kFloat16: return launch_a8w8<In, Acc, fp16>(p, args, ldo, scales, stream);
+    case DType::kFloat32: return launch_a8w8<In, Acc, float>(p, args, ldo, scales, stream);
     default: detail::throw_error("reference_gemm_a8w8", "unsupported out dtype ", dtype_name(out_type));
   }
 }
@@ -126,13 +142,14 @@ class ReferenceSolution final : public Solution {
   bool can_implement(const GemmProblem& p) const noexcept override {
     // a8w8: the int32 sum of K products of at most 128 * 128 must fit (K < 2^17).
     const bool family_ok = ((p.family == OpFamily::kA16W16 || p.family == OpFamily::kBatched) && !p.scale_ab) ||
-                           (p.family == OpFamily::kA8W8 && (p.a_type != DType::kInt8 || p.k < (1 << 17)));
+                           (p.family == OpFamily::kA8W8 && (p.a_type != DType::kInt8 || p.k < (1 << 17))) ||
+                           (p.family == OpFamily::kA8W8Blockscale && p.a_type == DType::kFloat8E4M3);
     return family_ok && !p.bpreshuffle && (p.m + kernels::kRefTile - 1) / kernels::kRefTile <= 65535;
   }
   std::size_t workspace_size(const GemmProblem&) const override { return 0; }
   void run(const GemmProblem& p, const GemmArgs& args, const Workspace&,
            Stream stream) const override {
-    if (p.family == OpFamily::kA8W8) {
+    if (quantized_family(p.family)) {
       run_reference_gemm_a8w8(p, args, p.out_type, p.ldo, stream);
     } else {
       run_reference_gemm(p, args, p.out_type, p.ldo, stream, p.batch_stride_out);
@@ -183,8 +200,18 @@ void run_reference_gemm(const GemmProblem& p, const GemmArgs& args, DType out_ty
 void run_reference_gemm_a8w8(const GemmProblem& p, const GemmArgs& args, DType out_type, std::int64_t ldo, Stream s) {
   auto stream = reinterpret_cast<cudaStream_t>(s);
   if (p.m == 0 || p.n == 0) return;
-  if (p.a_type == DType::kFloat8E4M3) return launch_a8w8_for_in<__nv_fp8_e4m3, float>(p, args, out_type, ldo, stream);
-  if (p.a_type == DType::kInt8) return launch_a8w8_for_in<std::int8_t, std::int32_t>(p, args, out_type, ldo, stream);
+  if (p.family == OpFamily::kA8W8Blockscale && p.a_type == DType::kFloat8E4M3) {
+    return launch_a8w8_for_in<__nv_fp8_e4m3, float>(p, args, out_type, ldo, block_scales(p, args), stream);
+  }
+  if (p.family == OpFamily::kA8W8Blockscale) {
+    detail::throw_error("reference_gemm_a8w8", "block scales need float8_e4m3fn operands, got ", dtype_name(p.a_type));
+  }
+  if (p.a_type == DType::kFloat8E4M3) {
+    return launch_a8w8_for_in<__nv_fp8_e4m3, float>(p, args, out_type, ldo, a8w8_scales(p, args), stream);
+  }
+  if (p.a_type == DType::kInt8) {
+    return launch_a8w8_for_in<std::int8_t, std::int32_t>(p, args, out_type, ldo, a8w8_scales(p, args), stream);
+  }
   detail::throw_error("reference_gemm_a8w8", "unsupported input dtype ", dtype_name(p.a_type));
 }
 

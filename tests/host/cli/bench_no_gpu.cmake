@@ -34,6 +34,15 @@ expect_contains("tgemm bench --family a8w8 --dtype bf16 stderr" "${ad_ERR}" "--f
 tgemm_run(as bench --family a8w8 --dtype int8 --scales rowwise --json -)
 expect_eq("exit status of tgemm bench --family a8w8 --scales rowwise" "${as_RC}" "1")
 expect_contains("tgemm bench --scales rowwise stderr" "${as_ERR}" "--scales must be tensor, token, channel or token_channel")
+# --family a8w8_blockscale: the same early exit; FP8 only, checked first.
+tgemm_run(bs bench --family a8w8_blockscale --suite "${SOURCE_DIR}/bench/shapes/llm_shapes.csv" -m 1
+          --max-problems 1 --replays 1 --no-check --json -)
+expect_eq("exit status of tgemm bench --family a8w8_blockscale without a GPU" "${bs_RC}" "2")
+expect_contains("tgemm bench --family a8w8_blockscale stderr" "${bs_ERR}" "no CUDA GPU")
+tgemm_run(bi bench --family a8w8_blockscale --dtype int8 --json -)
+expect_eq("exit status of tgemm bench --family a8w8_blockscale --dtype int8" "${bi_RC}" "1")
+expect_contains("tgemm bench --family a8w8_blockscale --dtype int8 stderr" "${bi_ERR}"
+                "--family a8w8_blockscale takes --dtype fp8, got 'int8'")
 tgemm_run(af bench --family a4w4 --json -)
 if(af_RC EQUAL 0 OR af_RC EQUAL 2)
   message(FATAL_ERROR "tgemm bench --family a4w4: exit status ${af_RC}, expected a usage error")

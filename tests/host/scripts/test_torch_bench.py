@@ -106,6 +106,28 @@ class Options(unittest.TestCase):
         self.assertIn("--m-grid-max needs --m-grid", self.parse_error("--m-grid-max", "64"))
         self.assertIn("--m-grid-max must be in", self.parse_error("--m-grid", "--m-grid-max", "0"))
         self.assertIn("--remeasure-below must be in", self.parse_error("--remeasure-below", "-1"))
+        self.assertIn("--ptgmm, --grouped-gemm and --masked", self.parse_error("--ptgmm", "--masked"))
+        self.assertIn("--ptgmm, --grouped-gemm and --masked", self.parse_error("--grouped-gemm", "--gmm"))
+
+    def test_grouped_modes_take_the_moe_suite(self):
+        for flag, name in (("--ptgmm", "ptgmm"), ("--grouped-gemm", "grouped_gemm"), ("--masked", "masked")):
+            args = torch_bench.parse_args([flag])
+            self.assertEqual(args.grouped, name)
+            self.assertTrue(args.suite.endswith("moe_shapes.csv"))
+        self.assertIsNone(torch_bench.parse_args([]).grouped)
+
+    def test_blockscale_takes_a_layout_and_runs_on_its_own(self):
+        self.assertEqual(torch_bench.parse_args(["--blockscale", "mn_major"]).blockscale, "mn_major")
+        self.assertIsNone(torch_bench.parse_args([]).blockscale)
+        self.assertIn("--blockscale", self.parse_error("--blockscale", "col_major"))
+        self.assertIn(
+            "--blockscale times bf16 outputs on its own", self.parse_error("--blockscale", "row_major", "--gelu")
+        )
+        self.assertIn(
+            "--blockscale times bf16 outputs on its own",
+            self.parse_error("--blockscale", "row_major", "--a8w8", "fp8_tensor"),
+        )
+        self.assertEqual(sorted(torch_bench.DEEPGEMM_H800_TFLOPS), [64, 128, 4096])
 
     @unittest.skipIf(torch_bench.torch is not None, "PyTorch is installed here")
     def test_without_torch_main_says_so(self):

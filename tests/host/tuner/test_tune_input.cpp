@@ -322,5 +322,33 @@ TEST(TuneInput, A16W16TablesKeepTheirHeader) {
   EXPECT_EQ(test::read_lines(path).front(), csv::join(tuned_table_columns()));
 }
 
+TEST(TuneInput, BlockscaleCaptureIsItsOwnFamily) {
+  GemmProblem b =
+      a8w8_problem(48, 7168, 2048, DType::kFloat8E4M3, ScaleGranularity::kBlock, ScaleGranularity::kBlock, false);
+  b.family = OpFamily::kA8W8Blockscale;
+  test::TempDir dir;
+  const std::string path = write_input(dir, capture_csv(OpFamily::kA8W8Blockscale, {b}));
+  const std::vector<UntunedProblem> got = read_untuned(path);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].family(), OpFamily::kA8W8Blockscale);
+  EXPECT_TRUE(test::contains(got[0].describe(), "scales=block")) << got[0].describe();
+  // The worker races the block-scale layout cuBLASLt reads without a copy; the key is the family's.
+  const GemmProblem p = problem_from_json(problem_json(got[0]), 0);
+  EXPECT_EQ(p.family, OpFamily::kA8W8Blockscale);
+  EXPECT_EQ(p.a_scale, ScaleGranularity::kBlock);
+  EXPECT_TRUE(p.a_scale_mn_major);
+  EXPECT_EQ(p.ld_a_scale, 48);
+  EXPECT_EQ(p.ld_b_scale, 16);
+  EXPECT_EQ(family_of_key(key_of(got[0], "sm_90a", 132)), OpFamily::kA8W8Blockscale);
+  // Block scales belong to FP8 rows; a file mixing them with per-token rows mixes two tables.
+  const std::string header = csv::join(untuned_table_columns(OpFamily::kA8W8Blockscale)) + "\n";
+  const std::string int8 = read_error(header + "16,4096,4096,False,torch.int8,torch.bfloat16,False,False,none,block\n");
+  EXPECT_TRUE(test::contains(int8, "scales 'block' need torch.float8_e4m3fn operands")) << int8;
+  const std::string mixed =
+      read_error(header + "16,4096,4096,False,torch.float8_e4m3fn,torch.bfloat16,False,False,none,block\n" +
+                 "16,4096,4096,False,torch.float8_e4m3fn,torch.bfloat16,False,False,none,token\n");
+  EXPECT_TRUE(test::contains(mixed, "one family a file")) << mixed;
+}
+
 }  // namespace
 }  // namespace tgemm
