@@ -32,6 +32,7 @@ rotated inputs, medians), with both ratios per problem and their geomeans in the
     python3 bench/torch_bench.py --gmm --no-overhead
     python3 bench/torch_bench.py --ptgmm --no-overhead    # also --grouped-gemm, --masked
     python3 bench/torch_bench.py --fmoe --no-overhead
+    python3 bench/torch_bench.py --batched --no-overhead
 
 --gmm times tgemm.gmm (bf16, rhs [G, N, K]) against torch._grouped_mm (a loop of torch.mm per group
 where this torch lacks it) on bench/shapes/moe_shapes.csv, each problem with a uniform and a seeded
@@ -40,6 +41,11 @@ fp32 (bench/results/torch_gmm-<card>.json). --ptgmm, --grouped-gemm and --masked
 grouped ops the same way (bench/grouped_bench.py says against what). --fmoe times the whole MoE
 expert layer, tgemm.fused_moe against stock PyTorch's best, for Mixtral-8x7B, Qwen3-30B-A3B and a
 DeepSeek-V3 EP8 slice at 1 to 4096 tokens, with the decode floor (bench/moe_bench.py).
+
+--batched times tgemm.batched_gemm against torch.bmm with the same stored layouts (a transposed
+operand is the stored tensor's .transpose(1, 2) view for torch.bmm) on bench/shapes/batched_shapes.csv
+(name,B,M,N,K,transpose_a,transpose_b), operands rotated past L2, both as CUDA graphs in interleaved
+rounds; the output is checked against fp32 (bench/results/torch_batched-<card>.json).
 
 --a8w8 RECIPE times tgemm.gemm_a8w8 (bf16 output) against PyTorch's own 8-bit GEMM with the same
 operands and scales, the same way: fp8_tensor and fp8_rowwise against torch._scaled_mm
@@ -785,6 +791,128 @@ def run_gmm_suite(args, device_props) -> tuple[list[dict], dict]:
     return rows, {"summary": summary, "copy_tbps": tbps, "suite": os.path.relpath(args.suite, REPO)}
 
 
+def read_batched_suite(path: str) -> list[dict]:
+    """name,B,M,N,K,transpose_a,transpose_b rows."""
+    with open(path, newline="") as f:
+        return [
+            {
+                "name": r["name"],
+                "B": int(r["B"]),
+                "M": int(r["M"]),
+                "N": int(r["N"]),
+                "K": int(r["K"]),
+                "ta": r["transpose_a"] == "True",
+                "tb": r["transpose_b"] == "True",
+            }
+            for r in csv.DictReader(f)
+        ]
+
+
+def batched_sets(s: dict, dtype, l2_bytes: int, budget: int, seed: int) -> list:
+    """Rotating (a, b) pairs in their stored layouts, together more than 3x L2 within the budget;
+    values ~ N(0, 1), b scaled by 1/sqrt(K) (outputs ~ N(0, 1))."""
+    bsz, m, n, k = s["B"], s["M"], s["N"], s["K"]
+    esize = torch.finfo(dtype).bits // 8
+    set_bytes = bsz * (m * k + n * k) * esize
+    count = max(1, min(max(2, math.ceil(3 * l2_bytes / set_bytes)), budget // set_bytes, 64))
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    sets = []
+    for _ in range(count):
+        a_shape = (bsz, k, m) if s["ta"] else (bsz, m, k)
+        b_shape = (bsz, n, k) if s["tb"] else (bsz, k, n)
+        a = torch.randn(a_shape, device="cuda", generator=g).to(dtype)
+        b = (torch.randn(b_shape, device="cuda", generator=g) / math.sqrt(k)).to(dtype)
+        sets.append((a, b))
+    return sets
+
+
+def bmm_operands(a, b, ta: bool, tb: bool):
+    """torch.bmm's [B, M, K] and [B, K, N] views of the stored operands."""
+    return (a.transpose(1, 2) if ta else a), (b.transpose(1, 2) if tb else b)
+
+
+def check_batched(y: torch.Tensor, x, w, out_dtype) -> int:
+    """Elements of y [B, M, N] outside tolerance of torch.bmm in fp32 (check()'s tolerances)."""
+    ref = torch.bmm(x.float(), w.float())
+    tol = {torch.bfloat16: 2e-2, torch.float16: 1e-2, torch.float32: 1e-3}[out_dtype]
+    bad = ((y.float() - ref).abs() > tol + tol * ref.abs()) | ~torch.isfinite(y.float())
+    return int(bad.sum().item())
+
+
+def run_batched_suite(args, device_props) -> tuple[list[dict], dict]:
+    """tgemm.batched_gemm against torch.bmm (same stored layouts) on the batched suite."""
+    import tgemm
+
+    dtype, out_dtype = torch_dtype(args.dtype), torch_dtype(args.out_dtype or args.dtype)
+    suite = read_batched_suite(args.suite)
+    if args.filter:
+        suite = [s for s in suite if args.filter in s["name"]]
+    tbps = copy_tbps()
+    l2 = getattr(device_props, "L2_cache_size", 50 << 20)
+    budget = torch.cuda.mem_get_info()[0] // 3
+    print(f"device {device_props.name}, copy {tbps:.2f} TB/s, torch {torch.__version__}, baseline torch.bmm")
+    rows = []
+    for seed, s in enumerate(suite):
+        ta, tb, bsz, m, n, k = s["ta"], s["tb"], s["B"], s["M"], s["N"], s["K"]
+        sets = batched_sets(s, dtype, l2, budget, seed)
+        outs = [torch.empty(bsz, m, n, device="cuda", dtype=out_dtype) for _ in range(2)]
+
+        def bmm_step(a, b, out=outs[0], ta=ta, tb=tb):
+            x, y = bmm_operands(a, b, ta, tb)
+            return torch.bmm(x, y, out=out) if out_dtype == dtype else out.copy_(torch.bmm(x, y))
+
+        def tgemm_step(a, b, out=outs[1], ta=ta, tb=tb):
+            return tgemm.batched_gemm_out(a, b, out, ta, tb)
+
+        status = "-"
+        if not args.no_check:
+            bad = check_batched(tgemm_step(*sets[0]), *bmm_operands(*sets[0], ta, tb), out_dtype)
+            status = "ok" if bad == 0 else f"{bad} bad"
+        bytes_moved = bsz * (m * k + n * k) * dtype.itemsize + bsz * m * n * out_dtype.itemsize
+        launches, rounds = plan_slots(max(estimate_us(bsz * m, n, k, 2), bytes_moved / 3.0e6), args.rounds or 10)
+        launches = max(args.launches or launches, len(sets))
+        rounds = args.rounds or rounds
+        steps = [rotated(sets, bmm_step), rotated(sets, tgemm_step)]
+        measure = functools.partial(time_linear_pair, steps, launches, args.replays, rounds)
+        reading, first = counted_reading(measure, args.remeasure_below)
+        t_us = reading["tgemm_us"]
+        info = tgemm.describe_batched(sets[0][0], sets[0][1], ta, tb, None, out_dtype)
+        row = {
+            "family": "batched",
+            "model": s["name"],
+            "layer": f"B{bsz}{'T' if ta else 'N'}{'T' if tb else 'N'}",
+            "B": bsz,
+            "M": m,
+            "N": n,
+            "K": k,
+            "transpose_a": ta,
+            "transpose_b": tb,
+            "baseline": "torch.bmm",
+            **reading,
+            "remeasured": first is not None,
+            "solution": info["kernelName"],
+            "level": info["level"],
+            "check": status,
+            "rotations": len(sets),
+            "tbps": bytes_moved / (t_us * 1e-6) / 1e12,
+            "tflops": 2.0 * bsz * m * n * k / (t_us * 1e-6) / 1e12,
+            "floor_us": bytes_moved / (tbps * 1e12) * 1e6,
+        }
+        if first is not None:
+            row["first_reading"] = first
+        rows.append(row)
+        print(
+            f"{s['name']:<24} {bsz:>4} {m:>5} {n:>5} {k:>5} {'T' if ta else 'N'}{'T' if tb else 'N'} | "
+            f"{reading['baseline_us']:>9.2f} {t_us:>9.2f} {row['speedup']:>7.3f}x | {row['floor_us']:>8.2f} "
+            f"{row['tflops']:>8.1f} | {info['kernelName']} ({info['level']}) {status}",
+            flush=True,
+        )
+        del sets, outs
+    torch.cuda.empty_cache()
+    summary = speedup_summary(rows)
+    return rows, {"summary": summary, "copy_tbps": tbps, "suite": os.path.relpath(args.suite, REPO)}
+
+
 def run_gelu_suite(args, device_props) -> tuple[list[dict], dict]:
     """y = gelu(x @ w^T (+ b)) three ways on every suite problem: tgemm.gemm_gelu (fused),
     tgemm.gemm_a16w16 then F.gelu (split), F.gelu(F.linear(...)) (stock). Each row's "speedup" is
@@ -1156,6 +1284,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     ):
         parser.add_argument(flag, action="store_true", help=f"time {what} on --suite (default moe_shapes.csv)")
     parser.add_argument(
+        "--batched",
+        action="store_true",
+        help="time tgemm.batched_gemm against torch.bmm (same layouts) on --suite (default batched_shapes.csv)",
+    )
+    parser.add_argument(
         "--quant",
         action="store_true",
         help="time the quantization ops instead (bytes moved per second against the device copy rate)",
@@ -1181,6 +1314,10 @@ def parse_args(argv=None) -> argparse.Namespace:
         parser.error(
             "--gmm times bf16 grouped GEMMs on its own: drop --gelu, --quant, --a8w8, --overhead-only, --out-dtype"
         )
+    if args.batched and (args.gelu or args.overhead_only or args.quant or args.a8w8 or args.gmm):
+        parser.error("--batched times batched GEMMs on its own: drop --gelu, --quant, --a8w8, --gmm, --overhead-only")
+    if args.batched and args.suite == DEFAULT_SUITE:
+        args.suite = os.path.join(REPO, "bench", "shapes", "batched_shapes.csv")
     grouped = [name for name in ("ptgmm", "grouped_gemm", "masked", "fmoe") if getattr(args, name)]
     if grouped and (
         len(grouped) > 1 or args.gmm or args.gelu or args.overhead_only or args.out_dtype or args.quant or args.a8w8
@@ -1287,6 +1424,15 @@ def main(argv=None) -> int:
                 f"  M={d['M']} N={d['N']} K={d['K']}: {d['tflops']:.0f} TFLOP/s "
                 f"(per-tensor {d['per_tensor_tflops']:.0f}; DeepGEMM H800 {d['deepgemm_h800_tflops']:.0f})"
             )
+    elif args.batched:
+        rows, extra = run_batched_suite(args, props)
+        summary = extra.pop("summary")
+        doc.update(extra)
+        print(
+            f"\n{summary['problems']} problems: batched_gemm geomean {summary['geomean_speedup']:.3f}x over torch.bmm "
+            f"(min {summary['min_speedup']:.3f}x, max {summary['max_speedup']:.3f}x), {summary['below_0_98']} below "
+            f"0.98x, {summary['check_failures']} failed the correctness check"
+        )
     elif args.a8w8:
         rows, extra = run_8bit_suite(args, props, a8w8_spec(args))
         summary = extra.pop("summary")
@@ -1332,6 +1478,8 @@ def main(argv=None) -> int:
             stem = "torch_gmm"
         if args.grouped:
             stem = grouped_stem
+        if args.batched:
+            stem = "torch_batched"
         if args.m_grid and not args.overhead_only:
             stem += "-m-grid"  # its own file: the grid must not overwrite the figures at the usual M values
         path = args.json or os.path.join(REPO, "bench", "results", f"{stem}-{device_slug(props.name) or 'gpu'}.json")
@@ -1340,8 +1488,8 @@ def main(argv=None) -> int:
             json.dump(doc, f, indent=2)
             f.write("\n")
         print(f"wrote {path}")
-        # A heat map of speedups over (layer, M): the grouped rows have no M axis.
-        if rows and not args.quant and not args.gmm and not args.grouped:
+        # A heat map of speedups over (layer, M): the grouped and batched rows have no M axis.
+        if rows and not args.quant and not args.gmm and not args.grouped and not args.batched:
             png = args.png or os.path.splitext(path)[0] + ".png"
             plot(rows, summary, props.name, png, baseline=rows[0]["baseline"])
             print(f"wrote {png}")

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "tgemm/a8w8.h"
+#include "tgemm/batched.h"
 #include "tgemm/config.h"
 #include "tgemm/error.h"
 #include "tgemm/gemm.h"

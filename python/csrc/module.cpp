@@ -211,6 +211,20 @@ PYBIND11_MODULE(_C, m) {
                     "where gemm_a8w8_blockscale(x, w, x_scale, w_scale, bias, out_dtype) is routed: dict(level, "
                     "matched_m, file, line, libtype, kernelName)");
 
+  m.def(
+      "describe_batched_gemm",
+      [](const at::Tensor& a, const at::Tensor& b, bool transpose_a, bool transpose_b,
+         const std::optional<at::Tensor>& bias, std::optional<at::ScalarType> out_dtype) {
+        return python_errors([&] {
+          return dispatch_info_dict(
+              tgemm::torch_binding::describe_batched(a, b, transpose_a, transpose_b, bias, out_dtype));
+        });
+      },
+      py::arg("a"), py::arg("b"), py::arg("transpose_a") = false, py::arg("transpose_b") = false,
+      py::arg("bias") = py::none(), py::arg("out_dtype") = py::none(),
+      "where batched_gemm(a, b, transpose_a, transpose_b, bias, out_dtype) is routed: dict(level, matched_m, file, "
+      "line, libtype, kernelName)");
+
   m.def("reload_config", &Bound<&tgemm::reload_config>::call,
         "re-read TGEMM_* variables and tables; forget cached dispatch decisions");
   m.def("shipped_config_dir", &Bound<&tgemm::shipped_config_dir>::call);

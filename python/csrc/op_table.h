@@ -22,6 +22,7 @@
 
 #include "python/csrc/ops_a16w16.h"
 #include "python/csrc/ops_a8w8.h"
+#include "python/csrc/ops_batched.h"
 #include "python/csrc/ops_epilogue.h"
 #include "python/csrc/ops_gmm.h"
 #include "python/csrc/ops_grouped.h"
@@ -70,6 +71,13 @@ inline constexpr auto kOps = std::make_tuple(
     // gemm_a8w8.
     OpDef<GemmA8W8Blockscale>{"gemm_a8w8_blockscale(Tensor x, Tensor w, Tensor x_scale, Tensor w_scale, "
                               "Tensor? bias=None, ScalarType? out_dtype=None) -> Tensor"},
+    // batched: out[i] = op(a[i]) @ op(b[i]) (+ bias) for i < B; a [B, M, K] (or [B, K, M] with
+    // transpose_a), b [B, K, N] (or [B, N, K] with transpose_b), any batch stride of a and b (0:
+    // broadcast); bf16/fp16 in; out_dtype None is a's dtype, else bf16/fp16/fp32; bias [N].
+    OpDef<BatchedGemm>{"batched_gemm(Tensor a, Tensor b, bool transpose_a=False, bool transpose_b=False, "
+                       "Tensor? bias=None, ScalarType? out_dtype=None) -> Tensor"},
+    OpDef<BatchedGemmOut>{"batched_gemm_out(Tensor a, Tensor b, Tensor(a!) out, bool transpose_a=False, "
+                          "bool transpose_b=False, Tensor? bias=None) -> ()"},
     // gmm: out[rows of g] = lhs[rows of g] @ rhs[g] (+ bias[g]); lhs [M, K] bf16/fp16, rhs
     // [G, K, N] (transpose_rhs=False) or [G, N, K] (True), group_sizes int32 [G] read on the device
     // only, bias [G, N]; out_dtype None is lhs's dtype, else it or fp32.

@@ -68,9 +68,12 @@ from .grouped_ops import (  # noqa: E402
 from .moe_ops import fused_moe, grouped_topk, topk_softmax  # noqa: E402
 from .moe_patch import MoePatch, patch_moe  # noqa: E402
 from .ops import (  # noqa: E402
+    batched_gemm,
+    batched_gemm_out,
     describe,
     describe_a8w8,
     describe_a8w8_blockscale,
+    describe_batched,
     gemm_a8w8,
     gemm_a8w8_blockscale,
     gemm_a16w16,
@@ -111,11 +114,14 @@ __all__ = [
     "MoePatch",
     "TgemmError",
     "TgemmLinear",
+    "batched_gemm",
+    "batched_gemm_out",
     "cli_path",
     "describe",
     "describe_a8w8",
     "describe_a8w8_blockscale",
     "fused_moe",
+    "describe_batched",
     "gemm_a8w8",
     "gemm_a8w8_blockscale",
     "gemm_a16w16",

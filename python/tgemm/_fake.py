@@ -67,6 +67,22 @@ def _check_view(op: str, name: str, t: torch.Tensor) -> None:
     _check(t.dtype in _TGEMM_DTYPES, lambda: f"{op}: {name}.dtype {t.dtype} {_NOT_TGEMM}")
 
 
+def _check_dtypes(op: str, x, w, bias, out_dtype, xn: str = "x", wn: str = "w") -> None:
+    """validate.cpp's check_pointers_and_dtypes (the dtypes): 16-bit inputs of one dtype, a 16- or
+    32-bit float output, a bias of the inputs' or the output's dtype; xn and wn name the operands."""
+    _check(x.dtype in _A16W16_IN, lambda: f"{op}: {xn}.dtype must be torch.bfloat16 or torch.float16, got {x.dtype}")
+    _check(w.dtype == x.dtype, lambda: f"{op}: {wn}.dtype must equal {xn}.dtype ({x.dtype}), got {w.dtype}")
+    _check(
+        out_dtype in _A16W16_OUT,
+        lambda: f"{op}: out.dtype must be torch.bfloat16, torch.float16 or torch.float32, got {out_dtype}",
+    )
+    if bias is not None:
+        _check(
+            bias.dtype == x.dtype or bias.dtype == out_dtype,
+            lambda: f"{op}: bias.dtype must equal {xn}.dtype ({x.dtype}) or out.dtype ({out_dtype}), got {bias.dtype}",
+        )
+
+
 def _check_a16w16(op: str, x, w, bias, out_shape, out_dtype, c=None) -> None:
     """validate_a16w16 (src/core/validate.cpp) without data: ranks, dtypes, ranks again, shapes,
     then c's dtype, rank and shape (gemm_alpha_beta)."""
@@ -80,17 +96,7 @@ def _check_a16w16(op: str, x, w, bias, out_shape, out_dtype, c=None) -> None:
             1 <= rank <= _MAX_RANK,
             lambda name=name, rank=rank: f"{op}: {name}.rank must be in [1, {_MAX_RANK}], got {rank}",
         )
-    _check(x.dtype in _A16W16_IN, lambda: f"{op}: x.dtype must be torch.bfloat16 or torch.float16, got {x.dtype}")
-    _check(w.dtype == x.dtype, lambda: f"{op}: w.dtype must equal x.dtype ({x.dtype}), got {w.dtype}")
-    _check(
-        out_dtype in _A16W16_OUT,
-        lambda: f"{op}: out.dtype must be torch.bfloat16, torch.float16 or torch.float32, got {out_dtype}",
-    )
-    if bias is not None:
-        _check(
-            bias.dtype == x.dtype or bias.dtype == out_dtype,
-            lambda: f"{op}: bias.dtype must equal x.dtype ({x.dtype}) or out.dtype ({out_dtype}), got {bias.dtype}",
-        )
+    _check_dtypes(op, x, w, bias, out_dtype)
     _check(w.dim() == 2, lambda: f"{op}: w must be 2-D [N, K], got rank {w.dim()} {_shape(w.shape)}")
     _check(len(out_shape) == x.dim(), lambda: f"{op}: out.rank must equal x.rank ({x.dim()}), got {len(out_shape)}")
     if bias is not None:
@@ -453,6 +459,74 @@ def gmm_fake(lhs, rhs, group_sizes, bias=None, transpose_rhs=False, out_dtype=No
             lambda: f"{op}: bias must have shape [G, N] = [{_n(g)}, {_n(n)}], got {_shape(bias.shape)}",
         )
     return lhs.new_empty((m, n), dtype=out_dtype)
+
+
+def _check_batched(op: str, a, b, out_shape, out_dtype, transpose_a, transpose_b, bias) -> None:
+    """validate_batched (src/core/validate.cpp) without data: ranks, dtypes, then the batch, K, out's
+    shape and bias's."""
+    for name, t, rank in (("a", a.shape, 3), ("b", b.shape, 3), ("out", out_shape, 3)) + (
+        (("bias", bias.shape, 1),) if bias is not None else ()
+    ):
+        _check(
+            len(t) == rank,
+            lambda name=name, t=t, rank=rank: f"{op}: {name} must have rank {rank}, got {len(t)} (sizes {_shape(t)})",
+        )
+    _check_dtypes(op, a, b, bias, out_dtype, "a", "b")
+    a_layout = "[B, K, M] (transpose_a=true)" if transpose_a else "[B, M, K] (transpose_a=false)"
+    b_layout = "[B, N, K] (transpose_b=true)" if transpose_b else "[B, K, N] (transpose_b=false)"
+    batch = a.shape[0]
+    m, k = (a.shape[2], a.shape[1]) if transpose_a else (a.shape[1], a.shape[2])
+    b_k, n = (b.shape[2], b.shape[1]) if transpose_b else (b.shape[1], b.shape[2])
+    _check(
+        b.shape[0] == batch,
+        lambda: (
+            f"{op}: b.size(0) must equal a.size(0) (B), got {_n(b.shape[0])} vs {_n(batch)} "
+            "(a broadcast batch is a stride of 0, with the size of the batch)"
+        ),
+    )
+    _check(
+        b_k == k,
+        lambda: (
+            f"{op}: K of b {b_layout} must equal K of a {a_layout}, got {_n(b_k)} vs {_n(k)} "
+            f"(a {_shape(a.shape)}, b {_shape(b.shape)})"
+        ),
+    )
+    _check(
+        out_shape[0] == batch and out_shape[1] == m and out_shape[2] == n,
+        lambda: f"{op}: out must have shape [B, M, N] = [{_n(batch)}, {_n(m)}, {_n(n)}], got {_shape(out_shape)}",
+    )
+    if bias is not None:
+        _check(bias.shape[0] == n, lambda: f"{op}: bias.size(0) must equal N ({_n(n)}), got {_n(bias.shape[0])}")
+
+
+def _batched_out_shape(a, b, transpose_a, transpose_b):
+    # ops_batched.cpp's empty_output: a wrong rank gives an empty output, for the core to reject.
+    if a.dim() != 3 or b.dim() != 3:
+        return (0, 0, 0)
+    return (a.shape[0], a.shape[2] if transpose_a else a.shape[1], b.shape[1] if transpose_b else b.shape[2])
+
+
+@torch.library.register_fake("tgemm::batched_gemm")
+def batched_gemm_fake(a, b, transpose_a=False, transpose_b=False, bias=None, out_dtype=None):
+    op = "batched_gemm"
+    if out_dtype is not None:
+        _check(out_dtype in _TGEMM_DTYPES, lambda: f"{op}: out_dtype {out_dtype} {_NOT_TGEMM}")
+    for name, t in (("a", a), ("b", b), ("bias", bias)):
+        if t is not None:
+            _check_view(op, name, t)
+    out_dtype = a.dtype if out_dtype is None else out_dtype
+    out_shape = _batched_out_shape(a, b, transpose_a, transpose_b)
+    _check_batched(op, a, b, out_shape, out_dtype, transpose_a, transpose_b, bias)
+    return a.new_empty(out_shape, dtype=out_dtype)
+
+
+@torch.library.register_fake("tgemm::batched_gemm_out")
+def batched_gemm_out_fake(a, b, out, transpose_a=False, transpose_b=False, bias=None):
+    op = "batched_gemm"
+    for name, t in (("a", a), ("b", b), ("out", out), ("bias", bias)):
+        if t is not None:
+            _check_view(op, name, t)
+    _check_batched(op, a, b, out.shape, out.dtype, transpose_a, transpose_b, bias)
 
 
 # ---------------------------------------------------------------------------------------------

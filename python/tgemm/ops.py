@@ -37,6 +37,8 @@ gemm_alpha_beta_out_op = torch.ops.tgemm.gemm_alpha_beta_out.default
 gemm_a8w8_op = torch.ops.tgemm.gemm_a8w8.default
 gemm_a8w8_blockscale_op = torch.ops.tgemm.gemm_a8w8_blockscale.default
 gmm_op = torch.ops.tgemm.gmm.default
+batched_gemm_op = torch.ops.tgemm.batched_gemm.default
+batched_gemm_out_op = torch.ops.tgemm.batched_gemm_out.default
 
 _is_compiling = torch.compiler.is_compiling
 # True when a TorchFunctionMode is active or an argument's type overrides __torch_function__ (the
@@ -55,6 +57,15 @@ _fast_alpha_beta_out = _C.gemm_alpha_beta_out
 _fast_a8w8 = _C.gemm_a8w8
 _fast_a8w8_blockscale = _C.gemm_a8w8_blockscale
 _fast_gmm = _C.gmm
+_fast_batched = _C.batched_gemm
+_fast_batched_out = _C.batched_gemm_out
+
+
+def _with_where(described) -> dict:
+    """A tgemm._C.describe_* dict with "where": the row's file:line ("" for no row)."""
+    info = dict(described)
+    info["where"] = f"{info['file']}:{info['line']}" if info["file"] else ""
+    return info
 
 
 def _call_op(op, *args):
@@ -353,6 +364,64 @@ def gmm(
     return _call_op(gmm_op, lhs, rhs, group_sizes, bias, transpose_rhs, out_dtype)
 
 
+def batched_gemm(
+    a: torch.Tensor,
+    b: torch.Tensor,
+    transpose_a: bool = False,
+    transpose_b: bool = False,
+    bias: Optional[torch.Tensor] = None,
+    out_dtype: Optional[torch.dtype] = None,
+) -> torch.Tensor:
+    """Strided-batched GEMM: ``out[i] = op(a[i]) @ op(b[i]) (+ bias)``, tuned per batch shape.
+
+    a: ``[B, M, K]``, or ``[B, K, M]`` with ``transpose_a`` (``a[i]`` used transposed); b:
+    ``[B, K, N]``, or ``[B, N, K]`` with ``transpose_b`` (stacked ``nn.Linear`` weights); bf16 or
+    fp16, last dimension contiguous (a transposed view is passed as the tensor it views, with the
+    flag flipped). Any batch stride of a and b, 0 included (``expand`` broadcasts one matrix to
+    every product). bias: ``[N]``, a's dtype or the output's, added to every product in fp32.
+    out_dtype: a's dtype (None), or bf16, fp16 or fp32. Returns a new ``[B, M, N]`` tensor, computed
+    on the current CUDA stream. Not differentiable. Bad input raises :class:`tgemm.TgemmError`.
+    """
+    if _is_compiling():
+        return batched_gemm_op(a, b, transpose_a, transpose_b, bias, out_dtype)
+    if not _has_torch_function(a, b, bias):
+        return _fast_batched(a, b, transpose_a, transpose_b, bias, out_dtype)
+    return _call_op(batched_gemm_op, a, b, transpose_a, transpose_b, bias, out_dtype)
+
+
+def batched_gemm_out(
+    a: torch.Tensor,
+    b: torch.Tensor,
+    out: torch.Tensor,
+    transpose_a: bool = False,
+    transpose_b: bool = False,
+    bias: Optional[torch.Tensor] = None,
+) -> torch.Tensor:
+    """:func:`batched_gemm` into an existing ``out`` (``[B, M, N]``, rows contiguous, bf16, fp16 or
+    fp32; padded or interleaved batches allowed, its elements distinct and not overlapping the
+    inputs). Returns ``out``. Not differentiable."""
+    if _is_compiling():
+        batched_gemm_out_op(a, b, out, transpose_a, transpose_b, bias)
+    elif not _has_torch_function(a, b, out, bias):
+        _fast_batched_out(a, b, out, transpose_a, transpose_b, bias)
+    else:
+        _call_op(batched_gemm_out_op, a, b, out, transpose_a, transpose_b, bias)
+    return out
+
+
+def describe_batched(
+    a: torch.Tensor,
+    b: torch.Tensor,
+    transpose_a: bool = False,
+    transpose_b: bool = False,
+    bias: Optional[torch.Tensor] = None,
+    out_dtype: Optional[torch.dtype] = None,
+) -> dict:
+    """Where ``batched_gemm(a, b, transpose_a, transpose_b, bias, out_dtype)`` is routed, without
+    running it: the same dict as :func:`describe`."""
+    return _with_where(_C.describe_batched_gemm(a, b, transpose_a, transpose_b, bias, out_dtype))
+
+
 def int8_gemm(
     input: torch.Tensor,
     weight: torch.Tensor,
@@ -375,9 +444,7 @@ def describe_a8w8(
 ) -> dict:
     """Where ``gemm_a8w8(x, w, x_scale, w_scale, bias, out_dtype)`` is routed, without running
     it: the same dict as :func:`describe`."""
-    info = dict(_C.describe_gemm_a8w8(x, w, x_scale, w_scale, bias, out_dtype))
-    info["where"] = f"{info['file']}:{info['line']}" if info["file"] else ""
-    return info
+    return _with_where(_C.describe_gemm_a8w8(x, w, x_scale, w_scale, bias, out_dtype))
 
 
 def describe_a8w8_blockscale(
@@ -478,6 +545,4 @@ def describe(
     description of a shape resolves and caches it exactly as its first call would (and records
     it under ``TGEMM_TUNE_GEMM=1``). Bad input raises :class:`tgemm.TgemmError`.
     """
-    info = dict(_C.describe_gemm_a16w16(x, w, bias, otype))
-    info["where"] = f"{info['file']}:{info['line']}" if info["file"] else ""
-    return info
+    return _with_where(_C.describe_gemm_a16w16(x, w, bias, otype))

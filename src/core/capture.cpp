@@ -64,7 +64,7 @@ std::string format_untuned_row(const GemmProblem& p) {
                                      p.scale_ab ? "True" : "False",
                                      p.bpreshuffle ? "True" : "False",
                                      format_epilogue_key(p.epilogue_key())};
-  if (quantized_family(p.family)) fields.emplace_back(format_scale_recipe(p.a_scale, p.b_scale));
+  for (std::string& f : family_key_fields(table_key(p, "", 0))) fields.push_back(std::move(f));
   return csv::join(fields);
 }
 

@@ -1,5 +1,6 @@
 // TGEMM_TUNE_GEMM=1 capture: each distinct untuned problem becomes one row of an untuned CSV
-// (M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle,epilogue, and scales for the a8w8 families), which
+// (M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle,epilogue; scales for the a8w8 families,
+// B,transpose_a,transpose_b for batched), which
 // `tgemm tune` takes as input. One file per op family.
 // Safe with several processes: rows are appended under an exclusive flock on "<file>.lock" after
 // re-reading the file, one write() per row, so no row is lost or duplicated and a crash loses

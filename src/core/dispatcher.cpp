@@ -18,7 +18,7 @@ std::string arch_name(int cc_major, int cc_minor) {
 Dispatcher::Dispatcher(const Registry& registry, const Platform& platform, Settings settings)
     : registry_(registry), platform_(platform), settings_(std::move(settings)) {
   std::vector<std::string> warnings = settings_.warnings;
-  for (OpFamily f : {OpFamily::kA16W16, OpFamily::kA8W8, OpFamily::kA8W8Blockscale}) {
+  for (OpFamily f : kAllOpFamilies) {
     const FamilySettings& fs = settings_.family(f);
     for (const auto& file : fs.table_files) tables_[static_cast<int>(f)].load_file(file, warnings);
     if (settings_.capture) captures_[static_cast<int>(f)] = std::make_unique<Capture>(fs.untuned_file, f);
@@ -33,7 +33,7 @@ const Table* Dispatcher::card_table(OpFamily f, const DeviceInfo& dev, std::stri
   if (fs.card_overlay_dir.empty()) return nullptr;
   const std::string card = card_slug(dev.name);
   if (card.empty()) return nullptr;
-  const std::string path = card_overlay_path(fs.card_overlay_dir, card, family_info(f).table);
+  const std::string path = card_overlay_file(fs.card_overlay_dir, card, family_info(f).tuned_file);
   std::lock_guard<std::mutex> lock(card_mutex_);
   auto it = card_tables_.find(path);
   if (it == card_tables_.end()) {

@@ -17,14 +17,37 @@ const char* py_bool(bool b) { return b ? "True" : "False"; }
 }  // namespace
 
 const FamilyInfo& family_info(OpFamily f) {
-  static const FamilyInfo kA16W16{"gemm_a16w16", "bf16", "BF16"};
-  static const FamilyInfo kA8W8{"gemm_a8w8", "a8w8", "A8W8"};
-  static const FamilyInfo kA8W8Blockscale{"gemm_a8w8_blockscale", "a8w8_blockscale", "A8W8_BLOCKSCALE"};
+  static const FamilyInfo kA16W16{"gemm_a16w16",
+                                  "bf16",
+                                  "bf16_tuned_gemm.csv",
+                                  "bf16_untuned_gemm.csv",
+                                  "TGEMM_CONFIG_GEMM_BF16",
+                                  "TGEMM_UNTUNED_GEMM_BF16"};
+  static const FamilyInfo kA8W8{"gemm_a8w8",
+                                "a8w8",
+                                "a8w8_tuned_gemm.csv",
+                                "a8w8_untuned_gemm.csv",
+                                "TGEMM_CONFIG_GEMM_A8W8",
+                                "TGEMM_UNTUNED_GEMM_A8W8"};
+  // AITER's names for its batched table and variable (AITER_CONFIG_BF16_BATCHED_GEMM).
+  static const FamilyInfo kBatched{"batched_gemm",
+                                   "bf16_batched",
+                                   "bf16_tuned_batched_gemm.csv",
+                                   "bf16_untuned_batched_gemm.csv",
+                                   "TGEMM_CONFIG_BF16_BATCHED_GEMM",
+                                   "TGEMM_UNTUNED_BF16_BATCHED_GEMM"};
+  static const FamilyInfo kA8W8Blockscale{"gemm_a8w8_blockscale",
+                                          "a8w8_blockscale",
+                                          "a8w8_blockscale_tuned_gemm.csv",
+                                          "a8w8_blockscale_untuned_gemm.csv",
+                                          "TGEMM_CONFIG_GEMM_A8W8_BLOCKSCALE",
+                                          "TGEMM_UNTUNED_GEMM_A8W8_BLOCKSCALE"};
   switch (f) {
     case OpFamily::kA16W16:
       return kA16W16;
     case OpFamily::kA8W8: return kA8W8;
     case OpFamily::kA8W8Blockscale: return kA8W8Blockscale;
+    case OpFamily::kBatched: return kBatched;
   }
   detail::throw_error("family_info", "unknown op family ", static_cast<int>(f));
 }
@@ -116,14 +139,18 @@ bool GemmProblem::operator==(const GemmProblem& o) const {
     return std::tie(p.family, p.m, p.n, p.k, p.a_type, p.b_type, p.out_type, p.bias_type, p.epilogue, p.activation,
                     p.unit_alpha, p.use_c, p.scale_ab, p.bpreshuffle, p.a_scale, p.b_scale, p.a_scale_mn_major,
                     p.ld_a_scale, p.ld_b_scale, p.lda, p.ldb, p.ldo, p.ldc, p.align_a, p.align_b, p.align_out,
-                    p.align_bias, p.align_c, p.align_scales, p.device);
+                    p.align_bias, p.align_c, p.align_scales, p.batch, p.batch_stride_a, p.batch_stride_b,
+                    p.batch_stride_out, p.transpose_a, p.transpose_b, p.device);
   };
   return tie(*this) == tie(o);
 }
 
 std::string GemmProblem::describe() const {
-  std::string s = detail::concat("M=", m, " N=", n, " K=", k, " bias=", py_bool(has_bias()),
-                                  " dtype=", dtype_name(a_type), " outdtype=", dtype_name(out_type));
+  std::string s = family == OpFamily::kBatched ? detail::concat("B=", batch, " transpose_a=", py_bool(transpose_a),
+                                                                " transpose_b=", py_bool(transpose_b), " ")
+                                               : std::string();
+  s += detail::concat("M=", m, " N=", n, " K=", k, " bias=", py_bool(has_bias()), " dtype=", dtype_name(a_type),
+                      " outdtype=", dtype_name(out_type));
   if (scale_ab) s += " scaleAB=True";
   if (bpreshuffle) s += " bpreshuffle=True";
   if (a_scale != ScaleGranularity::kNone || b_scale != ScaleGranularity::kNone) {
@@ -144,6 +171,11 @@ std::size_t GemmProblemHash::operator()(const GemmProblem& p) const noexcept {
   hash_mix(h, p.ldc);
   hash_mix(h, p.ld_a_scale * 2 + static_cast<int>(p.a_scale_mn_major));
   hash_mix(h, p.ld_b_scale);
+  hash_mix(h, p.batch);
+  hash_mix(h, p.batch_stride_a);
+  hash_mix(h, p.batch_stride_b);
+  hash_mix(h, p.batch_stride_out);
+  hash_mix(h, static_cast<int>(p.transpose_a) | (static_cast<int>(p.transpose_b) << 1));
   hash_mix(h, static_cast<int>(p.activation) | (static_cast<int>(p.unit_alpha) << 4) |
                   (static_cast<int>(p.use_c) << 5) | (static_cast<int>(p.align_c) << 6) |
                   (static_cast<int>(p.a_scale) << 11) | (static_cast<int>(p.b_scale) << 13) |
@@ -173,19 +205,34 @@ std::uint8_t address_alignment(const void* p) {
   return a;
 }
 
+OpFamily TableKey::family() const {
+  if (batch > 0) return OpFamily::kBatched;
+  if (a_scale == ScaleGranularity::kBlock) return OpFamily::kA8W8Blockscale;
+  const bool quantized = dtype == DType::kFloat8E4M3 || dtype == DType::kFloat8E5M2 || dtype == DType::kInt8;
+  return quantized ? OpFamily::kA8W8 : OpFamily::kA16W16;
+}
+
+std::uint8_t stride_alignment(std::int64_t stride, DType t) {
+  return address_alignment(reinterpret_cast<const void*>(static_cast<std::uintptr_t>(stride) * dtype_size(t)));
+}
+
 bool TableKey::operator==(const TableKey& o) const {
-  return std::tie(arch, sm_count, n, k, bias, dtype, out_dtype, scale_ab, bpreshuffle, a_scale, b_scale) ==
-             std::tie(o.arch, o.sm_count, o.n, o.k, o.bias, o.dtype, o.out_dtype, o.scale_ab, o.bpreshuffle, o.a_scale,
-                      o.b_scale) &&
+  return std::tie(arch, sm_count, n, k, bias, dtype, out_dtype, scale_ab, bpreshuffle, a_scale, b_scale, batch,
+                  transpose_a, transpose_b) == std::tie(o.arch, o.sm_count, o.n, o.k, o.bias, o.dtype, o.out_dtype,
+                                                        o.scale_ab, o.bpreshuffle, o.a_scale, o.b_scale, o.batch,
+                                                        o.transpose_a, o.transpose_b) &&
          epilogue == o.epilogue;
 }
 
 std::string TableKey::describe() const {
+  const std::string batched = batch > 0 ? detail::concat(" B=", batch, " transpose_a=", py_bool(transpose_a),
+                                                         " transpose_b=", py_bool(transpose_b))
+                                        : std::string();
   return detail::concat(
       "arch=", arch, " sm_count=", sm_count, " N=", n, " K=", k, " bias=", py_bool(bias), " dtype=", dtype_name(dtype),
       " outdtype=", dtype_name(out_dtype), " scaleAB=", py_bool(scale_ab), " bpreshuffle=", py_bool(bpreshuffle),
       " epilogue=", format_epilogue_key(epilogue), a_scale != ScaleGranularity::kNone ? " scales=" : "",
-      a_scale != ScaleGranularity::kNone ? format_scale_recipe(a_scale, b_scale) : "");
+      a_scale != ScaleGranularity::kNone ? format_scale_recipe(a_scale, b_scale) : "", batched);
 }
 
 std::size_t TableKeyHash::operator()(const TableKey& k) const noexcept {
@@ -193,6 +240,8 @@ std::size_t TableKeyHash::operator()(const TableKey& k) const noexcept {
   hash_mix(h, k.sm_count);
   hash_mix(h, k.n);
   hash_mix(h, k.k);
+  hash_mix(h, k.batch);
+  hash_mix(h, (static_cast<int>(k.transpose_a) << 0) | (static_cast<int>(k.transpose_b) << 1));
   hash_mix(h, (static_cast<int>(k.bias) << 0) | (static_cast<int>(k.scale_ab) << 1) |
                   (static_cast<int>(k.bpreshuffle) << 2) | (static_cast<int>(k.dtype) << 3) |
                   (static_cast<int>(k.out_dtype) << 8) | (static_cast<int>(k.epilogue.activation) << 16) |
@@ -215,6 +264,11 @@ TableKey table_key(const GemmProblem& p, const std::string& arch, int sm_count) 
   k.epilogue = p.epilogue_key();
   k.a_scale = p.a_scale;
   k.b_scale = p.b_scale;
+  if (p.family == OpFamily::kBatched) {
+    k.batch = p.batch;
+    k.transpose_a = p.transpose_a;
+    k.transpose_b = p.transpose_b;
+  }
   return k;
 }
 
@@ -249,6 +303,24 @@ GemmProblem problem_of_key(const TableKey& key, std::int64_t m, int device) {
   set_raced_block_scale_layout(p);
   p.lda = p.ldb = key.k;
   p.ldo = p.ldc = key.n;
+  if (key.batch > 0) {
+    // batched: dense operands of the stored layouts, one matrix after another.
+    p.family = OpFamily::kBatched;
+    p.batch = key.batch;
+    p.transpose_a = key.transpose_a;
+    p.transpose_b = key.transpose_b;
+    p.lda = key.transpose_a ? m : key.k;
+    p.ldb = key.transpose_b ? key.k : key.n;
+    p.batch_stride_a = m * key.k;
+    p.batch_stride_b = key.n * key.k;
+    p.batch_stride_out = m * key.n;
+    if (key.batch > 1) {
+      // Dense bases: the strides' alignment is each operand's (as validate_batched takes it).
+      p.align_a = stride_alignment(p.batch_stride_a, p.a_type);
+      p.align_b = stride_alignment(p.batch_stride_b, p.b_type);
+      p.align_out = stride_alignment(p.batch_stride_out, p.out_type);
+    }
+  }
   p.device = device;
   return p;
 }

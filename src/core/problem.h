@@ -15,21 +15,27 @@
 
 namespace tgemm {
 
-// One op family = one table family (configs/<table>_tuned_gemm.csv, TGEMM_CONFIG_GEMM_<ENV>).
+// One op family = one table family (configs/<tuned_file>, its own environment variables).
 enum class OpFamily : std::uint8_t {
   kA16W16,          // bf16/fp16 inputs: gemm_a16w16 and its fused-epilogue forms
   kA8W8,            // float8_e4m3fn or int8 inputs with fp32 scales: gemm_a8w8
   kA8W8Blockscale,  // float8_e4m3fn inputs with 1x128 (x) and 128x128 (w) fp32 block scales
+  kBatched,         // bf16/fp16 strided-batched products: batched_gemm
 };
-inline constexpr int kOpFamilies = 3;
+inline constexpr int kOpFamilies = 4;
+inline constexpr OpFamily kAllOpFamilies[] = {OpFamily::kA16W16, OpFamily::kA8W8, OpFamily::kA8W8Blockscale,
+                                              OpFamily::kBatched};
 // The families of 8-bit operands with fp32 scales (gemm_a8w8, gemm_a8w8_blockscale): a `scales`
 // column in their tables, cuBLASLt's a8w8 solutions.
 inline bool quantized_family(OpFamily f) { return f == OpFamily::kA8W8 || f == OpFamily::kA8W8Blockscale; }
 
 struct FamilyInfo {
-  std::string_view op;          // public op name, for messages
-  std::string_view table;       // file stem: "bf16" -> bf16_tuned_gemm.csv
-  std::string_view env_suffix;  // TGEMM_CONFIG_GEMM_<env_suffix>, TGEMM_UNTUNED_GEMM_<env_suffix>
+  std::string_view op;            // public op name, for messages
+  std::string_view table;         // the family's name in messages and keys: "bf16", "a8w8", "bf16_batched"
+  std::string_view tuned_file;    // "bf16_tuned_gemm.csv": the shipped table and card overlays
+  std::string_view untuned_file;  // "bf16_untuned_gemm.csv": the capture's default file
+  std::string_view config_env;    // "TGEMM_CONFIG_GEMM_BF16": tuned tables to load
+  std::string_view untuned_env;   // "TGEMM_UNTUNED_GEMM_BF16": where the capture writes
 };
 const FamilyInfo& family_info(OpFamily f);
 
@@ -101,6 +107,15 @@ struct GemmProblem {
   // The smaller alignment of the two scale pointers (a8w8): cuBLASLt reads scale vectors with
   // vector loads.
   std::uint8_t align_scales = 16;
+  // batched: `batch` products out[i] = op(a[i]) @ op(b[i]) (+ bias), each operand i at
+  // batch_stride_* elements from operand i - 1 (0 for a or b: one matrix broadcast to every
+  // product; never 0 for out). transpose_a: a stored [K, M] (element (m, k) at k * lda + m), else
+  // [M, K]; transpose_b: b stored [N, K] (element (n, k) at n * ldb + k, gemm_a16w16's w layout,
+  // hence true for the other families), else [K, N] (at k * ldb + n).
+  std::int64_t batch = 1;
+  std::int64_t batch_stride_a = 0, batch_stride_b = 0, batch_stride_out = 0;
+  bool transpose_a = false;
+  bool transpose_b = true;
   int device = 0;  // ordinal; tables are per arch and SM count, so decisions are per device
 
   bool has_bias() const { return epilogue == Epilogue::kBias; }
@@ -119,6 +134,9 @@ struct GemmProblemHash {
 
 // Alignment, in bytes, of an address (largest power of two dividing it, at most 16).
 std::uint8_t address_alignment(const void* p);
+// The same of a batch stride of `stride` elements of t: batched_gemm's product i starts i strides
+// past the base, so an operand keeps the smaller of the base's and this alignment (16 for 0).
+std::uint8_t stride_alignment(std::int64_t stride, DType t);
 
 // The table key: what a tuned row applies to, minus M.
 struct TableKey {
@@ -133,7 +151,14 @@ struct TableKey {
   EpilogueKey epilogue;
   ScaleGranularity a_scale = ScaleGranularity::kNone;  // the `scales` column (a8w8)
   ScaleGranularity b_scale = ScaleGranularity::kNone;
+  // batched: the `B`, `transpose_a` and `transpose_b` columns; batch 0 for the other families.
+  std::int64_t batch = 0;
+  bool transpose_a = false;
+  bool transpose_b = false;
 
+  // The family whose table holds rows of this key: batched where it has a batch, a8w8_blockscale
+  // for block scales, else by dtype.
+  OpFamily family() const;
   bool operator==(const TableKey& o) const;
   std::string describe() const;
 };

@@ -13,6 +13,7 @@ const FamilySettings& Settings::family(OpFamily f) const {
       return a16w16;
     case OpFamily::kA8W8: return a8w8;
     case OpFamily::kA8W8Blockscale: return a8w8_blockscale;
+    case OpFamily::kBatched: return batched;
   }
   return a16w16;
 }
@@ -53,7 +54,11 @@ std::string card_slug(std::string_view device_name) {
 }
 
 std::string card_overlay_path(const std::string& dir, const std::string& card, std::string_view table) {
-  return dir + "/" + card + "/" + std::string(table) + "_tuned_gemm.csv";
+  return card_overlay_file(dir, card, std::string(table) + "_tuned_gemm.csv");
+}
+
+std::string card_overlay_file(const std::string& dir, const std::string& card, std::string_view tuned_file) {
+  return dir + "/" + card + "/" + std::string(tuned_file);
 }
 
 Settings::Getenv Settings::process_env() {
@@ -71,9 +76,7 @@ Settings Settings::from_env(const std::string& shipped_config_dir, const Getenv&
   auto family_settings = [&](OpFamily f) {
     const FamilyInfo& info = family_info(f);
     FamilySettings fs;
-    std::string suffix(info.env_suffix);
-    std::string table(info.table);
-    const std::string tables_var = "TGEMM_CONFIG_GEMM_" + suffix;
+    const std::string tables_var(info.config_env);
     const char* tables = getenv(tables_var.c_str());
     if (tables != nullptr) {
       fs.table_files = split_path_list(tables);
@@ -82,20 +85,20 @@ Settings Settings::from_env(const std::string& shipped_config_dir, const Getenv&
                              std::string(info.op) + " (unset it to use the shipped table)");
       }
     } else if (!shipped_config_dir.empty()) {
-      const std::string shipped = shipped_config_dir + "/" + table + "_tuned_gemm.csv";
+      const std::string shipped = shipped_config_dir + "/" + std::string(info.tuned_file);
       // Every install ships the a16w16 table, so its absence is worth the load's warning; the
       // other families ship a table only once rows were tuned for them, and read none until then.
       if (f == OpFamily::kA16W16 || std::ifstream(shipped).good()) fs.table_files = {shipped};
       fs.card_overlay_dir = shipped_config_dir;
     }
-    const char* untuned = getenv(("TGEMM_UNTUNED_GEMM_" + suffix).c_str());
-    fs.untuned_file = untuned != nullptr && *untuned != '\0' ? std::string(untuned)
-                                                             : table + "_untuned_gemm.csv";
+    const char* untuned = getenv(std::string(info.untuned_env).c_str());
+    fs.untuned_file = untuned != nullptr && *untuned != '\0' ? std::string(untuned) : std::string(info.untuned_file);
     return fs;
   };
   s.a16w16 = family_settings(OpFamily::kA16W16);
   s.a8w8 = family_settings(OpFamily::kA8W8);
   s.a8w8_blockscale = family_settings(OpFamily::kA8W8Blockscale);
+  s.batched = family_settings(OpFamily::kBatched);
   s.capture = env_flag(getenv("TGEMM_TUNE_GEMM"));
   s.log_tuned_config = env_flag(getenv("TGEMM_LOG_TUNED_CONFIG"));
   return s;

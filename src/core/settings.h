@@ -8,8 +8,12 @@
 //                             family other than a16w16 reads its shipped table only where it exists
 //                             <FAM>: BF16 (gemm_a16w16), A8W8 (gemm_a8w8), A8W8_BLOCKSCALE
 //                             (gemm_a8w8_blockscale)
+//   TGEMM_CONFIG_BF16_BATCHED_GEMM  the same for batched_gemm (bf16_tuned_batched_gemm.csv; AITER's
+//                             name for it)
 //   TGEMM_TUNE_GEMM=1         record untuned problems to TGEMM_UNTUNED_GEMM_<FAM>
-//                             (default ./<fam>_untuned_gemm.csv)
+//                             (default ./<fam>_untuned_gemm.csv), TGEMM_UNTUNED_BF16_BATCHED_GEMM
+//                             (default ./bf16_untuned_batched_gemm.csv)
+// (FamilyInfo in core/problem.h holds each family's names.)
 //   TGEMM_LOG_TUNED_CONFIG=1  log, once per shape, where the lookup walk landed
 // On every call of shipped_config_dir():
 //   TGEMM_CONFIG_DIR          directory of the shipped tables, before every other candidate
@@ -38,6 +42,7 @@ struct Settings {
   FamilySettings a16w16;
   FamilySettings a8w8;
   FamilySettings a8w8_blockscale;
+  FamilySettings batched;
   bool capture = false;
   bool log_tuned_config = false;
   // What the environment asked for that cannot be what was meant (a table variable that names no
@@ -61,6 +66,8 @@ std::string card_slug(std::string_view device_name);
 
 // The overlay table of `table` (e.g. "bf16") for `card` under `dir`: dir/card/<table>_tuned_gemm.csv.
 std::string card_overlay_path(const std::string& dir, const std::string& card, std::string_view table);
+// The overlay of a family's tuned file (FamilyInfo::tuned_file) for `card`: dir/card/<tuned_file>.
+std::string card_overlay_file(const std::string& dir, const std::string& card, std::string_view tuned_file);
 
 // Splits "a:b::c" into {"a","b","c"}.
 std::vector<std::string> split_path_list(const std::string& list);

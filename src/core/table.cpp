@@ -32,29 +32,40 @@ struct Columns {
   bool has(const std::string& name) const { return index.count(name) != 0; }
 };
 
+// A family's columns: the shared ones, then its own key columns (family_key_fields' order).
+std::vector<std::string> family_columns(std::vector<std::string> columns, OpFamily family) {
+  if (quantized_family(family)) columns.push_back("scales");
+  if (family == OpFamily::kBatched) columns.insert(columns.end(), {"B", "transpose_a", "transpose_b"});
+  return columns;
+}
+
 }  // namespace
 
 const std::vector<std::string>& tuned_table_columns(OpFamily family) {
   static const std::vector<std::string> kColumns = {
       "arch", "sm_count", "M",       "N",  "K",          "bias",      "dtype",  "outdtype", "scaleAB",
       "bpreshuffle", "libtype", "solidx", "splitK", "us", "kernelName", "err_ratio", "tflops", "bw", "epilogue", "M_lo", "M_hi"};
-  static const std::vector<std::string> kA8W8Columns = [] {
-    std::vector<std::string> c = kColumns;
-    c.push_back("scales");
-    return c;
-  }();
-  return quantized_family(family) ? kA8W8Columns : kColumns;
+  static const std::vector<std::string> kA8W8Columns = family_columns(kColumns, OpFamily::kA8W8);
+  static const std::vector<std::string> kBatchedColumns = family_columns(kColumns, OpFamily::kBatched);
+  return quantized_family(family) ? kA8W8Columns : family == OpFamily::kBatched ? kBatchedColumns : kColumns;
 }
 
 const std::vector<std::string>& untuned_table_columns(OpFamily family) {
   static const std::vector<std::string> kColumns = {"M",     "N",        "K",       "bias",       "dtype",
                                                     "outdtype", "scaleAB", "bpreshuffle", "epilogue"};
-  static const std::vector<std::string> kA8W8Columns = [] {
-    std::vector<std::string> c = kColumns;
-    c.push_back("scales");
-    return c;
-  }();
-  return quantized_family(family) ? kA8W8Columns : kColumns;
+  static const std::vector<std::string> kA8W8Columns = family_columns(kColumns, OpFamily::kA8W8);
+  static const std::vector<std::string> kBatchedColumns = family_columns(kColumns, OpFamily::kBatched);
+  return quantized_family(family) ? kA8W8Columns : family == OpFamily::kBatched ? kBatchedColumns : kColumns;
+}
+
+std::vector<std::string> family_key_fields(const TableKey& key) {
+  switch (key.family()) {
+    case OpFamily::kA8W8:
+    case OpFamily::kA8W8Blockscale: return {std::string(format_scale_recipe(key.a_scale, key.b_scale))};
+    case OpFamily::kBatched: return {std::to_string(key.batch), py_bool(key.transpose_a), py_bool(key.transpose_b)};
+    case OpFamily::kA16W16: break;
+  }
+  return {};
 }
 
 OpFamily family_of_dtype(DType dtype) {
@@ -62,9 +73,7 @@ OpFamily family_of_dtype(DType dtype) {
                                                                                              : OpFamily::kA16W16;
 }
 
-OpFamily family_of_key(const TableKey& key) {
-  return key.a_scale == ScaleGranularity::kBlock ? OpFamily::kA8W8Blockscale : family_of_dtype(key.dtype);
-}
+OpFamily family_of_key(const TableKey& key) { return key.family(); }
 
 namespace {
 
@@ -222,6 +231,14 @@ std::string RowReader::read(TableRow* row) {
     // which it was tuned for cannot be matched to a call.
     fail("an a8w8 row (dtype " + std::string(dtype_name(row->key.dtype)) + ") needs a 'scales' value");
   }
+  const std::string* batch = field("B");
+  if (batch && !batch->empty()) {
+    // batched: B, and the stored layouts (part of the key: they choose cuBLASLt's operations).
+    if (quantized) fail("B with dtype " + std::string(dtype_name(row->key.dtype)) + ": batched rows are bf16 or fp16");
+    row->key.batch = get_int("B", 0, 1, kMaxDim);
+    row->key.transpose_a = get_bool("transpose_a");
+    row->key.transpose_b = get_bool("transpose_b");
+  }
   row->libtype = *field("libtype");
   if (row->libtype.empty()) fail("empty libtype");
   row->kernel_name = *field("kernelName");
@@ -330,9 +347,7 @@ std::string format_tuned_row(const TableRow& r) {
                                      format_epilogue_key(r.key.epilogue),
                                      r.m_lo > 0 ? std::to_string(r.m_lo) : "",
                                      r.m_hi > 0 ? std::to_string(r.m_hi) : ""};
-  if (family_of_dtype(r.key.dtype) == OpFamily::kA8W8) {
-    fields.emplace_back(format_scale_recipe(r.key.a_scale, r.key.b_scale));
-  }
+  for (std::string& f : family_key_fields(r.key)) fields.push_back(std::move(f));
   return csv::join(fields);
 }
 
@@ -437,9 +452,9 @@ std::vector<const TableRow*> Table::all_rows() const {
     for (const auto& [m, row] : by_m) out.push_back(&row);
   }
   std::sort(out.begin(), out.end(), [](const TableRow* a, const TableRow* b) {
-    return std::make_tuple(a->key.arch, a->key.sm_count, a->key.n, a->key.k, a->key.bias,
+    return std::make_tuple(a->key.arch, a->key.sm_count, a->key.batch, a->key.n, a->key.k, a->key.bias,
                            static_cast<int>(a->key.dtype), static_cast<int>(a->key.out_dtype), a->m) <
-           std::make_tuple(b->key.arch, b->key.sm_count, b->key.n, b->key.k, b->key.bias,
+           std::make_tuple(b->key.arch, b->key.sm_count, b->key.batch, b->key.n, b->key.k, b->key.bias,
                            static_cast<int>(b->key.dtype), static_cast<int>(b->key.out_dtype), b->m);
   });
   return out;

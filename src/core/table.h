@@ -5,6 +5,8 @@
 // for the a8w8 families `scales` (format_scale_recipe: tensor | token | channel | token_channel,
 // and block for a8w8_blockscale), part of the key. An a8w8 row (dtype torch.float8_e4m3fn or
 // torch.int8) must name its scales; any other row must not (or say "none").
+// A row with a `B` value is a batched_gemm row (bf16_tuned_batched_gemm.csv): B, transpose_a
+// and transpose_b are part of its key.
 // Columns are found by name, so their order is free and unknown columns are ignored.
 //
 // M ranges: a row serves its own M and, where M_lo and M_hi are given, every M in
@@ -51,13 +53,16 @@ struct TableRow {
 };
 
 // Column names of a tuned table, in the order tgemm writes them (the a8w8 families add `scales`
-// last).
+// last, batched `B,transpose_a,transpose_b`).
 const std::vector<std::string>& tuned_table_columns(OpFamily family = OpFamily::kA16W16);
-// Column names of an untuned (capture / tuner input) table (the a8w8 families add `scales` last).
+// Column names of an untuned (capture / tuner input) table (the same family columns last).
 const std::vector<std::string>& untuned_table_columns(OpFamily family = OpFamily::kA16W16);
+// The values of key.family()'s own columns, in their column order (none for a16w16).
+std::vector<std::string> family_key_fields(const TableKey& key);
 // The family whose table holds rows of this input dtype: a8w8 for float8_e4m3fn and int8.
 OpFamily family_of_dtype(DType dtype);
-// The family of a row's key: a8w8_blockscale for block scales, else family_of_dtype.
+// The family of a row's key (TableKey::family): batched where it has a batch, a8w8_blockscale for
+// block scales, else family_of_dtype.
 OpFamily family_of_key(const TableKey& key);
 
 struct ParsedTable {
@@ -72,7 +77,7 @@ struct ParsedTable {
 // within int32, the measured columns (us, err_ratio, tflops, bw) finite and >= 0.
 ParsedTable parse_tuned_table(std::istream& in, const std::string& file, const csv::ReadLimits& limits = {});
 
-// Formats a row as a CSV line in tuned_table_columns(family_of_dtype(row.key.dtype)) order.
+// Formats a row as a CSV line in tuned_table_columns(row.key.family()) order.
 std::string format_tuned_row(const TableRow& row);
 
 // Rows of several files merged: within one file a repeated key keeps the lowest `us`; across

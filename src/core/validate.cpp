@@ -6,6 +6,7 @@
 #include <limits>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "core/check.h"
 
@@ -151,24 +152,24 @@ void check_ranks_and_options(const TensorView& x, const TensorView& w, const Ten
               ")");
 }
 
-// Null pointers (an empty tensor may have none), then dtypes.
+// Null pointers (an empty tensor may have none), then dtypes; xn and wn name the operands.
 void check_pointers_and_dtypes(const TensorView& x, const TensorView& w, const TensorView& out, const TensorView* bias,
-                               std::string_view op) {
-  TGEMM_CHECK(x.data != nullptr || x.numel() == 0, op, "x.data must not be null (x is ", shape_str(x), ")");
-  TGEMM_CHECK(w.data != nullptr || w.numel() == 0, op, "w.data must not be null (w is ", shape_str(w), ")");
+                               std::string_view op, const char* xn = "x", const char* wn = "w") {
+  TGEMM_CHECK(x.data != nullptr || x.numel() == 0, op, xn, ".data must not be null (", xn, " is ", shape_str(x), ")");
+  TGEMM_CHECK(w.data != nullptr || w.numel() == 0, op, wn, ".data must not be null (", wn, " is ", shape_str(w), ")");
   TGEMM_CHECK(out.data != nullptr || out.numel() == 0, op, "out.data must not be null (out is ", shape_str(out), ")");
   if (bias) {
     TGEMM_CHECK(bias->data != nullptr || bias->numel() == 0, op,
                 "bias.data must not be null when a bias is given (bias is ", shape_str(*bias), ")");
   }
-  TGEMM_CHECK(x.dtype == DType::kBFloat16 || x.dtype == DType::kFloat16, op,
-              "x.dtype must be torch.bfloat16 or torch.float16, got ", dtype_name(x.dtype));
-  TGEMM_CHECK(w.dtype == x.dtype, op, "w.dtype must equal x.dtype (", dtype_name(x.dtype), "), got ",
+  TGEMM_CHECK(x.dtype == DType::kBFloat16 || x.dtype == DType::kFloat16, op, xn,
+              ".dtype must be torch.bfloat16 or torch.float16, got ", dtype_name(x.dtype));
+  TGEMM_CHECK(w.dtype == x.dtype, op, wn, ".dtype must equal ", xn, ".dtype (", dtype_name(x.dtype), "), got ",
               dtype_name(w.dtype));
   TGEMM_CHECK(out.dtype == DType::kBFloat16 || out.dtype == DType::kFloat16 || out.dtype == DType::kFloat32, op,
               "out.dtype must be torch.bfloat16, torch.float16 or torch.float32, got ", dtype_name(out.dtype));
   if (bias) {
-    TGEMM_CHECK(bias->dtype == x.dtype || bias->dtype == out.dtype, op, "bias.dtype must equal x.dtype (",
+    TGEMM_CHECK(bias->dtype == x.dtype || bias->dtype == out.dtype, op, "bias.dtype must equal ", xn, ".dtype (",
                 dtype_name(x.dtype), ") or out.dtype (", dtype_name(out.dtype), "), got ", dtype_name(bias->dtype));
   }
 }
@@ -283,12 +284,13 @@ std::int64_t check_c(const TensorView& c, const TensorView& out, const GemmDims&
 
 // Element alignment, and out aliasing no input: kernels read the inputs while writing out.
 void check_alignment_and_aliasing(const TensorView& x, const TensorView& w, const TensorView& out,
-                                  const TensorView* bias, std::string_view op) {
-  check_element_alignment(x, "x", op);
-  check_element_alignment(w, "w", op);
+                                  const TensorView* bias, std::string_view op, const char* xn = "x",
+                                  const char* wn = "w") {
+  check_element_alignment(x, xn, op);
+  check_element_alignment(w, wn, op);
   check_element_alignment(out, "out", op);
   if (bias) check_element_alignment(*bias, "bias", op);
-  for (auto [t, name] : {std::pair<const TensorView*, const char*>{&x, "x"}, {&w, "w"}, {bias, "bias"}}) {
+  for (auto [t, name] : {std::pair<const TensorView*, const char*>{&x, xn}, {&w, wn}, {bias, "bias"}}) {
     if (t == nullptr) continue;
     std::string both = overlap(out, "out", *t, name);
     TGEMM_CHECK(both.empty(), op, "out must not overlap ", name, ": ", both);
@@ -494,6 +496,96 @@ GemmCall validate_a16w16(const TensorView& x, const TensorView& w, const TensorV
   }
   call.args.alpha = options.alpha;
   call.args.beta = options.beta;
+  return call;
+}
+
+namespace {
+
+// One batched_gemm operand [B, rows, cols] as stored: contiguous rows of `cols` elements that do
+// not overlap; returns the row stride (cols where there is no row step to take).
+std::int64_t check_batched_rows(const TensorView& t, const char* name, const char* layout, std::string_view op) {
+  const std::int64_t rows = t.size(1), cols = t.size(2);
+  TGEMM_CHECK(cols <= 1 || t.stride(2) == 1, op, name, ".stride(2) must be 1 (", name, " is stored ", layout,
+              " with contiguous rows; pass the stored tensor and the transpose flag, not a transposed view), got ",
+              name, " ", shape_str(t), " strides ", strides_str(t));
+  TGEMM_CHECK(rows <= 1 || t.stride(1) >= cols, op, name, ".stride(1) must be >= ", name, ".size(2) (", cols, ") for ",
+              name, " stored ", layout, ", got strides ", strides_str(t));
+  return rows <= 1 ? std::max<std::int64_t>(cols, 1) : t.stride(1);
+}
+
+// No two elements of t share an address: the dims of more than one element, in stride order, each
+// step past the span of the smaller ones (so padded and interleaved batches pass).
+bool distinct_elements(const TensorView& t) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> dims;  // (stride, size)
+  for (int d = 0; d < t.rank; ++d) {
+    if (t.sizes[d] > 1) dims.emplace_back(t.strides[d], t.sizes[d]);
+  }
+  std::sort(dims.begin(), dims.end());
+  __int128 span = 0;  // largest offset the smaller dims reach
+  for (auto [stride, size] : dims) {
+    if (stride <= span) return false;
+    span += static_cast<__int128>(size - 1) * stride;
+  }
+  return true;
+}
+
+}  // namespace
+
+GemmCall validate_batched(const TensorView& a, const TensorView& b, const TensorView& out, bool transpose_a,
+                          bool transpose_b, const TensorView* bias, std::string_view op) {
+  for (auto [t, name, rank] : {std::tuple<const TensorView*, const char*, int>{&a, "a", 3},
+                               {&b, "b", 3},
+                               {&out, "out", 3},
+                               {bias, "bias", 1}}) {
+    if (t == nullptr) continue;
+    TGEMM_CHECK(t->rank == rank, op, name, " must have rank ", rank, ", got ", t->rank, " (sizes ",
+                t->rank >= 0 && t->rank <= kMaxRank ? shape_str(*t) : std::string("?"), ")");
+    check_rank_and_sizes(*t, name, op);
+    check_extent(*t, name, op);
+  }
+  check_pointers_and_dtypes(a, b, out, bias, op, "a", "b");
+  const char* a_layout = transpose_a ? "[B, K, M] (transpose_a=true)" : "[B, M, K] (transpose_a=false)";
+  const char* b_layout = transpose_b ? "[B, N, K] (transpose_b=true)" : "[B, K, N] (transpose_b=false)";
+  const std::int64_t batch = a.size(0);
+  const std::int64_t m = transpose_a ? a.size(2) : a.size(1), k = transpose_a ? a.size(1) : a.size(2);
+  const std::int64_t b_k = transpose_b ? b.size(2) : b.size(1), n = transpose_b ? b.size(1) : b.size(2);
+  TGEMM_CHECK(b.size(0) == batch, op, "b.size(0) must equal a.size(0) (B), got ", b.size(0), " vs ", batch,
+              " (a broadcast batch is a stride of 0, with the size of the batch)");
+  TGEMM_CHECK(b_k == k, op, "K of b ", b_layout, " must equal K of a ", a_layout, ", got ", b_k, " vs ", k, " (a ",
+              shape_str(a), ", b ", shape_str(b), ")");
+  TGEMM_CHECK(out.size(0) == batch && out.size(1) == m && out.size(2) == n, op, "out must have shape [B, M, N] = [",
+              batch, ", ", m, ", ", n, "], got ", shape_str(out));
+  if (bias) TGEMM_CHECK(bias->size(0) == n, op, "bias.size(0) must equal N (", n, "), got ", bias->size(0));
+  for (auto [v, name] : {std::pair<std::int64_t, const char*>{batch, "B"}, {m, "M"}, {n, "N"}, {k, "K"}}) {
+    TGEMM_CHECK(v <= kMaxDim, op, name, " must be at most ", kMaxDim, ", got ", v);
+  }
+
+  const std::int64_t lda = check_batched_rows(a, "a", a_layout, op);
+  const std::int64_t ldb = check_batched_rows(b, "b", b_layout, op);
+  const std::int64_t ldo = check_batched_rows(out, "out", "[B, M, N]", op);
+  if (bias) TGEMM_CHECK(n <= 1 || bias->stride(0) == 1, op, "bias.stride(0) must be 1, got ", bias->stride(0));
+  TGEMM_CHECK(batch <= 1 || m * n == 0 || out.stride(0) != 0, op,
+              "out.stride(0) must not be 0: each of the B products writes its own [M, N] (B = ", batch, ")");
+  TGEMM_CHECK(distinct_elements(out), op, "out's elements must not overlap each other, got out ", shape_str(out),
+              " strides ", strides_str(out));
+  check_alignment_and_aliasing(a, b, out, bias, op, "a", "b");
+
+  GemmCall call =
+      checked_call(OpFamily::kBatched, GemmDims{m, n, k}, RowStrides{lda, ldb, ldo}, a, b, out, bias, a.dtype);
+  GemmProblem& p = call.problem;
+  p.batch = batch;
+  p.transpose_a = transpose_a;
+  p.transpose_b = transpose_b;
+  // One product: the stride is never stepped, so every such call has the dense value (one key, one
+  // cached resolution).
+  p.batch_stride_a = batch <= 1 ? a.size(1) * p.lda : a.stride(0);
+  p.batch_stride_b = batch <= 1 ? b.size(1) * p.ldb : b.stride(0);
+  p.batch_stride_out = batch <= 1 ? m * p.ldo : out.stride(0);
+  // Product i's matrices start i batch strides past the base: the alignment kernels may assume
+  // (cuBLASLt's vector loads) is the base's and the stride's.
+  p.align_a = std::min(p.align_a, stride_alignment(p.batch_stride_a, a.dtype));
+  p.align_b = std::min(p.align_b, stride_alignment(p.batch_stride_b, b.dtype));
+  p.align_out = std::min(p.align_out, stride_alignment(p.batch_stride_out, out.dtype));
   return call;
 }
 

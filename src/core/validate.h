@@ -72,6 +72,13 @@ GemmCall validate_a8w8_blockscale(const TensorView& x, const TensorView& w, cons
                                   const TensorView& w_scale, const TensorView& out, const TensorView* bias,
                                   std::string_view op = "gemm_a8w8_blockscale");
 
+// Checks of batched_gemm (include/tgemm/batched.h): a [B, M, K] or [B, K, M] (transpose_a), b
+// [B, K, N] or [B, N, K] (transpose_b), out [B, M, N], bias [N]; rows contiguous, any batch stride
+// of a and b (0: broadcast), out's elements distinct (its batch stride never 0) and not
+// overlapping a, b or bias.
+GemmCall validate_batched(const TensorView& a, const TensorView& b, const TensorView& out, bool transpose_a,
+                          bool transpose_b, const TensorView* bias, std::string_view op = "batched_gemm");
+
 // gmm: out[rows of g] = lhs[rows of g] @ rhs[g] (+ bias[g]); see include/tgemm/gmm.h.
 struct GmmProblem {
   std::int64_t m = 0, n = 0, k = 0;

@@ -37,6 +37,10 @@ std::string profile_problem_key(const TableRow& row) {
                                   std::string(dtype_name(k.out_dtype)),
                                   format_epilogue_key(k.epilogue)};
   if (k.a_scale != ScaleGranularity::kNone) key.emplace_back(format_scale_recipe(k.a_scale, k.b_scale));
+  if (k.batch > 0) {
+    key.insert(key.end(),
+               {std::to_string(k.batch), k.transpose_a ? "True" : "False", k.transpose_b ? "True" : "False"});
+  }
   return csv::join(key);
 }
 
@@ -47,6 +51,7 @@ struct ProfileColumns {
   std::vector<std::size_t> key;
   std::size_t libtype = 0, name = 0, err = 0, strict = 0, error = 0, final_ratio = 0, confirm_ratio = 0, accurate = 0;
   std::optional<std::size_t> scales;  // an a8w8 tune's profile: the scale recipe, part of the key
+  std::vector<std::size_t> batch;     // a batched tune's profile: B, transpose_a, transpose_b, part of the key
   std::size_t width = 0;
 };
 
@@ -70,6 +75,9 @@ ProfileColumns profile_columns(const std::vector<std::string>& header, const std
   c.accurate = column("accurate_us");
   if (const auto it = std::find(header.begin(), header.end(), "scales"); it != header.end()) {
     c.scales = static_cast<std::size_t>(it - header.begin());
+  }
+  if (std::find(header.begin(), header.end(), "B") != header.end()) {
+    for (const char* k : {"B", "transpose_a", "transpose_b"}) c.batch.push_back(column(k));
   }
   c.width = header.size();
   return c;
@@ -129,6 +137,9 @@ std::unordered_map<std::string, std::vector<ProfiledCandidate>> read_profile_can
     std::vector<std::string> key;
     for (std::size_t c : cols.key) key.push_back((*f)[c]);
     if (cols.scales && !(*f)[*cols.scales].empty() && (*f)[*cols.scales] != "none") key.push_back((*f)[*cols.scales]);
+    if (!cols.batch.empty() && !(*f)[cols.batch[0]].empty()) {
+      for (std::size_t c : cols.batch) key.push_back((*f)[c]);
+    }
     // A later line of the same problem and candidate replaces an earlier one (a resumed tune appends).
     std::vector<ProfiledCandidate>& v = out[csv::join(key)];
     const auto same = std::find_if(v.begin(), v.end(), [&](const ProfiledCandidate& x) { return x.name == pc->name; });

@@ -39,6 +39,13 @@ std::int64_t w_scale_count(const GemmProblem& p) {
   return p.b_scale == ScaleGranularity::kRow ? p.n : 1;
 }
 
+// Elements of the dense operands the tuner races (problem_of_key's layouts): x, w and out of every
+// product of the batch, one after another (batch 1 outside batched_gemm). The B products' outputs
+// are checked as one [B * M, N] matrix.
+std::int64_t x_elems(const GemmProblem& p) { return p.batch * p.m * p.k; }
+std::int64_t w_elems(const GemmProblem& p) { return p.batch * p.n * p.k; }
+std::int64_t out_rows(const GemmProblem& p) { return p.batch * p.m; }
+
 // Bytes of an a8w8 problem's two scale tensors in one set (0 for a16w16).
 std::size_t scale_bytes(const GemmProblem& p) {
   if (!quantized_family(p.family)) return 0;
@@ -73,9 +80,10 @@ void fill_operand(void* data, DType dtype, std::int64_t count, std::uint64_t see
 
 std::size_t data_bytes(const GemmProblem& p, const DataOptions& o, const DeviceInfo& dev) {
   const std::size_t es = dtype_size(p.a_type);
-  const std::size_t o_bytes = static_cast<std::size_t>(p.m * p.n) * dtype_size(p.out_type);
-  const std::size_t per_set = round_up(static_cast<std::size_t>(p.m * p.k) * es, kAlign) +
-                              round_up(static_cast<std::size_t>(p.n * p.k) * es, kAlign) + 2 * o_bytes + scale_bytes(p);
+  const std::size_t o_bytes = static_cast<std::size_t>(out_rows(p) * p.n) * dtype_size(p.out_type);
+  const std::size_t per_set = round_up(static_cast<std::size_t>(x_elems(p)) * es, kAlign) +
+                              round_up(static_cast<std::size_t>(w_elems(p)) * es, kAlign) + 2 * o_bytes +
+                              scale_bytes(p);
   return per_set * static_cast<std::size_t>(rotation_count(per_set, dev.l2_bytes, o.rotation_l2_factor,
                                                              kMaxRotationSets, o.memory_budget, o.min_rotation_sets));
 }
@@ -84,10 +92,10 @@ RaceData make_data(const GemmProblem& p, const DataOptions& o, const DeviceInfo&
   RaceData d;
   if (pad_bytes > 0) d.pad = DeviceBuffer(pad_bytes);
   const std::size_t es = dtype_size(p.a_type);
-  const std::size_t x_bytes = round_up(static_cast<std::size_t>(p.m * p.k) * es, kAlign);
-  const std::size_t w_bytes = round_up(static_cast<std::size_t>(p.n * p.k) * es, kAlign);
+  const std::size_t x_bytes = round_up(static_cast<std::size_t>(x_elems(p)) * es, kAlign);
+  const std::size_t w_bytes = round_up(static_cast<std::size_t>(w_elems(p)) * es, kAlign);
   const std::size_t b_bytes = p.has_bias() ? round_up(static_cast<std::size_t>(p.n) * dtype_size(p.bias_type), kAlign) : 0;
-  const std::size_t o_bytes = static_cast<std::size_t>(p.m * p.n) * dtype_size(p.out_type);
+  const std::size_t o_bytes = static_cast<std::size_t>(out_rows(p) * p.n) * dtype_size(p.out_type);
   const std::size_t c_bytes = p.use_c ? round_up(o_bytes, kAlign) : 0;
   const std::size_t s_bytes = scale_bytes(p);
   const int sets = rotation_count(x_bytes + w_bytes + o_bytes + c_bytes + s_bytes, dev.l2_bytes, o.rotation_l2_factor,
@@ -98,8 +106,8 @@ RaceData make_data(const GemmProblem& p, const DataOptions& o, const DeviceInfo&
     op.out = DeviceBuffer(std::max<std::size_t>(o_bytes, 16));
     char* base = static_cast<char*>(op.buf.data());
     auto seed = static_cast<std::uint64_t>(i) * 3 + 11;
-    fill_operand(base, p.a_type, p.m * p.k, seed);
-    fill_operand(base + x_bytes, p.b_type, p.n * p.k, seed + 1);
+    fill_operand(base, p.a_type, x_elems(p), seed);
+    fill_operand(base + x_bytes, p.b_type, w_elems(p), seed + 1);
     if (p.has_bias()) fill_uniform(base + x_bytes + w_bytes, p.bias_type, p.n, seed + 2, -1.0f, 1.0f, nullptr);
     op.args.a = base;
     op.args.b = base + x_bytes;
@@ -127,7 +135,7 @@ RaceData make_data(const GemmProblem& p, const DataOptions& o, const DeviceInfo&
     d.sets.push_back(std::move(op));
   }
   if (pad_bytes > 0) return d;
-  d.ref = DeviceBuffer(std::max<std::size_t>(static_cast<std::size_t>(p.m * p.n) * sizeof(float), 16));
+  d.ref = DeviceBuffer(std::max<std::size_t>(static_cast<std::size_t>(out_rows(p) * p.n) * sizeof(float), 16));
   GemmArgs ra = d.sets[0].args;
   ra.out = d.ref.data();
   if (quantized_family(p.family)) {
@@ -193,17 +201,17 @@ void check_solution(const GemmProblem& p, const RaceData& data, const Solution& 
                     CandidateResult& r) {
   const double tol = tuner_tolerance(p.out_type);
   const Operands& set0 = data.sets[0];
-  fill_nan(set0.args.out, p.out_type, p.m * p.n, nullptr);
+  fill_nan(set0.args.out, p.out_type, out_rows(p) * p.n, nullptr);
   sol.run(p, set0.args, ws, nullptr);
   check_context(r.name);
-  CompareResult loose = compare_with_reference(set0.args.out, p.out_type, p.n, data.ref.as<float>(), p.n, p.m, p.n, tol,
-                                               tol + data.fp8_atol, nullptr);
+  CompareResult loose = compare_with_reference(set0.args.out, p.out_type, p.n, data.ref.as<float>(), p.n, out_rows(p),
+                                               p.n, tol, tol + data.fp8_atol, nullptr);
   bool catastrophic = loose.nonfinite > 0 || loose.max_abs_err > 0.5 * std::max(loose.ref_max_abs, 1.0);
   r.err_ratio =
       catastrophic ? 1.0 : static_cast<double>(loose.bad) / static_cast<double>(std::max<std::int64_t>(loose.checked, 1));
   Tolerance strict = strict_tolerance(p, data.fp8_atol);
-  CompareResult exact = compare_with_reference(set0.args.out, p.out_type, p.n, data.ref.as<float>(), p.n, p.m, p.n,
-                                               strict.rtol, strict.atol, nullptr);
+  CompareResult exact = compare_with_reference(set0.args.out, p.out_type, p.n, data.ref.as<float>(), p.n, out_rows(p),
+                                               p.n, strict.rtol, strict.atol, nullptr);
   r.strict_ok = exact.bad == 0;
 }
 

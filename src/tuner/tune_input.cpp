@@ -17,6 +17,11 @@ std::string UntunedProblem::describe() const {
                               dtype_name(dtype), dtype_name(out_dtype));
   if (!(epilogue == EpilogueKey{})) s += " epilogue=" + format_epilogue_key(epilogue);
   if (quantized_family(family())) s += " scales=" + std::string(format_scale_recipe(a_scale, b_scale));
+  if (family() == OpFamily::kBatched) {
+    s = fmt::format("B={} transpose_a={} transpose_b={} ", batch, transpose_a ? "True" : "False",
+                    transpose_b ? "True" : "False") +
+        s;
+  }
   return s;
 }
 
@@ -81,6 +86,17 @@ UntunedProblem parse_untuned(const Get& get, const std::string& path, int line_n
   TGEMM_CHECK(!p.scale_ab && !p.bpreshuffle, "tgemm tune", path, ":", line_no,
               ": scaleAB/bpreshuffle problems are not tunable in this build");
   const std::string scales = get("scales");
+  const std::string batch = get("B");
+  if (!batch.empty()) {
+    // batched_gemm: bf16/fp16, a bias at most (validate_batched's rules), B products.
+    TGEMM_CHECK(!a8w8, "tgemm tune", path, ":", line_no, ": B on a ", dtype_name(p.dtype),
+                " problem (batched_gemm takes torch.bfloat16 or torch.float16)");
+    TGEMM_CHECK(p.epilogue == EpilogueKey{}, "tgemm tune", path, ":", line_no, ": epilogue '",
+                format_epilogue_key(p.epilogue), "' on a batched problem (batched_gemm adds a bias only)");
+    p.batch = parse_dim(batch, "B", path, line_no);
+    p.transpose_a = parse_flag(get("transpose_a"), "transpose_a", path, line_no);
+    p.transpose_b = parse_flag(get("transpose_b"), "transpose_b", path, line_no);
+  }
   if (!a8w8) {
     TGEMM_CHECK(scales.empty() || scales == "none", "tgemm tune", path, ":", line_no, ": scales '", scales, "' on a ",
                 dtype_name(p.dtype), " problem (scales belong to float8_e4m3fn and int8 problems)");
@@ -119,7 +135,8 @@ std::map<std::string, std::size_t> untuned_header(const std::vector<std::string>
 
 bool same_problem(const UntunedProblem& a, const UntunedProblem& b) {
   return a.m == b.m && a.n == b.n && a.k == b.k && a.bias == b.bias && a.dtype == b.dtype &&
-         a.out_dtype == b.out_dtype && a.epilogue == b.epilogue && a.a_scale == b.a_scale && a.b_scale == b.b_scale;
+         a.out_dtype == b.out_dtype && a.epilogue == b.epilogue && a.a_scale == b.a_scale && a.b_scale == b.b_scale &&
+         a.batch == b.batch && a.transpose_a == b.transpose_a && a.transpose_b == b.transpose_b;
 }
 
 }  // namespace
@@ -168,7 +185,10 @@ nlohmann::json problem_json(const UntunedProblem& p) {
           {"dtype", std::string(dtype_name(p.dtype))},
           {"outdtype", std::string(dtype_name(p.out_dtype))},
           {"epilogue", format_epilogue_key(p.epilogue)},
-          {"scales", std::string(format_scale_recipe(p.a_scale, p.b_scale))}};
+          {"scales", std::string(format_scale_recipe(p.a_scale, p.b_scale))},
+          {"B", p.batch},
+          {"transpose_a", p.transpose_a},
+          {"transpose_b", p.transpose_b}};
 }
 
 GemmProblem problem_from_json(const nlohmann::json& pj, int device) {
@@ -199,6 +219,14 @@ GemmProblem problem_from_json(const nlohmann::json& pj, int device) {
   }
   p.lda = p.ldb = p.k;
   p.ldo = p.n;
+  if (const std::int64_t batch = pj.value("B", std::int64_t{0}); batch > 0) {
+    // batched: problem_of_key's dense operands of the stored layouts.
+    TableKey key = table_key(p, "", 0);
+    key.batch = batch;
+    key.transpose_a = pj.value("transpose_a", false);
+    key.transpose_b = pj.value("transpose_b", false);
+    p = problem_of_key(key, p.m, device);
+  }
   p.device = device;
   return p;
 }
@@ -216,6 +244,9 @@ TableKey key_of(const UntunedProblem& u, const std::string& arch, int sm) {
   p.family = u.family();
   p.a_scale = u.a_scale;
   p.b_scale = u.b_scale;
+  p.batch = u.batch > 0 ? u.batch : 1;
+  p.transpose_a = u.transpose_a;
+  p.transpose_b = u.family() == OpFamily::kBatched ? u.transpose_b : true;
   return table_key(p, arch, sm);
 }
 
@@ -226,10 +257,14 @@ std::string format_duration(double s) {
 }
 
 void set_row_rates(TableRow& row, const GemmProblem& p) {
-  row.tflops = 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k) / (row.us * 1e6);
-  const double bytes = static_cast<double>(dtype_size(p.a_type)) * static_cast<double>(p.m * p.k) +
-                       static_cast<double>(dtype_size(p.b_type)) * static_cast<double>(p.n * p.k) +
-                       static_cast<double>(dtype_size(p.out_type)) * static_cast<double>(p.m * p.n);
+  // Every product of a batch (a broadcast operand counted once per product, as the tuner's dense
+  // operands hold it).
+  const double batch = static_cast<double>(p.batch);
+  row.tflops =
+      2.0 * batch * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k) / (row.us * 1e6);
+  const double bytes = batch * (static_cast<double>(dtype_size(p.a_type)) * static_cast<double>(p.m * p.k) +
+                                static_cast<double>(dtype_size(p.b_type)) * static_cast<double>(p.n * p.k) +
+                                static_cast<double>(dtype_size(p.out_type)) * static_cast<double>(p.m * p.n));
   row.bw = bytes / (row.us * 1e-6) / 1e9;
 }
 

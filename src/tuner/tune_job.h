@@ -23,17 +23,23 @@ struct UntunedProblem {
   // a8w8 (dtype float8_e4m3fn or int8): the scale recipe, the `scales` column; kNone for a16w16,
   // kBlock for a8w8_blockscale.
   ScaleGranularity a_scale = ScaleGranularity::kNone, b_scale = ScaleGranularity::kNone;
+  // batched_gemm (the B column given): the batch and the stored layouts; batch 0 otherwise.
+  std::int64_t batch = 0;
+  bool transpose_a = false, transpose_b = false;
   OpFamily family() const {
+    if (batch > 0) return OpFamily::kBatched;
     if (a_scale == ScaleGranularity::kNone) return OpFamily::kA16W16;
     return a_scale == ScaleGranularity::kBlock ? OpFamily::kA8W8Blockscale : OpFamily::kA8W8;
   }
   std::string describe() const;
 };
 
-// The untuned CSV (M,N,K[,bias,dtype,outdtype,scaleAB,bpreshuffle,epilogue,scales]); duplicates
-// dropped. The family follows from dtype: bf16/fp16 rows are a16w16, float8_e4m3fn and int8 rows
-// a8w8 and must name their scales (the capture's a8w8_untuned_gemm.csv does), `block` making a
-// float8_e4m3fn row a8w8_blockscale; one family a file, since the rows go to one tuned table.
+// The untuned CSV (M,N,K[,bias,dtype,outdtype,scaleAB,bpreshuffle,epilogue,scales,B,transpose_a,
+// transpose_b]); duplicates dropped. The family follows from dtype, scales and B: bf16/fp16 rows are
+// a16w16, or batched where they give B (the capture's bf16_untuned_batched_gemm.csv does);
+// float8_e4m3fn and int8 rows a8w8 and must name their scales (the capture's a8w8_untuned_gemm.csv
+// does), `block` making a float8_e4m3fn row a8w8_blockscale; one family a file, since the rows go
+// to one tuned table.
 std::vector<UntunedProblem> read_untuned(const std::string& path);
 
 // A problem as the parent sends it to a worker, and the GemmProblem the worker races on `device`.

@@ -248,6 +248,9 @@ class TuneParent {
   bool profile_accurate_ = true;
   // An a8w8 tune's profile ends with a `scales` column: two recipes of one shape are two problems.
   bool profile_scales_ = false;
+  // A batched tune's profile ends with B,transpose_a,transpose_b: two batches of one shape are two
+  // problems.
+  bool profile_batch_ = false;
   std::string profile_header_ = kProfileHeader;
   std::vector<ProblemState> states_;
   std::deque<std::size_t> queue_;
@@ -328,10 +331,13 @@ void TuneParent::open_profile() {
     profile_stages_ = header.empty() || header.find(",stage,") != std::string::npos;
     profile_accurate_ = header.empty() || header.find(",accurate_us") != std::string::npos;
     profile_scales_ = !header.empty() && header.find(",scales") != std::string::npos;
+    profile_batch_ = !header.empty() && header.find(",B,transpose_a,transpose_b") != std::string::npos;
   }
   // A profile being resumed keeps its header's columns, as for the stage columns above.
   if (fresh) profile_scales_ = !problems_.empty() && quantized_family(problems_.front().family());
+  if (fresh) profile_batch_ = !problems_.empty() && problems_.front().family() == OpFamily::kBatched;
   if (profile_scales_) profile_header_.insert(profile_header_.size() - 1, ",scales");  // before the newline
+  if (profile_batch_) profile_header_.insert(profile_header_.size() - 1, ",B,transpose_a,transpose_b");
   append_locked(o_.profile_file, profile_header_, "");
 }
 
@@ -557,6 +563,10 @@ void TuneParent::write_profile(const UntunedProblem& p, const json& cands) {
       if (profile_accurate_) fields.push_back(fmt::format("{:.4f}", c.value("accurate_us", -1.0)));
     }
     if (profile_scales_) fields.emplace_back(format_scale_recipe(p.a_scale, p.b_scale));
+    if (profile_batch_) {
+      fields.insert(fields.end(),
+                    {std::to_string(p.batch), p.transpose_a ? "True" : "False", p.transpose_b ? "True" : "False"});
+    }
     text += csv::join(fields) + "\n";
   }
   // One locked append per problem: another tune appending to the same profile cannot interleave.

@@ -97,15 +97,19 @@ std::string table_text(const std::vector<std::string>& verbatim, const std::vect
   for (const auto& r : rows) sorted.push_back(&r);
   auto order = [](const TableRow* r) {
     return std::make_tuple(r->key.arch, r->key.sm_count, static_cast<int>(r->key.dtype),
-                           static_cast<int>(r->key.out_dtype), r->key.bias, r->key.n, r->key.k,
-                           static_cast<int>(r->key.a_scale), static_cast<int>(r->key.b_scale), r->m);
+                           static_cast<int>(r->key.out_dtype), r->key.bias, r->key.batch, r->key.transpose_a,
+                           r->key.transpose_b, r->key.n, r->key.k, static_cast<int>(r->key.a_scale),
+                           static_cast<int>(r->key.b_scale), r->m);
   };
   std::stable_sort(sorted.begin(), sorted.end(),
                    [&](const TableRow* a, const TableRow* b) { return order(a) < order(b); });
-  // One family a table: a8w8 rows need the `scales` column (a file of them is an a8w8 table).
-  const bool a8w8 =
-      std::any_of(rows.begin(), rows.end(), [](const TableRow& r) { return quantized_family(family_of_key(r.key)); });
-  std::string text = csv::join(tuned_table_columns(a8w8 ? OpFamily::kA8W8 : OpFamily::kA16W16)) + "\n";
+  // One family a table: a8w8 rows need the `scales` column (a file of them is an a8w8 table),
+  // batched rows B,transpose_a,transpose_b.
+  OpFamily family = OpFamily::kA16W16;
+  for (const TableRow& r : rows) {
+    if (r.key.family() != OpFamily::kA16W16) family = r.key.family();
+  }
+  std::string text = csv::join(tuned_table_columns(family)) + "\n";
   for (const std::string& l : verbatim) text += l + "\n";
   for (const TableRow* r : sorted) text += format_tuned_row(*r) + "\n";
   return text;

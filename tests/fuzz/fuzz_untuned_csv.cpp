@@ -1,8 +1,8 @@
 // libFuzzer target: an untuned CSV (the capture file `tgemm tune -i` reads) through read_untuned.
 // The reader takes a path, so the input is handed to it as an in-memory file (memfd), with no
 // disk I/O per input. Malformed input must be refused with tgemm::Error; anything else escaping,
-// a crash or a sanitizer report is a finding. Every problem read must have positive M, N, K, and an
-// a8w8 one its scale recipe and K a multiple of 16.
+// a crash or a sanitizer report is a finding. Every problem read must have positive M, N, K, an
+// a8w8 one its scale recipe and K a multiple of 16, a batched one its batch and 16-bit operands.
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -37,8 +37,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                          "family and scales disagree");
       TGEMM_FUZZ_REQUIRE(p.a_scale != tgemm::ScaleGranularity::kBlock || p.dtype == tgemm::DType::kFloat8E4M3,
                          "block scales on a non-FP8 problem");
-      TGEMM_FUZZ_REQUIRE(p.family() == tgemm::OpFamily::kA16W16 || p.k % 16 == 0, "a8w8 problem with K=%lld",
+      TGEMM_FUZZ_REQUIRE(!tgemm::quantized_family(p.family()) || p.k % 16 == 0, "a8w8 problem with K=%lld",
                          static_cast<long long>(p.k));
+      // A batched problem (a B column) carries its batch and 16-bit operands.
+      TGEMM_FUZZ_REQUIRE((p.family() == tgemm::OpFamily::kBatched) == (p.batch > 0), "family and batch disagree");
+      TGEMM_FUZZ_REQUIRE(p.family() != tgemm::OpFamily::kBatched || p.dtype == tgemm::DType::kBFloat16 ||
+                             p.dtype == tgemm::DType::kFloat16,
+                         "batched problem of an 8-bit dtype");
       (void)p.describe();
     }
   } catch (const tgemm::Error&) {

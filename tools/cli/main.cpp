@@ -47,8 +47,10 @@ CLI::App* add_bench_command(CLI::App& app, tgemm::cli::BenchOptions& bench) {
       ->check(CLI::Range(std::int64_t{1}, tgemm::kMGridLimit))
       ->capture_default_str();
   b->add_option("--family", bench.family,
-                "op family: a16w16 (gemm_a16w16), a8w8 (gemm_a8w8) or a8w8_blockscale (gemm_a8w8_blockscale)")
-      ->check(CLI::IsMember({"a16w16", "a8w8", "a8w8_blockscale"}))
+                "op family: a16w16 (gemm_a16w16), a8w8 (gemm_a8w8), a8w8_blockscale (gemm_a8w8_blockscale) or "
+                "batched (batched_gemm, on a suite of name,B,M,N,K,transpose_a,transpose_b rows; default "
+                "bench/shapes/batched_shapes.csv)")
+      ->check(CLI::IsMember({"a16w16", "a8w8", "a8w8_blockscale", "batched"}))
       ->capture_default_str();
   b->add_option("--dtype", bench.dtype, "input dtype (bf16, fp16; with --family a8w8: fp8, int8)")
       ->capture_default_str();
@@ -251,7 +253,13 @@ int main(int argc, char** argv) {
   try {
     if (b->parsed()) {
       // a8w8's inputs are 8-bit: an unset --dtype means fp8 there.
-      if (bench.family != "a16w16" && b->get_option("--dtype")->count() == 0) bench.dtype = "fp8";
+      if (bench.family != "a16w16" && bench.family != "batched" && b->get_option("--dtype")->count() == 0) {
+        bench.dtype = "fp8";
+      }
+      // batched problems carry their own M, B and layouts: their own suite.
+      if (bench.family == "batched" && b->get_option("--suite")->count() == 0) {
+        bench.suite = "bench/shapes/batched_shapes.csv";
+      }
       return tgemm::cli::run_bench(bench);
     }
     if (s->parsed()) return tgemm::cli::run_show(show);

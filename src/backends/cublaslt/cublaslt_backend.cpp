@@ -323,21 +323,43 @@ LtSolution::LtSolution(const GemmProblem& p) : problem_(p) {}
 
 LtSolution::~LtSolution() { destroy_lt_descriptors(desc_, layout_a_, layout_b_, layout_c_, layout_d_); }
 
+namespace {
+
+// Layout `l` repeated over p's batch (batched_gemm): batch count and the stride between matrices.
+void set_batch(cublasLtMatrixLayout_t l, const GemmProblem& p, std::int64_t stride, const char* where) {
+  const std::int32_t count = static_cast<std::int32_t>(p.batch);
+  TGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)),
+                     where);
+  TGEMM_CUBLAS_CHECK(
+      cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride)), where);
+}
+
+}  // namespace
+
 bool LtSolution::make_descriptors(std::string& why) {
   const GemmProblem& p = problem_;
-  if (p.family != OpFamily::kA16W16 || p.scale_ab || p.bpreshuffle) {
-    why = "cuBLASLt solutions cover plain a16w16 problems only";
+  const bool batched = p.family == OpFamily::kBatched;
+  if ((p.family != OpFamily::kA16W16 && !batched) || p.scale_ab || p.bpreshuffle) {
+    why = "cuBLASLt solutions cover plain a16w16 and batched problems only";
+    return false;
+  }
+  const bool staged = needs_staging(p);
+  if (batched && staged) {
+    // The fp32 staging buffer would hold all B products ([B, M, N] floats: 1 GiB at B = 256,
+    // M = N = 1024), so mixed 16-bit types are left to the reference solution.
+    why = "cuBLASLt solutions of batched_gemm need out.dtype equal to the inputs' or fp32";
     return false;
   }
   handle_ = handle_for(p.device);
-  const bool staged = needs_staging(p);
   const DType d_type = staged ? DType::kFloat32 : p.out_type;
   if (staged) staging_bytes_ = (static_cast<std::size_t>(p.m * p.n) * sizeof(float) + 255) / 256 * 256;
   // Row-major out[M,N] = x[M,K] w[N,K]^T is, column-major, out^T[N,M] = (w^T)^T[N,K] x^T[K,M]:
   // A = w viewed as K x N (ld ldb) transposed, B = x viewed as K x M (ld lda), D = N x M (ld ldo).
+  // batched_gemm's other stored layouts flip an operation: b [K, N] row-major is N x K
+  // column-major (A not transposed), a [K, M] row-major is M x K column-major (B transposed).
   const char* where = "cublaslt";
   TGEMM_CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F), where);
-  cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+  cublasOperation_t ta = p.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N, tb = p.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
   TGEMM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)), where);
   TGEMM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)), where);
   if (!staged) {
@@ -359,16 +381,33 @@ bool LtSolution::make_descriptors(std::string& why) {
       const void* bias_ptr = fake_pointer(p.align_bias);
       TGEMM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof(bias_type)), where);
       TGEMM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias_ptr, sizeof(bias_ptr)), where);
+      if (batched) {
+        // One bias [N] for every product.
+        const std::int64_t bias_stride = 0;
+        TGEMM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, &bias_stride,
+                                                          sizeof(bias_stride)),
+                           where);
+      }
     }
   }
-  TGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout_a_, cuda_type(p.b_type), p.k, p.n, p.ldb), where);
-  TGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout_b_, cuda_type(p.a_type), p.k, p.m, p.lda), where);
+  TGEMM_CUBLAS_CHECK(p.transpose_b ? cublasLtMatrixLayoutCreate(&layout_a_, cuda_type(p.b_type), p.k, p.n, p.ldb)
+                                   : cublasLtMatrixLayoutCreate(&layout_a_, cuda_type(p.b_type), p.n, p.k, p.ldb),
+                     where);
+  TGEMM_CUBLAS_CHECK(p.transpose_a ? cublasLtMatrixLayoutCreate(&layout_b_, cuda_type(p.a_type), p.m, p.k, p.lda)
+                                   : cublasLtMatrixLayoutCreate(&layout_b_, cuda_type(p.a_type), p.k, p.m, p.lda),
+                     where);
   TGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout_d_, cuda_type(d_type), p.n, p.m, staged ? p.n : p.ldo), where);
   // C is read (beta != 0) only when cuBLASLt writes out directly; it has out's layout rules.
   const bool lt_reads_c = p.use_c && !staged;
   TGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout_c_, cuda_type(d_type), p.n, p.m,
                                                 lt_reads_c ? p.ldc : (staged ? p.n : p.ldo)),
                      where);
+  if (batched) {
+    set_batch(layout_a_, p, p.batch_stride_b, where);
+    set_batch(layout_b_, p, p.batch_stride_a, where);
+    set_batch(layout_c_, p, p.batch_stride_out, where);
+    set_batch(layout_d_, p, p.batch_stride_out, where);
+  }
   return true;
 }
 
@@ -656,8 +695,8 @@ std::optional<LtSpaceContext> make_context(const GemmProblem& p, LtSpaceStats& s
     ctx.probe = std::move(probe);
   }
   const int sms = cuda_device_info(p.device).sm_count;
-  ctx.waves = std::ceil(static_cast<double>(p.m) / 128.0) * std::ceil(static_cast<double>(p.n) / 128.0) /
-              static_cast<double>(std::max(1, sms));
+  ctx.waves = static_cast<double>(p.batch) * std::ceil(static_cast<double>(p.m) / 128.0) *
+              std::ceil(static_cast<double>(p.n) / 128.0) / static_cast<double>(std::max(1, sms));
   // Compute-bound: FLOPs per byte moved far above what memory bandwidth can feed (the H100
   // ridge is ~295 FLOP/B in bf16, the H200's ~206); 128 leaves a margin.
   const double flops = 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k);
@@ -773,6 +812,8 @@ LtConfig LtSolution::chosen_config() const { return config_ ? *config_ : config_
 void LtSolution::run(const GemmProblem& p, const GemmArgs& args, const Workspace& ws,
                      Stream stream) const {
   const bool staged = staging_bytes_ != 0;
+  // The public op's name (FamilyInfo's names are string literals, so data() is terminated).
+  const char* op = family_info(p.family).op.data();
   const float alpha = args.alpha;
   const float beta = (p.use_c && !staged) ? args.beta : 0.0f;
   void* d = staged ? ws.data : args.out;
@@ -784,16 +825,15 @@ void LtSolution::run(const GemmProblem& p, const GemmArgs& args, const Workspace
                           layout_d_, &algo_, lt_ws, lt_ws_bytes, reinterpret_cast<cudaStream_t>(stream));
   };
   if (staged) {
-    TGEMM_CUBLAS_CHECK(matmul(), "gemm_a16w16");
+    TGEMM_CUBLAS_CHECK(matmul(), op);
     epilogue_rows(gemm_epilogue(p, args, ProductAt::kStaging, static_cast<const float*>(d)), stream);
   } else if (p.has_bias()) {
     std::lock_guard<std::mutex> lock(bias_mutex_);
-    TGEMM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
-                                                      &args.bias, sizeof(args.bias)),
-                       "gemm_a16w16");
-    TGEMM_CUBLAS_CHECK(matmul(), "gemm_a16w16");
+    TGEMM_CUBLAS_CHECK(
+        cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &args.bias, sizeof(args.bias)), op);
+    TGEMM_CUBLAS_CHECK(matmul(), op);
   } else {
-    TGEMM_CUBLAS_CHECK(matmul(), "gemm_a16w16");
+    TGEMM_CUBLAS_CHECK(matmul(), op);
   }
 }
 

@@ -1,5 +1,7 @@
 #include "backends/reference/reference_backend.h"
 
+#include <algorithm>
+
 #include "core/log.h"
 #include "core/table.h"
 #include "cuda/cuda_check.h"
@@ -13,8 +15,24 @@ constexpr std::string_view kReferenceName = "reference:simt_f32acc";
 
 int type_code(DType t) { return t == DType::kBFloat16 ? 0 : t == DType::kFloat16 ? 1 : 2; }
 
+// The operands' places of p with an output of row stride ldo and batch stride batch_out (0: one
+// dense [M, ldo] after another).
+kernels::RefLayout ref_layout(const GemmProblem& p, std::int64_t ldo, std::int64_t batch_out) {
+  kernels::RefLayout l;
+  l.x_row = p.transpose_a ? 1 : p.lda;
+  l.x_col = p.transpose_a ? p.lda : 1;
+  l.w_row = p.transpose_b ? p.ldb : 1;
+  l.w_col = p.transpose_b ? 1 : p.ldb;
+  l.ldo = ldo;
+  l.batch = p.batch;
+  l.batch_x = p.batch_stride_a;
+  l.batch_w = p.batch_stride_b;
+  l.batch_out = batch_out != 0 ? batch_out : p.m * ldo;
+  return l;
+}
+
 template <typename In, typename Out>
-void launch_with_bias(const GemmProblem& p, const GemmArgs& args, std::int64_t ldo,
+void launch_with_bias(const GemmProblem& p, const GemmArgs& args, std::int64_t ldo, std::int64_t batch_out,
                       cudaStream_t stream) {
   kernels::RefEpilogue epi;
   epi.alpha = args.alpha;
@@ -24,36 +42,37 @@ void launch_with_bias(const GemmProblem& p, const GemmArgs& args, std::int64_t l
   epi.c_type = type_code(p.out_type);
   epi.activation = static_cast<int>(p.activation);
   dim3 block(kernels::kRefTile, kernels::kRefTile);
+  const kernels::RefLayout l = ref_layout(p, ldo, batch_out);
   dim3 grid(static_cast<unsigned>((p.n + kernels::kRefTile - 1) / kernels::kRefTile),
-            static_cast<unsigned>((p.m + kernels::kRefTile - 1) / kernels::kRefTile));
+            static_cast<unsigned>((p.m + kernels::kRefTile - 1) / kernels::kRefTile),
+            static_cast<unsigned>(std::min<std::int64_t>(p.batch, 65535)));
   TGEMM_CHECK(grid.y <= 65535u, "reference_gemm", "M must be at most ", 65535 * kernels::kRefTile,
               ", got ", p.m);
   auto* x = static_cast<const In*>(args.a);
   auto* w = static_cast<const In*>(args.b);
   auto* out = static_cast<Out*>(args.out);
   if (!p.has_bias()) {
-    kernels::reference_gemm<In, Out, float><<<grid, block, 0, stream>>>(
-        x, w, out, nullptr, p.m, p.n, p.k, p.lda, p.ldb, ldo, epi);
+    kernels::reference_gemm<In, Out, float><<<grid, block, 0, stream>>>(x, w, out, nullptr, p.m, p.n, p.k, l, epi);
   } else if (p.bias_type == DType::kBFloat16) {
-    kernels::reference_gemm<<<grid, block, 0, stream>>>(x, w, out, static_cast<const bf16*>(args.bias),
-                                                        p.m, p.n, p.k, p.lda, p.ldb, ldo, epi);
+    kernels::reference_gemm<<<grid, block, 0, stream>>>(x, w, out, static_cast<const bf16*>(args.bias), p.m, p.n, p.k,
+                                                        l, epi);
   } else if (p.bias_type == DType::kFloat16) {
-    kernels::reference_gemm<<<grid, block, 0, stream>>>(x, w, out, static_cast<const fp16*>(args.bias),
-                                                        p.m, p.n, p.k, p.lda, p.ldb, ldo, epi);
+    kernels::reference_gemm<<<grid, block, 0, stream>>>(x, w, out, static_cast<const fp16*>(args.bias), p.m, p.n, p.k,
+                                                        l, epi);
   } else {
-    kernels::reference_gemm<<<grid, block, 0, stream>>>(x, w, out, static_cast<const float*>(args.bias),
-                                                        p.m, p.n, p.k, p.lda, p.ldb, ldo, epi);
+    kernels::reference_gemm<<<grid, block, 0, stream>>>(x, w, out, static_cast<const float*>(args.bias), p.m, p.n, p.k,
+                                                        l, epi);
   }
   TGEMM_CUDA_CHECK_LAUNCH("reference_gemm");
 }
 
 template <typename In>
-void launch_for_in(const GemmProblem& p, const GemmArgs& args, DType out_type, std::int64_t ldo,
+void launch_for_in(const GemmProblem& p, const GemmArgs& args, DType out_type, std::int64_t ldo, std::int64_t batch_out,
                    cudaStream_t stream) {
   switch (out_type) {
-    case DType::kBFloat16: return launch_with_bias<In, bf16>(p, args, ldo, stream);
-    case DType::kFloat16: return launch_with_bias<In, fp16>(p, args, ldo, stream);
-    case DType::kFloat32: return launch_with_bias<In, float>(p, args, ldo, stream);
+    case DType::kBFloat16: return launch_with_bias<In, bf16>(p, args, ldo, batch_out, stream);
+    case DType::kFloat16: return launch_with_bias<In, fp16>(p, args, ldo, batch_out, stream);
+    case DType::kFloat32: return launch_with_bias<In, float>(p, args, ldo, batch_out, stream);
     default: detail::throw_error("reference_gemm", "unsupported out dtype ", dtype_name(out_type));
   }
 }
@@ -122,7 +141,7 @@ class ReferenceSolution final : public Solution {
   std::string_view libtype() const override { return "reference"; }
   bool can_implement(const GemmProblem& p) const noexcept override {
     // a8w8: the int32 sum of K products of at most 128 * 128 must fit (K < 2^17).
-    const bool family_ok = (p.family == OpFamily::kA16W16 && !p.scale_ab) ||
+    const bool family_ok = ((p.family == OpFamily::kA16W16 || p.family == OpFamily::kBatched) && !p.scale_ab) ||
                            (p.family == OpFamily::kA8W8 && (p.a_type != DType::kInt8 || p.k < (1 << 17))) ||
                            (p.family == OpFamily::kA8W8Blockscale && p.a_type == DType::kFloat8E4M3);
     return family_ok && !p.bpreshuffle && (p.m + kernels::kRefTile - 1) / kernels::kRefTile <= 65535;
@@ -133,7 +152,7 @@ class ReferenceSolution final : public Solution {
     if (quantized_family(p.family)) {
       run_reference_gemm_a8w8(p, args, p.out_type, p.ldo, stream);
     } else {
-      run_reference_gemm(p, args, p.out_type, p.ldo, stream);
+      run_reference_gemm(p, args, p.out_type, p.ldo, stream, p.batch_stride_out);
     }
   }
 
@@ -169,12 +188,12 @@ class ReferenceBackend final : public Backend {
 
 }  // namespace
 
-void run_reference_gemm(const GemmProblem& p, const GemmArgs& args, DType out_type,
-                        std::int64_t ldo, Stream s) {
+void run_reference_gemm(const GemmProblem& p, const GemmArgs& args, DType out_type, std::int64_t ldo, Stream s,
+                        std::int64_t batch_stride_out) {
   auto stream = reinterpret_cast<cudaStream_t>(s);
-  if (p.m == 0 || p.n == 0) return;
-  if (p.a_type == DType::kBFloat16) return launch_for_in<bf16>(p, args, out_type, ldo, stream);
-  if (p.a_type == DType::kFloat16) return launch_for_in<fp16>(p, args, out_type, ldo, stream);
+  if (p.m == 0 || p.n == 0 || p.batch == 0) return;
+  if (p.a_type == DType::kBFloat16) return launch_for_in<bf16>(p, args, out_type, ldo, batch_stride_out, stream);
+  if (p.a_type == DType::kFloat16) return launch_for_in<fp16>(p, args, out_type, ldo, batch_stride_out, stream);
   detail::throw_error("reference_gemm", "unsupported input dtype ", dtype_name(p.a_type));
 }
 

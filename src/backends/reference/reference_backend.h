@@ -10,9 +10,10 @@ namespace tgemm {
 void register_reference_solutions(Registry& registry);
 
 // Runs the reference kernel with an explicit output (dtype of `out_type`), e.g. an fp32 buffer
-// for comparisons. Shapes and strides from p, except the output's ld and type.
-void run_reference_gemm(const GemmProblem& p, const GemmArgs& args, DType out_type,
-                        std::int64_t ldo, Stream stream);
+// for comparisons. Shapes and strides from p, except the output's ld, type and, for p's batch of
+// products, the output's batch stride (0: one dense [M, ldo] after another).
+void run_reference_gemm(const GemmProblem& p, const GemmArgs& args, DType out_type, std::int64_t ldo, Stream stream,
+                        std::int64_t batch_stride_out = 0);
 
 // The a8w8 and a8w8_blockscale reference (kernels/common/reference_gemm_a8w8.cuh) with an explicit
 // output, likewise.

@@ -49,6 +49,20 @@ if(af_RC EQUAL 0 OR af_RC EQUAL 2)
 endif()
 expect_contains("tgemm bench --family a4w4 stderr" "${af_ERR}" "--family")
 
+# --family batched: its suite (name,B,M,N,K,transpose_a,transpose_b) and --dtype are read first
+# (exit 1, naming them), then the same early exit.
+tgemm_run(bt bench --family batched --suite "${SOURCE_DIR}/bench/shapes/batched_shapes.csv" --max-problems 1
+          --replays 1 --no-check --json -)
+expect_eq("exit status of tgemm bench --family batched without a GPU" "${bt_RC}" "2")
+expect_contains("tgemm bench --family batched stderr" "${bt_ERR}" "no CUDA GPU")
+tgemm_run(btd bench --family batched --suite "${SOURCE_DIR}/bench/shapes/batched_shapes.csv" --dtype int8 --json -)
+expect_eq("exit status of tgemm bench --family batched --dtype int8" "${btd_RC}" "1")
+expect_contains("tgemm bench --family batched --dtype int8 stderr" "${btd_ERR}" "--family batched takes --dtype bf16 or fp16")
+tgemm_run(bts bench --family batched --suite "${SOURCE_DIR}/bench/shapes/llm_shapes.csv" --json -)
+expect_eq("exit status of tgemm bench --family batched on an a16w16 suite" "${bts_RC}" "1")
+expect_contains("tgemm bench --family batched --suite llm_shapes stderr" "${bts_ERR}"
+                "header needs name,B,M,N,K,transpose_a,transpose_b")
+
 # --overhead takes the same early exit.
 tgemm_run(o bench --overhead --overhead-calls 128 --json -)
 expect_eq("exit status of tgemm bench --overhead without a GPU" "${o_RC}" "2")

@@ -58,7 +58,9 @@ TEST(BlockscaleTable, FamilyNamesItsTableAndVariables) {
   const FamilyInfo& f = family_info(OpFamily::kA8W8Blockscale);
   EXPECT_EQ(f.op, "gemm_a8w8_blockscale");
   EXPECT_EQ(f.table, "a8w8_blockscale");
-  EXPECT_EQ(f.env_suffix, "A8W8_BLOCKSCALE");
+  EXPECT_EQ(f.config_env, "TGEMM_CONFIG_GEMM_A8W8_BLOCKSCALE");
+  EXPECT_EQ(f.untuned_env, "TGEMM_UNTUNED_GEMM_A8W8_BLOCKSCALE");
+  EXPECT_EQ(f.tuned_file, "a8w8_blockscale_tuned_gemm.csv");
   EXPECT_TRUE(quantized_family(OpFamily::kA8W8Blockscale));
   EXPECT_EQ(csv::join(tuned_table_columns(OpFamily::kA8W8Blockscale)), csv::join(tuned_table_columns(OpFamily::kA8W8)));
   EXPECT_EQ(csv::join(untuned_table_columns(OpFamily::kA8W8Blockscale)),

@@ -7,7 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "core/csv.h"
 #include "core/settings.h"
+#include "core/table.h"
+#include "tests/common/host_test_util.h"
 
 namespace tgemm {
 namespace {
@@ -137,6 +140,26 @@ TEST(SplitPathList, Cases) {
   EXPECT_EQ(split_path_list(":"), Strings{});
   EXPECT_EQ(split_path_list("/x/y.csv"), (Strings{"/x/y.csv"}));
   EXPECT_EQ(split_path_list("a:"), (Strings{"a"}));
+}
+
+TEST(BatchedSettings, EnvironmentNamesTheFamilysTablesAndCapture) {
+  Settings s =
+      settings_with({{"TGEMM_CONFIG_BF16_BATCHED_GEMM", "a.csv:b.csv"}, {"TGEMM_UNTUNED_BF16_BATCHED_GEMM", "u.csv"}},
+                    "/opt/tgemm/configs");
+  EXPECT_EQ(s.batched.table_files, (std::vector<std::string>{"a.csv", "b.csv"}));
+  EXPECT_EQ(s.batched.untuned_file, "u.csv");
+  EXPECT_EQ(&s.family(OpFamily::kBatched), &s.batched);
+  EXPECT_EQ(s.a16w16.table_files, (std::vector<std::string>{"/opt/tgemm/configs/bf16_tuned_gemm.csv"}));
+}
+
+TEST(BatchedSettings, ShippedTableIsReadWhereItExists) {
+  test::TempDir dir;
+  Settings none = settings_with({}, dir.path());
+  EXPECT_TRUE(none.batched.table_files.empty());
+  EXPECT_EQ(none.batched.untuned_file, "bf16_untuned_batched_gemm.csv");
+  test::write_file(dir.file("bf16_tuned_batched_gemm.csv"), csv::join(tuned_table_columns(OpFamily::kBatched)) + "\n");
+  Settings shipped = settings_with({}, dir.path());
+  EXPECT_EQ(shipped.batched.table_files, (std::vector<std::string>{dir.file("bf16_tuned_batched_gemm.csv")}));
 }
 
 }  // namespace

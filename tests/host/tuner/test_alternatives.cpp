@@ -128,5 +128,35 @@ TEST(ProfileCandidates, A8W8RecipesAreSeparateProblems) {
   EXPECT_EQ(profile_problem_key(row_of(16)), "sm_90a,132,16,4096,4096,False,torch.bfloat16,torch.bfloat16,none");
 }
 
+// A batched tune's profile ends with B,transpose_a,transpose_b: two batches (or layouts) of one
+// shape are two problems, and a batched row finds the candidates of its own batch.
+TEST(ProfileCandidates, BatchesAreSeparateProblems) {
+  auto batched_line = [](const std::string& name, const std::string& batch, const std::string& tb) {
+    return "sm_90a,132,16,4096,4096,False,torch.bfloat16,torch.bfloat16,none,cublaslt," + name +
+           ",10.0,10.0,0.01,0,True,,final,0.9,-1,9.0," + batch + ",False," + tb + "\n";
+  };
+  std::string header = kHeader;
+  header.insert(header.size() - 1, ",B,transpose_a,transpose_b");
+  std::istringstream in(header + batched_line("cublaslt:x", "16", "False") + batched_line("cublaslt:y", "8", "False") +
+                        batched_line("cublaslt:z", "8", "True"));
+  std::vector<std::string> warnings;
+  const auto got = read_profile_candidates(in, "prof.csv", 0.05, false, warnings);
+  EXPECT_TRUE(warnings.empty()) << warnings.front();
+  TableRow r = row_of(16);
+  r.key.batch = 8;
+  const auto eight = got.find(profile_problem_key(r));
+  ASSERT_NE(eight, got.end());
+  ASSERT_EQ(eight->second.size(), 1u);
+  EXPECT_EQ(eight->second[0].name, "cublaslt:y");
+  r.key.transpose_b = true;
+  const auto eight_t = got.find(profile_problem_key(r));
+  ASSERT_NE(eight_t, got.end());
+  EXPECT_EQ(eight_t->second[0].name, "cublaslt:z");
+  r.key.batch = 16;
+  r.key.transpose_b = false;
+  ASSERT_NE(got.find(profile_problem_key(r)), got.end());
+  EXPECT_EQ(got.size(), 3u);
+}
+
 }  // namespace
 }  // namespace tgemm

@@ -222,6 +222,91 @@ TEST(TuneInput, A8W8RowsAreWrittenWithScalesAndReadBack) {
   EXPECT_EQ(updated.rows[1].kernel_name, "cublaslt:heuristic_staged");
 }
 
+// A batched problem as validate_batched builds it (what the capture records).
+GemmProblem batched_problem(std::int64_t batch, std::int64_t m, std::int64_t n, std::int64_t k, bool ta, bool tb,
+                            bool bias) {
+  TableKey key;
+  key.n = n;
+  key.k = k;
+  key.bias = bias;
+  key.batch = batch;
+  key.transpose_a = ta;
+  key.transpose_b = tb;
+  return problem_of_key(key, m, 0);
+}
+
+TEST(TuneInput, ReadsTheBatchedCaptureWithBatchAndLayouts) {
+  test::TempDir dir;
+  const std::string path =
+      write_input(dir, capture_csv(OpFamily::kBatched, {batched_problem(16, 64, 512, 128, false, false, false),
+                                                        batched_problem(8, 256, 16, 4096, false, true, true),
+                                                        batched_problem(8, 2048, 2048, 2048, true, false, false)}));
+  const std::vector<UntunedProblem> problems = read_untuned(path);
+  ASSERT_EQ(problems.size(), 3u);
+  EXPECT_EQ(problems[1].family(), OpFamily::kBatched);
+  EXPECT_EQ(problems[1].batch, 8);
+  EXPECT_TRUE(problems[1].transpose_b);
+  EXPECT_TRUE(problems[2].transpose_a);
+  EXPECT_TRUE(test::contains(problems[1].describe(), "B=8 transpose_a=False transpose_b=True"))
+      << problems[1].describe();
+  for (const UntunedProblem& u : problems) {
+    // The worker's problem is the dense batched problem of the row's key (what problem_of_key races).
+    const GemmProblem p = problem_from_json(problem_json(u), 0);
+    EXPECT_EQ(p.family, OpFamily::kBatched) << u.describe();
+    EXPECT_EQ(p.batch, u.batch);
+    EXPECT_EQ(p.transpose_a, u.transpose_a);
+    EXPECT_EQ(p.transpose_b, u.transpose_b);
+    EXPECT_EQ(p.batch_stride_out, u.m * u.n);
+    const TableKey key = key_of(u, "sm_90a", 132);
+    EXPECT_EQ(key.batch, u.batch);
+    EXPECT_TRUE(table_key(p, "sm_90a", 132) == key) << key.describe();
+    EXPECT_TRUE(problem_of_key(key, u.m, 0) == p) << u.describe();
+  }
+  // Rates count every product of the batch.
+  TableRow row;
+  row.us = 1.0;
+  const GemmProblem p0 = problem_from_json(problem_json(problems[0]), 0);
+  set_row_rates(row, p0);
+  EXPECT_NEAR(row.tflops, 2.0 * 16 * 64 * 512 * 128 / 1e6, 1e-6);
+}
+
+TEST(TuneInput, RefusesBatchedRowsItCannotTune) {
+  const std::string header = csv::join(untuned_table_columns(OpFamily::kBatched)) + "\n";
+  EXPECT_TRUE(test::contains(
+      read_error(header + "16,512,128,False,torch.float8_e4m3fn,torch.bfloat16,False,False,none,16,False,False\n"),
+      "B on a torch.float8_e4m3fn problem"));
+  EXPECT_TRUE(test::contains(
+      read_error(header + "16,512,128,False,torch.bfloat16,torch.bfloat16,False,False,gelu,16,False,False\n"),
+      "batched_gemm adds a bias only"));
+  EXPECT_TRUE(test::contains(
+      read_error(header + "16,512,128,False,torch.bfloat16,torch.bfloat16,False,False,none,0,False,False\n"),
+      "B must be an integer in [1, "));
+  EXPECT_TRUE(test::contains(
+      read_error(header + "16,512,128,False,torch.bfloat16,torch.bfloat16,False,False,none,4,maybe,False\n"),
+      "transpose_a must be True or False"));
+}
+
+TEST(TuneInput, BatchedRowsAreWrittenWithTheirColumnsAndReadBack) {
+  test::TempDir dir;
+  const std::string path = dir.file("bf16_tuned_batched_gemm.csv");
+  TableRow r;
+  r.key = table_key(batched_problem(16, 64, 512, 128, false, true, false), "sm_90a", 132);
+  r.m = 64;
+  r.libtype = "cublaslt";
+  r.kernel_name = "cublaslt:heuristic";
+  r.solidx = -1;
+  r.us = 7;
+  write_tuned_table(path, {r});
+  const std::vector<std::string> lines = test::read_lines(path);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0], csv::join(tuned_table_columns(OpFamily::kBatched)));
+  EXPECT_TRUE(test::contains(lines[1], ",16,False,True")) << lines[1];
+  std::istringstream in(test::read_file(path));
+  const ParsedTable parsed = parse_tuned_table(in, path);
+  ASSERT_EQ(parsed.rows.size(), 1u);
+  EXPECT_TRUE(parsed.rows[0].key == r.key) << parsed.rows[0].key.describe();
+}
+
 TEST(TuneInput, A16W16TablesKeepTheirHeader) {
   test::TempDir dir;
   const std::string path = dir.file("bf16_tuned_gemm.csv");
