@@ -70,9 +70,8 @@ CtxGetCurrent ctx_get_current() {
 
 }  // namespace
 
-void cuda_bind_current_context() {
+void cuda_bind_context(int device) {
   thread_local std::uint64_t bound = 0;  // bit d: a context of device d was current on this thread
-  const int device = cuda_current_device();
   const std::uint64_t bit = device < 64 ? std::uint64_t{1} << device : 0;
   if (bound & bit) return;
   // A context the caller made current (its own, or the primary one) stays: only a thread with

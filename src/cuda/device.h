@@ -10,14 +10,15 @@ namespace tgemm {
 // The calling thread's current device. Throws tgemm::Error naming the CUDA call.
 int cuda_current_device();
 
-// Makes a context of the calling thread's current device current on this thread where none is
-// (its primary context; a context the caller made current stays), checked once per thread and
-// device. The runtime binds a thread to the context lazily, at its first call that needs
-// one (a launch, an allocation); cudaGetDevice does not, and PyTorch's device guard makes no call
-// where the device is already the current one. Host code that calls the driver API directly
-// (CUTLASS encodes its TMA descriptors with cuTensorMapEncodeTiled) fails on such a thread with
-// CUDA_ERROR_INVALID_CONTEXT. Throws tgemm::Error naming the CUDA call.
-void cuda_bind_current_context();
+// Makes a context of `device` (the calling thread's current device: the caller's problem was
+// resolved on it) current on this thread where none is (its primary context; a context the
+// caller made current stays), checked once per thread and device. The runtime binds a thread to
+// the context lazily, at its first call that needs one (a launch, an allocation); cudaGetDevice
+// does not, and PyTorch's device guard makes no call where the device is already the current one.
+// Host code that calls the driver API directly (CUTLASS encodes its TMA descriptors with
+// cuTensorMapEncodeTiled) fails on such a thread with CUDA_ERROR_INVALID_CONTEXT. Throws
+// tgemm::Error naming the CUDA call.
+void cuda_bind_context(int device);
 
 // Facts of device `ordinal`, queried on first use. Throws tgemm::Error for an ordinal outside
 // [0, 64) or a device CUDA cannot query.

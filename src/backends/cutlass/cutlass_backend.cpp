@@ -270,7 +270,7 @@ class CutlassSolution final : public Solution {
 
   void run(const GemmProblem& p, const GemmArgs& args, const Workspace& ws, Stream stream) const override {
     TGEMM_CHECK(can_implement(p), name_, "cannot implement ", p.describe());
-    cuda_bind_current_context();  // the TMA descriptors are encoded through the driver API
+    cuda_bind_context(p.device);  // the TMA descriptors are encoded through the driver API
     state_->kernel().run(p, args, info_.runtime, device_facts(p.device), ws, stream, name_.c_str());
   }
 
