@@ -443,6 +443,15 @@ def speedup_summary(rows: list[dict]) -> dict:
     }
 
 
+def print_speedup_summary(summary: dict, what: str, baseline: str) -> None:
+    """The one line a suite mode prints after its table (speedup_summary's fields)."""
+    print(
+        f"\n{summary['problems']} problems: {what} geomean {summary['geomean_speedup']:.3f}x over {baseline} "
+        f"(min {summary['min_speedup']:.3f}x, max {summary['max_speedup']:.3f}x), {summary['below_0_98']} below "
+        f"0.98x, {summary['check_failures']} failed the correctness check"
+    )
+
+
 A8W8_RECIPES = ("fp8_tensor", "fp8_rowwise", "int8_rowwise")
 
 
@@ -1393,22 +1402,12 @@ def main(argv=None) -> int:
             rows, extra, grouped_stem = grouped_bench.run(args.grouped, args, props)
         summary = extra.pop("summary")
         doc.update(extra)
-        print(
-            f"\n{summary['problems']} problems: {args.grouped} geomean {summary['geomean_speedup']:.3f}x over "
-            f"{rows[0]['baseline'] if rows else 'the baseline'} (min {summary['min_speedup']:.3f}x, "
-            f"max {summary['max_speedup']:.3f}x), {summary['below_0_98']} below 0.98x, "
-            f"{summary['check_failures']} failed the correctness check"
-        )
+        print_speedup_summary(summary, args.grouped, rows[0]["baseline"] if rows else "the baseline")
     elif args.gmm:
         rows, extra = run_gmm_suite(args, props)
         summary = extra.pop("summary")
         doc.update(extra)
-        print(
-            f"\n{summary['problems']} problems: gmm geomean {summary['geomean_speedup']:.3f}x over "
-            f"{rows[0]['baseline'] if rows else 'the baseline'} (min {summary['min_speedup']:.3f}x, "
-            f"max {summary['max_speedup']:.3f}x), {summary['below_0_98']} below 0.98x, "
-            f"{summary['check_failures']} failed the correctness check"
-        )
+        print_speedup_summary(summary, "gmm", rows[0]["baseline"] if rows else "the baseline")
     elif args.blockscale:
         rows, extra = run_8bit_suite(args, props, blockscale_spec(args))
         summary = extra.pop("summary")
@@ -1428,21 +1427,13 @@ def main(argv=None) -> int:
         rows, extra = run_batched_suite(args, props)
         summary = extra.pop("summary")
         doc.update(extra)
-        print(
-            f"\n{summary['problems']} problems: batched_gemm geomean {summary['geomean_speedup']:.3f}x over torch.bmm "
-            f"(min {summary['min_speedup']:.3f}x, max {summary['max_speedup']:.3f}x), {summary['below_0_98']} below "
-            f"0.98x, {summary['check_failures']} failed the correctness check"
-        )
+        print_speedup_summary(summary, "batched_gemm", "torch.bmm")
     elif args.a8w8:
         rows, extra = run_8bit_suite(args, props, a8w8_spec(args))
         summary = extra.pop("summary")
         doc.update(extra)
-        print(
-            f"\n{summary['problems']} problems: gemm_a8w8 ({args.a8w8}) geomean {summary['geomean_speedup']:.3f}x over "
-            f"{'torch._int_mm + scaling' if args.a8w8.startswith('int8') else 'torch._scaled_mm'} "
-            f"(min {summary['min_speedup']:.3f}x, max {summary['max_speedup']:.3f}x), {summary['below_0_98']} below "
-            f"0.98x, {summary['check_failures']} failed the correctness check"
-        )
+        baseline = "torch._int_mm + scaling" if args.a8w8.startswith("int8") else "torch._scaled_mm"
+        print_speedup_summary(summary, f"gemm_a8w8 ({args.a8w8})", baseline)
     elif not args.overhead_only:
         rows, extra = run_suite(args, props)
         summary = extra.pop("summary")
