@@ -27,6 +27,7 @@
 #include "runtime/timing.h"
 #include "tgemm/tgemm.h"
 #include "tools/cli/bench.h"
+#include "tools/cli/bench_family.h"
 #include "tools/cli/common.h"
 #include "tuner/data.h"
 #include "tuner/select.h"
@@ -174,30 +175,6 @@ std::string check_a8w8(const A8W8Problem& d, const GemmProblem& p) {
   return cr.bad == 0 ? "ok" : fmt::format("{} bad", cr.bad);
 }
 
-// Baseline and dispatch interleaved over rounds; the row's timing fields.
-json time_pair(const BenchOptions& o, const SolutionPtr& base, const Workspace& ws, const GemmProblem& p,
-               const A8W8Problem& d, double est_us, std::vector<TimingStats>& both) {
-  TimingOptions topt;
-  topt.replays = std::max(3, o.replays / 5);
-  topt.warmup_replays = 2;
-  const SlotPlan plan = plan_slots(est_us, o.rounds > 0 ? o.rounds : 10);
-  topt.launches_per_graph =
-      o.launches > 0 ? o.launches : std::max(plan.launches_per_graph, static_cast<int>(d.sets.size()));
-  const int rounds = o.rounds > 0 ? o.rounds : plan.rounds;
-  std::vector<std::vector<double>> per_round;
-  both = time_graphs_interleaved(
-      {[&](int i, Stream s) { base->run(p, args_of(d, d.sets[static_cast<std::size_t>(i) % d.sets.size()]), ws, s); },
-       [&](int i, Stream s) {
-         run_entry(p.family == OpFamily::kA8W8Blockscale, d, d.sets[static_cast<std::size_t>(i) % d.sets.size()], s);
-       }},
-      topt, rounds, &per_round);
-  return {{"baseline_us", both[0].median_us},
-          {"tgemm_us", both[1].median_us},
-          {"speedup", paired_ratio(per_round[0], per_round[1])},
-          {"rounds", rounds},
-          {"launches", topt.launches_per_graph}};
-}
-
 }  // namespace
 
 int run_bench_a8w8(const BenchOptions& o) {
@@ -210,23 +187,13 @@ int run_bench_a8w8(const BenchOptions& o) {
       "tgemm bench", "--scales must be tensor, token, channel or token_channel, got '", o.scales, "'");
   const std::string scales(format_scale_recipe(recipe->first, recipe->second));
   const DType in = o.dtype == "fp8" ? DType::kFloat8E4M3 : DType::kInt8;
-  require_gpu("bench");
-  Runtime& rt = Runtime::get();
-  const int device = rt.platform().current_device();
-  const DeviceInfo& dev = rt.platform().device_info(device);
-  const Backend* lt = rt.registry().find("cublaslt");
-  TGEMM_CHECK(lt != nullptr, "tgemm bench", "this build has no cublaslt backend");
+  const FamilyBench fb = start_family_bench();
+  const DeviceInfo& dev = *fb.dev;
   const std::vector<std::int64_t> ms = o.m_grid ? m_grid(o.m_grid_max) : parse_int_list(o.ms, "--m");
   const std::vector<SuiteShape> suite = read_suite(o.suite);
-  std::size_t free_b = 0, total_b = 0;
-  TGEMM_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b), "bench");
-  const std::size_t budget = std::min<std::size_t>(free_b / 3, 24ull << 30);
-  const double copy_tbps = measure_copy_tbps(1ull << 30);
-  warm_up_gpu(2.0);
-  fmt::print("device {} ({} SMs), copy {:.2f} TB/s, {} {} scales={} bias={}\n", dev.name, dev.sm_count, copy_tbps,
+  fmt::print("device {} ({} SMs), copy {:.2f} TB/s, {} {} scales={} bias={}\n", dev.name, dev.sm_count, fb.copy_tbps,
              o.family, o.dtype, scales, o.bias);
   json rows = json::array();
-  double log_sum = 0, min_speedup = 1e30;
   int count = 0, wrong = 0;
   std::uint64_t seed = 1;
   for (std::int64_t m : ms) {
@@ -234,11 +201,11 @@ int run_bench_a8w8(const BenchOptions& o) {
       if (!o.filter.empty() && (shape.model + "/" + shape.layer).find(o.filter) == std::string::npos) continue;
       if (o.max_problems > 0 && count >= o.max_problems) break;
       const std::int64_t n = shape.n, k = shape.k;
-      A8W8Problem d = make_a8w8(m, n, k, in, recipe->first, recipe->second, o.bias, dev.l2_bytes, budget, seed++);
+      A8W8Problem d = make_a8w8(m, n, k, in, recipe->first, recipe->second, o.bias, dev.l2_bytes, fb.budget, seed++);
       const A8W8Set& s0 = d.sets[0];
       GemmProblem p = problem_of(blockscale, d, s0);
-      p.device = device;
-      const SolutionPtr base = lt->default_solution(p);
+      p.device = fb.device;
+      const SolutionPtr base = fb.lt->default_solution(p);
       if (base == nullptr && blockscale) {
         // cuBLASLt's block-scaled kernels refuse it (N not a multiple of 4): no baseline to time.
         fmt::print("{:<16} {:<8} {:>5} {:>6} {:>6} | skipped: cuBLASLt has no block-scaled algorithm\n", shape.model,
@@ -256,15 +223,12 @@ int run_bench_a8w8(const BenchOptions& o) {
       const double bytes = static_cast<double>(d.input_bytes + static_cast<std::size_t>(m * n * 2));
       const double est_us = std::max(2.0 * m * n * k / 1.3e9, std::max(bytes / 3.0e6, 1.0));
       std::vector<TimingStats> both;
-      json reading = time_pair(o, base, ws, p, d, est_us, both);
-      const bool again = reading["speedup"].get<double>() < o.remeasure_below;
-      json first;
-      if (again) {
-        first = std::move(reading);
-        reading = time_pair(o, base, ws, p, d, est_us, both);
-      }
+      const auto set = [&](int i) -> const A8W8Set& { return d.sets[static_cast<std::size_t>(i) % d.sets.size()]; };
+      const json reading = time_baseline_and_tgemm(
+          o, est_us, d.sets.size(), [&](int i, Stream st) { base->run(p, args_of(d, set(i)), ws, st); },
+          [&](int i, Stream st) { run_entry(blockscale, d, set(i), st); }, both);
       const double sp = reading["speedup"].get<double>(), t_us = reading["tgemm_us"].get<double>();
-      const double floor_us = bytes / (copy_tbps * 1e12) * 1e6;
+      const double floor_us = bytes / (fb.copy_tbps * 1e12) * 1e6;
       json row = {{"family", o.family},
                   {"model", shape.model},
                   {"layer", shape.layer},
@@ -274,22 +238,10 @@ int run_bench_a8w8(const BenchOptions& o) {
                   {"dtype", std::string(dtype_name(in))},
                   {"outdtype", "torch.bfloat16"},
                   {"scales", scales},
-                  {"bias", o.bias},
-                  {"baseline", "cublaslt_default"},
-                  {"baseline_solution", base->name()},
-                  {"solution", info.kernel_name},
-                  {"level", info.level},
-                  {"check", check},
-                  {"rotations", d.sets.size()},
-                  {"remeasured", again},
-                  {"floor_us", floor_us},
-                  {"tbps", bytes / (t_us * 1e-6) / 1e12},
-                  {"tflops", 2.0 * m * n * k / (t_us * 1e-6) / 1e12}};
+                  {"bias", o.bias}};
+      row.update(dispatch_fields(base->name(), info, check, d.sets.size(), floor_us, bytes, 2.0 * m * n * k, t_us));
       row.update(reading);
-      if (again) row["first_reading"] = first;
       rows.push_back(row);
-      log_sum += std::log(sp);
-      min_speedup = std::min(min_speedup, sp);
       ++count;
       fmt::print("{:<16} {:<8} {:>5} {:>6} {:>6} | {:>9.2f} {:>9.2f} {:>6.3f}x | {:>8.2f} {:>7.1f} | {} ({}) {}\n",
                  shape.model, shape.layer, m, n, k, both[0].median_us, t_us, sp, floor_us, row["tflops"].get<double>(),
@@ -297,31 +249,9 @@ int run_bench_a8w8(const BenchOptions& o) {
       std::fflush(stdout);
     }
   }
-  const double geomean = count ? std::exp(log_sum / count) : 0;
-  fmt::print("\n{} problems: geomean speedup {:.3f}x over cuBLASLt default, min {:.3f}x, {} failed the check\n", count,
-             geomean, count ? min_speedup : 0.0, wrong);
-  if (o.json != "-") {
-    const std::string stem = std::filesystem::path(o.suite).stem().string() +
-                             (blockscale ? std::string("_a8w8_blockscale") : "_a8w8_" + o.dtype + "_" + scales);
-    const std::string path = o.json.empty() ? "bench/results/" + stem + "-" + card_slug(dev.name) + ".json" : o.json;
-    json doc = {{"command", o.command},
-                {"device", dev.name},
-                {"sm_count", dev.sm_count},
-                {"commit", current_commit()},
-                {"date", iso_date()},
-                {"copy_tbps", copy_tbps},
-                {"suite", o.suite},
-                {"rows", rows},
-                {"summary",
-                 {{"problems", count},
-                  {"geomean_speedup", geomean},
-                  {"min_speedup", count ? min_speedup : 0.0},
-                  {"check_failures", wrong}}}};
-    const auto parent = std::filesystem::path(path).parent_path();
-    if (!parent.empty()) std::filesystem::create_directories(parent);
-    std::ofstream(path) << doc.dump(2) << "\n";
-    fmt::print("wrote {}\n", path);
-  }
+  const std::string stem = std::filesystem::path(o.suite).stem().string() +
+                           (blockscale ? std::string("_a8w8_blockscale") : "_a8w8_" + o.dtype + "_" + scales);
+  finish_family_bench(o, dev, fb.copy_tbps, stem, rows, wrong);
   return wrong == 0 ? 0 : 1;
 }
 
