@@ -11,6 +11,19 @@ import torch
 
 from ._fake import _A16W16_IN, _NOT_TGEMM, _TGEMM_DTYPES, _check, _check_view, _n, _shape
 
+# op name -> fake kernel, of this module and of tgemm._fake_moe. torch accepts a fake kernel only
+# when register_fake is called from the module the C++ library names
+# (``set_python_module("tgemm._fake")``), so tgemm._fake registers these.
+FAKES: dict = {}
+
+
+def _fake(qualname: str):
+    def record(fn):
+        FAKES[qualname] = fn
+        return fn
+
+    return record
+
 
 def _check_ranks(op: str, tensors) -> None:
     # check_view: (name, shape or None, accepted ranks) in the core's order.
@@ -87,7 +100,7 @@ def _tgmm_views(op, *named) -> None:
             _check_view(op, name, t)
 
 
-@torch.library.register_fake("tgemm::tgmm")
+@_fake("tgemm::tgmm")
 def tgmm_fake(lhs, rhs, group_sizes, persistent=True, out_dtype=None):
     op = "ptgmm" if persistent else "nptgmm"
     _check_out_dtype(op, out_dtype)
@@ -100,14 +113,14 @@ def tgmm_fake(lhs, rhs, group_sizes, persistent=True, out_dtype=None):
     return lhs.new_empty((g, k, n), dtype=out_dtype)
 
 
-@torch.library.register_fake("tgemm::tgmm_out")
+@_fake("tgemm::tgmm_out")
 def tgmm_out_fake(lhs, rhs, group_sizes, out, bias_grad=None, accumulate=False, persistent=True):
     op = "ptgmm" if persistent else "nptgmm"
     _tgmm_views(op, ("lhs", lhs), ("rhs", rhs), ("group_sizes", group_sizes), ("out", out), ("bias_grad", bias_grad))
     _check_tgmm(op, lhs, rhs, group_sizes, tuple(out.shape), out.dtype, bias_grad)
 
 
-@torch.library.register_fake("tgemm::grouped_gemm")
+@_fake("tgemm::grouped_gemm")
 def grouped_gemm_fake(x, weights, expert_ids, topk_weights=None, transpose_weights=False, out_dtype=None):
     """validate_grouped_gemm without data: ranks, dtypes, then H, T, topk and N agreement."""
     op = "grouped_gemm"
@@ -171,7 +184,7 @@ def grouped_gemm_fake(x, weights, expert_ids, topk_weights=None, transpose_weigh
     return x.new_empty(out_shape, dtype=out_dtype)
 
 
-@torch.library.register_fake("tgemm::m_grouped_gemm_masked")
+@_fake("tgemm::m_grouped_gemm_masked")
 def m_grouped_gemm_masked_fake(x, w, out, masked_m, expected_m):
     """validate_masked without data: ranks, dtypes, shapes, expected_m."""
     op = "m_grouped_gemm_masked"

@@ -12,7 +12,7 @@ import math
 import torch
 
 from ._fake import _A16W16_IN, _check, _n, _shape
-from ._fake_grouped import _check_out_dtype, _check_ranks, _shape_of, _tgmm_views
+from ._fake_grouped import _check_out_dtype, _check_ranks, _fake, _shape_of, _tgmm_views
 
 _MAX_ROUTING_EXPERTS = 2048  # tgemm::kMaxRoutingExperts
 
@@ -56,13 +56,13 @@ def _routing_outputs(gating, shape):
     return gating.new_empty(shape, dtype=torch.float32), gating.new_empty(shape, dtype=torch.int32)
 
 
-@torch.library.register_fake("tgemm::topk_softmax")
+@_fake("tgemm::topk_softmax")
 def topk_softmax_fake(gating, k, renormalize=False):
     _, shape = _routing_fake("topk_softmax", gating, None, k)
     return _routing_outputs(gating, shape)
 
 
-@torch.library.register_fake("tgemm::grouped_topk")
+@_fake("tgemm::grouped_topk")
 def grouped_topk_fake(
     gating, correction_bias, n_group, topk_group, k, scoring="sigmoid", renormalize=True, routed_scaling=1.0
 ):
@@ -155,7 +155,7 @@ def _check_moe_shapes(op, hidden, w1, w2, topk_weights, topk_ids, out_shape):
     )
 
 
-@torch.library.register_fake("tgemm::fused_moe")
+@_fake("tgemm::fused_moe")
 def fused_moe_fake(hidden, w1, w2, topk_weights, topk_ids, activation="silu", expert_map=None, out_dtype=None):
     """validate_fused_moe without data: ranks, dtypes, then E, I, H, T and k agreement."""
     op = "fused_moe"

@@ -516,6 +516,9 @@ std::int64_t check_batched_rows(const TensorView& t, const char* name, const cha
 // No two elements of t share an address: the dims of more than one element, in stride order, each
 // step past the span of the smaller ones (so padded and interleaved batches pass).
 bool distinct_elements(const TensorView& t) {
+  for (int d = 0; d < t.rank; ++d) {
+    if (t.sizes[d] == 0) return true;  // no elements, nothing to overlap
+  }
   std::vector<std::pair<std::int64_t, std::int64_t>> dims;  // (stride, size)
   for (int d = 0; d < t.rank; ++d) {
     if (t.sizes[d] > 1) dims.emplace_back(t.strides[d], t.sizes[d]);

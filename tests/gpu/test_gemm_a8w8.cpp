@@ -218,9 +218,8 @@ TEST(GemmA8W8, RandomProblemsMatchReference) {
 
 TEST(GemmA8W8, DefaultsAreCublasLtForAlignedShapes) {
   TGEMM_REQUIRE_GPU();
-  // FP8 per tensor: the fused heuristic (scalar scale pointers). Per token x per channel: the staged
-  // path on sm_90, where cuBLASLt 13.0's heuristic returns no algorithm for OUTER_VEC_32F scales
-  // (an H100 read so). int8: IMMA then the scaling pass.
+  // FP8 per tensor (scalar scales) and per token x per channel (OUTER_VEC_32F scales): the fused
+  // heuristic. int8: IMMA then the scaling pass.
   for (bool tok : {false, true}) {
     A8W8Case c;
     c.m = 64;
@@ -229,7 +228,7 @@ TEST(GemmA8W8, DefaultsAreCublasLtForAlignedShapes) {
     c.x_per_token = c.w_per_channel = tok;
     A8W8Data d = make(c, 5);
     const DispatchInfo info = describe_gemm_a8w8(d.xv, d.wv, d.xsv, d.wsv, d.ov, nullptr);
-    EXPECT_EQ(info.kernel_name, tok ? "cublaslt:heuristic_staged" : "cublaslt:heuristic") << c.describe();
+    EXPECT_EQ(info.kernel_name, "cublaslt:heuristic") << c.describe();
   }
   A8W8Case c;
   c.m = 64;

@@ -17,7 +17,7 @@ import pytest
 import torch
 
 import tgemm
-from tgemm_test_utils import assert_close_quantized, requires_cuda
+from tgemm_test_utils import assert_close_quantized, opcheck_float8, requires_cuda
 
 pytestmark = requires_cuda
 
@@ -134,7 +134,7 @@ def _opcheck_cases():
 
 @pytest.mark.parametrize("args", list(_opcheck_cases()) if torch.cuda.is_available() else [])
 def test_opcheck(args):
-    torch.library.opcheck(torch.ops.tgemm.gemm_a8w8_blockscale.default, args)
+    opcheck_float8(torch.ops.tgemm.gemm_a8w8_blockscale.default, args)
 
 
 def test_compile_fullgraph():

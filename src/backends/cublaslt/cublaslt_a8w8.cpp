@@ -37,6 +37,14 @@ void set_attr(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attr, co
   TGEMM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc, attr, &value, sizeof(value)), kWhere);
 }
 
+// cuBLASLt's heuristic refuses the outer-vector and block scale modes while the scale pointers are
+// unset ("requires a custom pointer for A scale"), then returns no algorithm. It reads only their
+// alignment; run sets the real (16-byte aligned) pointers before each matmul.
+void set_scale_placeholders(cublasLtMatmulDesc_t desc) {
+  set_attr(desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, fake_pointer(16));
+  set_attr(desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, fake_pointer(16));
+}
+
 }  // namespace
 
 LtA8W8Solution::LtA8W8Solution(const GemmProblem& p, Mode mode) : problem_(p), mode_(mode) {
@@ -82,6 +90,7 @@ bool LtA8W8Solution::make_descriptors(std::string& why) {
       const std::int32_t mode = CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
       set_attr(desc_, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, mode);
       set_attr(desc_, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, mode);
+      set_scale_placeholders(desc_);
       if (p.a_scale == ScaleGranularity::kTensor) vector_bytes_ = round_up(static_cast<std::size_t>(p.m) * 4);
       if (p.b_scale == ScaleGranularity::kTensor) vector_bytes_ = round_up(static_cast<std::size_t>(p.n) * 4);
     }
@@ -357,6 +366,7 @@ bool LtA8W8Solution::make_blockscale_descriptors(std::string& why) {
     why = "this cuBLASLt (" + format_lt_version(cublaslt_runtime_version()) + ") has no block scale modes";
     return false;
   }
+  set_scale_placeholders(desc_);
   if (!staged && p.has_bias()) {
     set_attr(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_BIAS);
     set_attr(desc_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, cublaslt_data_type(p.bias_type));

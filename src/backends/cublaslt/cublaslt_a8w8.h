@@ -56,9 +56,9 @@ class LtA8W8Solution final : public Solution {
   static std::shared_ptr<LtA8W8Solution> probe(const GemmProblem& p, Mode mode, std::string& why);
   // The form of p's explicit configurations: fused for FP8 with per-tensor scales on both sides and
   // no bias or one of out's dtype (cuBLASLt's scalar scales and bias epilogue); staged otherwise
-  // (INT8: the IMMA kernels write int32; per-token or per-channel FP8: cuBLASLt 13.0 has no
-  // OUTER_VEC_32F algorithm on sm_90). Blockscale: fused where M is a multiple of 4, any bias has
-  // out's dtype and cuBLASLt's heuristic has a fused algorithm; staged otherwise.
+  // (INT8: the IMMA kernels write int32; per-token or per-channel FP8: the heuristic's one
+  // OUTER_VEC_32F algorithm is the fused candidate, the explicit space stays staged). Blockscale: fused where M is a
+  // multiple of 4, any bias has out's dtype and cuBLASLt's heuristic has a fused algorithm; staged otherwise.
   static Mode explicit_form(const GemmProblem& p);
 
   ~LtA8W8Solution() override;

@@ -265,6 +265,12 @@ TEST(ValidateBatched, Fp32OutFp16InputsAndEmptyProblemsAccepted) {
   no_k.a = view(nullptr, DType::kBFloat16, {4, 24, 0});
   no_k.b = view(nullptr, DType::kBFloat16, {4, 0, 16});
   EXPECT_EQ(no_k.validate().problem.k, 0);
+  // M = 0 with torch's strides for [3, 0, 16], (0, 16, 1): no element, so none overlaps.
+  Args no_m;
+  no_m.a = view(nullptr, DType::kBFloat16, {3, 0, 32}, {0, 32, 1});
+  no_m.b = view(addr(0x200000), DType::kBFloat16, {3, 32, 16});
+  no_m.out = view(nullptr, DType::kBFloat16, {3, 0, 16}, {0, 16, 1});
+  EXPECT_EQ(no_m.validate().problem.m, 0);
 }
 
 }  // namespace
