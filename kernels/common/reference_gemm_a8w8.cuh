@@ -6,6 +6,8 @@
 // scales have one block spanning K (RefA8W8Scales); gemm_a8w8_blockscale's have 128-element blocks
 // (RefBlockScales: 1x128 for x, 128x128 for w). Slow on purpose: the yardstick for the tests and
 // the tuner, and the blockscale fallback for shapes no fast path takes.
+// batched_gemm_a8w8 runs `batch` such products (RefA8W8Batch), operand and scale i at i batch
+// strides past product 0's.
 // Preconditions: row-major x [M, K] (ld lda), w [N, K] (ld ldb), out [M, N] (ld ldo); for int8,
 // K * 127 * 128 < 2^31 (K < 131072) so the int32 sum cannot overflow.
 // Test: tests/gpu/test_gemm_a8w8.cpp and tests/gpu/test_gemm_a8w8_blockscale.cpp check it against
@@ -33,9 +35,18 @@ struct RefA8W8Scales {
   const float* w_scale = nullptr;
   bool w_per_col = false;
 
+  // Floats between the scales of consecutive products (batched_gemm_a8w8; 0 otherwise).
+  std::int64_t batch_x_scale = 0, batch_w_scale = 0;
+
   __device__ std::int64_t block_k(std::int64_t k) const { return k; }
   __device__ float x_at(std::int64_t row, std::int64_t) const { return x_scale[x_per_row ? row : 0]; }
   __device__ float w_at(std::int64_t col, std::int64_t) const { return w_scale[w_per_col ? col : 0]; }
+  __device__ RefA8W8Scales for_product(std::int64_t b) const {
+    RefA8W8Scales s = *this;
+    s.x_scale += b * batch_x_scale;
+    s.w_scale += b * batch_w_scale;
+    return s;
+  }
 };
 
 // Block scales: x_scale(m, b) at x_scale[m * x_stride_m + b * x_stride_k] (row-major or MN-major),
@@ -50,14 +61,22 @@ struct RefBlockScales {
   __device__ std::int64_t block_k(std::int64_t) const { return kBlock; }
   __device__ float x_at(std::int64_t row, std::int64_t b) const { return x_scale[row * x_stride_m + b * x_stride_k]; }
   __device__ float w_at(std::int64_t col, std::int64_t b) const { return w_scale[(col / kBlock) * w_ld + b]; }
+  __device__ RefBlockScales for_product(std::int64_t) const { return *this; }  // one product only
+};
+
+// The batch of products: count, and the elements between consecutive products' x, w and out.
+struct RefA8W8Batch {
+  std::int64_t count = 1;
+  std::int64_t x = 0, w = 0, out = 0;
 };
 
 // In: __nv_fp8_e4m3 (Acc float) or std::int8_t (Acc std::int32_t). Scales: RefA8W8Scales or
 // RefBlockScales, whose block_k is a multiple of kRefA8W8Tile or K itself.
 template <typename In, typename Acc, typename Out, typename Bias, typename Scales>
-__global__ void reference_gemm_a8w8(const In* __restrict__ x, const In* __restrict__ w, Out* __restrict__ out,
-                                    const Bias* __restrict__ bias, std::int64_t m, std::int64_t n, std::int64_t k,
-                                    std::int64_t lda, std::int64_t ldb, std::int64_t ldo, Scales scales) {
+__device__ void reference_gemm_a8w8_product(const In* __restrict__ x, const In* __restrict__ w, Out* __restrict__ out,
+                                            const Bias* __restrict__ bias, std::int64_t m, std::int64_t n,
+                                            std::int64_t k, std::int64_t lda, std::int64_t ldb, std::int64_t ldo,
+                                            const Scales& scales) {
   __shared__ Acc xs[kRefA8W8Tile][kRefA8W8Tile + 1];  // (BLK_M, BLK_K), padded against bank conflicts
   __shared__ Acc ws[kRefA8W8Tile][kRefA8W8Tile + 1];  // (BLK_N, BLK_K)
   const std::int64_t row = static_cast<std::int64_t>(blockIdx.y) * kRefA8W8Tile + threadIdx.y;
@@ -92,6 +111,18 @@ __global__ void reference_gemm_a8w8(const In* __restrict__ x, const In* __restri
     float v = total;
     if (bias != nullptr) v += to_float(bias[col]);
     out[row * ldo + col] = from_float<Out>(v);
+  }
+}
+
+// Grid (N tiles, M tiles, up to 65535 products); blocks step over the products by gridDim.z.
+template <typename In, typename Acc, typename Out, typename Bias, typename Scales>
+__global__ void reference_gemm_a8w8(const In* __restrict__ x, const In* __restrict__ w, Out* __restrict__ out,
+                                    const Bias* __restrict__ bias, std::int64_t m, std::int64_t n, std::int64_t k,
+                                    std::int64_t lda, std::int64_t ldb, std::int64_t ldo, Scales scales,
+                                    RefA8W8Batch batch) {
+  for (std::int64_t b = blockIdx.z; b < batch.count; b += gridDim.z) {
+    reference_gemm_a8w8_product<In, Acc>(x + b * batch.x, w + b * batch.w, out + b * batch.out, bias, m, n, k, lda, ldb,
+                                         ldo, scales.for_product(b));
   }
 }
 

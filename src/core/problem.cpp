@@ -36,6 +36,13 @@ const FamilyInfo& family_info(OpFamily f) {
                                    "bf16_untuned_batched_gemm.csv",
                                    "TGEMM_CONFIG_BF16_BATCHED_GEMM",
                                    "TGEMM_UNTUNED_BF16_BATCHED_GEMM"};
+  // AITER's names (AITER_CONFIG_A8W8_BATCHED_GEMM).
+  static const FamilyInfo kA8W8Batched{"batched_gemm_a8w8",
+                                       "a8w8_batched",
+                                       "a8w8_tuned_batched_gemm.csv",
+                                       "a8w8_untuned_batched_gemm.csv",
+                                       "TGEMM_CONFIG_A8W8_BATCHED_GEMM",
+                                       "TGEMM_UNTUNED_A8W8_BATCHED_GEMM"};
   static const FamilyInfo kA8W8Blockscale{"gemm_a8w8_blockscale",
                                           "a8w8_blockscale",
                                           "a8w8_blockscale_tuned_gemm.csv",
@@ -48,6 +55,7 @@ const FamilyInfo& family_info(OpFamily f) {
     case OpFamily::kA8W8: return kA8W8;
     case OpFamily::kA8W8Blockscale: return kA8W8Blockscale;
     case OpFamily::kBatched: return kBatched;
+    case OpFamily::kA8W8Batched: return kA8W8Batched;
   }
   detail::throw_error("family_info", "unknown op family ", static_cast<int>(f));
 }
@@ -140,15 +148,16 @@ bool GemmProblem::operator==(const GemmProblem& o) const {
                     p.unit_alpha, p.use_c, p.scale_ab, p.bpreshuffle, p.a_scale, p.b_scale, p.a_scale_mn_major,
                     p.ld_a_scale, p.ld_b_scale, p.lda, p.ldb, p.ldo, p.ldc, p.align_a, p.align_b, p.align_out,
                     p.align_bias, p.align_c, p.align_scales, p.batch, p.batch_stride_a, p.batch_stride_b,
-                    p.batch_stride_out, p.transpose_a, p.transpose_b, p.device);
+                    p.batch_stride_out, p.batch_stride_a_scale, p.batch_stride_b_scale, p.transpose_a, p.transpose_b,
+                    p.device);
   };
   return tie(*this) == tie(o);
 }
 
 std::string GemmProblem::describe() const {
-  std::string s = family == OpFamily::kBatched ? detail::concat("B=", batch, " transpose_a=", py_bool(transpose_a),
-                                                                " transpose_b=", py_bool(transpose_b), " ")
-                                               : std::string();
+  std::string s = batched_family(family) ? detail::concat("B=", batch, " transpose_a=", py_bool(transpose_a),
+                                                          " transpose_b=", py_bool(transpose_b), " ")
+                                         : std::string();
   s += detail::concat("M=", m, " N=", n, " K=", k, " bias=", py_bool(has_bias()), " dtype=", dtype_name(a_type),
                       " outdtype=", dtype_name(out_type));
   if (scale_ab) s += " scaleAB=True";
@@ -175,6 +184,7 @@ std::size_t GemmProblemHash::operator()(const GemmProblem& p) const noexcept {
   hash_mix(h, p.batch_stride_a);
   hash_mix(h, p.batch_stride_b);
   hash_mix(h, p.batch_stride_out);
+  hash_mix(h, p.batch_stride_a_scale * 3 + p.batch_stride_b_scale);
   hash_mix(h, static_cast<int>(p.transpose_a) | (static_cast<int>(p.transpose_b) << 1));
   hash_mix(h, static_cast<int>(p.activation) | (static_cast<int>(p.unit_alpha) << 4) |
                   (static_cast<int>(p.use_c) << 5) | (static_cast<int>(p.align_c) << 6) |
@@ -206,9 +216,9 @@ std::uint8_t address_alignment(const void* p) {
 }
 
 OpFamily TableKey::family() const {
-  if (batch > 0) return OpFamily::kBatched;
-  if (a_scale == ScaleGranularity::kBlock) return OpFamily::kA8W8Blockscale;
   const bool quantized = dtype == DType::kFloat8E4M3 || dtype == DType::kFloat8E5M2 || dtype == DType::kInt8;
+  if (batch > 0) return quantized ? OpFamily::kA8W8Batched : OpFamily::kBatched;
+  if (a_scale == ScaleGranularity::kBlock) return OpFamily::kA8W8Blockscale;
   return quantized ? OpFamily::kA8W8 : OpFamily::kA16W16;
 }
 
@@ -264,7 +274,7 @@ TableKey table_key(const GemmProblem& p, const std::string& arch, int sm_count) 
   k.epilogue = p.epilogue_key();
   k.a_scale = p.a_scale;
   k.b_scale = p.b_scale;
-  if (p.family == OpFamily::kBatched) {
+  if (batched_family(p.family)) {
     k.batch = p.batch;
     k.transpose_a = p.transpose_a;
     k.transpose_b = p.transpose_b;
@@ -304,8 +314,12 @@ GemmProblem problem_of_key(const TableKey& key, std::int64_t m, int device) {
   p.lda = p.ldb = key.k;
   p.ldo = p.ldc = key.n;
   if (key.batch > 0) {
-    // batched: dense operands of the stored layouts, one matrix after another.
-    p.family = OpFamily::kBatched;
+    // batched: dense operands of the stored layouts, one matrix after another; a8w8_batched's
+    // scales one per product (per-tensor) or one vector per product (per-row).
+    p.family = key.a_scale != ScaleGranularity::kNone ? OpFamily::kA8W8Batched : OpFamily::kBatched;
+    p.batch_stride_a_scale = key.a_scale == ScaleGranularity::kRow ? m : 1;
+    p.batch_stride_b_scale = key.b_scale == ScaleGranularity::kRow ? key.n : 1;
+    if (p.family == OpFamily::kBatched) p.batch_stride_a_scale = p.batch_stride_b_scale = 0;
     p.batch = key.batch;
     p.transpose_a = key.transpose_a;
     p.transpose_b = key.transpose_b;

@@ -21,13 +21,19 @@ enum class OpFamily : std::uint8_t {
   kA8W8,            // float8_e4m3fn or int8 inputs with fp32 scales: gemm_a8w8
   kA8W8Blockscale,  // float8_e4m3fn inputs with 1x128 (x) and 128x128 (w) fp32 block scales
   kBatched,         // bf16/fp16 strided-batched products: batched_gemm
+  kA8W8Batched,     // float8_e4m3fn or int8 strided-batched products with fp32 scales: batched_gemm_a8w8
 };
-inline constexpr int kOpFamilies = 4;
+inline constexpr int kOpFamilies = 5;
 inline constexpr OpFamily kAllOpFamilies[] = {OpFamily::kA16W16, OpFamily::kA8W8, OpFamily::kA8W8Blockscale,
-                                              OpFamily::kBatched};
-// The families of 8-bit operands with fp32 scales (gemm_a8w8, gemm_a8w8_blockscale): a `scales`
-// column in their tables, cuBLASLt's a8w8 solutions.
-inline bool quantized_family(OpFamily f) { return f == OpFamily::kA8W8 || f == OpFamily::kA8W8Blockscale; }
+                                              OpFamily::kBatched, OpFamily::kA8W8Batched};
+// The families of 8-bit operands with fp32 scales (gemm_a8w8, gemm_a8w8_blockscale,
+// batched_gemm_a8w8): a `scales` column in their tables, cuBLASLt's a8w8 solutions.
+inline bool quantized_family(OpFamily f) {
+  return f == OpFamily::kA8W8 || f == OpFamily::kA8W8Blockscale || f == OpFamily::kA8W8Batched;
+}
+// The families of B products (batched_gemm, batched_gemm_a8w8): `B`, `transpose_a` and
+// `transpose_b` columns in their tables, batch strides in their problems.
+inline bool batched_family(OpFamily f) { return f == OpFamily::kBatched || f == OpFamily::kA8W8Batched; }
 
 struct FamilyInfo {
   std::string_view op;            // public op name, for messages
@@ -114,6 +120,9 @@ struct GemmProblem {
   // hence true for the other families), else [K, N] (at k * ldb + n).
   std::int64_t batch = 1;
   std::int64_t batch_stride_a = 0, batch_stride_b = 0, batch_stride_out = 0;
+  // a8w8_batched: product i reads its scales at a_scale + i * batch_stride_a_scale (and b's
+  // likewise), in floats; 0 where one scale (or one vector) serves every product.
+  std::int64_t batch_stride_a_scale = 0, batch_stride_b_scale = 0;
   bool transpose_a = false;
   bool transpose_b = true;
   int device = 0;  // ordinal; tables are per arch and SM count, so decisions are per device
@@ -151,13 +160,14 @@ struct TableKey {
   EpilogueKey epilogue;
   ScaleGranularity a_scale = ScaleGranularity::kNone;  // the `scales` column (a8w8)
   ScaleGranularity b_scale = ScaleGranularity::kNone;
-  // batched: the `B`, `transpose_a` and `transpose_b` columns; batch 0 for the other families.
+  // batched and a8w8_batched: the `B`, `transpose_a` and `transpose_b` columns; batch 0 for the
+  // other families.
   std::int64_t batch = 0;
   bool transpose_a = false;
   bool transpose_b = false;
 
-  // The family whose table holds rows of this key: batched where it has a batch, a8w8_blockscale
-  // for block scales, else by dtype.
+  // The family whose table holds rows of this key: batched (a8w8_batched for 8-bit dtypes) where it
+  // has a batch, a8w8_blockscale for block scales, else by dtype.
   OpFamily family() const;
   bool operator==(const TableKey& o) const;
   std::string describe() const;

@@ -14,6 +14,7 @@ const FamilySettings& Settings::family(OpFamily f) const {
     case OpFamily::kA8W8: return a8w8;
     case OpFamily::kA8W8Blockscale: return a8w8_blockscale;
     case OpFamily::kBatched: return batched;
+    case OpFamily::kA8W8Batched: return a8w8_batched;
   }
   return a16w16;
 }
@@ -99,6 +100,7 @@ Settings Settings::from_env(const std::string& shipped_config_dir, const Getenv&
   s.a8w8 = family_settings(OpFamily::kA8W8);
   s.a8w8_blockscale = family_settings(OpFamily::kA8W8Blockscale);
   s.batched = family_settings(OpFamily::kBatched);
+  s.a8w8_batched = family_settings(OpFamily::kA8W8Batched);
   s.capture = env_flag(getenv("TGEMM_TUNE_GEMM"));
   s.log_tuned_config = env_flag(getenv("TGEMM_LOG_TUNED_CONFIG"));
   return s;

@@ -10,9 +10,11 @@
 //                             (gemm_a8w8_blockscale)
 //   TGEMM_CONFIG_BF16_BATCHED_GEMM  the same for batched_gemm (bf16_tuned_batched_gemm.csv; AITER's
 //                             name for it)
+//   TGEMM_CONFIG_A8W8_BATCHED_GEMM  the same for batched_gemm_a8w8 (a8w8_tuned_batched_gemm.csv)
 //   TGEMM_TUNE_GEMM=1         record untuned problems to TGEMM_UNTUNED_GEMM_<FAM>
 //                             (default ./<fam>_untuned_gemm.csv), TGEMM_UNTUNED_BF16_BATCHED_GEMM
-//                             (default ./bf16_untuned_batched_gemm.csv)
+//                             (default ./bf16_untuned_batched_gemm.csv), TGEMM_UNTUNED_A8W8_BATCHED_GEMM
+//                             (default ./a8w8_untuned_batched_gemm.csv)
 // (FamilyInfo in core/problem.h holds each family's names.)
 //   TGEMM_LOG_TUNED_CONFIG=1  log, once per shape, where the lookup walk landed
 // On every call of shipped_config_dir():
@@ -43,6 +45,7 @@ struct Settings {
   FamilySettings a8w8;
   FamilySettings a8w8_blockscale;
   FamilySettings batched;
+  FamilySettings a8w8_batched;
   bool capture = false;
   bool log_tuned_config = false;
   // What the environment asked for that cannot be what was meant (a table variable that names no

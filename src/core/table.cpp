@@ -35,7 +35,7 @@ struct Columns {
 // A family's columns: the shared ones, then its own key columns (family_key_fields' order).
 std::vector<std::string> family_columns(std::vector<std::string> columns, OpFamily family) {
   if (quantized_family(family)) columns.push_back("scales");
-  if (family == OpFamily::kBatched) columns.insert(columns.end(), {"B", "transpose_a", "transpose_b"});
+  if (batched_family(family)) columns.insert(columns.end(), {"B", "transpose_a", "transpose_b"});
   return columns;
 }
 
@@ -47,6 +47,8 @@ const std::vector<std::string>& tuned_table_columns(OpFamily family) {
       "bpreshuffle", "libtype", "solidx", "splitK", "us", "kernelName", "err_ratio", "tflops", "bw", "epilogue", "M_lo", "M_hi"};
   static const std::vector<std::string> kA8W8Columns = family_columns(kColumns, OpFamily::kA8W8);
   static const std::vector<std::string> kBatchedColumns = family_columns(kColumns, OpFamily::kBatched);
+  static const std::vector<std::string> kA8W8BatchedColumns = family_columns(kColumns, OpFamily::kA8W8Batched);
+  if (family == OpFamily::kA8W8Batched) return kA8W8BatchedColumns;
   return quantized_family(family) ? kA8W8Columns : family == OpFamily::kBatched ? kBatchedColumns : kColumns;
 }
 
@@ -55,6 +57,8 @@ const std::vector<std::string>& untuned_table_columns(OpFamily family) {
                                                     "outdtype", "scaleAB", "bpreshuffle", "epilogue"};
   static const std::vector<std::string> kA8W8Columns = family_columns(kColumns, OpFamily::kA8W8);
   static const std::vector<std::string> kBatchedColumns = family_columns(kColumns, OpFamily::kBatched);
+  static const std::vector<std::string> kA8W8BatchedColumns = family_columns(kColumns, OpFamily::kA8W8Batched);
+  if (family == OpFamily::kA8W8Batched) return kA8W8BatchedColumns;
   return quantized_family(family) ? kA8W8Columns : family == OpFamily::kBatched ? kBatchedColumns : kColumns;
 }
 
@@ -63,6 +67,9 @@ std::vector<std::string> family_key_fields(const TableKey& key) {
     case OpFamily::kA8W8:
     case OpFamily::kA8W8Blockscale: return {std::string(format_scale_recipe(key.a_scale, key.b_scale))};
     case OpFamily::kBatched: return {std::to_string(key.batch), py_bool(key.transpose_a), py_bool(key.transpose_b)};
+    case OpFamily::kA8W8Batched:
+      return {std::string(format_scale_recipe(key.a_scale, key.b_scale)), std::to_string(key.batch),
+              py_bool(key.transpose_a), py_bool(key.transpose_b)};
     case OpFamily::kA16W16: break;
   }
   return {};
@@ -234,10 +241,16 @@ std::string RowReader::read(TableRow* row) {
   const std::string* batch = field("B");
   if (batch && !batch->empty()) {
     // batched: B, and the stored layouts (part of the key: they choose cuBLASLt's operations).
-    if (quantized) fail("B with dtype " + std::string(dtype_name(row->key.dtype)) + ": batched rows are bf16 or fp16");
     row->key.batch = get_int("B", 0, 1, kMaxDim);
     row->key.transpose_a = get_bool("transpose_a");
     row->key.transpose_b = get_bool("transpose_b");
+    if (quantized && row->key.a_scale == ScaleGranularity::kBlock) {
+      fail("B with scales 'block': batched_gemm_a8w8 takes per-tensor, per-token and per-channel scales");
+    } else if (quantized && (row->key.transpose_a || !row->key.transpose_b)) {
+      fail(
+          "an a8w8 batched row has transpose_a=False, transpose_b=True (a [B, M, K], b [B, N, K]: the only "
+          "layout of batched_gemm_a8w8)");
+    }
   }
   row->libtype = *field("libtype");
   if (row->libtype.empty()) fail("empty libtype");

@@ -297,30 +297,41 @@ void check_alignment_and_aliasing(const TensorView& x, const TensorView& w, cons
   }
 }
 
+// The names of the a8w8 operands in messages: gemm_a8w8's x, w, x_scale, w_scale, or
+// batched_gemm_a8w8's a, b, a_scale, b_scale.
+struct A8W8Names {
+  const char* x = "x";
+  const char* w = "w";
+  const char* xs = "x_scale";
+  const char* ws = "w_scale";
+};
+
 // a8w8: null pointers, then the dtypes of the operands, out, bias and scales. `blockscale`:
 // FP8 only, and a block-scale tensor without elements (K = 0) may have no data.
 void check_a8w8_pointers_and_dtypes(const TensorView& x, const TensorView& w, const TensorView& x_scale,
                                     const TensorView& w_scale, const TensorView& out, const TensorView* bias,
-                                    bool blockscale, std::string_view op) {
-  TGEMM_CHECK(x.data != nullptr || x.numel() == 0, op, "x.data must not be null (x is ", shape_str(x), ")");
-  TGEMM_CHECK(w.data != nullptr || w.numel() == 0, op, "w.data must not be null (w is ", shape_str(w), ")");
-  TGEMM_CHECK(x_scale.data != nullptr || (blockscale && x_scale.numel() == 0), op,
-              "x_scale.data must not be null (x_scale is ", shape_str(x_scale), ")");
-  TGEMM_CHECK(w_scale.data != nullptr || (blockscale && w_scale.numel() == 0), op,
-              "w_scale.data must not be null (w_scale is ", shape_str(w_scale), ")");
+                                    bool blockscale, std::string_view op, const A8W8Names& nm = {}) {
+  TGEMM_CHECK(x.data != nullptr || x.numel() == 0, op, nm.x, ".data must not be null (", nm.x, " is ", shape_str(x),
+              ")");
+  TGEMM_CHECK(w.data != nullptr || w.numel() == 0, op, nm.w, ".data must not be null (", nm.w, " is ", shape_str(w),
+              ")");
+  TGEMM_CHECK(x_scale.data != nullptr || (blockscale && x_scale.numel() == 0), op, nm.xs, ".data must not be null (",
+              nm.xs, " is ", shape_str(x_scale), ")");
+  TGEMM_CHECK(w_scale.data != nullptr || (blockscale && w_scale.numel() == 0), op, nm.ws, ".data must not be null (",
+              nm.ws, " is ", shape_str(w_scale), ")");
   TGEMM_CHECK(out.data != nullptr || out.numel() == 0, op, "out.data must not be null (out is ", shape_str(out), ")");
   if (bias) {
     TGEMM_CHECK(bias->data != nullptr || bias->numel() == 0, op,
                 "bias.data must not be null when a bias is given (bias is ", shape_str(*bias), ")");
   }
-  TGEMM_CHECK(x.dtype != DType::kFloat8E5M2, op,
-              "x.dtype torch.float8_e5m2 is not supported (Hopper's FP8 GEMMs take e5m2 only against an e4m3 "
+  TGEMM_CHECK(x.dtype != DType::kFloat8E5M2, op, nm.x,
+              ".dtype torch.float8_e5m2 is not supported (Hopper's FP8 GEMMs take e5m2 only against an e4m3 "
               "operand): quantize to torch.float8_e4m3fn");
-  TGEMM_CHECK(!blockscale || x.dtype == DType::kFloat8E4M3, op,
-              "x.dtype must be torch.float8_e4m3fn (block scales are an FP8 recipe), got ", dtype_name(x.dtype));
-  TGEMM_CHECK(x.dtype == DType::kFloat8E4M3 || x.dtype == DType::kInt8, op,
-              "x.dtype must be torch.float8_e4m3fn or torch.int8, got ", dtype_name(x.dtype));
-  TGEMM_CHECK(w.dtype == x.dtype, op, "w.dtype must equal x.dtype (", dtype_name(x.dtype),
+  TGEMM_CHECK(!blockscale || x.dtype == DType::kFloat8E4M3, op, nm.x,
+              ".dtype must be torch.float8_e4m3fn (block scales are an FP8 recipe), got ", dtype_name(x.dtype));
+  TGEMM_CHECK(x.dtype == DType::kFloat8E4M3 || x.dtype == DType::kInt8, op, nm.x,
+              ".dtype must be torch.float8_e4m3fn or torch.int8, got ", dtype_name(x.dtype));
+  TGEMM_CHECK(w.dtype == x.dtype, op, nm.w, ".dtype must equal ", nm.x, ".dtype (", dtype_name(x.dtype),
               "): fp8 and int8 operands do not mix, got ", dtype_name(w.dtype));
   TGEMM_CHECK(out.dtype == DType::kBFloat16 || out.dtype == DType::kFloat16 || out.dtype == DType::kFloat32, op,
               "out.dtype must be torch.bfloat16, torch.float16 or torch.float32, got ", dtype_name(out.dtype));
@@ -328,9 +339,9 @@ void check_a8w8_pointers_and_dtypes(const TensorView& x, const TensorView& w, co
     TGEMM_CHECK(bias->dtype == out.dtype || bias->dtype == DType::kFloat32, op, "bias.dtype must equal out.dtype (",
                 dtype_name(out.dtype), ") or be torch.float32, got ", dtype_name(bias->dtype));
   }
-  TGEMM_CHECK(x_scale.dtype == DType::kFloat32, op, "x_scale.dtype must be torch.float32, got ",
+  TGEMM_CHECK(x_scale.dtype == DType::kFloat32, op, nm.xs, ".dtype must be torch.float32, got ",
               dtype_name(x_scale.dtype));
-  TGEMM_CHECK(w_scale.dtype == DType::kFloat32, op, "w_scale.dtype must be torch.float32, got ",
+  TGEMM_CHECK(w_scale.dtype == DType::kFloat32, op, nm.ws, ".dtype must be torch.float32, got ",
               dtype_name(w_scale.dtype));
 }
 
@@ -534,8 +545,10 @@ bool distinct_elements(const TensorView& t) {
 
 }  // namespace
 
-GemmCall validate_batched(const TensorView& a, const TensorView& b, const TensorView& out, bool transpose_a,
-                          bool transpose_b, const TensorView* bias, std::string_view op) {
+namespace {
+
+void check_batched_ranks(const TensorView& a, const TensorView& b, const TensorView& out, const TensorView* bias,
+                         std::string_view op) {
   for (auto [t, name, rank] : {std::tuple<const TensorView*, const char*, int>{&a, "a", 3},
                                {&b, "b", 3},
                                {&out, "out", 3},
@@ -546,7 +559,18 @@ GemmCall validate_batched(const TensorView& a, const TensorView& b, const Tensor
     check_rank_and_sizes(*t, name, op);
     check_extent(*t, name, op);
   }
-  check_pointers_and_dtypes(a, b, out, bias, op, "a", "b");
+}
+
+struct BatchedDims {
+  std::int64_t batch = 0;
+  GemmDims dims;
+  RowStrides ld;
+};
+
+// Shapes and their agreement, contiguous rows, out's elements distinct (batched_gemm and
+// batched_gemm_a8w8).
+BatchedDims check_batched_layout(const TensorView& a, const TensorView& b, const TensorView& out,
+                                 const TensorView* bias, bool transpose_a, bool transpose_b, std::string_view op) {
   const char* a_layout = transpose_a ? "[B, K, M] (transpose_a=true)" : "[B, M, K] (transpose_a=false)";
   const char* b_layout = transpose_b ? "[B, N, K] (transpose_b=true)" : "[B, K, N] (transpose_b=false)";
   const std::int64_t batch = a.size(0);
@@ -562,20 +586,23 @@ GemmCall validate_batched(const TensorView& a, const TensorView& b, const Tensor
   for (auto [v, name] : {std::pair<std::int64_t, const char*>{batch, "B"}, {m, "M"}, {n, "N"}, {k, "K"}}) {
     TGEMM_CHECK(v <= kMaxDim, op, name, " must be at most ", kMaxDim, ", got ", v);
   }
-
-  const std::int64_t lda = check_batched_rows(a, "a", a_layout, op);
-  const std::int64_t ldb = check_batched_rows(b, "b", b_layout, op);
-  const std::int64_t ldo = check_batched_rows(out, "out", "[B, M, N]", op);
+  BatchedDims d;
+  d.batch = batch;
+  d.dims = GemmDims{m, n, k};
+  d.ld.lda = check_batched_rows(a, "a", a_layout, op);
+  d.ld.ldb = check_batched_rows(b, "b", b_layout, op);
+  d.ld.ldo = check_batched_rows(out, "out", "[B, M, N]", op);
   if (bias) TGEMM_CHECK(n <= 1 || bias->stride(0) == 1, op, "bias.stride(0) must be 1, got ", bias->stride(0));
   TGEMM_CHECK(batch <= 1 || m * n == 0 || out.stride(0) != 0, op,
               "out.stride(0) must not be 0: each of the B products writes its own [M, N] (B = ", batch, ")");
   TGEMM_CHECK(distinct_elements(out), op, "out's elements must not overlap each other, got out ", shape_str(out),
               " strides ", strides_str(out));
-  check_alignment_and_aliasing(a, b, out, bias, op, "a", "b");
+  return d;
+}
 
-  GemmCall call =
-      checked_call(OpFamily::kBatched, GemmDims{m, n, k}, RowStrides{lda, ldb, ldo}, a, b, out, bias, a.dtype);
-  GemmProblem& p = call.problem;
+// The batch of a checked call: count, layouts, batch strides and the alignments they leave.
+void set_batch(GemmProblem& p, std::int64_t batch, const TensorView& a, const TensorView& b, const TensorView& out,
+               bool transpose_a, bool transpose_b) {
   p.batch = batch;
   p.transpose_a = transpose_a;
   p.transpose_b = transpose_b;
@@ -583,12 +610,88 @@ GemmCall validate_batched(const TensorView& a, const TensorView& b, const Tensor
   // cached resolution).
   p.batch_stride_a = batch <= 1 ? a.size(1) * p.lda : a.stride(0);
   p.batch_stride_b = batch <= 1 ? b.size(1) * p.ldb : b.stride(0);
-  p.batch_stride_out = batch <= 1 ? m * p.ldo : out.stride(0);
+  p.batch_stride_out = batch <= 1 ? p.m * p.ldo : out.stride(0);
   // Product i's matrices start i batch strides past the base: the alignment kernels may assume
   // (cuBLASLt's vector loads) is the base's and the stride's.
   p.align_a = std::min(p.align_a, stride_alignment(p.batch_stride_a, a.dtype));
   p.align_b = std::min(p.align_b, stride_alignment(p.batch_stride_b, b.dtype));
   p.align_out = std::min(p.align_out, stride_alignment(p.batch_stride_out, out.dtype));
+}
+
+// A batched_gemm_a8w8 scale: one element for every product (shared per-tensor, batch stride 0),
+// [B] or [B, 1, 1] (per-tensor per product), or [B, rows, 1] (per-row per product, rows
+// contiguous). Sets *batch_stride to the floats between the scales of consecutive products.
+ScaleGranularity batched_scale_granularity(const TensorView& s, const char* name, std::int64_t batch, std::int64_t rows,
+                                           const char* per_row, std::string_view op, std::int64_t& batch_stride) {
+  TGEMM_CHECK(s.rank >= 0 && s.rank <= kMaxRank, op, name, ".rank must be in [0, ", kMaxRank, "], got ", s.rank);
+  check_rank_and_sizes(s, name, op);
+  batch_stride = 0;
+  if (s.numel() == 1) return ScaleGranularity::kTensor;
+  const bool per_batch =
+      (s.rank == 1 && s.size(0) == batch) || (s.rank == 3 && s.size(0) == batch && s.size(1) == 1 && s.size(2) == 1);
+  const bool row = s.rank == 3 && s.size(0) == batch && s.size(1) == rows && s.size(2) == 1;
+  TGEMM_CHECK(per_batch || row, op, name, " must have 1 element (one scale for every product), shape [B] or [B, 1, 1]",
+              " (per-tensor per product) or ", per_row, " with B = ", batch, ", got shape ", shape_str(s));
+  if (per_batch) {
+    batch_stride = batch <= 1 ? 1 : s.stride(0);
+    return ScaleGranularity::kTensor;
+  }
+  TGEMM_CHECK(rows <= 1 || s.stride(1) == 1, op, name, " must be contiguous along dim 1, got shape ", shape_str(s),
+              " strides ", strides_str(s));
+  batch_stride = batch <= 1 ? rows : s.stride(0);
+  return ScaleGranularity::kRow;
+}
+
+}  // namespace
+
+GemmCall validate_batched(const TensorView& a, const TensorView& b, const TensorView& out, bool transpose_a,
+                          bool transpose_b, const TensorView* bias, std::string_view op) {
+  check_batched_ranks(a, b, out, bias, op);
+  check_pointers_and_dtypes(a, b, out, bias, op, "a", "b");
+  const BatchedDims d = check_batched_layout(a, b, out, bias, transpose_a, transpose_b, op);
+  check_alignment_and_aliasing(a, b, out, bias, op, "a", "b");
+  GemmCall call = checked_call(OpFamily::kBatched, d.dims, d.ld, a, b, out, bias, a.dtype);
+  set_batch(call.problem, d.batch, a, b, out, transpose_a, transpose_b);
+  return call;
+}
+
+GemmCall validate_batched_a8w8(const TensorView& a, const TensorView& b, const TensorView& a_scale,
+                               const TensorView& b_scale, const TensorView& out, const TensorView* bias,
+                               std::string_view op) {
+  check_batched_ranks(a, b, out, bias, op);
+  const A8W8Names names{"a", "b", "a_scale", "b_scale"};
+  check_a8w8_pointers_and_dtypes(a, b, a_scale, b_scale, out, bias, false, op, names);
+  const BatchedDims d = check_batched_layout(a, b, out, bias, false, true, op);
+  const GemmDims& dims = d.dims;
+  // 16-byte rows, as gemm_a8w8: cuBLASLt's FP8 and IMMA kernels move operand rows in 16-byte units.
+  TGEMM_CHECK(dims.k % 16 == 0, op, "K (a.size(2)) must be a multiple of 16 for ", dtype_name(a.dtype),
+              " operands (16-byte rows), got ", dims.k);
+  TGEMM_CHECK(dims.m <= 1 || dims.k == 0 || d.ld.lda % 16 == 0, op, "a.stride(1) must be a multiple of 16 for ",
+              dtype_name(a.dtype), " operands, got ", d.ld.lda);
+  TGEMM_CHECK(dims.n <= 1 || dims.k == 0 || d.ld.ldb % 16 == 0, op, "b.stride(1) must be a multiple of 16 for ",
+              dtype_name(a.dtype), " operands, got ", d.ld.ldb);
+  std::int64_t a_scale_stride = 0, b_scale_stride = 0;
+  const ScaleGranularity as =
+      batched_scale_granularity(a_scale, "a_scale", d.batch, dims.m, "[B, M, 1] (per-token)", op, a_scale_stride);
+  const ScaleGranularity bs =
+      batched_scale_granularity(b_scale, "b_scale", d.batch, dims.n, "[B, N, 1] (per-channel)", op, b_scale_stride);
+  check_element_alignment(a_scale, "a_scale", op);
+  check_element_alignment(b_scale, "b_scale", op);
+  check_alignment_and_aliasing(a, b, out, bias, op, "a", "b");
+  for (auto [t, name] : {std::pair<const TensorView*, const char*>{&a_scale, "a_scale"}, {&b_scale, "b_scale"}}) {
+    std::string both = overlap(out, "out", *t, name);
+    TGEMM_CHECK(both.empty(), op, "out must not overlap ", name, ": ", both);
+  }
+  GemmCall call = checked_call(OpFamily::kA8W8Batched, dims, d.ld, a, b, out, bias, out.dtype);
+  GemmProblem& p = call.problem;
+  set_batch(p, d.batch, a, b, out, false, true);
+  p.a_scale = as;
+  p.b_scale = bs;
+  p.batch_stride_a_scale = a_scale_stride;
+  p.batch_stride_b_scale = b_scale_stride;
+  p.align_scales = std::min(address_alignment(a_scale.data), address_alignment(b_scale.data));
+  call.args.a_scale = static_cast<const float*>(a_scale.data);
+  call.args.b_scale = static_cast<const float*>(b_scale.data);
   return call;
 }
 

@@ -79,6 +79,15 @@ GemmCall validate_a8w8_blockscale(const TensorView& x, const TensorView& w, cons
 GemmCall validate_batched(const TensorView& a, const TensorView& b, const TensorView& out, bool transpose_a,
                           bool transpose_b, const TensorView* bias, std::string_view op = "batched_gemm");
 
+// Checks of batched_gemm_a8w8 (include/tgemm/batched.h): a [B, M, K], b [B, N, K], both
+// float8_e4m3fn or both int8 with 16-byte rows (K % 16 == 0), any batch stride (0: broadcast);
+// a_scale one element, [B], [B, 1, 1] or [B, M, 1]; b_scale one element, [B], [B, 1, 1] or
+// [B, N, 1] (fp32); out [B, M, N] bf16, fp16 or fp32 with distinct elements, not overlapping any
+// input; bias [N] of out's dtype or fp32.
+GemmCall validate_batched_a8w8(const TensorView& a, const TensorView& b, const TensorView& a_scale,
+                               const TensorView& b_scale, const TensorView& out, const TensorView* bias,
+                               std::string_view op = "batched_gemm_a8w8");
+
 // gmm: out[rows of g] = lhs[rows of g] @ rhs[g] (+ bias[g]); see include/tgemm/gmm.h.
 struct GmmProblem {
   std::int64_t m = 0, n = 0, k = 0;

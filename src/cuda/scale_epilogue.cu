@@ -3,7 +3,8 @@
 // vectorised accesses only at large N; it is the path of the products cuBLASLt cannot scale
 // itself (int8, and FP8 where its scale modes do not apply), to be replaced by fused epilogues
 // where the tuner measures them faster.
-// Tested by tests/gpu/test_gemm_a8w8.cpp (every scale recipe, bias and out dtype, int8 and FP8);
+// Tested by tests/gpu/test_gemm_a8w8.cpp (every scale recipe, bias and out dtype, int8 and FP8) and,
+// over a batch, tests/gpu/test_batched_a8w8.cpp;
 // repack_scales by tests/gpu/test_gemm_a8w8_blockscale.cpp (both x_scale layouts, padded M).
 #include <algorithm>
 #include <cstdint>
@@ -27,15 +28,17 @@ __global__ void __launch_bounds__(kThreads) scale_rows_kernel(ScaleEpilogueParam
   auto* out = static_cast<Out*>(p.out);
   const auto* acc = static_cast<const Acc*>(p.acc);
   const auto* bias = static_cast<const Bias*>(p.bias);
-  const std::int64_t total = p.m * p.n;
+  const std::int64_t plane = p.m * p.n;
+  const std::int64_t total = p.batch * plane;
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < total;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const std::int64_t r = i / p.n, col = i % p.n;
-    const float xs = p.a_scale[p.a_per_row ? r : 0];
-    const float ws = p.b_scale[p.b_per_col ? col : 0];
-    float v = acc_as_float(acc, r * p.ld_acc + col) * xs * ws;
+    const std::int64_t b = i / plane, e = i % plane;
+    const std::int64_t r = e / p.n, col = e % p.n;
+    const float xs = p.a_scale[b * p.batch_a_scale + (p.a_per_row ? r : 0)];
+    const float ws = p.b_scale[b * p.batch_b_scale + (p.b_per_col ? col : 0)];
+    float v = acc_as_float(acc, b * p.batch_acc + r * p.ld_acc + col) * xs * ws;
     if (bias) v += to_float(bias[col]);
-    out[r * p.ldo + col] = from_float<Out>(v);
+    out[b * p.batch_out + r * p.ldo + col] = from_float<Out>(v);
   }
 }
 
@@ -63,7 +66,7 @@ int blocks_for(std::int64_t total) {
 
 template <typename Acc, typename Out>
 void launch_for_bias(const ScaleEpilogueParams& p, cudaStream_t stream) {
-  const int blocks = blocks_for(p.m * p.n);
+  const int blocks = blocks_for(p.batch * p.m * p.n);
   switch (p.bias_type) {
     case DType::kBFloat16: scale_rows_kernel<Acc, Out, bf16><<<blocks, kThreads, 0, stream>>>(p); break;
     case DType::kFloat16: scale_rows_kernel<Acc, Out, fp16><<<blocks, kThreads, 0, stream>>>(p); break;
@@ -99,11 +102,16 @@ ScaleEpilogueParams a8w8_epilogue(const GemmProblem& p, const GemmArgs& args, co
   e.bias_type = p.bias_type;
   e.m = p.m;
   e.n = p.n;
+  e.batch = p.batch;
+  e.batch_out = p.batch_stride_out;
+  e.batch_acc = p.m * p.n;
+  e.batch_a_scale = p.batch_stride_a_scale;
+  e.batch_b_scale = p.batch_stride_b_scale;
   return e;
 }
 
 void scale_rows(const ScaleEpilogueParams& p, Stream s) {
-  if (p.m == 0 || p.n == 0) return;
+  if (p.m == 0 || p.n == 0 || p.batch == 0) return;
   auto stream = reinterpret_cast<cudaStream_t>(s);
   if (p.acc_type == DType::kInt32) {
     launch_for_out<std::int32_t>(p, stream);

@@ -1,8 +1,8 @@
 // The dequantizing epilogue of the a8w8 GEMMs, callable from host-only code (no CUDA types here):
-//   out[i, j] = acc[i, j] * x_scale[i or 0] * w_scale[j or 0] + bias[j]
-// in fp32, one rounding to out_type. acc is the unscaled product of the 8-bit operands: int32
-// (IMMA, exact) or fp32 (FP8). And the broadcast that turns a per-tensor scale into a vector for
-// cuBLASLt's outer-vector scale mode, and the copy that puts block scales into the layout of its
+//   out[b, i, j] = acc[b, i, j] * x_scale[b, i or 0] * w_scale[b, j or 0] + bias[j]
+// for each of `batch` products b (1 outside batched_gemm_a8w8), in fp32, one rounding to out_type. acc is the unscaled
+// product of the 8-bit operands: int32 (IMMA, exact) or fp32 (FP8). And the broadcast that turns a per-tensor scale
+// into a vector for cuBLASLt's outer-vector scale mode, and the copy that puts block scales into the layout of its
 // block-scale modes.
 #pragma once
 
@@ -27,9 +27,13 @@ struct ScaleEpilogueParams {
   const void* bias = nullptr;  // [n] or null
   DType bias_type = DType::kFloat32;
   std::int64_t m = 0, n = 0;
+  // Product b's matrices and scales lie these many elements past product 0's (scale strides 0:
+  // one scale or vector for every product).
+  std::int64_t batch = 1;
+  std::int64_t batch_out = 0, batch_acc = 0, batch_a_scale = 0, batch_b_scale = 0;
 };
 
-// The parameters for problem p whose unscaled product lies at `acc` ([M, N], ld N).
+// The parameters for problem p (each of its p.batch products) whose unscaled product lies at `acc` ([B, M, N], dense).
 ScaleEpilogueParams a8w8_epilogue(const GemmProblem& p, const GemmArgs& args, const void* acc, DType acc_type);
 
 void scale_rows(const ScaleEpilogueParams& params, Stream stream);

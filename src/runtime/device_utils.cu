@@ -216,10 +216,12 @@ Tolerance gemm_tolerance(DType out_type, std::int64_t k, bool has_bias) {
 double fp8_accumulation_atol(const GemmProblem& p, const GemmArgs& args, Stream s) {
   if (p.a_type != DType::kFloat8E4M3 || p.m == 0 || p.n == 0 || p.k == 0) return 0.0;
   auto stream = reinterpret_cast<cudaStream_t>(s);
-  // The operands' spans (row strides kept), one byte an element.
-  const std::int64_t x_bytes = (p.m - 1) * p.lda + p.k, w_bytes = (p.n - 1) * p.ldb + p.k;
+  // The operands' spans (row and batch strides kept), one byte an element; the sums of every
+  // product of a batch, one dense [M, N] after another.
+  const std::int64_t x_bytes = (p.batch - 1) * p.batch_stride_a + (p.m - 1) * p.lda + p.k;
+  const std::int64_t w_bytes = (p.batch - 1) * p.batch_stride_b + (p.n - 1) * p.ldb + p.k;
   DeviceBuffer ax(static_cast<std::size_t>(x_bytes)), aw(static_cast<std::size_t>(w_bytes));
-  DeviceBuffer sums(static_cast<std::size_t>(p.m * p.n) * sizeof(float));
+  DeviceBuffer sums(static_cast<std::size_t>(p.batch * p.m * p.n) * sizeof(float));
   clear_sign_bits_kernel<<<grid_for(x_bytes), 256, 0, stream>>>(ax.as<std::uint8_t>(),
                                                                 static_cast<const std::uint8_t*>(args.a), x_bytes);
   clear_sign_bits_kernel<<<grid_for(w_bytes), 256, 0, stream>>>(aw.as<std::uint8_t>(),
@@ -232,9 +234,9 @@ double fp8_accumulation_atol(const GemmProblem& p, const GemmArgs& args, Stream 
   a.b = aw.data();
   a.bias = nullptr;
   a.out = sums.data();
-  run_reference_gemm_a8w8(plain, a, DType::kFloat32, p.n, s);
+  run_reference_gemm_a8w8(plain, a, DType::kFloat32, p.n, s, p.m * p.n);
   const CompareResult r =
-      compare_with_reference(sums.data(), DType::kFloat32, p.n, sums.as<float>(), p.n, p.m, p.n, 0.0, 0.0, s);
+      compare_with_reference(sums.data(), DType::kFloat32, p.n, sums.as<float>(), p.n, p.batch * p.m, p.n, 0.0, 0.0, s);
   return std::ldexp(r.ref_max_abs, -11);
 }
 

@@ -32,15 +32,16 @@ std::int64_t x_scale_count(const GemmProblem& p) {
     const std::int64_t kb = (p.k + 127) / 128;
     return p.a_scale_mn_major ? kb * p.ld_a_scale : p.m * p.ld_a_scale;
   }
-  return p.a_scale == ScaleGranularity::kRow ? p.m : 1;
+  // a8w8_batched: every product's scale or vector, batch_stride_a_scale floats apart.
+  return (p.batch - 1) * p.batch_stride_a_scale + (p.a_scale == ScaleGranularity::kRow ? p.m : 1);
 }
 std::int64_t w_scale_count(const GemmProblem& p) {
   if (p.b_scale == ScaleGranularity::kBlock) return (p.n + 127) / 128 * p.ld_b_scale;
-  return p.b_scale == ScaleGranularity::kRow ? p.n : 1;
+  return (p.batch - 1) * p.batch_stride_b_scale + (p.b_scale == ScaleGranularity::kRow ? p.n : 1);
 }
 
 // Elements of the dense operands the tuner races (problem_of_key's layouts): x, w and out of every
-// product of the batch, one after another (batch 1 outside batched_gemm). The B products' outputs
+// product of the batch, one after another (batch 1 outside batched_gemm and batched_gemm_a8w8). The B products' outputs
 // are checked as one [B * M, N] matrix.
 std::int64_t x_elems(const GemmProblem& p) { return p.batch * p.m * p.k; }
 std::int64_t w_elems(const GemmProblem& p) { return p.batch * p.n * p.k; }

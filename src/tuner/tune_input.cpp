@@ -17,7 +17,7 @@ std::string UntunedProblem::describe() const {
                               dtype_name(dtype), dtype_name(out_dtype));
   if (!(epilogue == EpilogueKey{})) s += " epilogue=" + format_epilogue_key(epilogue);
   if (quantized_family(family())) s += " scales=" + std::string(format_scale_recipe(a_scale, b_scale));
-  if (family() == OpFamily::kBatched) {
+  if (batched_family(family())) {
     s = fmt::format("B={} transpose_a={} transpose_b={} ", batch, transpose_a ? "True" : "False",
                     transpose_b ? "True" : "False") +
         s;
@@ -88,14 +88,16 @@ UntunedProblem parse_untuned(const Get& get, const std::string& path, int line_n
   const std::string scales = get("scales");
   const std::string batch = get("B");
   if (!batch.empty()) {
-    // batched_gemm: bf16/fp16, a bias at most (validate_batched's rules), B products.
-    TGEMM_CHECK(!a8w8, "tgemm tune", path, ":", line_no, ": B on a ", dtype_name(p.dtype),
-                " problem (batched_gemm takes torch.bfloat16 or torch.float16)");
+    // batched_gemm (bf16/fp16) or batched_gemm_a8w8 (8-bit, a [B, M, K] and b [B, N, K] only): a
+    // bias at most (validate_batched's rules), B products.
     TGEMM_CHECK(p.epilogue == EpilogueKey{}, "tgemm tune", path, ":", line_no, ": epilogue '",
                 format_epilogue_key(p.epilogue), "' on a batched problem (batched_gemm adds a bias only)");
     p.batch = parse_dim(batch, "B", path, line_no);
     p.transpose_a = parse_flag(get("transpose_a"), "transpose_a", path, line_no);
-    p.transpose_b = parse_flag(get("transpose_b"), "transpose_b", path, line_no);
+    p.transpose_b = a8w8 ? true : parse_flag(get("transpose_b"), "transpose_b", path, line_no);
+    TGEMM_CHECK(!a8w8 || (!p.transpose_a && get("transpose_b") != "False"), "tgemm tune", path, ":", line_no,
+                ": an 8-bit batched problem has transpose_a=False, transpose_b=True (batched_gemm_a8w8 takes a "
+                "[B, M, K] and b [B, N, K] only)");
   }
   if (!a8w8) {
     TGEMM_CHECK(scales.empty() || scales == "none", "tgemm tune", path, ":", line_no, ": scales '", scales, "' on a ",
@@ -114,6 +116,9 @@ UntunedProblem parse_untuned(const Get& get, const std::string& path, int line_n
               dtype_name(p.dtype));
   TGEMM_CHECK(p.epilogue == EpilogueKey{}, "tgemm tune", path, ":", line_no, ": epilogue '",
               format_epilogue_key(p.epilogue), "' on an a8w8 problem (gemm_a8w8 adds a bias only)");
+  TGEMM_CHECK(p.batch == 0 || recipe->first != ScaleGranularity::kBlock, "tgemm tune", path, ":", line_no,
+              ": scales 'block' on a batched problem (batched_gemm_a8w8 takes per-tensor, per-token and per-channel "
+              "scales)");
   p.a_scale = recipe->first;
   p.b_scale = recipe->second;
   return p;

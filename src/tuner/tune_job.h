@@ -27,7 +27,7 @@ struct UntunedProblem {
   std::int64_t batch = 0;
   bool transpose_a = false, transpose_b = false;
   OpFamily family() const {
-    if (batch > 0) return OpFamily::kBatched;
+    if (batch > 0) return a_scale == ScaleGranularity::kNone ? OpFamily::kBatched : OpFamily::kA8W8Batched;
     if (a_scale == ScaleGranularity::kNone) return OpFamily::kA16W16;
     return a_scale == ScaleGranularity::kBlock ? OpFamily::kA8W8Blockscale : OpFamily::kA8W8;
   }
@@ -36,7 +36,8 @@ struct UntunedProblem {
 
 // The untuned CSV (M,N,K[,bias,dtype,outdtype,scaleAB,bpreshuffle,epilogue,scales,B,transpose_a,
 // transpose_b]); duplicates dropped. The family follows from dtype, scales and B: bf16/fp16 rows are
-// a16w16, or batched where they give B (the capture's bf16_untuned_batched_gemm.csv does);
+// a16w16, or batched where they give B (the capture's bf16_untuned_batched_gemm.csv does), 8-bit
+// rows with B a8w8_batched (a8w8_untuned_batched_gemm.csv);
 // float8_e4m3fn and int8 rows a8w8 and must name their scales (the capture's a8w8_untuned_gemm.csv
 // does), `block` making a float8_e4m3fn row a8w8_blockscale; one family a file, since the rows go
 // to one tuned table.

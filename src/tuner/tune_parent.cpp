@@ -335,7 +335,7 @@ void TuneParent::open_profile() {
   }
   // A profile being resumed keeps its header's columns, as for the stage columns above.
   if (fresh) profile_scales_ = !problems_.empty() && quantized_family(problems_.front().family());
-  if (fresh) profile_batch_ = !problems_.empty() && problems_.front().family() == OpFamily::kBatched;
+  if (fresh) profile_batch_ = !problems_.empty() && batched_family(problems_.front().family());
   if (profile_scales_) profile_header_.insert(profile_header_.size() - 1, ",scales");  // before the newline
   if (profile_batch_) profile_header_.insert(profile_header_.size() - 1, ",B,transpose_a,transpose_b");
   append_locked(o_.profile_file, profile_header_, "");

@@ -56,12 +56,19 @@ LtA8W8Solution::~LtA8W8Solution() { destroy_lt_descriptors(desc_, layout_a_, lay
 bool LtA8W8Solution::make_descriptors(std::string& why) {
   const GemmProblem& p = problem_;
   if (p.family == OpFamily::kA8W8Blockscale) return make_blockscale_descriptors(why);
-  if (p.family != OpFamily::kA8W8) {
+  if (p.family != OpFamily::kA8W8 && p.family != OpFamily::kA8W8Batched) {
     why = "not an a8w8 problem: " + p.describe();
     return false;
   }
   const bool int8 = p.a_type == DType::kInt8;
   const bool staged = mode_ == Mode::kStaged;
+  const bool batched = p.family == OpFamily::kA8W8Batched;
+  if (!staged && batched) {
+    // cuBLASLt's scale pointers give one scale (or one vector) for every matrix of a strided batch,
+    // while each product of batched_gemm_a8w8 may have its own.
+    why = "batched_gemm_a8w8 runs staged: cuBLASLt's scale pointers do not step with the batch";
+    return false;
+  }
   if (!staged && int8) {
     why = "cuBLASLt's IMMA kernels write int32 or int8, not scaled " + std::string(dtype_name(p.out_type)) +
           ": int8 runs staged";
@@ -100,7 +107,9 @@ bool LtA8W8Solution::make_descriptors(std::string& why) {
       set_attr(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, fake_pointer(p.align_bias));
     }
   } else {
-    staging_bytes_ = round_up(static_cast<std::size_t>(p.m) * static_cast<std::size_t>(p.n) * 4);
+    // One dense [M, N] product per matrix of the batch.
+    staging_bytes_ =
+        round_up(static_cast<std::size_t>(p.batch) * static_cast<std::size_t>(p.m) * static_cast<std::size_t>(p.n) * 4);
   }
   const cudaDataType_t in = in_type();
   const std::int64_t ld_d = staged ? p.n : p.ldo;
@@ -108,6 +117,12 @@ bool LtA8W8Solution::make_descriptors(std::string& why) {
   TGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout_b_, in, p.k, p.m, p.lda), kWhere);
   TGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout_c_, d, p.n, p.m, ld_d), kWhere);
   TGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout_d_, d, p.n, p.m, ld_d), kWhere);
+  if (batched) {
+    set_batch(layout_a_, p, p.batch_stride_b, kWhere);
+    set_batch(layout_b_, p, p.batch_stride_a, kWhere);
+    set_batch(layout_c_, p, p.m * p.n, kWhere);
+    set_batch(layout_d_, p, p.m * p.n, kWhere);
+  }
   return true;
 }
 
@@ -194,6 +209,7 @@ LtA8W8Solution::Mode LtA8W8Solution::explicit_form(const GemmProblem& p) {
     std::string why;
     return heuristic(p, Mode::kFused, why) ? Mode::kFused : Mode::kStaged;
   }
+  if (p.family == OpFamily::kA8W8Batched) return Mode::kStaged;
   const bool fused =
       p.a_type == DType::kFloat8E4M3 && per_tensor_both(p) && (!p.has_bias() || p.bias_type == p.out_type);
   return fused ? Mode::kFused : Mode::kStaged;

@@ -14,6 +14,11 @@
 // Operands in cuBLASLt's TN form, as its FP8 and IMMA kernels require: A = w ([N, K] row-major =
 // K x N column-major, transposed), B = x, D = out^T column-major (N x M), which is out row-major.
 //
+// The a8w8_batched family (batched_gemm_a8w8) runs staged only: cuBLASLt's strided batch writes the
+// B unscaled products into a dense [B, M, N] fp32/int32 staging buffer (B * M * N * 4 bytes of
+// workspace), then one scale_rows pass over the batch applies each product's scales and the bias.
+// Fused is refused: a scale pointer holds one scale or vector for every matrix of a strided batch.
+//
 // The a8w8_blockscale family uses the same solutions with cuBLASLt's
 // block scale modes: A = w with CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F, B = x with
 // CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F (cuBLAS 12.9+, sm_90 only). cuBLASLt reads w_scale K-major

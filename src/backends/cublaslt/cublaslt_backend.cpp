@@ -323,9 +323,8 @@ LtSolution::LtSolution(const GemmProblem& p) : problem_(p) {}
 
 LtSolution::~LtSolution() { destroy_lt_descriptors(desc_, layout_a_, layout_b_, layout_c_, layout_d_); }
 
-namespace {
-
-// Layout `l` repeated over p's batch (batched_gemm): batch count and the stride between matrices.
+// Layout `l` repeated over p's batch (batched_gemm, batched_gemm_a8w8): batch count and the
+// stride between matrices.
 void set_batch(cublasLtMatrixLayout_t l, const GemmProblem& p, std::int64_t stride, const char* where) {
   const std::int32_t count = static_cast<std::int32_t>(p.batch);
   TGEMM_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)),
@@ -333,8 +332,6 @@ void set_batch(cublasLtMatrixLayout_t l, const GemmProblem& p, std::int64_t stri
   TGEMM_CUBLAS_CHECK(
       cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride)), where);
 }
-
-}  // namespace
 
 bool LtSolution::make_descriptors(std::string& why) {
   const GemmProblem& p = problem_;

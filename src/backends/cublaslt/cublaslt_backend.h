@@ -118,6 +118,9 @@ cublasLtHandle_t cublaslt_handle(int device);
 void destroy_lt_descriptors(cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,
                             cublasLtMatrixLayout_t c, cublasLtMatrixLayout_t d);
 cudaDataType_t cublaslt_data_type(DType t);
+// Layout `l` repeated over p's batch (batched_gemm, batched_gemm_a8w8): p.batch matrices, `stride`
+// elements apart.
+void set_batch(cublasLtMatrixLayout_t l, const GemmProblem& p, std::int64_t stride, const char* where);
 
 // The explicit configuration space of cuBLASLt for a problem, searched in two stages by the tuner:
 //  bases:   every algorithm id cuBLASLt offers for the types x every tile x every stages id x

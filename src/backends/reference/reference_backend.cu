@@ -84,6 +84,8 @@ kernels::RefA8W8Scales a8w8_scales(const GemmProblem& p, const GemmArgs& args) {
   scales.x_per_row = p.a_scale == ScaleGranularity::kRow;
   scales.w_scale = args.b_scale;
   scales.w_per_col = p.b_scale == ScaleGranularity::kRow;
+  scales.batch_x_scale = p.batch_stride_a_scale;
+  scales.batch_w_scale = p.batch_stride_b_scale;
   return scales;
 }
 
@@ -98,11 +100,17 @@ kernels::RefBlockScales block_scales(const GemmProblem& p, const GemmArgs& args)
 }
 
 template <typename In, typename Acc, typename Out, typename Scales>
-void launch_a8w8(const GemmProblem& p, const GemmArgs& args, std::int64_t ldo, const Scales& scales,
-                 cudaStream_t stream) {
+void launch_a8w8(const GemmProblem& p, const GemmArgs& args, std::int64_t ldo, std::int64_t batch_out,
+                 const Scales& scales, cudaStream_t stream) {
   dim3 block(kernels::kRefA8W8Tile, kernels::kRefA8W8Tile);
   dim3 grid(static_cast<unsigned>((p.n + kernels::kRefA8W8Tile - 1) / kernels::kRefA8W8Tile),
-            static_cast<unsigned>((p.m + kernels::kRefA8W8Tile - 1) / kernels::kRefA8W8Tile));
+            static_cast<unsigned>((p.m + kernels::kRefA8W8Tile - 1) / kernels::kRefA8W8Tile),
+            static_cast<unsigned>(std::min<std::int64_t>(p.batch, 65535)));
+  kernels::RefA8W8Batch batch;
+  batch.count = p.batch;
+  batch.x = p.batch_stride_a;
+  batch.w = p.batch_stride_b;
+  batch.out = batch_out != 0 ? batch_out : p.m * ldo;
   TGEMM_CHECK(grid.y <= 65535u, "reference_gemm_a8w8", "M must be at most ", 65535 * kernels::kRefA8W8Tile, ", got ",
               p.m);
   auto* x = static_cast<const In*>(args.a);
@@ -110,27 +118,27 @@ void launch_a8w8(const GemmProblem& p, const GemmArgs& args, std::int64_t ldo, c
   auto* out = static_cast<Out*>(args.out);
   if (!p.has_bias()) {
     kernels::reference_gemm_a8w8<In, Acc, Out, float>
-        <<<grid, block, 0, stream>>>(x, w, out, nullptr, p.m, p.n, p.k, p.lda, p.ldb, ldo, scales);
+        <<<grid, block, 0, stream>>>(x, w, out, nullptr, p.m, p.n, p.k, p.lda, p.ldb, ldo, scales, batch);
   } else if (p.bias_type == DType::kBFloat16) {
     kernels::reference_gemm_a8w8<In, Acc><<<grid, block, 0, stream>>>(x, w, out, static_cast<const bf16*>(args.bias),
-                                                                      p.m, p.n, p.k, p.lda, p.ldb, ldo, scales);
+                                                                      p.m, p.n, p.k, p.lda, p.ldb, ldo, scales, batch);
   } else if (p.bias_type == DType::kFloat16) {
     kernels::reference_gemm_a8w8<In, Acc><<<grid, block, 0, stream>>>(x, w, out, static_cast<const fp16*>(args.bias),
-                                                                      p.m, p.n, p.k, p.lda, p.ldb, ldo, scales);
+                                                                      p.m, p.n, p.k, p.lda, p.ldb, ldo, scales, batch);
   } else {
     kernels::reference_gemm_a8w8<In, Acc><<<grid, block, 0, stream>>>(x, w, out, static_cast<const float*>(args.bias),
-                                                                      p.m, p.n, p.k, p.lda, p.ldb, ldo, scales);
+                                                                      p.m, p.n, p.k, p.lda, p.ldb, ldo, scales, batch);
   }
   TGEMM_CUDA_CHECK_LAUNCH("reference_gemm_a8w8");
 }
 
 template <typename In, typename Acc, typename Scales>
 void launch_a8w8_for_in(const GemmProblem& p, const GemmArgs& args, DType out_type, std::int64_t ldo,
-                        const Scales& scales, cudaStream_t stream) {
+                        std::int64_t batch_out, const Scales& scales, cudaStream_t stream) {
   switch (out_type) {
-    case DType::kBFloat16: return launch_a8w8<In, Acc, bf16>(p, args, ldo, scales, stream);
-    case DType::kFloat16: return launch_a8w8<In, Acc, fp16>(p, args, ldo, scales, stream);
-    case DType::kFloat32: return launch_a8w8<In, Acc, float>(p, args, ldo, scales, stream);
+    case DType::kBFloat16: return launch_a8w8<In, Acc, bf16>(p, args, ldo, batch_out, scales, stream);
+    case DType::kFloat16: return launch_a8w8<In, Acc, fp16>(p, args, ldo, batch_out, scales, stream);
+    case DType::kFloat32: return launch_a8w8<In, Acc, float>(p, args, ldo, batch_out, scales, stream);
     default: detail::throw_error("reference_gemm_a8w8", "unsupported out dtype ", dtype_name(out_type));
   }
 }
@@ -142,7 +150,8 @@ class ReferenceSolution final : public Solution {
   bool can_implement(const GemmProblem& p) const noexcept override {
     // a8w8: the int32 sum of K products of at most 128 * 128 must fit (K < 2^17).
     const bool family_ok = ((p.family == OpFamily::kA16W16 || p.family == OpFamily::kBatched) && !p.scale_ab) ||
-                           (p.family == OpFamily::kA8W8 && (p.a_type != DType::kInt8 || p.k < (1 << 17))) ||
+                           ((p.family == OpFamily::kA8W8 || p.family == OpFamily::kA8W8Batched) &&
+                            (p.a_type != DType::kInt8 || p.k < (1 << 17))) ||
                            (p.family == OpFamily::kA8W8Blockscale && p.a_type == DType::kFloat8E4M3);
     return family_ok && !p.bpreshuffle && (p.m + kernels::kRefTile - 1) / kernels::kRefTile <= 65535;
   }
@@ -150,7 +159,7 @@ class ReferenceSolution final : public Solution {
   void run(const GemmProblem& p, const GemmArgs& args, const Workspace&,
            Stream stream) const override {
     if (quantized_family(p.family)) {
-      run_reference_gemm_a8w8(p, args, p.out_type, p.ldo, stream);
+      run_reference_gemm_a8w8(p, args, p.out_type, p.ldo, stream, p.batch_stride_out);
     } else {
       run_reference_gemm(p, args, p.out_type, p.ldo, stream, p.batch_stride_out);
     }
@@ -197,20 +206,24 @@ void run_reference_gemm(const GemmProblem& p, const GemmArgs& args, DType out_ty
   detail::throw_error("reference_gemm", "unsupported input dtype ", dtype_name(p.a_type));
 }
 
-void run_reference_gemm_a8w8(const GemmProblem& p, const GemmArgs& args, DType out_type, std::int64_t ldo, Stream s) {
+void run_reference_gemm_a8w8(const GemmProblem& p, const GemmArgs& args, DType out_type, std::int64_t ldo, Stream s,
+                             std::int64_t batch_stride_out) {
   auto stream = reinterpret_cast<cudaStream_t>(s);
-  if (p.m == 0 || p.n == 0) return;
+  if (p.m == 0 || p.n == 0 || p.batch == 0) return;
   if (p.family == OpFamily::kA8W8Blockscale && p.a_type == DType::kFloat8E4M3) {
-    return launch_a8w8_for_in<__nv_fp8_e4m3, float>(p, args, out_type, ldo, block_scales(p, args), stream);
+    return launch_a8w8_for_in<__nv_fp8_e4m3, float>(p, args, out_type, ldo, batch_stride_out, block_scales(p, args),
+                                                    stream);
   }
   if (p.family == OpFamily::kA8W8Blockscale) {
     detail::throw_error("reference_gemm_a8w8", "block scales need float8_e4m3fn operands, got ", dtype_name(p.a_type));
   }
   if (p.a_type == DType::kFloat8E4M3) {
-    return launch_a8w8_for_in<__nv_fp8_e4m3, float>(p, args, out_type, ldo, a8w8_scales(p, args), stream);
+    return launch_a8w8_for_in<__nv_fp8_e4m3, float>(p, args, out_type, ldo, batch_stride_out, a8w8_scales(p, args),
+                                                    stream);
   }
   if (p.a_type == DType::kInt8) {
-    return launch_a8w8_for_in<std::int8_t, std::int32_t>(p, args, out_type, ldo, a8w8_scales(p, args), stream);
+    return launch_a8w8_for_in<std::int8_t, std::int32_t>(p, args, out_type, ldo, batch_stride_out, a8w8_scales(p, args),
+                                                         stream);
   }
   detail::throw_error("reference_gemm_a8w8", "unsupported input dtype ", dtype_name(p.a_type));
 }

@@ -15,9 +15,9 @@ void register_reference_solutions(Registry& registry);
 void run_reference_gemm(const GemmProblem& p, const GemmArgs& args, DType out_type, std::int64_t ldo, Stream stream,
                         std::int64_t batch_stride_out = 0);
 
-// The a8w8 and a8w8_blockscale reference (kernels/common/reference_gemm_a8w8.cuh) with an explicit
-// output, likewise.
+// The a8w8, a8w8_blockscale and a8w8_batched reference (kernels/common/reference_gemm_a8w8.cuh)
+// with an explicit output, likewise.
 void run_reference_gemm_a8w8(const GemmProblem& p, const GemmArgs& args, DType out_type, std::int64_t ldo,
-                             Stream stream);
+                             Stream stream, std::int64_t batch_stride_out = 0);
 
 }  // namespace tgemm

@@ -272,9 +272,13 @@ TEST(TuneInput, ReadsTheBatchedCaptureWithBatchAndLayouts) {
 
 TEST(TuneInput, RefusesBatchedRowsItCannotTune) {
   const std::string header = csv::join(untuned_table_columns(OpFamily::kBatched)) + "\n";
+  // An 8-bit batched row is batched_gemm_a8w8's: b [B, N, K] (transpose_b=True), scales named.
   EXPECT_TRUE(test::contains(
       read_error(header + "16,512,128,False,torch.float8_e4m3fn,torch.bfloat16,False,False,none,16,False,False\n"),
-      "B on a torch.float8_e4m3fn problem"));
+      "an 8-bit batched problem has transpose_a=False, transpose_b=True"));
+  EXPECT_TRUE(test::contains(
+      read_error(header + "16,512,128,False,torch.float8_e4m3fn,torch.bfloat16,False,False,none,16,False,True\n"),
+      "torch.float8_e4m3fn problem needs a scales column"));
   EXPECT_TRUE(test::contains(
       read_error(header + "16,512,128,False,torch.bfloat16,torch.bfloat16,False,False,gelu,16,False,False\n"),
       "batched_gemm adds a bias only"));
@@ -284,6 +288,60 @@ TEST(TuneInput, RefusesBatchedRowsItCannotTune) {
   EXPECT_TRUE(test::contains(
       read_error(header + "16,512,128,False,torch.bfloat16,torch.bfloat16,False,False,none,4,maybe,False\n"),
       "transpose_a must be True or False"));
+}
+
+// A batched_gemm_a8w8 problem as validate_batched_a8w8 builds it for dense operands.
+GemmProblem a8w8_batched_problem(std::int64_t batch, std::int64_t m, std::int64_t n, std::int64_t k, DType in,
+                                 ScaleGranularity xs, ScaleGranularity ws, bool bias) {
+  TableKey key;
+  key.n = n;
+  key.k = k;
+  key.bias = bias;
+  key.dtype = in;
+  key.a_scale = xs;
+  key.b_scale = ws;
+  key.batch = batch;
+  key.transpose_b = true;
+  return problem_of_key(key, m, 0);
+}
+
+TEST(TuneInput, ReadsTheA8W8BatchedCaptureWithScalesAndBatch) {
+  test::TempDir dir;
+  const std::string path =
+      write_input(dir, capture_csv(OpFamily::kA8W8Batched,
+                                   {a8w8_batched_problem(16, 64, 512, 128, DType::kFloat8E4M3, kRow, kRow, false),
+                                    a8w8_batched_problem(128, 1, 1536, 512, DType::kInt8, kTensor, kTensor, true)}));
+  const std::vector<UntunedProblem> problems = read_untuned(path);
+  ASSERT_EQ(problems.size(), 2u);
+  EXPECT_EQ(problems[0].family(), OpFamily::kA8W8Batched);
+  EXPECT_EQ(problems[1].batch, 128);
+  EXPECT_EQ(problems[1].a_scale, kTensor);
+  EXPECT_TRUE(test::contains(problems[0].describe(), "B=16 transpose_a=False transpose_b=True"))
+      << problems[0].describe();
+  for (const UntunedProblem& u : problems) {
+    const GemmProblem p = problem_from_json(problem_json(u), 0);
+    EXPECT_EQ(p.family, OpFamily::kA8W8Batched) << u.describe();
+    EXPECT_EQ(p.batch, u.batch);
+    EXPECT_TRUE(p.transpose_b);
+    EXPECT_EQ(p.batch_stride_a_scale, u.a_scale == kRow ? u.m : 1);
+    const TableKey key = key_of(u, "sm_90a", 132);
+    EXPECT_EQ(key.family(), OpFamily::kA8W8Batched);
+    EXPECT_TRUE(table_key(p, "sm_90a", 132) == key) << key.describe();
+    EXPECT_TRUE(problem_of_key(key, u.m, 0) == p) << u.describe();
+  }
+}
+
+TEST(TuneInput, RefusesA8W8BatchedRowsItCannotTune) {
+  const std::string header = csv::join(untuned_table_columns(OpFamily::kA8W8Batched)) + "\n";
+  EXPECT_TRUE(test::contains(
+      read_error(header + "16,512,128,False,torch.float8_e4m3fn,torch.bfloat16,False,False,none,block,4,False,True\n"),
+      "scales 'block' on a batched problem"));
+  EXPECT_TRUE(test::contains(
+      read_error(header + "16,512,128,False,torch.int8,torch.bfloat16,False,False,none,tensor,4,True,True\n"),
+      "transpose_a=False, transpose_b=True"));
+  EXPECT_TRUE(test::contains(
+      read_error(header + "16,512,120,False,torch.int8,torch.bfloat16,False,False,none,tensor,4,False,True\n"),
+      "K must be a multiple of 16"));
 }
 
 TEST(TuneInput, BatchedRowsAreWrittenWithTheirColumnsAndReadBack) {
