@@ -18,6 +18,7 @@
 #include <torch/csrc/utils/pybind.h>
 #include <torch/version.h>
 
+#include <array>
 #include <cstddef>
 #include <stdexcept>
 #include <string>
@@ -194,21 +195,27 @@ PYBIND11_MODULE(_C, m) {
       py::arg("x"), py::arg("w"), py::arg("bias") = py::none(), py::arg("otype") = py::none(),
       "where gemm_a16w16(x, w, bias, otype) is routed: dict(level, matched_m, file, line, libtype, kernelName)");
 
-  auto def_describe_a8w8 = [&m](const char* name, auto describe, const char* doc) {
+  // names: the four operands' keyword names (x, w, x_scale, w_scale; a, b, a_scale, b_scale).
+  auto def_describe_a8w8 = [&m](const char* name, auto describe, std::array<const char*, 4> names, const char* doc) {
     m.def(
         name,
         [describe](const at::Tensor& x, const at::Tensor& w, const at::Tensor& x_scale, const at::Tensor& w_scale,
                    const std::optional<at::Tensor>& bias, std::optional<at::ScalarType> out_dtype) {
           return python_errors([&] { return dispatch_info_dict(describe(x, w, x_scale, w_scale, bias, out_dtype)); });
         },
-        py::arg("x"), py::arg("w"), py::arg("x_scale"), py::arg("w_scale"), py::arg("bias") = py::none(),
+        py::arg(names[0]), py::arg(names[1]), py::arg(names[2]), py::arg(names[3]), py::arg("bias") = py::none(),
         py::arg("out_dtype") = py::none(), doc);
   };
-  def_describe_a8w8("describe_gemm_a8w8", &tgemm::torch_binding::describe_a8w8,
+  constexpr std::array<const char*, 4> kLinearNames{"x", "w", "x_scale", "w_scale"};
+  def_describe_a8w8("describe_gemm_a8w8", &tgemm::torch_binding::describe_a8w8, kLinearNames,
                     "where gemm_a8w8(x, w, x_scale, w_scale, bias, out_dtype) is routed: dict(level, matched_m, file, "
                     "line, libtype, kernelName)");
-  def_describe_a8w8("describe_gemm_a8w8_blockscale", &tgemm::torch_binding::describe_a8w8_blockscale,
+  def_describe_a8w8("describe_gemm_a8w8_blockscale", &tgemm::torch_binding::describe_a8w8_blockscale, kLinearNames,
                     "where gemm_a8w8_blockscale(x, w, x_scale, w_scale, bias, out_dtype) is routed: dict(level, "
+                    "matched_m, file, line, libtype, kernelName)");
+  def_describe_a8w8("describe_batched_gemm_a8w8", &tgemm::torch_binding::describe_batched_a8w8,
+                    {"a", "b", "a_scale", "b_scale"},
+                    "where batched_gemm_a8w8(a, b, a_scale, b_scale, bias, out_dtype) is routed: dict(level, "
                     "matched_m, file, line, libtype, kernelName)");
 
   m.def(

@@ -78,6 +78,12 @@ inline constexpr auto kOps = std::make_tuple(
                        "Tensor? bias=None, ScalarType? out_dtype=None) -> Tensor"},
     OpDef<BatchedGemmOut>{"batched_gemm_out(Tensor a, Tensor b, Tensor(a!) out, bool transpose_a=False, "
                           "bool transpose_b=False, Tensor? bias=None) -> ()"},
+    // batched_a8w8: out[i] = (a[i] @ b[i]^T) * a_scale[i] * b_scale[i] (+ bias) for i < B; a
+    // [B, M, K], b [B, N, K], both float8_e4m3fn or both int8, any batch stride (0: broadcast); fp32
+    // scales one element, [B] / [B, 1, 1] or per-token [B, M, 1] / per-channel [B, N, 1]; bias [N]
+    // of the output dtype or fp32; out_dtype bf16 (None), fp16 or fp32.
+    OpDef<BatchedGemmA8W8>{"batched_gemm_a8w8(Tensor a, Tensor b, Tensor a_scale, Tensor b_scale, "
+                           "Tensor? bias=None, ScalarType? out_dtype=None) -> Tensor"},
     // gmm: out[rows of g] = lhs[rows of g] @ rhs[g] (+ bias[g]); lhs [M, K] bf16/fp16, rhs
     // [G, K, N] (transpose_rhs=False) or [G, N, K] (True), group_sizes int32 [G] read on the device
     // only, bias [G, N]; out_dtype None is lhs's dtype, else it or fp32.

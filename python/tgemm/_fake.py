@@ -281,6 +281,7 @@ def gemm_alpha_beta_out_fake(x, w, c, out, alpha=1.0, beta=1.0):
 # their order.
 
 _A8W8_IN = (torch.float8_e4m3fn, torch.int8)
+_A8W8_NAMES = ("x", "w", "x_scale", "w_scale")
 
 
 def _check_a8w8_scale(op, name, s, rows, rows_name, per_row) -> None:
@@ -292,6 +293,39 @@ def _check_a8w8_scale(op, name, s, rows, rows_name, per_row) -> None:
             f"got shape {_shape(s.shape)}"
         ),
     )
+
+
+def _check_a8w8_dtypes(op, x, w, x_scale, w_scale, bias, out_dtype, blockscale, names=_A8W8_NAMES) -> None:
+    """validate.cpp's check_a8w8_pointers_and_dtypes (the dtypes); names: the four operands'."""
+    xn, wn, xsn, wsn = names
+    _check(
+        x.dtype != torch.float8_e5m2,
+        lambda: (
+            f"{op}: {xn}.dtype torch.float8_e5m2 is not supported (Hopper's FP8 GEMMs take e5m2 only against an e4m3 "
+            "operand): quantize to torch.float8_e4m3fn"
+        ),
+    )
+    if blockscale:
+        _check(
+            x.dtype == torch.float8_e4m3fn,
+            lambda: f"{op}: {xn}.dtype must be torch.float8_e4m3fn (block scales are an FP8 recipe), got {x.dtype}",
+        )
+    _check(x.dtype in _A8W8_IN, lambda: f"{op}: {xn}.dtype must be torch.float8_e4m3fn or torch.int8, got {x.dtype}")
+    _check(
+        w.dtype == x.dtype,
+        lambda: f"{op}: {wn}.dtype must equal {xn}.dtype ({x.dtype}): fp8 and int8 operands do not mix, got {w.dtype}",
+    )
+    _check(
+        out_dtype in _A16W16_OUT,
+        lambda: f"{op}: out.dtype must be torch.bfloat16, torch.float16 or torch.float32, got {out_dtype}",
+    )
+    if bias is not None:
+        _check(
+            bias.dtype == out_dtype or bias.dtype == torch.float32,
+            lambda: f"{op}: bias.dtype must equal out.dtype ({out_dtype}) or be torch.float32, got {bias.dtype}",
+        )
+    _check(x_scale.dtype == torch.float32, lambda: f"{op}: {xsn}.dtype must be torch.float32, got {x_scale.dtype}")
+    _check(w_scale.dtype == torch.float32, lambda: f"{op}: {wsn}.dtype must be torch.float32, got {w_scale.dtype}")
 
 
 def _a8w8_operands(op, x, w, x_scale, w_scale, bias, out_dtype, blockscale):
@@ -316,34 +350,7 @@ def _a8w8_operands(op, x, w, x_scale, w_scale, bias, out_dtype, blockscale):
             low <= rank <= _MAX_RANK,
             lambda name=name, rank=rank, low=low: f"{op}: {name}.rank must be in [{low}, {_MAX_RANK}], got {rank}",
         )
-    _check(
-        x.dtype != torch.float8_e5m2,
-        lambda: (
-            f"{op}: x.dtype torch.float8_e5m2 is not supported (Hopper's FP8 GEMMs take e5m2 only against an e4m3 "
-            "operand): quantize to torch.float8_e4m3fn"
-        ),
-    )
-    if blockscale:
-        _check(
-            x.dtype == torch.float8_e4m3fn,
-            lambda: f"{op}: x.dtype must be torch.float8_e4m3fn (block scales are an FP8 recipe), got {x.dtype}",
-        )
-    _check(x.dtype in _A8W8_IN, lambda: f"{op}: x.dtype must be torch.float8_e4m3fn or torch.int8, got {x.dtype}")
-    _check(
-        w.dtype == x.dtype,
-        lambda: f"{op}: w.dtype must equal x.dtype ({x.dtype}): fp8 and int8 operands do not mix, got {w.dtype}",
-    )
-    _check(
-        out_dtype in _A16W16_OUT,
-        lambda: f"{op}: out.dtype must be torch.bfloat16, torch.float16 or torch.float32, got {out_dtype}",
-    )
-    if bias is not None:
-        _check(
-            bias.dtype == out_dtype or bias.dtype == torch.float32,
-            lambda: f"{op}: bias.dtype must equal out.dtype ({out_dtype}) or be torch.float32, got {bias.dtype}",
-        )
-    _check(x_scale.dtype == torch.float32, lambda: f"{op}: x_scale.dtype must be torch.float32, got {x_scale.dtype}")
-    _check(w_scale.dtype == torch.float32, lambda: f"{op}: w_scale.dtype must be torch.float32, got {w_scale.dtype}")
+    _check_a8w8_dtypes(op, x, w, x_scale, w_scale, bias, out_dtype, blockscale)
     _check(w.dim() == 2, lambda: f"{op}: w must be 2-D [N, K], got rank {w.dim()} {_shape(w.shape)}")
     if bias is not None:
         _check(bias.dim() == 1, lambda: f"{op}: bias must be 1-D [N], got rank {bias.dim()} {_shape(bias.shape)}")
@@ -461,9 +468,9 @@ def gmm_fake(lhs, rhs, group_sizes, bias=None, transpose_rhs=False, out_dtype=No
     return lhs.new_empty((m, n), dtype=out_dtype)
 
 
-def _check_batched(op: str, a, b, out_shape, out_dtype, transpose_a, transpose_b, bias) -> None:
-    """validate_batched (src/core/validate.cpp) without data: ranks, dtypes, then the batch, K, out's
-    shape and bias's."""
+def _check_batched(op: str, a, b, out_shape, out_dtype, transpose_a, transpose_b, bias, check_dtypes=None) -> None:
+    """validate_batched (src/core/validate.cpp) without data: ranks, dtypes (check_dtypes(), or
+    batched_gemm's 16-bit ones), then the batch, K, out's shape and bias's."""
     for name, t, rank in (("a", a.shape, 3), ("b", b.shape, 3), ("out", out_shape, 3)) + (
         (("bias", bias.shape, 1),) if bias is not None else ()
     ):
@@ -471,7 +478,10 @@ def _check_batched(op: str, a, b, out_shape, out_dtype, transpose_a, transpose_b
             len(t) == rank,
             lambda name=name, t=t, rank=rank: f"{op}: {name} must have rank {rank}, got {len(t)} (sizes {_shape(t)})",
         )
-    _check_dtypes(op, a, b, bias, out_dtype, "a", "b")
+    if check_dtypes is None:
+        _check_dtypes(op, a, b, bias, out_dtype, "a", "b")
+    else:
+        check_dtypes()
     a_layout = "[B, K, M] (transpose_a=true)" if transpose_a else "[B, M, K] (transpose_a=false)"
     b_layout = "[B, N, K] (transpose_b=true)" if transpose_b else "[B, K, N] (transpose_b=false)"
     batch = a.shape[0]
@@ -527,6 +537,51 @@ def batched_gemm_out_fake(a, b, out, transpose_a=False, transpose_b=False, bias=
         if t is not None:
             _check_view(op, name, t)
     _check_batched(op, a, b, out.shape, out.dtype, transpose_a, transpose_b, bias)
+
+
+def _check_batched_a8w8_scale(op, name, s, batch, rows, per_row) -> None:
+    per_batch = (s.dim() == 1 and s.shape[0] == batch) or (s.dim() == 3 and tuple(s.shape) == (batch, 1, 1))
+    per_row_ok = s.dim() == 3 and tuple(s.shape) == (batch, rows, 1)
+    _check(
+        s.numel() == 1 or per_batch or per_row_ok,
+        lambda: (
+            f"{op}: {name} must have 1 element (one scale for every product), shape [B] or [B, 1, 1] (per-tensor "
+            f"per product) or {per_row} with B = {_n(batch)}, got shape {_shape(s.shape)}"
+        ),
+    )
+
+
+@torch.library.register_fake("tgemm::batched_gemm_a8w8")
+def batched_gemm_a8w8_fake(a, b, a_scale, b_scale, bias=None, out_dtype=None):
+    """validate_batched_a8w8 without data: ranks, dtypes, shapes, K % 16, the scales' shapes."""
+    op = "batched_gemm_a8w8"
+    if out_dtype is not None:
+        _check(out_dtype in _TGEMM_DTYPES, lambda: f"{op}: out_dtype {out_dtype} {_NOT_TGEMM}")
+    out_dtype = torch.bfloat16 if out_dtype is None else out_dtype
+    for name, t in (("a", a), ("b", b), ("a_scale", a_scale), ("b_scale", b_scale), ("bias", bias)):
+        if t is not None:
+            _check_view(op, name, t)
+    out_shape = _batched_out_shape(a, b, False, True)
+    names = ("a", "b", "a_scale", "b_scale")
+    _check_batched(
+        op,
+        a,
+        b,
+        out_shape,
+        out_dtype,
+        False,
+        True,
+        bias,
+        lambda: _check_a8w8_dtypes(op, a, b, a_scale, b_scale, bias, out_dtype, False, names),
+    )
+    batch, m, k, n = a.shape[0], a.shape[1], a.shape[2], b.shape[1]
+    _check(
+        k % 16 == 0,
+        lambda: f"{op}: K (a.size(2)) must be a multiple of 16 for {a.dtype} operands (16-byte rows), got {_n(k)}",
+    )
+    _check_batched_a8w8_scale(op, "a_scale", a_scale, batch, m, "[B, M, 1] (per-token)")
+    _check_batched_a8w8_scale(op, "b_scale", b_scale, batch, n, "[B, N, 1] (per-channel)")
+    return a.new_empty(out_shape, dtype=out_dtype)
 
 
 # ---------------------------------------------------------------------------------------------

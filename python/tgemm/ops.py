@@ -39,6 +39,7 @@ gemm_a8w8_blockscale_op = torch.ops.tgemm.gemm_a8w8_blockscale.default
 gmm_op = torch.ops.tgemm.gmm.default
 batched_gemm_op = torch.ops.tgemm.batched_gemm.default
 batched_gemm_out_op = torch.ops.tgemm.batched_gemm_out.default
+batched_gemm_a8w8_op = torch.ops.tgemm.batched_gemm_a8w8.default
 
 _is_compiling = torch.compiler.is_compiling
 # True when a TorchFunctionMode is active or an argument's type overrides __torch_function__ (the
@@ -59,6 +60,7 @@ _fast_a8w8_blockscale = _C.gemm_a8w8_blockscale
 _fast_gmm = _C.gmm
 _fast_batched = _C.batched_gemm
 _fast_batched_out = _C.batched_gemm_out
+_fast_batched_a8w8 = _C.batched_gemm_a8w8
 
 
 def _with_where(described) -> dict:
@@ -420,6 +422,47 @@ def describe_batched(
     """Where ``batched_gemm(a, b, transpose_a, transpose_b, bias, out_dtype)`` is routed, without
     running it: the same dict as :func:`describe`."""
     return _with_where(_C.describe_batched_gemm(a, b, transpose_a, transpose_b, bias, out_dtype))
+
+
+def batched_gemm_a8w8(
+    a: torch.Tensor,
+    b: torch.Tensor,
+    a_scale: torch.Tensor,
+    b_scale: torch.Tensor,
+    bias: Optional[torch.Tensor] = None,
+    out_dtype: Optional[torch.dtype] = torch.bfloat16,
+) -> torch.Tensor:
+    """Strided-batched GEMM with 8-bit operands (AITER's ``batched_gemm_a8w8``):
+    ``out[i] = (a[i] @ b[i].T) * a_scale[i] * b_scale[i] (+ bias)``, tuned per batch shape.
+
+    a: ``[B, M, K]``, b: ``[B, N, K]`` (stacked ``nn.Linear`` weights), both ``torch.float8_e4m3fn``
+    or both ``torch.int8``, rows contiguous, K a multiple of 16; no transposed layouts (Hopper's
+    8-bit tensor cores read K-major operands only). Any batch stride, 0 included (``expand``).
+    a_scale: fp32, one element (every product), ``[B]`` / ``[B, 1, 1]`` (per product) or
+    ``[B, M, 1]`` (per-token); b_scale: fp32, one element, ``[B]`` / ``[B, 1, 1]`` or ``[B, N, 1]``
+    (per-channel). Products accumulate exactly in int32 (int8) or in fp32 (FP8); scales and bias
+    (``[N]``, the output dtype or fp32) apply in fp32 before one rounding to ``out_dtype`` (bf16,
+    fp16 or fp32). Returns a new ``[B, M, N]`` tensor. Not differentiable. Bad input raises
+    :class:`tgemm.TgemmError` naming the argument.
+    """
+    if _is_compiling():
+        return batched_gemm_a8w8_op(a, b, a_scale, b_scale, bias, out_dtype)
+    if not _has_torch_function(a, b, a_scale, b_scale, bias):
+        return _fast_batched_a8w8(a, b, a_scale, b_scale, bias, out_dtype)
+    return _call_op(batched_gemm_a8w8_op, a, b, a_scale, b_scale, bias, out_dtype)
+
+
+def describe_batched_a8w8(
+    a: torch.Tensor,
+    b: torch.Tensor,
+    a_scale: torch.Tensor,
+    b_scale: torch.Tensor,
+    bias: Optional[torch.Tensor] = None,
+    out_dtype: Optional[torch.dtype] = torch.bfloat16,
+) -> dict:
+    """Where ``batched_gemm_a8w8(a, b, a_scale, b_scale, bias, out_dtype)`` is routed, without
+    running it: the same dict as :func:`describe`."""
+    return _with_where(_C.describe_batched_gemm_a8w8(a, b, a_scale, b_scale, bias, out_dtype))
 
 
 def int8_gemm(

@@ -14,6 +14,7 @@ pytestmark = requires_cuda
 # here, so opcheck covers it.
 OPS = (
     {"gemm_a16w16", "gemm_a16w16_out", "gemm_a8w8", "gemm_a8w8_blockscale", "gmm", "batched_gemm", "batched_gemm_out"}
+    | {"batched_gemm_a8w8"}
     | {f"gemm_{e}{suffix}" for e in ("bias", "gelu", "relu", "alpha_beta") for suffix in ("", "_out")}
     | {
         "quant_fp8_per_tensor",
@@ -26,8 +27,8 @@ OPS = (
     | {"topk_softmax", "grouped_topk", "fused_moe"}
 )  # the epilogue ops' opcheck cases are in test_epilogue_ops.py, gemm_a8w8's in test_a8w8.py,
 # gemm_a8w8_blockscale's in test_a8w8_blockscale.py, gmm's in test_gmm.py, the other grouped ops' in
-# test_grouped.py, the MoE ops' in test_moe.py, batched_gemm's in test_batched.py, the quantization ops'
-# in test_quant_ops.py
+# test_grouped.py, the MoE ops' in test_moe.py, batched_gemm's in test_batched.py, batched_gemm_a8w8's
+# in test_batched_a8w8.py, the quantization ops' in test_quant_ops.py
 
 
 def test_every_op_has_opcheck_cases():
