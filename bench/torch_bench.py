@@ -33,6 +33,7 @@ rotated inputs, medians), with both ratios per problem and their geomeans in the
     python3 bench/torch_bench.py --ptgmm --no-overhead    # also --grouped-gemm, --masked
     python3 bench/torch_bench.py --fmoe --no-overhead
     python3 bench/torch_bench.py --batched --no-overhead
+    python3 bench/torch_bench.py --batched-a8w8 fp8_rowwise --no-overhead
 
 --gmm times tgemm.gmm (bf16, rhs [G, N, K]) against torch._grouped_mm (a loop of torch.mm per group
 where this torch lacks it) on bench/shapes/moe_shapes.csv, each problem with a uniform and a seeded
@@ -46,6 +47,14 @@ DeepSeek-V3 EP8 slice at 1 to 4096 tokens, with the decode floor (bench/moe_benc
 operand is the stored tensor's .transpose(1, 2) view for torch.bmm) on bench/shapes/batched_shapes.csv
 (name,B,M,N,K,transpose_a,transpose_b), operands rotated past L2, both as CUDA graphs in interleaved
 rounds; the output is checked against fp32 (bench/results/torch_batched-<card>.json).
+
+--batched-a8w8 RECIPE times tgemm.batched_gemm_a8w8 (FP8 a [B, M, K], b [B, N, K], bf16 output;
+fp8_tensor: a scale per product, fp8_rowwise: per-token [B, M, 1] x per-channel [B, N, 1]) against
+two baselines on the batched suite: bf16 torch.bmm of the same products (the "speedup" column; FP8
+has no torch.bmm) and a Python loop of torch._scaled_mm over the batch with the same operands and
+scales ("vs_scaled_mm_loop"), all three as CUDA graphs in interleaved rounds over operands rotated
+past L2; suite rows' transpose flags are ignored (8-bit operands are K-major), rows with K not a
+multiple of 16 skipped (bench/results/torch_batched_a8w8_<recipe>-<card>.json).
 
 --a8w8 RECIPE times tgemm.gemm_a8w8 (bf16 output) against PyTorch's own 8-bit GEMM with the same
 operands and scales, the same way: fp8_tensor and fp8_rowwise against torch._scaled_mm
@@ -922,6 +931,141 @@ def run_batched_suite(args, device_props) -> tuple[list[dict], dict]:
     return rows, {"summary": summary, "copy_tbps": tbps, "suite": os.path.relpath(args.suite, REPO)}
 
 
+def batched_a8w8_sets(s: dict, per_row: bool, l2_bytes: int, budget: int, seed: int) -> list:
+    """Rotating (aq, bq, a_scale, b_scale, a_bf16, b_bf16): FP8 operands quantized per product (or
+    per row) from N(0, 1) data, and bf16 copies of that data for torch.bmm; together more than 3x
+    L2 within the budget."""
+    bsz, m, n, k = s["B"], s["M"], s["N"], s["K"]
+    set_bytes = bsz * (m * k + n * k) * 3
+    count = max(1, min(max(2, math.ceil(3 * l2_bytes / set_bytes)), budget // set_bytes, 64))
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    sets = []
+    for _ in range(count):
+        a = torch.randn(bsz, m, k, device="cuda", generator=g)
+        b = torch.randn(bsz, n, k, device="cuda", generator=g) / math.sqrt(k)
+        qa, sa = zip(*(quantize_rows(a[i], torch.float8_e4m3fn, per_row) for i in range(bsz)))
+        qb, sb = zip(*(quantize_rows(b[i], torch.float8_e4m3fn, per_row) for i in range(bsz)))
+        a_scale = torch.stack(sa) if per_row else torch.stack(sa).reshape(bsz)
+        b_scale = torch.stack(sb) if per_row else torch.stack(sb).reshape(bsz)
+        sets.append((torch.stack(qa), torch.stack(qb), a_scale, b_scale, a.to(torch.bfloat16), b.to(torch.bfloat16)))
+    return sets
+
+
+def check_batched_a8w8(y, aq, bq, a_scale, b_scale) -> int:
+    """Elements of y [B, M, N] outside tolerance of the dequantized fp32 products."""
+    bsz = aq.shape[0]
+    a = aq.float() * a_scale.reshape(bsz, -1, 1)
+    b = bq.float() * b_scale.reshape(bsz, -1, 1)
+    ref = torch.bmm(a, b.transpose(1, 2))
+    bad = ((y.float() - ref).abs() > 2e-2 + 2e-2 * ref.abs()) | ~torch.isfinite(y.float())
+    return int(bad.sum().item())
+
+
+def run_batched_a8w8_suite(args, device_props) -> tuple[list[dict], dict]:
+    """tgemm.batched_gemm_a8w8 against bf16 torch.bmm and a loop of torch._scaled_mm (FP8)."""
+    import tgemm
+
+    per_row = args.batched_a8w8 == "fp8_rowwise"
+    suite = read_batched_suite(args.suite)
+    if args.filter:
+        suite = [s for s in suite if args.filter in s["name"]]
+    tbps = copy_tbps()
+    l2 = getattr(device_props, "L2_cache_size", 50 << 20)
+    budget = torch.cuda.mem_get_info()[0] // 3
+    print(
+        f"device {device_props.name}, copy {tbps:.2f} TB/s, torch {torch.__version__}, baselines bf16 torch.bmm and "
+        f"a loop of torch._scaled_mm ({args.batched_a8w8})"
+    )
+    rows = []
+    for seed, s in enumerate(suite):
+        bsz, m, n, k = s["B"], s["M"], s["N"], s["K"]
+        if k % 16:
+            print(f"{s['name']:<24} {bsz:>4} {m:>5} {n:>5} {k:>5} | skipped: K not a multiple of 16")
+            continue
+        sets = batched_a8w8_sets(s, per_row, l2, budget, seed)
+        bmm_out = torch.empty(bsz, m, n, device="cuda", dtype=torch.bfloat16)
+
+        def bmm_step(aq, bq, a_scale, b_scale, a, b, out=bmm_out):
+            return torch.bmm(a, b.transpose(1, 2), out=out)
+
+        def loop_step(aq, bq, a_scale, b_scale, a, b, bsz=bsz):
+            return [
+                torch._scaled_mm(
+                    aq[i],
+                    bq[i].t(),
+                    scale_a=a_scale[i],
+                    scale_b=b_scale[i].reshape(1, -1) if per_row else b_scale[i],
+                    out_dtype=torch.bfloat16,
+                )
+                for i in range(bsz)
+            ]
+
+        def tgemm_step(aq, bq, a_scale, b_scale, a, b):
+            return tgemm.batched_gemm_a8w8(aq, bq, a_scale, b_scale)
+
+        status = "-"
+        if not args.no_check:
+            bad = check_batched_a8w8(tgemm_step(*sets[0]), *sets[0][:4])
+            status = "ok" if bad == 0 else f"{bad} bad"
+        bytes_moved = bsz * (m * k + n * k) + bsz * m * n * 2
+        launches, rounds = plan_slots(max(estimate_us(bsz * m, n, k, 1) / 2, bytes_moved / 3.0e6), args.rounds or 10)
+        launches = max(args.launches or launches, len(sets))
+        rounds = args.rounds or rounds
+        steps = [rotated(sets, bmm_step), rotated(sets, loop_step), rotated(sets, tgemm_step)]
+
+        def measure(steps=steps, launches=launches, rounds=rounds):
+            (tb, tl, tt), (rb, rl, rt) = time_interleaved(steps, launches, args.replays, rounds)
+            return {
+                "baseline_us": statistics.median(tb),
+                "baseline_spread": spread(tb),
+                "scaled_mm_loop_us": statistics.median(tl),
+                "tgemm_us": statistics.median(tt),
+                "tgemm_spread": spread(tt),
+                "speedup": paired_ratio(rb, rt),
+                "vs_scaled_mm_loop": paired_ratio(rl, rt),
+            }
+
+        reading, first = counted_reading(measure, args.remeasure_below)
+        t_us = reading["tgemm_us"]
+        info = tgemm.describe_batched_a8w8(*sets[0][:4])
+        row = {
+            "family": "batched_a8w8",
+            "model": s["name"],
+            "layer": f"B{bsz}",
+            "B": bsz,
+            "M": m,
+            "N": n,
+            "K": k,
+            "scales": args.batched_a8w8,
+            "baseline": "torch.bmm (bf16)",
+            **reading,
+            "remeasured": first is not None,
+            "solution": info["kernelName"],
+            "level": info["level"],
+            "check": status,
+            "rotations": len(sets),
+            "tflops": 2.0 * bsz * m * n * k / (t_us * 1e-6) / 1e12,
+            "floor_us": bytes_moved / (tbps * 1e12) * 1e6,
+        }
+        if first is not None:
+            row["first_reading"] = first
+        rows.append(row)
+        print(
+            f"{s['name']:<24} {bsz:>4} {m:>5} {n:>5} {k:>5} | bmm {reading['baseline_us']:>9.2f} loop "
+            f"{reading['scaled_mm_loop_us']:>9.2f} tgemm {t_us:>9.2f} | {row['speedup']:>6.3f}x bmm "
+            f"{row['vs_scaled_mm_loop']:>7.3f}x loop | {row['tflops']:>7.1f} | {info['kernelName']} ({info['level']}) "
+            f"{status}",
+            flush=True,
+        )
+        del sets
+    torch.cuda.empty_cache()
+    summary = speedup_summary(rows)
+    loop = [r["vs_scaled_mm_loop"] for r in rows]
+    summary["geomean_vs_scaled_mm_loop"] = geomean(loop) if loop else 0.0
+    summary["min_vs_scaled_mm_loop_b_ge_16"] = min((r["vs_scaled_mm_loop"] for r in rows if r["B"] >= 16), default=0.0)
+    return rows, {"summary": summary, "copy_tbps": tbps, "suite": os.path.relpath(args.suite, REPO)}
+
+
 def run_gelu_suite(args, device_props) -> tuple[list[dict], dict]:
     """y = gelu(x @ w^T (+ b)) three ways on every suite problem: tgemm.gemm_gelu (fused),
     tgemm.gemm_a16w16 then F.gelu (split), F.gelu(F.linear(...)) (stock). Each row's "speedup" is
@@ -1298,6 +1442,12 @@ def parse_args(argv=None) -> argparse.Namespace:
         help="time tgemm.batched_gemm against torch.bmm (same layouts) on --suite (default batched_shapes.csv)",
     )
     parser.add_argument(
+        "--batched-a8w8",
+        choices=("fp8_tensor", "fp8_rowwise"),
+        help="time tgemm.batched_gemm_a8w8 against bf16 torch.bmm and a loop of torch._scaled_mm on --suite "
+        "(default batched_shapes.csv)",
+    )
+    parser.add_argument(
         "--quant",
         action="store_true",
         help="time the quantization ops instead (bytes moved per second against the device copy rate)",
@@ -1325,7 +1475,11 @@ def parse_args(argv=None) -> argparse.Namespace:
         )
     if args.batched and (args.gelu or args.overhead_only or args.quant or args.a8w8 or args.gmm):
         parser.error("--batched times batched GEMMs on its own: drop --gelu, --quant, --a8w8, --gmm, --overhead-only")
-    if args.batched and args.suite == DEFAULT_SUITE:
+    if args.batched_a8w8 and (
+        args.batched or args.gelu or args.overhead_only or args.quant or args.a8w8 or args.gmm or args.out_dtype
+    ):
+        parser.error("--batched-a8w8 times bf16 outputs on its own: drop the other modes and --out-dtype")
+    if (args.batched or args.batched_a8w8) and args.suite == DEFAULT_SUITE:
         args.suite = os.path.join(REPO, "bench", "shapes", "batched_shapes.csv")
     grouped = [name for name in ("ptgmm", "grouped_gemm", "masked", "fmoe") if getattr(args, name)]
     if grouped and (
@@ -1428,6 +1582,15 @@ def main(argv=None) -> int:
         summary = extra.pop("summary")
         doc.update(extra)
         print_speedup_summary(summary, "batched_gemm", "torch.bmm")
+    elif args.batched_a8w8:
+        rows, extra = run_batched_a8w8_suite(args, props)
+        summary = extra.pop("summary")
+        doc.update(extra)
+        print_speedup_summary(summary, f"batched_gemm_a8w8 ({args.batched_a8w8})", "bf16 torch.bmm")
+        print(
+            f"  over a loop of torch._scaled_mm: geomean {summary['geomean_vs_scaled_mm_loop']:.3f}x, "
+            f"min at B >= 16 {summary['min_vs_scaled_mm_loop_b_ge_16']:.3f}x"
+        )
     elif args.a8w8:
         rows, extra = run_8bit_suite(args, props, a8w8_spec(args))
         summary = extra.pop("summary")
@@ -1471,6 +1634,8 @@ def main(argv=None) -> int:
             stem = grouped_stem
         if args.batched:
             stem = "torch_batched"
+        if args.batched_a8w8:
+            stem = f"torch_batched_a8w8_{args.batched_a8w8}"
         if args.m_grid and not args.overhead_only:
             stem += "-m-grid"  # its own file: the grid must not overwrite the figures at the usual M values
         path = args.json or os.path.join(REPO, "bench", "results", f"{stem}-{device_slug(props.name) or 'gpu'}.json")
@@ -1480,7 +1645,7 @@ def main(argv=None) -> int:
             f.write("\n")
         print(f"wrote {path}")
         # A heat map of speedups over (layer, M): the grouped and batched rows have no M axis.
-        if rows and not args.quant and not args.gmm and not args.grouped and not args.batched:
+        if rows and not args.quant and not args.gmm and not args.grouped and not args.batched and not args.batched_a8w8:
             png = args.png or os.path.splitext(path)[0] + ".png"
             plot(rows, summary, props.name, png, baseline=rows[0]["baseline"])
             print(f"wrote {png}")

@@ -494,6 +494,7 @@ Activation parse_activation(const std::string& epilogue) {
 int run_bench(const BenchOptions& o) {
   if (o.family == "a8w8" || o.family == "a8w8_blockscale") return run_bench_a8w8(o);
   if (o.family == "batched") return run_bench_batched(o);
+  if (o.family == "batched_a8w8") return run_bench_batched_a8w8(o);
   require_gpu("bench");
   if (o.overhead) return run_overhead(o);
   Runtime& rt = Runtime::get();

@@ -20,8 +20,9 @@ struct BenchOptions {
   std::int64_t m_grid_max = 16384;  // kMGridMax
   // a16w16 (gemm_a16w16 vs cuBLASLt's default as F.linear runs it), a8w8 (gemm_a8w8 vs the
   // cublaslt backend's a8w8 default, bench_a8w8.cpp), a8w8_blockscale (gemm_a8w8_blockscale vs
-  // cuBLASLt's block-scaled default, bench_a8w8.cpp) or batched (batched_gemm vs cuBLASLt's
-  // strided-batched default, bench_batched.cpp).
+  // cuBLASLt's block-scaled default, bench_a8w8.cpp), batched (batched_gemm vs cuBLASLt's
+  // strided-batched default, bench_batched.cpp) or batched_a8w8 (batched_gemm_a8w8 vs the
+  // cublaslt backend's default for it, bench_batched_a8w8.cpp).
   std::string family = "a16w16";
   std::string dtype = "bf16";            // a8w8: fp8 or int8
   std::string scales = "token_channel";  // a8w8: the scale recipe (format_scale_recipe)
@@ -58,8 +59,9 @@ struct BenchOptions {
 };
 
 int run_bench(const BenchOptions& options);
-// --family a8w8 and a8w8_blockscale, and --family batched (run_bench hands them over).
+// --family a8w8 and a8w8_blockscale, --family batched and batched_a8w8 (run_bench hands them over).
 int run_bench_a8w8(const BenchOptions& options);
 int run_bench_batched(const BenchOptions& options);
+int run_bench_batched_a8w8(const BenchOptions& options);
 
 }  // namespace tgemm::cli

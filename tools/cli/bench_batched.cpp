@@ -21,20 +21,12 @@
 #include "runtime/timing.h"
 #include "tgemm/tgemm.h"
 #include "tools/cli/bench.h"
+#include "tools/cli/bench_batched.h"
 #include "tools/cli/bench_family.h"
 #include "tools/cli/common.h"
 #include "tuner/data.h"
 
 namespace tgemm::cli {
-namespace {
-
-using json = nlohmann::json;
-
-struct BatchedShape {
-  std::string name;
-  std::int64_t batch = 0, m = 0, n = 0, k = 0;
-  bool transpose_a = false, transpose_b = false;
-};
 
 std::vector<BatchedShape> read_batched_suite(const std::string& path) {
   std::ifstream in(path);
@@ -76,6 +68,10 @@ std::vector<BatchedShape> read_batched_suite(const std::string& path) {
   }
   return out;
 }
+
+namespace {
+
+using json = nlohmann::json;
 
 // One rotation: a, b and out of one call, dense in their stored layouts.
 struct BatchedSet {

@@ -49,8 +49,8 @@ CLI::App* add_bench_command(CLI::App& app, tgemm::cli::BenchOptions& bench) {
   b->add_option("--family", bench.family,
                 "op family: a16w16 (gemm_a16w16), a8w8 (gemm_a8w8), a8w8_blockscale (gemm_a8w8_blockscale) or "
                 "batched (batched_gemm, on a suite of name,B,M,N,K,transpose_a,transpose_b rows; default "
-                "bench/shapes/batched_shapes.csv)")
-      ->check(CLI::IsMember({"a16w16", "a8w8", "a8w8_blockscale", "batched"}))
+                "bench/shapes/batched_shapes.csv) or batched_a8w8 (batched_gemm_a8w8 on that suite)")
+      ->check(CLI::IsMember({"a16w16", "a8w8", "a8w8_blockscale", "batched", "batched_a8w8"}))
       ->capture_default_str();
   b->add_option("--dtype", bench.dtype, "input dtype (bf16, fp16; with --family a8w8: fp8, int8)")
       ->capture_default_str();
@@ -257,7 +257,8 @@ int main(int argc, char** argv) {
         bench.dtype = "fp8";
       }
       // batched problems carry their own M, B and layouts: their own suite.
-      if (bench.family == "batched" && b->get_option("--suite")->count() == 0) {
+      const bool batched = bench.family == "batched" || bench.family == "batched_a8w8";
+      if (batched && b->get_option("--suite")->count() == 0) {
         bench.suite = "bench/shapes/batched_shapes.csv";
       }
       return tgemm::cli::run_bench(bench);

@@ -62,6 +62,19 @@ tgemm_run(bts bench --family batched --suite "${SOURCE_DIR}/bench/shapes/llm_sha
 expect_eq("exit status of tgemm bench --family batched on an a16w16 suite" "${bts_RC}" "1")
 expect_contains("tgemm bench --family batched --suite llm_shapes stderr" "${bts_ERR}"
                 "header needs name,B,M,N,K,transpose_a,transpose_b")
+# --family batched_a8w8: the batched suite by default; --dtype (fp8 by default) and --scales are
+# checked first (exit 1, naming them), then the same early exit.
+tgemm_run(ba bench --family batched_a8w8 --suite "${SOURCE_DIR}/bench/shapes/batched_shapes.csv" --max-problems 1 --replays 1 --no-check --json -)
+expect_eq("exit status of tgemm bench --family batched_a8w8 without a GPU" "${ba_RC}" "2")
+expect_contains("tgemm bench --family batched_a8w8 stderr" "${ba_ERR}" "no CUDA GPU")
+tgemm_run(bad bench --family batched_a8w8 --dtype bf16 --json -)
+expect_eq("exit status of tgemm bench --family batched_a8w8 --dtype bf16" "${bad_RC}" "1")
+expect_contains("tgemm bench --family batched_a8w8 --dtype bf16 stderr" "${bad_ERR}"
+                "--family batched_a8w8 takes --dtype fp8 or int8, got 'bf16'")
+tgemm_run(bab bench --family batched_a8w8 --dtype int8 --scales block --json -)
+expect_eq("exit status of tgemm bench --family batched_a8w8 --scales block" "${bab_RC}" "1")
+expect_contains("tgemm bench --family batched_a8w8 --scales block stderr" "${bab_ERR}"
+                "--family batched_a8w8 takes --scales tensor, token, channel or token_channel, got 'block'")
 
 # --overhead takes the same early exit.
 tgemm_run(o bench --overhead --overhead-calls 128 --json -)
