@@ -19,6 +19,7 @@
 #include "backends/reference/reference_backend.h"
 #include "core/validate.h"
 #include "runtime/device_utils.h"
+#include "tests/common/batched_test_util.h"
 #include "tests/common/gpu_test_util.h"
 #include "tgemm/batched.h"
 #include "tgemm/error.h"
@@ -26,14 +27,10 @@
 namespace tgemm {
 namespace {
 
+using test::BatchLayout;
+using test::BatchOperand;
+using test::layout_name;
 using test::to_host_floats;
-
-// How an operand's matrices follow each other.
-enum class BatchLayout { kDense, kBroadcast, kPadded };
-
-const char* layout_name(BatchLayout l) {
-  return l == BatchLayout::kDense ? "dense" : l == BatchLayout::kBroadcast ? "broadcast" : "padded";
-}
 
 struct BatchedCase {
   std::int64_t batch = 4, m = 24, n = 16, k = 32;
@@ -56,36 +53,17 @@ struct BatchedCase {
   }
 };
 
-// One stored operand [B, rows, cols]: its row and batch strides and the elements its buffer holds.
-struct Operand {
-  std::int64_t rows = 0, cols = 0, ld = 0, batch_stride = 0, elems = 0;
-};
-
-Operand operand(std::int64_t batch, std::int64_t rows, std::int64_t cols, std::int64_t row_pad, BatchLayout l) {
-  Operand o;
-  o.rows = rows;
-  o.cols = cols;
-  o.ld = cols + row_pad;
-  const std::int64_t matrix = rows * o.ld;
-  o.batch_stride = l == BatchLayout::kBroadcast ? 0 : l == BatchLayout::kPadded ? matrix + 24 : matrix;
-  o.elems = std::max<std::int64_t>((batch - 1) * o.batch_stride + matrix, 1);
-  return o;
+// Padded batches 24 elements past the matrix.
+BatchOperand operand(std::int64_t batch, std::int64_t rows, std::int64_t cols, std::int64_t row_pad, BatchLayout l) {
+  return test::batch_operand(batch, rows, cols, row_pad, l, 24);
 }
 
 struct BatchedData {
   BatchedCase c;
-  Operand a, b, out;
+  BatchOperand a, b, out;
   DeviceBuffer abuf, bbuf, obuf, biasbuf;
   TensorView av, bv, ov, biasv;
 };
-
-TensorView strided(void* data, DType dtype, std::int64_t batch, const Operand& o) {
-  TensorView t = TensorView::contiguous(data, dtype, {batch, o.rows, o.cols});
-  t.strides[0] = o.batch_stride;
-  t.strides[1] = o.ld;
-  t.strides[2] = 1;
-  return t;
-}
 
 BatchedData make_data(const BatchedCase& c, std::uint64_t seed) {
   BatchedData d;
@@ -105,9 +83,9 @@ BatchedData make_data(const BatchedCase& c, std::uint64_t seed) {
   fill_uniform(d.abuf.data(), c.in, d.a.elems, seed * 3 + 1, -1.0f, 1.0f, nullptr);
   fill_uniform(d.bbuf.data(), c.in, d.b.elems, seed * 3 + 2, -1.0f, 1.0f, nullptr);
   fill_uniform(d.biasbuf.data(), c.bias_type, c.n, seed * 3 + 3, -1.0f, 1.0f, nullptr);
-  d.av = strided(d.abuf.data(), c.in, c.batch, d.a);
-  d.bv = strided(d.bbuf.data(), c.in, c.batch, d.b);
-  d.ov = strided(d.obuf.data(), c.out, c.batch, d.out);
+  d.av = test::batch_view(d.abuf.data(), c.in, c.batch, d.a);
+  d.bv = test::batch_view(d.bbuf.data(), c.in, c.batch, d.b);
+  d.ov = test::batch_view(d.obuf.data(), c.out, c.batch, d.out);
   d.biasv = TensorView::contiguous(d.biasbuf.data(), c.bias_type, {c.n});
   return d;
 }
@@ -137,32 +115,11 @@ std::vector<double> host_product(const BatchedData& d) {
   return ref;
 }
 
-// Every product's [M, N] within tolerance of ref, and every other element of out's buffer (row
-// and batch padding) still NaN: written nowhere else.
+// Every product's [M, N] within tolerance of ref, and out's padding still NaN.
 void expect_matches(const BatchedData& d, const std::vector<double>& ref, const char* what) {
   const BatchedCase& c = d.c;
-  const std::vector<float> out = to_host_floats(d.obuf.data(), c.out, d.out.elems);
-  const Tolerance tol = gemm_tolerance(c.out, c.k, c.bias);
-  std::vector<bool> inside(out.size(), false);
-  std::int64_t bad = 0, first = -1;
-  for (std::int64_t i = 0; i < c.batch; ++i) {
-    for (std::int64_t r = 0; r < c.m; ++r) {
-      for (std::int64_t col = 0; col < c.n; ++col) {
-        const std::int64_t at = i * d.out.batch_stride + r * d.out.ld + col;
-        const double want = ref[(i * c.m + r) * c.n + col];
-        inside[at] = true;
-        if (!(std::fabs(out[at] - want) <= tol.atol + tol.rtol * std::fabs(want))) {
-          if (first < 0) first = (i * c.m + r) * c.n + col;
-          ++bad;
-        }
-      }
-    }
-  }
-  std::int64_t written_outside = 0;
-  for (std::size_t e = 0; e < out.size(); ++e) written_outside += !inside[e] && !std::isnan(out[e]);
-  EXPECT_EQ(bad, 0) << what << " " << c.describe() << ": first bad element (b, m, n) = (" << first / (c.m * c.n) << ", "
-                    << first % (c.m * c.n) / c.n << ", " << first % c.n << ")";
-  EXPECT_EQ(written_outside, 0) << what << " " << c.describe() << ": elements of out's padding were written";
+  test::expect_batched_out(to_host_floats(d.obuf.data(), c.out, d.out.elems), d.out, c.batch, c.m, c.n, ref,
+                           gemm_tolerance(c.out, c.k, c.bias), std::string(what) + " " + c.describe());
 }
 
 void run_case(const BatchedCase& c, std::uint64_t seed) {

@@ -1,9 +1,11 @@
-// The tuner on batched_gemm problems: the cublaslt backend's candidates for a batched problem (its
-// heuristic, the heuristic's top choices and the configuration space, all with batched layouts)
-// load back from their names as a table row names them; a small race of a [B, M, K] x [B, K, N]
-// and a [B, M, K] x [B, N, K] problem keeps a checked winner against the dispatcher's default, and
-// rows written from it (and from an explicit configuration at another M) load from a batched table,
-// dispatch at their M and compute within the tuner's tolerance.
+// The tuner on batched_gemm and batched_gemm_a8w8 problems: the cublaslt backend's candidates for a
+// batched problem (its heuristic, the heuristic's top choices and the configuration space, all with
+// batched layouts; staged only for the 8-bit family) load back from their names as a table row
+// names them; a small race of two problems of each family (bf16 [B, M, K] x [B, K, N] and
+// [B, M, K] x [B, N, K]; FP8 per-token x per-channel and INT8 per-product x per-channel) keeps a
+// checked winner against the dispatcher's default, and rows written from it (and from an explicit
+// configuration at another M) load from the family's table, dispatch at their M and compute within
+// the tuner's tolerance.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -23,20 +25,42 @@
 namespace tgemm::test {
 namespace {
 
-GemmProblem batched_problem(std::int64_t batch, std::int64_t m, std::int64_t n, std::int64_t k, bool tb) {
+// The dense problem of `key` (its n, k, dtype, scales, batch and layouts) at M on this device.
+GemmProblem problem_on_device(TableKey key, std::int64_t m) {
   const int device = Runtime::get().platform().current_device();
   const DeviceInfo& dev = Runtime::get().platform().device_info(device);
-  TableKey key;
   key.arch = dev.arch;
   key.sm_count = dev.sm_count;
+  return problem_of_key(key, m, device);
+}
+
+GemmProblem batched_problem(std::int64_t batch, std::int64_t m, std::int64_t n, std::int64_t k, bool tb) {
+  TableKey key;
   key.n = n;
   key.k = k;
   key.batch = batch;
   key.transpose_b = tb;
-  return problem_of_key(key, m, device);
+  return problem_on_device(key, m);
 }
 
-std::vector<GemmProblem> problems_at(std::int64_t m) {
+GemmProblem a8w8_batched_problem(std::int64_t batch, std::int64_t m, std::int64_t n, std::int64_t k, DType in,
+                                 ScaleGranularity xs) {
+  TableKey key;
+  key.n = n;
+  key.k = k;
+  key.dtype = in;
+  key.a_scale = xs;
+  key.b_scale = ScaleGranularity::kRow;
+  key.batch = batch;
+  key.transpose_b = true;
+  return problem_on_device(key, m);
+}
+
+std::vector<GemmProblem> problems_at(OpFamily family, std::int64_t m) {
+  if (family == OpFamily::kA8W8Batched) {
+    return {a8w8_batched_problem(16, m, 512, 128, DType::kFloat8E4M3, ScaleGranularity::kRow),
+            a8w8_batched_problem(8, m, 256, 1024, DType::kInt8, ScaleGranularity::kTensor)};
+  }
   return {batched_problem(16, m, 512, 128, false), batched_problem(8, m, 256, 1024, true)};
 }
 
@@ -46,14 +70,15 @@ const Backend& cublaslt() {
   return *lt;
 }
 
-TEST(TuneBatched, CandidatesLoadBackFromTheirNames) {
-  TGEMM_REQUIRE_GPU();
-  for (const GemmProblem& p : problems_at(64)) {
+void expect_candidates_load_back(OpFamily family) {
+  for (const GemmProblem& p : problems_at(family, 64)) {
     SCOPED_TRACE(p.describe());
     const std::vector<SolutionPtr> cands = cublaslt().candidates(p);
     int explicit_configs = 0;
     std::vector<ScreenedCandidate> screened;
     for (const SolutionPtr& s : cands) {
+      // batched_gemm_a8w8's scale pointers step with no batch: its candidates are all staged.
+      if (family == OpFamily::kA8W8Batched) EXPECT_NE(s->name().find("staged"), std::string::npos) << s->name();
       const bool heuristic = s->solidx() == -1;
       if (!heuristic) {
         ++explicit_configs;
@@ -72,13 +97,14 @@ TEST(TuneBatched, CandidatesLoadBackFromTheirNames) {
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
 }
 
-TEST(TuneBatched, TinyRaceRowsLoadBackAndDispatch) {
-  TGEMM_REQUIRE_GPU();
+void expect_race_rows_dispatch(OpFamily family) {
+  const FamilyInfo& info = family_info(family);
+  const std::string env(info.config_env);
   TempDir dir;
-  const std::string table = dir.file("bf16_tuned_batched_gemm.csv");
+  const std::string table = dir.file(std::string(info.tuned_file));
   std::vector<TableRow> rows;
   std::vector<GemmProblem> problems;
-  const std::vector<GemmProblem> at_64 = problems_at(64), at_96 = problems_at(96);
+  const std::vector<GemmProblem> at_64 = problems_at(family, 64), at_96 = problems_at(family, 96);
   for (std::size_t i = 0; i < at_64.size(); ++i) {
     const GemmProblem& p = at_64[i];
     SCOPED_TRACE(p.describe());
@@ -94,7 +120,7 @@ TEST(TuneBatched, TinyRaceRowsLoadBackAndDispatch) {
     problems.push_back(at_96[i]);
   }
   write_tuned_table(table, rows);
-  ASSERT_EQ(::setenv("TGEMM_CONFIG_BF16_BATCHED_GEMM", table.c_str(), 1), 0);
+  ASSERT_EQ(::setenv(env.c_str(), table.c_str(), 1), 0);
   Runtime::get().reload();
   for (std::size_t i = 0; i < problems.size(); ++i) {
     const GemmProblem& p = problems[i];
@@ -107,9 +133,29 @@ TEST(TuneBatched, TinyRaceRowsLoadBackAndDispatch) {
     EXPECT_EQ(res.solution->name(), rows[i].kernel_name);
     expect_dispatch_correct(p, res);
   }
-  ::unsetenv("TGEMM_CONFIG_BF16_BATCHED_GEMM");
+  ::unsetenv(env.c_str());
   Runtime::get().reload();
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+}
+
+TEST(TuneBatched, CandidatesLoadBackFromTheirNames) {
+  TGEMM_REQUIRE_GPU();
+  expect_candidates_load_back(OpFamily::kBatched);
+}
+
+TEST(TuneBatched, TinyRaceRowsLoadBackAndDispatch) {
+  TGEMM_REQUIRE_GPU();
+  expect_race_rows_dispatch(OpFamily::kBatched);
+}
+
+TEST(TuneBatchedA8W8, CandidatesAreStagedAndLoadBackFromTheirNames) {
+  TGEMM_REQUIRE_GPU();
+  expect_candidates_load_back(OpFamily::kA8W8Batched);
+}
+
+TEST(TuneBatchedA8W8, TinyRaceRowsLoadBackAndDispatch) {
+  TGEMM_REQUIRE_GPU();
+  expect_race_rows_dispatch(OpFamily::kA8W8Batched);
 }
 
 }  // namespace
