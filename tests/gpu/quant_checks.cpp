@@ -95,6 +95,17 @@ const char* grouping_name(Grouping g) {
   return "?";
 }
 
+QuantCase quant_case(Grouping g, std::int64_t m, std::int64_t k, DType in, DType q_type) {
+  QuantCase c;
+  c.grouping = g;
+  c.m = m;
+  c.k = k;
+  c.in = in;
+  c.q_type = q_type;
+  c.static_scale = 0.0078125f;
+  return c;
+}
+
 ScaleLayout scale_layout(const QuantCase& c) {
   const std::int64_t kb = (c.k + 127) / 128;
   switch (c.grouping) {

@@ -38,6 +38,10 @@ struct QuantCase {
   }
 };
 
+// A case of the default layout (no padding, aligned x); the static scale 2^-7.
+QuantCase quant_case(Grouping g, std::int64_t m, std::int64_t k, DType in = DType::kBFloat16,
+                     DType q_type = DType::kFloat8E4M3);
+
 struct ScaleLayout {
   std::int64_t rows = 1, cols = 1, s0 = 1, s1 = 1, elements = 1;
 };

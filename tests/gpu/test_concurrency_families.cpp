@@ -34,6 +34,7 @@
 #include "runtime/device_utils.h"
 #include "tests/common/gpu_test_util.h"
 #include "tests/common/grouped_test_util.h"
+#include "tests/gpu/gemm_race.h"
 #include "tests/gpu/grouped_checks.h"
 #include "tests/gpu/moe_checks.h"
 #include "tests/gpu/quant_checks.h"
@@ -468,17 +469,6 @@ MoeCase moe_case(std::int64_t t, std::int64_t k, std::int64_t e, std::int64_t h,
   return c;
 }
 
-QuantCase quant_case(Grouping g, std::int64_t m, std::int64_t k, DType in, DType q_type = kFp8) {
-  QuantCase c;
-  c.grouping = g;
-  c.m = m;
-  c.k = k;
-  c.in = in;
-  c.q_type = q_type;
-  c.static_scale = 0.0078125f;
-  return c;
-}
-
 // Every family on a few mixed shapes.
 std::vector<ProblemMaker> every_family() {
   std::vector<ProblemMaker> p;
@@ -516,6 +506,9 @@ std::vector<ProblemMaker> every_family() {
   p.push_back(own<GatherProblem>(gather_case(77, 3, 64, 72, 8, kBf16, kBf16, false, false, false, seed), seed));
   ++seed;
   p.push_back(own<GatherProblem>(gather_case(51, 4, 96, 130, 6, kFp16, kFp32, true, true, true, seed), seed));
+  ++seed;
+  // 18 slots over 64 experts: most experts' groups are empty.
+  p.push_back(own<GatherProblem>(gather_case(9, 2, 64, 48, 64, kBf16, kBf16, false, true, false, seed), seed));
   ++seed;
   // m_grouped_gemm_masked: masks of 0, max_m, beyond it and negative.
   p.push_back(own<MaskedProblem>(masked_case(6, 130, 72, 64, {0, 130, 1, 65, 500, -7}), seed++));
@@ -589,17 +582,7 @@ std::vector<ProblemMaker> small_every_family() {
   return p;
 }
 
-// Threads t and t + threads / 2 visit the problems in the same order, so every first call is made
-// by two threads at once; the threads / 2 orders start evenly apart.
-std::vector<std::size_t> visit_order(int thread, int threads, std::size_t n) {
-  const int groups = std::max(1, threads / 2);
-  std::vector<std::size_t> order(n);
-  const std::size_t start = static_cast<std::size_t>(thread % groups) * n / static_cast<std::size_t>(groups);
-  for (std::size_t i = 0; i < n; ++i) order[i] = (start + i) % n;
-  return order;
-}
-
-struct RaceOptions {
+struct FamilyRaceOptions {
   int threads = 8;
   int rounds = 4;
   int reload_every = 2;  // reload_config() before round r > 0 with r % reload_every == 0
@@ -631,7 +614,7 @@ std::int64_t run_round(int thread, int round, std::vector<std::unique_ptr<Proble
   return calls;
 }
 
-void race_every_family(const std::vector<ProblemMaker>& makers, const RaceOptions& o) {
+void race_every_family(const std::vector<ProblemMaker>& makers, const FamilyRaceOptions& o) {
   int device = 0;
   ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
   const auto threads = static_cast<std::size_t>(o.threads);
@@ -670,7 +653,7 @@ void race_every_family(const std::vector<ProblemMaker>& makers, const RaceOption
 
 TEST(ConcurrencyFamilies, EightStreamsEveryFamilyFirstCallsRace) {
   TGEMM_REQUIRE_GPU();
-  RaceOptions o;
+  FamilyRaceOptions o;
   o.threads = 8;
   o.rounds = 4;
   o.reload_every = 2;  // rounds 0 and 2 start cold
@@ -679,7 +662,7 @@ TEST(ConcurrencyFamilies, EightStreamsEveryFamilyFirstCallsRace) {
 
 TEST(ConcurrencyFamilies, SanitizerEightStreamsSmallEveryFamily) {
   TGEMM_REQUIRE_GPU();
-  RaceOptions o;
+  FamilyRaceOptions o;
   o.threads = 8;
   o.rounds = 2;
   o.reload_every = 1;  // both rounds start cold

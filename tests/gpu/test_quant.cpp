@@ -26,18 +26,6 @@
 namespace tgemm::test {
 namespace {
 
-QuantCase qc(Grouping g, std::int64_t m, std::int64_t k, DType in = DType::kBFloat16,
-             DType q_type = DType::kFloat8E4M3) {
-  QuantCase c;
-  c.grouping = g;
-  c.m = m;
-  c.k = k;
-  c.in = in;
-  c.q_type = q_type;
-  c.static_scale = 0.0078125f;
-  return c;
-}
-
 // Shapes every grouping runs: M = 1, K = 1, K = 129 and 4095 (partial vectors and blocks), K a
 // multiple of 128 and of 8, M past a 128-row block.
 const std::int64_t kShapes[][2] = {{1, 1},     {1, 128},  {1, 129},    {3, 4095},  {7, 4096},
@@ -59,17 +47,17 @@ void expect_all_match(const std::vector<QuantCase>& cases) {
 std::vector<QuantCase> cases_for(Grouping g, DType q_type = DType::kFloat8E4M3) {
   std::vector<QuantCase> cases;
   for (DType in : {DType::kBFloat16, DType::kFloat16}) {
-    for (const auto& s : kShapes) cases.push_back(qc(g, s[0], s[1], in, q_type));
+    for (const auto& s : kShapes) cases.push_back(quant_case(g, s[0], s[1], in, q_type));
     // Padded rows of x and q (element paths where misaligned), an odd x offset, zero rows.
-    QuantCase padded = qc(g, 37, 520, in, q_type);
+    QuantCase padded = quant_case(g, 37, 520, in, q_type);
     padded.ldx_pad = 8;
     padded.ldq_pad = 5;
     cases.push_back(padded);
-    QuantCase odd = qc(g, 19, 1024, in, q_type);
+    QuantCase odd = quant_case(g, 19, 1024, in, q_type);
     odd.x_offset = 1;
     odd.ldx_pad = 3;
     cases.push_back(odd);
-    QuantCase zeros = qc(g, 140, 300, in, q_type);
+    QuantCase zeros = quant_case(g, 140, 300, in, q_type);
     zeros.zero_rows = true;
     cases.push_back(zeros);
   }
@@ -90,14 +78,14 @@ TEST(Quant, PerTokenFp8MatchesHostReference) {
   TGEMM_REQUIRE_GPU();
   std::vector<QuantCase> cases = cases_for(Grouping::kToken);
   // Rows longer than the register cache (256 threads x 4 vectors x 8): the re-read path.
-  cases.push_back(qc(Grouping::kToken, 2, 20000));
+  cases.push_back(quant_case(Grouping::kToken, 2, 20000));
   expect_all_match(cases);
 }
 
 TEST(Quant, PerTokenInt8MatchesHostReference) {
   TGEMM_REQUIRE_GPU();
   std::vector<QuantCase> cases = cases_for(Grouping::kToken, DType::kInt8);
-  cases.push_back(qc(Grouping::kToken, 2, 20000, DType::kFloat16, DType::kInt8));
+  cases.push_back(quant_case(Grouping::kToken, 2, 20000, DType::kFloat16, DType::kInt8));
   expect_all_match(cases);
 }
 
@@ -119,7 +107,7 @@ TEST(Quant, Block128x128MatchesHostReference) {
 TEST(Quant, ZeroInputGivesScaleOneAndZeroCodes) {
   TGEMM_REQUIRE_GPU();
   for (Grouping g : {Grouping::kTensor, Grouping::kToken, Grouping::kBlock1x128, Grouping::kBlock128x128}) {
-    QuantCase c = qc(g, 130, 260);
+    QuantCase c = quant_case(g, 130, 260);
     DeviceBuffer x(static_cast<std::size_t>(c.m * c.k) * 2), q(static_cast<std::size_t>(c.m * c.k));
     const ScaleLayout sl = scale_layout(c);
     DeviceBuffer s(static_cast<std::size_t>(sl.elements) * sizeof(float));
@@ -147,8 +135,9 @@ TEST(Quant, ZeroInputGivesScaleOneAndZeroCodes) {
 TEST(Quant, EmptyInputs) {
   TGEMM_REQUIRE_GPU();
   // M = 0 launches nothing; an empty tensor's per-tensor scale is 1; K = 0 rows get scale 1.
-  expect_all_match({qc(Grouping::kTensor, 0, 64), qc(Grouping::kToken, 0, 64), qc(Grouping::kBlock1x128, 0, 64),
-                    qc(Grouping::kBlock128x128, 0, 64), qc(Grouping::kToken, 5, 0), qc(Grouping::kTensor, 4, 0)});
+  expect_all_match({quant_case(Grouping::kTensor, 0, 64), quant_case(Grouping::kToken, 0, 64),
+                    quant_case(Grouping::kBlock1x128, 0, 64), quant_case(Grouping::kBlock128x128, 0, 64),
+                    quant_case(Grouping::kToken, 5, 0), quant_case(Grouping::kTensor, 4, 0)});
 }
 
 TEST(Quant, BadArgumentsRaiseClearErrorsAndLaunchNothing) {

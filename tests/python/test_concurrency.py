@@ -499,6 +499,7 @@ def _family_cases():
         # grouped_gemm (some ids out of range) and its weighted sum; the masked form.
         _grouped_gemm(37, 3, 64, 72, 8, False, False, False, bf16, 14),
         _grouped_gemm(21, 4, 96, 130, 6, True, True, True, fp32, 15),
+        _grouped_gemm(9, 2, 64, 48, 64, False, True, False, bf16, 30),  # most experts' groups empty
         _masked(6, 130, 72, 64, [0, 130, 1, 65, 500, -7], 16),
         _masked(4, 16, 128, 256, [3, 0, 16, 9], 17),
         # Routing and the MoE layer (a third of the experts chosen by no slot).
