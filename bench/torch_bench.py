@@ -63,10 +63,13 @@ torch._int_mm followed by the scaling pass in PyTorch (torch._int_mm needs M > 1
 skipped) (bench/results/torch_a8w8_<recipe>-<card>.json).
 
 --blockscale LAYOUT times tgemm.gemm_a8w8_blockscale (bf16 output; operands and 1x128 / 128x128
-scales from tgemm's block quantizers, x_scale row_major or mn_major) against tgemm.gemm_a8w8 with
-per-tensor scales on the same FP8 operands (PyTorch's _scaled_mm takes no block scales), on the
-suite and on DeepGEMM's M = 4096 / 128 / 64, N = 7168, K = 16384, whose TFLOP/s the summary lists
-beside DeepGEMM's published H800 figures (bench/results/torch_a8w8_blockscale_<layout>-<card>.json).
+scales from tgemm's block quantizers, x_scale row_major or mn_major) against --blockscale-peer:
+per_tensor (default), tgemm.gemm_a8w8 with per-tensor scales on the same FP8 operands (what block
+scales cost), or scaled_mm, torch._scaled_mm with the same block scales (cuBLASLt's block-scaled
+default; torch takes x_scale MN-major and w_scale as the transpose of [ceil(N/128), ceil(K/128)],
+copies made outside the timing), on the suite and on DeepGEMM's M = 4096 / 128 / 64, N = 7168,
+K = 16384, whose TFLOP/s the summary lists beside DeepGEMM's published H800 figures
+(bench/results/torch_a8w8_blockscale_<layout>[_scaled_mm]-<card>.json).
 
 --quant times the quantization ops (tgemm.quant_*: per tensor, per token FP8 and INT8, 1x128 in
 both scale layouts, 128x128) on [M, K] inputs of K = 4096 and 7168, M = 1 ... 16384: microseconds
@@ -545,12 +548,19 @@ def check_blockscale(y, x, w, xs, ws, b) -> int:
     return int(bad.sum().item())
 
 
+def scaled_mm_block_scales(xs, ws):
+    """x_scale and w_scale as torch._scaled_mm's block-scaled path takes them: x_scale [M, L]
+    MN-major (stride (1, M)), w_scale [L, ceil(N/128)] the transpose of a contiguous
+    [ceil(N/128), L]."""
+    return xs.t().contiguous().t(), ws.contiguous().t()
+
+
 def blockscale_spec(args):
-    """--blockscale LAYOUT: tgemm.gemm_a8w8_blockscale against tgemm's own per-tensor FP8 GEMM
-    (tgemm.gemm_a8w8 with scalar scales) on the same FP8 operands (torch._scaled_mm takes no
-    1x128 / 128x128 scales, and cuBLASLt's block-scaled default is what `tgemm bench --family
-    a8w8_blockscale` compares with); sets (x, w, xs, ws, b, x_tensor_scale, w_tensor_scale). The
-    suite at --m, then DeepGEMM's three problems (M = 4096, 128, 64; N = 7168, K = 16384)."""
+    """--blockscale LAYOUT: tgemm.gemm_a8w8_blockscale against --blockscale-peer: tgemm's own
+    per-tensor FP8 GEMM (tgemm.gemm_a8w8 with scalar scales) on the same FP8 operands, or
+    torch._scaled_mm with the same block scales (cuBLASLt's block-scaled default); sets (x, w, xs,
+    ws, b, x_tensor_scale, w_tensor_scale, xs_torch, ws_torch). The suite at --m, then DeepGEMM's
+    three problems (M = 4096, 128, 64; N = 7168, K = 16384)."""
     import tgemm
 
     mn_major = args.blockscale == "mn_major"
@@ -560,7 +570,21 @@ def blockscale_spec(args):
         w, ws = tgemm.quant_fp8_per_block_128x128(torch.randn(n, k, device="cuda", generator=g).bfloat16())
         b = torch.randn(n, device="cuda", generator=g).to(torch.bfloat16) if args.bias else None
         one = torch.ones(1, device="cuda")
-        return x, w, xs, ws, b, xs.amax().reshape(1) * one, ws.amax().reshape(1) * one
+        return (x, w, xs, ws, b, xs.amax().reshape(1) * one, ws.amax().reshape(1) * one) + scaled_mm_block_scales(
+            xs, ws
+        )
+
+    if args.blockscale_peer == "scaled_mm":
+        baseline_name = "torch._scaled_mm block scales"
+
+        def baseline(x, w, xs, ws, b, xt, wt, xs_t, ws_t):
+            return torch._scaled_mm(x, w.t(), scale_a=xs_t, scale_b=ws_t, bias=b, out_dtype=torch.bfloat16)
+
+    else:
+        baseline_name = "tgemm.gemm_a8w8 per-tensor"
+
+        def baseline(x, w, xs, ws, b, xt, wt, xs_t, ws_t):
+            return tgemm.gemm_a8w8(x, w, xt, wt, b)
 
     problems = [(m, s) for m in m_values(args) for s in suite_of(args)]
     problems += [(m, DEEPGEMM_SHAPE) for m in DEEPGEMM_H800_TFLOPS]
@@ -568,11 +592,11 @@ def blockscale_spec(args):
         "family": "a8w8_blockscale",
         "scales": f"block ({args.blockscale} x_scale)",
         "dtype": torch.float8_e4m3fn,
-        "baseline_name": "tgemm.gemm_a8w8 per-tensor",
-        "baseline": lambda x, w, xs, ws, b, xt, wt: tgemm.gemm_a8w8(x, w, xt, wt, b),
-        "tgemm": lambda x, w, xs, ws, b, xt, wt: tgemm.gemm_a8w8_blockscale(x, w, xs, ws, b),
-        "describe": lambda x, w, xs, ws, b, xt, wt: tgemm.describe_a8w8_blockscale(x, w, xs, ws, b),
-        "check": lambda y, x, w, xs, ws, b, xt, wt: check_blockscale(y, x, w, xs, ws, b),
+        "baseline_name": baseline_name,
+        "baseline": baseline,
+        "tgemm": lambda x, w, xs, ws, b, *_: tgemm.gemm_a8w8_blockscale(x, w, xs, ws, b),
+        "describe": lambda x, w, xs, ws, b, *_: tgemm.describe_a8w8_blockscale(x, w, xs, ws, b),
+        "check": lambda y, x, w, xs, ws, b, *_: check_blockscale(y, x, w, xs, ws, b),
         "make_set": make_set,
         "skip": None,
         "problems": problems,
@@ -667,7 +691,7 @@ def run_8bit_suite(args, device_props, spec) -> tuple[list[dict], dict]:
                 "N": r["N"],
                 "K": r["K"],
                 "tflops": r["tflops"],
-                "per_tensor_tflops": r["baseline_tflops"],
+                "baseline_tflops": r["baseline_tflops"],
                 "deepgemm_h800_tflops": DEEPGEMM_H800_TFLOPS[r["M"]],
             }
             for r in rows
@@ -1422,7 +1446,14 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument(
         "--blockscale",
         choices=("row_major", "mn_major"),
-        help="time tgemm.gemm_a8w8_blockscale (x_scale in this layout) against tgemm's per-tensor FP8 GEMM instead",
+        help="time tgemm.gemm_a8w8_blockscale (x_scale in this layout) against --blockscale-peer instead",
+    )
+    parser.add_argument(
+        "--blockscale-peer",
+        choices=("per_tensor", "scaled_mm"),
+        default="per_tensor",
+        help="--blockscale's baseline: tgemm's per-tensor FP8 GEMM on the same operands (default), or "
+        "torch._scaled_mm with the same block scales (cuBLASLt's block-scaled default)",
     )
     parser.add_argument(
         "--gmm",
@@ -1568,14 +1599,15 @@ def main(argv=None) -> int:
         doc.update(extra)
         print(
             f"\n{summary['problems']} problems: gemm_a8w8_blockscale ({args.blockscale} x_scale) geomean "
-            f"{summary['geomean_speedup']:.3f}x of tgemm's per-tensor FP8 GEMM (min {summary['min_speedup']:.3f}x, "
+            f"{summary['geomean_speedup']:.3f}x of {rows[0]['baseline'] if rows else 'the baseline'} "
+            f"(min {summary['min_speedup']:.3f}x, "
             f"at M >= 2048 min {summary['min_speedup_m_ge_2048']:.3f}x), {summary['check_failures']} failed the "
             "correctness check"
         )
         for d in summary["deepgemm"]:
             print(
                 f"  M={d['M']} N={d['N']} K={d['K']}: {d['tflops']:.0f} TFLOP/s "
-                f"(per-tensor {d['per_tensor_tflops']:.0f}; DeepGEMM H800 {d['deepgemm_h800_tflops']:.0f})"
+                f"(baseline {d['baseline_tflops']:.0f}; DeepGEMM H800 {d['deepgemm_h800_tflops']:.0f})"
             )
     elif args.batched:
         rows, extra = run_batched_suite(args, props)
@@ -1628,6 +1660,8 @@ def main(argv=None) -> int:
             stem = f"torch_a8w8_{args.a8w8}"
         if args.blockscale:
             stem = f"torch_a8w8_blockscale_{args.blockscale}"
+            if args.blockscale_peer == "scaled_mm":
+                stem += "_scaled_mm"
         if args.gmm:
             stem = "torch_gmm"
         if args.grouped:

@@ -23,11 +23,19 @@ Prints a table and writes a JSON (--json). Needs torch with CUDA, transformers >
     python3 examples/llama_e2e.py                          # capture, tune, measure
     python3 examples/llama_e2e.py --skip-tune --table my_tuned.csv
     python3 examples/llama_e2e.py --layers 2 --decode-batches 1 --json out.json
+    python3 examples/llama_e2e.py --quant fp8_rowwise     # 8-bit linears (tgemm.nn) vs stock bf16
+
+--quant SCHEME measures the model's linears (all but lm_head) as tgemm.nn.QuantLinear layers of
+that scheme (activations quantized at every call) against stock bf16, and for fp8_rowwise also
+against the same 8-bit weights and scales through PyTorch alone (per-token quantization in torch
+ops, torch._scaled_mm); logits are compared with stock bf16 (--quant-rtol). It skips capture and
+tune: the 8-bit GEMMs run on their shipped tables and defaults.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import inspect
 import json
@@ -83,10 +91,18 @@ def parse_args(argv=None):
         help="cuBLASLt the tuner loads: the one torch loaded (default; the library this process runs) "
         "or the CUDA toolkit's",
     )
+    p.add_argument(
+        "--quant",
+        choices=("fp8_tensor", "fp8_rowwise", "int8_rowwise", "fp8_block"),
+        help="measure 8-bit linears (tgemm.nn.QuantLinear) against stock bf16 instead; skips capture and tune",
+    )
+    p.add_argument("--quant-rtol", type=float, default=0.15, help="max relative L2 of --quant logits vs bf16")
     p.add_argument("--json", default="llama_e2e.json", help="results JSON")
     p.add_argument("--phase", choices=("all", "capture"), default="all", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     args.decode_batch_list = [int(b) for b in args.decode_batches.split(",") if b]
+    if args.quant:
+        args.skip_capture = args.skip_tune = True
     return args
 
 
@@ -231,6 +247,95 @@ def compare(a: torch.Tensor, b: torch.Tensor) -> dict:
     }
 
 
+# ----------------------------------------------------------------------------- 8-bit linears
+
+
+class ScaledMMLinear(torch.nn.Module):
+    """A QuantLinear's fp8_rowwise weight and scales through PyTorch alone: per-token FP8
+    quantization in torch ops, then torch._scaled_mm."""
+
+    def __init__(self, q):
+        super().__init__()
+        self.q = q
+
+    def forward(self, x):
+        x2 = x.reshape(-1, x.shape[-1])
+        scale = (x2.abs().amax(-1, keepdim=True).float() / 448.0).clamp_min(1e-12)
+        xq = (x2.float() / scale).clamp(-448.0, 448.0).to(torch.float8_e4m3fn)
+        w_scale = self.q.weight_scale.reshape(1, -1)
+        y = torch._scaled_mm(
+            xq, self.q.qweight.t(), scale_a=scale, scale_b=w_scale, bias=self.q.bias, out_dtype=x.dtype
+        )
+        return y.reshape(*x.shape[:-1], -1)
+
+
+def quantized_linears(model, scheme) -> dict:
+    """name -> tgemm.nn.QuantLinear of every eligible linear but lm_head (the model keeps its own)."""
+    import tgemm.nn
+
+    return {
+        name: tgemm.nn.QuantLinear.from_linear(m, scheme)
+        for name, m in model.named_modules()
+        if name and tgemm.nn.eligible(m) and not name.endswith("lm_head")
+    }
+
+
+@contextlib.contextmanager
+def swapped(model, modules: dict):
+    """model with the named submodules replaced by these, restored on exit."""
+    old = {}
+    for name, new in modules.items():
+        parent_name, _, attr = name.rpartition(".")
+        parent = model.get_submodule(parent_name) if parent_name else model
+        old[name] = (parent, attr, getattr(parent, attr))
+        setattr(parent, attr, new)
+    try:
+        yield
+    finally:
+        for parent, attr, mod in old.values():
+            setattr(parent, attr, mod)
+
+
+def measure_quant(model, config, args) -> list[dict]:
+    """Each step stock bf16, with QuantLinear layers, and (fp8_rowwise) with ScaledMMLinear ones."""
+    quant = quantized_linears(model, args.quant)
+    peer = {name: ScaledMMLinear(q) for name, q in quant.items()} if args.quant == "fp8_rowwise" else None
+    rows = []
+    with torch.inference_mode():
+        for make in steps_for(model, config, args):
+            step = make()
+            stock = time_step(step, args.iters, not args.no_graph)
+            with swapped(model, quant):
+                tg = time_step(step, args.iters, not args.no_graph)
+            row = {
+                "step": step.name,
+                "batch": step.batch,
+                "tokens": step.tokens,
+                "quant": args.quant,
+                "layers_quantized": len(quant),
+                "stock_ms": stock["ms"],
+                "tgemm_ms": tg["ms"],
+                "speedup": stock["ms"] / tg["ms"],
+                "graph": stock["graph"] and tg["graph"],
+                "graph_error": stock["graph_error"] or tg["graph_error"],
+            }
+            if peer is not None:
+                with swapped(model, peer):
+                    sm = time_step(step, args.iters, not args.no_graph)
+                row["scaled_mm_ms"] = sm["ms"]
+                row["speedup_vs_scaled_mm"] = sm["ms"] / tg["ms"]
+                row["graph"] = row["graph"] and sm["graph"]
+                row["graph_error"] = row["graph_error"] or sm["graph_error"]
+                row["scaled_mm_rel_l2"] = compare(sm["logits"], stock["logits"])["rel_l2"]
+            cmp = compare(tg["logits"], stock["logits"])
+            row.update(cmp)
+            row["ok"] = cmp["rel_l2"] <= args.quant_rtol
+            rows.append(row)
+            del step, stock, tg
+            torch.cuda.empty_cache()
+    return rows
+
+
 # ----------------------------------------------------------------------------- phases
 
 
@@ -351,9 +456,9 @@ def main(argv=None) -> int:
     print(f"[measure] tables: {':'.join(info['tables']) or '(none)'}", flush=True)
 
     model, config = build_model(args)
-    rows = []
+    rows = measure_quant(model, config, args) if args.quant else []
     with torch.inference_mode():
-        for make in steps_for(model, config, args):
+        for make in steps_for(model, config, args) if not args.quant else ():
             step = make()
             stock = time_step(step, args.iters, not args.no_graph)
             with tgemm.patch_linear(model):
@@ -384,12 +489,19 @@ def main(argv=None) -> int:
         f"{'step':<8} {'batch':>5} {'tokens':>6} | {'stock ms':>9} {'tgemm ms':>9} {'speedup':>8} | {'graph':>5} | "
         f"{'rel L2':>8} {'top1':>6} {'check':>6}"
     )
+    if args.quant:
+        print(f"8-bit linears: {args.quant} (tgemm.nn.QuantLinear) in the tgemm column, stock bf16 in the stock column")
     for r in rows:
         print(
             f"{r['step']:<8} {r['batch']:>5} {r['tokens']:>6} | {r['stock_ms']:>9.3f} {r['tgemm_ms']:>9.3f} "
             f"{r['speedup']:>7.3f}x | {'yes' if r['graph'] else 'no':>5} | {r['rel_l2']:>8.2e} {r['top1_match']:>6.2f} "
             f"{'ok' if r['ok'] else 'FAIL':>6}"
         )
+        if "scaled_mm_ms" in r:
+            print(
+                f"         torch._scaled_mm with the same weights and scales: {r['scaled_mm_ms']:.3f} ms, tgemm "
+                f"{r['speedup_vs_scaled_mm']:.3f}x over it (its rel L2 vs bf16 {r['scaled_mm_rel_l2']:.2e})"
+            )
         if r["graph_error"]:
             print(f"         graph capture failed, timed eagerly: {r['graph_error']}")
     info["total_s"] = time.time() - t_start
@@ -419,7 +531,8 @@ def main(argv=None) -> int:
         },
         "timing": "CUDA graph replays (torch.cuda.CUDAGraph), median" if not args.no_graph else "eager, median",
         "iters": args.iters,
-        "rtol": args.rtol,
+        "rtol": args.quant_rtol if args.quant else args.rtol,
+        "quant": args.quant,
         **info,
         "rows": rows,
     }

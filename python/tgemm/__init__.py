@@ -67,6 +67,7 @@ from .grouped_ops import (  # noqa: E402
 )
 from .moe_ops import fused_moe, grouped_topk, topk_softmax  # noqa: E402
 from .moe_patch import MoePatch, patch_moe  # noqa: E402
+from .nn import QuantLinear, quantize_linear  # noqa: E402  (tgemm.nn)
 from .ops import (  # noqa: E402
     batched_gemm,
     batched_gemm_a8w8,
@@ -114,6 +115,7 @@ __all__ = [
     "DEFAULT_MIN_M",
     "LinearPatch",
     "MoePatch",
+    "QuantLinear",
     "TgemmError",
     "TgemmLinear",
     "batched_gemm",
@@ -146,6 +148,8 @@ __all__ = [
     "linear_route",
     "m_grouped_gemm_masked",
     "mm",
+    "nn",
+    "quantize_linear",
     "nptgmm",
     "patch_linear",
     "patch_moe",

@@ -19,8 +19,8 @@ def reload_config() -> None:
 
 def table_files() -> list[str]:
     """The bf16/fp16 (a16w16) table files in use on the current device, in merge order (later
-    files win): the shipped table and its per-card overlay where one exists (configs/<card>/), or
-    TGEMM_CONFIG_GEMM_BF16's list."""
+    files win): TGEMM_CONFIG_GEMM_BF16's list, else the shipped table of the device's card where
+    one exists (configs/<card>/), else the shared configs/bf16_tuned_gemm.csv."""
     return list(_C.a16w16_table_files())
 
 

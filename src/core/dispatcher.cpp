@@ -17,51 +17,60 @@ std::string arch_name(int cc_major, int cc_minor) {
 
 Dispatcher::Dispatcher(const Registry& registry, const Platform& platform, Settings settings)
     : registry_(registry), platform_(platform), settings_(std::move(settings)) {
-  std::vector<std::string> warnings = settings_.warnings;
+  for (const auto& w : settings_.warnings) log_warning(w);
   for (OpFamily f : kAllOpFamilies) {
     const FamilySettings& fs = settings_.family(f);
-    for (const auto& file : fs.table_files) tables_[static_cast<int>(f)].load_file(file, warnings);
+    // An env list is every device's table, so its warnings belong to the load; the shipped shared
+    // table waits for a device that uses it (no card table of its own).
+    if (fs.card_table_dir.empty()) table(f);
     if (settings_.capture) captures_[static_cast<int>(f)] = std::make_unique<Capture>(fs.untuned_file, f);
   }
-  for (const auto& w : warnings) log_warning(w);
 }
 
-const Table& Dispatcher::table(OpFamily f) const { return tables_.at(static_cast<std::size_t>(f)); }
+const Table& Dispatcher::table(OpFamily f) {
+  const auto i = static_cast<std::size_t>(f);
+  std::call_once(tables_loaded_.at(i), [&] {
+    std::vector<std::string> warnings;
+    for (const auto& file : settings_.family(f).table_files) tables_[i].load_file(file, warnings);
+    for (const auto& w : warnings) log_warning(w);
+  });
+  return tables_[i];
+}
 
-const Table* Dispatcher::card_table(OpFamily f, const DeviceInfo& dev, std::string* overlay_file) {
+const Table* Dispatcher::card_table(OpFamily f, const DeviceInfo& dev, std::string* card_file) {
   const FamilySettings& fs = settings_.family(f);
-  if (fs.card_overlay_dir.empty()) return nullptr;
+  if (fs.card_table_dir.empty()) return nullptr;
   const std::string card = card_slug(dev.name);
   if (card.empty()) return nullptr;
-  const std::string path = card_overlay_file(fs.card_overlay_dir, card, family_info(f).tuned_file);
+  const std::string path = card_table_file(fs.card_table_dir, card, family_info(f).tuned_file);
   std::lock_guard<std::mutex> lock(card_mutex_);
   auto it = card_tables_.find(path);
   if (it == card_tables_.end()) {
-    std::unique_ptr<Table> merged;
+    std::unique_ptr<Table> own;
     if (std::ifstream(path).good()) {
-      // The family's table as loaded (its warnings were logged then), the overlay merged after it.
+      // The card's rows alone: a shared row was measured on another card, and a row serves only
+      // where it was measured to win.
       std::vector<std::string> warnings;
-      merged = std::make_unique<Table>(table(f));
-      merged->load_file(path, warnings);
+      own = std::make_unique<Table>();
+      own->load_file(path, warnings);
       for (const auto& w : warnings) log_warning(w);
     }
-    it = card_tables_.emplace(path, std::move(merged)).first;
+    it = card_tables_.emplace(path, std::move(own)).first;
   }
   if (!it->second) return nullptr;
-  if (overlay_file) *overlay_file = path;
+  if (card_file) *card_file = path;
   return it->second.get();
 }
 
 const Table& Dispatcher::table_for(OpFamily f, const DeviceInfo& dev) {
-  const Table* merged = card_table(f, dev, nullptr);
-  return merged ? *merged : table(f);
+  const Table* own = card_table(f, dev, nullptr);
+  return own ? *own : table(f);
 }
 
 std::vector<std::string> Dispatcher::table_files_for(OpFamily f, const DeviceInfo& dev) {
-  std::vector<std::string> files = settings_.family(f).table_files;
-  std::string overlay;
-  if (card_table(f, dev, &overlay)) files.push_back(overlay);
-  return files;
+  std::string card_file;
+  if (card_table(f, dev, &card_file)) return {card_file};
+  return settings_.family(f).table_files;
 }
 
 const Resolution& Dispatcher::resolve(const GemmProblem& p) {
@@ -108,13 +117,14 @@ void Dispatcher::announce_first_resolution(const GemmProblem& p, const Resolutio
 }
 
 void Dispatcher::warn_sm_count_once(const DeviceInfo& dev, OpFamily f) {
-  std::string key = dev.arch + "/" + std::to_string(dev.sm_count) + "/" +
+  // The card is part of the key: devices of two cards with one arch and SM count read two tables.
+  std::string key = dev.arch + "/" + std::to_string(dev.sm_count) + "/" + card_slug(dev.name) + "/" +
                     std::string(family_info(f).table);
   {
     std::lock_guard<std::mutex> lock(warn_mutex_);
     if (!sm_warned_.insert(key).second) return;
   }
-  for (const auto& [file, counts] : table(f).files_for_other_sm_counts(dev.arch, dev.sm_count)) {
+  for (const auto& [file, counts] : table_for(f, dev).files_for_other_sm_counts(dev.arch, dev.sm_count)) {
     std::string msg = detail::concat(file, ": rows for ", dev.arch, " exist only for sm_count");
     for (int c : counts) msg += detail::concat(" ", c);
     msg += detail::concat("; this device (", dev.name, ") has ", dev.sm_count,

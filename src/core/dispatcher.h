@@ -9,6 +9,7 @@
 
 #include <array>
 #include <memory>
+#include <mutex>
 #include <shared_mutex>
 #include <string>
 #include <unordered_map>
@@ -41,10 +42,14 @@ class Dispatcher {
   // tgemm::Error when not even a default solution can implement p.
   const Resolution& resolve(const GemmProblem& p);
 
-  const Table& table(OpFamily f) const;
-  // The table lookups on `dev` use: table(f), with the card overlay of dev's card merged after it
-  // where Settings names an overlay directory and the file exists (loaded once per card, its
-  // warnings logged). Thread-safe.
+  // The family's table of Settings' table_files: the whole table of an env list, and of a device
+  // whose card has no table of its own. Loaded at construction for an env list; with a card table
+  // directory at its first use, so a device whose card has its own table never reads it.
+  // Thread-safe.
+  const Table& table(OpFamily f);
+  // The table lookups on `dev` use: where Settings names a card table directory and dev's card
+  // has a file there, that file alone (loaded once per card, its warnings logged); else table(f).
+  // Thread-safe.
   const Table& table_for(OpFamily f, const DeviceInfo& dev);
   // The files behind table_for(f, dev), in merge order.
   std::vector<std::string> table_files_for(OpFamily f, const DeviceInfo& dev);
@@ -59,16 +64,18 @@ class Dispatcher {
   void announce_first_resolution(const GemmProblem& p, const Resolution& res);
   // The row's solution for p, or nullptr after one warning naming the row's file and line.
   SolutionPtr solution_for_row(const TableRow& row, const GemmProblem& p) const;
-  // The merged table of dev's card overlay for f (loaded once), its file in *overlay_file; nullptr
-  // where no overlay applies (no overlay directory, no card, no file).
-  const Table* card_table(OpFamily f, const DeviceInfo& dev, std::string* overlay_file);
+  // The table of dev's card for f (loaded once), its file in *card_file; nullptr where no card
+  // table applies (no card table directory, no card, no file).
+  const Table* card_table(OpFamily f, const DeviceInfo& dev, std::string* card_file);
   void warn_sm_count_once(const DeviceInfo& dev, OpFamily f);
 
   const Registry& registry_;
   const Platform& platform_;
   Settings settings_;
-  // By OpFamily.
+  // By OpFamily: the tables of table_files, each loaded once (call_once: lookups on several
+  // devices may need it at once).
   std::array<Table, kOpFamilies> tables_;
+  std::array<std::once_flag, kOpFamilies> tables_loaded_;
   std::array<std::unique_ptr<Capture>, kOpFamilies> captures_;
 
   std::shared_mutex mutex_;
@@ -78,8 +85,8 @@ class Dispatcher {
   std::unordered_map<GemmProblem, Resolution, GemmProblemHash> cache_;
   std::mutex warn_mutex_;
   std::unordered_set<std::string> sm_warned_;
-  // By overlay file (family and card): the family's tables with that overlay merged after them,
-  // or nullptr where the file does not exist. Entries are never removed, so pointers stay valid.
+  // By card table file (family and card): its table, or nullptr where the file does not exist.
+  // Entries are never removed, so pointers stay valid.
   std::mutex card_mutex_;
   std::unordered_map<std::string, std::unique_ptr<Table>> card_tables_;
 };

@@ -38,7 +38,7 @@ inline bool batched_family(OpFamily f) { return f == OpFamily::kBatched || f == 
 struct FamilyInfo {
   std::string_view op;            // public op name, for messages
   std::string_view table;         // the family's name in messages and keys: "bf16", "a8w8", "bf16_batched"
-  std::string_view tuned_file;    // "bf16_tuned_gemm.csv": the shipped table and card overlays
+  std::string_view tuned_file;    // "bf16_tuned_gemm.csv": the shipped shared and per-card tables
   std::string_view untuned_file;  // "bf16_untuned_gemm.csv": the capture's default file
   std::string_view config_env;    // "TGEMM_CONFIG_GEMM_BF16": tuned tables to load
   std::string_view untuned_env;   // "TGEMM_UNTUNED_GEMM_BF16": where the capture writes

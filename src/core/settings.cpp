@@ -54,11 +54,11 @@ std::string card_slug(std::string_view device_name) {
   return out;
 }
 
-std::string card_overlay_path(const std::string& dir, const std::string& card, std::string_view table) {
-  return card_overlay_file(dir, card, std::string(table) + "_tuned_gemm.csv");
+std::string card_table_path(const std::string& dir, const std::string& card, std::string_view table) {
+  return card_table_file(dir, card, std::string(table) + "_tuned_gemm.csv");
 }
 
-std::string card_overlay_file(const std::string& dir, const std::string& card, std::string_view tuned_file) {
+std::string card_table_file(const std::string& dir, const std::string& card, std::string_view tuned_file) {
   return dir + "/" + card + "/" + std::string(tuned_file);
 }
 
@@ -90,7 +90,7 @@ Settings Settings::from_env(const std::string& shipped_config_dir, const Getenv&
       // Every install ships the a16w16 table, so its absence is worth the load's warning; the
       // other families ship a table only once rows were tuned for them, and read none until then.
       if (f == OpFamily::kA16W16 || std::ifstream(shipped).good()) fs.table_files = {shipped};
-      fs.card_overlay_dir = shipped_config_dir;
+      fs.card_table_dir = shipped_config_dir;
     }
     const char* untuned = getenv(std::string(info.untuned_env).c_str());
     fs.untuned_file = untuned != nullptr && *untuned != '\0' ? std::string(untuned) : std::string(info.untuned_file);

@@ -2,10 +2,10 @@
 // reload_config:
 //   TGEMM_CONFIG_GEMM_<FAM>   tuned table(s) of a family: a path or a ':'-separated list, merged
 //                             in order (set but naming no file, e.g. "" or ":": no table, and a
-//                             warning); unset = the shipped configs/<fam>_tuned_gemm.csv, and
-//                             for a device whose card has one, configs/<card>/<fam>_tuned_gemm.csv
-//                             merged after it (card_slug; e.g. configs/h200/ on an H200); a
-//                             family other than a16w16 reads its shipped table only where it exists
+//                             warning); unset = the shipped table: for a device whose card has
+//                             one, configs/<card>/<fam>_tuned_gemm.csv alone (card_slug; e.g.
+//                             configs/h200/ on an H200), else configs/<fam>_tuned_gemm.csv; a
+//                             family other than a16w16 reads its shared table only where it exists
 //                             <FAM>: BF16 (gemm_a16w16), A8W8 (gemm_a8w8), A8W8_BLOCKSCALE
 //                             (gemm_a8w8_blockscale)
 //   TGEMM_CONFIG_BF16_BATCHED_GEMM  the same for batched_gemm (bf16_tuned_batched_gemm.csv; AITER's
@@ -34,10 +34,11 @@ namespace tgemm {
 struct FamilySettings {
   std::vector<std::string> table_files;
   std::string untuned_file;
-  // The shipped directory when table_files is the shipped table (no TGEMM_CONFIG_GEMM_<FAM>):
-  // the dispatcher then merges <card_overlay_dir>/<card_slug>/<table>_tuned_gemm.csv, where it
-  // exists, after table_files for devices of that card. Empty: no overlay.
-  std::string card_overlay_dir;
+  // The shipped directory when table_files is the shipped table (no TGEMM_CONFIG_GEMM_<FAM>): a
+  // device whose card has <card_table_dir>/<card_slug>/<tuned_file> uses that file as its whole
+  // table, in place of table_files, which serve the devices of every other card. Empty (an env
+  // list): table_files on every device.
+  std::string card_table_dir;
 };
 
 struct Settings {
@@ -62,15 +63,15 @@ struct Settings {
   static std::optional<std::string> config_dir_from_env(const Getenv& getenv);
 };
 
-// The card a device name names, for per-card table overlays: lower case, a leading "nvidia"
+// The card a device name names, for per-card tables: lower case, a leading "nvidia"
 // dropped, the first word, letters and digits only. "NVIDIA H100 80GB HBM3" -> "h100",
 // "NVIDIA H200" -> "h200", "NVIDIA GH200 480GB" -> "gh200"; "" when nothing is left.
 std::string card_slug(std::string_view device_name);
 
-// The overlay table of `table` (e.g. "bf16") for `card` under `dir`: dir/card/<table>_tuned_gemm.csv.
-std::string card_overlay_path(const std::string& dir, const std::string& card, std::string_view table);
-// The overlay of a family's tuned file (FamilyInfo::tuned_file) for `card`: dir/card/<tuned_file>.
-std::string card_overlay_file(const std::string& dir, const std::string& card, std::string_view tuned_file);
+// The table of `table` (e.g. "bf16") for `card` under `dir`: dir/card/<table>_tuned_gemm.csv.
+std::string card_table_path(const std::string& dir, const std::string& card, std::string_view table);
+// A family's tuned file (FamilyInfo::tuned_file) for `card`: dir/card/<tuned_file>.
+std::string card_table_file(const std::string& dir, const std::string& card, std::string_view tuned_file);
 
 // Splits "a:b::c" into {"a","b","c"}.
 std::vector<std::string> split_path_list(const std::string& list);

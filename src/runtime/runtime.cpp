@@ -83,7 +83,7 @@ void set_shipped_config_dir(const std::string& dir) {
 }
 std::vector<std::string> a16w16_table_files() {
   Runtime& rt = Runtime::get();
-  if (!cuda_device_available()) return rt.dispatcher().settings().a16w16.table_files;  // no card, no overlay
+  if (!cuda_device_available()) return rt.dispatcher().settings().a16w16.table_files;  // no device, so no card table
   const DeviceInfo& dev = rt.platform().device_info(rt.platform().current_device());
   return rt.dispatcher().table_files_for(OpFamily::kA16W16, dev);
 }

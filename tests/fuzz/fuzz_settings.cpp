@@ -57,6 +57,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const unsigned char u = static_cast<unsigned char>(c);
     TGEMM_FUZZ_REQUIRE(std::isdigit(u) || (std::isalpha(u) && std::islower(u)), "card slug character 0x%02x", u);
   }
-  (void)tgemm::card_overlay_path("/shipped", tgemm::card_slug(text), "bf16");
+  (void)tgemm::card_table_path("/shipped", tgemm::card_slug(text), "bf16");
   return 0;
 }

@@ -235,17 +235,6 @@ std::int64_t run_round(int thread, int round, const std::vector<CaseData>& data,
   return calls;
 }
 
-// Threads pair up: threads t and t + threads / 2 visit the cases in the same order, so the first
-// call of every shape is made by (at least) two threads at once; the threads / 2 orders start
-// evenly apart, so that many different shapes are being resolved for the first time at once.
-std::vector<std::size_t> visit_order(int thread, int threads, std::size_t n) {
-  const int groups = std::max(1, threads / 2);
-  std::vector<std::size_t> order(n);
-  const std::size_t start = static_cast<std::size_t>(thread % groups) * n / static_cast<std::size_t>(groups);
-  for (std::size_t i = 0; i < n; ++i) order[i] = (start + i) % n;
-  return order;
-}
-
 RaceCase rc(std::int64_t m, std::int64_t n, std::int64_t k, RaceForm form, DType in = kBf16, DType out = kBf16,
             bool bias = false) {
   RaceCase c;
@@ -263,6 +252,14 @@ RaceCase rc(std::int64_t m, std::int64_t n, std::int64_t k, RaceForm form, DType
 void* fake_pointer(int i) { return reinterpret_cast<void*>(static_cast<std::uintptr_t>(i + 1) << 36); }
 
 }  // namespace
+
+std::vector<std::size_t> visit_order(int thread, int threads, std::size_t n) {
+  const int groups = std::max(1, threads / 2);
+  std::vector<std::size_t> order(n);
+  const std::size_t start = static_cast<std::size_t>(thread % groups) * n / static_cast<std::size_t>(groups);
+  for (std::size_t i = 0; i < n; ++i) order[i] = (start + i) % n;
+  return order;
+}
 
 std::string RaceCase::describe() const {
   std::ostringstream os;

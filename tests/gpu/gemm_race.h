@@ -76,6 +76,12 @@ struct RaceReport {
   int reloads = 0;  // reload_config() calls made by the concurrent reloader
 };
 
+// The order thread `thread` of `threads` visits n cases in. Threads pair up: threads t and
+// t + threads / 2 visit the cases in the same order, so the first call of every shape is made by
+// (at least) two threads at once; the threads / 2 orders start evenly apart, so that many different
+// shapes are being resolved for the first time at once.
+std::vector<std::size_t> visit_order(int thread, int threads, std::size_t n);
+
 // Runs the rounds; never throws for a failure inside a thread (it is reported). Ends with a device
 // synchronisation whose error, if any, is a failure.
 RaceReport race(const std::vector<RaceCase>& cases, const RaceOptions& options);

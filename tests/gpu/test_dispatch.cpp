@@ -232,37 +232,39 @@ TEST_F(DispatchTables, TorchDefaultRowRunsTheBaselinesAlgorithm) {
   std::remove(path.c_str());
 }
 
-// A per-card overlay: with the shipped table (no TGEMM_CONFIG_GEMM_BF16), the
-// overlay for this device's card, <dir>/<card>/bf16_tuned_gemm.csv, wins for its keys; a problem
-// it has no row for keeps the shipped row; bench-style reporting lists the overlay file.
-TEST_F(DispatchTables, CardOverlayWinsOnThisCard) {
+// Per-card tables on the real device: with the shipped directory (no TGEMM_CONFIG_GEMM_BF16),
+// the table for this device's card, <dir>/<card>/bf16_tuned_gemm.csv, is its whole table: its row
+// serves, a shared row does not, and the one file reported is the card's. A directory without a
+// file for this card serves the shared table. The install's own directory follows the same rule.
+TEST_F(DispatchTables, CardTableReplacesTheSharedTableOnThisCard) {
   TGEMM_REQUIRE_GPU();
   Runtime& rt = Runtime::get();
   const DeviceInfo& dev = rt.platform().device_info(rt.platform().current_device());
   const std::string card = card_slug(dev.name);
   ASSERT_FALSE(card.empty()) << dev.name;
   const std::string previous_dir = rt.shipped_config_dir();
-  const std::string dir = ::testing::TempDir() + "tgemm_overlay_" + std::to_string(::getpid());
-  ASSERT_EQ(std::system(("mkdir -p '" + dir + "/" + card + "'").c_str()), 0);
-  const std::string header =
-      csv::join(tuned_table_columns()) + "\n";
+  const std::string root = ::testing::TempDir() + "tgemm_card_table_" + std::to_string(::getpid());
+  const std::string with_card = root + "/with_card", shared_only = root + "/shared_only";
+  ASSERT_EQ(std::system(("mkdir -p '" + with_card + "/" + card + "' '" + shared_only + "'").c_str()), 0);
+  const std::string header = csv::join(tuned_table_columns()) + "\n";
   const std::int64_t k = 4096;
+  for (const std::string& dir : {with_card, shared_only}) {
+    std::ofstream shared(dir + "/bf16_tuned_gemm.csv");
+    shared << header << format_tuned_row(row_for(dev, 512, 1024, k, "cublaslt", "cublaslt:heuristic")) << "\n"
+           << format_tuned_row(row_for(dev, 512, 2048, k, "cublaslt", "cublaslt:heuristic")) << "\n";
+  }
+  const std::string own = card_table_path(with_card, card, "bf16");
   {
-    std::ofstream base(dir + "/bf16_tuned_gemm.csv");
-    base << header << format_tuned_row(row_for(dev, 512, 1024, k, "cublaslt", "cublaslt:heuristic")) << "\n"
-         << format_tuned_row(row_for(dev, 512, 2048, k, "cublaslt", "cublaslt:heuristic")) << "\n";
-    std::ofstream overlay(card_overlay_path(dir, card, "bf16"));
-    overlay << header << format_tuned_row(row_for(dev, 512, 1024, k, "cublaslt", std::string(kCublasLtTorchDefaultName)))
-            << "\n";
+    std::ofstream table(own);
+    table << header << format_tuned_row(row_for(dev, 512, 1024, k, "cublaslt", std::string(kCublasLtTorchDefaultName)))
+          << "\n";
   }
   // TGEMM_CONFIG_DIR (the device scripts set it) would take precedence over the directory set here.
   const char* config_dir_env = std::getenv("TGEMM_CONFIG_DIR");
   const std::string saved_config_dir = config_dir_env ? config_dir_env : "";
   unsetenv("TGEMM_CONFIG_DIR");
   unsetenv("TGEMM_CONFIG_GEMM_BF16");
-  set_shipped_config_dir(dir);
-  ASSERT_EQ(rt.shipped_config_dir(), dir);
-  for (std::int64_t n : {1024, 2048}) {
+  const auto check = [&](std::int64_t n, const std::string& level, const std::string& kernel, const std::string& file) {
     A16W16Case c;
     c.m = 512;
     c.n = n;
@@ -270,32 +272,46 @@ TEST_F(DispatchTables, CardOverlayWinsOnThisCard) {
     A16W16Data d = make_a16w16(c, 400 + static_cast<std::uint64_t>(n));
     SCOPED_TRACE(d.problem().describe());
     DispatchInfo info = describe_gemm_a16w16(d.xv, d.wv, d.ov, d.options());
-    EXPECT_EQ(info.level, "exact");
-    if (n == 1024) {
-      // PyTorch's choice for this problem reduces nothing in 16 bits (DispatchTables.
-      // TorchDefaultRowRunsTheBaselinesAlgorithm routed it on an H100), so the overlay row applies.
-      EXPECT_EQ(info.kernel_name, kCublasLtTorchDefaultName);
-      EXPECT_EQ(info.file, card_overlay_path(dir, card, "bf16"));
-    } else {
-      EXPECT_EQ(info.kernel_name, kCublasLtHeuristicName);
-      EXPECT_EQ(info.file, dir + "/bf16_tuned_gemm.csv");
-    }
+    EXPECT_EQ(info.level, level);
+    if (!kernel.empty()) EXPECT_EQ(info.kernel_name, kernel);
+    EXPECT_EQ(info.file, file);
     std::string err = run_and_compare(d, [&] { gemm_a16w16(d.xv, d.wv, d.ov, d.options(), nullptr); });
     EXPECT_TRUE(err.empty()) << err;
-  }
-  const std::vector<std::string> files = rt.dispatcher().table_files_for(OpFamily::kA16W16, dev);
-  EXPECT_EQ(files, (std::vector<std::string>{dir + "/bf16_tuned_gemm.csv", card_overlay_path(dir, card, "bf16")}));
+  };
+
+  set_shipped_config_dir(with_card);
+  ASSERT_EQ(rt.shipped_config_dir(), with_card);
+  // PyTorch's choice for this problem reduces nothing in 16 bits (DispatchTables.
+  // TorchDefaultRowRunsTheBaselinesAlgorithm routed it on an H100), so the card's row applies.
+  check(1024, "exact", std::string(kCublasLtTorchDefaultName), own);
+  check(2048, "default", "", "");  // only the shared table has a row: not this card's
+  EXPECT_EQ(rt.dispatcher().table_files_for(OpFamily::kA16W16, dev), (std::vector<std::string>{own}));
+  EXPECT_EQ(a16w16_table_files(), (std::vector<std::string>{own}));
+
+  set_shipped_config_dir(shared_only);
+  check(1024, "exact", std::string(kCublasLtHeuristicName), shared_only + "/bf16_tuned_gemm.csv");
+  check(2048, "exact", std::string(kCublasLtHeuristicName), shared_only + "/bf16_tuned_gemm.csv");
+  EXPECT_EQ(a16w16_table_files(), (std::vector<std::string>{shared_only + "/bf16_tuned_gemm.csv"}));
+
+  // The shipped directory: this card's table where it ships one (configs/h200/ on an H200), else
+  // the shared table.
   if (config_dir_env != nullptr) setenv("TGEMM_CONFIG_DIR", saved_config_dir.c_str(), 1);
   set_shipped_config_dir(previous_dir);
-  EXPECT_EQ(std::system(("rm -rf '" + dir + "'").c_str()), 0);
+  const std::string shipped = rt.shipped_config_dir();
+  const std::string shipped_own = card_table_path(shipped, card, "bf16");
+  const bool ships_own = std::ifstream(shipped_own).good();
+  EXPECT_EQ(a16w16_table_files(),
+            (std::vector<std::string>{ships_own ? shipped_own : shipped + "/bf16_tuned_gemm.csv"}))
+      << dev.name;
+  EXPECT_EQ(std::system(("rm -rf '" + root + "'").c_str()), 0);
 }
 
 TEST_F(DispatchTables, ShippedTableRowsAreAllValidOnThisDevice) {
   TGEMM_REQUIRE_GPU();
   // Every row of the shipped tables for this device, whatever its epilogue, must resolve to itself
   // at the exact level: a stale or broken shipped row would silently fall back. The rows are those
-  // this device dispatches with: the shared table with this card's overlay merged after it (on an
-  // H200 the overlay's rows replace the shared table's rows of the same key and M).
+  // this device dispatches with: its card's table where one ships (configs/h200/ on an H200), else
+  // the shared table.
   LogCapture log;
   reload_config();
   Runtime& rt = Runtime::get();

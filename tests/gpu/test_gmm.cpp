@@ -17,107 +17,20 @@
 
 #include "runtime/device_utils.h"
 #include "tests/common/gpu_test_util.h"
+#include "tests/gpu/grouped_checks.h"
 #include "tgemm/gmm.h"
 
 namespace tgemm {
 namespace {
 
-using test::to_host_floats;
-
-struct GmmCase {
-  std::int64_t m = 64, n = 48, k = 40;
-  DType in = DType::kBFloat16;
-  DType out = DType::kBFloat16;
-  bool transpose_rhs = false;
-  bool bias = false;
-  std::vector<std::int32_t> sizes;
-  std::string describe() const {
-    return "M=" + std::to_string(m) + " N=" + std::to_string(n) + " K=" + std::to_string(k) +
-           " G=" + std::to_string(sizes.size()) + " transpose_rhs=" + (transpose_rhs ? "1" : "0") +
-           " bias=" + (bias ? "1" : "0") + " in=" + std::string(dtype_short_name(in)) +
-           " out=" + std::string(dtype_short_name(out));
-  }
-};
-
-struct GmmData {
-  GmmCase c;
-  DeviceBuffer lhs, rhs, sizes, out, bias;
-  TensorView lv, rv, sv, ov, bv;
-};
-
-GmmData make_data(const GmmCase& c, std::uint64_t seed) {
-  GmmData d;
-  d.c = c;
-  const std::int64_t g = static_cast<std::int64_t>(c.sizes.size());
-  const std::size_t es = dtype_size(c.in);
-  d.lhs = DeviceBuffer(std::max<std::size_t>(c.m * c.k * es, 16));
-  d.rhs = DeviceBuffer(std::max<std::size_t>(g * c.k * c.n * es, 16));
-  d.sizes = DeviceBuffer(std::max<std::size_t>(g * sizeof(std::int32_t), 16));
-  d.out = DeviceBuffer(std::max<std::size_t>(c.m * c.n * dtype_size(c.out), 16));
-  d.bias = DeviceBuffer(std::max<std::size_t>(g * c.n * es, 16));
-  fill_uniform(d.lhs.data(), c.in, c.m * c.k, seed, -1.0f, 1.0f, nullptr);
-  fill_uniform(d.rhs.data(), c.in, g * c.k * c.n, seed + 1, -1.0f, 1.0f, nullptr);
-  fill_uniform(d.bias.data(), c.in, g * c.n, seed + 2, -1.0f, 1.0f, nullptr);
-  fill_nan(d.out.data(), c.out, c.m * c.n, nullptr);
-  if (g > 0) copy_to_device(d.sizes.data(), c.sizes.data(), g * sizeof(std::int32_t));
-  d.lv = TensorView::contiguous(d.lhs.data(), c.in, {c.m, c.k});
-  d.rv = c.transpose_rhs ? TensorView::contiguous(d.rhs.data(), c.in, {g, c.n, c.k})
-                         : TensorView::contiguous(d.rhs.data(), c.in, {g, c.k, c.n});
-  d.sv = TensorView::contiguous(d.sizes.data(), DType::kInt32, {g});
-  d.ov = TensorView::contiguous(d.out.data(), c.out, {c.m, c.n});
-  d.bv = TensorView::contiguous(d.bias.data(), c.in, {g, c.n});
-  return d;
-}
-
-// The documented rule: negative sizes count as 0, offsets clamped to M, rows past the sum zero.
-std::vector<float> reference(const GmmData& d, const std::vector<std::int32_t>& sizes) {
-  const GmmCase& c = d.c;
-  const std::int64_t g = static_cast<std::int64_t>(sizes.size());
-  const std::vector<float> a = to_host_floats(d.lhs.data(), c.in, c.m * c.k);
-  const std::vector<float> b = to_host_floats(d.rhs.data(), c.in, g * c.k * c.n);
-  const std::vector<float> bias = to_host_floats(d.bias.data(), c.in, g * c.n);
-  std::vector<float> ref(static_cast<std::size_t>(c.m * c.n), 0.0f);
-  std::int64_t begin = 0;
-  for (std::int64_t grp = 0; grp < g; ++grp) {
-    const std::int64_t end = std::min(c.m, begin + std::max<std::int32_t>(sizes[grp], 0));
-    for (std::int64_t r = begin; r < end; ++r) {
-      for (std::int64_t col = 0; col < c.n; ++col) {
-        double s = c.bias ? bias[grp * c.n + col] : 0.0;
-        for (std::int64_t kk = 0; kk < c.k; ++kk) {
-          const float w = c.transpose_rhs ? b[(grp * c.n + col) * c.k + kk] : b[(grp * c.k + kk) * c.n + col];
-          s += static_cast<double>(a[r * c.k + kk]) * w;
-        }
-        ref[r * c.n + col] = static_cast<float>(s);
-      }
-    }
-    begin = end;
-  }
-  return ref;
-}
-
-void expect_matches(const GmmData& d, const std::vector<std::int32_t>& sizes) {
-  const GmmCase& c = d.c;
-  const std::vector<float> out = to_host_floats(d.out.data(), c.out, c.m * c.n);
-  const std::vector<float> ref = reference(d, sizes);
-  const Tolerance tol = gemm_tolerance(c.out, c.k, c.bias);
-  std::int64_t bad = 0, first = -1;
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    const double err = std::fabs(static_cast<double>(out[i]) - ref[i]);
-    if (!(err <= tol.atol + tol.rtol * std::fabs(ref[i]))) {
-      if (first < 0) first = static_cast<std::int64_t>(i);
-      ++bad;
-    }
-  }
-  EXPECT_EQ(bad, 0) << c.describe() << ": first bad element row " << (first < 0 ? -1 : first / c.n) << " col "
-                    << (first < 0 ? -1 : first % c.n) << " out " << (first < 0 ? 0.0f : out[first]) << " ref "
-                    << (first < 0 ? 0.0f : ref[first]);
-}
+using test::GmmCase;
+using test::GmmData;
 
 void run_case(const GmmCase& c, std::uint64_t seed) {
-  GmmData d = make_data(c, seed);
-  gmm(d.lv, d.rv, d.sv, d.ov, c.transpose_rhs, c.bias ? &d.bv : nullptr, nullptr);
+  GmmData d = make_gmm(c, seed);
+  run_gmm(d, nullptr);
   device_synchronize();
-  expect_matches(d, c.sizes);
+  expect_gmm_matches(d, c.sizes);
 }
 
 TEST(Gmm, RandomSizesWithZerosAcrossGroupCounts) {
@@ -225,7 +138,7 @@ TEST(Gmm, CapturedGraphFollowsGroupSizesChangedOnTheDevice) {
   c.bias = true;
   c.transpose_rhs = true;
   c.sizes = {64, 64, 64, 64};
-  GmmData d = make_data(c, 15);
+  GmmData d = make_gmm(c, 15);
   test::GraphReplay graph([&](Stream stream) { gmm(d.lv, d.rv, d.sv, d.ov, true, &d.bv, stream); });
   ASSERT_TRUE(graph.ok());
   for (const std::vector<std::int32_t>& sizes :
@@ -234,7 +147,7 @@ TEST(Gmm, CapturedGraphFollowsGroupSizesChangedOnTheDevice) {
               cudaSuccess);
     fill_nan(d.out.data(), c.out, c.m * c.n, graph.stream());
     graph.replay();
-    expect_matches(d, sizes);
+    expect_gmm_matches(d, sizes);
   }
 }
 

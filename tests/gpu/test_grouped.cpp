@@ -21,6 +21,7 @@
 #include "runtime/device_utils.h"
 #include "tests/common/gpu_test_util.h"
 #include "tests/common/grouped_test_util.h"
+#include "tests/gpu/grouped_checks.h"
 #include "tgemm/error.h"
 #include "tgemm/grouped.h"
 
@@ -28,103 +29,16 @@ namespace tgemm {
 namespace {
 
 using test::Buffer;
-using test::expect_close;
-using test::int_buffer;
-using test::nan_buffer;
-using test::random_buffer;
+using test::GatherCase;
+using test::GatherData;
+using test::MaskedCase;
+using test::MaskedData;
 using test::random_ids;
-using test::to_host_floats;
-
-// Group g's range [begin, end) of a dimension of length m: negative sizes count as 0, prefix sums
-// clamped to m (include/tgemm/gmm.h).
-std::vector<std::int64_t> clamped_offsets(const std::vector<std::int32_t>& sizes, std::int64_t m) {
-  std::vector<std::int64_t> off(sizes.size() + 1, 0);
-  for (std::size_t g = 0; g < sizes.size(); ++g) off[g + 1] = std::min(m, off[g] + std::max<std::int32_t>(sizes[g], 0));
-  return off;
-}
+using test::TgmmCase;
+using test::TgmmData;
 
 // ---------------------------------------------------------------------------------------------
 // ptgmm / nptgmm
-
-struct TgmmCase {
-  std::int64_t m = 96, k = 40, n = 72;
-  DType in = DType::kBFloat16;
-  DType out = DType::kBFloat16;
-  bool col_major = false;  // lhs stored [M, K] row-major, passed as its [K, M] transpose
-  bool bias_grad = false;
-  bool accumulate = false;
-  bool persistent = true;
-  std::vector<std::int32_t> sizes;
-  std::string describe() const {
-    return "M=" + std::to_string(m) + " K=" + std::to_string(k) + " N=" + std::to_string(n) +
-           " G=" + std::to_string(sizes.size()) + " col_major=" + std::to_string(col_major) +
-           " bias_grad=" + std::to_string(bias_grad) + " accumulate=" + std::to_string(accumulate) +
-           " persistent=" + std::to_string(persistent) + " in=" + std::string(dtype_short_name(in)) +
-           " out=" + std::string(dtype_short_name(out));
-  }
-};
-
-struct TgmmData {
-  TgmmCase c;
-  Buffer lhs, rhs, sizes, out, bias_grad;
-  std::vector<float> out_before;  // what accumulate adds to
-  TensorView lv, rv, sv, ov, bv;
-};
-
-TgmmData make_tgmm(const TgmmCase& c, std::uint64_t seed) {
-  TgmmData d;
-  d.c = c;
-  const auto g = static_cast<std::int64_t>(c.sizes.size());
-  d.lhs = random_buffer(c.in, c.k * c.m, seed);
-  d.rhs = random_buffer(c.in, c.m * c.n, seed + 1);
-  d.sizes = int_buffer(c.sizes);
-  d.out = c.accumulate ? random_buffer(c.out, g * c.k * c.n, seed + 2) : nan_buffer(c.out, g * c.k * c.n);
-  d.out_before = d.out.host();
-  d.bias_grad = nan_buffer(DType::kFloat32, g * c.k);
-  d.lv = c.col_major ? TensorView::strided(d.lhs.data(), c.in, {c.k, c.m}, {1, c.k})
-                     : TensorView::contiguous(d.lhs.data(), c.in, {c.k, c.m});
-  d.rv = TensorView::contiguous(d.rhs.data(), c.in, {c.m, c.n});
-  d.sv = TensorView::contiguous(d.sizes.data(), DType::kInt32, {g});
-  d.ov = TensorView::contiguous(d.out.data(), c.out, {g, c.k, c.n});
-  d.bv = TensorView::contiguous(d.bias_grad.data(), DType::kFloat32, {g, c.k});
-  return d;
-}
-
-void run_tgmm(const TgmmData& d, Stream stream) {
-  const TensorView* bg = d.c.bias_grad ? &d.bv : nullptr;
-  if (d.c.persistent) {
-    ptgmm(d.lv, d.rv, d.sv, d.ov, bg, d.c.accumulate, stream);
-  } else {
-    nptgmm(d.lv, d.rv, d.sv, d.ov, bg, d.c.accumulate, stream);
-  }
-}
-
-void expect_tgmm_matches(const TgmmData& d, const std::vector<std::int32_t>& sizes) {
-  const TgmmCase& c = d.c;
-  const auto g = static_cast<std::int64_t>(sizes.size());
-  const std::vector<float> a = d.lhs.host(), b = d.rhs.host();
-  const auto lhs_at = [&](std::int64_t kk, std::int64_t col) {
-    return static_cast<double>(c.col_major ? a[col * c.k + kk] : a[kk * c.m + col]);
-  };
-  const std::vector<std::int64_t> off = clamped_offsets(sizes, c.m);
-  std::vector<double> ref(static_cast<std::size_t>(g * c.k * c.n)), bias(static_cast<std::size_t>(g * c.k));
-  for (std::int64_t grp = 0; grp < g; ++grp) {
-    for (std::int64_t kk = 0; kk < c.k; ++kk) {
-      double row_sum = 0.0;
-      for (std::int64_t col = off[grp]; col < off[grp + 1]; ++col) row_sum += lhs_at(kk, col);
-      bias[grp * c.k + kk] = row_sum;
-      for (std::int64_t nn = 0; nn < c.n; ++nn) {
-        const std::size_t at = static_cast<std::size_t>((grp * c.k + kk) * c.n + nn);
-        double s = c.accumulate ? d.out_before[at] : 0.0;
-        for (std::int64_t col = off[grp]; col < off[grp + 1]; ++col) s += lhs_at(kk, col) * b[col * c.n + nn];
-        ref[at] = s;
-      }
-    }
-  }
-  expect_close(d.out.host(), ref, gemm_tolerance(c.out, c.m, c.accumulate), c.describe() + " out");
-  if (c.bias_grad)
-    expect_close(d.bias_grad.host(), bias, gemm_tolerance(DType::kFloat32, c.m, false), c.describe() + " bias_grad");
-}
 
 void check_tgmm(const TgmmCase& c, std::uint64_t seed) {
   SCOPED_TRACE(c.describe());
@@ -264,82 +178,6 @@ TEST(Tgmm, CapturedGraphFollowsGroupSizesChangedOnTheDevice) {
 // ---------------------------------------------------------------------------------------------
 // grouped_gemm
 
-struct GatherCase {
-  std::int64_t t = 40, topk = 2, h = 64, n = 72, e = 8;
-  DType in = DType::kBFloat16;
-  DType out = DType::kBFloat16;
-  bool x_per_slot = false;
-  bool transpose = false;
-  bool weighted = false;
-  DType weight_type = DType::kFloat32;
-  std::vector<std::int32_t> ids;  // [T * topk]
-  std::string describe() const {
-    return "T=" + std::to_string(t) + " topk=" + std::to_string(topk) + " H=" + std::to_string(h) +
-           " N=" + std::to_string(n) + " E=" + std::to_string(e) + " x_per_slot=" + std::to_string(x_per_slot) +
-           " transpose=" + std::to_string(transpose) + " weighted=" + std::to_string(weighted) +
-           " in=" + std::string(dtype_short_name(in)) + " out=" + std::string(dtype_short_name(out));
-  }
-};
-
-struct GatherData {
-  GatherCase c;
-  Buffer x, w, ids, topk_weights, out;
-  TensorView xv, wv, iv, tv, ov;
-};
-
-GatherData make_gather(const GatherCase& c, std::uint64_t seed) {
-  GatherData d;
-  d.c = c;
-  const std::int64_t rows = c.x_per_slot ? c.t * c.topk : c.t;
-  d.x = random_buffer(c.in, rows * c.h, seed);
-  d.w = random_buffer(c.in, c.e * c.h * c.n, seed + 1);
-  d.ids = int_buffer(c.ids);
-  d.topk_weights = random_buffer(c.weight_type, c.t * c.topk, seed + 2);
-  d.out = nan_buffer(c.out, c.weighted ? c.t * c.n : c.t * c.topk * c.n);
-  d.xv = c.x_per_slot ? TensorView::contiguous(d.x.data(), c.in, {c.t, c.topk, c.h})
-                      : TensorView::contiguous(d.x.data(), c.in, {c.t, c.h});
-  d.wv = c.transpose ? TensorView::contiguous(d.w.data(), c.in, {c.e, c.n, c.h})
-                     : TensorView::contiguous(d.w.data(), c.in, {c.e, c.h, c.n});
-  d.iv = TensorView::contiguous(d.ids.data(), DType::kInt32, {c.t, c.topk});
-  d.tv = TensorView::contiguous(d.topk_weights.data(), c.weight_type, {c.t, c.topk});
-  d.ov = c.weighted ? TensorView::contiguous(d.out.data(), c.out, {c.t, c.n})
-                    : TensorView::contiguous(d.out.data(), c.out, {c.t, c.topk, c.n});
-  return d;
-}
-
-void run_gather(const GatherData& d, Stream stream) {
-  grouped_gemm(d.xv, d.wv, d.iv, d.ov, d.c.transpose, d.c.weighted ? &d.tv : nullptr, stream);
-}
-
-void expect_gather_matches(const GatherData& d, const std::vector<std::int32_t>& ids) {
-  const GatherCase& c = d.c;
-  const std::vector<float> x = d.x.host(), w = d.w.host(), tw = d.topk_weights.host();
-  std::vector<double> ref(static_cast<std::size_t>(c.weighted ? c.t * c.n : c.t * c.topk * c.n), 0.0);
-  for (std::int64_t t = 0; t < c.t; ++t) {
-    for (std::int64_t j = 0; j < c.topk; ++j) {
-      const std::int64_t e = ids[static_cast<std::size_t>(t * c.topk + j)];
-      const std::int64_t row = c.x_per_slot ? t * c.topk + j : t;
-      for (std::int64_t nn = 0; nn < c.n; ++nn) {
-        double s = 0.0;
-        if (e >= 0 && e < c.e) {  // an id out of range gives a zero row
-          for (std::int64_t kk = 0; kk < c.h; ++kk) {
-            const float wv = c.transpose ? w[(e * c.n + nn) * c.h + kk] : w[(e * c.h + kk) * c.n + nn];
-            s += static_cast<double>(x[row * c.h + kk]) * wv;
-          }
-        }
-        if (c.weighted) {
-          ref[t * c.n + nn] += tw[t * c.topk + j] * s;
-        } else {
-          ref[(t * c.topk + j) * c.n + nn] = s;
-        }
-      }
-    }
-  }
-  Tolerance tol = gemm_tolerance(c.out, c.h, false);
-  if (c.weighted) tol.atol *= static_cast<double>(std::max<std::int64_t>(c.topk, 1));
-  expect_close(d.out.host(), ref, tol, c.describe());
-}
-
 void check_gather(const GatherCase& c, std::uint64_t seed) {
   SCOPED_TRACE(c.describe());
   GatherData d = make_gather(c, seed);
@@ -445,64 +283,6 @@ TEST(GroupedGemm, CapturedGraphFollowsExpertIdsChangedOnTheDevice) {
 
 // ---------------------------------------------------------------------------------------------
 // m_grouped_gemm_masked
-
-struct MaskedCase {
-  std::int64_t g = 4, max_m = 128, n = 72, k = 64;
-  std::vector<std::int32_t> masked_m;
-  std::string describe() const {
-    return "G=" + std::to_string(g) + " max_m=" + std::to_string(max_m) + " N=" + std::to_string(n) +
-           " K=" + std::to_string(k);
-  }
-};
-
-struct MaskedData {
-  MaskedCase c;
-  Buffer x, w, masked_m, out;
-  TensorView xv, wv, mv, ov;
-};
-
-MaskedData make_masked(const MaskedCase& c, std::uint64_t seed) {
-  MaskedData d;
-  d.c = c;
-  d.x = random_buffer(DType::kBFloat16, c.g * c.max_m * c.k, seed);
-  d.w = random_buffer(DType::kBFloat16, c.g * c.n * c.k, seed + 1);
-  d.masked_m = int_buffer(c.masked_m);
-  d.out = nan_buffer(DType::kBFloat16, c.g * c.max_m * c.n);
-  d.xv = TensorView::contiguous(d.x.data(), DType::kBFloat16, {c.g, c.max_m, c.k});
-  d.wv = TensorView::contiguous(d.w.data(), DType::kBFloat16, {c.g, c.n, c.k});
-  d.mv = TensorView::contiguous(d.masked_m.data(), DType::kInt32, {c.g});
-  d.ov = TensorView::contiguous(d.out.data(), DType::kBFloat16, {c.g, c.max_m, c.n});
-  return d;
-}
-
-// Rows below m_g match the reference; rows at or past it are untouched (still the NaN poison).
-void expect_masked_matches(const MaskedData& d, const std::vector<std::int32_t>& masked_m) {
-  const MaskedCase& c = d.c;
-  const std::vector<float> x = d.x.host(), w = d.w.host(), out = d.out.host();
-  std::vector<float> valid_out;
-  std::vector<double> ref;
-  std::int64_t written_past_mask = 0;
-  for (std::int64_t g = 0; g < c.g; ++g) {
-    const std::int64_t m_g = std::min<std::int64_t>(std::max<std::int32_t>(masked_m[g], 0), c.max_m);
-    for (std::int64_t r = 0; r < c.max_m; ++r) {
-      for (std::int64_t nn = 0; nn < c.n; ++nn) {
-        const float o = out[(g * c.max_m + r) * c.n + nn];
-        if (r >= m_g) {
-          written_past_mask += std::isnan(o) ? 0 : 1;
-          continue;
-        }
-        double s = 0.0;
-        for (std::int64_t kk = 0; kk < c.k; ++kk) {
-          s += static_cast<double>(x[(g * c.max_m + r) * c.k + kk]) * w[(g * c.n + nn) * c.k + kk];
-        }
-        valid_out.push_back(o);
-        ref.push_back(s);
-      }
-    }
-  }
-  EXPECT_EQ(written_past_mask, 0) << c.describe() << ": rows at or past masked_m were written";
-  expect_close(valid_out, ref, gemm_tolerance(DType::kBFloat16, c.k, false), c.describe());
-}
 
 void check_masked(const MaskedCase& c, std::uint64_t seed) {
   SCOPED_TRACE(c.describe());

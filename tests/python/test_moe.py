@@ -333,3 +333,99 @@ def test_patch_moe_matches_the_stock_block_and_restores_it():
         assert "forward" not in model[0].__dict__
         assert torch.equal(run(x), stock)
     assert_close(patched, stock.float())
+
+
+class StackedExperts(torch.nn.Module):
+    """transformers 5's MixtralExperts / Qwen3MoeExperts: every expert in two 3-D parameters."""
+
+    def __init__(self, h, inter, e):
+        super().__init__()
+        self.num_experts = e
+        self.gate_up_proj = torch.nn.Parameter(torch.randn(e, 2 * inter, h) * h**-0.5)
+        self.down_proj = torch.nn.Parameter(torch.randn(e, h, inter) * inter**-0.5)
+        self.act_fn = torch.nn.SiLU()
+
+    def forward(self, hidden_states, top_k_index, top_k_weights):
+        out = torch.zeros_like(hidden_states)
+        for e in range(self.num_experts):
+            tok, slot = torch.where(top_k_index == e)
+            gate, up = torch.nn.functional.linear(hidden_states[tok], self.gate_up_proj[e]).chunk(2, dim=-1)
+            y = torch.nn.functional.linear(self.act_fn(gate) * up, self.down_proj[e])
+            out.index_add_(0, tok, (y * top_k_weights[tok, slot, None]).to(out.dtype))
+        return out
+
+
+class StackedSparseMoe(torch.nn.Module):
+    """transformers 5's MixtralSparseMoeBlock: its router, then experts(hidden, ids, weights)."""
+
+    def __init__(self, h, inter, e, k):
+        super().__init__()
+        self.gate = torch.nn.Linear(h, e, bias=False)
+        self.experts = StackedExperts(h, inter, e)
+        self.top_k = k
+
+    def forward(self, hidden_states):
+        x = hidden_states.view(-1, hidden_states.shape[-1])
+        probs = torch.softmax(self.gate(x).float(), dim=-1)
+        weights, ids = probs.topk(self.top_k, dim=-1)
+        weights = weights / weights.sum(dim=-1, keepdim=True)
+        return self.experts(x, ids, weights).view(hidden_states.shape)
+
+
+def test_patch_moe_takes_stacked_experts_as_they_are():
+    torch.manual_seed(1)
+    model = torch.nn.Sequential(StackedSparseMoe(64, 96, 8, 2), StackedSparseMoe(64, 96, 8, 2)).cuda().bfloat16()
+    model[1].experts.act_fn = torch.nn.GELU()  # not SiLU: left to its own forward
+    x = randn(3, 5, 64, dtype=torch.bfloat16, seed=22)
+    with torch.no_grad():
+        stock = model(x)
+        with tgemm.patch_moe(model) as patch:
+            assert patch.names == ["0.experts"]
+            assert "forward" not in model[0].__dict__ and "forward" in model[0].experts.__dict__
+            patched = model(x)
+            assert len(tgemm.patch_moe(model)) == 0  # already patched: nothing more
+        assert "forward" not in model[0].experts.__dict__
+        assert torch.equal(model(x), stock)
+    assert_close(patched, stock.float())
+
+
+@pytest.mark.parametrize("arch", ["mixtral", "qwen3_moe"])
+def test_patch_moe_on_transformers_blocks(arch):
+    transformers = pytest.importorskip("transformers")
+    if arch == "mixtral":
+        from transformers.models.mixtral import modeling_mixtral as mod
+
+        config = transformers.MixtralConfig(
+            hidden_size=128,
+            intermediate_size=96,
+            num_local_experts=8,
+            num_experts_per_tok=2,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+        )
+        block = mod.MixtralSparseMoeBlock(config)
+    else:
+        from transformers.models.qwen3_moe import modeling_qwen3_moe as mod
+
+        config = transformers.Qwen3MoeConfig(
+            hidden_size=128,
+            moe_intermediate_size=96,
+            num_experts=8,
+            num_experts_per_tok=2,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+        )
+        block = mod.Qwen3MoeSparseMoeBlock(config)
+    torch.manual_seed(2)
+    block = block.cuda().bfloat16()
+    with torch.no_grad():
+        for p in block.parameters():
+            p.copy_(torch.randn_like(p) * p.shape[-1] ** -0.5)
+        x = randn(2, 7, 128, dtype=torch.bfloat16, seed=23)
+        stock = block(x)
+        stock = stock[0] if isinstance(stock, tuple) else stock
+        with tgemm.patch_moe(block) as patch:
+            assert len(patch) == 1, "the block's experts were not recognised"
+            out = block(x)
+            out = out[0] if isinstance(out, tuple) else out
+    assert_close(out, stock)

@@ -29,8 +29,24 @@ def test_torch_bench_small(tmp_path):
     suite = tmp_path / "suite.csv"
     suite.write_text("model,layer,N,K\ntiny,a,512,256\ntiny,b,1000,520\n")
     out = tmp_path / "bench.json"
-    _run([sys.executable, os.path.join(REPO, "bench", "torch_bench.py"), "--suite", str(suite), "--m", "1,64",
-          "--replays", "5", "--overhead-calls", "50", "--overhead-rounds", "3", "--json", str(out)])
+    _run(
+        [
+            sys.executable,
+            os.path.join(REPO, "bench", "torch_bench.py"),
+            "--suite",
+            str(suite),
+            "--m",
+            "1,64",
+            "--replays",
+            "5",
+            "--overhead-calls",
+            "50",
+            "--overhead-rounds",
+            "3",
+            "--json",
+            str(out),
+        ]
+    )
     doc = json.loads(out.read_text())
     assert {"device", "sm_count", "commit", "date", "rows", "summary"} <= set(doc)
     assert len(doc["rows"]) == 4
@@ -96,8 +112,10 @@ def test_capture_then_tune_accepts_the_csv(tmp_path):
     # --profile_file, a temporary one in TMPDIR, removed after the reconfirmation.
     tmpdir = tmp_path / "tmp"
     tmpdir.mkdir()
-    tune = _run([exe, "tune", "-i", str(untuned), "-o", str(tuned), "--timeout", "300"],
-                env=dict(os.environ, TMPDIR=str(tmpdir)))
+    tune = _run(
+        [exe, "tune", "-i", str(untuned), "-o", str(tuned), "--timeout", "300"],
+        env=dict(os.environ, TMPDIR=str(tmpdir)),
+    )
     lines = tuned.read_text().strip().splitlines()
     assert lines[0].startswith("arch,sm_count,M,N,K,") and len(lines) == 2
     assert f"--alternatives 3 --profile {tmpdir}/tgemm-tune-" in tune.stdout, tune.stdout[-2000:]
@@ -108,12 +126,127 @@ def test_capture_then_tune_accepts_the_csv(tmp_path):
 def test_llama_e2e_tiny(tmp_path):
     pytest.importorskip("transformers")
     out = tmp_path / "llama.json"
-    _run([sys.executable, os.path.join(REPO, "examples", "llama_e2e.py"), "--layers", "1", "--hidden", "256",
-          "--intermediate", "512", "--heads", "4", "--kv-heads", "2", "--vocab", "1000", "--prompt", "32",
-          "--decode-batches", "1,4", "--iters", "5", "--skip-tune", "--workdir", str(tmp_path), "--json", str(out)])
+    _run(
+        [
+            sys.executable,
+            os.path.join(REPO, "examples", "llama_e2e.py"),
+            "--layers",
+            "1",
+            "--hidden",
+            "256",
+            "--intermediate",
+            "512",
+            "--heads",
+            "4",
+            "--kv-heads",
+            "2",
+            "--vocab",
+            "1000",
+            "--prompt",
+            "32",
+            "--decode-batches",
+            "1,4",
+            "--iters",
+            "5",
+            "--skip-tune",
+            "--workdir",
+            str(tmp_path),
+            "--json",
+            str(out),
+        ]
+    )
     doc = json.loads(out.read_text())
     assert doc["captured_problems"] > 0
     assert [(r["step"], r["batch"]) for r in doc["rows"]] == [("prefill", 1), ("decode", 1), ("decode", 4)]
     for row in doc["rows"]:
         assert row["ok"], row
         assert row["graph"], row["graph_error"]
+
+
+@pytest.mark.parametrize("scheme", ["fp8_rowwise", "fp8_block"])
+def test_llama_e2e_tiny_quant(tmp_path, scheme):
+    pytest.importorskip("transformers")
+    out = tmp_path / "llama.json"
+    _run(
+        [
+            sys.executable,
+            os.path.join(REPO, "examples", "llama_e2e.py"),
+            "--layers",
+            "1",
+            "--hidden",
+            "256",
+            "--intermediate",
+            "512",
+            "--heads",
+            "4",
+            "--kv-heads",
+            "2",
+            "--vocab",
+            "1000",
+            "--prompt",
+            "32",
+            "--decode-batches",
+            "1",
+            "--iters",
+            "5",
+            "--quant",
+            scheme,
+            "--json",
+            str(out),
+        ]
+    )
+    doc = json.loads(out.read_text())
+    assert doc["quant"] == scheme and "captured_problems" not in doc
+    assert [(r["step"], r["batch"]) for r in doc["rows"]] == [("prefill", 1), ("decode", 1)]
+    for row in doc["rows"]:
+        # q/k/v/o, gate/up/down of the one layer; lm_head stays bf16.
+        assert row["layers_quantized"] == 7, row
+        assert row["ok"], row
+        assert row["graph"], row["graph_error"]
+        assert ("scaled_mm_ms" in row) == (scheme == "fp8_rowwise")
+
+
+@pytest.mark.parametrize("arch", ["qwen3_moe", "mixtral"])
+def test_moe_e2e_tiny(tmp_path, arch):
+    pytest.importorskip("transformers")
+    out = tmp_path / "moe.json"
+    _run(
+        [
+            sys.executable,
+            os.path.join(REPO, "examples", "moe_e2e.py"),
+            "--arch",
+            arch,
+            "--layers",
+            "2",
+            "--hidden",
+            "256",
+            "--inter",
+            "128",
+            "--experts",
+            "8",
+            "--top-k",
+            "2",
+            "--heads",
+            "4",
+            "--kv-heads",
+            "2",
+            "--head-dim",
+            "64",
+            "--vocab",
+            "1000",
+            "--prompt",
+            "32",
+            "--decode-batches",
+            "1,4",
+            "--iters",
+            "5",
+            "--json",
+            str(out),
+        ]
+    )
+    doc = json.loads(out.read_text())
+    assert [(r["step"], r["batch"]) for r in doc["rows"]] == [("prefill", 1), ("decode", 1), ("decode", 4)]
+    for row in doc["rows"]:
+        assert row["ok"] and row["moe_blocks_patched"] == 2, row
+        # tgemm's layer keeps the routing on the device: its steps replay as CUDA graphs.
+        assert row["tgemm_graph"], row["tgemm_graph_error"]

@@ -511,8 +511,8 @@ int run_bench(const BenchOptions& o) {
   run.budget = std::min<std::size_t>(free_b / 3, 24ull << 30);
   DeviceBuffer sink(64);
   run.sink = sink.data();
-  // The tables this device's lookups use: the shipped or TGEMM_CONFIG_GEMM_BF16 files, and the
-  // card's overlay where one exists (Dispatcher::table_files_for).
+  // The tables this device's lookups use: the TGEMM_CONFIG_GEMM_BF16 files, or the shipped table
+  // of this card where one exists, else the shared one (Dispatcher::table_files_for).
   const std::vector<std::string> tables = a16w16_table_files();
   const double copy_tbps = measure_copy_tbps(1ull << 30);
   warm_up_gpu(2.0);

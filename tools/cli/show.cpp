@@ -22,18 +22,28 @@ namespace tgemm::cli {
 
 namespace {
 
-// Per-card overlays (merged after the shipped table on devices of that card): those present.
-void print_overlays(const Settings& settings) {
-  if (settings.a16w16.card_overlay_dir.empty()) return;
+// Per-card tables present (each the whole table of the devices of its card, which then do not
+// read the table above).
+void print_card_tables(const Settings& settings) {
+  const std::string& dir = settings.a16w16.card_table_dir;
+  if (dir.empty()) return;
   std::error_code ec;
-  std::vector<std::string> overlays;
-  for (const auto& e : std::filesystem::directory_iterator(settings.a16w16.card_overlay_dir, ec)) {
-    const std::string f = card_overlay_path(settings.a16w16.card_overlay_dir, e.path().filename().string(),
-                                            family_info(OpFamily::kA16W16).table);
-    if (e.is_directory(ec) && std::filesystem::exists(f, ec)) overlays.push_back(f);
+  std::vector<std::string> tables;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string f = card_table_path(dir, e.path().filename().string(), family_info(OpFamily::kA16W16).table);
+    if (e.is_directory(ec) && std::filesystem::exists(f, ec)) tables.push_back(f);
   }
-  std::sort(overlays.begin(), overlays.end());
-  fmt::print("per-card overlays: {}\n", overlays.empty() ? std::string("none") : fmt::format("{}", fmt::join(overlays, ", ")));
+  std::sort(tables.begin(), tables.end());
+  fmt::print("per-card tables (on a device of that card, in place of the above): {}\n",
+             tables.empty() ? std::string("none") : fmt::format("{}", fmt::join(tables, ", ")));
+}
+
+// The files this GPU's a16w16 lookups read: its card's table where the shipped directory has one.
+void print_device_tables() {
+  Runtime& rt = Runtime::get();
+  const DeviceInfo& dev = rt.platform().device_info(rt.platform().current_device());
+  fmt::print("tables on this device ({}, card '{}'): {}\n", dev.name, card_slug(dev.name),
+             fmt::join(rt.dispatcher().table_files_for(OpFamily::kA16W16, dev), ":"));
 }
 
 // The tables and, with --rows, their rows.
@@ -53,7 +63,7 @@ void print_tables(const ShowOptions& o) {
   for (const auto& f : settings.a16w16.table_files) fmt::print("  {}\n", f);
   for (const auto& w : warnings) fmt::print("  warning: {}\n", w);
   fmt::print("{} rows\n", table.size());
-  print_overlays(settings);
+  print_card_tables(settings);
   std::vector<const TableRow*> rows = table.all_rows();
   if (o.rows) {
     fmt::print("{}\n", fmt::join(tuned_table_columns(), ","));
@@ -83,12 +93,6 @@ int resolve(const ShowOptions& o) {
   TensorView bv = TensorView::contiguous(b.data(), in, {o.n});
   GemmOptions opts;
   if (o.bias) opts.bias = &bv;
-  {
-    Runtime& rt = Runtime::get();
-    const DeviceInfo& dev = rt.platform().device_info(rt.platform().current_device());
-    fmt::print("tables on this device ({}, card '{}'): {}\n", dev.name, card_slug(dev.name),
-               fmt::join(rt.dispatcher().table_files_for(OpFamily::kA16W16, dev), ":"));
-  }
   DispatchInfo info = describe_gemm_a16w16(xv, wv, yv, opts);
   fmt::print("M={} N={} K={} bias={} dtype={} outdtype={}\n  level: {}\n", o.m, o.n, o.k, o.bias ? "True" : "False",
              dtype_name(in), dtype_name(out), info.level);
@@ -101,9 +105,11 @@ int resolve(const ShowOptions& o) {
 
 int run_show(const ShowOptions& o) {
   print_tables(o);
-  if (o.m < 0) return 0;
   std::string why;
-  if (!cuda_device_available(&why)) {
+  const bool gpu = cuda_device_available(&why);
+  if (gpu) print_device_tables();
+  if (o.m < 0) return 0;
+  if (!gpu) {
     fmt::print("resolving a problem needs a CUDA GPU (arch, SM count, cuBLASLt checks): {}\n", why);
     return 2;
   }

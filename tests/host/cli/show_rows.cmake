@@ -51,18 +51,20 @@ expect_eq("exit status (absent table)" "${a_RC}" "0")
 expect_contains("stdout (absent table)" "${a_OUT}" "absent.csv: cannot be opened")
 expect_contains("stdout (absent table)" "${a_OUT}" "0 rows")
 
-# The shipped directory (TGEMM_CONFIG_DIR, no TGEMM_CONFIG_GEMM_BF16): the per-card overlays
-# present are listed (configs/<card>/bf16_tuned_gemm.csv); an env list of tables has none.
+# The shipped directory (TGEMM_CONFIG_DIR, no TGEMM_CONFIG_GEMM_BF16): the per-card tables
+# present are listed (configs/<card>/bf16_tuned_gemm.csv, each in place of the shared table on
+# its card); an env list of tables has none.
 unset(ENV{TGEMM_CONFIG_GEMM_BF16})
 file(MAKE_DIRECTORY "${SCRATCH}/cfg/h200" "${SCRATCH}/cfg/empty")
 file(WRITE "${SCRATCH}/cfg/bf16_tuned_gemm.csv" "${TUNED_HEADER}\n${r1}\n")
 file(WRITE "${SCRATCH}/cfg/h200/bf16_tuned_gemm.csv" "${TUNED_HEADER}\n${r2}\n")
 set(ENV{TGEMM_CONFIG_DIR} "${SCRATCH}/cfg")
 tgemm_run(o show)
-expect_eq("exit status (overlay)" "${o_RC}" "0")
-expect_contains("stdout (overlay)" "${o_OUT}" "  ${SCRATCH}/cfg/bf16_tuned_gemm.csv\n")
-expect_contains("stdout (overlay)" "${o_OUT}" "per-card overlays: ${SCRATCH}/cfg/h200/bf16_tuned_gemm.csv\n")
+expect_eq("exit status (card tables)" "${o_RC}" "0")
+expect_contains("stdout (card tables)" "${o_OUT}" "  ${SCRATCH}/cfg/bf16_tuned_gemm.csv\n")
+expect_contains("stdout (card tables)" "${o_OUT}"
+                "per-card tables (on a device of that card, in place of the above): ${SCRATCH}/cfg/h200/bf16_tuned_gemm.csv\n")
 set(ENV{TGEMM_CONFIG_GEMM_BF16} "${SCRATCH}/one.csv")
 tgemm_run(e show)
-expect_not_contains("stdout (env list)" "${e_OUT}" "per-card overlays")
+expect_not_contains("stdout (env list)" "${e_OUT}" "per-card tables")
 unset(ENV{TGEMM_CONFIG_DIR})

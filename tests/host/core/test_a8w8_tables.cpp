@@ -1,8 +1,10 @@
 // The a8w8 family's table format (the `scales` column in the key), its capture rows, its
 // settings (TGEMM_CONFIG_GEMM_A8W8, TGEMM_UNTUNED_GEMM_A8W8) and the dispatcher's use of its own
-// table, with the fake platform and backend of the host tests.
+// table (a card's own in place of the shared one), with the fake platform and backend of the host
+// tests.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -196,6 +198,41 @@ TEST(A8W8Dispatch, A8W8ProblemsUseTheirOwnTableAndCapture) {
             "M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle,epilogue,scales\n"
             "32,4096,4096,False,torch.float8_e4m3fn,torch.bfloat16,False,False,none,tensor\n");
   EXPECT_FALSE(std::ifstream(dir.file("bf16_untuned_gemm.csv")).good());
+}
+
+// The per-card rule holds for every family: with the shipped directory, an H200 reads
+// h200/a8w8_tuned_gemm.csv alone (a shared row does not serve it), another card the shared file;
+// a card's file applies even where no shared file ships.
+TEST(A8W8Dispatch, ACardsTableReplacesTheSharedOne) {
+  test::TempDir dir;
+  test::LogCapture log;
+  test::FakePlatform other;
+  test::FakePlatform h200("sm_90a", 132, "NVIDIA H200");
+  Registry registry;
+  registry.add(std::make_unique<test::FakeBackend>("fake", std::vector<std::string>{"tile64", "tile128"}, "tile64"));
+  const std::string header = csv::join(tuned_table_columns(OpFamily::kA8W8)) + "\n";
+  const auto row = [](std::int64_t m, const std::string& kernel) {
+    return format_tuned_row(a8w8_row(m, ScaleGranularity::kRow, ScaleGranularity::kRow, kernel)) + "\n";
+  };
+  ASSERT_EQ(std::system(("mkdir -p '" + dir.file("h200") + "'").c_str()), 0);
+  const std::string own = dir.file("h200/a8w8_tuned_gemm.csv");
+  test::write_file(own, header + row(64, "fake:tile128"));
+  const auto no_env = [](const char*) -> const char* { return nullptr; };
+  {
+    Dispatcher d(registry, h200, Settings::from_env(dir.path(), no_env));  // no shared a8w8 table ships
+    EXPECT_EQ(d.table_files_for(OpFamily::kA8W8, h200.device_info(0)), (std::vector<std::string>{own}));
+    EXPECT_EQ(d.resolve(a8w8_problem(64, 4096, 4096)).file, own);
+  }
+  const std::string shared = dir.file("a8w8_tuned_gemm.csv");
+  test::write_file(shared, header + row(32, "fake:tile128") + row(64, "fake:tile128"));
+  Dispatcher on_h200(registry, h200, Settings::from_env(dir.path(), no_env));
+  EXPECT_EQ(on_h200.table_files_for(OpFamily::kA8W8, h200.device_info(0)), (std::vector<std::string>{own}));
+  EXPECT_EQ(on_h200.resolve(a8w8_problem(64, 4096, 4096)).file, own);
+  EXPECT_EQ(on_h200.resolve(a8w8_problem(32, 4096, 4096)).level, WalkLevel::kDefault);
+  Dispatcher on_other(registry, other, Settings::from_env(dir.path(), no_env));
+  EXPECT_EQ(on_other.table_files_for(OpFamily::kA8W8, other.device_info(0)), (std::vector<std::string>{shared}));
+  EXPECT_EQ(on_other.resolve(a8w8_problem(32, 4096, 4096)).file, shared);
+  EXPECT_EQ(on_other.resolve(a8w8_problem(64, 4096, 4096)).file, shared);
 }
 
 }  // namespace

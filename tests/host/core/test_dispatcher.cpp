@@ -196,49 +196,57 @@ TEST_F(DispatcherTest, LaterFileWins) {
   EXPECT_EQ(d->resolve(problem(32)).file, a);
 }
 
-// Per-card overlays: with an overlay directory (the shipped table, no env list),
-// <dir>/<card>/bf16_tuned_gemm.csv is merged after the shipped table for devices of that card
-// only; its rows win for their keys, its bad rows warn naming the overlay file.
-TEST_F(DispatcherTest, CardOverlayRowsWinOnThatCardOnly) {
-  const std::string base = write_table("bf16_tuned_gemm.csv", {{16, "fake:tile64"}, {32, "fake:tile64"}});
-  const std::string overlay_dir = dir_.file("h200");
-  ASSERT_EQ(std::system(("mkdir -p '" + overlay_dir + "'").c_str()), 0);
-  const std::string overlay = card_overlay_path(dir_.path(), "h200", "bf16");
-  {
-    std::string text = csv::join(tuned_table_columns()) + "\n";
-    TableRow r;
-    r.key.arch = "sm_90a";
-    r.key.sm_count = 132;
-    r.key.n = 4096;
-    r.key.k = 4096;
-    r.m = 16;
-    r.libtype = "fake";
-    r.kernel_name = "fake:tile256";
-    r.us = 9;
-    text += format_tuned_row(r) + "\n";
-    r.m = 64;
-    r.kernel_name = "fake:no_such_tile";
-    text += format_tuned_row(r) + "\n";
-    test::write_file(overlay, text);
-  }
-  Settings s = settings({base});
-  s.a16w16.card_overlay_dir = dir_.path();
+// Per-card tables: with the shipped directory (no TGEMM_CONFIG_GEMM_BF16), a device whose card
+// has <dir>/<card>/bf16_tuned_gemm.csv reads that file alone: a shared row, exact or ranged, does
+// not serve it, and the shared file is not even read (its load warning never shows). A device of
+// another card reads the shared file only; an env list is every device's whole table.
+TEST_F(DispatcherTest, CardTableReplacesTheSharedTableOnThatCard) {
+  std::string shared_text = test::read_file(write_table(
+      "bf16_tuned_gemm.csv",
+      {{16, "fake:tile64"}, {32, "fake:tile64"}, {100, "fake:tile128", "fake", 132, 4096, 4096, "sm_90a", 80, 200}}));
+  shared_text += "sm_90a,132,not_a_number\n";  // a malformed line: a load warning naming line 5
+  const std::string shared = dir_.file("bf16_tuned_gemm.csv");
+  test::write_file(shared, shared_text);
+  ASSERT_EQ(std::system(("mkdir -p '" + dir_.file("h200") + "'").c_str()), 0);
+  const std::string own = card_table_path(dir_.path(), "h200", "bf16");
+  test::write_file(own,
+                   test::read_file(write_table("h200_rows.csv", {{16, "fake:tile256"}, {64, "fake:no_such_tile"}})));
+  const Settings s = Settings::from_env(dir_.path(), [](const char*) -> const char* { return nullptr; });
+  ASSERT_EQ(s.a16w16.card_table_dir, dir_.path());
+
   test::FakePlatform h200("sm_90a", 132, "NVIDIA H200");
   Dispatcher on_h200(registry_, h200, s);
   const Resolution& r16 = on_h200.resolve(problem(16));
   EXPECT_EQ(r16.solution, fake_->solution("fake:tile256"));
-  EXPECT_EQ(r16.file, overlay);
-  EXPECT_EQ(on_h200.resolve(problem(32)).file, base);  // no overlay row: the shipped one
-  EXPECT_EQ(on_h200.table_files_for(OpFamily::kA16W16, h200.device_info(0)), (std::vector<std::string>{base, overlay}));
-  on_h200.resolve(problem(64));  // the overlay's bad row: one warning naming it, then the walk goes on
-  EXPECT_EQ(log_.matching(LogLevel::kWarning, {overlay + ":3"}).size(), 1u) << log_.dump();
-  // Another card (the fake platform's "Fake H100" -> "fake"): no overlay, the shipped rows.
+  EXPECT_EQ(r16.file, own);
+  EXPECT_EQ(on_h200.resolve(problem(32)).level, WalkLevel::kDefault);   // a shared row only: not served
+  EXPECT_EQ(on_h200.resolve(problem(100)).level, WalkLevel::kDefault);  // nor a shared range row at its M
+  EXPECT_EQ(on_h200.resolve(problem(150)).level, WalkLevel::kDefault);  // or inside its range
+  EXPECT_EQ(on_h200.table_files_for(OpFamily::kA16W16, h200.device_info(0)), (std::vector<std::string>{own}));
+  on_h200.resolve(problem(64));  // the card table's bad row: one warning naming it, then the default
+  EXPECT_EQ(log_.matching(LogLevel::kWarning, {own + ":3"}).size(), 1u) << log_.dump();
+  EXPECT_EQ(log_.matching(LogLevel::kWarning, {shared}).size(), 0u) << log_.dump();
+
+  // Another card (the fake platform's "Fake H100" -> "fake"): the shared table, read at its first
+  // lookup (its load warning then), its range row serving inside the range.
   Dispatcher on_other(registry_, platform_, s);
-  EXPECT_EQ(on_other.resolve(problem(16)).file, base);
-  EXPECT_EQ(on_other.table_files_for(OpFamily::kA16W16, platform_.device_info(0)), (std::vector<std::string>{base}));
-  // No overlay directory (an env list of tables): no overlay, even on the H200.
-  Dispatcher no_dir(registry_, h200, settings({base}));
-  EXPECT_EQ(no_dir.resolve(problem(16)).file, base);
+  EXPECT_EQ(log_.matching(LogLevel::kWarning, {shared + ":5"}).size(), 0u) << log_.dump();
+  const Resolution& other16 = on_other.resolve(problem(16));
+  EXPECT_EQ(other16.solution, fake_->solution("fake:tile64"));
+  EXPECT_EQ(other16.file, shared);
+  EXPECT_EQ(log_.matching(LogLevel::kWarning, {shared + ":5"}).size(), 1u) << log_.dump();
+  EXPECT_EQ(on_other.resolve(problem(150)).level, WalkLevel::kRange);
+  EXPECT_EQ(on_other.resolve(problem(64)).level, WalkLevel::kDefault);  // a card row only: not served
+  EXPECT_EQ(on_other.table_files_for(OpFamily::kA16W16, platform_.device_info(0)), (std::vector<std::string>{shared}));
+
+  // An env list (TGEMM_CONFIG_GEMM_BF16): its files on every card, the H200 included.
+  const Settings env = Settings::from_env(dir_.path(), [&shared](const char* name) -> const char* {
+    return std::string(name) == "TGEMM_CONFIG_GEMM_BF16" ? shared.c_str() : nullptr;
+  });
+  Dispatcher listed(registry_, h200, env);
+  EXPECT_EQ(listed.resolve(problem(16)).file, shared);
+  EXPECT_EQ(listed.resolve(problem(32)).file, shared);
+  EXPECT_EQ(listed.table_files_for(OpFamily::kA16W16, h200.device_info(0)), (std::vector<std::string>{shared}));
 }
 
 TEST(CardSlug, FirstWordOfTheNameWithoutNvidia) {
@@ -249,7 +257,7 @@ TEST(CardSlug, FirstWordOfTheNameWithoutNvidia) {
   EXPECT_EQ(card_slug("Fake H100"), "fake");
   EXPECT_EQ(card_slug(""), "");
   EXPECT_EQ(card_slug("NVIDIA "), "");
-  EXPECT_EQ(card_overlay_path("/c", "h200", "bf16"), "/c/h200/bf16_tuned_gemm.csv");
+  EXPECT_EQ(card_table_path("/c", "h200", "bf16"), "/c/h200/bf16_tuned_gemm.csv");
 }
 
 TEST_F(DispatcherTest, UnknownLibtypeRowIsOneWarningAndTheDefaultRuns) {

@@ -13,6 +13,7 @@
 #include <tuple>
 #include <vector>
 
+#include "core/lookup.h"
 #include "core/model_shapes.h"
 #include "core/table.h"
 #include "tests/common/host_test_util.h"
@@ -129,41 +130,60 @@ const std::map<std::string, std::pair<std::string, int>>& suite_models() {
   return kModels;
 }
 
-// The shipped table parses without a warning, is keyed for 132-SM sm_90a, and has exactly one
-// plain bf16 row (no bias, no epilogue) for every problem of the suite at the bench's token
-// counts, so no suite problem is left to the nearest-M fallback (a row tuned for another M); its
-// erf-GELU + bias rows are suite shapes too.
+// Each shipped table (the shared one, and the H200's, which an H200 reads in its place) parses
+// without a warning, is keyed for 132-SM sm_90a, and has exactly one plain bf16 row (no bias, no
+// epilogue) for every problem of the suite at the bench's token counts, so no suite problem is
+// left to the default on either card; its erf-GELU + bias rows are suite shapes too.
 TEST(ShippedTable, OneRowForEverySuiteProblem) {
-  const std::string path = kSourceDir + "/configs/bf16_tuned_gemm.csv";
-  std::ifstream in(path);
-  ASSERT_TRUE(in) << path;
-  const ParsedTable t = parse_tuned_table(in, path);
-  EXPECT_TRUE(t.warnings.empty()) << t.warnings.front();
-  std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, int> plain;
   std::map<std::pair<std::int64_t, std::int64_t>, int> suite;
   for (const SuiteRow& r : read_suite()) suite[{r.n, r.k}] = 1;
-  for (const TableRow& r : t.rows) {
-    EXPECT_EQ(r.key.arch, "sm_90a") << r.file << ":" << r.line;
-    EXPECT_EQ(r.key.sm_count, 132) << r.file << ":" << r.line;
-    EXPECT_EQ(suite.count({r.key.n, r.key.k}), 1u) << r.file << ":" << r.line << ": not a suite shape";
-    const bool is_plain = !r.key.bias && r.key.epilogue == EpilogueKey{} && r.key.dtype == DType::kBFloat16 &&
-                          r.key.out_dtype == DType::kBFloat16;
-    if (is_plain) ++plain[{r.m, r.key.n, r.key.k}];
-  }
   ASSERT_EQ(suite.size(), 16u);
-  EXPECT_EQ(plain.size(), 112u);  // no plain row outside the 7 x 16 problems
-  for (std::int64_t m : {1, 16, 64, 128, 512, 2048, 8192}) {
-    for (const auto& entry : suite) {
-      const auto [n, k] = entry.first;
-      const auto it = plain.find({m, n, k});
-      EXPECT_EQ(it == plain.end() ? 0 : it->second, 1) << "plain rows for M=" << m << " N=" << n << " K=" << k;
+  for (const std::string file : {"/configs/bf16_tuned_gemm.csv", "/configs/h200/bf16_tuned_gemm.csv"}) {
+    const std::string path = kSourceDir + file;
+    SCOPED_TRACE(path);
+    std::ifstream in(path);
+    ASSERT_TRUE(in) << path;
+    const ParsedTable t = parse_tuned_table(in, path);
+    EXPECT_TRUE(t.warnings.empty()) << t.warnings.front();
+    std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, int> plain;
+    for (const TableRow& r : t.rows) {
+      EXPECT_EQ(r.key.arch, "sm_90a") << r.file << ":" << r.line;
+      EXPECT_EQ(r.key.sm_count, 132) << r.file << ":" << r.line;
+      EXPECT_EQ(suite.count({r.key.n, r.key.k}), 1u) << r.file << ":" << r.line << ": not a suite shape";
+      const bool is_plain = !r.key.bias && r.key.epilogue == EpilogueKey{} && r.key.dtype == DType::kBFloat16 &&
+                            r.key.out_dtype == DType::kBFloat16;
+      if (is_plain) ++plain[{r.m, r.key.n, r.key.k}];
     }
+    EXPECT_EQ(plain.size(), 112u);  // no plain row outside the 7 x 16 problems
+    for (std::int64_t m : {1, 16, 64, 128, 512, 2048, 8192}) {
+      for (const auto& entry : suite) {
+        const auto [n, k] = entry.first;
+        const auto it = plain.find({m, n, k});
+        EXPECT_EQ(it == plain.end() ? 0 : it->second, 1) << "plain rows for M=" << m << " N=" << n << " K=" << k;
+      }
+    }
+  }
+}
+
+// An H200 reads its own table in place of the shared one, so the H200's serves every key and M the
+// shared table serves (its own row there, or the shared row where no H200 tune covered it): no
+// tuned point of the shared table falls back to the default on an H200.
+TEST(ShippedTable, TheH200TableServesEveryKeyAndMOfTheSharedTable) {
+  std::vector<std::string> warnings;
+  Table shared, h200;
+  shared.load_file(kSourceDir + "/configs/bf16_tuned_gemm.csv", warnings);
+  h200.load_file(kSourceDir + "/configs/h200/bf16_tuned_gemm.csv", warnings);
+  EXPECT_TRUE(warnings.empty()) << warnings.front();
+  ASSERT_GT(shared.size(), 0u);
+  for (const TableRow* r : shared.all_rows()) {
+    EXPECT_NE(find_row(h200.rows_for(r->key), r->m), nullptr)
+        << r->file << ":" << r->line << ": " << r->key.describe() << " M=" << r->m << " has no H200 row";
   }
 }
 
 // The gelu + bias rows: every suite problem at the token counts each table was tuned
 // for, so no suite gelu problem reaches a row tuned for another M. The shared table's were tuned
-// on an H100 (M = 64 and 128 run the defaults there), the H200 overlay's on the H200; both parse
+// on an H100 (M = 64 and 128 run the defaults there), the H200 table's on the H200; both parse
 // without a warning and hold suite shapes only.
 TEST(ShippedTable, GeluRowsForEverySuiteProblem) {
   std::map<std::pair<std::int64_t, std::int64_t>, int> suite;

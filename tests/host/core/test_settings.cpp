@@ -29,7 +29,7 @@ Settings settings_with(const std::map<std::string, std::string>& env,
 TEST(SettingsFromEnv, UnsetUsesTheShippedTableAndDefaults) {
   Settings s = settings_with({});
   EXPECT_EQ(s.a16w16.table_files, (Strings{"/opt/tgemm/configs/bf16_tuned_gemm.csv"}));
-  EXPECT_EQ(s.a16w16.card_overlay_dir, "/opt/tgemm/configs");  // per-card overlays apply
+  EXPECT_EQ(s.a16w16.card_table_dir, "/opt/tgemm/configs");  // per-card tables apply
   EXPECT_EQ(s.a16w16.untuned_file, "bf16_untuned_gemm.csv");
   EXPECT_FALSE(s.capture);
   EXPECT_FALSE(s.log_tuned_config);
@@ -44,7 +44,7 @@ TEST(SettingsFromEnv, NoShippedDirMeansNoTables) {
 TEST(SettingsFromEnv, ConfigVariableReplacesTheShippedTable) {
   Settings s = settings_with({{"TGEMM_CONFIG_GEMM_BF16", "/data/mine.csv"}});
   EXPECT_EQ(s.a16w16.table_files, (Strings{"/data/mine.csv"}));
-  EXPECT_EQ(s.a16w16.card_overlay_dir, "");  // the user's tables: no per-card overlay
+  EXPECT_EQ(s.a16w16.card_table_dir, "");  // the user's tables: no per-card table
 }
 
 TEST(SettingsFromEnv, ColonSeparatedListInOrderWithEmptyEntriesDropped) {
@@ -59,7 +59,7 @@ TEST(SettingsFromEnv, ATableVariableThatNamesNoFileWarnsNamingIt) {
   for (const char* value : {"", ":", "::", ":::"}) {
     Settings s = settings_with({{"TGEMM_CONFIG_GEMM_BF16", value}});
     EXPECT_TRUE(s.a16w16.table_files.empty()) << "'" << value << "'";
-    EXPECT_EQ(s.a16w16.card_overlay_dir, "");
+    EXPECT_EQ(s.a16w16.card_table_dir, "");
     ASSERT_EQ(s.warnings.size(), 1u) << "'" << value << "'";
     EXPECT_EQ(s.warnings[0], std::string("TGEMM_CONFIG_GEMM_BF16='") + value +
                                  "' names no file, so no tuned table is loaded for gemm_a16w16 (unset it to use "

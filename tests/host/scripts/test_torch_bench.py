@@ -134,6 +134,10 @@ class Options(unittest.TestCase):
             self.parse_error("--blockscale", "row_major", "--a8w8", "fp8_tensor"),
         )
         self.assertEqual(sorted(torch_bench.DEEPGEMM_H800_TFLOPS), [64, 128, 4096])
+        self.assertEqual(torch_bench.parse_args(["--blockscale", "mn_major"]).blockscale_peer, "per_tensor")
+        args = torch_bench.parse_args(["--blockscale", "row_major", "--blockscale-peer", "scaled_mm"])
+        self.assertEqual(args.blockscale_peer, "scaled_mm")
+        self.assertIn("--blockscale-peer", self.parse_error("--blockscale", "row_major", "--blockscale-peer", "cublas"))
 
     @unittest.skipIf(torch_bench.torch is not None, "PyTorch is installed here")
     def test_without_torch_main_says_so(self):
