@@ -139,6 +139,21 @@ class Options(unittest.TestCase):
         self.assertEqual(args.blockscale_peer, "scaled_mm")
         self.assertIn("--blockscale-peer", self.parse_error("--blockscale", "row_major", "--blockscale-peer", "cublas"))
 
+    def test_batched_a8w8_takes_a_recipe_and_the_batched_suite(self):
+        args = torch_bench.parse_args(["--batched-a8w8", "fp8_rowwise"])
+        self.assertEqual(args.batched_a8w8, "fp8_rowwise")
+        self.assertTrue(args.suite.endswith("batched_shapes.csv"))
+        self.assertIsNone(torch_bench.parse_args([]).batched_a8w8)
+        self.assertIn("--batched-a8w8", self.parse_error("--batched-a8w8", "int8_blockwise"))
+        self.assertIn(
+            "--batched-a8w8 times bf16 outputs on its own",
+            self.parse_error("--batched-a8w8", "fp8_tensor", "--batched"),
+        )
+        self.assertIn(
+            "--batched-a8w8 times bf16 outputs on its own",
+            self.parse_error("--batched-a8w8", "fp8_tensor", "--out-dtype", "fp32"),
+        )
+
     @unittest.skipIf(torch_bench.torch is not None, "PyTorch is installed here")
     def test_without_torch_main_says_so(self):
         err = io.StringIO()
