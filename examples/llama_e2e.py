@@ -28,7 +28,8 @@ Prints a table and writes a JSON (--json). Needs torch with CUDA, transformers >
 --quant SCHEME measures the model's linears (all but lm_head) as tgemm.nn.QuantLinear layers of
 that scheme (activations quantized at every call) against stock bf16, and for fp8_rowwise also
 against the same 8-bit weights and scales through PyTorch alone (per-token quantization in torch
-ops, torch._scaled_mm); logits are compared with stock bf16 (--quant-rtol). It skips capture and
+ops, torch._scaled_mm); logits are compared with stock bf16 (--quant-rtol; with fp8_rowwise tgemm's
+must also be within 5% of torch._scaled_mm's distance from bf16). It skips capture and
 tune: the 8-bit GEMMs run on their shipped tables and defaults.
 """
 
@@ -96,7 +97,13 @@ def parse_args(argv=None):
         choices=("fp8_tensor", "fp8_rowwise", "int8_rowwise", "fp8_block"),
         help="measure 8-bit linears (tgemm.nn.QuantLinear) against stock bf16 instead; skips capture and tune",
     )
-    p.add_argument("--quant-rtol", type=float, default=0.15, help="max relative L2 of --quant logits vs bf16")
+    p.add_argument(
+        "--quant-rtol",
+        type=float,
+        default=0.5,
+        help="max relative L2 of --quant logits vs bf16 (the random-weight model's logits move 0.2-0.3 under "
+        "FP8, through torch._scaled_mm alike)",
+    )
     p.add_argument("--json", default="llama_e2e.json", help="results JSON")
     p.add_argument("--phase", choices=("all", "capture"), default="all", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
@@ -330,6 +337,8 @@ def measure_quant(model, config, args) -> list[dict]:
             cmp = compare(tg["logits"], stock["logits"])
             row.update(cmp)
             row["ok"] = cmp["rel_l2"] <= args.quant_rtol
+            if peer is not None:  # the same weights and scales through PyTorch: no further from bf16
+                row["ok"] = row["ok"] and cmp["rel_l2"] <= 1.05 * row["scaled_mm_rel_l2"] + 0.01
             rows.append(row)
             del step, stock, tg
             torch.cuda.empty_cache()
