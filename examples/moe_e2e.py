@@ -7,10 +7,8 @@ The model is built from a config with random weights (nothing is downloaded), bf
 CUDA device: Qwen3-30B-A3B sizes (--arch qwen3_moe: hidden 2048, 128 experts of 768, top 8, 32
 heads, 4 KV heads, vocab 151936) or Mixtral-8x7B sizes (--arch mixtral: hidden 4096, 8 experts of
 14336, top 2, 32 heads, 8 KV heads, vocab 32000), few layers (--layers, default 4). Each step is
-timed as CUDA graph replays where the capture works and eagerly otherwise, and the row says which:
-transformers' own expert loop reads the routing on the host (a device-to-host copy per expert), so
-its capture fails and stock runs eagerly, while the tgemm layer keeps the routing on the device and
-replays as a graph. The prefill, decode and timing steps are examples/llama_e2e.py's.
+timed as CUDA graph replays where the capture works and eagerly otherwise, and the row says which
+(with transformers 5.17 both capture). The prefill, decode and timing steps are examples/llama_e2e.py's.
 
     python3 examples/moe_e2e.py                                   # Qwen3-30B-A3B sizes, 4 layers
     python3 examples/moe_e2e.py --arch mixtral --layers 2 --decode-batches 1,8
