@@ -75,7 +75,10 @@ SparseWeight SparseWeight::csr(const TensorView& row_offsets, const TensorView& 
 
 void sparse_gemm(const TensorView& x, const SparseWeight& w, const TensorView& out, const SparseGemmOptions& options,
                  Stream stream) {
-  const SparseGemmCall call = validate_sparse_gemm(x, w, out, options, has_cusparselt());
+  // Only a 2:4 weight asks whether cuSPARSELt loads (its first call dlopens it); a CSR weight never
+  // runs on it.
+  const bool cusparselt = w.pattern() == SparsePattern::k2of4 && has_cusparselt();
+  const SparseGemmCall call = validate_sparse_gemm(x, w, out, options, cusparselt);
   if (call.m == 0 || call.n == 0) return;
   if (call.backend == SparseBackend::kDense) {
     GemmOptions dense;
