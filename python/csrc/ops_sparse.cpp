@@ -72,7 +72,6 @@ at::Tensor SparseGemm24::cuda(const at::Tensor& x, const at::Tensor& compressed,
       bv = to_view(*bias, device, kGemm24, "bias");
       options.bias = &bv;
     }
-    options.backend = SparseBackend::kCusparselt;
     options.algorithm = static_cast<int>(algorithm);
     options.split_k = static_cast<int>(split_k);
     sparse_gemm(xv, w, to_view(y, device, kGemm24, "out"), options, current_stream(device));

@@ -3,17 +3,69 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstdlib>
+#include <fstream>
 #include <vector>
 
 #include "core/check.h"
 #include "core/validate.h"
 #include "cuda/cuda_check.h"
 #include "cuda/elementwise.h"
+#include "runtime/runtime.h"
 #include "sparse/sparse_backends.h"
+#include "sparse/sparse_table.h"
 #include "sparse/sparse_validate.h"
 #include "tgemm/gemm.h"
 
 namespace tgemm {
+namespace {
+
+// The files of TGEMM_CONFIG_GEMM_SPARSE (':'-separated, each must open), else the shipped
+// sparse_tuned_gemm.csv where it exists; read on the first sparse_gemm that asks.
+SparseTable load_sparse_table() {
+  SparseTable table;
+  const char* env = std::getenv("TGEMM_CONFIG_GEMM_SPARSE");
+  std::vector<std::string> files;
+  bool required = false;
+  if (env != nullptr && *env != '\0') {
+    required = true;
+    std::string list = env;
+    for (std::size_t start = 0; start <= list.size();) {
+      const std::size_t end = std::min(list.find(':', start), list.size());
+      if (end > start) files.push_back(list.substr(start, end - start));
+      start = end + 1;
+    }
+  } else {
+    files.push_back(Runtime::get().shipped_config_dir() + "/sparse_tuned_gemm.csv");
+  }
+  for (const std::string& file : files) {
+    std::ifstream in(file);
+    TGEMM_CHECK(in || !required, "sparse_gemm", "TGEMM_CONFIG_GEMM_SPARSE names ", file, ", which cannot be opened");
+    if (in) table.add(in, file);
+  }
+  return table;
+}
+
+const SparseTable& sparse_table() {
+  static const SparseTable table = load_sparse_table();
+  return table;
+}
+
+// The table's row for this call where it has one the weight and this process can run: a dense row
+// needs the weight's dense copy, a cuSPARSELt row a loadable cuSPARSELt.
+void apply_table(const SparseWeight& w, bool cusparselt, SparseGemmCall& call, SparseGemmOptions& options) {
+  const double density =
+      w.pattern() == SparsePattern::k2of4 ? 0.5 : static_cast<double>(w.nnz()) / static_cast<double>(w.n() * w.k());
+  const auto choice = sparse_table().find(w.pattern(), density, call.m, call.n, call.k, w.dtype());
+  if (!choice) return;
+  if (choice->backend == SparseBackend::kDense && !w.has_dense()) return;
+  if (choice->backend == SparseBackend::kCusparselt && !cusparselt) return;
+  call.backend = choice->backend;
+  options.algorithm = choice->algorithm;
+  options.split_k = choice->split_k;
+}
+
+}  // namespace
 
 bool has_cusparselt() { return sparse::cusparselt_unavailable_reason().empty(); }
 
@@ -78,8 +130,12 @@ void sparse_gemm(const TensorView& x, const SparseWeight& w, const TensorView& o
   // Only a 2:4 weight asks whether cuSPARSELt loads (its first call dlopens it); a CSR weight never
   // runs on it.
   const bool cusparselt = w.pattern() == SparsePattern::k2of4 && has_cusparselt();
-  const SparseGemmCall call = validate_sparse_gemm(x, w, out, options, cusparselt);
+  SparseGemmCall call = validate_sparse_gemm(x, w, out, options, cusparselt);
   if (call.m == 0 || call.n == 0) return;
+  SparseGemmOptions chosen = options;
+  if (options.backend == SparseBackend::kDefault && options.algorithm == -1 && options.split_k == 0) {
+    apply_table(w, cusparselt, call, chosen);
+  }
   if (call.backend == SparseBackend::kDense) {
     GemmOptions dense;
     dense.bias = options.bias;
@@ -89,7 +145,7 @@ void sparse_gemm(const TensorView& x, const SparseWeight& w, const TensorView& o
   const bool empty_sum = call.k == 0 || w.nnz() == 0;
   if (!empty_sum) {
     if (call.backend == SparseBackend::kCusparselt) {
-      sparse::cusparselt_matmul(call, w, x.data, out.data, options.algorithm, options.split_k, stream);
+      sparse::cusparselt_matmul(call, w, x.data, out.data, chosen.algorithm, chosen.split_k, stream);
     } else {
       sparse::cusparse_csr_matmul(call, w, x.data, out.data, stream);
     }
