@@ -73,10 +73,13 @@ def compress_2_4(w: torch.Tensor, keep_dense: bool = False) -> Sparse24Weight:
 def csr_weight(
     w: torch.Tensor,
 ) -> CsrWeight:
-    """A :class:`CsrWeight` from a torch sparse CSR tensor ``[N, K]`` (``w.to_sparse_csr()``),
-    its indices converted to int32 and checked once. Eager only; synchronizes."""
+    """A :class:`CsrWeight` from a torch sparse CSR tensor ``[N, K]`` (``w.to_sparse_csr()``) or a
+    COO one (converted to CSR: cuSPARSE's CSR SpMM serves both), its indices converted to int32
+    and checked once. Eager only; synchronizes."""
+    if w.layout == torch.sparse_coo:
+        w = w.coalesce().to_sparse_csr()
     if w.layout != torch.sparse_csr:
-        raise TypeError(f"tgemm.csr_weight: w must be a torch.sparse_csr tensor, got layout {w.layout}")
+        raise TypeError(f"tgemm.csr_weight: w must be a torch.sparse_csr or sparse_coo tensor, got layout {w.layout}")
     n, k = int(w.shape[0]), int(w.shape[1])
     if w.values().numel() >= 2**31:
         raise ValueError(f"tgemm.csr_weight: nnz {w.values().numel()} does not fit the int32 indices")
@@ -96,11 +99,11 @@ def sparse_gemm(
     split_k: int = 0,
 ) -> torch.Tensor:
     """``x @ W^T (+ bias)`` for a sparse ``W [N, K]``: a :class:`Sparse24Weight` (cuSPARSELt), a
-    :class:`CsrWeight` or a torch sparse CSR tensor (cuSPARSE SpMM). x: ``[..., K]`` of the
+    :class:`CsrWeight` or a torch sparse CSR or COO tensor (cuSPARSE SpMM). x: ``[..., K]`` of the
     weight's dtype; bias: ``[N]``, x's dtype. ``backend="dense"`` runs a 2:4 weight's kept dense
     copy through tgemm's dense GEMM. ``algorithm`` / ``split_k``: cuSPARSELt's configuration id
     and split-K (-1 / 0: its defaults)."""
-    if isinstance(weight, torch.Tensor) and weight.layout == torch.sparse_csr:
+    if isinstance(weight, torch.Tensor) and weight.layout in (torch.sparse_csr, torch.sparse_coo):
         weight = csr_weight(weight)
     if isinstance(weight, Sparse24Weight):
         if backend == "dense":
@@ -128,5 +131,5 @@ def sparse_gemm(
         return _call_op(sparse_gemm_csr_op, *args)
     raise TypeError(
         "tgemm.sparse_gemm: weight must be a Sparse24Weight (tgemm.compress_2_4), a CsrWeight (tgemm.csr_weight) "
-        f"or a torch.sparse_csr tensor, got {type(weight).__name__}"
+        f"or a torch.sparse_csr / sparse_coo tensor, got {type(weight).__name__}"
     )

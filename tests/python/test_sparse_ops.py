@@ -94,8 +94,9 @@ def test_csr_matches_linear(dtype, density, m):
     x = randn(m, k, dtype=dtype, seed=9)
     b = randn(n, dtype=dtype, seed=10)
     _bias_tolerance(tgemm.sparse_gemm(x, tgemm.csr_weight(w.to_sparse_csr()), b), reference(x, w, b), dtype)
-    # A torch sparse CSR tensor as it is (checked on this call).
+    # Torch sparse CSR and COO tensors as they are (checked on this call).
     assert_matches_reference(tgemm.sparse_gemm(x, w.to_sparse_csr()), reference(x, w), dtype)
+    assert_matches_reference(tgemm.sparse_gemm(x, w.to_sparse_coo()), reference(x, w), dtype)
 
 
 def test_csr_rejects_unsorted_indices():
