@@ -1498,6 +1498,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument(
         "--json", help="results JSON ('-': none; default bench/results/torch-<card>.json, overwritten by the next run)"
     )
+    parser.add_argument(
+        "--sparse",
+        choices=("2:4", "csr"),
+        help="tgemm.sparse_gemm and torch's sparse path against tgemm's dense GEMM on the suite (sparse_bench.py)",
+    )
+    parser.add_argument("--sparse-density", default="0.05,0.01", help="comma-separated densities of --sparse csr")
     parser.add_argument("--png", help="speed-up plot (default: the JSON path with .png)")
     args = parser.parse_args(argv)
     if args.gelu and args.out_dtype and args.out_dtype != args.dtype:
@@ -1535,6 +1541,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     args.grouped = grouped[0] if grouped else None
     if (args.gmm or args.grouped) and args.suite == DEFAULT_SUITE:
         args.suite = os.path.join(REPO, "bench", "shapes", "moe_shapes.csv")
+    if args.sparse and (args.gelu or args.overhead_only or args.out_dtype or args.quant or args.a8w8 or args.gmm):
+        parser.error("--sparse times bf16 sparse GEMMs on its own: drop the other modes")
     if args.m_grid and args.m is not None:
         parser.error("--m and --m-grid exclude each other")
     if args.m_grid_max is not None and not args.m_grid:
@@ -1600,6 +1608,14 @@ def main(argv=None) -> int:
         summary = extra.pop("summary")
         doc.update(extra)
         print_speedup_summary(summary, args.grouped, rows[0]["baseline"] if rows else "the baseline")
+    elif args.sparse:
+        import sparse_bench
+
+        rows, extra, sparse_stem = sparse_bench.run(args, props)
+        summary = extra.pop("summary")
+        doc.update(extra)
+        print_speedup_summary(summary, f"sparse_gemm ({args.sparse})", "tgemm.gemm_a16w16")
+        print(f"  {rows[0]['peer'] if rows else 'peer'} geomean {summary['peer_geomean_speedup']:.3f}x")
     elif args.gmm:
         rows, extra = run_gmm_suite(args, props)
         summary = extra.pop("summary")
@@ -1682,6 +1698,8 @@ def main(argv=None) -> int:
             stem = "torch_batched"
         if args.batched_a8w8:
             stem = f"torch_batched_a8w8_{args.batched_a8w8}"
+        if args.sparse:
+            stem = sparse_stem
         if args.m_grid and not args.overhead_only:
             stem += "-m-grid"  # its own file: the grid must not overwrite the figures at the usual M values
         path = args.json or os.path.join(REPO, "bench", "results", f"{stem}-{device_slug(props.name) or 'gpu'}.json")
@@ -1691,7 +1709,8 @@ def main(argv=None) -> int:
             f.write("\n")
         print(f"wrote {path}")
         # A heat map of speedups over (layer, M): the grouped and batched rows have no M axis.
-        if rows and not args.quant and not args.gmm and not args.grouped and not args.batched and not args.batched_a8w8:
+        plotted = not (args.quant or args.gmm or args.grouped or args.batched or args.batched_a8w8 or args.sparse)
+        if rows and plotted:
             png = args.png or os.path.splitext(path)[0] + ".png"
             plot(rows, summary, props.name, png, baseline=rows[0]["baseline"])
             print(f"wrote {png}")

@@ -10,4 +10,5 @@
 #include "tgemm/grouped.h"
 #include "tgemm/moe.h"
 #include "tgemm/quant.h"
+#include "tgemm/sparse.h"
 #include "tgemm/tensor.h"

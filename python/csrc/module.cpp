@@ -30,6 +30,7 @@
 #include "tgemm/config.h"
 #include "tgemm/error.h"
 #include "tgemm/gemm.h"
+#include "tgemm/sparse.h"
 
 namespace py = pybind11;
 namespace tb = tgemm::torch_binding;
@@ -238,4 +239,24 @@ PYBIND11_MODULE(_C, m) {
   m.def("set_shipped_config_dir", &Bound<&tgemm::set_shipped_config_dir>::call, py::arg("dir"));
   m.def("a16w16_table_files", &Bound<&tgemm::a16w16_table_files>::call);
   m.def("release_workspaces", &Bound<&tgemm::release_workspaces>::call);
+
+  m.def(
+      "compress_2_4", [](const at::Tensor& w) { return python_errors([&] { return tb::compress_2_4(w); }); },
+      py::arg("w"),
+      "the int8 bytes of cuSPARSELt's compressed form of the 2:4 weight w [N, K] (bf16/fp16, N and K multiples of "
+      "16), for torch.ops.tgemm.sparse_gemm_2_4; reads w back to check it is 2:4 (synchronizes)");
+  m.def(
+      "check_sparse_csr",
+      [](const at::Tensor& crow_indices, const at::Tensor& col_indices, const at::Tensor& values, std::int64_t n,
+         std::int64_t k) {
+        python_errors([&] {
+          tb::check_sparse_csr(crow_indices, col_indices, values, n, k);
+          return 0;
+        });
+      },
+      py::arg("crow_indices"), py::arg("col_indices"), py::arg("values"), py::arg("n"), py::arg("k"),
+      "raises tgemm.TgemmError unless the CSR arrays (int32 indices) of an [n, k] weight are well formed: offsets "
+      "from 0 to nnz, never decreasing; column indices in [0, k), sorted and distinct within a row");
+  m.def("has_cusparselt", &Bound<&tgemm::has_cusparselt>::call,
+        "whether this build can run 2:4 weights (cuSPARSELt loaded)");
 }

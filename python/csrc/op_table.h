@@ -27,6 +27,7 @@
 #include "python/csrc/ops_gmm.h"
 #include "python/csrc/ops_grouped.h"
 #include "python/csrc/ops_quant.h"
+#include "python/csrc/ops_sparse.h"
 
 namespace tgemm::torch_binding {
 
@@ -125,7 +126,17 @@ inline constexpr auto kOps = std::make_tuple(
     OpDef<QuantPerToken>{"quant_per_token(Tensor x, ScalarType? qtype=None) -> (Tensor q, Tensor scale)"},
     OpDef<QuantFp8PerBlock1x128>{
         "quant_fp8_per_block_1x128(Tensor x, bool mn_major=False) -> (Tensor q, Tensor scale)"},
-    OpDef<QuantFp8PerBlock128x128>{"quant_fp8_per_block_128x128(Tensor w) -> (Tensor q, Tensor scale)"});
+    OpDef<QuantFp8PerBlock128x128>{"quant_fp8_per_block_128x128(Tensor w) -> (Tensor q, Tensor scale)"},
+    // Sparse weights (include/tgemm/sparse.h), y = x @ W^T (+ bias [N], x's dtype) as F.linear,
+    // bf16/fp16. prune_2_4: magnitude pruning to 2 of every 4 along K. sparse_gemm_2_4: W as the
+    // int8 bytes of tgemm._C.compress_2_4 (cuSPARSELt's compressed 2:4 form), algorithm and split_k
+    // cuSPARSELt's (-1 and 0: its defaults). sparse_gemm_csr: W [n, K] as CSR arrays, int32
+    // indices, checked once by tgemm._C.check_sparse_csr.
+    OpDef<Prune24>{"prune_2_4(Tensor w) -> Tensor"},
+    OpDef<SparseGemm24>{"sparse_gemm_2_4(Tensor x, Tensor compressed, int n, Tensor? bias=None, int algorithm=-1, "
+                        "int split_k=0) -> Tensor"},
+    OpDef<SparseGemmCsr>{"sparse_gemm_csr(Tensor x, Tensor crow_indices, Tensor col_indices, Tensor values, int n, "
+                         "Tensor? bias=None) -> Tensor"});
 
 // Calls f(row) for every row of kOps, in order.
 template <class F>

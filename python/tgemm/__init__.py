@@ -107,6 +107,14 @@ from .routing import (  # noqa: E402
     patch_linear,
     route_linear,
 )
+from .sparse_ops import (  # noqa: E402
+    CsrWeight,
+    Sparse24Weight,
+    compress_2_4,
+    csr_weight,
+    prune_2_4,
+    sparse_gemm,
+)
 
 __version__ = "0.1.0"
 
@@ -118,10 +126,14 @@ __all__ = [
     "QuantLinear",
     "TgemmError",
     "TgemmLinear",
+    "CsrWeight",
+    "Sparse24Weight",
     "batched_gemm",
     "batched_gemm_a8w8",
     "batched_gemm_out",
     "cli_path",
+    "compress_2_4",
+    "csr_weight",
     "describe",
     "describe_a8w8",
     "describe_a8w8_blockscale",
@@ -154,6 +166,7 @@ __all__ = [
     "patch_linear",
     "patch_moe",
     "profile",
+    "prune_2_4",
     "ptgmm",
     "quant_fp8_per_block_1x128",
     "quant_fp8_per_block_128x128",
@@ -164,6 +177,7 @@ __all__ = [
     "route_linear",
     "set_shipped_config_dir",
     "shipped_config_dir",
+    "sparse_gemm",
     "table_files",
     "topk_softmax",
 ]

@@ -669,7 +669,10 @@ def quant_fp8_per_block_128x128_fake(w):
 # The fake kernels of the grouped ops beyond gmm and of the MoE ops (routing, fused_moe) live in
 # modules of their own; they are registered here, as torch requires of the module the C++ library
 # names.
-from . import _fake_grouped, _fake_moe  # noqa: E402,F401
+from . import _fake_grouped, _fake_moe, _fake_sparse  # noqa: E402,F401
 
 for _qualname, _fn in _fake_grouped.FAKES.items():
+    torch.library.register_fake(_qualname)(_fn)
+
+for _qualname, _fn in _fake_sparse.FAKES.items():
     torch.library.register_fake(_qualname)(_fn)

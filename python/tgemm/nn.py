@@ -36,6 +36,7 @@ from .ops import (
     quant_fp8_per_tensor,
     quant_per_token,
 )
+from .sparse_ops import CsrWeight, Sparse24Weight, compress_2_4, csr_weight, prune_2_4, sparse_gemm
 
 SCHEMES = ("fp8_tensor", "fp8_rowwise", "int8_rowwise", "fp8_block")
 
@@ -159,4 +160,90 @@ def quantize_linear(
         parent_name, _, attr = name.rpartition(".")
         parent = model.get_submodule(parent_name) if parent_name else model
         setattr(parent, attr, QuantLinear.from_linear(linear, scheme))
+    return len(targets)
+
+
+SPARSE_PATTERNS = ("2:4", "csr")
+
+
+class SparseLinear(nn.Module):
+    """``y = x @ W^T (+ bias)`` for a sparse weight through :func:`tgemm.sparse_gemm`: ``"2:4"``
+    (cuSPARSELt's compressed form, a buffer) or ``"csr"`` (the CSR arrays, buffers). Built by
+    :meth:`from_linear`; inference only."""
+
+    def __init__(self, weight, bias: Optional[torch.Tensor], pattern: str):
+        super().__init__()
+        self.pattern = pattern
+        self.in_features, self.out_features = weight.k, weight.n
+        if isinstance(weight, Sparse24Weight):
+            self.register_buffer("compressed", weight.compressed)
+            self._dtype = weight.dtype
+        elif isinstance(weight, CsrWeight):
+            self.register_buffer("crow_indices", weight.crow_indices)
+            self.register_buffer("col_indices", weight.col_indices)
+            self.register_buffer("values", weight.values)
+        else:
+            raise TypeError(f"tgemm.nn.SparseLinear: weight must be a Sparse24Weight or CsrWeight, got {type(weight)}")
+        self.register_buffer("bias", None if bias is None else bias.detach().clone())
+
+    @classmethod
+    def from_linear(cls, linear: nn.Linear, pattern: str = "2:4", prune: bool = True) -> "SparseLinear":
+        """The layer's weight as ``pattern``. ``"2:4"``: magnitude-pruned first when ``prune``
+        (:func:`tgemm.prune_2_4`; without it the weight must already be 2:4). ``"csr"``: its zeros
+        dropped (``to_sparse_csr``)."""
+        w = linear.weight.detach()
+        if pattern == "2:4":
+            weight = compress_2_4(prune_2_4(w) if prune else w.contiguous())
+        elif pattern == "csr":
+            weight = csr_weight(w.to_sparse_csr())
+        else:
+            raise ValueError(f"tgemm.nn: pattern must be one of {SPARSE_PATTERNS}, got {pattern!r}")
+        return cls(weight, linear.bias, pattern)
+
+    def _weight(self):
+        if self.pattern == "2:4":
+            return Sparse24Weight(self.compressed, self.out_features, self.in_features, self._dtype)
+        return CsrWeight(self.crow_indices, self.col_indices, self.values, self.out_features, self.in_features)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return sparse_gemm(x, self._weight(), self.bias)
+
+    def extra_repr(self) -> str:
+        return (
+            f"in_features={self.in_features}, out_features={self.out_features}, "
+            f"bias={self.bias is not None}, pattern={self.pattern}"
+        )
+
+
+def sparse_eligible(linear: nn.Module) -> bool:
+    """Whether :func:`sparsify_linear` replaces this module: an ``nn.Linear`` on CUDA with a bf16 or
+    fp16 weight whose in and out features are multiples of 16 (cuSPARSELt's 2:4 shape rule)."""
+    w = getattr(linear, "weight", None)
+    return (
+        type(linear) is nn.Linear
+        and w is not None
+        and w.is_cuda
+        and w.dtype in (torch.bfloat16, torch.float16)
+        and linear.in_features % 16 == 0
+        and linear.out_features % 16 == 0
+    )
+
+
+def sparsify_linear(
+    model: nn.Module,
+    pattern: str = "2:4",
+    prune: bool = True,
+    skip: Union[Iterable[str], Callable[[str], bool]] = ("lm_head",),
+) -> int:
+    """Replaces, in place, every eligible ``nn.Linear`` of ``model`` by a :class:`SparseLinear`
+    with ``pattern`` (``"2:4"``: magnitude-pruned unless ``prune=False``; ``"csr"``: the weight's
+    zeros dropped); returns how many. ``skip`` as in :func:`quantize_linear`."""
+    if pattern not in SPARSE_PATTERNS:
+        raise ValueError(f"tgemm.nn: pattern must be one of {SPARSE_PATTERNS}, got {pattern!r}")
+    skipped = skip if callable(skip) else (lambda name, ends=tuple(skip): any(name.endswith(e) for e in ends))
+    targets = [(name, m) for name, m in model.named_modules() if name and sparse_eligible(m) and not skipped(name)]
+    for name, linear in targets:
+        parent_name, _, attr = name.rpartition(".")
+        parent = model.get_submodule(parent_name) if parent_name else model
+        setattr(parent, attr, SparseLinear.from_linear(linear, pattern, prune))
     return len(targets)

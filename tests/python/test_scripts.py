@@ -59,6 +59,28 @@ def test_torch_bench_small(tmp_path):
     assert (tmp_path / "bench.png").exists()
 
 
+@pytest.mark.parametrize("pattern, ms", [("2:4", "512"), ("csr", "1,64")])
+def test_torch_bench_sparse_small(tmp_path, pattern, ms):
+    import tgemm
+
+    if pattern == "2:4" and not tgemm._C.has_cusparselt():
+        pytest.skip("no cuSPARSELt in this build")
+    suite = tmp_path / "suite.csv"
+    suite.write_text("model,layer,N,K\ntiny,a,512,256\n")
+    out = tmp_path / "sparse.json"
+    bench = os.path.join(REPO, "bench", "torch_bench.py")
+    _run(
+        [sys.executable, bench, "--sparse", pattern, "--sparse-density", "0.05", "--suite", str(suite), "--m", ms]
+        + ["--replays", "5", "--no-overhead", "--json", str(out)]
+    )
+    doc = json.loads(out.read_text())
+    assert len(doc["rows"]) == len(ms.split(","))
+    for row in doc["rows"]:
+        assert row["pattern"] == pattern and row["check"] == "ok"
+        assert row["baseline_us"] > 0 and row["tgemm_us"] > 0 and row["peer_us"] > 0 and row["speedup"] > 0
+        assert row["sparse_bytes"] > 0
+
+
 def test_torch_bench_paired_ratio():
     sys.path.insert(0, os.path.join(REPO, "bench"))
     try:

@@ -1,0 +1,161 @@
+// CUDA, CPU and autograd kernels of the sparse ops (rows of python/csrc/op_table.h; what each
+// computes: ops_sparse.h and include/tgemm/sparse.h). Errors as ops_quant.cpp: c10::Error only.
+// Tests: tests/python/test_sparse_ops.py.
+#include "python/csrc/ops_sparse.h"
+
+#include <ATen/ATen.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
+
+#include <string_view>
+#include <vector>
+
+#include "python/csrc/op_table.h"
+#include "python/csrc/torch_view.h"
+#include "tgemm/sparse.h"
+
+namespace tgemm::torch_binding {
+namespace {
+
+constexpr std::string_view kPrune = "prune_2_4";
+constexpr std::string_view kGemm24 = "sparse_gemm_2_4";
+constexpr std::string_view kGemmCsr = "sparse_gemm_csr";
+constexpr std::string_view kCompress = "compress_2_4";
+constexpr std::string_view kCheckCsr = "check_sparse_csr";
+
+Stream current_stream(c10::Device device) { return at::cuda::getCurrentCUDAStream(device.index()).stream(); }
+
+template <typename Body>
+decltype(auto) on_device(const at::Tensor& x, std::string_view op, Body&& body) {
+  return with_c10_errors(op, [&]() -> decltype(auto) {
+    const c10::Device device = op_device(x, op);
+    const c10::cuda::CUDAGuard guard(device);
+    return body(device);
+  });
+}
+
+// y's sizes: x's with the last replaced by n.
+at::Tensor output_for(const at::Tensor& x, std::int64_t n) {
+  std::vector<std::int64_t> sizes(x.sizes().begin(), x.sizes().end());
+  if (!sizes.empty()) sizes.back() = n;
+  return at::empty(sizes, x.options());
+}
+
+template <typename K, typename... Args>
+auto redispatch_below_autograd(c10::DispatchKeySet keys, const Args&... args) {
+  return with_c10_tgemm_errors([&] {
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
+    return op_handle<K>().redispatch(keys & c10::after_autograd_keyset, args...);
+  });
+}
+
+}  // namespace
+
+at::Tensor Prune24::cuda(const at::Tensor& w) {
+  return on_device(w, kPrune, [&](c10::Device device) {
+    at::Tensor out = at::empty(w.sizes(), w.options());
+    prune_2_4(to_view(w, device, kPrune, "w"), to_view(out, device, kPrune, "out"), current_stream(device));
+    return out;
+  });
+}
+
+at::Tensor SparseGemm24::cuda(const at::Tensor& x, const at::Tensor& compressed, std::int64_t n,
+                              const std::optional<at::Tensor>& bias, std::int64_t algorithm, std::int64_t split_k) {
+  return on_device(x, kGemm24, [&](c10::Device device) {
+    const TensorView xv = to_view(x, device, kGemm24, "x");
+    const SparseWeight w = SparseWeight::from_compressed_2_4(to_view(compressed, device, kGemm24, "compressed"), n,
+                                                             x.dim() > 0 ? x.size(-1) : 0, xv.dtype);
+    at::Tensor y = output_for(x, n);
+    TensorView bv;
+    SparseGemmOptions options;
+    if (has_tensor(bias)) {
+      bv = to_view(*bias, device, kGemm24, "bias");
+      options.bias = &bv;
+    }
+    options.algorithm = static_cast<int>(algorithm);
+    options.split_k = static_cast<int>(split_k);
+    sparse_gemm(xv, w, to_view(y, device, kGemm24, "out"), options, current_stream(device));
+    return y;
+  });
+}
+
+at::Tensor SparseGemmCsr::cuda(const at::Tensor& x, const at::Tensor& crow_indices, const at::Tensor& col_indices,
+                               const at::Tensor& values, std::int64_t n, const std::optional<at::Tensor>& bias) {
+  return on_device(x, kGemmCsr, [&](c10::Device device) {
+    const SparseWeight w = SparseWeight::csr_prechecked(
+        to_view(crow_indices, device, kGemmCsr, "crow_indices"), to_view(col_indices, device, kGemmCsr, "col_indices"),
+        to_view(values, device, kGemmCsr, "values"), n, x.dim() > 0 ? x.size(-1) : 0);
+    at::Tensor y = output_for(x, n);
+    TensorView bv;
+    SparseGemmOptions options;
+    if (has_tensor(bias)) {
+      bv = to_view(*bias, device, kGemmCsr, "bias");
+      options.bias = &bv;
+    }
+    sparse_gemm(to_view(x, device, kGemmCsr, "x"), w, to_view(y, device, kGemmCsr, "out"), options,
+                current_stream(device));
+    return y;
+  });
+}
+
+at::Tensor compress_2_4(const at::Tensor& w) {
+  return on_device(w, kCompress, [&](c10::Device device) {
+    const TensorView wv = to_view(w, device, kCompress, "w");
+    const std::size_t bytes =
+        sparse_compressed_bytes_2_4(wv.rank == 2 ? wv.sizes[0] : 0, wv.rank == 2 ? wv.sizes[1] : 0, wv.dtype);
+    at::Tensor compressed = at::empty({static_cast<std::int64_t>(bytes)}, w.options().dtype(at::kChar));
+    SparseWeight::compress_2_4(wv, to_view(compressed, device, kCompress, "compressed"), current_stream(device));
+    return compressed;
+  });
+}
+
+void check_sparse_csr(const at::Tensor& crow_indices, const at::Tensor& col_indices, const at::Tensor& values,
+                      std::int64_t n, std::int64_t k) {
+  on_device(values, kCheckCsr, [&](c10::Device device) {
+    SparseWeight::csr(to_view(crow_indices, device, kCheckCsr, "crow_indices"),
+                      to_view(col_indices, device, kCheckCsr, "col_indices"),
+                      to_view(values, device, kCheckCsr, "values"), n, k, current_stream(device));
+    return 0;
+  });
+}
+
+// ---- CPU kernels: only to say which argument is not on the GPU ----
+
+at::Tensor Prune24::cpu(const at::Tensor& w) {
+  return with_c10_errors(kPrune, [&]() -> at::Tensor { throw_not_cuda(kPrune, {{"w", &w}}); });
+}
+
+at::Tensor SparseGemm24::cpu(const at::Tensor& x, const at::Tensor& compressed, std::int64_t,
+                             const std::optional<at::Tensor>&, std::int64_t, std::int64_t) {
+  return with_c10_errors(kGemm24, [&]() -> at::Tensor {
+    throw_not_cuda(kGemm24, {{"x", &x}, {"compressed", &compressed}});
+  });
+}
+
+at::Tensor SparseGemmCsr::cpu(const at::Tensor& x, const at::Tensor& crow_indices, const at::Tensor& col_indices,
+                              const at::Tensor& values, std::int64_t, const std::optional<at::Tensor>&) {
+  return with_c10_errors(kGemmCsr, [&]() -> at::Tensor {
+    throw_not_cuda(kGemmCsr,
+                   {{"x", &x}, {"crow_indices", &crow_indices}, {"col_indices", &col_indices}, {"values", &values}});
+  });
+}
+
+// ---- Autograd kernels: not differentiable ----
+
+at::Tensor Prune24::autograd(c10::DispatchKeySet keys, const at::Tensor& w) {
+  return redispatch_below_autograd<Prune24>(keys, w);
+}
+
+at::Tensor SparseGemm24::autograd(c10::DispatchKeySet keys, const at::Tensor& x, const at::Tensor& compressed,
+                                  std::int64_t n, const std::optional<at::Tensor>& bias, std::int64_t algorithm,
+                                  std::int64_t split_k) {
+  return redispatch_below_autograd<SparseGemm24>(keys, x, compressed, n, bias, algorithm, split_k);
+}
+
+at::Tensor SparseGemmCsr::autograd(c10::DispatchKeySet keys, const at::Tensor& x, const at::Tensor& crow_indices,
+                                   const at::Tensor& col_indices, const at::Tensor& values, std::int64_t n,
+                                   const std::optional<at::Tensor>& bias) {
+  return redispatch_below_autograd<SparseGemmCsr>(keys, x, crow_indices, col_indices, values, n, bias);
+}
+
+}  // namespace tgemm::torch_binding

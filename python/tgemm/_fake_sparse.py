@@ -1,0 +1,81 @@
+"""Fake (meta) kernels of the sparse ops (python/csrc/ops_sparse.cpp): the checks of
+src/sparse/sparse_validate.cpp that need no data and no device, in its order and with its text
+(the weight's dtype and shape rules, x's K); the compressed buffer's size, strides, overlap and the
+CSR structure (checked once, by tgemm._C.check_sparse_csr) are left to the real kernel. Imported by
+tgemm._fake, which registers them (torch requires it of the module the C++ library names).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ._fake import _A16W16_IN, _check, _check_view, _n, _shape
+
+FAKES: dict = {}
+# cuSPARSELt's structured-matrix rule for 16-bit types (kSparse24Multiple).
+_SPARSE_24_MULTIPLE = 16
+_RULE = "(cuSPARSELt's structured-matrix rule for 16-bit types)"
+
+
+def _fake(qualname: str):
+    def record(fn):
+        FAKES[qualname] = fn
+        return fn
+
+    return record
+
+
+def _output(x, n):
+    return x.new_empty((*x.shape[:-1], n))
+
+
+@_fake("tgemm::prune_2_4")
+def prune_2_4_fake(w):
+    op = "prune_2_4"
+    _check_view(op, "w", w)
+    _check(w.dim() == 2, lambda: f"{op}: w must have rank 2 ([N, K]), got rank {w.dim()}")
+    _check(w.dtype in _A16W16_IN, lambda: f"{op}: w must be bf16 or fp16, got {w.dtype}")
+    _check(
+        w.shape[1] % 4 == 0,
+        lambda: f"{op}: w.size(1) (K) must be a multiple of 4 (groups of 4 along K), got {_n(w.shape[1])}",
+    )
+    return torch.empty_like(w)
+
+
+@_fake("tgemm::sparse_gemm_2_4")
+def sparse_gemm_2_4_fake(x, compressed, n, bias=None, algorithm=-1, split_k=0):
+    _check_view("sparse_gemm_2_4", "x", x)
+    op = "SparseWeight::from_compressed_2_4"
+    k = x.shape[-1] if x.dim() > 0 else 0
+    _check(x.dtype in _A16W16_IN, lambda: f"{op}: a 2:4 weight must be bf16 or fp16, got {x.dtype}")
+    _check(
+        n > 0 and n % _SPARSE_24_MULTIPLE == 0,
+        lambda: f"{op}: a 2:4 weight's N (rows) must be a positive multiple of {_SPARSE_24_MULTIPLE} {_RULE}, got {n}",
+    )
+    _check(
+        k > 0 and k % _SPARSE_24_MULTIPLE == 0,
+        lambda: (
+            f"{op}: a 2:4 weight's K (columns) must be a positive multiple of {_SPARSE_24_MULTIPLE} {_RULE}, "
+            f"got {_n(k)}"
+        ),
+    )
+    _check(compressed.dim() == 1, lambda: f"{op}: compressed must have rank 1 (bytes), got rank {compressed.dim()}")
+    _check(
+        x.dim() >= 2,
+        lambda: f"sparse_gemm: x must have rank 2 to 6, got {x.dim()} (sizes {_shape(x.shape)})",
+    )
+    return _output(x, n)
+
+
+@_fake("tgemm::sparse_gemm_csr")
+def sparse_gemm_csr_fake(x, crow_indices, col_indices, values, n, bias=None):
+    _check_view("sparse_gemm_csr", "x", x)
+    op = "SparseWeight::csr_prechecked"
+    for name, t in (("row_offsets", crow_indices), ("col_indices", col_indices)):
+        _check(t.dtype == torch.int32, lambda name=name, t=t: f"{op}: {name} must be torch.int32, got {t.dtype}")
+    _check(values.dtype in _A16W16_IN, lambda: f"{op}: values must be bf16 or fp16, got {values.dtype}")
+    _check(
+        x.dim() >= 2,
+        lambda: f"sparse_gemm: x must have rank 2 to 6, got {x.dim()} (sizes {_shape(x.shape)})",
+    )
+    return _output(x, n)

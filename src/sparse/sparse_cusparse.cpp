@@ -1,0 +1,78 @@
+// cuSPARSE backend of sparse_gemm (CSR weights): out[M,N] = x[M,K] @ W[N,K]^T run as the SpMM
+// C = A @ B with A = W (CSR, N x K), B = x^T (column-major K x M, ld = x's row stride) and
+// C = out^T (column-major N x M, ld = out's row stride), fp32 accumulation. cuSPARSE's default
+// algorithm; its others (CSR_ALG1..3) are the candidates a tuner can race.
+#include <cuda_runtime.h>
+#include <cusparse.h>
+
+#include <map>
+
+#include "cuda/cuda_check.h"
+#include "cuda/device.h"
+#include "runtime/runtime.h"
+#include "sparse/sparse_backends.h"
+
+namespace tgemm::sparse {
+namespace {
+
+#define TGEMM_CUSPARSE_CHECK(call, where)                                                                            \
+  do {                                                                                                               \
+    cusparseStatus_t tgemm_st_ = (call);                                                                             \
+    TGEMM_CHECK(tgemm_st_ == CUSPARSE_STATUS_SUCCESS, (where), #call " failed: ", cusparseGetErrorString(tgemm_st_), \
+                " (status ", static_cast<int>(tgemm_st_), ")");                                                      \
+  } while (0)
+
+// One handle per thread and device: cusparseSetStream changes the handle, so threads must not
+// share one. Kept for the thread's life (a handle's creation allocates on the device).
+cusparseHandle_t handle_for(int device, const char* op) {
+  thread_local std::map<int, cusparseHandle_t> handles;
+  auto it = handles.find(device);
+  if (it != handles.end()) return it->second;
+  cusparseHandle_t h = nullptr;
+  TGEMM_CUSPARSE_CHECK(cusparseCreate(&h), op);
+  handles.emplace(device, h);
+  return h;
+}
+
+cudaDataType cuda_type(DType t) { return t == DType::kBFloat16 ? CUDA_R_16BF : CUDA_R_16F; }
+
+// Descriptors destroyed on every exit, errors included.
+struct Descriptors {
+  cusparseSpMatDescr_t a = nullptr;
+  cusparseDnMatDescr_t b = nullptr, c = nullptr;
+  ~Descriptors() {
+    if (a != nullptr) cusparseDestroySpMat(a);
+    if (b != nullptr) cusparseDestroyDnMat(b);
+    if (c != nullptr) cusparseDestroyDnMat(c);
+  }
+};
+
+}  // namespace
+
+void cusparse_csr_matmul(const SparseGemmCall& call, const SparseWeight& w, const void* x, void* out, Stream stream) {
+  constexpr const char* op = "sparse_gemm (cuSPARSE)";
+  const int device = cuda_current_device();
+  cusparseHandle_t h = handle_for(device, op);
+  TGEMM_CUSPARSE_CHECK(cusparseSetStream(h, stream), op);
+  Descriptors desc;
+  const cudaDataType t = cuda_type(w.dtype());
+  TGEMM_CUSPARSE_CHECK(
+      cusparseCreateCsr(&desc.a, call.n, call.k, w.nnz(), w.row_offsets().data, w.col_indices().data, w.values().data,
+                        CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, t),
+      op);
+  TGEMM_CUSPARSE_CHECK(
+      cusparseCreateDnMat(&desc.b, call.k, call.m, call.ldx, const_cast<void*>(x), t, CUSPARSE_ORDER_COL), op);
+  TGEMM_CUSPARSE_CHECK(cusparseCreateDnMat(&desc.c, call.n, call.m, call.ldo, out, t, CUSPARSE_ORDER_COL), op);
+  const float alpha = 1.0f, beta = 0.0f;
+  std::size_t bytes = 0;
+  TGEMM_CUSPARSE_CHECK(
+      cusparseSpMM_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, desc.a,
+                              desc.b, &beta, desc.c, CUDA_R_32F, CUSPARSE_SPMM_ALG_DEFAULT, &bytes),
+      op);
+  Workspace ws = Runtime::get().workspaces().get(device, stream, bytes);
+  TGEMM_CUSPARSE_CHECK(cusparseSpMM(h, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha,
+                                    desc.a, desc.b, &beta, desc.c, CUDA_R_32F, CUSPARSE_SPMM_ALG_DEFAULT, ws.data),
+                       op);
+}
+
+}  // namespace tgemm::sparse
