@@ -83,11 +83,11 @@ void run_dequant_gemm(const A16W4Call& c, const TensorView& x, const TensorView&
     TGEMM_CUDA_CHECK(cudaMallocAsync(&ws, bytes, stream), op);
     const unsigned grid = block_grid(c.n * (c.k / mxfp4::kBlock), op);
     if (c.x_type == DType::kBFloat16) {
-      mxfp4::dequant_kernel<bf16><<<grid, mxfp4::kThreads, 0, stream>>>(c.w, c.ldw, c.w_scale, c.ld_scale,
-                                                                          static_cast<bf16*>(ws), c.n, c.k);
+      mxfp4::dequant_kernel<bf16>
+          <<<grid, mxfp4::kThreads, 0, stream>>>(c.w, c.ldw, c.w_scale, c.ld_scale, static_cast<bf16*>(ws), c.n, c.k);
     } else {
-      mxfp4::dequant_kernel<fp16><<<grid, mxfp4::kThreads, 0, stream>>>(c.w, c.ldw, c.w_scale, c.ld_scale,
-                                                                          static_cast<fp16*>(ws), c.n, c.k);
+      mxfp4::dequant_kernel<fp16>
+          <<<grid, mxfp4::kThreads, 0, stream>>>(c.w, c.ldw, c.w_scale, c.ld_scale, static_cast<fp16*>(ws), c.n, c.k);
     }
     const cudaError_t launch = cudaGetLastError();
     if (launch != cudaSuccess) {

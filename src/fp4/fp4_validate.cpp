@@ -56,8 +56,8 @@ std::int64_t flat_row_stride(const TensorView& t, const char* name, std::string_
 }
 
 // t has `like`'s leading sizes and `last` elements in its last dim.
-void check_like(const TensorView& t, const char* name, const TensorView& like, const char* like_name,
-                std::int64_t last, const char* last_text, std::string_view op) {
+void check_like(const TensorView& t, const char* name, const TensorView& like, const char* like_name, std::int64_t last,
+                const char* last_text, std::string_view op) {
   bool ok = t.rank == like.rank && t.size(-1) == last;
   for (int d = 0; ok && d + 1 < like.rank; ++d) ok = t.sizes[d] == like.sizes[d];
   TGEMM_CHECK(ok, op, name, " must have ", like_name, "'s leading sizes and ", last_text, " = ", last,
@@ -119,8 +119,8 @@ A16W4Call validate_a16w4(const TensorView& x, const TensorView& w, const TensorV
   TGEMM_CHECK(out.dtype == DType::kBFloat16 || out.dtype == DType::kFloat16 || out.dtype == DType::kFloat32, op,
               "out.dtype must be torch.bfloat16, torch.float16 or torch.float32, got ", dtype_name(out.dtype));
   if (bias != nullptr) {
-    TGEMM_CHECK(bias->dtype == x.dtype || bias->dtype == out.dtype, op, "bias.dtype must be x's (",
-                dtype_name(x.dtype), ") or out's (", dtype_name(out.dtype), "), got ", dtype_name(bias->dtype));
+    TGEMM_CHECK(bias->dtype == x.dtype || bias->dtype == out.dtype, op, "bias.dtype must be x's (", dtype_name(x.dtype),
+                ") or out's (", dtype_name(out.dtype), "), got ", dtype_name(bias->dtype));
   }
 
   const std::int64_t k = x.size(-1), n = w.size(0);
@@ -143,7 +143,8 @@ A16W4Call validate_a16w4(const TensorView& x, const TensorView& w, const TensorV
   c.ldw = check_rows(w, 0, "w", op);
   c.ld_scale = check_rows(w_scale, 0, "w_scale", op);
   c.ldo = flat_row_stride(out, "out", op);
-  for (auto [t, name] : {std::pair<const TensorView*, const char*>{&x, "x"}, {&w, "w"}, {&w_scale, "w_scale"}, {bias, "bias"}}) {
+  for (auto [t, name] :
+       {std::pair<const TensorView*, const char*>{&x, "x"}, {&w, "w"}, {&w_scale, "w_scale"}, {bias, "bias"}}) {
     if (t != nullptr) check_disjoint(out, "out", *t, name, op);
   }
   c.x = x.data;

@@ -10,7 +10,7 @@ namespace tgemm {
 namespace {
 
 constexpr DType kAll[] = {DType::kBFloat16,   DType::kFloat16, DType::kFloat32, DType::kFloat8E4M3,
-                          DType::kFloat8E5M2, DType::kInt8,    DType::kInt32, DType::kUInt8};
+                          DType::kFloat8E5M2, DType::kInt8,    DType::kInt32,   DType::kUInt8};
 
 TEST(DTypeNames, TorchAndShortNames) {
   EXPECT_EQ(dtype_name(DType::kBFloat16), "torch.bfloat16");

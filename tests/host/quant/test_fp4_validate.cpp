@@ -55,7 +55,9 @@ TEST(ValidateQuantMxfp4, RefusesBadInputWithItsValues) {
   const auto u8 = [](std::uintptr_t a, std::vector<std::int64_t> s, DType t = DType::kUInt8) {
     return view(addr(a), t, s);
   };
-  expect_has(error_of([&] { validate_quant_mxfp4(x({4, 48}), u8(0x200000, {4, 24}), u8(0x300000, {4, 1}), "quant_mxfp4"); }),
+  expect_has(error_of([&] {
+               validate_quant_mxfp4(x({4, 48}), u8(0x200000, {4, 24}), u8(0x300000, {4, 1}), "quant_mxfp4");
+             }),
              {"quant_mxfp4", "multiple of 32", "48"});
   expect_has(error_of([&] {
                validate_quant_mxfp4(x({4, 64}, DType::kFloat32), u8(0x200000, {4, 32}), u8(0x300000, {4, 2}), "op");
@@ -65,11 +67,17 @@ TEST(ValidateQuantMxfp4, RefusesBadInputWithItsValues) {
                validate_quant_mxfp4(x({4, 64}), u8(0x200000, {4, 32}, DType::kInt8), u8(0x300000, {4, 2}), "op");
              }),
              {"q.dtype", "torch.uint8", "torch.int8"});
-  expect_has(error_of([&] { validate_quant_mxfp4(x({4, 64}), u8(0x200000, {4, 64}), u8(0x300000, {4, 2}), "op"); }),
+  expect_has(error_of([&] {
+               validate_quant_mxfp4(x({4, 64}), u8(0x200000, {4, 64}), u8(0x300000, {4, 2}), "op");
+             }),
              {"q must have", "K / 2 = 32", "[4, 64]"});
-  expect_has(error_of([&] { validate_quant_mxfp4(x({4, 64}), u8(0x200000, {4, 32}), u8(0x300000, {4, 4}), "op"); }),
+  expect_has(error_of([&] {
+               validate_quant_mxfp4(x({4, 64}), u8(0x200000, {4, 32}), u8(0x300000, {4, 4}), "op");
+             }),
              {"scale must have", "K / 32 = 2", "[4, 4]"});
-  expect_has(error_of([&] { validate_quant_mxfp4(x({4, 64}), u8(0x100010, {4, 32}), u8(0x300000, {4, 2}), "op"); }),
+  expect_has(error_of([&] {
+               validate_quant_mxfp4(x({4, 64}), u8(0x100010, {4, 32}), u8(0x300000, {4, 2}), "op");
+             }),
              {"x and q must not overlap"});
 }
 

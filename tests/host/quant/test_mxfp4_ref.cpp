@@ -71,7 +71,7 @@ TEST(Mxfp4Ref, ScaleIsFloorLog2OfAmaxMinusTwo) {
 TEST(Mxfp4Ref, SmallAndZeroBlocksClampTheScaleAt2PowMinus127) {
   std::vector<float> v(32, 0.0f);
   EXPECT_EQ(e8m0_block_scale(v.data(), 32), 0);  // amax 0
-  v[0] = std::ldexp(1.0f, -124);                    // floor(log2) - 2 = -126
+  v[0] = std::ldexp(1.0f, -124);                 // floor(log2) - 2 = -126
   EXPECT_EQ(e8m0_block_scale(v.data(), 32), 1);
   v[0] = std::ldexp(1.0f, -125);  // -127
   EXPECT_EQ(e8m0_block_scale(v.data(), 32), 0);
