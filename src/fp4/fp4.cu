@@ -20,8 +20,9 @@ namespace {
 // read of the weight stops being the whole cost.
 constexpr std::int64_t kGemvMaxM = 16;
 constexpr int kGemvWarps = 4;
-// 16-byte weight chunks a lane has in flight: 2 x 16 bytes x 32 lanes x 4 warps = 4 KiB a CTA.
-constexpr int kGemvChunks = 2;
+// 16-byte weight chunks a lane has in flight: 4 x 16 bytes x 32 lanes = 2 KiB a warp, a whole
+// 4096-wide row (128 chunks) in one pass; 8 KiB a CTA of 4 warps.
+constexpr int kGemvChunks = 4;
 
 unsigned block_grid(std::int64_t blocks, const char* op) {
   const std::int64_t grid = (blocks + mxfp4::kThreads - 1) / mxfp4::kThreads;
