@@ -27,6 +27,7 @@ rotated inputs, medians), with both ratios per problem and their geomeans in the
     python3 bench/torch_bench.py --overhead-only
     python3 bench/torch_bench.py --gelu [--approximate tanh] [--bias]
     python3 bench/torch_bench.py --a8w8 fp8_rowwise [--bias]
+    python3 bench/torch_bench.py --a16w4 --m 1,16 --no-overhead
     python3 bench/torch_bench.py --blockscale mn_major [--bias]
     python3 bench/torch_bench.py --quant --no-overhead
     python3 bench/torch_bench.py --gmm --no-overhead
@@ -549,6 +550,45 @@ def a8w8_spec(args):
     }
 
 
+def a16w4_spec(args):
+    """--a16w4: tgemm.gemm_a16w4 (bf16 activations, MXFP4 weights from tgemm.quant_mxfp4) against
+    F.linear on the bf16 weight the 4-bit one came from; sets (x, w, q, s, b). The floor is the
+    streaming read of the 4-bit problem's bytes (codes, scales, x, the output)."""
+    import tgemm
+
+    def make_set(g, m, n, k):
+        x = torch.randn(m, k, device="cuda", generator=g).to(torch.bfloat16)
+        w = (torch.randn(n, k, device="cuda", generator=g) / math.sqrt(k)).to(torch.bfloat16)
+        q, s = tgemm.quant_mxfp4(w)
+        b = torch.randn(n, device="cuda", generator=g).to(torch.bfloat16) if args.bias else None
+        return x, w, q, s, b
+
+    def check(y, x, w, q, s, b):
+        ref = x.float() @ tgemm.dequant_mxfp4(q, s).t()
+        return count_bad(y, ref if b is None else ref + b.float())
+
+    def describe(x, w, q, s, b):
+        name = "mxfp4_gemv" if x.shape[0] <= 16 else "mxfp4_dequant+" + tgemm.describe(x, w, b)["kernelName"]
+        return {"kernelName": name, "level": "-"}
+
+    return {
+        "family": "a16w4",
+        "scales": "mxfp4",
+        "dtype": torch.bfloat16,
+        "baseline_name": "F.linear",
+        "baseline": lambda x, w, q, s, b: torch.nn.functional.linear(x, w, b),
+        "tgemm": lambda x, w, q, s, b: tgemm.gemm_a16w4(x, q, s, b),
+        "describe": describe,
+        "check": check,
+        "make_set": make_set,
+        "skip": None,
+        "problems": [(m, s) for m in m_values(args) for s in suite_of(args) if s["K"] % 32 == 0],  # MXFP4's K rule
+        # The tgemm side reads the 4-bit weight (K / 2 bytes a row) and its scales (K / 32).
+        "bytes": lambda m, n, k: n * k // 2 + n * k // 32 + 2 * m * k + 2 * m * n,
+        "set_bytes": lambda m, n, k: 2 * m * k + 2 * n * k + n * k // 2 + n * k // 32 + (2 * n if args.bias else 0),
+    }
+
+
 def check_blockscale(y, x, w, xs, ws, b) -> int:
     """Elements of y outside tolerance of the block-dequantized fp32 reference."""
     k, n = x.shape[1], w.shape[0]
@@ -642,6 +682,8 @@ def run_8bit_suite(args, device_props, spec) -> tuple[list[dict], dict]:
         g = torch.Generator(device="cuda").manual_seed(seed)
         seed += 1
         set_bytes = m * k + n * k + 4 * (m + n) + (2 * n if args.bias else 0)
+        if "set_bytes" in spec:
+            set_bytes = spec["set_bytes"](m, n, k)
         count = max(1, min(max(2, math.ceil(3 * l2 / set_bytes)), budget // set_bytes, 256))
         sets = [spec["make_set"](g, m, n, k) for _ in range(count)]
         try:
@@ -662,7 +704,7 @@ def run_8bit_suite(args, device_props, spec) -> tuple[list[dict], dict]:
         measure = functools.partial(time_linear_pair, [base, tg], launches, args.replays, rounds)
         reading, first = counted_reading(measure, args.remeasure_below)
         t_us = reading["tgemm_us"]
-        bytes_moved = m * k + n * k + 2 * m * n
+        bytes_moved = spec["bytes"](m, n, k) if "bytes" in spec else m * k + n * k + 2 * m * n
         row = {
             "family": spec["family"],
             "model": s["model"],
@@ -1456,6 +1498,11 @@ def parse_args(argv=None) -> argparse.Namespace:
         help="time tgemm.gemm_a8w8 against torch._scaled_mm / torch._int_mm + scaling with this recipe instead",
     )
     parser.add_argument(
+        "--a16w4",
+        action="store_true",
+        help="time tgemm.gemm_a16w4 (MXFP4 weights, bf16 activations) against F.linear on the bf16 weight instead",
+    )
+    parser.add_argument(
         "--blockscale",
         choices=("row_major", "mn_major"),
         help="time tgemm.gemm_a8w8_blockscale (x_scale in this layout) against --blockscale-peer instead",
@@ -1512,6 +1559,8 @@ def parse_args(argv=None) -> argparse.Namespace:
         parser.error("--gelu and --overhead-only exclude each other")
     if args.quant and (args.gelu or args.overhead_only):
         parser.error("--quant excludes --gelu and --overhead-only")
+    if args.a16w4 and (args.gelu or args.overhead_only or args.out_dtype or args.quant or args.a8w8 or args.blockscale):
+        parser.error("--a16w4 times bf16 in and out on its own: drop the other modes and --out-dtype")
     if args.a8w8 and (args.gelu or args.overhead_only or args.out_dtype or args.quant):
         parser.error("--a8w8 times bf16 outputs on its own: drop --gelu, --quant, --overhead-only and --out-dtype")
     if args.blockscale and (args.gelu or args.overhead_only or args.out_dtype or args.quant or args.a8w8):
@@ -1651,6 +1700,16 @@ def main(argv=None) -> int:
             f"  over a loop of torch._scaled_mm: geomean {summary['geomean_vs_scaled_mm_loop']:.3f}x, "
             f"min at B >= 16 {summary['min_vs_scaled_mm_loop_b_ge_16']:.3f}x"
         )
+    elif args.a16w4:
+        rows, extra = run_8bit_suite(args, props, a16w4_spec(args))
+        summary = extra.pop("summary")
+        doc.update(extra)
+        big = [r["tgemm_us"] / r["floor_us"] for r in rows if 2 * r["N"] * r["K"] >= 32 << 20]
+        summary["max_floor_ratio_weights_ge_32mb"] = max(big) if big else 0.0
+        summary["floor_ratios"] = {f"{r['M']}x{r['N']}x{r['K']}": r["tgemm_us"] / r["floor_us"] for r in rows}
+        print_speedup_summary(summary, "gemm_a16w4 (mxfp4)", "F.linear")
+        worst = summary["max_floor_ratio_weights_ge_32mb"]
+        print(f"  worst time / 4-bit streaming floor at bf16 weights >= 32 MB: {worst:.2f}x")
     elif args.a8w8:
         rows, extra = run_8bit_suite(args, props, a8w8_spec(args))
         summary = extra.pop("summary")
@@ -1686,6 +1745,8 @@ def main(argv=None) -> int:
         )
         if args.a8w8:
             stem = f"torch_a8w8_{args.a8w8}"
+        if args.a16w4:
+            stem = "torch_a16w4"
         if args.blockscale:
             stem = f"torch_a8w8_blockscale_{args.blockscale}"
             if args.blockscale_peer == "scaled_mm":

@@ -22,6 +22,7 @@ enum class DType : std::uint8_t {
   kFloat8E5M2,
   kInt8,
   kInt32,
+  kUInt8,  // raw bytes: packed FP4 codes and E8M0 scales (include/tgemm/fp4.h)
 };
 
 // Bytes per element.

@@ -24,6 +24,7 @@
 #include "python/csrc/ops_a8w8.h"
 #include "python/csrc/ops_batched.h"
 #include "python/csrc/ops_epilogue.h"
+#include "python/csrc/ops_fp4.h"
 #include "python/csrc/ops_gmm.h"
 #include "python/csrc/ops_grouped.h"
 #include "python/csrc/ops_quant.h"
@@ -127,6 +128,14 @@ inline constexpr auto kOps = std::make_tuple(
     OpDef<QuantFp8PerBlock1x128>{
         "quant_fp8_per_block_1x128(Tensor x, bool mn_major=False) -> (Tensor q, Tensor scale)"},
     OpDef<QuantFp8PerBlock128x128>{"quant_fp8_per_block_128x128(Tensor w) -> (Tensor q, Tensor scale)"},
+    // MXFP4 (include/tgemm/fp4.h): e2m1 codes two a byte (element 2i in the low nibble), one E8M0
+    // scale (uint8, 2^(s - 127)) per 32 values along K; K % 32 == 0. quant_mxfp4: q uint8
+    // [..., K / 2], scale uint8 [..., K / 32]. gemm_a16w4: y = x @ dequant(w, w_scale)^T (+ bias), x
+    // bf16/fp16 [..., K], w uint8 [N, K / 2], w_scale uint8 [N, K / 32], bias [N] of x's or the
+    // output's dtype; out_dtype None is x's dtype.
+    OpDef<QuantMxfp4>{"quant_mxfp4(Tensor x) -> (Tensor q, Tensor scale)"},
+    OpDef<GemmA16W4>{"gemm_a16w4(Tensor x, Tensor w, Tensor w_scale, Tensor? bias=None, "
+                     "ScalarType? out_dtype=None) -> Tensor"},
     // Sparse weights (include/tgemm/sparse.h), y = x @ W^T (+ bias [N], x's dtype) as F.linear,
     // bf16/fp16. prune_2_4: magnitude pruning to 2 of every 4 along K. sparse_gemm_2_4: W as the
     // int8 bytes of tgemm._C.compress_2_4 (cuSPARSELt's compressed 2:4 form), algorithm and split_k

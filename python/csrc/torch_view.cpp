@@ -25,10 +25,11 @@ DType to_dtype(at::ScalarType t, std::string_view op, std::string_view what) {
       return DType::kInt8;
     case at::kInt:
       return DType::kInt32;
+    case at::kByte: return DType::kUInt8;
     default:
       throw_error(op, what, " ", torch_dtype_name(t),
                   " is not a tgemm type (bfloat16, float16, float32, float8_e4m3fn, float8_e5m2, "
-                  "int8, int32)");
+                  "int8, int32) nor torch.uint8 (MXFP4 codes and scales)");
   }
 }
 

@@ -31,8 +31,12 @@ _TGEMM_DTYPES = (
     torch.float8_e5m2,
     torch.int8,
     torch.int32,
+    torch.uint8,
 )
-_NOT_TGEMM = "is not a tgemm type (bfloat16, float16, float32, float8_e4m3fn, float8_e5m2, int8, int32)"
+_NOT_TGEMM = (
+    "is not a tgemm type (bfloat16, float16, float32, float8_e4m3fn, float8_e5m2, int8, int32) "
+    "nor torch.uint8 (MXFP4 codes and scales)"
+)
 _MAX_RANK = 6  # tgemm::kMaxRank
 _FLT_MAX = 3.4028234663852886e38  # std::numeric_limits<float>::max()
 
@@ -669,10 +673,13 @@ def quant_fp8_per_block_128x128_fake(w):
 # The fake kernels of the grouped ops beyond gmm and of the MoE ops (routing, fused_moe) live in
 # modules of their own; they are registered here, as torch requires of the module the C++ library
 # names.
-from . import _fake_grouped, _fake_moe, _fake_sparse  # noqa: E402,F401
+from . import _fake_fp4, _fake_grouped, _fake_moe, _fake_sparse  # noqa: E402,F401
 
 for _qualname, _fn in _fake_grouped.FAKES.items():
     torch.library.register_fake(_qualname)(_fn)
 
 for _qualname, _fn in _fake_sparse.FAKES.items():
+    torch.library.register_fake(_qualname)(_fn)
+
+for _qualname, _fn in _fake_fp4.FAKES.items():
     torch.library.register_fake(_qualname)(_fn)

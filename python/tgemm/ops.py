@@ -589,3 +589,57 @@ def describe(
     it under ``TGEMM_TUNE_GEMM=1``). Bad input raises :class:`tgemm.TgemmError`.
     """
     return _with_where(_C.describe_gemm_a16w16(x, w, bias, otype))
+
+
+# ---------------------------------------------------------------------------------------------
+# MXFP4 (include/tgemm/fp4.h, OCP Microscaling v1.0): e2m1 codes two a byte along K (element 2i in
+# the low nibble, 2i + 1 in the high one, gpt-oss's layout), one E8M0 scale per 32 values (uint8
+# s, the factor 2^(s - 127), 255 NaN). K a multiple of 32.
+
+quant_mxfp4_op = torch.ops.tgemm.quant_mxfp4.default
+gemm_a16w4_op = torch.ops.tgemm.gemm_a16w4.default
+
+
+def quant_mxfp4(x: torch.Tensor):
+    """MXFP4 codes and scales of x ``[..., K]`` (bf16/fp16): returns ``(q, scale)``, q uint8
+    ``[..., K / 2]``, scale uint8 ``[..., K / 32]``. Per 32 values: ``s = floor(log2(amax)) - 2 + 127``
+    (clamped to [0, 254]; 0 for an all-zero block; 255 for a block holding NaN or inf), codes the
+    values over ``2^(s - 127)`` rounded to nearest even on the e2m1 grid, saturated to +-6."""
+    if _is_compiling():
+        return quant_mxfp4_op(x)
+    if not _has_torch_function(x):
+        return _C.quant_mxfp4(x)
+    return _call_op(quant_mxfp4_op, x)
+
+
+def gemm_a16w4(
+    x: torch.Tensor,
+    w: torch.Tensor,
+    w_scale: torch.Tensor,
+    bias: Optional[torch.Tensor] = None,
+    out_dtype: Optional[torch.dtype] = None,
+) -> torch.Tensor:
+    """``y = x @ dequant(w, w_scale).T (+ bias)`` with 16-bit activations and MXFP4 weights.
+
+    x: ``[..., K]`` bf16/fp16; w: uint8 ``[N, K / 2]`` packed e2m1 codes; w_scale: uint8
+    ``[N, K / 32]`` (as :func:`quant_mxfp4` returns for a ``[N, K]`` weight); bias ``[N]`` of x's or
+    the output's dtype; out_dtype None is x's dtype (bf16, fp16 or fp32). Sums in fp32. M <= 16
+    runs a GEMV that decodes the 4-bit weight in registers; larger M dequantizes it to x's dtype
+    and runs :func:`gemm_a16w16`. Not differentiable.
+    """
+    if _is_compiling():
+        return gemm_a16w4_op(x, w, w_scale, bias, out_dtype)
+    if not _has_torch_function(x, w, w_scale, bias):
+        return _C.gemm_a16w4(x, w, w_scale, bias, out_dtype)
+    return _call_op(gemm_a16w4_op, x, w, w_scale, bias, out_dtype)
+
+
+def dequant_mxfp4(q: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
+    """The fp32 values of MXFP4 codes ``q`` ``[..., K / 2]`` and scales ``[..., K / 32]`` (a torch
+    reference of the decoding, for checks): ``[..., K]``."""
+    grid = torch.tensor([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0], device=q.device)
+    codes = torch.stack((q & 15, q >> 4), dim=-1).flatten(-2).long()
+    values = grid[codes & 7] * torch.where((codes & 8) != 0, -1.0, 1.0)
+    s = scale.float()
+    factor = torch.where(scale == 255, torch.nan, torch.exp2(s - 127.0))
+    return values * factor.repeat_interleave(32, dim=-1)

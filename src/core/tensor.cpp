@@ -14,7 +14,7 @@ struct DTypeInfo {
   std::string_view short_name;
 };
 
-constexpr std::array<DTypeInfo, 7> kDTypes = {{
+constexpr std::array<DTypeInfo, 8> kDTypes = {{
     {DType::kBFloat16, 2, "torch.bfloat16", "bf16"},
     {DType::kFloat16, 2, "torch.float16", "fp16"},
     {DType::kFloat32, 4, "torch.float32", "fp32"},
@@ -22,6 +22,7 @@ constexpr std::array<DTypeInfo, 7> kDTypes = {{
     {DType::kFloat8E5M2, 1, "torch.float8_e5m2", "fp8e5m2"},
     {DType::kInt8, 1, "torch.int8", "int8"},
     {DType::kInt32, 4, "torch.int32", "int32"},
+    {DType::kUInt8, 1, "torch.uint8", "uint8"},
 }};
 
 const DTypeInfo& info(DType t) {

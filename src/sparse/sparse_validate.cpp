@@ -185,8 +185,8 @@ SparseWeight SparseWeight::from_compressed_2_4(const TensorView& compressed, std
   check_2_4_shape(n, k, dtype, op);
   TGEMM_CHECK(compressed.rank == 1, op, "compressed must have rank 1 (bytes), got rank ", compressed.rank);
   check_rank_and_sizes(compressed, "compressed", op);
-  TGEMM_CHECK(compressed.dtype == DType::kInt8, op, "compressed must be a byte buffer (int8 or uint8), got ",
-              dtype_name(compressed.dtype));
+  TGEMM_CHECK(compressed.dtype == DType::kInt8 || compressed.dtype == DType::kUInt8, op,
+              "compressed must be a byte buffer (int8 or uint8), got ", dtype_name(compressed.dtype));
   TGEMM_CHECK(compressed.sizes[0] <= 1 || compressed.strides[0] == 1, op, "compressed must be contiguous");
   TGEMM_CHECK(compressed.data != nullptr, op, "compressed must not be null");
   // cuSPARSELt's compressed form: the N x K/2 kept values plus their 2-bit position metadata,

@@ -19,6 +19,8 @@ pytestmark = requires_cuda
 def dequant_rows(x: torch.Tensor, scheme: str) -> torch.Tensor:
     """x as the layer's activation quantization leaves it, in fp32."""
     x2 = x.reshape(-1, x.shape[-1])
+    if scheme == "mxfp4":
+        return x2.float()  # weight-only: the activations stay 16-bit
     if scheme == "fp8_block":
         q, s = tgemm.quant_fp8_per_block_1x128(x2)
         return q.float() * s.repeat_interleave(128, 1)[:, : x2.shape[1]]
@@ -54,9 +56,12 @@ def test_layers_match_the_dequantized_reference(scheme, dtype):
     assert type(m[3]) is nn.Linear and type(m.lm_head) is nn.Linear
     for idx in (0, 2):
         layer = m[idx]
-        # The quantized weight is close to the stock one (the scheme's rounding only).
+        # The quantized weight is close to the stock one (the scheme's rounding only). MXFP4: a block
+        # of amax in [4, 8) * scale rounds by up to 1 scale (between 4 and 6) and saturates values
+        # in (6, 8) * scale by up to 2 scales, where amax >= 6 scales: a third of amax at most.
         w = stock[str(idx)].float()
-        assert (layer.dequantized_weight() - w).abs().max() <= 0.07 * w.abs().max()
+        bound = 0.34 if scheme == "mxfp4" else 0.07
+        assert (layer.dequantized_weight() - w).abs().max() <= bound * w.abs().max()
         for shape in [(1, 256 if idx == 0 else 384), (3, 37, 256 if idx == 0 else 384)]:
             x = randn(*shape, dtype=dtype, seed=idx)
             y = layer(x)
@@ -103,6 +108,39 @@ def test_cuda_graph_replays_new_activations():
         g.replay()
         torch.cuda.synchronize()
         torch.testing.assert_close(y.float(), reference(layer, x), rtol=2e-2, atol=2e-2)
+
+
+def test_mxfp4_layer_is_weight_only_and_graph_safe():
+    # The layer's output is exactly gemm_a16w4 of the 16-bit input; under a CUDA graph at M = 1
+    # (the decode GEMV) and M = 40 (dequantize + a16w16) replays follow new activations.
+    layer = tnn.QuantLinear.from_linear(model()[0], "mxfp4")
+    assert layer.qweight.dtype == torch.uint8 and layer.qweight.shape == (384, 128)
+    assert layer.weight_scale.dtype == torch.uint8 and layer.weight_scale.shape == (384, 8)
+    for m in (1, 40):
+        x = randn(m, 256, seed=m)
+        torch.testing.assert_close(
+            layer(x), tgemm.gemm_a16w4(x, layer.qweight, layer.weight_scale, layer.bias), rtol=0, atol=0
+        )
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            layer(x)
+        torch.cuda.current_stream().wait_stream(s)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            y = layer(x)
+        for seed in (2, 3):
+            x.copy_(randn(m, 256, seed=seed))
+            g.replay()
+            torch.cuda.synchronize()
+            torch.testing.assert_close(y.float(), reference(layer, x), rtol=2e-2, atol=2e-2)
+
+
+def test_mxfp4_eligibility_needs_k_a_multiple_of_32():
+    m = nn.Sequential(nn.Linear(48, 64), nn.Linear(64, 32)).to("cuda", torch.bfloat16)
+    assert tnn.eligible(m[0]) and not tnn.eligible(m[0], "mxfp4")  # 48: a multiple of 16, not of 32
+    assert tnn.quantize_linear(m, "mxfp4") == 1
+    assert type(m[0]) is nn.Linear and isinstance(m[1], tnn.QuantLinear)
 
 
 def test_bad_scheme_and_weight_dtype_raise():

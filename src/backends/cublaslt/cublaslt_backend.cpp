@@ -33,6 +33,7 @@ cudaDataType_t cuda_type(DType t) {
     case DType::kFloat8E5M2: return CUDA_R_8F_E5M2;
     case DType::kInt8: return CUDA_R_8I;
     case DType::kInt32: return CUDA_R_32I;
+    case DType::kUInt8: return CUDA_R_8U;
   }
   return CUDA_R_32F;
 }

@@ -10,7 +10,7 @@ namespace tgemm {
 namespace {
 
 constexpr DType kAll[] = {DType::kBFloat16,   DType::kFloat16, DType::kFloat32, DType::kFloat8E4M3,
-                          DType::kFloat8E5M2, DType::kInt8,    DType::kInt32};
+                          DType::kFloat8E5M2, DType::kInt8,    DType::kInt32,   DType::kUInt8};
 
 TEST(DTypeNames, TorchAndShortNames) {
   EXPECT_EQ(dtype_name(DType::kBFloat16), "torch.bfloat16");
@@ -20,6 +20,7 @@ TEST(DTypeNames, TorchAndShortNames) {
   EXPECT_EQ(dtype_name(DType::kFloat8E5M2), "torch.float8_e5m2");
   EXPECT_EQ(dtype_name(DType::kInt8), "torch.int8");
   EXPECT_EQ(dtype_name(DType::kInt32), "torch.int32");
+  EXPECT_EQ(dtype_name(DType::kUInt8), "torch.uint8");
   EXPECT_EQ(dtype_short_name(DType::kBFloat16), "bf16");
   EXPECT_EQ(dtype_short_name(DType::kFloat16), "fp16");
   EXPECT_EQ(dtype_short_name(DType::kFloat32), "fp32");

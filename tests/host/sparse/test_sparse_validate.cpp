@@ -112,6 +112,12 @@ TEST(SparseWeight, FromCompressedChecksTheBufferSize) {
   const SparseWeight w =
       SparseWeight::from_compressed_2_4(view(addr(0x1000), DType::kInt8, {4096}), 32, 64, DType::kBFloat16);
   EXPECT_EQ(w.pattern(), SparsePattern::k2of4);
+  // A uint8 buffer is a byte buffer too; a 16-bit one is not.
+  EXPECT_EQ(SparseWeight::from_compressed_2_4(view(addr(0x1000), DType::kUInt8, {4096}), 32, 64, DType::kBFloat16).n(),
+            32);
+  expect_error(
+      [] { SparseWeight::from_compressed_2_4(view(addr(0x1000), DType::kBFloat16, {2048}), 32, 64, DType::kBFloat16); },
+      {"compressed must be a byte buffer", "torch.bfloat16"});
   EXPECT_EQ(w.n(), 32);
   EXPECT_EQ(w.k(), 64);
   EXPECT_FALSE(w.has_dense());

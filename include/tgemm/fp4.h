@@ -1,0 +1,59 @@
+// MXFP4 (OCP Microscaling Formats v1.0): 4-bit weights with one power-of-two scale per 32 values
+// along K, the quantizer that writes them and the GEMM of 16-bit activations with such weights.
+//
+// Format.
+//   Values: FP4 e2m1 (1 sign, 2 exponent, 1 mantissa bit, no inf/NaN), code c in [0, 15]:
+//           magnitude {0, 0.5, 1, 1.5, 2, 3, 4, 6}[c & 7], negative where c & 8 (0x8 is -0).
+//   Packing: two codes a byte along K, element 2i in the low nibble and 2i + 1 in the high
+//           nibble of byte i (gpt-oss's checkpoints and the OCP common layout): q [rows, K / 2].
+//   Scales: E8M0 (uint8) s, scale 2^(s - 127) for s in [0, 254] (s = 0 is 2^-127), s = 255 NaN;
+//           one per 32 consecutive values of a row, block j covering k in [32 j, 32 j + 32):
+//           scale [rows, K / 32]. A value is code_value * 2^(s - 127); a NaN scale makes its
+//           whole block NaN.
+//
+// Quantizer rules (OCP v1.0 section 6.3), per block of 32 values of a row:
+//   amax = max |x| over the block;
+//   s    = clamp(floor(log2(amax)) - 2, -127, 127) + 127, 2 being emax of e2m1 (its largest
+//          value 6 = 1.5 * 2^2), so amax / 2^(s - 127) lies in [4, 8) where not clamped;
+//          amax = 0 gives s = 0 (every code is then +-0);
+//   code = x / 2^(s - 127) rounded to nearest, ties to the even code (the one whose mantissa bit
+//          is 0: 0.25 -> 0, 0.75 -> 1, 1.25 -> 1, 1.75 -> 2, 2.5 -> 2, 3.5 -> 4, 5 -> 4), and
+//          saturated to +-6 (magnitudes in (6, 8) become 6, as the OCP rule implies); the sign is
+//          kept, so negative values that round to 0 give -0 (code 0x8).
+//   A block holding a NaN or an infinity gets s = 255 (NaN) and codes 0: it dequantizes to NaN
+//   everywhere, so the non-finite input is never hidden.
+//
+// Errors: tgemm::Error, before anything is launched, for bad dtypes, shapes, layouts, overlap and
+// K not a multiple of 32.
+#pragma once
+
+#include <cstdint>
+
+#include "tgemm/tensor.h"
+
+namespace tgemm {
+
+// Values per E8M0 scale along K.
+inline constexpr std::int64_t kMxfp4Block = 32;
+
+// x [..., K] bf16/fp16 (rows contiguous, any row stride; flattened to [M, K] as F.linear does),
+// q uint8 [M, K / 2] and scale uint8 [M, K / 32], both with contiguous rows (any row stride).
+// K % 32 == 0. Empty inputs launch nothing. Runs on `stream` of the current device.
+void quant_mxfp4(const TensorView& x, const TensorView& q, const TensorView& scale, Stream stream = nullptr);
+
+// out[M, N] = x[M, K] @ dequant(w, w_scale)[N, K]^T (+ bias[N]), sums in fp32.
+//   x: bf16/fp16 [..., K], rows contiguous; w: uint8 [N, K / 2] packed e2m1 codes; w_scale: uint8
+//   [N, K / 32] E8M0; rows of w and w_scale contiguous (any row stride); K % 32 == 0.
+//   out: bf16/fp16/fp32 [..., N] like x; bias (optional): [N] of x's or out's dtype, added once in
+//   fp32.
+// Paths: M <= 16 with x's rows 16-byte aligned and w's rows 16-byte aligned: a GEMV that decodes
+// w in registers (w read once). Otherwise w is dequantized to x's dtype in stream-ordered scratch
+// memory (N * K * 2 bytes, cudaMallocAsync) and gemm_a16w16 runs on it. With bf16 x both paths are
+// exact up to the fp32 summation order (every e2m1 x E8M0 product is a bf16 value where it is a
+// finite fp32 value); with fp16 x the second path rounds weights outside fp16's range (|w| >
+// 65504 or below 2^-24) to fp16, the GEMV does not.
+// Empty problems launch nothing; M > 0, N > 0 with K = 0 writes bias (or zeros).
+void gemm_a16w4(const TensorView& x, const TensorView& w, const TensorView& w_scale, const TensorView& out,
+                const TensorView* bias = nullptr, Stream stream = nullptr);
+
+}  // namespace tgemm
