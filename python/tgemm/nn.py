@@ -14,6 +14,9 @@ Schemes (``SCHEMES``); the weight is quantized once, the activations at every ca
 - ``fp8_block``: DeepSeek-V3's recipe, 128x128 weight blocks and 1x128 activation blocks
   (:func:`tgemm.quant_fp8_per_block_128x128`, :func:`tgemm.quant_fp8_per_block_1x128`), then
   :func:`tgemm.gemm_a8w8_blockscale`.
+- ``mxfp4``: weight-only, OCP MXFP4 (e2m1 codes two a byte, one E8M0 scale per 32 values along K,
+  :func:`tgemm.quant_mxfp4`); the activations stay 16-bit and meet the 4-bit weight in
+  :func:`tgemm.gemm_a16w4`. Eligible layers need in_features a multiple of 32.
 
 The output has the input's dtype (bf16 or fp16), the bias is added in fp32 before the one
 rounding. A layer is eligible when it is an ``nn.Linear`` on a CUDA device with a bf16 or fp16
@@ -29,28 +32,37 @@ import torch
 from torch import nn
 
 from .ops import (
+    dequant_mxfp4,
     gemm_a8w8,
     gemm_a8w8_blockscale,
+    gemm_a16w4,
     quant_fp8_per_block_1x128,
     quant_fp8_per_block_128x128,
     quant_fp8_per_tensor,
+    quant_mxfp4,
     quant_per_token,
 )
 from .sparse_ops import CsrWeight, Sparse24Weight, compress_2_4, csr_weight, prune_2_4, sparse_gemm
 
-SCHEMES = ("fp8_tensor", "fp8_rowwise", "int8_rowwise", "fp8_block")
+SCHEMES = ("fp8_tensor", "fp8_rowwise", "int8_rowwise", "fp8_block", "mxfp4")
+# in_features of an eligible layer must be a multiple of this: the 8-bit GEMMs' K alignment, the
+# MXFP4 scale block.
+_K_MULTIPLE = {"mxfp4": 32}
 
 
 def quantize_weight(weight: torch.Tensor, scheme: str) -> tuple[torch.Tensor, torch.Tensor]:
     """``(q, scale)`` of a ``[N, K]`` bf16/fp16 weight under ``scheme``, ``weight ~= q * scale``:
     scale fp32 ``[1]`` (fp8_tensor), ``[N, 1]`` (fp8_rowwise, int8_rowwise) or
-    ``[ceil(N / 128), ceil(K / 128)]`` (fp8_block)."""
+    ``[ceil(N / 128), ceil(K / 128)]`` (fp8_block). mxfp4: q uint8 ``[N, K / 2]`` packed e2m1 codes
+    and scale uint8 ``[N, K / 32]`` (E8M0), ``weight ~= dequant_mxfp4(q, scale)``."""
     _check_scheme(scheme)
     w = weight.detach()
     if scheme == "fp8_tensor":
         return quant_fp8_per_tensor(w)
     if scheme == "fp8_block":
         return quant_fp8_per_block_128x128(w)
+    if scheme == "mxfp4":
+        return quant_mxfp4(w)
     return quant_per_token(w, torch.int8 if scheme == "int8_rowwise" else torch.float8_e4m3fn)
 
 
@@ -73,13 +85,21 @@ class QuantLinear(nn.Module):
         _check_scheme(scheme)
         if qweight.dim() != 2:
             raise ValueError(f"tgemm.nn.QuantLinear: qweight must be [N, K], got sizes {tuple(qweight.shape)}")
-        want = torch.int8 if scheme == "int8_rowwise" else torch.float8_e4m3fn
+        want = {"int8_rowwise": torch.int8, "mxfp4": torch.uint8}.get(scheme, torch.float8_e4m3fn)
         if qweight.dtype != want:
             raise ValueError(f"tgemm.nn.QuantLinear: scheme {scheme} needs a {want} qweight, got {qweight.dtype}")
         self.scheme = scheme
         self.out_features, self.in_features = qweight.shape
+        if scheme == "mxfp4":
+            self.in_features *= 2  # two codes a byte
+            want_scale = (self.out_features, self.in_features // 32)
+            if weight_scale.dtype != torch.uint8 or tuple(weight_scale.shape) != want_scale:
+                raise ValueError(
+                    f"tgemm.nn.QuantLinear: scheme mxfp4 needs a torch.uint8 weight_scale of sizes {want_scale}, "
+                    f"got {weight_scale.dtype} {tuple(weight_scale.shape)}"
+                )
         self.register_buffer("qweight", qweight.contiguous())
-        self.register_buffer("weight_scale", weight_scale.float())
+        self.register_buffer("weight_scale", weight_scale.contiguous() if scheme == "mxfp4" else weight_scale.float())
         self.register_buffer("bias", None if bias is None else bias.detach())
 
     @classmethod
@@ -105,6 +125,8 @@ class QuantLinear(nn.Module):
 
     def dequantized_weight(self) -> torch.Tensor:
         """The weight the layer multiplies by, in fp32 ``[N, K]`` (for checks)."""
+        if self.scheme == "mxfp4":
+            return dequant_mxfp4(self.qweight, self.weight_scale)
         q = self.qweight.float()
         if self.scheme != "fp8_block":
             return q * self.weight_scale.reshape(-1, 1)
@@ -114,7 +136,9 @@ class QuantLinear(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         lead = x.shape[:-1]
         x2 = x.reshape(-1, self.in_features)
-        if self.scheme == "fp8_block":
+        if self.scheme == "mxfp4":
+            y = gemm_a16w4(x2, self.qweight, self.weight_scale, self.bias, x.dtype)
+        elif self.scheme == "fp8_block":
             xq, xs = quant_fp8_per_block_1x128(x2)
             y = gemm_a8w8_blockscale(xq, self.qweight, xs, self.weight_scale, self.bias, x.dtype)
         else:
@@ -132,15 +156,15 @@ class QuantLinear(nn.Module):
         )
 
 
-def eligible(linear: nn.Module) -> bool:
-    """Whether :func:`quantize_linear` replaces this module (module docs)."""
+def eligible(linear: nn.Module, scheme: str = "fp8_rowwise") -> bool:
+    """Whether :func:`quantize_linear` replaces this module under ``scheme`` (module docs)."""
     w = getattr(linear, "weight", None)
     return (
         type(linear) is nn.Linear
         and w is not None
         and w.is_cuda
         and w.dtype in (torch.bfloat16, torch.float16)
-        and linear.in_features % 16 == 0
+        and linear.in_features % _K_MULTIPLE.get(scheme, 16) == 0
     )
 
 
@@ -155,7 +179,7 @@ def quantize_linear(
     Quantize after loading the weights: the 8-bit weight is a copy."""
     _check_scheme(scheme)
     skipped = skip if callable(skip) else (lambda name, ends=tuple(skip): any(name.endswith(e) for e in ends))
-    targets = [(name, m) for name, m in model.named_modules() if name and eligible(m) and not skipped(name)]
+    targets = [(name, m) for name, m in model.named_modules() if name and eligible(m, scheme) and not skipped(name)]
     for name, linear in targets:
         parent_name, _, attr = name.rpartition(".")
         parent = model.get_submodule(parent_name) if parent_name else model
