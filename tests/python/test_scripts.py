@@ -145,39 +145,20 @@ def test_capture_then_tune_accepts_the_csv(tmp_path):
     assert list(tmpdir.iterdir()) == []
 
 
+# A one-layer Llama of tiny sizes for examples/llama_e2e.py.
+TINY_LLAMA = "--layers 1 --hidden 256 --intermediate 512 --heads 4 --kv-heads 2 --vocab 1000 --prompt 32 --iters 5"
+
+
+def run_llama_e2e(tmp_path, *extra: str) -> dict:
+    out = tmp_path / "llama.json"
+    script = os.path.join(REPO, "examples", "llama_e2e.py")
+    _run([sys.executable, script, *TINY_LLAMA.split(), *extra, "--json", str(out)])
+    return json.loads(out.read_text())
+
+
 def test_llama_e2e_tiny(tmp_path):
     pytest.importorskip("transformers")
-    out = tmp_path / "llama.json"
-    _run(
-        [
-            sys.executable,
-            os.path.join(REPO, "examples", "llama_e2e.py"),
-            "--layers",
-            "1",
-            "--hidden",
-            "256",
-            "--intermediate",
-            "512",
-            "--heads",
-            "4",
-            "--kv-heads",
-            "2",
-            "--vocab",
-            "1000",
-            "--prompt",
-            "32",
-            "--decode-batches",
-            "1,4",
-            "--iters",
-            "5",
-            "--skip-tune",
-            "--workdir",
-            str(tmp_path),
-            "--json",
-            str(out),
-        ]
-    )
-    doc = json.loads(out.read_text())
+    doc = run_llama_e2e(tmp_path, "--decode-batches", "1,4", "--skip-tune", "--workdir", str(tmp_path))
     assert doc["captured_problems"] > 0
     assert [(r["step"], r["batch"]) for r in doc["rows"]] == [("prefill", 1), ("decode", 1), ("decode", 4)]
     for row in doc["rows"]:
@@ -188,36 +169,7 @@ def test_llama_e2e_tiny(tmp_path):
 @pytest.mark.parametrize("scheme", ["fp8_rowwise", "fp8_block"])
 def test_llama_e2e_tiny_quant(tmp_path, scheme):
     pytest.importorskip("transformers")
-    out = tmp_path / "llama.json"
-    _run(
-        [
-            sys.executable,
-            os.path.join(REPO, "examples", "llama_e2e.py"),
-            "--layers",
-            "1",
-            "--hidden",
-            "256",
-            "--intermediate",
-            "512",
-            "--heads",
-            "4",
-            "--kv-heads",
-            "2",
-            "--vocab",
-            "1000",
-            "--prompt",
-            "32",
-            "--decode-batches",
-            "1",
-            "--iters",
-            "5",
-            "--quant",
-            scheme,
-            "--json",
-            str(out),
-        ]
-    )
-    doc = json.loads(out.read_text())
+    doc = run_llama_e2e(tmp_path, "--decode-batches", "1", "--quant", scheme)
     assert doc["quant"] == scheme and "captured_problems" not in doc
     assert [(r["step"], r["batch"]) for r in doc["rows"]] == [("prefill", 1), ("decode", 1)]
     for row in doc["rows"]:
@@ -232,30 +184,15 @@ def test_llama_e2e_tiny_quant(tmp_path, scheme):
 def test_moe_e2e_tiny(tmp_path, arch):
     pytest.importorskip("transformers")
     out = tmp_path / "moe.json"
+    tiny = "--layers 2 --hidden 256 --inter 128 --experts 8 --top-k 2 --heads 4 --kv-heads 2 --head-dim 64 --vocab 1000"
+    script = os.path.join(REPO, "examples", "moe_e2e.py")
     _run(
         [
             sys.executable,
-            os.path.join(REPO, "examples", "moe_e2e.py"),
+            script,
             "--arch",
             arch,
-            "--layers",
-            "2",
-            "--hidden",
-            "256",
-            "--inter",
-            "128",
-            "--experts",
-            "8",
-            "--top-k",
-            "2",
-            "--heads",
-            "4",
-            "--kv-heads",
-            "2",
-            "--head-dim",
-            "64",
-            "--vocab",
-            "1000",
+            *tiny.split(),
             "--prompt",
             "32",
             "--decode-batches",
