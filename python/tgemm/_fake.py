@@ -20,6 +20,20 @@ import torch
 
 from ._errors import TgemmError
 
+# op name -> fake kernel of the modules registered at the end of this one (see there).
+_DEFERRED: dict = {}
+
+
+def _deferred_fake(qualname: str):
+    """A decorator recording fn as qualname's fake kernel, registered by this module."""
+
+    def record(fn):
+        _DEFERRED[qualname] = fn
+        return fn
+
+    return record
+
+
 _A16W16_IN = (torch.bfloat16, torch.float16)
 _A16W16_OUT = (torch.bfloat16, torch.float16, torch.float32)
 # The torch dtypes tgemm has a type for (torch_view.cpp's to_dtype).
@@ -670,16 +684,11 @@ def quant_fp8_per_block_128x128_fake(w):
     return w.new_empty(w.shape, dtype=torch.float8_e4m3fn), scale
 
 
-# The fake kernels of the grouped ops beyond gmm and of the MoE ops (routing, fused_moe) live in
-# modules of their own; they are registered here, as torch requires of the module the C++ library
-# names.
+# The fake kernels of the grouped, MoE, sparse and MXFP4 ops live in modules of their own, which
+# record them with _deferred_fake; torch accepts a fake kernel only when register_fake is called
+# from the module the C++ library names (set_python_module("tgemm._fake")), so they are registered
+# here.
 from . import _fake_fp4, _fake_grouped, _fake_moe, _fake_sparse  # noqa: E402,F401
 
-for _qualname, _fn in _fake_grouped.FAKES.items():
-    torch.library.register_fake(_qualname)(_fn)
-
-for _qualname, _fn in _fake_sparse.FAKES.items():
-    torch.library.register_fake(_qualname)(_fn)
-
-for _qualname, _fn in _fake_fp4.FAKES.items():
+for _qualname, _fn in _DEFERRED.items():
     torch.library.register_fake(_qualname)(_fn)

@@ -9,17 +9,9 @@ from __future__ import annotations
 import torch
 
 from ._fake import _A16W16_IN, _A16W16_OUT, _NOT_TGEMM, _TGEMM_DTYPES, _check, _check_view, _n, _shape
+from ._fake import _deferred_fake as _fake
 
-FAKES: dict = {}
 _BLOCK = 32  # tgemm::kMxfp4Block
-
-
-def _fake(qualname: str):
-    def record(fn):
-        FAKES[qualname] = fn
-        return fn
-
-    return record
 
 
 def _with_last(x, last):

@@ -10,19 +10,7 @@ from __future__ import annotations
 import torch
 
 from ._fake import _A16W16_IN, _NOT_TGEMM, _TGEMM_DTYPES, _check, _check_view, _n, _shape
-
-# op name -> fake kernel, of this module and of tgemm._fake_moe. torch accepts a fake kernel only
-# when register_fake is called from the module the C++ library names
-# (``set_python_module("tgemm._fake")``), so tgemm._fake registers these.
-FAKES: dict = {}
-
-
-def _fake(qualname: str):
-    def record(fn):
-        FAKES[qualname] = fn
-        return fn
-
-    return record
+from ._fake import _deferred_fake as _fake
 
 
 def _check_ranks(op: str, tensors) -> None:

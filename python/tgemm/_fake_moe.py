@@ -12,7 +12,8 @@ import math
 import torch
 
 from ._fake import _A16W16_IN, _check, _n, _shape
-from ._fake_grouped import _check_out_dtype, _check_ranks, _fake, _shape_of, _tgmm_views
+from ._fake import _deferred_fake as _fake
+from ._fake_grouped import _check_out_dtype, _check_ranks, _shape_of, _tgmm_views
 
 _MAX_ROUTING_EXPERTS = 2048  # tgemm::kMaxRoutingExperts
 

@@ -10,19 +10,11 @@ from __future__ import annotations
 import torch
 
 from ._fake import _A16W16_IN, _check, _check_view, _n, _shape
+from ._fake import _deferred_fake as _fake
 
-FAKES: dict = {}
 # cuSPARSELt's structured-matrix rule for 16-bit types (kSparse24Multiple).
 _SPARSE_24_MULTIPLE = 16
 _RULE = "(cuSPARSELt's structured-matrix rule for 16-bit types)"
-
-
-def _fake(qualname: str):
-    def record(fn):
-        FAKES[qualname] = fn
-        return fn
-
-    return record
 
 
 def _output(x, n):
