@@ -130,6 +130,10 @@ void grouped_run(const GroupedLaunch& l, void* workspace, Stream stream, const c
   const auto args = grouped_arguments<Instance>(l, w);
   cutlass::Status st = Kernel::can_implement(args) ? cutlass::Status::kSuccess : cutlass::Status::kErrorInvalidProblem;
   if (st != cutlass::Status::kSuccess) cutlass_sm90::throw_cutlass_error("can_implement", st, where);
+  // The tensor-map copies need no initial contents (each CTA writes its own from Params); the
+  // call costs nothing and keeps the adapter's contract.
+  st = Kernel::initialize_workspace(args, w.cutlass, s);
+  if (st != cutlass::Status::kSuccess) cutlass_sm90::throw_cutlass_error("initialize_workspace", st, where);
   // Params hold the TMA descriptors, encoded on the host from placeholder shapes: the kernel
   // rewrites its per-SM copies in the workspace for each group it visits.
   typename Kernel::Params params = Kernel::to_underlying_arguments(args, w.cutlass);
