@@ -1,5 +1,6 @@
 // fused_moe (include/tgemm/moe.h) on grouped_gemm's sorted, tiled kernel (src/grouped/gather_tiled.cu),
-// with no host synchronisation:
+// with no host synchronisation: the tile path, for the calls the CUTLASS path
+// (src/moe/fused_moe_cutlass.cu) does not take (decode-sized T by default):
 //  1. with expert_map, map_experts_kernel turns the global ids into local ones (-1 where the id or
 //     its mapping is out of range: grouped_gemm's out-of-range bucket, whose rows are zeros);
 //  2. grouped_gemm's sort of the slots by expert (a memset and three small kernels), once for both
