@@ -20,6 +20,7 @@ output's largest magnitude). Results: bench/results/torch_fmoe-<card>.json.
 
 from __future__ import annotations
 
+import os
 import statistics
 
 import torch
@@ -77,7 +78,8 @@ def _row(name, t, k, e, h, inter, reading, first, status, bytes_moved, flops, tb
         "baseline": "torch sort+_grouped_mm+silu+_grouped_mm+index_add",
         **reading,
         "remeasured": first is not None,
-        "solution": "fused_moe:gather_tiled",
+        # TGEMM_GROUPED_BACKEND: the grouped backend the run forced (auto: fused_moe's own rule by T).
+        "solution": "fused_moe:" + (os.environ.get("TGEMM_GROUPED_BACKEND") or "auto"),
         "check": status,
         "tbps": bytes_moved / (t_us * 1e-6) / 1e12,
         "tflops": flops / (t_us * 1e-6) / 1e12,

@@ -869,7 +869,8 @@ def run_gmm_suite(args, device_props) -> tuple[list[dict], dict]:
             "baseline": base_name,
             **reading,
             "remeasured": first is not None,
-            "solution": "gmm_tiled",
+            # TGEMM_GROUPED_BACKEND: the grouped backend the run forced (auto: gmm's own rule).
+            "solution": "gmm:" + (os.environ.get("TGEMM_GROUPED_BACKEND") or "auto"),
             "check": status,
             "tbps": bytes_moved / (t_us * 1e-6) / 1e12,
             "tflops": 2.0 * m * n * k / (t_us * 1e-6) / 1e12,

@@ -267,6 +267,11 @@ void launch_gather_tiled(const GatherProblem& p, const GatherArgs& args, void* w
   run_sorted_typed(p, args, w, stream);
 }
 
+GatherSortView gather_sort_view(const GatherProblem& p, void* workspace) {
+  const GatherWorkspace w = carve(p, workspace);
+  return {w.row_off, w.perm};
+}
+
 void launch_gather_sort(const GatherProblem& p, const GatherArgs& args, void* workspace, Stream stream) {
   if (p.tokens * p.topk > 0) sort_slots(p, args, carve(p, workspace), stream);
 }

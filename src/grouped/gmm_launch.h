@@ -11,12 +11,27 @@
 
 namespace tgemm {
 
+namespace grouped_cutlass {
+struct GroupedKernel;
+}
+
 // Workspace of one gmm call: the groups' row offsets and tile offsets (2 x (G + 2) int64).
 std::size_t gmm_workspace_bytes(const GmmProblem& p);
 
 // out = gmm(...) for a validated call with M > 0 and N > 0: a scan of group_sizes on the device
 // into the workspace, then the tiled kernel. Never synchronises with the host.
 void launch_gmm_tiled(const GmmProblem& p, const GmmArgs& args, void* workspace, Stream stream);
+
+// The CUTLASS grouped instance gmm runs this call on, on `device` (the current device), or null for
+// launch_gmm_tiled: the rule of src/grouped/gmm_cutlass.h under TGEMM_GROUPED_BACKEND, for calls
+// without bias whose output has the operands' dtype and whose operands TMA can load.
+const grouped_cutlass::GroupedKernel* select_gmm_cutlass(const GmmProblem& p, const GmmArgs& args, int device);
+// Workspace of launch_gmm_cutlass: the offsets, then the instance's arguments and tensor maps.
+std::size_t gmm_cutlass_workspace_bytes(const GmmProblem& p, const grouped_cutlass::GroupedKernel& k, int device);
+// out = gmm(...) on instance k: the offsets scan, the grouped GEMM, zeros past the groups. Never
+// synchronises with the host.
+void launch_gmm_cutlass(const GmmProblem& p, const GmmArgs& args, const grouped_cutlass::GroupedKernel& k,
+                        void* workspace, int device, Stream stream);
 
 // One block scans `sizes` [groups] (negative -> 0) into row_off[0..groups+1] and
 // tile_off[0..groups+1] (int64, device): segment s < groups holds rows [row_off[s], row_off[s+1])
@@ -42,6 +57,14 @@ void launch_gather_tiled(const GatherProblem& p, const GatherArgs& args, void* w
 // workspace (at least its own gather_workspace_bytes) sorted for the same four.
 void launch_gather_sort(const GatherProblem& p, const GatherArgs& args, void* workspace, Stream stream);
 void launch_gather_presorted(const GatherProblem& p, const GatherArgs& args, void* workspace, Stream stream);
+// The sort launch_gather_sort leaves in `workspace`: expert e's slots are perm[row_off[e] ..
+// row_off[e + 1]) (int64 row_off [E + 2], int32 perm [T * topk], slot = t * topk + j); the slots of
+// ids outside [0, E) are perm[row_off[E] .. T * topk).
+struct GatherSortView {
+  const std::int64_t* row_off;
+  const std::int32_t* perm;
+};
+GatherSortView gather_sort_view(const GatherProblem& p, void* workspace);
 
 // out[g, :masked_m[g]] = x[g, :masked_m[g]] @ w[g]^T; no workspace.
 void launch_masked_tiled(const MaskedProblem& p, const MaskedArgs& args, Stream stream);

@@ -1,5 +1,6 @@
 // fused_moe (include/tgemm/moe.h) on grouped_gemm's sorted, tiled kernel (src/grouped/gather_tiled.cu),
-// with no host synchronisation:
+// with no host synchronisation: the tile path, for the calls the CUTLASS path
+// (src/moe/fused_moe_cutlass.cu) does not take (decode-sized T by default):
 //  1. with expert_map, map_experts_kernel turns the global ids into local ones (-1 where the id or
 //     its mapping is out of range: grouped_gemm's out-of-range bucket, whose rows are zeros);
 //  2. grouped_gemm's sort of the slots by expert (a memset and three small kernels), once for both
@@ -16,88 +17,13 @@
 
 #include "cuda/cuda_check.h"
 #include "grouped/gmm_launch.h"
-#include "kernels/common/activation.cuh"
-#include "kernels/common/numeric.cuh"
+#include "moe/moe_elementwise.cuh"
 #include "moe/moe_launch.h"
 
 namespace tgemm {
 namespace {
 
-constexpr int kElemThreads = 256;
-
-// F.silu: x * sigmoid(x); expf, not __expf, for torch's accuracy at large |x|. (GELU is the
-// epilogues' gelu_erf, kernels/common/activation.cuh.)
-__device__ __forceinline__ float silu(float x) { return x / (1.0f + expf(-x)); }
-
-__global__ void __launch_bounds__(kElemThreads)
-    map_experts_kernel(const std::int32_t* __restrict__ ids, std::int64_t slots, const std::int32_t* __restrict__ map,
-                       std::int64_t global_experts, std::int32_t* __restrict__ local) {
-  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * kElemThreads + threadIdx.x;
-  if (i >= slots) return;
-  const std::int32_t id = ids[i];
-  local[i] = id >= 0 && id < global_experts ? map[id] : -1;
-}
-
-// act[s, c] = act(gate_up[s, c]) * gate_up[s, I + c] for slots s and c < I, kVec elements a thread
-// (8 with 16-byte loads: I % 8 == 0, the buffers 16-byte aligned).
-template <typename In, bool kGelu, int kVec>
-__global__ void __launch_bounds__(kElemThreads)
-    act_mul_kernel(const In* __restrict__ gate_up, In* __restrict__ act, std::int64_t slots, std::int64_t inter) {
-  const std::int64_t chunk = static_cast<std::int64_t>(blockIdx.x) * kElemThreads + threadIdx.x;
-  const std::int64_t chunks_per_row = inter / kVec;
-  if (chunk >= slots * chunks_per_row) return;
-  const std::int64_t s = chunk / chunks_per_row, c = (chunk % chunks_per_row) * kVec;
-  const In* gate = gate_up + s * 2 * inter + c;
-  const In* up = gate + inter;
-  alignas(16) In g[kVec], u[kVec], r[kVec];
-  if constexpr (kVec == 8) {
-    *reinterpret_cast<uint4*>(g) = *reinterpret_cast<const uint4*>(gate);
-    *reinterpret_cast<uint4*>(u) = *reinterpret_cast<const uint4*>(up);
-  } else {
-#pragma unroll
-    for (int t = 0; t < kVec; ++t) {
-      g[t] = gate[t];
-      u[t] = up[t];
-    }
-  }
-#pragma unroll
-  for (int t = 0; t < kVec; ++t) {
-    const float x = to_float(g[t]);
-    const float a = kGelu ? kernels::gelu_erf(x) : silu(x);
-    r[t] = from_float<In>(a * to_float(u[t]));
-  }
-  In* dst = act + s * inter + c;
-  if constexpr (kVec == 8) {
-    *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(r);
-  } else {
-#pragma unroll
-    for (int t = 0; t < kVec; ++t) dst[t] = r[t];
-  }
-}
-
-template <typename In, bool kGelu>
-void launch_act_vec(const void* gate_up, void* act, std::int64_t slots, std::int64_t inter, Stream stream) {
-  const bool vec = inter % 8 == 0;  // the workspace sections are 16-byte aligned
-  const std::int64_t chunks = slots * (vec ? inter / 8 : inter);
-  const auto blocks = static_cast<unsigned>((chunks + kElemThreads - 1) / kElemThreads);
-  if (vec) {
-    act_mul_kernel<In, kGelu, 8>
-        <<<blocks, kElemThreads, 0, stream>>>(static_cast<const In*>(gate_up), static_cast<In*>(act), slots, inter);
-  } else {
-    act_mul_kernel<In, kGelu, 1>
-        <<<blocks, kElemThreads, 0, stream>>>(static_cast<const In*>(gate_up), static_cast<In*>(act), slots, inter);
-  }
-  TGEMM_CUDA_CHECK_LAUNCH("fused_moe: act_mul_kernel");
-}
-
-template <typename In>
-void launch_act(const MoeProblem& p, const void* gate_up, void* act, std::int64_t slots, Stream stream) {
-  if (p.activation == MoeActivation::kGelu) {
-    launch_act_vec<In, true>(gate_up, act, slots, p.inter, stream);
-  } else {
-    launch_act_vec<In, false>(gate_up, act, slots, p.inter, stream);
-  }
-}
+using namespace moe_detail;
 
 std::size_t align16(std::size_t bytes) { return (bytes + 15) / 16 * 16; }
 
@@ -158,9 +84,9 @@ void launch_fused_moe(const MoeProblem& p, const MoeArgs& args, void* workspace,
     up.out = w.gate_up;
     launch_gather_presorted(p.gate_up, up, w.gather, stream);
     if (p.in_type == DType::kFloat16) {
-      launch_act<fp16>(p, w.gate_up, w.act, slots, stream);
+      launch_act<fp16>(p, w.gate_up, w.act, slots, nullptr, stream);
     } else {
-      launch_act<bf16>(p, w.gate_up, w.act, slots, stream);
+      launch_act<bf16>(p, w.gate_up, w.act, slots, nullptr, stream);
     }
   }
   GatherArgs down{};

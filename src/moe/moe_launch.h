@@ -9,6 +9,10 @@
 
 namespace tgemm {
 
+namespace grouped_cutlass {
+struct GroupedKernel;
+}
+
 // topk_softmax and grouped_topk (p.n_group, p.topk_group, p.scoring, p.has_bias select the rule):
 // one CTA per token row. Needs p.tokens > 0 and p.topk > 0.
 void launch_routing(const RoutingProblem& p, const RoutingArgs& args, Stream stream, const char* op);
@@ -18,5 +22,20 @@ void launch_routing(const RoutingProblem& p, const RoutingArgs& args, Stream str
 std::size_t fused_moe_workspace_bytes(const MoeProblem& p);
 // out = fused_moe(...) for a validated call with T > 0 and H > 0.
 void launch_fused_moe(const MoeProblem& p, const MoeArgs& args, void* workspace, Stream stream);
+
+// fused_moe's two GEMMs on the CUTLASS grouped kernel (src/moe/fused_moe_cutlass.cu): the
+// instances of the gate/up and the down GEMM, both null for the tile path.
+struct MoeCutlassPlan {
+  const grouped_cutlass::GroupedKernel* up = nullptr;
+  const grouped_cutlass::GroupedKernel* down = nullptr;
+};
+// The plan on `device` (the current device) under TGEMM_GROUPED_BACKEND and the rule of
+// src/grouped/gmm_cutlass.h over the slots (T * k rows in E groups); null kernels where either
+// GEMM stays on the tile kernels, H or I is not a multiple of 8 or an operand is misaligned.
+MoeCutlassPlan select_fused_moe_cutlass(const MoeProblem& p, const MoeArgs& args, int device);
+std::size_t fused_moe_cutlass_workspace_bytes(const MoeProblem& p, const MoeCutlassPlan& plan, int device);
+// out = fused_moe(...) on the plan's instances, for a validated call with T, H and I > 0.
+void launch_fused_moe_cutlass(const MoeProblem& p, const MoeArgs& args, const MoeCutlassPlan& plan, void* workspace,
+                              int device, Stream stream);
 
 }  // namespace tgemm

@@ -1,4 +1,5 @@
-// Public gmm entry point: validate, return early on empty problems, run the grouped kernels.
+// Public gmm entry point: validate, return early on empty problems, run the CUTLASS grouped kernel
+// where src/grouped/gmm_cutlass.h's rule picks it, the tile kernels otherwise.
 #include "core/validate.h"
 #include "grouped/gmm_launch.h"
 #include "runtime/runtime.h"
@@ -13,6 +14,11 @@ void gmm(const TensorView& lhs, const TensorView& rhs, const TensorView& group_s
   if (p.m == 0 || p.n == 0) return;
   Runtime& rt = Runtime::get();
   const int device = rt.platform().current_device();
+  if (const auto* k = select_gmm_cutlass(p, call.args, device)) {
+    Workspace ws = rt.workspaces().get(device, stream, gmm_cutlass_workspace_bytes(p, *k, device));
+    launch_gmm_cutlass(p, call.args, *k, ws.data, device, stream);
+    return;
+  }
   Workspace ws = rt.workspaces().get(device, stream, gmm_workspace_bytes(p));
   launch_gmm_tiled(p, call.args, ws.data, stream);
 }

@@ -1,5 +1,6 @@
 // Public entry points of include/tgemm/moe.h: validate, return early on empty problems, run the MoE
-// kernels (fused_moe with the stream's workspace).
+// kernels (fused_moe with the stream's workspace: the CUTLASS grouped path where its rule picks it,
+// src/moe/fused_moe_cutlass.cu, the tile path otherwise).
 #include "core/validate_moe.h"
 #include "moe/moe_launch.h"
 #include "runtime/runtime.h"
@@ -31,7 +32,14 @@ void fused_moe(const TensorView& hidden, const TensorView& w1, const TensorView&
   const MoeProblem& p = call.problem;
   if (p.tokens == 0 || p.hidden == 0) return;
   Runtime& rt = Runtime::get();
-  Workspace ws = rt.workspaces().get(rt.platform().current_device(), stream, fused_moe_workspace_bytes(p));
+  const int device = rt.platform().current_device();
+  const MoeCutlassPlan plan = select_fused_moe_cutlass(p, call.args, device);
+  if (plan.up != nullptr) {
+    Workspace ws = rt.workspaces().get(device, stream, fused_moe_cutlass_workspace_bytes(p, plan, device));
+    launch_fused_moe_cutlass(p, call.args, plan, ws.data, device, stream);
+    return;
+  }
+  Workspace ws = rt.workspaces().get(device, stream, fused_moe_workspace_bytes(p));
   launch_fused_moe(p, call.args, ws.data, stream);
 }
 

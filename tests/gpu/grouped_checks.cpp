@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
+#include "cuda/device.h"
+#include "grouped/gmm_cutlass.h"
 #include "runtime/device_utils.h"
 #include "tests/common/gpu_test_util.h"
 #include "tgemm/gmm.h"
@@ -48,6 +51,36 @@ std::vector<float> reference(const GmmData& d, const std::vector<std::int32_t>& 
 }
 
 }  // namespace
+
+GroupedBackendScope::GroupedBackendScope(const std::string& backend) {
+  if (const char* v = std::getenv("TGEMM_GROUPED_BACKEND")) {
+    had_ = true;
+    previous_ = v;
+  }
+  setenv("TGEMM_GROUPED_BACKEND", backend.c_str(), 1);
+}
+
+GroupedBackendScope::~GroupedBackendScope() {
+  if (had_) {
+    setenv("TGEMM_GROUPED_BACKEND", previous_.c_str(), 1);
+  } else {
+    unsetenv("TGEMM_GROUPED_BACKEND");
+  }
+}
+
+bool cutlass_takes(const GmmCase& c) {
+  GroupedBackendScope cutlass("cutlass");
+  grouped_cutlass::GroupedShape s;
+  s.rows = c.m;
+  s.groups = static_cast<std::int64_t>(c.sizes.size());
+  s.n = c.n;
+  s.k = c.k;
+  s.in = c.in;
+  s.b_k_major = c.transpose_rhs;
+  // make_gmm's buffers are cudaMalloc'ed (256-byte aligned) and contiguous: the strides are K and N.
+  s.tma_compatible = !c.bias && c.out == c.in && c.k % 8 == 0 && c.n % 8 == 0;
+  return grouped_cutlass::pick_grouped_kernel(s, cuda_current_device()) != nullptr;
+}
 
 GmmData make_gmm(const GmmCase& c, std::uint64_t seed) {
   GmmData d;

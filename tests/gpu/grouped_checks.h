@@ -42,6 +42,25 @@ void run_gmm(const GmmData& d, Stream stream);
 // clamped to M, rows past the sum zero).
 void expect_gmm_matches(const GmmData& d, const std::vector<std::int32_t>& sizes);
 
+// Sets TGEMM_GROUPED_BACKEND ("tile", "cutlass", "auto") for its lifetime, then restores the
+// previous value: gmm and fused_moe read it at each call.
+class GroupedBackendScope {
+ public:
+  explicit GroupedBackendScope(const std::string& backend);
+  ~GroupedBackendScope();
+  GroupedBackendScope(const GroupedBackendScope&) = delete;
+  GroupedBackendScope& operator=(const GroupedBackendScope&) = delete;
+
+ private:
+  bool had_ = false;
+  std::string previous_;
+};
+
+// Whether gmm runs this case on a CUTLASS grouped instance on the current device under
+// TGEMM_GROUPED_BACKEND=cutlass (an instance of its dtype and rhs layout built and loadable, the
+// shape one the kernel takes).
+bool cutlass_takes(const GmmCase& c);
+
 // ---- ptgmm / nptgmm
 
 struct TgmmCase {

@@ -6,7 +6,10 @@
 #include <cmath>
 #include <random>
 
+#include "cuda/device.h"
+#include "grouped/gmm_cutlass.h"
 #include "runtime/device_utils.h"
+#include "tests/gpu/grouped_checks.h"
 
 namespace tgemm::test {
 namespace {
@@ -160,7 +163,9 @@ void expect_moe_matches(const MoeData& d, const std::vector<std::int32_t>& ids, 
   for (std::size_t i = 0; i < out.size(); ++i) {
     // fp32 sums of up to max(H, I) products: 1e-4 of their magnitude covers the order and the
     // tensor cores' truncating alignment with room to spare.
-    const double tol = 2.0 * u_out * std::fabs(ref[i]) + 2.0 * u_in * bound[i] + 1e-4 * mag[i] + 1e-6;
+    // The CUTLASS path rounds each slot's down product to the input type before the weighted
+    // sum: u_in |w| |y| per slot, at most u_in * mag.
+    const double tol = 2.0 * u_out * std::fabs(ref[i]) + 2.0 * u_in * bound[i] + u_in * mag[i] + 1e-4 * mag[i] + 1e-6;
     if (!(std::fabs(out[i] - ref[i]) <= tol)) {
       if (first < 0) first = static_cast<std::int64_t>(i);
       ++bad;
@@ -169,6 +174,24 @@ void expect_moe_matches(const MoeData& d, const std::vector<std::int32_t>& ids, 
   EXPECT_EQ(bad, 0) << c.describe() << ": first bad element " << first << " out "
                     << (first < 0 ? 0.0f : out[static_cast<std::size_t>(first)]) << " ref "
                     << (first < 0 ? 0.0 : ref[static_cast<std::size_t>(first)]);
+}
+
+bool moe_cutlass_takes(const MoeCase& c) {
+  GroupedBackendScope cutlass("cutlass");
+  if (c.t * c.k == 0 || c.e == 0 || c.inter == 0 || c.h % 8 != 0 || c.inter % 8 != 0) return false;
+  grouped_cutlass::GroupedShape s;
+  s.rows = c.t * c.k;
+  s.groups = c.e;
+  s.in = c.in;
+  s.b_k_major = true;
+  s.tma_compatible = true;  // make_moe's buffers: cudaMalloc'ed, contiguous
+  s.n = 2 * c.inter;
+  s.k = c.h;
+  const int device = cuda_current_device();
+  if (grouped_cutlass::pick_grouped_kernel(s, device) == nullptr) return false;
+  s.n = c.h;
+  s.k = c.inter;
+  return grouped_cutlass::pick_grouped_kernel(s, device) != nullptr;
 }
 
 std::vector<std::int32_t> routing_ids(Routing r, std::int64_t t, std::int64_t k, std::int64_t e, std::uint64_t seed) {

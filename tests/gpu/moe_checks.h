@@ -46,6 +46,11 @@ void run_moe(const MoeData& d, Stream stream);
 // |topk_weights|. out matches when |out - ref| <= 2 u_out |ref| + 2 u_in bound + fp32 sums.
 void expect_moe_matches(const MoeData& d, const std::vector<std::int32_t>& ids, const std::vector<float>& tw);
 
+// Whether fused_moe runs this case's GEMMs on CUTLASS grouped instances on the current device
+// under TGEMM_GROUPED_BACKEND=cutlass (the bf16 or fp16 instances with K-major B built and
+// loadable, H and I multiples of 8, a slot and an expert at least).
+bool moe_cutlass_takes(const MoeCase& c);
+
 enum class Routing { kUniform, kSkewed, kSomeEmpty, kOneExpert };
 
 // Ids of T tokens x k slots over E experts: uniform; skewed (about 3/4 of the slots on expert 1);

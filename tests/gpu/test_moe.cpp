@@ -3,7 +3,9 @@
 // expert), expert_map with experts on other ranks and out-of-range ids, both dtypes and
 // activations, aligned and unaligned H and I, fp32 and 16-bit outputs and routing weights, empty
 // shapes; outputs poisoned with NaN (an unwritten element fails); CUDA graphs replayed after the
-// routing changes on the device.
+// routing changes on the device. The fused_moe tests run under both backends
+// (TGEMM_GROUPED_BACKEND=tile and =cutlass: the CUTLASS path takes H and I multiples of 8), and
+// FusedMoeCutlass forces the CUTLASS path on prefill-sized cases.
 #include <gtest/gtest.h>
 
 #include <cuda_runtime.h>
@@ -11,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <string>
 #include <tuple>
@@ -20,6 +23,7 @@
 #include "runtime/device_utils.h"
 #include "tests/common/gpu_test_util.h"
 #include "tests/common/grouped_test_util.h"
+#include "tests/gpu/grouped_checks.h"
 #include "tests/gpu/moe_checks.h"
 #include "tgemm/moe.h"
 
@@ -36,6 +40,16 @@ using test::Routing;
 // ---------------------------------------------------------------------------------------------
 // fused_moe
 
+// Each fused_moe test runs once per backend; the parameter is the TGEMM_GROUPED_BACKEND value.
+class FusedMoe : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override { backend_ = std::make_unique<test::GroupedBackendScope>(GetParam()); }
+  void TearDown() override { backend_.reset(); }
+
+ private:
+  std::unique_ptr<test::GroupedBackendScope> backend_;
+};
+
 void check_moe(const MoeCase& c, std::uint64_t seed) {
   SCOPED_TRACE(c.describe());
   MoeData d = make_moe(c, seed);
@@ -44,7 +58,7 @@ void check_moe(const MoeCase& c, std::uint64_t seed) {
   expect_moe_matches(d, c.ids, d.topk_weights.host());
 }
 
-TEST(FusedMoe, RandomRoutingsDtypesAndActivations) {
+TEST_P(FusedMoe, RandomRoutingsDtypesAndActivations) {
   TGEMM_REQUIRE_GPU();
   std::uint64_t seed = 1000;
   for (DType in : {DType::kBFloat16, DType::kFloat16}) {
@@ -60,7 +74,7 @@ TEST(FusedMoe, RandomRoutingsDtypesAndActivations) {
   }
 }
 
-TEST(FusedMoe, UnalignedSizesTopkAndExpertCounts) {
+TEST_P(FusedMoe, UnalignedSizesTopkAndExpertCounts) {
   TGEMM_REQUIRE_GPU();
   std::uint64_t seed = 1100;
   // H = 100: element loads in the gate/up GEMM; I = 60: scalar activation and element loads in
@@ -78,7 +92,7 @@ TEST(FusedMoe, UnalignedSizesTopkAndExpertCounts) {
   }
 }
 
-TEST(FusedMoe, Fp32OutAnd16BitRoutingWeights) {
+TEST_P(FusedMoe, Fp32OutAnd16BitRoutingWeights) {
   TGEMM_REQUIRE_GPU();
   std::uint64_t seed = 1200;
   for (DType in : {DType::kBFloat16, DType::kFloat16}) {
@@ -95,7 +109,7 @@ TEST(FusedMoe, Fp32OutAnd16BitRoutingWeights) {
   }
 }
 
-TEST(FusedMoe, ExpertMapAndOutOfRangeIdsContributeZero) {
+TEST_P(FusedMoe, ExpertMapAndOutOfRangeIdsContributeZero) {
   TGEMM_REQUIRE_GPU();
   MoeCase c;
   c.e = 6;
@@ -120,7 +134,7 @@ TEST(FusedMoe, ExpertMapAndOutOfRangeIdsContributeZero) {
   check_moe(c, 1301);
 }
 
-TEST(FusedMoe, EmptyShapesWriteZerosOrNothing) {
+TEST_P(FusedMoe, EmptyShapesWriteZerosOrNothing) {
   TGEMM_REQUIRE_GPU();
   MoeCase c;
   c.k = 0;  // no slot: zeros
@@ -140,7 +154,7 @@ TEST(FusedMoe, EmptyShapesWriteZerosOrNothing) {
   check_moe(c, 1403);
 }
 
-TEST(FusedMoe, CapturedGraphFollowsRoutingChangedOnTheDevice) {
+TEST_P(FusedMoe, CapturedGraphFollowsRoutingChangedOnTheDevice) {
   TGEMM_REQUIRE_GPU();
   for (bool with_map : {false, true}) {
     MoeCase c;
@@ -168,6 +182,97 @@ TEST(FusedMoe, CapturedGraphFollowsRoutingChangedOnTheDevice) {
       SCOPED_TRACE(c.describe() + " replay seed " + std::to_string(s));
       expect_moe_matches(d, ids, d.topk_weights.host());
     }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, FusedMoe, ::testing::Values("tile", "cutlass"),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
+// The CUTLASS path forced on prefill-sized layers; each case first checks that the path takes it
+// (skipped where the instances are not built: the ci subset has bf16 only).
+class FusedMoeCutlass : public ::testing::Test {
+ protected:
+  void SetUp() override { backend_ = std::make_unique<test::GroupedBackendScope>("cutlass"); }
+  void TearDown() override { backend_.reset(); }
+
+  static MoeCase prefill_case(Routing r, std::uint64_t seed) {
+    MoeCase c;
+    c.t = 300;
+    c.k = 4;
+    c.e = 16;
+    c.h = 256;
+    c.inter = 136;
+    c.ids = routing_ids(r, c.t, c.k, c.e, seed);
+    return c;
+  }
+
+  static void run_cutlass(const MoeCase& c, std::uint64_t seed) {
+    if (!test::moe_cutlass_takes(c)) GTEST_SKIP() << "no CUTLASS grouped instance takes " << c.describe();
+    check_moe(c, seed);
+  }
+
+ private:
+  std::unique_ptr<test::GroupedBackendScope> backend_;
+};
+
+TEST_F(FusedMoeCutlass, RoutingsUniformSkewedEmptyExpertsAndOneExpert) {
+  TGEMM_REQUIRE_GPU();
+  std::uint64_t seed = 1600;
+  for (Routing r : {Routing::kUniform, Routing::kSkewed, Routing::kSomeEmpty, Routing::kOneExpert}) {
+    run_cutlass(prefill_case(r, seed), seed);
+    ++seed;
+  }
+}
+
+TEST_F(FusedMoeCutlass, DtypesActivationsAndFp32Out) {
+  TGEMM_REQUIRE_GPU();
+  std::uint64_t seed = 1700;
+  int ran = 0;
+  for (DType in : {DType::kBFloat16, DType::kFloat16}) {
+    for (DType out : {in, DType::kFloat32}) {
+      MoeCase c = prefill_case(Routing::kUniform, seed);
+      c.in = in;
+      c.out = out;
+      c.weight_type = out == DType::kFloat32 ? in : DType::kFloat32;
+      c.act = seed % 2 == 0 ? MoeActivation::kGelu : MoeActivation::kSilu;
+      SCOPED_TRACE(c.describe());
+      if (test::moe_cutlass_takes(c)) {
+        check_moe(c, seed);
+        ++ran;
+      }
+      ++seed;
+    }
+  }
+  if (ran == 0) GTEST_SKIP() << "no CUTLASS grouped instance built";
+}
+
+TEST_F(FusedMoeCutlass, ExpertMapWithExpertsOnOtherRanks) {
+  TGEMM_REQUIRE_GPU();
+  MoeCase c = prefill_case(Routing::kUniform, 1800);
+  c.global_experts = 64;
+  c.map.assign(64, -1);
+  for (int g = 0; g < 16; ++g) c.map[static_cast<std::size_t>(4 * g + 2)] = g;  // a quarter live here
+  c.ids = random_ids(c.t * c.k, c.global_experts, 1800, true);
+  run_cutlass(c, 1800);
+}
+
+TEST_F(FusedMoeCutlass, CapturedGraphFollowsRoutingChangedOnTheDevice) {
+  TGEMM_REQUIRE_GPU();
+  MoeCase c = prefill_case(Routing::kUniform, 1900);
+  if (!test::moe_cutlass_takes(c)) GTEST_SKIP() << "no CUTLASS grouped instance takes " << c.describe();
+  MoeData d = make_moe(c, 1900);
+  test::GraphReplay graph([&](Stream stream) { run_moe(d, stream); });
+  ASSERT_TRUE(graph.ok());
+  for (std::uint64_t s : {1901, 1902, 1903}) {
+    std::vector<std::int32_t> ids = routing_ids(s == 1902 ? Routing::kSkewed : Routing::kSomeEmpty, c.t, c.k, c.e, s);
+    if (s == 1903) ids.assign(ids.size(), 9);  // every slot on one expert
+    ASSERT_EQ(cudaMemcpyAsync(d.ids.data(), ids.data(), ids.size() * 4, cudaMemcpyHostToDevice, graph.stream()),
+              cudaSuccess);
+    fill_uniform(d.topk_weights.data(), c.weight_type, c.t * c.k, s, 0.0f, 1.0f, graph.stream());
+    fill_nan(d.out.data(), c.out, d.out.count, graph.stream());
+    graph.replay();
+    SCOPED_TRACE(c.describe() + " replay seed " + std::to_string(s));
+    expect_moe_matches(d, ids, d.topk_weights.host());
   }
 }
 

@@ -1,7 +1,9 @@
 """torch.ops.tgemm.gmm (and tgemm.gmm): results against a per-group fp32 torch reference with the
 documented device-side rules (negative sizes count as 0, a sum above M is clamped, rows past the
 sum are zeros), opcheck, torch.compile(fullgraph=True), CUDA-graph replay with group sizes changed
-on the device, errors. Tolerance: the output dtype's rounding plus fp32 summation over K.
+on the device, errors. Tolerance: the output dtype's rounding plus fp32 summation over K. Every
+test runs under both grouped backends (TGEMM_GROUPED_BACKEND=tile and =cutlass; the CUTLASS kernel
+takes the calls without bias whose K and N are multiples of 8, with out of the operands' dtype).
 """
 
 from __future__ import annotations
@@ -13,6 +15,13 @@ import tgemm
 from tgemm_test_utils import requires_cuda
 
 pytestmark = requires_cuda
+
+
+@pytest.fixture(autouse=True, params=["tile", "cutlass"])
+def grouped_backend(request, monkeypatch):
+    """The backend gmm runs on, read by the library at each call."""
+    monkeypatch.setenv("TGEMM_GROUPED_BACKEND", request.param)
+    return request.param
 
 
 def reference(lhs, rhs, sizes, bias, transpose_rhs, out_dtype):

@@ -2,7 +2,9 @@
 pure-torch references (softmax + topk, vLLM's grouped_topk, an fp32 MoE layer looping over experts)
 with the documented device rules (out-of-range ids and experts on other ranks contribute 0), opcheck,
 torch.compile(fullgraph=True), CUDA-graph replay with new routing, errors (the same text from the
-real and the fake kernel).
+real and the fake kernel). The fused_moe tests run under both grouped backends
+(TGEMM_GROUPED_BACKEND=tile and =cutlass; the CUTLASS path takes H and I multiples of 8), and
+test_fused_moe_prefill_* force the CUTLASS path on prefill-sized layers.
 """
 
 from __future__ import annotations
@@ -14,6 +16,13 @@ import tgemm
 from tgemm_test_utils import assert_bad_input, randn, requires_cuda
 
 pytestmark = requires_cuda
+
+
+@pytest.fixture(params=["tile", "cutlass"])
+def grouped_backend(request, monkeypatch):
+    """The backend fused_moe runs its GEMMs on, read by the library at each call."""
+    monkeypatch.setenv("TGEMM_GROUPED_BACKEND", request.param)
+    return request.param
 
 
 def reference_moe(hidden, w1, w2, topk_weights, topk_ids, activation="silu", expert_map=None):
@@ -72,7 +81,7 @@ def assert_close(out, ref, inputs=None):
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 @pytest.mark.parametrize("activation", ["silu", "gelu"])
 @pytest.mark.parametrize("routing", ["uniform", "skewed", "some_empty", "one"])
-def test_fused_moe_matches_reference(dtype, activation, routing):
+def test_fused_moe_matches_reference(dtype, activation, routing, grouped_backend):
     hidden, w1, w2, tw, ids = make_moe(45, 2, 8, 128, 96, dtype, routing=routing)
     out = tgemm.fused_moe(hidden, w1, w2, tw, ids, activation)
     assert out.dtype == dtype and out.shape == (45, 128)
@@ -80,14 +89,14 @@ def test_fused_moe_matches_reference(dtype, activation, routing):
 
 
 @pytest.mark.parametrize("h,inter,e,k", [(100, 60, 8, 2), (64, 33, 4, 3), (96, 40, 64, 6), (128, 64, 1, 1)])
-def test_fused_moe_unaligned_sizes_and_fp32_out(h, inter, e, k):
+def test_fused_moe_unaligned_sizes_and_fp32_out(h, inter, e, k, grouped_backend):
     hidden, w1, w2, tw, ids = make_moe(33, k, e, h, inter, seed=7)
     out = tgemm.fused_moe(hidden, w1, w2, tw.bfloat16(), ids, out_dtype=torch.float32)
     assert out.dtype == torch.float32
     assert_close(out, reference_moe(hidden, w1, w2, tw.bfloat16(), ids), inputs=hidden.dtype)
 
 
-def test_fused_moe_expert_map_and_out_of_range_ids():
+def test_fused_moe_expert_map_and_out_of_range_ids(grouped_backend):
     hidden, w1, w2, tw, ids = make_moe(40, 4, 6, 64, 48, seed=3, id_range=16)
     expert_map = torch.full((16,), -1, dtype=torch.int32, device="cuda")
     expert_map[torch.tensor([2, 5, 7, 8, 11, 13], device="cuda")] = torch.arange(6, dtype=torch.int32, device="cuda")
@@ -100,12 +109,37 @@ def test_fused_moe_expert_map_and_out_of_range_ids():
     assert_close(tgemm.fused_moe(hidden, w1, w2, tw, ids), reference_moe(hidden, w1, w2, tw, ids))
 
 
-def test_fused_moe_empty_shapes():
+def test_fused_moe_empty_shapes(grouped_backend):
     hidden, w1, w2, tw, ids = make_moe(6, 2, 4, 32, 16)
     assert tgemm.fused_moe(hidden[:0], w1, w2, tw[:0], ids[:0]).shape == (0, 32)
     no_slot = torch.empty(6, 0, device="cuda")
     zeros = tgemm.fused_moe(hidden, w1, w2, no_slot, no_slot.int())
     assert torch.equal(zeros, torch.zeros_like(zeros))
+
+
+@pytest.mark.parametrize("routing", ["uniform", "skewed", "some_empty", "one"])
+def test_fused_moe_prefill_on_cutlass(routing, monkeypatch):
+    """A prefill-sized layer (512 tokens x 4 of 16 experts) on the CUTLASS path, forced."""
+    monkeypatch.setenv("TGEMM_GROUPED_BACKEND", "cutlass")
+    hidden, w1, w2, tw, ids = make_moe(512, 4, 16, 256, 192, seed=21, routing=routing)
+    out = tgemm.fused_moe(hidden, w1, w2, tw, ids)
+    assert_close(out, reference_moe(hidden, w1, w2, tw, ids))
+
+
+def test_fused_moe_prefill_cuda_graph_on_cutlass(monkeypatch):
+    monkeypatch.setenv("TGEMM_GROUPED_BACKEND", "cutlass")
+    hidden, w1, w2, tw, ids = make_moe(256, 2, 8, 128, 64, seed=31)
+    tgemm.fused_moe(hidden, w1, w2, tw, ids)  # warm the stream's workspace before capture
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = tgemm.fused_moe(hidden, w1, w2, tw, ids)
+    for seed, routing in ((32, "skewed"), (33, "one"), (34, "some_empty")):
+        ids.copy_(make_moe(256, 2, 8, 128, 64, seed=seed, routing=routing)[4])
+        out.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        assert_close(out, reference_moe(hidden, w1, w2, tw, ids))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -212,7 +246,7 @@ def test_compile_fullgraph_routing_and_layer():
     assert_close(out, reference_moe(hidden, w1, w2, weights, ids) * 2)
 
 
-def test_cuda_graph_replays_with_new_routing():
+def test_cuda_graph_replays_with_new_routing(grouped_backend):
     hidden, w1, w2, _, _ = make_moe(64, 2, 8, 64, 48, seed=11)
     gating = randn(64, 8, dtype=torch.float32, seed=12)
     weights, ids = tgemm.topk_softmax(gating, 2, True)  # warm the stream's workspace before capture
