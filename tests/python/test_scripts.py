@@ -166,7 +166,7 @@ def test_llama_e2e_tiny(tmp_path):
         assert row["graph"], row["graph_error"]
 
 
-@pytest.mark.parametrize("scheme", ["fp8_rowwise", "fp8_block"])
+@pytest.mark.parametrize("scheme", ["fp8_rowwise", "fp8_block", "mxfp4", "mxfp4_a8"])
 def test_llama_e2e_tiny_quant(tmp_path, scheme):
     pytest.importorskip("transformers")
     doc = run_llama_e2e(tmp_path, "--decode-batches", "1", "--quant", scheme)
@@ -178,6 +178,10 @@ def test_llama_e2e_tiny_quant(tmp_path, scheme):
         assert row["ok"], row
         assert row["graph"], row["graph_error"]
         assert ("scaled_mm_ms" in row) == (scheme == "fp8_rowwise")
+        # MXFP4: the same weights through F.linear on the dequantized weight, its distance from bf16
+        # and top-1 agreement reported; weight-only, tgemm's logits within --rtol of it.
+        assert ("torch_dequant_rel_l2" in row) == scheme.startswith("mxfp4")
+        assert ("rel_l2_vs_torch_dequant" in row) == (scheme == "mxfp4")
 
 
 @pytest.mark.parametrize("arch", ["qwen3_moe", "mixtral"])
