@@ -81,7 +81,7 @@ __device__ __forceinline__ float2 unpack2(std::uint32_t v) {
 // Two e4m3 bytes (low byte first in k) as floats: every e4m3 value, NaN included, is an fp16 value.
 __device__ __forceinline__ float2 e4m3x2_to_float2(std::uint32_t v) {
   const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(v & 0xffffu), __NV_E4M3);
-  return __half22float2(*reinterpret_cast<const __half2*>(&h));
+  return __half22float2(__half2(h));
 }
 
 // What the GEMV needs of an activation format: its storage unit, values per unit, 8 values at
