@@ -295,7 +295,7 @@ class DequantLinear(torch.nn.Module):
         super().__init__()
         self.fp8 = q.scheme == "mxfp4_a8"
         w = q.dequantized_weight()
-        self.weight = w if self.fp8 else w.to(torch.bfloat16)
+        self.weight = w.float() if self.fp8 else w.to(torch.bfloat16)
         self.bias = q.bias
 
     def forward(self, x):
