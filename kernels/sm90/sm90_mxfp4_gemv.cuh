@@ -84,12 +84,11 @@ __device__ __forceinline__ float2 e4m3x2_to_float2(std::uint32_t v) {
   return __half22float2(__half2(h));
 }
 
-// What the GEMV needs of an activation format: its storage unit, values per unit, 8 values at
+// What the GEMV needs of an activation format: its storage unit (ldx counts them), 8 values at
 // element k of a row as floats, and whether x carries per-block (E8M0) or per-token (fp32) scales.
 template <typename A>
 struct Activation {
   using Unit = A;  // bf16, fp16
-  static constexpr int kValuesPerUnit = 1;
   static constexpr bool kBlockScaled = false, kTokenScaled = false;
   __device__ __forceinline__ static void load8(const Unit* row, std::int64_t k, float (&v)[8]) {
     const uint4 xv = *reinterpret_cast<const uint4*>(row + k);
@@ -106,7 +105,6 @@ struct Activation {
 template <>
 struct Activation<Fp8E4M3> {
   using Unit = std::uint8_t;
-  static constexpr int kValuesPerUnit = 1;
   static constexpr bool kBlockScaled = false, kTokenScaled = true;
   __device__ __forceinline__ static void load8(const Unit* row, std::int64_t k, float (&v)[8]) {
     const uint2 xv = *reinterpret_cast<const uint2*>(row + k);
@@ -125,7 +123,6 @@ struct Activation<Fp8E4M3> {
 template <>
 struct Activation<Mxfp4Codes> {
   using Unit = std::uint8_t;
-  static constexpr int kValuesPerUnit = 2;
   static constexpr bool kBlockScaled = true, kTokenScaled = false;
   __device__ __forceinline__ static void load8(const Unit* row, std::int64_t k, float (&v)[8]) {
     const std::uint32_t word = *reinterpret_cast<const std::uint32_t*>(row + k / 2);
