@@ -41,8 +41,9 @@ DispatchInfo describe_gemm_a8w8(const TensorView& x, const TensorView& w, const 
 //    multiple of 128 (the last block is partial).
 // x_scale: fp32 [M, L] (1x128 activation blocks) in either layout quant_fp8_per_block_1x128 writes:
 //    row-major:  strides (ld, 1), ld >= L (AITER's layout);
-//    MN-major:   strides (1, ld), ld >= M and a multiple of 4 (DeepGEMM's TMA-aligned layout,
-//                ld = mn_major_tma_aligned_ld(M) in tgemm/quant.h).
+//    MN-major:   strides (1, ld), ld >= M. DeepGEMM's TMA-aligned layout (ld =
+//                mn_major_tma_aligned_ld(M) in tgemm/quant.h) is what cuBLASLt reads without a copy;
+//                any other ld costs a repacking pass into the workspace.
 //    The strides decide: unit stride along L means row-major, unit stride along M MN-major (a
 //    dimension of size 1 may have any stride; row-major is read where both fit).
 // w_scale: fp32 [ceil(N / 128), L] (128x128 weight blocks), row-major, strides (ld, 1), ld >= L.

@@ -48,8 +48,8 @@ void quant_per_token(const TensorView& x, const TensorView& q, const TensorView&
 // 1x128 activation blocks, FP8: scale [M, ceil(K / 128)] fp32, block j of row i covering columns
 // [128 j, 128 j + 128) (the last one partial when K is not a multiple of 128). Two layouts:
 //   row-major:  stride (ld, 1) with ld >= ceil(K / 128);
-//   MN-major, TMA-aligned (DeepGEMM's get_mn_major_tma_aligned_tensor): stride (1, ld) with
-//               ld >= M and ld a multiple of 4 (16 bytes), see mn_major_tma_aligned_ld.
+//   MN-major: stride (1, ld) with ld >= M; DeepGEMM's get_mn_major_tma_aligned_tensor rounds ld up
+//               to a multiple of 4 (16 bytes), see mn_major_tma_aligned_ld.
 // One pass.
 void quant_fp8_per_block_1x128(const TensorView& x, const TensorView& q, const TensorView& scale,
                                Stream stream = nullptr);

@@ -396,20 +396,20 @@ def gemm_a8w8_fake(x, w, x_scale, w_scale, bias=None, out_dtype=None):
 
 def _check_block_scale(op, name, s, rows, cols, shape_text, allow_mn_major) -> None:
     """core/validate.cpp's check_block_scale_layout: [rows, cols], row-major or (where allowed)
-    MN-major TMA-aligned."""
+    MN-major (strides (1, ld), any ld >= rows)."""
     _check(
         s.dim() == 2 and s.shape[0] == rows and s.shape[1] == cols,
         lambda: f"{op}: {name} must be {shape_text} = [{_n(rows)}, {_n(cols)}], got {_shape(s.shape)}",
     )
     s0, s1 = s.stride()
     row_major = (cols <= 1 or s1 == 1) and (rows <= 1 or s0 >= cols)
-    mn_major = (rows <= 1 or s0 == 1) and (cols <= 1 or (s1 >= rows and s1 % 4 == 0))
+    mn_major = (rows <= 1 or s0 == 1) and (cols <= 1 or s1 >= rows)
     if allow_mn_major:
         _check(
             row_major or mn_major,
             lambda: (
-                f"{op}: {name} must be row-major (strides (ld, 1), ld >= {_n(cols)}) or MN-major TMA-aligned "
-                f"(strides (1, ld), ld >= {_n(rows)} and a multiple of 4), got strides ({s0}, {s1})"
+                f"{op}: {name} must be row-major (strides (ld, 1), ld >= {_n(cols)}) or MN-major "
+                f"(strides (1, ld), ld >= {_n(rows)}), got strides ({s0}, {s1})"
             ),
         )
     else:

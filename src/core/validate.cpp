@@ -73,11 +73,10 @@ BlockScaleLayout check_block_scale_layout(const TensorView& scale, const char* n
               " = [", rows, ", ", cols, "], got ", shape_str(scale));
   const std::int64_t s0 = scale.strides[0], s1 = scale.strides[1];
   const bool row_major = (cols <= 1 || s1 == 1) && (rows <= 1 || s0 >= cols);
-  const bool mn_major = (rows <= 1 || s0 == 1) && (cols <= 1 || (s1 >= rows && s1 % 4 == 0));
+  const bool mn_major = (rows <= 1 || s0 == 1) && (cols <= 1 || s1 >= rows);
   if (allow_mn_major) {
     TGEMM_CHECK(row_major || mn_major, op, name, " must be row-major (strides (ld, 1), ld >= ", cols,
-                ") or MN-major TMA-aligned (strides (1, ld), ld >= ", rows, " and a multiple of 4), got strides ",
-                strides_str(scale));
+                ") or MN-major (strides (1, ld), ld >= ", rows, "), got strides ", strides_str(scale));
   } else {
     TGEMM_CHECK(row_major, op, name, " must be row-major (strides (ld, 1), ld >= ", cols, "), got strides ",
                 strides_str(scale));

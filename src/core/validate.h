@@ -36,8 +36,9 @@ std::string overlap(const TensorView& a, const char* an, const TensorView& b, co
 std::int64_t check_rows(const TensorView& t, int row_dim, const char* name, std::string_view op);
 
 // The layout of a [rows, cols] fp32 block-scale matrix (1x128 or 128x128 blocks): row-major,
-// strides (ld, 1) with ld >= cols, or, where allow_mn_major, MN-major TMA-aligned (DeepGEMM's),
-// strides (1, ld) with ld >= rows and a multiple of 4. Dims of size 1 may carry any stride. A
+// strides (ld, 1) with ld >= cols, or, where allow_mn_major, MN-major,
+// strides (1, ld) with ld >= rows (DeepGEMM's TMA-aligned layout rounds ld up to a multiple of 4;
+// any other ld is accepted too: what torch's clone of a padded view gives). Dims of size 1 may carry any stride. A
 // tgemm::Error naming op and argument where the shape is not [rows, cols] (`shape_text` spells
 // it, e.g. "[M, ceil(K / 128)]") or the strides are neither layout.
 struct BlockScaleLayout {
@@ -66,7 +67,7 @@ GemmCall validate_a8w8(const TensorView& x, const TensorView& w, const TensorVie
                        const TensorView& out, const TensorView* bias, std::string_view op = "gemm_a8w8");
 
 // Checks for gemm_a8w8_blockscale: x, w float8_e4m3fn with 16-byte rows as in gemm_a8w8;
-// x_scale [M, ceil(K/128)] fp32 row-major or MN-major TMA-aligned; w_scale [ceil(N/128),
+// x_scale [M, ceil(K/128)] fp32 row-major or MN-major; w_scale [ceil(N/128),
 // ceil(K/128)] fp32 row-major; out and bias as in gemm_a8w8 (include/tgemm/a8w8.h).
 GemmCall validate_a8w8_blockscale(const TensorView& x, const TensorView& w, const TensorView& x_scale,
                                   const TensorView& w_scale, const TensorView& out, const TensorView* bias,

@@ -162,8 +162,8 @@ TEST(Quant, BadArgumentsRaiseClearErrorsAndLaunchNothing) {
                "quant_fp8_per_block_1x128: q.dtype must be torch.float8_e4m3fn, got torch.int8");
   const TensorView s_wrong = TensorView::contiguous(s.data(), DType::kFloat32, {64, 3});
   expect_error([&] { quant_fp8_per_block_1x128(xv, qv, s_wrong); }, "scale must be [M, ceil(K / 128)] = [64, 2]");
-  const TensorView s_col = TensorView::strided(s.data(), DType::kFloat32, {64, 2}, {1, 66});
-  expect_error([&] { quant_fp8_per_block_1x128(xv, qv, s_col); }, "MN-major TMA-aligned");
+  const TensorView s_col = TensorView::strided(s.data(), DType::kFloat32, {64, 2}, {1, 60});  // ld < M
+  expect_error([&] { quant_fp8_per_block_1x128(xv, qv, s_col); }, "MN-major (strides (1, ld), ld >= 64)");
   expect_error([&] { quant_fp8_per_tensor(xv, qv, s_tok); }, "quant_fp8_per_tensor: scale must hold one element");
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
 }

@@ -200,7 +200,12 @@ CASES = {
         True,
     ),
     "weight dtype": (
-        lambda: (make_linear_inputs((4,), 32, 64)[0], make_linear_inputs((4,), 32, 64, dtype=torch.float16)[1], None, None),
+        lambda: (
+            make_linear_inputs((4,), 32, 64)[0],
+            make_linear_inputs((4,), 32, 64, dtype=torch.float16)[1],
+            None,
+            None,
+        ),
         "gemm_a16w16: w.dtype must equal x.dtype (torch.bfloat16), got torch.float16",
         True,
     ),
@@ -210,7 +215,12 @@ CASES = {
         True,
     ),
     "w rank": (
-        lambda: (make_linear_inputs((4,), 32, 64)[0], torch.ones(2, 32, 64, device="cuda", dtype=torch.bfloat16), None, None),
+        lambda: (
+            make_linear_inputs((4,), 32, 64)[0],
+            torch.ones(2, 32, 64, device="cuda", dtype=torch.bfloat16),
+            None,
+            None,
+        ),
         "gemm_a16w16: w must be 2-D [N, K], got rank 3 [2, 32, 64]",
         True,
     ),
@@ -227,7 +237,8 @@ CASES = {
     "not a tgemm dtype": (
         lambda: (*make_linear_inputs((4,), 32, 64)[:2], None, torch.float64),
         "gemm_a16w16: otype torch.float64 is not a tgemm type "
-        "(bfloat16, float16, float32, float8_e4m3fn, float8_e5m2, int8, int32)",
+        "(bfloat16, float16, float32, float8_e4m3fn, float8_e5m2, int8, int32) "
+        "nor torch.uint8 (MXFP4 codes and scales)",
         True,
     ),
     "x rank 7": (

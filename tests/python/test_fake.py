@@ -14,7 +14,11 @@ import tgemm
 
 @pytest.mark.parametrize(
     "x_shape,n,otype,want_dtype",
-    [((5, 64), 32, None, torch.bfloat16), ((2, 3, 64), 48, torch.float32, torch.float32), ((64,), 16, torch.float16, torch.float16)],
+    [
+        ((5, 64), 32, None, torch.bfloat16),
+        ((2, 3, 64), 48, torch.float32, torch.float32),
+        ((64,), 16, torch.float16, torch.float16),
+    ],
 )
 def test_fake_output_metadata(x_shape, n, otype, want_dtype):
     with FakeTensorMode():
@@ -30,11 +34,18 @@ def test_fake_output_metadata(x_shape, n, otype, want_dtype):
 @pytest.mark.parametrize(
     "make,message",
     [
-        (lambda: (torch.empty(4, 64), torch.empty(32, 64)), "x.dtype must be torch.bfloat16 or torch.float16, got torch.float32"),
-        (lambda: (torch.empty(4, 64, dtype=torch.bfloat16), torch.empty(32, 63, dtype=torch.bfloat16)),
-         "w.size(1) must equal x.size(-1) (K), got 63 vs 64"),
-        (lambda: (torch.empty(4, 64, dtype=torch.bfloat16), torch.empty(2, 32, 64, dtype=torch.bfloat16)),
-         "w must be 2-D [N, K], got rank 3 [2, 32, 64]"),
+        (
+            lambda: (torch.empty(4, 64), torch.empty(32, 64)),
+            "x.dtype must be torch.bfloat16 or torch.float16, got torch.float32",
+        ),
+        (
+            lambda: (torch.empty(4, 64, dtype=torch.bfloat16), torch.empty(32, 63, dtype=torch.bfloat16)),
+            "w.size(1) must equal x.size(-1) (K), got 63 vs 64",
+        ),
+        (
+            lambda: (torch.empty(4, 64, dtype=torch.bfloat16), torch.empty(2, 32, 64, dtype=torch.bfloat16)),
+            "w must be 2-D [N, K], got rank 3 [2, 32, 64]",
+        ),
     ],
 )
 def test_fake_rejects_bad_input_with_library_text(make, message):
@@ -52,29 +63,52 @@ _BF16 = torch.bfloat16
 @pytest.mark.parametrize(
     "args,message",
     [
-        ((torch.empty(4, 64, dtype=torch.float64), torch.empty(32, 64, dtype=torch.float64), None, None),
-         "gemm_a16w16: x.dtype torch.float64 is not a tgemm type (bfloat16, float16, float32, float8_e4m3fn, "
-         "float8_e5m2, int8, int32)"),
-        ((torch.empty(4, 64, dtype=_BF16), torch.empty(32, 64, dtype=_BF16), None, torch.float64),
-         "gemm_a16w16: otype torch.float64 is not a tgemm type (bfloat16, float16, float32, float8_e4m3fn, "
-         "float8_e5m2, int8, int32)"),
-        ((torch.empty(4, 64, dtype=_BF16), torch.empty(32, 64, dtype=_BF16), None, torch.int8),
-         "gemm_a16w16: out.dtype must be torch.bfloat16, torch.float16 or torch.float32, got torch.int8"),
-        ((torch.empty(1, 1, 1, 1, 1, 4, 64, dtype=_BF16), torch.empty(32, 64, dtype=_BF16), None, None),
-         "gemm_a16w16: x.rank must be in [1, 6], got 7"),
-        ((torch.empty((), dtype=_BF16), torch.empty(32, 64, dtype=_BF16), None, None),
-         "gemm_a16w16: x.rank must be in [1, 6], got 0"),
+        (
+            (torch.empty(4, 64, dtype=torch.float64), torch.empty(32, 64, dtype=torch.float64), None, None),
+            "gemm_a16w16: x.dtype torch.float64 is not a tgemm type (bfloat16, float16, float32, float8_e4m3fn, "
+            "float8_e5m2, int8, int32) nor torch.uint8 (MXFP4 codes and scales)",
+        ),
+        (
+            (torch.empty(4, 64, dtype=_BF16), torch.empty(32, 64, dtype=_BF16), None, torch.float64),
+            "gemm_a16w16: otype torch.float64 is not a tgemm type (bfloat16, float16, float32, float8_e4m3fn, "
+            "float8_e5m2, int8, int32) nor torch.uint8 (MXFP4 codes and scales)",
+        ),
+        (
+            (torch.empty(4, 64, dtype=_BF16), torch.empty(32, 64, dtype=_BF16), None, torch.int8),
+            "gemm_a16w16: out.dtype must be torch.bfloat16, torch.float16 or torch.float32, got torch.int8",
+        ),
+        (
+            (torch.empty(1, 1, 1, 1, 1, 4, 64, dtype=_BF16), torch.empty(32, 64, dtype=_BF16), None, None),
+            "gemm_a16w16: x.rank must be in [1, 6], got 7",
+        ),
+        (
+            (torch.empty((), dtype=_BF16), torch.empty(32, 64, dtype=_BF16), None, None),
+            "gemm_a16w16: x.rank must be in [1, 6], got 0",
+        ),
         # The binding's view checks of w come before the core's rank check of x.
-        ((torch.empty((), dtype=_BF16), torch.empty(32, 64, dtype=torch.float64), None, None),
-         "gemm_a16w16: w.dtype torch.float64 is not a tgemm type (bfloat16, float16, float32, float8_e4m3fn, "
-         "float8_e5m2, int8, int32)"),
-        ((torch.empty(4, 64, dtype=_BF16), torch.empty(32, 64, dtype=_BF16), torch.empty(32, dtype=torch.float16), None),
-         "gemm_a16w16: bias.dtype must equal x.dtype (torch.bfloat16) or out.dtype (torch.bfloat16), got torch.float16"),
-        ((torch.empty(4, 64, dtype=_BF16), torch.empty(32, 64, dtype=_BF16), torch.empty(1, 32, dtype=_BF16), None),
-         "gemm_a16w16: bias must be 1-D [N], got rank 2 [1, 32]"),
+        (
+            (torch.empty((), dtype=_BF16), torch.empty(32, 64, dtype=torch.float64), None, None),
+            "gemm_a16w16: w.dtype torch.float64 is not a tgemm type (bfloat16, float16, float32, float8_e4m3fn, "
+            "float8_e5m2, int8, int32) nor torch.uint8 (MXFP4 codes and scales)",
+        ),
+        (
+            (
+                torch.empty(4, 64, dtype=_BF16),
+                torch.empty(32, 64, dtype=_BF16),
+                torch.empty(32, dtype=torch.float16),
+                None,
+            ),
+            "gemm_a16w16: bias.dtype must equal x.dtype (torch.bfloat16) or out.dtype (torch.bfloat16), got torch.float16",
+        ),
+        (
+            (torch.empty(4, 64, dtype=_BF16), torch.empty(32, 64, dtype=_BF16), torch.empty(1, 32, dtype=_BF16), None),
+            "gemm_a16w16: bias must be 1-D [N], got rank 2 [1, 32]",
+        ),
         # Dtypes before shapes, as the core checks them.
-        ((torch.empty(4, 64, dtype=_BF16), torch.empty(32, 63, dtype=torch.float16), None, None),
-         "gemm_a16w16: w.dtype must equal x.dtype (torch.bfloat16), got torch.float16"),
+        (
+            (torch.empty(4, 64, dtype=_BF16), torch.empty(32, 63, dtype=torch.float16), None, None),
+            "gemm_a16w16: w.dtype must equal x.dtype (torch.bfloat16), got torch.float16",
+        ),
     ],
 )
 def test_fake_first_error_is_the_real_kernels(args, message):

@@ -36,7 +36,10 @@ def reference_quant(x: torch.Tensor):
     u = blocks / torch.exp2((s.double() - 127.0).clamp(max=127))[..., None]
     grid = torch.tensor(GRID, dtype=torch.float64)
     dist = (u.abs()[..., None] - grid).abs()
-    dist = dist + (torch.arange(8) % 2) * 1e-30  # equal distances: the even code
+    # Equal distances go to the even code. 1e-9 is far below the gap between unequal distances
+    # (u has at most 11 significant bits near a midpoint) and far above float64's rounding of a
+    # distance under 8, so it breaks exact ties only.
+    dist = dist + (torch.arange(8) % 2) * 1e-9
     codes = dist.argmin(-1) | torch.where(torch.signbit(u), 8, 0)
     codes = torch.where(finite[..., None], codes, torch.zeros_like(codes)).reshape(x64.shape)
     q = (codes[..., 0::2] | (codes[..., 1::2] << 4)).to(torch.uint8)

@@ -108,12 +108,11 @@ const std::vector<BadCase>& bad_cases() {
          a.w_scale = view(addr(0x60000), DType::kFloat32, {200, 3});
        },
        {"w_scale must be [ceil(N / 128), ceil(K / 128)] = [2, 3]", "got [200, 3]"}},
-      {"x_scale_mn_major_unaligned",
+      {"x_scale_mn_major_overlapping",
        [](Args& a) {
-         a.x_scale = view(addr(0x50000), DType::kFloat32, {6, 3}, {1, 6});
+         a.x_scale = view(addr(0x50000), DType::kFloat32, {6, 3}, {1, 5});
        },
-       {"x_scale must be row-major (strides (ld, 1), ld >= 3) or MN-major TMA-aligned", "ld >= 6 and a multiple of 4",
-        "(1, 6)"}},
+       {"x_scale must be row-major (strides (ld, 1), ld >= 3) or MN-major (strides (1, ld), ld >= 6)", "(1, 5)"}},
       {"x_scale_rows_overlap",
        [](Args& a) {
          a.x_scale = view(addr(0x50000), DType::kFloat32, {6, 3}, {2, 1});
@@ -175,6 +174,11 @@ TEST(ValidateA8W8Blockscale, MnMajorScalesFromTheirStrides) {
   const GemmProblem p = a.validate().problem;
   EXPECT_TRUE(p.a_scale_mn_major);
   EXPECT_EQ(p.ld_a_scale, ld);
+  // A column stride that is not TMA-aligned (a clone of a padded view has ld = M) is MN-major too.
+  a.x_scale = view(addr(0x50000), DType::kFloat32, {6, 3}, {1, 6});
+  const GemmProblem unaligned = a.validate().problem;
+  EXPECT_TRUE(unaligned.a_scale_mn_major);
+  EXPECT_EQ(unaligned.ld_a_scale, 6);
   // One row: the stride along M is free, the one along the blocks decides (quant's MN-major scale
   // of one row has strides (1, 4); a contiguous one (3, 1)).
   for (auto [s0, s1, mn] : {std::tuple<std::int64_t, std::int64_t, bool>{1, 4, true}, {3, 1, false}}) {

@@ -71,10 +71,10 @@ TEST(ValidateQuant, Block1x128AcceptsBothLayouts) {
 }
 
 TEST(ValidateQuant, Block1x128RefusesOtherLayouts) {
-  // Column stride not a multiple of 4 (16 bytes): not TMA-aligned.
-  EXPECT_EQ(error_of(x_of({10, 300}), q_of({10, 300}), s_of({10, 3}, {1, 10}), QuantGrouping::kBlock1x128),
-            "quant_op: scale must be row-major (strides (ld, 1), ld >= 3) or MN-major TMA-aligned (strides (1, ld), "
-            "ld >= 10 and a multiple of 4), got strides (1, 10)");
+  // Column stride below M: columns overlap.
+  EXPECT_EQ(error_of(x_of({10, 300}), q_of({10, 300}), s_of({10, 3}, {1, 9}), QuantGrouping::kBlock1x128),
+            "quant_op: scale must be row-major (strides (ld, 1), ld >= 3) or MN-major (strides (1, ld), "
+            "ld >= 10), got strides (1, 9)");
   EXPECT_EQ(error_of(x_of({10, 300}), q_of({10, 300}), s_of({10, 2}), QuantGrouping::kBlock1x128),
             "quant_op: scale must be [M, ceil(K / 128)] = [10, 3], got [10, 2]");
 }
