@@ -328,7 +328,8 @@ def gemm_a8w8_blockscale(
     x: ``[..., K]`` ``torch.float8_e4m3fn``; w: ``[N, K]`` ``torch.float8_e4m3fn``; rows contiguous,
     K a multiple of 16 (not necessarily of 128). x_scale: fp32 ``[M, L]``, row-major (AITER) or
     MN-major (strides ``(1, ld)``, ``ld >= M``; DeepGEMM's TMA-aligned layout from
-    ``quant_fp8_per_block_1x128(x, mn_major=True)`` reads without a copy): the strides tell which. w_scale: fp32 ``[ceil(N / 128), L]`` row-major (``quant_fp8_per_block_128x128``).
+    ``quant_fp8_per_block_1x128(x, mn_major=True)`` reads without a copy): the strides tell which.
+    w_scale: fp32 ``[ceil(N / 128), L]`` row-major (``quant_fp8_per_block_128x128``).
     Block sums in fp32, scaled and summed in fp32, bias (``[N]``, the output dtype or fp32) added,
     one rounding to ``out_dtype`` (bf16, fp16 or fp32). Zero scales zero their blocks; NaN or inf
     scales propagate. Every tensor on x's CUDA device. Not differentiable. Bad input raises
