@@ -579,7 +579,7 @@ def w4_spec(args, form: str):
         return count_bad(y, ref if b is None else ref + b.float())
 
     def describe(x, w, q, s, b, *_):
-        name = f"mxfp4_gemv<{form}>" if x.shape[0] <= 16 else "mxfp4_dequant+" + tgemm.describe(x, w, b)["kernelName"]
+        name = f"mxfp4_gemv<{form}>" if x.shape[0] <= 4 else "mxfp4_dequant+" + tgemm.describe(x, w, b)["kernelName"]
         return {"kernelName": name, "level": "-"}
 
     gemm = {

@@ -47,7 +47,7 @@ void quant_mxfp4(const TensorView& x, const TensorView& q, const TensorView& sca
 //   [N, K / 32] E8M0; rows of w and w_scale contiguous (any row stride); K % 32 == 0.
 //   out: bf16/fp16/fp32 [..., N] like x; bias (optional): [N] of x's or out's dtype, added once in
 //   fp32.
-// Paths: M <= 16 with x's rows 16-byte aligned and w's rows 16-byte aligned: a GEMV that decodes
+// Paths: M <= 4 with x's rows 16-byte aligned and w's rows 16-byte aligned: a GEMV that decodes
 // w in registers (w read once). Otherwise w is dequantized to x's dtype in stream-ordered scratch
 // memory (N * K * 2 bytes, cudaMallocAsync) and gemm_a16w16 runs on it. With bf16 x both paths are
 // exact up to the fp32 summation order (every e2m1 x E8M0 product is a bf16 value where it is a
@@ -62,7 +62,7 @@ void gemm_a16w4(const TensorView& x, const TensorView& w, const TensorView& w_sc
 //   contiguous elements ([..., 1]: per-token), device memory read on the stream (graph-safe);
 //   w, w_scale as gemm_a16w4; K % 32 == 0. out: bf16/fp16/fp32 [..., N] like x; bias (optional):
 //   [N] of out's dtype or fp32, added once in fp32 after scaling.
-// Paths: M <= 16 with x's and w's rows 16-byte aligned: the GEMV of gemm_a16w4 reading FP8 x
+// Paths: M <= 4 with x's and w's rows 16-byte aligned: the GEMV of gemm_a16w4 reading FP8 x
 // (e4m3 pairs widened to fp16 exactly), each token's sum times its x_scale. Otherwise x is widened
 // to bf16 and w dequantized to bf16 in stream-ordered scratch memory, gemm_a16w16 sums into fp32
 // (out itself when out is fp32, else scratch of M * N * 4 bytes) and one pass applies x_scale and
@@ -81,7 +81,7 @@ void gemm_a8w4(const TensorView& x, const TensorView& w, const TensorView& x_sca
 //   writes for activations [..., K]); w: uint8 [N, K / 2], w_scale: uint8 [N, K / 32]; rows
 //   contiguous (any row stride); K % 32 == 0. out: bf16/fp16/fp32 [..., N] like x; bias (optional):
 //   [N] of out's dtype or fp32, added once in fp32.
-// Paths: M <= 16 with x's and w's rows 16-byte aligned: the GEMV of gemm_a16w4 decoding both
+// Paths: M <= 4 with x's and w's rows 16-byte aligned: the GEMV of gemm_a16w4 decoding both
 // operands in registers, each 32-wide block's sum of code products times 2^(sx - 127) 2^(sw - 127).
 // Otherwise both operands are dequantized to bf16 (exact) in stream-ordered scratch memory and
 // gemm_a16w16 runs on them (through fp32 scratch and one epilogue pass where bias is fp32 and out

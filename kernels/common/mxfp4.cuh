@@ -1,7 +1,7 @@
 // MXFP4 device code (include/tgemm/fp4.h): e2m1 and E8M0 encoding and decoding, the quantizer
 // (bf16/fp16 [M, K] -> packed codes [M, K / 2] and scales [M, K / 32]) and the dequantizer that
 // writes a weight (or gemm_a4w4's activations) back as bf16/fp16 [rows, K] for the a16w16 GEMM
-// (the path of the W4 GEMMs for M > 16); for gemm_a8w4's path the widening of FP8 x to bf16 and
+// (the path of the W4 GEMMs for M > 4); for gemm_a8w4's path the widening of FP8 x to bf16 and
 // the pass that applies x_scale and bias to the fp32 sums.
 //
 // Both are memory-bound passes with one thread per 32-value block: the quantizer reads the

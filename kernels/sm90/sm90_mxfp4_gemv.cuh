@@ -1,5 +1,5 @@
 // Decode GEMV of MXFP4 weights for sm_90a: out[M, N] = dequant(x)[M, K] · dequant(w, w_scale)[N, K]^T
-// (+ bias[N]) for M <= M_MAX (1, 4 or 16) on CUDA cores, w packed e2m1 codes with one E8M0 scale
+// (+ bias[N]) for M <= M_MAX (1 or 4) on CUDA cores, w packed e2m1 codes with one E8M0 scale
 // per 32 values (include/tgemm/fp4.h), sums in fp32. The activation format A is one of:
 //   bf16, fp16       gemm_a16w4: x as it is;
 //   Fp8E4M3          gemm_a8w4: e4m3 bytes widened two at a time to fp16 (exact; one
@@ -7,7 +7,7 @@
 //   Mxfp4Codes       gemm_a4w4: packed e2m1 codes, each block's sum also times the token's E8M0
 //                    scale of that block.
 //
-// Why: at M <= 16 the time is the weight's read (K / 2 bytes a row, a quarter of bf16's), so the
+// Why: at M <= 4 the time is the weight's read (K / 2 bytes a row, a quarter of bf16's), so the
 // kernel reads it the way the 16-bit skinny GEMV does (kernels/sm90/sm90_skinny_gemv.cuh): one
 // warp per weight row, 16-byte chunks per lane through the non-allocating L1 path, CHUNKS loads
 // in flight before any arithmetic, a warp-shuffle reduction. A 16-byte chunk is 32 codes: exactly
@@ -28,7 +28,7 @@
 // element-aligned.
 //
 // Test: tests/gpu/test_fp4.cpp (against the fp32 reference of the dequantized operands, every
-// M <= 16, N not a multiple of 128, bias, every output dtype, each format); bench:
+// M <= 4, N not a multiple of 128, bias, every output dtype, each format); bench:
 // bench/torch_bench.py --a16w4.
 #pragma once
 

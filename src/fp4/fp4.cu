@@ -1,6 +1,6 @@
 // MXFP4 entry points (include/tgemm/fp4.h): validate, return early where nothing is to be
 // written, launch on the caller's stream. gemm_a16w4, gemm_a8w4 and gemm_a4w4 take the decode
-// GEMV (kernels/sm90/sm90_mxfp4_gemv.cuh, templated on the activation format) where M <= 16 and
+// GEMV (kernels/sm90/sm90_mxfp4_gemv.cuh, templated on the activation format) where M <= 4 and
 // the rows it reads with 16-byte loads are aligned, else dequantize w (and x where it is not
 // 16-bit) to 16 bits (kernels/common/mxfp4.cuh) and run gemm_a16w16.
 #include <cstdint>
@@ -17,9 +17,13 @@
 namespace tgemm {
 namespace {
 
-// The GEMV's largest M: above it the dequantized weight meets tensor cores (gemm_a16w16) and the
-// read of the weight stops being the whole cost.
-constexpr std::int64_t kGemvMaxM = 16;
+// The GEMV's largest M. It meets every token with CUDA-core FMAs: at 16 tokens it is bound by FMA
+// issue, not by the weight read, at 22-35x the 4-bit streaming floor on an H200 (0.11-0.18x of
+// bf16 F.linear, docs/performance.md), where dequantizing the weight for gemm_a16w16's tensor
+// cores moves about 8x the 4-bit bytes (the codes read, 2 bytes an element written and read
+// again). At M <= 4 it issues a quarter of those FMAs or fewer; at M = 1 it is 1.06-1.70x faster
+// than F.linear.
+constexpr std::int64_t kGemvMaxM = 4;
 constexpr int kGemvWarps = 4;
 // 16-byte weight chunks a lane has in flight: 4 x 16 bytes x 32 lanes = 2 KiB a warp, a whole
 // 4096-wide row (128 chunks) in one pass; 8 KiB a CTA of 4 warps.
@@ -63,10 +67,8 @@ void run_gemv(const W4GemmCall& c, cudaStream_t stream) {
   p.k = static_cast<int>(c.k);
   if (c.m == 1) {
     launch_gemv<A, 1>(p, stream);
-  } else if (c.m <= 4) {
-    launch_gemv<A, 4>(p, stream);
   } else {
-    launch_gemv<A, 16>(p, stream);
+    launch_gemv<A, kGemvMaxM>(p, stream);
   }
 }
 
@@ -120,7 +122,7 @@ class StreamScratch {
 // every region as aligned as a fresh allocation, which cuBLASLt's alignment checks reward).
 std::size_t round_up_256(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 
-// The path for M > 16 or unaligned rows: w dequantized to 16 bits (x's dtype for gemm_a16w4, else
+// The path for M > 4 or unaligned rows: w dequantized to 16 bits (x's dtype for gemm_a16w4, else
 // bf16), x widened (e4m3) or dequantized (e2m1) to bf16 unless it is 16-bit already, then
 // gemm_a16w16. Where x_scale is per tensor or token (gemm_a8w4) or the bias has a dtype gemm_a16w16
 // does not take (fp32 with a 16-bit out), gemm_a16w16 sums into fp32 (out itself when out is fp32)

@@ -3,7 +3,7 @@
 //    rows of different magnitudes, zero rows, subnormal, tie, saturating and non-finite values,
 //    padded rows; outputs poisoned first (0xee codes and scales the quantizer never writes for
 //    these inputs).
-//  - gemm_a16w4 on 300+ random problems, both paths (the GEMV at M <= 16, dequantize + a16w16
+//  - gemm_a16w4 on 300+ random problems, both paths (the GEMV at M <= 4, dequantize + a16w16
 //    above, and the unaligned-x form of small M), against the fp32 reference GEMM of x and the
 //    host-dequantized weight (exact in x's dtype for these magnitudes), outputs NaN-poisoned.
 //  - gemm_a8w4 (FP8 x, per-tensor or per-token fp32 x_scale) and gemm_a4w4 (MXFP4 x) on 320
@@ -239,7 +239,7 @@ TEST(Mxfp4Gemm, RandomProblemsMatchTheReferenceOfTheDequantizedWeight) {
   const DType outs[] = {DType::kBFloat16, DType::kFloat16, DType::kFloat32};
   while (cases.size() < 320) {
     A16W4Case c{};
-    const bool small = cases.size() % 3 != 0;  // two thirds on the GEMV
+    const bool small = cases.size() % 3 != 0;  // two thirds at M <= 16: the GEMV at M <= 4
     c.m = small ? log_uniform(rng, 1, 16) : log_uniform(rng, 17, 300);
     if (cases.size() % 10 == 1) c.m = 1;
     c.n = log_uniform(rng, 1, 3000);
@@ -443,10 +443,12 @@ std::string check_w4(const W4Case& c, std::uint64_t seed) {
 std::vector<W4Case> random_w4_cases(bool fp4_x, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::vector<W4Case> cases;
-  // Fixed: M = 1 at N not a multiple of 128, K = 32 (one block), M = 16 on a decode shape, the
-  // smallest M of the dequantize path, fp32 out with padded rows (summed in place there).
+  // Fixed: M = 1 at N not a multiple of 128, K = 32 (one block), M = 4 and 16 on a decode shape
+  // (the GEMV's largest M, the dequantize path at small M), M = 17, fp32 out with padded rows
+  // (summed in place there), unaligned x rows.
   cases.push_back({fp4_x, 1, 1, 32, DType::kBFloat16, false, DType::kBFloat16, true, 0, 0});
   cases.push_back({fp4_x, 1, 1000, 2880, DType::kBFloat16, true, DType::kFloat32, true, 0, 0});
+  cases.push_back({fp4_x, 4, 4097, 4096, DType::kBFloat16, true, DType::kFloat32, true, 0, 0});
   cases.push_back({fp4_x, 16, 4097, 4096, DType::kFloat16, false, DType::kFloat16, false, 0, 0});
   cases.push_back({fp4_x, 17, 129, 4096, DType::kBFloat16, true, DType::kBFloat16, true, 0, 0});
   cases.push_back({fp4_x, 40, 300, 256, DType::kFloat32, true, DType::kFloat32, true, 0, 5});
@@ -455,7 +457,7 @@ std::vector<W4Case> random_w4_cases(bool fp4_x, std::uint64_t seed) {
   while (cases.size() < 320) {
     W4Case c{};
     c.fp4_x = fp4_x;
-    const bool small = cases.size() % 3 != 0;  // two thirds on the GEMV
+    const bool small = cases.size() % 3 != 0;  // two thirds at M <= 16: the GEMV at M <= 4
     c.m = small ? log_uniform(rng, 1, 16) : log_uniform(rng, 17, 300);
     if (cases.size() % 10 == 1) c.m = 1;
     c.n = log_uniform(rng, 1, 3000);
@@ -499,7 +501,7 @@ TEST(Mxfp4GemmA4W4, RandomProblemsMatchTheReferenceOfTheDequantizedOperands) {
 }
 
 // A few small problems, one per path and epilogue form (sized for compute-sanitizer): the GEMV at
-// M = 1 and 16, unaligned x rows at small M (dequantize path), fp32 out with padded rows (summed
+// M = 1 and 4, unaligned x rows at small M (dequantize path), fp32 out with padded rows (summed
 // in place), bf16 out with an fp32 bias (fp32 scratch, then the epilogue pass).
 TEST(Mxfp4ScaledGemm, EdgeProblemsOfEachPathMatchTheReference) {
   TGEMM_REQUIRE_GPU();
@@ -507,7 +509,7 @@ TEST(Mxfp4ScaledGemm, EdgeProblemsOfEachPathMatchTheReference) {
   for (bool fp4_x : {false, true}) {
     const W4Case cases[] = {
         {fp4_x, 1, 129, 256, DType::kBFloat16, true, DType::kFloat32, true, 0, 0},
-        {fp4_x, 16, 67, 128, DType::kFloat16, false, DType::kFloat16, false, 0, 0},
+        {fp4_x, 4, 67, 128, DType::kFloat16, false, DType::kFloat16, false, 0, 0},
         {fp4_x, 3, 300, 64, DType::kBFloat16, true, DType::kBFloat16, true, 8, 0},
         {fp4_x, 40, 300, 256, DType::kFloat32, true, DType::kFloat32, true, 16, 5},
         {fp4_x, 33, 65, 96, DType::kBFloat16, true, DType::kFloat32, false, 0, 0},
