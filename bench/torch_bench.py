@@ -27,7 +27,7 @@ rotated inputs, medians), with both ratios per problem and their geomeans in the
     python3 bench/torch_bench.py --overhead-only
     python3 bench/torch_bench.py --gelu [--approximate tanh] [--bias]
     python3 bench/torch_bench.py --a8w8 fp8_rowwise [--bias]
-    python3 bench/torch_bench.py --a16w4 --m 1,16 --no-overhead
+    python3 bench/torch_bench.py --a16w4 --m 1,16 --no-overhead   # also --a8w4, --a4w4
     python3 bench/torch_bench.py --blockscale mn_major [--bias]
     python3 bench/torch_bench.py --quant --no-overhead
     python3 bench/torch_bench.py --gmm --no-overhead
@@ -550,10 +550,15 @@ def a8w8_spec(args):
     }
 
 
-def a16w4_spec(args):
-    """--a16w4: tgemm.gemm_a16w4 (bf16 activations, MXFP4 weights from tgemm.quant_mxfp4) against
-    F.linear on the bf16 weight the 4-bit one came from; sets (x, w, q, s, b). The floor is the
-    streaming read of the 4-bit problem's bytes (codes, scales, x, the output)."""
+W4_FORMS = ("a16w4", "a8w4", "a4w4")
+
+
+def w4_spec(args, form: str):
+    """--a16w4, --a8w4, --a4w4: tgemm.gemm_a16w4 (bf16 activations), gemm_a8w4 (per-token FP8
+    activations from tgemm.quant_per_token) or gemm_a4w4 (MXFP4 activations from
+    tgemm.quant_mxfp4), MXFP4 weights from tgemm.quant_mxfp4, against F.linear on the bf16 weight
+    the 4-bit one came from; sets (x, w, q, s, b, xq, xs). The floor is the streaming read of the
+    4-bit problem's bytes (codes, scales, the activations in the op's format, the output)."""
     import tgemm
 
     def make_set(g, m, n, k):
@@ -561,31 +566,47 @@ def a16w4_spec(args):
         w = (torch.randn(n, k, device="cuda", generator=g) / math.sqrt(k)).to(torch.bfloat16)
         q, s = tgemm.quant_mxfp4(w)
         b = torch.randn(n, device="cuda", generator=g).to(torch.bfloat16) if args.bias else None
-        return x, w, q, s, b
+        xq, xs = (
+            (None, None) if form == "a16w4" else tgemm.quant_per_token(x) if form == "a8w4" else tgemm.quant_mxfp4(x)
+        )
+        return x, w, q, s, b, xq, xs
 
-    def check(y, x, w, q, s, b):
-        ref = x.float() @ tgemm.dequant_mxfp4(q, s).t()
+    def dequant_x(x, xq, xs):
+        return x.float() if form == "a16w4" else xq.float() * xs if form == "a8w4" else tgemm.dequant_mxfp4(xq, xs)
+
+    def check(y, x, w, q, s, b, xq, xs):
+        ref = dequant_x(x, xq, xs) @ tgemm.dequant_mxfp4(q, s).t()
         return count_bad(y, ref if b is None else ref + b.float())
 
-    def describe(x, w, q, s, b):
-        name = "mxfp4_gemv" if x.shape[0] <= 16 else "mxfp4_dequant+" + tgemm.describe(x, w, b)["kernelName"]
+    def describe(x, w, q, s, b, *_):
+        name = f"mxfp4_gemv<{form}>" if x.shape[0] <= 4 else "mxfp4_dequant+" + tgemm.describe(x, w, b)["kernelName"]
         return {"kernelName": name, "level": "-"}
 
+    gemm = {
+        "a16w4": lambda x, w, q, s, b, xq, xs: tgemm.gemm_a16w4(x, q, s, b),
+        "a8w4": lambda x, w, q, s, b, xq, xs: tgemm.gemm_a8w4(xq, q, xs, s, b),
+        "a4w4": lambda x, w, q, s, b, xq, xs: tgemm.gemm_a4w4(xq, q, xs, s, b),
+    }[form]
+    # Bytes a row of activations the tgemm side reads: bf16; e4m3 and a per-token fp32 scale;
+    # e2m1 codes and one E8M0 scale per 32.
+    x_row = {"a16w4": lambda k: 2 * k, "a8w4": lambda k: k + 4, "a4w4": lambda k: k // 2 + k // 32}[form]
     return {
-        "family": "a16w4",
-        "scales": "mxfp4",
+        "family": form,
+        "scales": "mxfp4" if form == "a16w4" else "mxfp4, per-token fp8 x" if form == "a8w4" else "mxfp4 x and w",
         "dtype": torch.bfloat16,
         "baseline_name": "F.linear",
-        "baseline": lambda x, w, q, s, b: torch.nn.functional.linear(x, w, b),
-        "tgemm": lambda x, w, q, s, b: tgemm.gemm_a16w4(x, q, s, b),
+        "baseline": lambda x, w, q, s, b, *_: torch.nn.functional.linear(x, w, b),
+        "tgemm": gemm,
         "describe": describe,
         "check": check,
         "make_set": make_set,
         "skip": None,
         "problems": [(m, s) for m in m_values(args) for s in suite_of(args) if s["K"] % 32 == 0],  # MXFP4's K rule
         # The tgemm side reads the 4-bit weight (K / 2 bytes a row) and its scales (K / 32).
-        "bytes": lambda m, n, k: n * k // 2 + n * k // 32 + 2 * m * k + 2 * m * n,
-        "set_bytes": lambda m, n, k: 2 * m * k + 2 * n * k + n * k // 2 + n * k // 32 + (2 * n if args.bias else 0),
+        "bytes": lambda m, n, k: n * k // 2 + n * k // 32 + m * x_row(k) + 2 * m * n,
+        "set_bytes": lambda m, n, k: (
+            2 * m * k + 2 * n * k + n * k // 2 + n * k // 32 + m * x_row(k) + (2 * n if args.bias else 0)
+        ),
     }
 
 
@@ -1519,6 +1540,17 @@ def parse_args(argv=None) -> argparse.Namespace:
         help="time tgemm.gemm_a16w4 (MXFP4 weights, bf16 activations) against F.linear on the bf16 weight instead",
     )
     parser.add_argument(
+        "--a8w4",
+        action="store_true",
+        help="time tgemm.gemm_a8w4 (MXFP4 weights, per-token FP8 activations) against F.linear on the bf16 weight "
+        "instead",
+    )
+    parser.add_argument(
+        "--a4w4",
+        action="store_true",
+        help="time tgemm.gemm_a4w4 (MXFP4 weights and activations) against F.linear on the bf16 weight instead",
+    )
+    parser.add_argument(
         "--blockscale",
         choices=("row_major", "mn_major"),
         help="time tgemm.gemm_a8w8_blockscale (x_scale in this layout) against --blockscale-peer instead",
@@ -1575,8 +1607,11 @@ def parse_args(argv=None) -> argparse.Namespace:
         parser.error("--gelu and --overhead-only exclude each other")
     if args.quant and (args.gelu or args.overhead_only):
         parser.error("--quant excludes --gelu and --overhead-only")
-    if args.a16w4 and (args.gelu or args.overhead_only or args.out_dtype or args.quant or args.a8w8 or args.blockscale):
-        parser.error("--a16w4 times bf16 in and out on its own: drop the other modes and --out-dtype")
+    w4_forms = [f for f in W4_FORMS if getattr(args, f)]
+    args.w4 = w4_forms[0] if w4_forms else None
+    others = args.gelu or args.overhead_only or args.out_dtype or args.quant or args.a8w8 or args.blockscale
+    if w4_forms and (len(w4_forms) > 1 or others):
+        parser.error(f"--{args.w4} times bf16 out on its own: drop the other modes and --out-dtype")
     if args.a8w8 and (args.gelu or args.overhead_only or args.out_dtype or args.quant):
         parser.error("--a8w8 times bf16 outputs on its own: drop --gelu, --quant, --overhead-only and --out-dtype")
     if args.blockscale and (args.gelu or args.overhead_only or args.out_dtype or args.quant or args.a8w8):
@@ -1716,14 +1751,14 @@ def main(argv=None) -> int:
             f"  over a loop of torch._scaled_mm: geomean {summary['geomean_vs_scaled_mm_loop']:.3f}x, "
             f"min at B >= 16 {summary['min_vs_scaled_mm_loop_b_ge_16']:.3f}x"
         )
-    elif args.a16w4:
-        rows, extra = run_8bit_suite(args, props, a16w4_spec(args))
+    elif args.w4:
+        rows, extra = run_8bit_suite(args, props, w4_spec(args, args.w4))
         summary = extra.pop("summary")
         doc.update(extra)
         big = [r["tgemm_us"] / r["floor_us"] for r in rows if 2 * r["N"] * r["K"] >= 32 << 20]
         summary["max_floor_ratio_weights_ge_32mb"] = max(big) if big else 0.0
         summary["floor_ratios"] = {f"{r['M']}x{r['N']}x{r['K']}": r["tgemm_us"] / r["floor_us"] for r in rows}
-        print_speedup_summary(summary, "gemm_a16w4 (mxfp4)", "F.linear")
+        print_speedup_summary(summary, f"gemm_{args.w4} (mxfp4)", "F.linear")
         worst = summary["max_floor_ratio_weights_ge_32mb"]
         print(f"  worst time / 4-bit streaming floor at bf16 weights >= 32 MB: {worst:.2f}x")
     elif args.a8w8:
@@ -1761,8 +1796,8 @@ def main(argv=None) -> int:
         )
         if args.a8w8:
             stem = f"torch_a8w8_{args.a8w8}"
-        if args.a16w4:
-            stem = "torch_a16w4"
+        if args.w4:
+            stem = f"torch_{args.w4}"
         if args.blockscale:
             stem = f"torch_a8w8_blockscale_{args.blockscale}"
             if args.blockscale_peer == "scaled_mm":

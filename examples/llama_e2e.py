@@ -24,6 +24,7 @@ Prints a table and writes a JSON (--json). Needs torch with CUDA, transformers >
     python3 examples/llama_e2e.py --skip-tune --table my_tuned.csv
     python3 examples/llama_e2e.py --layers 2 --decode-batches 1 --json out.json
     python3 examples/llama_e2e.py --quant fp8_rowwise     # 8-bit linears (tgemm.nn) vs stock bf16
+    python3 examples/llama_e2e.py --quant mxfp4           # MXFP4 weights (tgemm.nn), bf16 activations
 
 --quant SCHEME measures the model's linears (all but lm_head) as tgemm.nn.QuantLinear layers of
 that scheme (activations quantized at every call) against stock bf16, and for fp8_rowwise also
@@ -31,6 +32,15 @@ against the same 8-bit weights and scales through PyTorch alone (per-token quant
 ops, torch._scaled_mm); logits are compared with stock bf16 (--quant-rtol; with fp8_rowwise tgemm's
 must also be within 5% of torch._scaled_mm's distance from bf16). It skips capture and
 tune: the 8-bit GEMMs run on their shipped tables and defaults.
+
+--quant mxfp4 (weight-only: gemm_a16w4) and mxfp4_a8 (per-token FP8 activations: gemm_a8w4) are
+compared with the same MXFP4 weights through PyTorch alone, F.linear on the dequantized weight
+(every e2m1 code times its E8M0 scale is a bf16 value, so that weight is exact): MXFP4 moves a
+random-weight model's logits far more than FP8 does, and that distance from bf16 is the format's,
+not tgemm's. The check: tgemm's distance from bf16 within 5% (+ 0.01) of the PyTorch one and, for
+mxfp4, tgemm's logits within --rtol of the PyTorch ones (the same weights and activations, only
+the summation order differs); --quant-rtol does not apply. Both distances and the top-1
+agreement with bf16 are reported.
 """
 
 from __future__ import annotations
@@ -94,15 +104,15 @@ def parse_args(argv=None):
     )
     p.add_argument(
         "--quant",
-        choices=("fp8_tensor", "fp8_rowwise", "int8_rowwise", "fp8_block"),
-        help="measure 8-bit linears (tgemm.nn.QuantLinear) against stock bf16 instead; skips capture and tune",
+        choices=("fp8_tensor", "fp8_rowwise", "int8_rowwise", "fp8_block", "mxfp4", "mxfp4_a8"),
+        help="measure quantized linears (tgemm.nn.QuantLinear) against stock bf16 instead; skips capture and tune",
     )
     p.add_argument(
         "--quant-rtol",
         type=float,
         default=0.5,
-        help="max relative L2 of --quant logits vs bf16 (the random-weight model's logits move 0.2-0.3 under "
-        "FP8, through torch._scaled_mm alike)",
+        help="max relative L2 of 8-bit --quant logits vs bf16 (the random-weight model's logits move 0.2-0.3 "
+        "under FP8, through torch._scaled_mm alike); the MXFP4 schemes are checked against PyTorch instead",
     )
     p.add_argument("--json", default="llama_e2e.json", help="results JSON")
     p.add_argument("--phase", choices=("all", "capture"), default="all", help=argparse.SUPPRESS)
@@ -276,15 +286,51 @@ class ScaledMMLinear(torch.nn.Module):
         return y.reshape(*x.shape[:-1], -1)
 
 
+class DequantLinear(torch.nn.Module):
+    """A QuantLinear's MXFP4 weight through PyTorch alone: F.linear on the dequantized weight (bf16,
+    exact), and for mxfp4_a8 the activations' per-token FP8 round trip in torch ops first (then the
+    product in fp32: the dequantized activations are not bf16 values)."""
+
+    def __init__(self, q):
+        super().__init__()
+        self.fp8 = q.scheme == "mxfp4_a8"
+        w = q.dequantized_weight()
+        self.weight = w.float() if self.fp8 else w.to(torch.bfloat16)
+        self.bias = q.bias
+
+    def forward(self, x):
+        if not self.fp8:
+            return torch.nn.functional.linear(x, self.weight, self.bias)
+        x2 = x.reshape(-1, x.shape[-1]).float()
+        scale = (x2.abs().amax(-1, keepdim=True) / 448.0).clamp_min(1e-12)
+        xd = (x2 / scale).clamp(-448.0, 448.0).to(torch.float8_e4m3fn).float() * scale
+        bias = None if self.bias is None else self.bias.float()
+        y = torch.nn.functional.linear(xd, self.weight, bias)
+        return y.to(x.dtype).reshape(*x.shape[:-1], -1)
+
+
+MXFP4_SCHEMES = ("mxfp4", "mxfp4_a8")
+
+
 def quantized_linears(model, scheme) -> dict:
-    """name -> tgemm.nn.QuantLinear of every eligible linear but lm_head (the model keeps its own)."""
+    """name -> tgemm.nn.QuantLinear of every linear eligible under scheme but lm_head (the model
+    keeps its own)."""
     import tgemm.nn
 
     return {
         name: tgemm.nn.QuantLinear.from_linear(m, scheme)
         for name, m in model.named_modules()
-        if name and tgemm.nn.eligible(m) and not name.endswith("lm_head")
+        if name and tgemm.nn.eligible(m, scheme) and not name.endswith("lm_head")
     }
+
+
+def quant_peer(quant: dict, scheme: str):
+    """(name, modules) of the same quantized weights through PyTorch alone, or (None, None)."""
+    if scheme == "fp8_rowwise":
+        return "scaled_mm", {name: ScaledMMLinear(q) for name, q in quant.items()}
+    if scheme in MXFP4_SCHEMES:
+        return "torch_dequant", {name: DequantLinear(q) for name, q in quant.items()}
+    return None, None
 
 
 @contextlib.contextmanager
@@ -304,9 +350,10 @@ def swapped(model, modules: dict):
 
 
 def measure_quant(model, config, args) -> list[dict]:
-    """Each step stock bf16, with QuantLinear layers, and (fp8_rowwise) with ScaledMMLinear ones."""
+    """Each step stock bf16, with QuantLinear layers, and (fp8_rowwise, MXFP4) with the same weights
+    through PyTorch alone (ScaledMMLinear, DequantLinear)."""
     quant = quantized_linears(model, args.quant)
-    peer = {name: ScaledMMLinear(q) for name, q in quant.items()} if args.quant == "fp8_rowwise" else None
+    peer_name, peer = quant_peer(quant, args.quant)
     rows = []
     with torch.inference_mode():
         for make in steps_for(model, config, args):
@@ -329,16 +376,22 @@ def measure_quant(model, config, args) -> list[dict]:
             if peer is not None:
                 with swapped(model, peer):
                     sm = time_step(step, args.iters, not args.no_graph)
-                row["scaled_mm_ms"] = sm["ms"]
-                row["speedup_vs_scaled_mm"] = sm["ms"] / tg["ms"]
+                row[f"{peer_name}_ms"] = sm["ms"]
+                row[f"speedup_vs_{peer_name}"] = sm["ms"] / tg["ms"]
                 row["graph"] = row["graph"] and sm["graph"]
                 row["graph_error"] = row["graph_error"] or sm["graph_error"]
-                row["scaled_mm_rel_l2"] = compare(sm["logits"], stock["logits"])["rel_l2"]
+                peer_cmp = compare(sm["logits"], stock["logits"])
+                row[f"{peer_name}_rel_l2"] = peer_cmp["rel_l2"]
+                row[f"{peer_name}_top1_match"] = peer_cmp["top1_match"]
+                if args.quant == "mxfp4":  # the same weights and activations: only the summation order differs
+                    row["rel_l2_vs_torch_dequant"] = compare(tg["logits"], sm["logits"])["rel_l2"]
             cmp = compare(tg["logits"], stock["logits"])
             row.update(cmp)
-            row["ok"] = cmp["rel_l2"] <= args.quant_rtol
+            row["ok"] = args.quant in MXFP4_SCHEMES or cmp["rel_l2"] <= args.quant_rtol
             if peer is not None:  # the same weights and scales through PyTorch: no further from bf16
-                row["ok"] = row["ok"] and cmp["rel_l2"] <= 1.05 * row["scaled_mm_rel_l2"] + 0.01
+                row["ok"] = row["ok"] and cmp["rel_l2"] <= 1.05 * row[f"{peer_name}_rel_l2"] + 0.01
+            if "rel_l2_vs_torch_dequant" in row:
+                row["ok"] = row["ok"] and row["rel_l2_vs_torch_dequant"] <= args.rtol
             rows.append(row)
             del step, stock, tg
             torch.cuda.empty_cache()
@@ -499,7 +552,10 @@ def main(argv=None) -> int:
         f"{'rel L2':>8} {'top1':>6} {'check':>6}"
     )
     if args.quant:
-        print(f"8-bit linears: {args.quant} (tgemm.nn.QuantLinear) in the tgemm column, stock bf16 in the stock column")
+        print(
+            f"quantized linears: {args.quant} (tgemm.nn.QuantLinear) in the tgemm column, stock bf16 in the stock "
+            "column"
+        )
     for r in rows:
         print(
             f"{r['step']:<8} {r['batch']:>5} {r['tokens']:>6} | {r['stock_ms']:>9.3f} {r['tgemm_ms']:>9.3f} "
@@ -510,6 +566,17 @@ def main(argv=None) -> int:
             print(
                 f"         torch._scaled_mm with the same weights and scales: {r['scaled_mm_ms']:.3f} ms, tgemm "
                 f"{r['speedup_vs_scaled_mm']:.3f}x over it (its rel L2 vs bf16 {r['scaled_mm_rel_l2']:.2e})"
+            )
+        if "torch_dequant_ms" in r:
+            print(
+                f"         F.linear on the dequantized weights: {r['torch_dequant_ms']:.3f} ms, tgemm "
+                f"{r['speedup_vs_torch_dequant']:.3f}x over it (its rel L2 vs bf16 {r['torch_dequant_rel_l2']:.2e}, "
+                f"top1 {r['torch_dequant_top1_match']:.2f}"
+                + (
+                    f"; tgemm's rel L2 vs it {r['rel_l2_vs_torch_dequant']:.2e})"
+                    if "rel_l2_vs_torch_dequant" in r
+                    else ")"
+                )
             )
         if r["graph_error"]:
             print(f"         graph capture failed, timed eagerly: {r['graph_error']}")
@@ -540,7 +607,7 @@ def main(argv=None) -> int:
         },
         "timing": "CUDA graph replays (torch.cuda.CUDAGraph), median" if not args.no_graph else "eager, median",
         "iters": args.iters,
-        "rtol": args.quant_rtol if args.quant else args.rtol,
+        "rtol": args.quant_rtol if args.quant and args.quant not in MXFP4_SCHEMES else args.rtol,
         "quant": args.quant,
         **info,
         "rows": rows,

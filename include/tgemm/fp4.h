@@ -1,5 +1,6 @@
 // MXFP4 (OCP Microscaling Formats v1.0): 4-bit weights with one power-of-two scale per 32 values
-// along K, the quantizer that writes them and the GEMM of 16-bit activations with such weights.
+// along K, the quantizer that writes them and the GEMMs of such weights with 16-bit, FP8 or MXFP4
+// activations.
 //
 // Format.
 //   Values: FP4 e2m1 (1 sign, 2 exponent, 1 mantissa bit, no inf/NaN), code c in [0, 15]:
@@ -46,7 +47,7 @@ void quant_mxfp4(const TensorView& x, const TensorView& q, const TensorView& sca
 //   [N, K / 32] E8M0; rows of w and w_scale contiguous (any row stride); K % 32 == 0.
 //   out: bf16/fp16/fp32 [..., N] like x; bias (optional): [N] of x's or out's dtype, added once in
 //   fp32.
-// Paths: M <= 16 with x's rows 16-byte aligned and w's rows 16-byte aligned: a GEMV that decodes
+// Paths: M <= 4 with x's rows 16-byte aligned and w's rows 16-byte aligned: a GEMV that decodes
 // w in registers (w read once). Otherwise w is dequantized to x's dtype in stream-ordered scratch
 // memory (N * K * 2 bytes, cudaMallocAsync) and gemm_a16w16 runs on it. With bf16 x both paths are
 // exact up to the fp32 summation order (every e2m1 x E8M0 product is a bf16 value where it is a
@@ -55,5 +56,41 @@ void quant_mxfp4(const TensorView& x, const TensorView& q, const TensorView& sca
 // Empty problems launch nothing; M > 0, N > 0 with K = 0 writes bias (or zeros).
 void gemm_a16w4(const TensorView& x, const TensorView& w, const TensorView& w_scale, const TensorView& out,
                 const TensorView* bias = nullptr, Stream stream = nullptr);
+
+// out[M, N] = (x[M, K] * x_scale) @ dequant(w, w_scale)[N, K]^T (+ bias[N]), sums in fp32.
+//   x: float8_e4m3fn [..., K], rows contiguous; x_scale: fp32, 1 element (per-tensor) or M
+//   contiguous elements ([..., 1]: per-token), device memory read on the stream (graph-safe);
+//   w, w_scale as gemm_a16w4; K % 32 == 0. out: bf16/fp16/fp32 [..., N] like x; bias (optional):
+//   [N] of out's dtype or fp32, added once in fp32 after scaling.
+// Paths: M <= 4 with x's and w's rows 16-byte aligned: the GEMV of gemm_a16w4 reading FP8 x
+// (e4m3 pairs widened to fp16 exactly), each token's sum times its x_scale. Otherwise x is widened
+// to bf16 and w dequantized to bf16 in stream-ordered scratch memory, gemm_a16w16 sums into fp32
+// (out itself when out is fp32, else scratch of M * N * 4 bytes) and one pass applies x_scale and
+// bias and rounds to out's dtype. Both paths are exact up to the fp32 summation order (e4m3 values
+// are bf16 values; x_scale multiplies each token's sum rather than each x), except where a
+// dequantized weight is beyond fp32's range (scale 2^127 with |code| >= 2: inf on the second path,
+// where the GEMV may stay finite) or a partial sum over- or underflows. Non-finite x, x_scale or
+// scales (E8M0 255 = NaN) propagate as IEEE arithmetic does to the outputs they touch.
+// Empty problems launch nothing; M > 0, N > 0 with K = 0 writes bias (or zeros).
+void gemm_a8w4(const TensorView& x, const TensorView& w, const TensorView& x_scale, const TensorView& w_scale,
+               const TensorView& out, const TensorView* bias = nullptr, Stream stream = nullptr);
+
+// out[M, N] = dequant(x, x_scale)[M, K] @ dequant(w, w_scale)[N, K]^T (+ bias[N]), sums in fp32:
+// MXFP4 on both sides (AITER's gemm_a4w4 block-scale GEMM).
+//   x: uint8 [..., K / 2] packed e2m1 codes, x_scale: uint8 [..., K / 32] E8M0 (as quant_mxfp4
+//   writes for activations [..., K]); w: uint8 [N, K / 2], w_scale: uint8 [N, K / 32]; rows
+//   contiguous (any row stride); K % 32 == 0. out: bf16/fp16/fp32 [..., N] like x; bias (optional):
+//   [N] of out's dtype or fp32, added once in fp32.
+// Paths: M <= 4 with x's and w's rows 16-byte aligned: the GEMV of gemm_a16w4 decoding both
+// operands in registers, each 32-wide block's sum of code products times 2^(sx - 127) 2^(sw - 127).
+// Otherwise both operands are dequantized to bf16 (exact) in stream-ordered scratch memory and
+// gemm_a16w16 runs on them (through fp32 scratch and one epilogue pass where bias is fp32 and out
+// 16-bit). Both paths are exact up to the fp32 summation order, except where a block's scale
+// product leaves fp32's range (2^(sx + sw - 254) below 2^-149 or above 2^127 in the GEMV; a
+// dequantized value above fp32's range on the second path) or a partial sum over- or underflows.
+// A NaN scale (255) makes its block, and every output it touches, NaN.
+// Empty problems launch nothing; M > 0, N > 0 with K = 0 writes bias (or zeros).
+void gemm_a4w4(const TensorView& x, const TensorView& w, const TensorView& x_scale, const TensorView& w_scale,
+               const TensorView& out, const TensorView* bias = nullptr, Stream stream = nullptr);
 
 }  // namespace tgemm

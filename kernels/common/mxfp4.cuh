@@ -1,6 +1,8 @@
 // MXFP4 device code (include/tgemm/fp4.h): e2m1 and E8M0 encoding and decoding, the quantizer
 // (bf16/fp16 [M, K] -> packed codes [M, K / 2] and scales [M, K / 32]) and the dequantizer that
-// writes a weight back as bf16/fp16 [N, K] for the a16w16 GEMM (gemm_a16w4's path for M > 16).
+// writes a weight (or gemm_a4w4's activations) back as bf16/fp16 [rows, K] for the a16w16 GEMM
+// (the path of the W4 GEMMs for M > 4); for gemm_a8w4's path the widening of FP8 x to bf16 and
+// the pass that applies x_scale and bias to the fp32 sums.
 //
 // Both are memory-bound passes with one thread per 32-value block: the quantizer reads the
 // block's 64 bytes, writes 16 bytes of codes and one scale byte; the dequantizer reads 16 + 1
@@ -9,6 +11,8 @@
 // subnormals are kept (a bf16 subnormal input or a scale of 2^-127 is exact, not flushed).
 // Tested by tests/gpu/test_fp4.cpp against tests/common/mxfp4_ref.h byte for byte.
 #pragma once
+
+#include <cuda_fp8.h>
 
 #include <cstdint>
 
@@ -124,6 +128,59 @@ __global__ void __launch_bounds__(kThreads)
       vals[2 * j + 1] = from_float<T>(e2m1_value(byte >> 4) * s);
     }
     *reinterpret_cast<uint4*>(dst + part * 8) = *reinterpret_cast<const uint4*>(vals);
+  }
+}
+
+// One thread per 32 values of a row of FP8 x [M, K] (row stride ldx bytes): 32 bytes in, 32 bf16
+// out (dense rows of K). e4m3 has 3 mantissa bits and exponents 2^-9..2^8: every value, NaN
+// included, is a bf16 value, so the widening is exact.
+__global__ void __launch_bounds__(kThreads) widen_e4m3_kernel(const std::uint8_t* __restrict__ x, std::int64_t ldx,
+                                                              bf16* __restrict__ out, std::int64_t m, std::int64_t k) {
+  const std::int64_t blocks_per_row = k / kBlock;
+  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * kThreads + threadIdx.x;
+  if (i >= m * blocks_per_row) return;
+  const std::int64_t r = i / blocks_per_row, b = i % blocks_per_row;
+  const std::uint8_t* src = x + r * ldx + b * kBlock;
+  bf16* dst = out + r * k + b * kBlock;
+#pragma unroll
+  for (int part = 0; part < 4; ++part) {
+    alignas(16) bf16 vals[8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      const __half_raw h = __nv_cvt_fp8_to_halfraw(src[part * 8 + j], __NV_E4M3);
+      vals[j] = __float2bfloat16_rn(__half2float(__half(h)));
+    }
+    *reinterpret_cast<uint4*>(dst + part * 8) = *reinterpret_cast<const uint4*>(vals);
+  }
+}
+
+// 0 bf16, 1 fp16, 2 fp32: the element types of out and bias in the epilogue below.
+__device__ __forceinline__ float load_typed(const void* p, int type, std::int64_t i) {
+  if (type == 0) return __bfloat162float(static_cast<const bf16*>(p)[i]);
+  if (type == 1) return __half2float(static_cast<const fp16*>(p)[i]);
+  return static_cast<const float*>(p)[i];
+}
+
+// out[m, n] = acc[m, n] * x_scale[m * ld_x_scale] (x_scale null: 1) + bias[n] (null: 0), in fp32,
+// rounded once to out's type; acc fp32 [M, N] with row stride lda. acc may be out itself (fp32 out,
+// lda == ldo): each element is read before it is written, by the same thread.
+__global__ void __launch_bounds__(kThreads)
+    scale_bias_kernel(const float* acc, std::int64_t lda, const float* __restrict__ x_scale, std::int64_t ld_x_scale,
+                      const void* __restrict__ bias, int bias_type, void* out, int out_type, std::int64_t ldo,
+                      std::int64_t m, std::int64_t n) {
+  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * kThreads + threadIdx.x;
+  if (i >= m * n) return;
+  const std::int64_t r = i / n, c = i % n;
+  float v = acc[r * lda + c];
+  if (x_scale != nullptr) v *= x_scale[r * ld_x_scale];
+  if (bias != nullptr) v += load_typed(bias, bias_type, c);
+  const std::int64_t o = r * ldo + c;
+  if (out_type == 0) {
+    static_cast<bf16*>(out)[o] = __float2bfloat16_rn(v);
+  } else if (out_type == 1) {
+    static_cast<fp16*>(out)[o] = __float2half_rn(v);
+  } else {
+    static_cast<float*>(out)[o] = v;
   }
 }
 

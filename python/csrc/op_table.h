@@ -136,6 +136,14 @@ inline constexpr auto kOps = std::make_tuple(
     OpDef<QuantMxfp4>{"quant_mxfp4(Tensor x) -> (Tensor q, Tensor scale)"},
     OpDef<GemmA16W4>{"gemm_a16w4(Tensor x, Tensor w, Tensor w_scale, Tensor? bias=None, "
                      "ScalarType? out_dtype=None) -> Tensor"},
+    // gemm_a8w4: y = (x * x_scale) @ dequant(w, w_scale)^T (+ bias), x float8_e4m3fn [..., K],
+    // x_scale fp32 (1 element or [..., 1]). gemm_a4w4: y = dequant(x, x_scale) @ dequant(w,
+    // w_scale)^T (+ bias), x uint8 [..., K / 2], x_scale uint8 [..., K / 32]. Both: bias [N] of the
+    // output's dtype or fp32; out_dtype None is bf16.
+    OpDef<GemmA8W4>{"gemm_a8w4(Tensor x, Tensor w, Tensor x_scale, Tensor w_scale, Tensor? bias=None, "
+                    "ScalarType? out_dtype=None) -> Tensor"},
+    OpDef<GemmA4W4>{"gemm_a4w4(Tensor x, Tensor w, Tensor x_scale, Tensor w_scale, Tensor? bias=None, "
+                    "ScalarType? out_dtype=None) -> Tensor"},
     // Sparse weights (include/tgemm/sparse.h), y = x @ W^T (+ bias [N], x's dtype) as F.linear,
     // bf16/fp16. prune_2_4: magnitude pruning to 2 of every 4 along K. sparse_gemm_2_4: W as the
     // int8 bytes of tgemm._C.compress_2_4 (cuSPARSELt's compressed 2:4 form), algorithm and split_k

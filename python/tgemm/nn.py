@@ -17,6 +17,8 @@ Schemes (``SCHEMES``); the weight is quantized once, the activations at every ca
 - ``mxfp4``: weight-only, OCP MXFP4 (e2m1 codes two a byte, one E8M0 scale per 32 values along K,
   :func:`tgemm.quant_mxfp4`); the activations stay 16-bit and meet the 4-bit weight in
   :func:`tgemm.gemm_a16w4`. Eligible layers need in_features a multiple of 32.
+- ``mxfp4_a8``: the same MXFP4 weight; activations FP8 e4m3 with one scale per token
+  (:func:`tgemm.quant_per_token`), then :func:`tgemm.gemm_a8w4`. in_features a multiple of 32.
 
 The output has the input's dtype (bf16 or fp16), the bias is added in fp32 before the one
 rounding. A layer is eligible when it is an ``nn.Linear`` on a CUDA device with a bf16 or fp16
@@ -33,6 +35,7 @@ from torch import nn
 
 from .ops import (
     dequant_mxfp4,
+    gemm_a8w4,
     gemm_a8w8,
     gemm_a8w8_blockscale,
     gemm_a16w4,
@@ -44,16 +47,17 @@ from .ops import (
 )
 from .sparse_ops import CsrWeight, Sparse24Weight, compress_2_4, csr_weight, prune_2_4, sparse_gemm
 
-SCHEMES = ("fp8_tensor", "fp8_rowwise", "int8_rowwise", "fp8_block", "mxfp4")
+SCHEMES = ("fp8_tensor", "fp8_rowwise", "int8_rowwise", "fp8_block", "mxfp4", "mxfp4_a8")
+_MXFP4_WEIGHT = ("mxfp4", "mxfp4_a8")
 # in_features of an eligible layer must be a multiple of this: the 8-bit GEMMs' K alignment, the
 # MXFP4 scale block.
-_K_MULTIPLE = {"mxfp4": 32}
+_K_MULTIPLE = {"mxfp4": 32, "mxfp4_a8": 32}
 
 
 def quantize_weight(weight: torch.Tensor, scheme: str) -> tuple[torch.Tensor, torch.Tensor]:
     """``(q, scale)`` of a ``[N, K]`` bf16/fp16 weight under ``scheme``, ``weight ~= q * scale``:
     scale fp32 ``[1]`` (fp8_tensor), ``[N, 1]`` (fp8_rowwise, int8_rowwise) or
-    ``[ceil(N / 128), ceil(K / 128)]`` (fp8_block). mxfp4: q uint8 ``[N, K / 2]`` packed e2m1 codes
+    ``[ceil(N / 128), ceil(K / 128)]`` (fp8_block). mxfp4, mxfp4_a8: q uint8 ``[N, K / 2]`` packed e2m1 codes
     and scale uint8 ``[N, K / 32]`` (E8M0), ``weight ~= dequant_mxfp4(q, scale)``."""
     _check_scheme(scheme)
     w = weight.detach()
@@ -61,7 +65,7 @@ def quantize_weight(weight: torch.Tensor, scheme: str) -> tuple[torch.Tensor, to
         return quant_fp8_per_tensor(w)
     if scheme == "fp8_block":
         return quant_fp8_per_block_128x128(w)
-    if scheme == "mxfp4":
+    if scheme in _MXFP4_WEIGHT:
         return quant_mxfp4(w)
     return quant_per_token(w, torch.int8 if scheme == "int8_rowwise" else torch.float8_e4m3fn)
 
@@ -85,21 +89,24 @@ class QuantLinear(nn.Module):
         _check_scheme(scheme)
         if qweight.dim() != 2:
             raise ValueError(f"tgemm.nn.QuantLinear: qweight must be [N, K], got sizes {tuple(qweight.shape)}")
-        want = {"int8_rowwise": torch.int8, "mxfp4": torch.uint8}.get(scheme, torch.float8_e4m3fn)
+        want = {"int8_rowwise": torch.int8, "mxfp4": torch.uint8, "mxfp4_a8": torch.uint8}.get(
+            scheme, torch.float8_e4m3fn
+        )
         if qweight.dtype != want:
             raise ValueError(f"tgemm.nn.QuantLinear: scheme {scheme} needs a {want} qweight, got {qweight.dtype}")
         self.scheme = scheme
         self.out_features, self.in_features = qweight.shape
-        if scheme == "mxfp4":
+        if scheme in _MXFP4_WEIGHT:
             self.in_features *= 2  # two codes a byte
             want_scale = (self.out_features, self.in_features // 32)
             if weight_scale.dtype != torch.uint8 or tuple(weight_scale.shape) != want_scale:
                 raise ValueError(
-                    f"tgemm.nn.QuantLinear: scheme mxfp4 needs a torch.uint8 weight_scale of sizes {want_scale}, "
+                    f"tgemm.nn.QuantLinear: scheme {scheme} needs a torch.uint8 weight_scale of sizes {want_scale}, "
                     f"got {weight_scale.dtype} {tuple(weight_scale.shape)}"
                 )
         self.register_buffer("qweight", qweight.contiguous())
-        self.register_buffer("weight_scale", weight_scale.contiguous() if scheme == "mxfp4" else weight_scale.float())
+        mx = scheme in _MXFP4_WEIGHT
+        self.register_buffer("weight_scale", weight_scale.contiguous() if mx else weight_scale.float())
         self.register_buffer("bias", None if bias is None else bias.detach())
 
     @classmethod
@@ -125,7 +132,7 @@ class QuantLinear(nn.Module):
 
     def dequantized_weight(self) -> torch.Tensor:
         """The weight the layer multiplies by, in fp32 ``[N, K]`` (for checks)."""
-        if self.scheme == "mxfp4":
+        if self.scheme in _MXFP4_WEIGHT:
             return dequant_mxfp4(self.qweight, self.weight_scale)
         q = self.qweight.float()
         if self.scheme != "fp8_block":
@@ -138,6 +145,9 @@ class QuantLinear(nn.Module):
         x2 = x.reshape(-1, self.in_features)
         if self.scheme == "mxfp4":
             y = gemm_a16w4(x2, self.qweight, self.weight_scale, self.bias, x.dtype)
+        elif self.scheme == "mxfp4_a8":
+            xq, xs = quant_per_token(x2, torch.float8_e4m3fn)
+            y = gemm_a8w4(xq, self.qweight, xs, self.weight_scale, self.bias, x.dtype)
         elif self.scheme == "fp8_block":
             xq, xs = quant_fp8_per_block_1x128(x2)
             y = gemm_a8w8_blockscale(xq, self.qweight, xs, self.weight_scale, self.bias, x.dtype)

@@ -328,7 +328,8 @@ def gemm_a8w8_blockscale(
     x: ``[..., K]`` ``torch.float8_e4m3fn``; w: ``[N, K]`` ``torch.float8_e4m3fn``; rows contiguous,
     K a multiple of 16 (not necessarily of 128). x_scale: fp32 ``[M, L]``, row-major (AITER) or
     MN-major (strides ``(1, ld)``, ``ld >= M``; DeepGEMM's TMA-aligned layout from
-    ``quant_fp8_per_block_1x128(x, mn_major=True)`` reads without a copy): the strides tell which. w_scale: fp32 ``[ceil(N / 128), L]`` row-major (``quant_fp8_per_block_128x128``).
+    ``quant_fp8_per_block_1x128(x, mn_major=True)`` reads without a copy): the strides tell which.
+    w_scale: fp32 ``[ceil(N / 128), L]`` row-major (``quant_fp8_per_block_128x128``).
     Block sums in fp32, scaled and summed in fp32, bias (``[N]``, the output dtype or fp32) added,
     one rounding to ``out_dtype`` (bf16, fp16 or fp32). Zero scales zero their blocks; NaN or inf
     scales propagate. Every tensor on x's CUDA device. Not differentiable. Bad input raises
@@ -598,6 +599,8 @@ def describe(
 
 quant_mxfp4_op = torch.ops.tgemm.quant_mxfp4.default
 gemm_a16w4_op = torch.ops.tgemm.gemm_a16w4.default
+gemm_a8w4_op = torch.ops.tgemm.gemm_a8w4.default
+gemm_a4w4_op = torch.ops.tgemm.gemm_a4w4.default
 
 
 def quant_mxfp4(x: torch.Tensor):
@@ -623,7 +626,7 @@ def gemm_a16w4(
 
     x: ``[..., K]`` bf16/fp16; w: uint8 ``[N, K / 2]`` packed e2m1 codes; w_scale: uint8
     ``[N, K / 32]`` (as :func:`quant_mxfp4` returns for a ``[N, K]`` weight); bias ``[N]`` of x's or
-    the output's dtype; out_dtype None is x's dtype (bf16, fp16 or fp32). Sums in fp32. M <= 16
+    the output's dtype; out_dtype None is x's dtype (bf16, fp16 or fp32). Sums in fp32. M <= 4
     runs a GEMV that decodes the 4-bit weight in registers; larger M dequantizes it to x's dtype
     and runs :func:`gemm_a16w16`. Not differentiable.
     """
@@ -632,6 +635,53 @@ def gemm_a16w4(
     if not _has_torch_function(x, w, w_scale, bias):
         return _C.gemm_a16w4(x, w, w_scale, bias, out_dtype)
     return _call_op(gemm_a16w4_op, x, w, w_scale, bias, out_dtype)
+
+
+def gemm_a8w4(
+    x: torch.Tensor,
+    w: torch.Tensor,
+    x_scale: torch.Tensor,
+    w_scale: torch.Tensor,
+    bias: Optional[torch.Tensor] = None,
+    out_dtype: Optional[torch.dtype] = None,
+) -> torch.Tensor:
+    """``y = (x * x_scale) @ dequant(w, w_scale).T (+ bias)`` with FP8 activations and MXFP4 weights.
+
+    x: ``[..., K]`` float8_e4m3fn; x_scale: fp32, one element (per-tensor) or ``[..., 1]``
+    (per-token, as :func:`quant_per_token` returns); w, w_scale as :func:`gemm_a16w4`; bias ``[N]``
+    of the output's dtype or fp32; out_dtype None is bf16. Sums in fp32. M <= 4 runs the decode
+    GEMV (e4m3 widened exactly in registers); larger M widens x and dequantizes w to bf16 and runs
+    :func:`gemm_a16w16`, then applies x_scale and bias. Not differentiable.
+    """
+    if _is_compiling():
+        return gemm_a8w4_op(x, w, x_scale, w_scale, bias, out_dtype)
+    if not _has_torch_function(x, w, x_scale, w_scale, bias):
+        return _C.gemm_a8w4(x, w, x_scale, w_scale, bias, out_dtype)
+    return _call_op(gemm_a8w4_op, x, w, x_scale, w_scale, bias, out_dtype)
+
+
+def gemm_a4w4(
+    x: torch.Tensor,
+    w: torch.Tensor,
+    x_scale: torch.Tensor,
+    w_scale: torch.Tensor,
+    bias: Optional[torch.Tensor] = None,
+    out_dtype: Optional[torch.dtype] = None,
+) -> torch.Tensor:
+    """``y = dequant(x, x_scale) @ dequant(w, w_scale).T (+ bias)``: MXFP4 on both sides (AITER's
+    gemm_a4w4).
+
+    x: uint8 ``[..., K / 2]`` and x_scale uint8 ``[..., K / 32]`` (:func:`quant_mxfp4` of the
+    activations); w, w_scale the same for the ``[N, K]`` weight; bias ``[N]`` of the output's dtype
+    or fp32; out_dtype None is bf16. Sums in fp32. M <= 4 runs the decode GEMV (both operands
+    decoded in registers); larger M dequantizes both to bf16 and runs :func:`gemm_a16w16`. Not
+    differentiable.
+    """
+    if _is_compiling():
+        return gemm_a4w4_op(x, w, x_scale, w_scale, bias, out_dtype)
+    if not _has_torch_function(x, w, x_scale, w_scale, bias):
+        return _C.gemm_a4w4(x, w, x_scale, w_scale, bias, out_dtype)
+    return _call_op(gemm_a4w4_op, x, w, x_scale, w_scale, bias, out_dtype)
 
 
 def dequant_mxfp4(q: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "core/check.h"
 #include "core/validate.h"
@@ -75,6 +76,95 @@ void check_disjoint(const TensorView& a, const char* an, const TensorView& b, co
   TGEMM_CHECK(o.empty(), op, an, " and ", bn, " must not overlap: ", o);
 }
 
+// The weight side, out and bias of every W4 GEMM: views first (with x's and x_scale's, done by the
+// caller in between), then dtypes, then shapes, in the order of the other entry points.
+void check_weight_views(const TensorView& w, const TensorView& w_scale, const TensorView& out, const TensorView* bias,
+                        std::string_view op) {
+  check_view(w, "w", 2, 2, "2-D [N, K / 2]", op);
+  check_view(w_scale, "w_scale", 2, 2, "2-D [N, K / 32]", op);
+  check_view(out, "out", 1, kMaxRank, "of x's rank", op);
+  if (bias != nullptr) check_view(*bias, "bias", 1, 1, "1-D [N]", op);
+}
+
+void check_weight_dtypes(const TensorView& w, const TensorView& w_scale, const TensorView& out, std::string_view op) {
+  check_dtype(w, "w", DType::kUInt8, op);
+  check_dtype(w_scale, "w_scale", DType::kUInt8, op);
+  TGEMM_CHECK(out.dtype == DType::kBFloat16 || out.dtype == DType::kFloat16 || out.dtype == DType::kFloat32, op,
+              "out.dtype must be torch.bfloat16, torch.float16 or torch.float32, got ", dtype_name(out.dtype));
+}
+
+// gemm_a8w4's and gemm_a4w4's bias: out's dtype or fp32 (as gemm_a8w8's; x has no 16-bit dtype).
+void check_bias_out_or_fp32(const TensorView* bias, const TensorView& out, std::string_view op) {
+  if (bias == nullptr) return;
+  TGEMM_CHECK(bias->dtype == out.dtype || bias->dtype == DType::kFloat32, op, "bias.dtype must be out's (",
+              dtype_name(out.dtype), ") or torch.float32, got ", dtype_name(bias->dtype));
+}
+
+// w [N, K / 2], w_scale [N, K / 32], out x's leading sizes and N, bias [N]; returns N.
+std::int64_t check_weight_shapes(std::int64_t k, const TensorView& x, const TensorView& w, const TensorView& w_scale,
+                                 const TensorView& out, const TensorView* bias, std::string_view op) {
+  const std::int64_t n = w.size(0);
+  TGEMM_CHECK(w.size(1) == k / 2, op, "w.size(1) must be K / 2 = ", k / 2, " (two e2m1 codes a byte; x is ",
+              shape_str(x), "), got ", w.size(1));
+  TGEMM_CHECK(w_scale.size(0) == n && w_scale.size(1) == k / kMxfp4Block, op, "w_scale must be [N, K / 32] = [", n,
+              ", ", k / kMxfp4Block, "], got ", shape_str(w_scale));
+  TGEMM_CHECK(n <= kMaxDim, op, "w.size(0) (N) must be at most ", kMaxDim, ", got ", n);
+  check_like(out, "out", x, "x", n, "N", op);
+  if (bias != nullptr) {
+    TGEMM_CHECK(bias->size(0) == n, op, "bias must be [N] = [", n, "], got ", shape_str(*bias));
+  }
+  return n;
+}
+
+// The call of every W4 GEMM once shapes agree: row strides, overlap of out with each input, the
+// pointers. x_scale: null for gemm_a16w4; its stride is the caller's to set.
+W4GemmCall w4_call(std::int64_t k, std::int64_t n, const TensorView& x, const TensorView* x_scale, const TensorView& w,
+                   const TensorView& w_scale, const TensorView& out, const TensorView* bias, std::string_view op) {
+  W4GemmCall c;
+  c.m = flat_rows(x, "x", op);
+  c.n = n;
+  c.k = k;
+  c.ldx = flat_row_stride(x, "x", op);
+  c.ldw = check_rows(w, 0, "w", op);
+  c.ld_scale = check_rows(w_scale, 0, "w_scale", op);
+  c.ldo = flat_row_stride(out, "out", op);
+  for (auto [t, name] : {std::pair<const TensorView*, const char*>{&x, "x"},
+                         {x_scale, "x_scale"},
+                         {&w, "w"},
+                         {&w_scale, "w_scale"},
+                         {bias, "bias"}}) {
+    if (t != nullptr) check_disjoint(out, "out", *t, name, op);
+  }
+  c.x = x.data;
+  c.x_type = x.dtype;
+  if (x_scale != nullptr) c.x_scale = x_scale->data;
+  c.w = static_cast<const std::uint8_t*>(w.data);
+  c.w_scale = static_cast<const std::uint8_t*>(w_scale.data);
+  c.out = out.data;
+  c.out_type = out.dtype;
+  if (bias != nullptr) {
+    c.bias = bias->data;
+    c.bias_type = bias->dtype;
+  }
+  return c;
+}
+
+// gemm_a8w4's x_scale: 1 element (per-tensor, stride 0) or M contiguous elements (per-token,
+// stride 1); size-1 dims may carry any stride.
+std::int64_t per_token_scale_stride(const TensorView& s, std::int64_t m, std::string_view op) {
+  if (s.numel() == 1) return 0;
+  TGEMM_CHECK(s.numel() == m, op, "x_scale must have 1 element (per-tensor) or M = ", m,
+              " elements (per-token: [M, 1]), got shape ", shape_str(s));
+  std::int64_t expected = 1;
+  for (int d = s.rank - 1; d >= 0; --d) {
+    if (s.sizes[d] == 1) continue;
+    TGEMM_CHECK(s.strides[d] == expected, op, "x_scale must be contiguous, got shape ", shape_str(s), " strides ",
+                strides_str(s));
+    expected *= s.sizes[d];
+  }
+  return 1;
+}
+
 }  // namespace
 
 Mxfp4QuantCall validate_quant_mxfp4(const TensorView& x, const TensorView& q, const TensorView& scale,
@@ -106,57 +196,65 @@ Mxfp4QuantCall validate_quant_mxfp4(const TensorView& x, const TensorView& q, co
   return c;
 }
 
-A16W4Call validate_a16w4(const TensorView& x, const TensorView& w, const TensorView& w_scale, const TensorView& out,
-                         const TensorView* bias, std::string_view op) {
+W4GemmCall validate_a16w4(const TensorView& x, const TensorView& w, const TensorView& w_scale, const TensorView& out,
+                          const TensorView* bias, std::string_view op) {
   check_view(x, "x", 2, kMaxRank, "of rank 2 or more ([..., K])", op);
-  check_view(w, "w", 2, 2, "2-D [N, K / 2]", op);
-  check_view(w_scale, "w_scale", 2, 2, "2-D [N, K / 32]", op);
-  check_view(out, "out", 1, kMaxRank, "of x's rank", op);
-  if (bias != nullptr) check_view(*bias, "bias", 1, 1, "1-D [N]", op);
+  check_weight_views(w, w_scale, out, bias, op);
   check_16bit(x, "x", op);
-  check_dtype(w, "w", DType::kUInt8, op);
-  check_dtype(w_scale, "w_scale", DType::kUInt8, op);
-  TGEMM_CHECK(out.dtype == DType::kBFloat16 || out.dtype == DType::kFloat16 || out.dtype == DType::kFloat32, op,
-              "out.dtype must be torch.bfloat16, torch.float16 or torch.float32, got ", dtype_name(out.dtype));
+  check_weight_dtypes(w, w_scale, out, op);
   if (bias != nullptr) {
     TGEMM_CHECK(bias->dtype == x.dtype || bias->dtype == out.dtype, op, "bias.dtype must be x's (", dtype_name(x.dtype),
                 ") or out's (", dtype_name(out.dtype), "), got ", dtype_name(bias->dtype));
   }
-
-  const std::int64_t k = x.size(-1), n = w.size(0);
+  const std::int64_t k = x.size(-1);
   check_k(k, "x", op);
-  TGEMM_CHECK(w.size(1) == k / 2, op, "w.size(1) must be K / 2 = ", k / 2, " (two e2m1 codes a byte; x is ",
-              shape_str(x), "), got ", w.size(1));
-  TGEMM_CHECK(w_scale.size(0) == n && w_scale.size(1) == k / kMxfp4Block, op, "w_scale must be [N, K / 32] = [", n,
-              ", ", k / kMxfp4Block, "], got ", shape_str(w_scale));
-  TGEMM_CHECK(n <= kMaxDim, op, "w.size(0) (N) must be at most ", kMaxDim, ", got ", n);
-  check_like(out, "out", x, "x", n, "N", op);
-  if (bias != nullptr) {
-    TGEMM_CHECK(bias->size(0) == n, op, "bias must be [N] = [", n, "], got ", shape_str(*bias));
-  }
+  const std::int64_t n = check_weight_shapes(k, x, w, w_scale, out, bias, op);
+  return w4_call(k, n, x, nullptr, w, w_scale, out, bias, op);
+}
 
-  A16W4Call c;
-  c.m = flat_rows(x, "x", op);
-  c.n = n;
-  c.k = k;
-  c.ldx = flat_row_stride(x, "x", op);
-  c.ldw = check_rows(w, 0, "w", op);
-  c.ld_scale = check_rows(w_scale, 0, "w_scale", op);
-  c.ldo = flat_row_stride(out, "out", op);
-  for (auto [t, name] :
-       {std::pair<const TensorView*, const char*>{&x, "x"}, {&w, "w"}, {&w_scale, "w_scale"}, {bias, "bias"}}) {
-    if (t != nullptr) check_disjoint(out, "out", *t, name, op);
-  }
-  c.x = x.data;
-  c.x_type = x.dtype;
-  c.w = static_cast<const std::uint8_t*>(w.data);
-  c.w_scale = static_cast<const std::uint8_t*>(w_scale.data);
-  c.out = out.data;
-  c.out_type = out.dtype;
-  if (bias != nullptr) {
-    c.bias = bias->data;
-    c.bias_type = bias->dtype;
-  }
+W4GemmCall validate_a8w4(const TensorView& x, const TensorView& w, const TensorView& x_scale, const TensorView& w_scale,
+                         const TensorView& out, const TensorView* bias, std::string_view op) {
+  check_view(x, "x", 2, kMaxRank, "of rank 2 or more ([..., K])", op);
+  check_view(x_scale, "x_scale", 0, kMaxRank, "of rank 6 or less", op);
+  check_weight_views(w, w_scale, out, bias, op);
+  TGEMM_CHECK(x.dtype == DType::kFloat8E4M3, op, "x.dtype must be torch.float8_e4m3fn, got ", dtype_name(x.dtype));
+  TGEMM_CHECK(x_scale.dtype == DType::kFloat32, op,
+              "x_scale.dtype must be torch.float32 (one scale per tensor or per token), got ",
+              dtype_name(x_scale.dtype));
+  check_weight_dtypes(w, w_scale, out, op);
+  check_bias_out_or_fp32(bias, out, op);
+  const std::int64_t k = x.size(-1);
+  check_k(k, "x", op);
+  const std::int64_t n = check_weight_shapes(k, x, w, w_scale, out, bias, op);
+  const std::int64_t ld_x_scale = per_token_scale_stride(x_scale, flat_rows(x, "x", op), op);
+  W4GemmCall c = w4_call(k, n, x, &x_scale, w, w_scale, out, bias, op);
+  c.ld_x_scale = ld_x_scale;
+  return c;
+}
+
+W4GemmCall validate_a4w4(const TensorView& x, const TensorView& w, const TensorView& x_scale, const TensorView& w_scale,
+                         const TensorView& out, const TensorView* bias, std::string_view op) {
+  check_view(x, "x", 2, kMaxRank, "of rank 2 or more ([..., K / 2])", op);
+  check_view(x_scale, "x_scale", 2, kMaxRank, "of x's rank ([..., K / 32])", op);
+  check_weight_views(w, w_scale, out, bias, op);
+  TGEMM_CHECK(x.dtype == DType::kUInt8, op, "x.dtype must be torch.uint8 (two e2m1 codes a byte), got ",
+              dtype_name(x.dtype));
+  TGEMM_CHECK(x_scale.dtype == DType::kUInt8, op, "x_scale.dtype must be torch.uint8 (E8M0, one per 32 values), got ",
+              dtype_name(x_scale.dtype));
+  check_weight_dtypes(w, w_scale, out, op);
+  check_bias_out_or_fp32(bias, out, op);
+  const std::int64_t half_k = x.size(-1);
+  TGEMM_CHECK(half_k % (kMxfp4Block / 2) == 0, op,
+              "x.size(-1) (K / 2, two e2m1 codes a byte) must be a multiple of 16 (one E8M0 scale per 32 values), "
+              "got ",
+              half_k);
+  TGEMM_CHECK(half_k <= kMaxDim / 2, op, "x.size(-1) (K / 2) must be at most ", kMaxDim / 2, ", got ", half_k);
+  const std::int64_t k = 2 * half_k;
+  check_like(x_scale, "x_scale", x, "x", k / kMxfp4Block, "K / 32", op);
+  const std::int64_t n = check_weight_shapes(k, x, w, w_scale, out, bias, op);
+  const std::int64_t ld_x_scale = flat_row_stride(x_scale, "x_scale", op);
+  W4GemmCall c = w4_call(k, n, x, &x_scale, w, w_scale, out, bias, op);
+  c.ld_x_scale = ld_x_scale;
   return c;
 }
 

@@ -3,9 +3,13 @@
 //    rows of different magnitudes, zero rows, subnormal, tie, saturating and non-finite values,
 //    padded rows; outputs poisoned first (0xee codes and scales the quantizer never writes for
 //    these inputs).
-//  - gemm_a16w4 on 300+ random problems, both paths (the GEMV at M <= 16, dequantize + a16w16
+//  - gemm_a16w4 on 300+ random problems, both paths (the GEMV at M <= 4, dequantize + a16w16
 //    above, and the unaligned-x form of small M), against the fp32 reference GEMM of x and the
 //    host-dequantized weight (exact in x's dtype for these magnitudes), outputs NaN-poisoned.
+//  - gemm_a8w4 (FP8 x, per-tensor or per-token fp32 x_scale) and gemm_a4w4 (MXFP4 x) on 320
+//    random problems each, both paths, against the fp32 reference GEMM of the dequantized operands
+//    (bf16-exact: e4m3 values, e2m1 codes times E8M0 scales), x_scale and bias applied to its fp32
+//    sums on the host; outputs NaN-poisoned; NaN scales.
 //  - the errors of bad arguments, nothing launched.
 #include <cuda_runtime.h>
 
@@ -20,6 +24,8 @@
 #include <string>
 #include <vector>
 
+#include "backends/reference/reference_backend.h"
+#include "core/validate.h"
 #include "tests/common/gpu_test_util.h"
 #include "tests/common/mxfp4_ref.h"
 #include "tgemm/error.h"
@@ -233,7 +239,7 @@ TEST(Mxfp4Gemm, RandomProblemsMatchTheReferenceOfTheDequantizedWeight) {
   const DType outs[] = {DType::kBFloat16, DType::kFloat16, DType::kFloat32};
   while (cases.size() < 320) {
     A16W4Case c{};
-    const bool small = cases.size() % 3 != 0;  // two thirds on the GEMV
+    const bool small = cases.size() % 3 != 0;  // two thirds at M <= 16: the GEMV at M <= 4
     c.m = small ? log_uniform(rng, 1, 16) : log_uniform(rng, 17, 300);
     if (cases.size() % 10 == 1) c.m = 1;
     c.n = log_uniform(rng, 1, 3000);
@@ -296,6 +302,278 @@ TEST(Mxfp4Gemm, BadArgumentsThrowBeforeLaunching) {
     ADD_FAILURE() << "K = 48 accepted";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("multiple of 32"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+}
+
+// ---- gemm_a8w4 and gemm_a4w4 ------------------------------------------------------------------
+
+struct W4Case {
+  bool fp4_x;  // gemm_a4w4 (x MXFP4) or gemm_a8w4 (x FP8)
+  std::int64_t m, n, k;
+  DType out;
+  bool bias;
+  DType bias_type;       // out's or fp32
+  bool per_token;        // gemm_a8w4's x_scale: [M, 1] or one element
+  std::int64_t x_pad;    // bytes appended to each x row: 16 keeps the GEMV, 4 or 8 unaligns it
+  std::int64_t out_pad;  // elements appended to each out row
+  std::string describe() const {
+    std::ostringstream os;
+    os << (fp4_x ? "gemm_a4w4" : "gemm_a8w4") << " m=" << m << " n=" << n << " k=" << k << " ->" << dtype_name(out)
+       << (bias ? " bias " + std::string(dtype_name(bias_type)) : "")
+       << (fp4_x       ? ""
+           : per_token ? " per-token"
+                       : " per-tensor")
+       << " x_pad=" << x_pad << " out_pad=" << out_pad;
+    return os.str();
+  }
+};
+
+// A random MXFP4 matrix [rows, k] of row magnitudes 2^0 .. 2^-6 (dequantized magnitudes at most
+// 0.75): its codes, scales and the bf16 bits of its dequantized values (exact).
+struct Mxfp4Matrix {
+  std::vector<std::uint8_t> q, s;
+  std::vector<std::uint16_t> bf16;
+};
+
+Mxfp4Matrix random_mxfp4(std::int64_t rows, std::int64_t k, std::mt19937_64& rng) {
+  std::uniform_real_distribution<float> u(-0.9f, 0.9f);
+  std::vector<float> v(static_cast<std::size_t>(rows * k));
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const int e = -static_cast<int>(rng() % 7);
+    for (std::int64_t i = 0; i < k; ++i) v[static_cast<std::size_t>(r * k + i)] = std::ldexp(u(rng), e);
+  }
+  Mxfp4Matrix mat;
+  quant_mxfp4_ref(v, rows, k, mat.q, mat.s);
+  mat.bf16 = to_bits(dequant_mxfp4_ref(mat.q, mat.s, rows, k), DType::kBFloat16);
+  return mat;
+}
+
+// Rows of `cols` bytes copied into rows of `ld` bytes (pad bytes 0).
+std::vector<std::uint8_t> pad_rows(const std::vector<std::uint8_t>& v, std::int64_t rows, std::int64_t cols,
+                                   std::int64_t ld) {
+  std::vector<std::uint8_t> out(static_cast<std::size_t>(std::max<std::int64_t>(rows * ld, 1)), 0);
+  for (std::int64_t r = 0; r < rows; ++r) std::copy_n(v.begin() + r * cols, cols, out.begin() + r * ld);
+  return out;
+}
+
+// fp32 [m, n] = a16 [m, k] @ b16 [n, k]^T by the reference kernel (bf16 operands, fp32 sums).
+std::vector<float> reference_sums(const TensorView& a16, const TensorView& b16, std::int64_t m, std::int64_t n) {
+  DeviceBuffer ref(static_cast<std::size_t>(std::max<std::int64_t>(m * n, 1)) * 4);
+  const TensorView rv = TensorView::contiguous(ref.data(), DType::kFloat32, {m, n});
+  GemmCall call = validate_a16w16(a16, b16, rv, {});
+  int device = 0;
+  cudaGetDevice(&device);
+  call.problem.device = device;
+  run_reference_gemm(call.problem, call.args, DType::kFloat32, n, nullptr);
+  return to_host_floats(ref.data(), DType::kFloat32, m * n);
+}
+
+std::string check_w4(const W4Case& c, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const Mxfp4Matrix w = random_mxfp4(c.n, c.k, rng);
+  // x: the operand the op reads (codes, padded rows) and its bf16 dequantized values.
+  std::vector<std::uint8_t> xbytes, xscale;
+  std::vector<std::uint16_t> x16;
+  std::vector<float> row_scale(static_cast<std::size_t>(c.m), 1.0f);
+  std::int64_t x_cols = c.k;
+  if (c.fp4_x) {
+    const Mxfp4Matrix x = random_mxfp4(c.m, c.k, rng);
+    xbytes = x.q;
+    xscale = x.s;
+    x16 = x.bf16;
+    x_cols = c.k / 2;
+  } else {
+    xbytes.resize(static_cast<std::size_t>(c.m * c.k));
+    x16.resize(xbytes.size());
+    for (std::size_t i = 0; i < xbytes.size(); ++i) {
+      xbytes[i] = draw_8bit(rng, DType::kFloat8E4M3);
+      x16[i] = to_bits16(static_cast<float>(fp8_e4m3_value(xbytes[i])), DType::kBFloat16);
+    }
+    // Scales of any fp32 mantissa; with |x| < 2 they keep |x * x_scale| below 1.
+    std::uniform_real_distribution<float> us(0.05f, 0.5f);
+    for (float& v : row_scale) v = us(rng);
+    if (!c.per_token) std::fill(row_scale.begin(), row_scale.end(), row_scale.empty() ? 0.3f : row_scale[0]);
+  }
+  const std::int64_t ldx = x_cols + c.x_pad, ldo = c.n + c.out_pad;
+  DeviceBuffer xd = upload(pad_rows(xbytes, c.m, x_cols, ldx));
+  DeviceBuffer xsd = c.fp4_x ? upload(xscale) : upload(c.per_token ? row_scale : std::vector<float>{row_scale[0]});
+  DeviceBuffer wq = upload(w.q), ws = upload(w.s), x16d = upload(x16), w16d = upload(w.bf16);
+  DeviceBuffer od(static_cast<std::size_t>(std::max<std::int64_t>(c.m * ldo, 1)) * dtype_size(c.out));
+  DeviceBuffer bd(static_cast<std::size_t>(std::max<std::int64_t>(c.n, 1)) * 4);
+  fill_uniform(bd.data(), c.bias_type, c.n, seed * 7 + 2, -1.0f, 1.0f, nullptr);
+  fill_nan(od.data(), c.out, c.m * ldo, nullptr);
+
+  const TensorView x =
+      TensorView::strided(xd.data(), c.fp4_x ? DType::kUInt8 : DType::kFloat8E4M3, {c.m, x_cols}, {ldx, 1});
+  const TensorView xs = c.fp4_x       ? TensorView::contiguous(xsd.data(), DType::kUInt8, {c.m, c.k / 32})
+                        : c.per_token ? TensorView::contiguous(xsd.data(), DType::kFloat32, {c.m, 1})
+                                      : TensorView::contiguous(xsd.data(), DType::kFloat32, {1});
+  const TensorView wv = TensorView::contiguous(wq.data(), DType::kUInt8, {c.n, c.k / 2});
+  const TensorView wsv = TensorView::contiguous(ws.data(), DType::kUInt8, {c.n, c.k / 32});
+  const TensorView out = TensorView::strided(od.data(), c.out, {c.m, c.n}, {ldo, 1});
+  const TensorView bias = TensorView::contiguous(bd.data(), c.bias_type, {c.n});
+  if (c.fp4_x) {
+    gemm_a4w4(x, wv, xs, wsv, out, c.bias ? &bias : nullptr, nullptr);
+  } else {
+    gemm_a8w4(x, wv, xs, wsv, out, c.bias ? &bias : nullptr, nullptr);
+  }
+  if (cudaDeviceSynchronize() != cudaSuccess) return c.describe() + ": CUDA error";
+
+  std::vector<float> ref = reference_sums(TensorView::contiguous(x16d.data(), DType::kBFloat16, {c.m, c.k}),
+                                          TensorView::contiguous(w16d.data(), DType::kBFloat16, {c.n, c.k}), c.m, c.n);
+  const std::vector<float> b = to_host_floats(bd.data(), c.bias_type, c.n);
+  for (std::int64_t r = 0; r < c.m; ++r)
+    for (std::int64_t j = 0; j < c.n; ++j) {
+      float& v = ref[static_cast<std::size_t>(r * c.n + j)];
+      v = v * row_scale[static_cast<std::size_t>(r)] + (c.bias ? b[static_cast<std::size_t>(j)] : 0.0f);
+    }
+  DeviceBuffer refd = upload(ref);
+  const Tolerance tol = gemm_tolerance(c.out, c.k, c.bias);
+  const CompareResult r =
+      compare_with_reference(od.data(), c.out, ldo, refd.as<float>(), c.n, c.m, c.n, tol.rtol, tol.atol, nullptr);
+  if (r.bad == 0) return "";
+  std::ostringstream os;
+  os << c.describe() << ": " << r.bad << " of " << r.checked << " elements off (" << r.nonfinite
+     << " non-finite), max |err| " << r.max_abs_err << "; first at (" << r.first_bad / c.n << ", " << r.first_bad % c.n
+     << "): got " << r.first_bad_out << ", want " << r.first_bad_ref;
+  return os.str();
+}
+
+std::vector<W4Case> random_w4_cases(bool fp4_x, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<W4Case> cases;
+  // Fixed: M = 1 at N not a multiple of 128, K = 32 (one block), M = 4 and 16 on a decode shape
+  // (the GEMV's largest M, the dequantize path at small M), M = 17, fp32 out with padded rows
+  // (summed in place there), unaligned x rows.
+  cases.push_back({fp4_x, 1, 1, 32, DType::kBFloat16, false, DType::kBFloat16, true, 0, 0});
+  cases.push_back({fp4_x, 1, 1000, 2880, DType::kBFloat16, true, DType::kFloat32, true, 0, 0});
+  cases.push_back({fp4_x, 4, 4097, 4096, DType::kBFloat16, true, DType::kFloat32, true, 0, 0});
+  cases.push_back({fp4_x, 16, 4097, 4096, DType::kFloat16, false, DType::kFloat16, false, 0, 0});
+  cases.push_back({fp4_x, 17, 129, 4096, DType::kBFloat16, true, DType::kBFloat16, true, 0, 0});
+  cases.push_back({fp4_x, 40, 300, 256, DType::kFloat32, true, DType::kFloat32, true, 0, 5});
+  cases.push_back({fp4_x, 3, 300, 64, DType::kBFloat16, true, DType::kFloat32, false, 4, 0});  // unaligned x rows
+  const DType outs[] = {DType::kBFloat16, DType::kFloat16, DType::kFloat32};
+  while (cases.size() < 320) {
+    W4Case c{};
+    c.fp4_x = fp4_x;
+    const bool small = cases.size() % 3 != 0;  // two thirds at M <= 16: the GEMV at M <= 4
+    c.m = small ? log_uniform(rng, 1, 16) : log_uniform(rng, 17, 300);
+    if (cases.size() % 10 == 1) c.m = 1;
+    c.n = log_uniform(rng, 1, 3000);
+    if (c.n % 128 == 0) c.n += 1 + static_cast<std::int64_t>(rng() % 127);
+    c.k = 32 * log_uniform(rng, 1, small ? 160 : 64);
+    c.out = outs[rng() % 3];
+    c.bias = rng() % 2 == 0;
+    c.bias_type = rng() % 2 == 0 ? c.out : DType::kFloat32;
+    c.per_token = rng() % 2 == 0;
+    const std::int64_t pads[] = {0, 0, 0, 16, 8, 4};
+    c.x_pad = pads[rng() % 6];
+    if (!fp4_x && c.x_pad == 4) c.x_pad = 8;
+    c.out_pad = rng() % 5 == 0 ? 3 : 0;
+    cases.push_back(c);
+  }
+  return cases;
+}
+
+void run_w4_cases(bool fp4_x, std::uint64_t seed) {
+  const std::vector<W4Case> cases = random_w4_cases(fp4_x, seed);
+  int failed = 0;
+  std::uint64_t s = seed;
+  for (const W4Case& c : cases) {
+    const std::string err = check_w4(c, s++);
+    if (!err.empty()) {
+      ++failed;
+      if (failed <= 10) ADD_FAILURE() << err;
+    }
+  }
+  EXPECT_EQ(failed, 0) << "of " << cases.size() << " problems";
+}
+
+TEST(Mxfp4GemmA8W4, RandomProblemsMatchTheReferenceOfTheDequantizedOperands) {
+  TGEMM_REQUIRE_GPU();
+  run_w4_cases(false, 9001);
+}
+
+TEST(Mxfp4GemmA4W4, RandomProblemsMatchTheReferenceOfTheDequantizedOperands) {
+  TGEMM_REQUIRE_GPU();
+  run_w4_cases(true, 7001);
+}
+
+// A few small problems, one per path and epilogue form (sized for compute-sanitizer): the GEMV at
+// M = 1 and 4, unaligned x rows at small M (dequantize path), fp32 out with padded rows (summed
+// in place), bf16 out with an fp32 bias (fp32 scratch, then the epilogue pass).
+TEST(Mxfp4ScaledGemm, EdgeProblemsOfEachPathMatchTheReference) {
+  TGEMM_REQUIRE_GPU();
+  std::uint64_t seed = 500;
+  for (bool fp4_x : {false, true}) {
+    const W4Case cases[] = {
+        {fp4_x, 1, 129, 256, DType::kBFloat16, true, DType::kFloat32, true, 0, 0},
+        {fp4_x, 4, 67, 128, DType::kFloat16, false, DType::kFloat16, false, 0, 0},
+        {fp4_x, 3, 300, 64, DType::kBFloat16, true, DType::kBFloat16, true, 8, 0},
+        {fp4_x, 40, 300, 256, DType::kFloat32, true, DType::kFloat32, true, 16, 5},
+        {fp4_x, 33, 65, 96, DType::kBFloat16, true, DType::kFloat32, false, 0, 0},
+    };
+    for (const W4Case& c : cases) EXPECT_EQ(check_w4(c, seed++), "");
+  }
+}
+
+// Token 1's x_scale is NaN (gemm_a8w4: the fp32 scale; gemm_a4w4: the E8M0 scale 255 of its first
+// block) and weight row 2's second block has scale 255: out row 1 and column 2 are NaN, every
+// other output finite, on both paths.
+TEST(Mxfp4ScaledGemm, NaNScalesGiveNaNRowsAndColumns) {
+  TGEMM_REQUIRE_GPU();
+  const std::int64_t m = 20, n = 5, k = 64;
+  std::vector<std::uint8_t> q(static_cast<std::size_t>(n * k / 2), 0x22), s(static_cast<std::size_t>(n * 2), 120);
+  s[2 * 2 + 1] = 255;
+  std::vector<std::uint8_t> x8(static_cast<std::size_t>(m * k), 0x38);  // e4m3 1.0
+  std::vector<std::uint8_t> x4(static_cast<std::size_t>(m * k / 2), 0x22), xs4(static_cast<std::size_t>(m * 2), 127);
+  std::vector<float> xs8(static_cast<std::size_t>(m), 0.5f);
+  xs8[1] = std::numeric_limits<float>::quiet_NaN();
+  xs4[1 * 2] = 255;
+  DeviceBuffer qd = upload(q), sd = upload(s), x8d = upload(x8), x4d = upload(x4), xs4d = upload(xs4),
+               xs8d = upload(xs8), od(m * n * 4);
+  for (bool fp4_x : {false, true}) {
+    for (std::int64_t mm : {std::int64_t{3}, m}) {  // GEMV, dequantize
+      const TensorView wv = TensorView::contiguous(qd.data(), DType::kUInt8, {n, k / 2});
+      const TensorView wsv = TensorView::contiguous(sd.data(), DType::kUInt8, {n, k / 32});
+      const TensorView out = TensorView::contiguous(od.data(), DType::kFloat32, {mm, n});
+      fill_nan(od.data(), DType::kFloat32, mm * n, nullptr);
+      if (fp4_x) {
+        gemm_a4w4(TensorView::contiguous(x4d.data(), DType::kUInt8, {mm, k / 2}), wv,
+                  TensorView::contiguous(xs4d.data(), DType::kUInt8, {mm, k / 32}), wsv, out, nullptr, nullptr);
+      } else {
+        gemm_a8w4(TensorView::contiguous(x8d.data(), DType::kFloat8E4M3, {mm, k}), wv,
+                  TensorView::contiguous(xs8d.data(), DType::kFloat32, {mm, 1}), wsv, out, nullptr, nullptr);
+      }
+      const std::vector<float> o = to_host_floats(od.data(), DType::kFloat32, mm * n);
+      for (std::int64_t r = 0; r < mm; ++r)
+        for (std::int64_t j = 0; j < n; ++j)
+          EXPECT_EQ(std::isnan(o[static_cast<std::size_t>(r * n + j)]), r == 1 || j == 2)
+              << (fp4_x ? "gemm_a4w4" : "gemm_a8w4") << " m=" << mm << " at " << r << ", " << j;
+    }
+  }
+}
+
+TEST(Mxfp4ScaledGemm, BadArgumentsThrowBeforeLaunching) {
+  TGEMM_REQUIRE_GPU();
+  DeviceBuffer xd(4096), qd(4096), sd(256), xsd(256), od(4096);
+  const TensorView w = TensorView::contiguous(qd.data(), DType::kUInt8, {4, 32});
+  const TensorView s = TensorView::contiguous(sd.data(), DType::kUInt8, {4, 2});
+  const TensorView out = TensorView::contiguous(od.data(), DType::kBFloat16, {2, 4});
+  try {  // packed e2m1 activations with E8M0 scales handed to the FP8 op
+    gemm_a8w4(TensorView::contiguous(xd.data(), DType::kUInt8, {2, 32}), w,
+              TensorView::contiguous(xsd.data(), DType::kUInt8, {2, 2}), s, out, nullptr, nullptr);
+    ADD_FAILURE() << "uint8 x accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("torch.float8_e4m3fn"), std::string::npos) << e.what();
+  }
+  try {
+    gemm_a4w4(TensorView::contiguous(xd.data(), DType::kUInt8, {2, 24}), w,
+              TensorView::contiguous(xsd.data(), DType::kUInt8, {2, 2}), s, out, nullptr, nullptr);
+    ADD_FAILURE() << "K / 2 = 24 accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("multiple of 16"), std::string::npos) << e.what();
   }
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
 }

@@ -1,8 +1,11 @@
-"""The MXFP4 ops (torch.ops.tgemm.quant_mxfp4 / gemm_a16w4 and their tgemm.* wrappers):
+"""The MXFP4 ops (torch.ops.tgemm.quant_mxfp4 / gemm_a16w4 / gemm_a8w4 / gemm_a4w4 and their
+tgemm.* wrappers):
 quant_mxfp4 against a torch reference of the OCP Microscaling v1.0 rules written here (scale
 floor(log2(amax)) - 2, nearest-even e2m1 codes saturated at 6, element 2i in the low nibble),
-code for code, with zero, tie, saturating and non-finite values; gemm_a16w4 on both paths (M <= 16
-the decode GEMV, larger M dequantize + a16w16) against x @ dequant(w).T in fp32; opcheck,
+code for code, with zero, tie, saturating and non-finite values; gemm_a16w4 on both paths (M <= 4
+the decode GEMV, larger M dequantize + a16w16) against x @ dequant(w).T in fp32; gemm_a8w4 (FP8
+x with per-token or per-tensor scales) and gemm_a4w4 (MXFP4 x) on both paths against the fp32
+product of their dequantized operands; opcheck,
 torch.compile(fullgraph=True), CUDA graphs and bad input. The kernels' own tests, with poisoned
 outputs and 300+ random problems, are tests/gpu/test_fp4.cpp.
 """
@@ -13,7 +16,7 @@ import pytest
 import torch
 
 import tgemm
-from tgemm_test_utils import assert_bad_input, randn, requires_cuda
+from tgemm_test_utils import assert_bad_input, opcheck_float8, randn, requires_cuda
 
 pytestmark = requires_cuda
 
@@ -157,4 +160,135 @@ def test_bad_input_raises():
     )
     assert_bad_input(
         torch.ops.tgemm.gemm_a16w4.default, (x, q.view(torch.int8), s, None, None), "w.dtype must be torch.uint8", True
+    )
+
+
+# ---- gemm_a8w4 and gemm_a4w4 -------------------------------------------------------------------
+
+
+def _activations(kind, m, k, seed):
+    """(x, x_scale, fp32 dequantized x) of gemm_a8w4 (per-token or per-tensor FP8) or gemm_a4w4."""
+    x = randn(m, k, seed=seed)
+    if kind == "fp4":
+        xq, xs = tgemm.quant_mxfp4(x)
+        return xq, xs, tgemm.dequant_mxfp4(xq, xs)
+    xq, xs = tgemm.quant_per_token(x) if kind == "per_token" else tgemm.quant_fp8_per_tensor(x)
+    return xq, xs, xq.float() * xs.reshape(-1, 1)
+
+
+def _scaled_w4(kind):
+    return tgemm.gemm_a4w4 if kind == "fp4" else tgemm.gemm_a8w4
+
+
+@pytest.mark.parametrize("kind", ["per_token", "per_tensor", "fp4"])
+@pytest.mark.parametrize("m", [1, 3, 16, 17, 100])
+@pytest.mark.parametrize("out_dtype,bias_dtype", [(None, None), (torch.float16, torch.float32), (torch.float32, None)])
+def test_scaled_gemms_match_the_dequantized_reference(kind, m, out_dtype, bias_dtype):
+    n, k = 300, 1024  # N not a multiple of 128
+    q, s = _weight(n, k, seed=m)
+    xq, xs, xd = _activations(kind, m, k, seed=m + 1)
+    b = randn(n, dtype=bias_dtype, seed=m + 2) if bias_dtype else None
+    y = _scaled_w4(kind)(xq, q, xs, s, b, out_dtype)
+    assert y.dtype == (out_dtype or torch.bfloat16) and y.shape == (m, n)
+    ref = xd @ tgemm.dequant_mxfp4(q, s).t()
+    if b is not None:
+        ref = ref + b.float()
+    tol = {torch.bfloat16: 1e-2, torch.float16: 2e-3, torch.float32: 1e-4}[y.dtype]
+    torch.testing.assert_close(y.float(), ref, rtol=tol, atol=tol * max(1.0, ref.abs().max().item()))
+
+
+@pytest.mark.parametrize("kind", ["per_token", "fp4"])
+def test_scaled_gemms_take_rank3_input(kind):
+    q, s = _weight(64, 256, seed=9)
+    xq, xs, _ = _activations(kind, 10, 256, seed=10)
+    y = _scaled_w4(kind)(xq.reshape(2, 5, -1), q, xs.reshape(2, 5, -1), s)
+    assert y.shape == (2, 5, 64)
+    torch.testing.assert_close(y, _scaled_w4(kind)(xq, q, xs, s).reshape(2, 5, 64), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("kind", ["per_token", "fp4"])
+@pytest.mark.parametrize("m", [1, 24])
+def test_scaled_gemms_opcheck(kind, m):
+    q, s = _weight(96, 256, seed=m)
+    xq, xs, _ = _activations(kind, m, 256, seed=3)
+    op = torch.ops.tgemm.gemm_a4w4.default if kind == "fp4" else torch.ops.tgemm.gemm_a8w4.default
+    opcheck_float8(op, (xq, q, xs, s, randn(96, dtype=torch.float32, seed=4), None))
+
+
+def test_scaled_gemms_compile_fullgraph():
+    def f(x, q, s):
+        x4, s4 = tgemm.quant_mxfp4(x)
+        x8, s8 = tgemm.quant_per_token(x)
+        return tgemm.gemm_a4w4(x4, q, s4, s) * 2.0, tgemm.gemm_a8w4(x8, q, s8, s, None, torch.float32)
+
+    compiled = torch.compile(f, fullgraph=True)
+    q, s = _weight(128, 512, seed=5)
+    for m in (2, 40):
+        x = randn(m, 512, seed=m)
+        for got, want in zip(compiled(x, q, s), f(x, q, s)):
+            torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("kind", ["per_token", "fp4"])
+@pytest.mark.parametrize("m", [1, 40])
+def test_scaled_gemms_cuda_graph_replays_new_activations(kind, m):
+    q, s = _weight(200, 512, seed=6)
+    xq, xs, _ = _activations(kind, m, 512, seed=7)
+    gemm = _scaled_w4(kind)
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        gemm(xq, q, xs, s)
+    torch.cuda.current_stream().wait_stream(stream)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        y = gemm(xq, q, xs, s)
+    for seed in (8, 9):
+        xq2, xs2, _ = _activations(kind, m, 512, seed=seed)
+        xq.copy_(xq2)
+        xs.copy_(xs2)
+        g.replay()
+        torch.cuda.synchronize()
+        torch.testing.assert_close(y, gemm(xq, q, xs, s), rtol=0, atol=0)
+
+
+def test_scaled_gemms_nan_scales_poison_their_rows_and_columns():
+    # A NaN activation scale poisons that token's row, a NaN (255) weight scale that column: on
+    # the GEMV (M = 3) and the dequantize path (M = 20).
+    q, s = _weight(5, 64, seed=11)
+    s[2, 1] = 255
+    for m in (3, 20):
+        for kind in ("per_token", "fp4"):
+            xq, xs, _ = _activations(kind, m, 64, seed=12)
+            if kind == "fp4":
+                xs[1, 0] = 255
+            else:
+                xs[1, 0] = float("nan")
+            nan = torch.isnan(_scaled_w4(kind)(xq, q, xs, s, None, torch.float32))
+            want = torch.zeros(m, 5, dtype=torch.bool, device=nan.device)
+            want[1, :] = True
+            want[:, 2] = True
+            assert torch.equal(nan, want), (kind, m)
+
+
+def test_scaled_gemms_bad_input_raises():
+    q, s = _weight(8, 64, seed=2)
+    x8, s8, _ = _activations("per_token", 4, 64, seed=3)
+    x4, s4, _ = _activations("fp4", 4, 64, seed=3)
+    a8w4, a4w4 = torch.ops.tgemm.gemm_a8w4.default, torch.ops.tgemm.gemm_a4w4.default
+    # Mixed formats: MXFP4 activations to the FP8 op and the other way round.
+    assert_bad_input(a8w4, (x4, q, s4, s, None, None), "x.dtype must be torch.float8_e4m3fn, got torch.uint8", True)
+    assert_bad_input(a8w4, (x8, q, s4, s, None, None), "x_scale.dtype must be torch.float32", True)
+    assert_bad_input(a4w4, (x8, q, s8, s, None, None), "x.dtype must be torch.uint8", True)
+    assert_bad_input(a4w4, (x4, q, s8, s, None, None), "x_scale.dtype must be torch.uint8", True)
+    assert_bad_input(a8w4, (x8, q, s8[:3], s, None, None), "x_scale must have 1 element (per-tensor) or M = 4", True)
+    assert_bad_input(a4w4, (x4[:, :24], q, s4, s, None, None), "must be a multiple of 16", True)
+    assert_bad_input(
+        a4w4, (x4, q, s4[:, :1], s, None, None), "x_scale must have x's leading sizes and K / 32 = 2", True
+    )
+    assert_bad_input(a8w4, (x8, q[:, :16], s8, s, None, None), "w.size(1) must be K / 2 = 32", True)
+    assert_bad_input(a4w4, (x4, q, s4, s[:, :1], None, None), "w_scale must be [N, K / 32] = [8, 2]", True)
+    bias16 = randn(8, dtype=torch.float16, seed=4)
+    assert_bad_input(
+        a4w4, (x4, q, s4, s, bias16, None), "bias.dtype must be out's (torch.bfloat16) or torch.float32", True
     )

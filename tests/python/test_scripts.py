@@ -166,7 +166,7 @@ def test_llama_e2e_tiny(tmp_path):
         assert row["graph"], row["graph_error"]
 
 
-@pytest.mark.parametrize("scheme", ["fp8_rowwise", "fp8_block"])
+@pytest.mark.parametrize("scheme", ["fp8_rowwise", "fp8_block", "mxfp4", "mxfp4_a8"])
 def test_llama_e2e_tiny_quant(tmp_path, scheme):
     pytest.importorskip("transformers")
     doc = run_llama_e2e(tmp_path, "--decode-batches", "1", "--quant", scheme)
@@ -178,6 +178,29 @@ def test_llama_e2e_tiny_quant(tmp_path, scheme):
         assert row["ok"], row
         assert row["graph"], row["graph_error"]
         assert ("scaled_mm_ms" in row) == (scheme == "fp8_rowwise")
+        # MXFP4: the same weights through F.linear on the dequantized weight, its distance from bf16
+        # and top-1 agreement reported; weight-only, tgemm's logits within --rtol of it.
+        assert ("torch_dequant_rel_l2" in row) == scheme.startswith("mxfp4")
+        assert ("rel_l2_vs_torch_dequant" in row) == (scheme == "mxfp4")
+
+
+@pytest.mark.parametrize("form", ["a16w4", "a8w4", "a4w4"])
+def test_torch_bench_w4_small(tmp_path, form):
+    # K = 520 is not a multiple of 32: that problem is left out (MXFP4's K rule).
+    suite = tmp_path / "suite.csv"
+    suite.write_text("model,layer,N,K\ntiny,a,512,256\ntiny,b,1000,520\n")
+    out = tmp_path / "w4.json"
+    bench = os.path.join(REPO, "bench", "torch_bench.py")
+    _run(
+        [sys.executable, bench, f"--{form}", "--suite", str(suite), "--m", "1,64", "--replays", "5", "--no-overhead"]
+        + ["--json", str(out)]
+    )
+    doc = json.loads(out.read_text())
+    assert [(r["M"], r["K"]) for r in doc["rows"]] == [(1, 256), (64, 256)]
+    for row in doc["rows"]:
+        assert row["family"] == form and row["baseline"] == "F.linear" and row["check"] == "ok"
+        assert row["tgemm_us"] > 0 and row["floor_us"] > 0
+    assert "1x512x256" in doc["summary"]["floor_ratios"]
 
 
 @pytest.mark.parametrize("arch", ["qwen3_moe", "mixtral"])
