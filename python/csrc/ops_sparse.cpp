@@ -22,6 +22,13 @@ constexpr std::string_view kGemm24 = "sparse_gemm_2_4";
 constexpr std::string_view kGemmCsr = "sparse_gemm_csr";
 constexpr std::string_view kCompress = "compress_2_4";
 constexpr std::string_view kCheckCsr = "check_sparse_csr";
+constexpr std::string_view kGemmBsr = "sparse_gemm_bsr";
+constexpr std::string_view kGemm24Fp8 = "sparse_gemm_2_4_fp8";
+constexpr std::string_view kCheckBsr = "check_sparse_bsr";
+
+// A BSR values tensor's block size (values [nnzb, bs, bs]); 0 where it has no such shape, which
+// the core's checks then name.
+std::int64_t block_size_of(const at::Tensor& values) { return values.dim() == 3 ? values.size(1) : 0; }
 
 Stream current_stream(c10::Device device) { return at::cuda::getCurrentCUDAStream(device.index()).stream(); }
 
@@ -98,6 +105,52 @@ at::Tensor SparseGemmCsr::cuda(const at::Tensor& x, const at::Tensor& crow_indic
   });
 }
 
+at::Tensor SparseGemmBsr::cuda(const at::Tensor& x, const at::Tensor& crow_indices, const at::Tensor& col_indices,
+                               const at::Tensor& values, std::int64_t n, const std::optional<at::Tensor>& bias) {
+  return on_device(x, kGemmBsr, [&](c10::Device device) {
+    const SparseWeight w = SparseWeight::bsr_prechecked(
+        to_view(crow_indices, device, kGemmBsr, "crow_indices"), to_view(col_indices, device, kGemmBsr, "col_indices"),
+        to_view(values, device, kGemmBsr, "values"), n, x.dim() > 0 ? x.size(-1) : 0, block_size_of(values));
+    at::Tensor y = output_for(x, n);
+    TensorView bv;
+    SparseGemmOptions options;
+    if (has_tensor(bias)) {
+      bv = to_view(*bias, device, kGemmBsr, "bias");
+      options.bias = &bv;
+    }
+    sparse_gemm(to_view(x, device, kGemmBsr, "x"), w, to_view(y, device, kGemmBsr, "out"), options,
+                current_stream(device));
+    return y;
+  });
+}
+
+at::Tensor SparseGemm24Fp8::cuda(const at::Tensor& x, const at::Tensor& compressed, std::int64_t n,
+                                 const at::Tensor& x_scale, const at::Tensor& w_scale,
+                                 const std::optional<at::Tensor>& bias, std::optional<at::ScalarType> out_dtype,
+                                 std::int64_t algorithm, std::int64_t split_k) {
+  return on_device(x, kGemm24Fp8, [&](c10::Device device) {
+    const TensorView xv = to_view(x, device, kGemm24Fp8, "x");
+    const SparseWeight w = SparseWeight::from_compressed_2_4(to_view(compressed, device, kGemm24Fp8, "compressed"), n,
+                                                             x.dim() > 0 ? x.size(-1) : 0, xv.dtype);
+    const at::ScalarType out_type = out_dtype.value_or(at::kBFloat16);
+    std::vector<std::int64_t> sizes(x.sizes().begin(), x.sizes().end());
+    if (!sizes.empty()) sizes.back() = n;
+    at::Tensor y = at::empty(sizes, x.options().dtype(out_type));
+    TensorView bv;
+    SparseGemmOptions options;
+    if (has_tensor(bias)) {
+      bv = to_view(*bias, device, kGemm24Fp8, "bias");
+      options.bias = &bv;
+    }
+    options.algorithm = static_cast<int>(algorithm);
+    options.split_k = static_cast<int>(split_k);
+    sparse_gemm_a8w8(xv, w, to_view(x_scale, device, kGemm24Fp8, "x_scale"),
+                     to_view(w_scale, device, kGemm24Fp8, "w_scale"), to_view(y, device, kGemm24Fp8, "out"), options,
+                     current_stream(device));
+    return y;
+  });
+}
+
 at::Tensor compress_2_4(const at::Tensor& w) {
   return on_device(w, kCompress, [&](c10::Device device) {
     const TensorView wv = to_view(w, device, kCompress, "w");
@@ -115,6 +168,16 @@ void check_sparse_csr(const at::Tensor& crow_indices, const at::Tensor& col_indi
     SparseWeight::csr(to_view(crow_indices, device, kCheckCsr, "crow_indices"),
                       to_view(col_indices, device, kCheckCsr, "col_indices"),
                       to_view(values, device, kCheckCsr, "values"), n, k, current_stream(device));
+    return 0;
+  });
+}
+
+void check_sparse_bsr(const at::Tensor& crow_indices, const at::Tensor& col_indices, const at::Tensor& values,
+                      std::int64_t n, std::int64_t k, std::int64_t block_size) {
+  on_device(values, kCheckBsr, [&](c10::Device device) {
+    SparseWeight::bsr(to_view(crow_indices, device, kCheckBsr, "crow_indices"),
+                      to_view(col_indices, device, kCheckBsr, "col_indices"),
+                      to_view(values, device, kCheckBsr, "values"), n, k, block_size, current_stream(device));
     return 0;
   });
 }
@@ -140,6 +203,22 @@ at::Tensor SparseGemmCsr::cpu(const at::Tensor& x, const at::Tensor& crow_indice
   });
 }
 
+at::Tensor SparseGemmBsr::cpu(const at::Tensor& x, const at::Tensor& crow_indices, const at::Tensor& col_indices,
+                              const at::Tensor& values, std::int64_t, const std::optional<at::Tensor>&) {
+  return with_c10_errors(kGemmBsr, [&]() -> at::Tensor {
+    throw_not_cuda(kGemmBsr,
+                   {{"x", &x}, {"crow_indices", &crow_indices}, {"col_indices", &col_indices}, {"values", &values}});
+  });
+}
+
+at::Tensor SparseGemm24Fp8::cpu(const at::Tensor& x, const at::Tensor& compressed, std::int64_t,
+                                const at::Tensor& x_scale, const at::Tensor& w_scale, const std::optional<at::Tensor>&,
+                                std::optional<at::ScalarType>, std::int64_t, std::int64_t) {
+  return with_c10_errors(kGemm24Fp8, [&]() -> at::Tensor {
+    throw_not_cuda(kGemm24Fp8, {{"x", &x}, {"compressed", &compressed}, {"x_scale", &x_scale}, {"w_scale", &w_scale}});
+  });
+}
+
 // ---- Autograd kernels: not differentiable ----
 
 at::Tensor Prune24::autograd(c10::DispatchKeySet keys, const at::Tensor& w) {
@@ -156,6 +235,20 @@ at::Tensor SparseGemmCsr::autograd(c10::DispatchKeySet keys, const at::Tensor& x
                                    const at::Tensor& col_indices, const at::Tensor& values, std::int64_t n,
                                    const std::optional<at::Tensor>& bias) {
   return redispatch_below_autograd<SparseGemmCsr>(keys, x, crow_indices, col_indices, values, n, bias);
+}
+
+at::Tensor SparseGemmBsr::autograd(c10::DispatchKeySet keys, const at::Tensor& x, const at::Tensor& crow_indices,
+                                   const at::Tensor& col_indices, const at::Tensor& values, std::int64_t n,
+                                   const std::optional<at::Tensor>& bias) {
+  return redispatch_below_autograd<SparseGemmBsr>(keys, x, crow_indices, col_indices, values, n, bias);
+}
+
+at::Tensor SparseGemm24Fp8::autograd(c10::DispatchKeySet keys, const at::Tensor& x, const at::Tensor& compressed,
+                                     std::int64_t n, const at::Tensor& x_scale, const at::Tensor& w_scale,
+                                     const std::optional<at::Tensor>& bias, std::optional<at::ScalarType> out_dtype,
+                                     std::int64_t algorithm, std::int64_t split_k) {
+  return redispatch_below_autograd<SparseGemm24Fp8>(keys, x, compressed, n, x_scale, w_scale, bias, out_dtype,
+                                                    algorithm, split_k);
 }
 
 }  // namespace tgemm::torch_binding
