@@ -383,8 +383,8 @@ CLI::App* add_tune_sparse_command(CLI::App& app, TuneSparseOptions& o) {
 
 int run_tune_sparse(const TuneSparseOptions& o) {
   constexpr const char* op = "tgemm tune-sparse";
-  require_gpu("tune-sparse");
   const Spec spec = parse_spec(o.spec, op);
+  require_gpu("tune-sparse");
   std::map<std::string, std::string> rows;
   std::uint64_t seed = 1;
   for (double density : spec.densities) {
