@@ -186,6 +186,34 @@ def test_fp8_2_4_matches_dequantized(m_shape, per_token, out_dtype):
 
 
 @needs_cusparselt
+def test_fp8_2_4_compile_and_cuda_graph():
+    wq, w_scale = _fp8_24(64, 128, seed=38)
+    weight = tgemm.compress_2_4(wq)
+    xq = randn(12, 128, seed=39).float().to(torch.float8_e4m3fn)
+    x_scale = torch.full((12, 1), 0.25, device="cuda")
+
+    def run(xq, x_scale):
+        return tgemm.sparse_gemm_a8w8(xq, weight, x_scale, w_scale)
+
+    compiled = torch.compile(run, fullgraph=True)
+    torch.testing.assert_close(compiled(xq, x_scale), run(xq, x_scale), rtol=0, atol=0)
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        run(xq, x_scale)
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=stream):
+        y = run(xq, x_scale)
+    # New activations and scales between capture and replay: the scales are read on the device.
+    xq.copy_(randn(12, 128, seed=40).float().to(torch.float8_e4m3fn))
+    x_scale.fill_(0.5)
+    graph.replay()
+    torch.cuda.synchronize()
+    torch.testing.assert_close(y, run(xq, x_scale), rtol=0, atol=0)
+
+
+@needs_cusparselt
 def test_fp8_2_4_rejects_dense_and_misuse():
     dense = torch.ones(64, 128, device="cuda").to(torch.float8_e4m3fn)
     with pytest.raises(tgemm.TgemmError, match=r"compress_2_4: the weight is not 2:4 sparse: row 0"):
