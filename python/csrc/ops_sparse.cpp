@@ -48,6 +48,11 @@ at::Tensor output_for(const at::Tensor& x, std::int64_t n) {
   return at::empty(sizes, x.options());
 }
 
+// The weight's dense copy where the call passes one, so a table row naming the dense path can run.
+void add_dense(SparseWeight& w, const std::optional<at::Tensor>& dense, c10::Device device, std::string_view op) {
+  if (has_tensor(dense)) w.with_dense(to_view(*dense, device, op, "dense"));
+}
+
 template <typename K, typename... Args>
 auto redispatch_below_autograd(c10::DispatchKeySet keys, const Args&... args) {
   return with_c10_tgemm_errors([&] {
@@ -67,11 +72,13 @@ at::Tensor Prune24::cuda(const at::Tensor& w) {
 }
 
 at::Tensor SparseGemm24::cuda(const at::Tensor& x, const at::Tensor& compressed, std::int64_t n,
-                              const std::optional<at::Tensor>& bias, std::int64_t algorithm, std::int64_t split_k) {
+                              const std::optional<at::Tensor>& bias, std::int64_t algorithm, std::int64_t split_k,
+                              const std::optional<at::Tensor>& dense) {
   return on_device(x, kGemm24, [&](c10::Device device) {
     const TensorView xv = to_view(x, device, kGemm24, "x");
-    const SparseWeight w = SparseWeight::from_compressed_2_4(to_view(compressed, device, kGemm24, "compressed"), n,
-                                                             x.dim() > 0 ? x.size(-1) : 0, xv.dtype);
+    SparseWeight w = SparseWeight::from_compressed_2_4(to_view(compressed, device, kGemm24, "compressed"), n,
+                                                       x.dim() > 0 ? x.size(-1) : 0, xv.dtype);
+    add_dense(w, dense, device, kGemm24);
     at::Tensor y = output_for(x, n);
     TensorView bv;
     SparseGemmOptions options;
@@ -87,11 +94,13 @@ at::Tensor SparseGemm24::cuda(const at::Tensor& x, const at::Tensor& compressed,
 }
 
 at::Tensor SparseGemmCsr::cuda(const at::Tensor& x, const at::Tensor& crow_indices, const at::Tensor& col_indices,
-                               const at::Tensor& values, std::int64_t n, const std::optional<at::Tensor>& bias) {
+                               const at::Tensor& values, std::int64_t n, const std::optional<at::Tensor>& bias,
+                               const std::optional<at::Tensor>& dense) {
   return on_device(x, kGemmCsr, [&](c10::Device device) {
-    const SparseWeight w = SparseWeight::csr_prechecked(
+    SparseWeight w = SparseWeight::csr_prechecked(
         to_view(crow_indices, device, kGemmCsr, "crow_indices"), to_view(col_indices, device, kGemmCsr, "col_indices"),
         to_view(values, device, kGemmCsr, "values"), n, x.dim() > 0 ? x.size(-1) : 0);
+    add_dense(w, dense, device, kGemmCsr);
     at::Tensor y = output_for(x, n);
     TensorView bv;
     SparseGemmOptions options;
@@ -106,11 +115,13 @@ at::Tensor SparseGemmCsr::cuda(const at::Tensor& x, const at::Tensor& crow_indic
 }
 
 at::Tensor SparseGemmBsr::cuda(const at::Tensor& x, const at::Tensor& crow_indices, const at::Tensor& col_indices,
-                               const at::Tensor& values, std::int64_t n, const std::optional<at::Tensor>& bias) {
+                               const at::Tensor& values, std::int64_t n, const std::optional<at::Tensor>& bias,
+                               const std::optional<at::Tensor>& dense) {
   return on_device(x, kGemmBsr, [&](c10::Device device) {
-    const SparseWeight w = SparseWeight::bsr_prechecked(
+    SparseWeight w = SparseWeight::bsr_prechecked(
         to_view(crow_indices, device, kGemmBsr, "crow_indices"), to_view(col_indices, device, kGemmBsr, "col_indices"),
         to_view(values, device, kGemmBsr, "values"), n, x.dim() > 0 ? x.size(-1) : 0, block_size_of(values));
+    add_dense(w, dense, device, kGemmBsr);
     at::Tensor y = output_for(x, n);
     TensorView bv;
     SparseGemmOptions options;
@@ -127,11 +138,12 @@ at::Tensor SparseGemmBsr::cuda(const at::Tensor& x, const at::Tensor& crow_indic
 at::Tensor SparseGemm24Fp8::cuda(const at::Tensor& x, const at::Tensor& compressed, std::int64_t n,
                                  const at::Tensor& x_scale, const at::Tensor& w_scale,
                                  const std::optional<at::Tensor>& bias, std::optional<at::ScalarType> out_dtype,
-                                 std::int64_t algorithm, std::int64_t split_k) {
+                                 std::int64_t algorithm, std::int64_t split_k, const std::optional<at::Tensor>& dense) {
   return on_device(x, kGemm24Fp8, [&](c10::Device device) {
     const TensorView xv = to_view(x, device, kGemm24Fp8, "x");
-    const SparseWeight w = SparseWeight::from_compressed_2_4(to_view(compressed, device, kGemm24Fp8, "compressed"), n,
-                                                             x.dim() > 0 ? x.size(-1) : 0, xv.dtype);
+    SparseWeight w = SparseWeight::from_compressed_2_4(to_view(compressed, device, kGemm24Fp8, "compressed"), n,
+                                                       x.dim() > 0 ? x.size(-1) : 0, xv.dtype);
+    add_dense(w, dense, device, kGemm24Fp8);
     const at::ScalarType out_type = out_dtype.value_or(at::kBFloat16);
     std::vector<std::int64_t> sizes(x.sizes().begin(), x.sizes().end());
     if (!sizes.empty()) sizes.back() = n;
@@ -189,14 +201,16 @@ at::Tensor Prune24::cpu(const at::Tensor& w) {
 }
 
 at::Tensor SparseGemm24::cpu(const at::Tensor& x, const at::Tensor& compressed, std::int64_t,
-                             const std::optional<at::Tensor>&, std::int64_t, std::int64_t) {
+                             const std::optional<at::Tensor>&, std::int64_t, std::int64_t,
+                             const std::optional<at::Tensor>&) {
   return with_c10_errors(kGemm24, [&]() -> at::Tensor {
     throw_not_cuda(kGemm24, {{"x", &x}, {"compressed", &compressed}});
   });
 }
 
 at::Tensor SparseGemmCsr::cpu(const at::Tensor& x, const at::Tensor& crow_indices, const at::Tensor& col_indices,
-                              const at::Tensor& values, std::int64_t, const std::optional<at::Tensor>&) {
+                              const at::Tensor& values, std::int64_t, const std::optional<at::Tensor>&,
+                              const std::optional<at::Tensor>&) {
   return with_c10_errors(kGemmCsr, [&]() -> at::Tensor {
     throw_not_cuda(kGemmCsr,
                    {{"x", &x}, {"crow_indices", &crow_indices}, {"col_indices", &col_indices}, {"values", &values}});
@@ -204,7 +218,8 @@ at::Tensor SparseGemmCsr::cpu(const at::Tensor& x, const at::Tensor& crow_indice
 }
 
 at::Tensor SparseGemmBsr::cpu(const at::Tensor& x, const at::Tensor& crow_indices, const at::Tensor& col_indices,
-                              const at::Tensor& values, std::int64_t, const std::optional<at::Tensor>&) {
+                              const at::Tensor& values, std::int64_t, const std::optional<at::Tensor>&,
+                              const std::optional<at::Tensor>&) {
   return with_c10_errors(kGemmBsr, [&]() -> at::Tensor {
     throw_not_cuda(kGemmBsr,
                    {{"x", &x}, {"crow_indices", &crow_indices}, {"col_indices", &col_indices}, {"values", &values}});
@@ -213,7 +228,8 @@ at::Tensor SparseGemmBsr::cpu(const at::Tensor& x, const at::Tensor& crow_indice
 
 at::Tensor SparseGemm24Fp8::cpu(const at::Tensor& x, const at::Tensor& compressed, std::int64_t,
                                 const at::Tensor& x_scale, const at::Tensor& w_scale, const std::optional<at::Tensor>&,
-                                std::optional<at::ScalarType>, std::int64_t, std::int64_t) {
+                                std::optional<at::ScalarType>, std::int64_t, std::int64_t,
+                                const std::optional<at::Tensor>&) {
   return with_c10_errors(kGemm24Fp8, [&]() -> at::Tensor {
     throw_not_cuda(kGemm24Fp8, {{"x", &x}, {"compressed", &compressed}, {"x_scale", &x_scale}, {"w_scale", &w_scale}});
   });
@@ -227,28 +243,29 @@ at::Tensor Prune24::autograd(c10::DispatchKeySet keys, const at::Tensor& w) {
 
 at::Tensor SparseGemm24::autograd(c10::DispatchKeySet keys, const at::Tensor& x, const at::Tensor& compressed,
                                   std::int64_t n, const std::optional<at::Tensor>& bias, std::int64_t algorithm,
-                                  std::int64_t split_k) {
-  return redispatch_below_autograd<SparseGemm24>(keys, x, compressed, n, bias, algorithm, split_k);
+                                  std::int64_t split_k, const std::optional<at::Tensor>& dense) {
+  return redispatch_below_autograd<SparseGemm24>(keys, x, compressed, n, bias, algorithm, split_k, dense);
 }
 
 at::Tensor SparseGemmCsr::autograd(c10::DispatchKeySet keys, const at::Tensor& x, const at::Tensor& crow_indices,
                                    const at::Tensor& col_indices, const at::Tensor& values, std::int64_t n,
-                                   const std::optional<at::Tensor>& bias) {
-  return redispatch_below_autograd<SparseGemmCsr>(keys, x, crow_indices, col_indices, values, n, bias);
+                                   const std::optional<at::Tensor>& bias, const std::optional<at::Tensor>& dense) {
+  return redispatch_below_autograd<SparseGemmCsr>(keys, x, crow_indices, col_indices, values, n, bias, dense);
 }
 
 at::Tensor SparseGemmBsr::autograd(c10::DispatchKeySet keys, const at::Tensor& x, const at::Tensor& crow_indices,
                                    const at::Tensor& col_indices, const at::Tensor& values, std::int64_t n,
-                                   const std::optional<at::Tensor>& bias) {
-  return redispatch_below_autograd<SparseGemmBsr>(keys, x, crow_indices, col_indices, values, n, bias);
+                                   const std::optional<at::Tensor>& bias, const std::optional<at::Tensor>& dense) {
+  return redispatch_below_autograd<SparseGemmBsr>(keys, x, crow_indices, col_indices, values, n, bias, dense);
 }
 
 at::Tensor SparseGemm24Fp8::autograd(c10::DispatchKeySet keys, const at::Tensor& x, const at::Tensor& compressed,
                                      std::int64_t n, const at::Tensor& x_scale, const at::Tensor& w_scale,
                                      const std::optional<at::Tensor>& bias, std::optional<at::ScalarType> out_dtype,
-                                     std::int64_t algorithm, std::int64_t split_k) {
+                                     std::int64_t algorithm, std::int64_t split_k,
+                                     const std::optional<at::Tensor>& dense) {
   return redispatch_below_autograd<SparseGemm24Fp8>(keys, x, compressed, n, x_scale, w_scale, bias, out_dtype,
-                                                    algorithm, split_k);
+                                                    algorithm, split_k, dense);
 }
 
 }  // namespace tgemm::torch_binding

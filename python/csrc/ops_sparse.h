@@ -11,7 +11,9 @@
 //   tgemm::sparse_gemm_2_4_fp8(x, compressed, n, x_scale, w_scale, bias=None, out_dtype=None,
 //       algorithm=-1, split_k=0) -> [..., n]: y = (x @ W^T) * x_scale * w_scale (+ bias), x and W
 //       float8_e4m3fn (compressed from an e4m3 2:4 weight), out_dtype None is bf16
-// y = x @ W^T (+ bias) as F.linear. Not differentiable (the autograd kernels only redispatch).
+// y = x @ W^T (+ bias) as F.linear. `dense`, optional on each GEMM op, is the weight's dense [n, K]
+// copy (SparseWeight::with_dense): with it, a table row naming the dense path can run. Not
+// differentiable (the autograd kernels only redispatch).
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -32,21 +34,24 @@ struct Prune24 {
 
 struct SparseGemm24 {
   using Sig = at::Tensor(const at::Tensor& x, const at::Tensor& compressed, std::int64_t n,
-                         const std::optional<at::Tensor>& bias, std::int64_t algorithm, std::int64_t split_k);
+                         const std::optional<at::Tensor>& bias, std::int64_t algorithm, std::int64_t split_k,
+                         const std::optional<at::Tensor>& dense);
   static Sig cuda, cpu;
   static AutogradSig<Sig> autograd;
 };
 
 struct SparseGemmCsr {
   using Sig = at::Tensor(const at::Tensor& x, const at::Tensor& crow_indices, const at::Tensor& col_indices,
-                         const at::Tensor& values, std::int64_t n, const std::optional<at::Tensor>& bias);
+                         const at::Tensor& values, std::int64_t n, const std::optional<at::Tensor>& bias,
+                         const std::optional<at::Tensor>& dense);
   static Sig cuda, cpu;
   static AutogradSig<Sig> autograd;
 };
 
 struct SparseGemmBsr {
   using Sig = at::Tensor(const at::Tensor& x, const at::Tensor& crow_indices, const at::Tensor& col_indices,
-                         const at::Tensor& values, std::int64_t n, const std::optional<at::Tensor>& bias);
+                         const at::Tensor& values, std::int64_t n, const std::optional<at::Tensor>& bias,
+                         const std::optional<at::Tensor>& dense);
   static Sig cuda, cpu;
   static AutogradSig<Sig> autograd;
 };
@@ -54,7 +59,8 @@ struct SparseGemmBsr {
 struct SparseGemm24Fp8 {
   using Sig = at::Tensor(const at::Tensor& x, const at::Tensor& compressed, std::int64_t n, const at::Tensor& x_scale,
                          const at::Tensor& w_scale, const std::optional<at::Tensor>& bias,
-                         std::optional<at::ScalarType> out_dtype, std::int64_t algorithm, std::int64_t split_k);
+                         std::optional<at::ScalarType> out_dtype, std::int64_t algorithm, std::int64_t split_k,
+                         const std::optional<at::Tensor>& dense);
   static Sig cuda, cpu;
   static AutogradSig<Sig> autograd;
 };

@@ -61,7 +61,7 @@ def _check_compressed_24(x, compressed, n) -> None:
 
 
 @_fake("tgemm::sparse_gemm_2_4")
-def sparse_gemm_2_4_fake(x, compressed, n, bias=None, algorithm=-1, split_k=0):
+def sparse_gemm_2_4_fake(x, compressed, n, bias=None, algorithm=-1, split_k=0, dense=None):
     _check_view("sparse_gemm_2_4", "x", x)
     _check_compressed_24(x, compressed, n)
     _check(
@@ -78,7 +78,9 @@ def sparse_gemm_2_4_fake(x, compressed, n, bias=None, algorithm=-1, split_k=0):
 
 
 @_fake("tgemm::sparse_gemm_2_4_fp8")
-def sparse_gemm_2_4_fp8_fake(x, compressed, n, x_scale, w_scale, bias=None, out_dtype=None, algorithm=-1, split_k=0):
+def sparse_gemm_2_4_fp8_fake(
+    x, compressed, n, x_scale, w_scale, bias=None, out_dtype=None, algorithm=-1, split_k=0, dense=None
+):
     _check_view("sparse_gemm_2_4_fp8", "x", x)
     _check_compressed_24(x, compressed, n)
     _check(
@@ -93,7 +95,7 @@ def sparse_gemm_2_4_fp8_fake(x, compressed, n, x_scale, w_scale, bias=None, out_
 
 
 @_fake("tgemm::sparse_gemm_csr")
-def sparse_gemm_csr_fake(x, crow_indices, col_indices, values, n, bias=None):
+def sparse_gemm_csr_fake(x, crow_indices, col_indices, values, n, bias=None, dense=None):
     _check_view("sparse_gemm_csr", "x", x)
     op = "SparseWeight::csr_prechecked"
     for name, t in (("row_offsets", crow_indices), ("col_indices", col_indices)):
@@ -107,7 +109,7 @@ def sparse_gemm_csr_fake(x, crow_indices, col_indices, values, n, bias=None):
 
 
 @_fake("tgemm::sparse_gemm_bsr")
-def sparse_gemm_bsr_fake(x, crow_indices, col_indices, values, n, bias=None):
+def sparse_gemm_bsr_fake(x, crow_indices, col_indices, values, n, bias=None, dense=None):
     _check_view("sparse_gemm_bsr", "x", x)
     op = "SparseWeight::bsr_prechecked"
     bs = values.shape[1] if values.dim() == 3 else 0

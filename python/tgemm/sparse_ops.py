@@ -34,7 +34,8 @@ sparse_gemm_2_4_fp8_op = torch.ops.tgemm.sparse_gemm_2_4_fp8.default
 class Sparse24Weight:
     """A 2:4 weight ``[n, k]`` in cuSPARSELt's compressed form (``compressed``: int8 bytes).
     ``dense``: the uncompressed weight when kept (``compress_2_4(w, keep_dense=True)``), which lets
-    :func:`sparse_gemm` take the dense path (``backend="dense"``) at the memory of a dense copy."""
+    :func:`sparse_gemm` take the dense path (``backend="dense"``, or where the sparse table says
+    dense is faster) at the memory of a dense copy."""
 
     compressed: torch.Tensor
     n: int
@@ -46,20 +47,24 @@ class Sparse24Weight:
 @dataclass
 class CsrWeight:
     """A CSR weight ``[n, k]``: int32 ``crow_indices [n + 1]`` and ``col_indices [nnz]``, ``values
-    [nnz]`` bf16/fp16, checked by :func:`csr_weight`."""
+    [nnz]`` bf16/fp16, checked by :func:`csr_weight`. ``dense``: the dense weight when kept
+    (``keep_dense=True``), taken where the sparse table says dense is faster."""
 
     crow_indices: torch.Tensor
     col_indices: torch.Tensor
     values: torch.Tensor
     n: int
     k: int
+    dense: Optional[torch.Tensor] = None
 
 
 @dataclass
 class BlockWeight:
     """A block-sparse weight ``[n, k]`` of dense ``block_size x block_size`` blocks in BSR form:
     int32 ``crow_indices [n / block_size + 1]`` and ``col_indices [nnzb]`` (block columns),
-    ``values [nnzb, block_size, block_size]`` bf16/fp16, checked by :func:`block_weight`."""
+    ``values [nnzb, block_size, block_size]`` bf16/fp16, checked by :func:`block_weight`.
+    ``dense``: the dense weight when kept (``keep_dense=True``), taken where the sparse table says
+    dense is faster."""
 
     crow_indices: torch.Tensor
     col_indices: torch.Tensor
@@ -67,18 +72,22 @@ class BlockWeight:
     n: int
     k: int
     block_size: int
+    dense: Optional[torch.Tensor] = None
 
     @property
     def density(self) -> float:
         return self.values.numel() / (self.n * self.k) if self.n * self.k else 0.0
 
 
-def block_weight(w: torch.Tensor, block_size: Optional[int] = None, mask: Optional[torch.Tensor] = None) -> BlockWeight:
+def block_weight(
+    w: torch.Tensor, block_size: Optional[int] = None, mask: Optional[torch.Tensor] = None, keep_dense: bool = False
+) -> BlockWeight:
     """A :class:`BlockWeight` from a torch BSR tensor (``w.to_sparse_bsr(bs)``; its block size is
     taken from its values) or from a dense ``[N, K]`` weight with ``block_size`` and a boolean
     block mask ``[N / bs, K / bs]`` (None: every block holding a nonzero is kept). Indices are
     converted to int32 and checked once. Eager only; synchronizes. ``block_size`` must divide N and
-    K (:class:`tgemm.TgemmError` otherwise)."""
+    K (:class:`tgemm.TgemmError` otherwise). ``keep_dense``: also keep the weight dense (the blocks
+    the mask drops zeroed), at the memory of a dense copy."""
     if w.layout == torch.sparse_bsr:
         values = w.values().contiguous()
         bs = int(values.shape[1])
@@ -113,7 +122,14 @@ def block_weight(w: torch.Tensor, block_size: Optional[int] = None, mask: Option
     else:
         raise TypeError(f"tgemm.block_weight: w must be a torch.sparse_bsr or dense tensor, got layout {w.layout}")
     _C.check_sparse_bsr(crow, col, values, n, k, bs)
-    return BlockWeight(crow, col, values, n, k, bs)
+    dense = None
+    if keep_dense:
+        if w.layout == torch.sparse_bsr:
+            dense = w.to_dense().contiguous()
+        else:
+            dense = torch.where(keep.repeat_interleave(bs, 0).repeat_interleave(bs, 1), w, torch.zeros_like(w))
+            dense = dense.contiguous()
+    return BlockWeight(crow, col, values, n, k, bs, dense)
 
 
 def prune_2_4(w: torch.Tensor) -> torch.Tensor:
@@ -135,12 +151,11 @@ def compress_2_4(w: torch.Tensor, keep_dense: bool = False) -> Sparse24Weight:
     return Sparse24Weight(compressed, int(w.shape[0]), int(w.shape[1]), w.dtype, w if keep_dense else None)
 
 
-def csr_weight(
-    w: torch.Tensor,
-) -> CsrWeight:
+def csr_weight(w: torch.Tensor, keep_dense: bool = False) -> CsrWeight:
     """A :class:`CsrWeight` from a torch sparse CSR tensor ``[N, K]`` (``w.to_sparse_csr()``) or a
     COO one (converted to CSR: cuSPARSE's CSR SpMM serves both), its indices converted to int32
-    and checked once. Eager only; synchronizes."""
+    and checked once. ``keep_dense``: also keep ``w.to_dense()``, at the memory of a dense copy.
+    Eager only; synchronizes."""
     if w.layout == torch.sparse_coo:
         w = w.coalesce().to_sparse_csr()
     if w.layout != torch.sparse_csr:
@@ -152,7 +167,7 @@ def csr_weight(
     col = w.col_indices().to(torch.int32)
     values = w.values().contiguous()
     _C.check_sparse_csr(crow, col, values, n, k)
-    return CsrWeight(crow, col, values, n, k)
+    return CsrWeight(crow, col, values, n, k, w.to_dense().contiguous() if keep_dense else None)
 
 
 def sparse_gemm(
@@ -166,19 +181,26 @@ def sparse_gemm(
     """``x @ W^T (+ bias)`` for a sparse ``W [N, K]``: a :class:`Sparse24Weight` (cuSPARSELt), a
     :class:`CsrWeight`, a :class:`BlockWeight` or a torch sparse CSR, COO or BSR tensor (cuSPARSE
     SpMM). x: ``[..., K]`` of the weight's dtype; bias: ``[N]``, x's dtype. ``backend="dense"``
-    runs a 2:4 weight's kept dense copy through tgemm's dense GEMM. ``algorithm`` / ``split_k``:
+    runs a weight's kept dense copy (``keep_dense=True``) through tgemm's dense GEMM; at the
+    default, a kept copy is passed along, so a sparse-table row naming dense can take it. ``algorithm`` / ``split_k``:
     cuSPARSELt's configuration id and split-K (-1 / 0: its defaults)."""
     if isinstance(weight, torch.Tensor) and weight.layout in (torch.sparse_csr, torch.sparse_coo):
         weight = csr_weight(weight)
     if isinstance(weight, torch.Tensor) and weight.layout == torch.sparse_bsr:
         weight = block_weight(weight)
+    if isinstance(weight, (BlockWeight, CsrWeight)) and backend == "dense":
+        if weight.dense is None:
+            raise ValueError("tgemm.sparse_gemm: backend 'dense' needs the weight built with keep_dense=True")
+        from .ops import gemm_a16w16
+
+        return gemm_a16w16(x, weight.dense, bias)
     if isinstance(weight, BlockWeight):
         if backend not in ("default", "cusparse"):
-            raise ValueError(f"tgemm.sparse_gemm: a block weight runs on 'cusparse', got {backend!r}")
-        args = (x, weight.crow_indices, weight.col_indices, weight.values, weight.n, bias)
+            raise ValueError(f"tgemm.sparse_gemm: a block weight runs on 'cusparse' or 'dense', got {backend!r}")
+        args = (x, weight.crow_indices, weight.col_indices, weight.values, weight.n, bias, weight.dense)
         if _is_compiling():
             return sparse_gemm_bsr_op(*args)
-        if not _has_torch_function(x, weight.crow_indices, weight.col_indices, weight.values, bias):
+        if not _has_torch_function(x, weight.crow_indices, weight.col_indices, weight.values, bias, weight.dense):
             return _C.sparse_gemm_bsr(*args)
         return _call_op(sparse_gemm_bsr_op, *args)
     if isinstance(weight, Sparse24Weight):
@@ -190,19 +212,19 @@ def sparse_gemm(
             return gemm_a16w16(x, weight.dense, bias)
         if backend not in ("default", "cusparselt"):
             raise ValueError(f"tgemm.sparse_gemm: a 2:4 weight runs on 'cusparselt' or 'dense', got {backend!r}")
-        args = (x, weight.compressed, weight.n, bias, algorithm, split_k)
+        args = (x, weight.compressed, weight.n, bias, algorithm, split_k, weight.dense)
         if _is_compiling():
             return sparse_gemm_2_4_op(*args)
-        if not _has_torch_function(x, weight.compressed, bias):
+        if not _has_torch_function(x, weight.compressed, bias, weight.dense):
             return _C.sparse_gemm_2_4(*args)
         return _call_op(sparse_gemm_2_4_op, *args)
     if isinstance(weight, CsrWeight):
         if backend not in ("default", "cusparse"):
-            raise ValueError(f"tgemm.sparse_gemm: a CSR weight runs on 'cusparse', got {backend!r}")
-        args = (x, weight.crow_indices, weight.col_indices, weight.values, weight.n, bias)
+            raise ValueError(f"tgemm.sparse_gemm: a CSR weight runs on 'cusparse' or 'dense', got {backend!r}")
+        args = (x, weight.crow_indices, weight.col_indices, weight.values, weight.n, bias, weight.dense)
         if _is_compiling():
             return sparse_gemm_csr_op(*args)
-        if not _has_torch_function(x, weight.crow_indices, weight.col_indices, weight.values, bias):
+        if not _has_torch_function(x, weight.crow_indices, weight.col_indices, weight.values, bias, weight.dense):
             return _C.sparse_gemm_csr(*args)
         return _call_op(sparse_gemm_csr_op, *args)
     raise TypeError(
@@ -239,9 +261,9 @@ def sparse_gemm_a8w8(
         return gemm_a8w8(x, weight.dense, x_scale, w_scale, bias, out_dtype)
     if backend not in ("default", "cusparselt"):
         raise ValueError(f"tgemm.sparse_gemm_a8w8: an FP8 2:4 weight runs on 'cusparselt' or 'dense', got {backend!r}")
-    args = (x, weight.compressed, weight.n, x_scale, w_scale, bias, out_dtype, algorithm, split_k)
+    args = (x, weight.compressed, weight.n, x_scale, w_scale, bias, out_dtype, algorithm, split_k, weight.dense)
     if _is_compiling():
         return sparse_gemm_2_4_fp8_op(*args)
-    if not _has_torch_function(x, weight.compressed, x_scale, w_scale, bias):
+    if not _has_torch_function(x, weight.compressed, x_scale, w_scale, bias, weight.dense):
         return _C.sparse_gemm_2_4_fp8(*args)
     return _call_op(sparse_gemm_2_4_fp8_op, *args)

@@ -227,6 +227,58 @@ def test_fp8_2_4_rejects_dense_and_misuse():
         tgemm.sparse_gemm(xq, weight)
 
 
+_TABLE_PROBE = """
+import torch
+import tgemm
+
+def pruned(seed):
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    w = torch.randn(64, 128, generator=g, device="cuda").bfloat16()
+    return tgemm.prune_2_4(w)
+
+def blocky(seed):
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    w = torch.randn(64, 128, generator=g, device="cuda").bfloat16()
+    mask = torch.tensor([[1, 0, 1, 0], [0, 1, 0, 1]], dtype=torch.bool, device="cuda")  # density 0.5
+    return w * mask.repeat_interleave(32, 0).repeat_interleave(32, 1), mask
+
+def check(y, x, w):
+    torch.testing.assert_close(y.float(), x.float() @ w.float().t(), rtol=2e-2, atol=2e-2)
+
+x16, x17 = (torch.randn(m, 128, device="cuda").bfloat16() for m in (16, 17))
+# Each weight's kept dense copy is another matrix than its sparse form, so the output tells which
+# path ran: the table's dense row (M = 16) takes the copy, M = 17 (no row) the sparse form.
+w24, other24 = pruned(1), pruned(2)
+weight = tgemm.compress_2_4(w24, keep_dense=True)
+weight.dense = other24
+check(tgemm.sparse_gemm(x16, weight), x16, other24)
+check(tgemm.sparse_gemm(x17, weight), x17, w24)
+(wb, mask), (ob, _) = blocky(3), blocky(4)
+block = tgemm.block_weight(wb, 32, mask, keep_dense=True)
+block.dense = ob
+check(tgemm.sparse_gemm(x16, block), x16, ob)
+check(tgemm.sparse_gemm(x17, block), x17, wb)
+print("routed")
+"""
+
+
+@needs_cusparselt
+def test_table_dense_rows_take_the_kept_dense_copy(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    table = tmp_path / "sparse_tuned_gemm.csv"
+    table.write_text(
+        "pattern,density,block_size,M,N,K,dtype,backend\n"
+        "2:4,0.5,,16,64,128,torch.bfloat16,dense\n"
+        "block,0.5,32,16,64,128,torch.bfloat16,dense\n"
+    )
+    env = dict(os.environ, TGEMM_CONFIG_GEMM_SPARSE=str(table))
+    done = subprocess.run([sys.executable, "-c", _TABLE_PROBE], env=env, capture_output=True, text=True)
+    assert done.returncode == 0 and "routed" in done.stdout, done.stdout + done.stderr
+
+
 def _opcheck_cases():
     cases = [("prune_2_4", lambda: (randn(32, 64),))]
 
