@@ -116,8 +116,10 @@ struct SparseGemmOptions {
   // Optional bias [N]: x's dtype (sparse_gemm); out's dtype or fp32 (sparse_gemm_a8w8).
   const TensorView* bias = nullptr;
   SparseBackend backend = SparseBackend::kDefault;
-  // cuSPARSELt only: its algorithm configuration id (-1: its default) and split-K factor
-  // (0: its default), the space a tuner races.
+  // The space `tgemm tune-sparse` races. algorithm: cuSPARSELt's configuration id (2:4), or the
+  // cusparseSpMMAlg_t value of cuSPARSE (CSR: 0 its default, 4, 6, 12 CSR_ALG1..3; block: 14
+  // BSR_ALG1), -1 for the default. split_k: cuSPARSELt's split-K factor, 0 for its default. A
+  // call that leaves backend, algorithm and split_k at their defaults takes the sparse table's row.
   int algorithm = -1;
   int split_k = 0;
 };
