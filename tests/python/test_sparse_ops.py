@@ -361,7 +361,8 @@ def test_block_compile_and_cuda_graph():
 
 @needs_cusparselt
 @pytest.mark.parametrize("pattern", ["2:4", "csr"])
-def test_sparsify_linear(pattern):
+@pytest.mark.parametrize("keep_dense", [False, True])
+def test_sparsify_linear(pattern, keep_dense):
     model = torch.nn.Sequential(torch.nn.Linear(128, 64), torch.nn.ReLU(), torch.nn.Linear(64, 32)).cuda().bfloat16()
     x = randn(9, 128, seed=20)
     if pattern == "csr":
@@ -372,6 +373,10 @@ def test_sparsify_linear(pattern):
             layer.weight.data = tgemm.prune_2_4(layer.weight.data)
     with torch.no_grad():
         ref = model(x)
-        assert tgemm.nn.sparsify_linear(model, pattern) == 2
+        w0 = model[0].weight.detach().clone()
+        assert tgemm.nn.sparsify_linear(model, pattern, keep_dense=keep_dense) == 2
         assert isinstance(model[0], tgemm.nn.SparseLinear)
+        assert (model[0].dense is not None) == keep_dense
+        if keep_dense:
+            torch.testing.assert_close(model[0].dense, w0, rtol=0, atol=0)
         _bias_tolerance(model(x), ref.float(), torch.bfloat16)
