@@ -41,6 +41,13 @@ not tgemm's. The check: tgemm's distance from bf16 within 5% (+ 0.01) of the PyT
 mxfp4, tgemm's logits within --rtol of the PyTorch ones (the same weights and activations, only
 the summation order differs); --quant-rtol does not apply. Both distances and the top-1
 agreement with bf16 are reported.
+
+--sparse 2:4 magnitude-prunes the same linears to 2:4 (tgemm.prune_2_4) and measures them as
+tgemm.nn.SparseLinear layers (cuSPARSELt) against the same pruned weights run dense, stock
+(nn.Linear) and through tgemm's dense GEMM (tgemm.patch_linear): the speedup column is over dense
+tgemm, and the logits check (--rtol) is against the pruned model run stock. The pruned model's
+logits differ from the unpruned model's by design; that distance is reported (rel_l2_vs_unpruned)
+but not checked. It skips capture and tune (the dense GEMMs run on the shipped tables, or --table).
 """
 
 from __future__ import annotations
@@ -114,11 +121,19 @@ def parse_args(argv=None):
         help="max relative L2 of 8-bit --quant logits vs bf16 (the random-weight model's logits move 0.2-0.3 "
         "under FP8, through torch._scaled_mm alike); the MXFP4 schemes are checked against PyTorch instead",
     )
+    p.add_argument(
+        "--sparse",
+        choices=("2:4",),
+        help="measure 2:4-pruned linears (tgemm.nn.SparseLinear) against the same pruned weights run dense; "
+        "skips capture and tune",
+    )
     p.add_argument("--json", default="llama_e2e.json", help="results JSON")
     p.add_argument("--phase", choices=("all", "capture"), default="all", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     args.decode_batch_list = [int(b) for b in args.decode_batches.split(",") if b]
-    if args.quant:
+    if args.quant and args.sparse:
+        p.error("--quant and --sparse measure different things: pass one")
+    if args.quant or args.sparse:
         args.skip_capture = args.skip_tune = True
     return args
 
@@ -398,6 +413,70 @@ def measure_quant(model, config, args) -> list[dict]:
     return rows
 
 
+# ----------------------------------------------------------------------------- 2:4 sparse linears
+
+
+def pruned_linears(model) -> dict:
+    """name -> a copy of every 2:4-eligible linear but lm_head, its weight magnitude-pruned to 2:4."""
+    import tgemm.nn
+
+    pruned = {}
+    for name, m in model.named_modules():
+        if name and tgemm.nn.sparse_eligible(m) and not name.endswith("lm_head"):
+            copy = torch.nn.Linear(
+                m.in_features, m.out_features, bias=m.bias is not None, device="cuda", dtype=m.weight.dtype
+            )
+            copy.weight.data = tgemm.prune_2_4(m.weight.detach())
+            if m.bias is not None:
+                copy.bias.data = m.bias.detach().clone()
+            pruned[name] = copy
+    return pruned
+
+
+def measure_sparse(model, config, args) -> list[dict]:
+    """Each step on the pruned model: stock nn.Linear, tgemm's dense GEMM (patch_linear) and
+    SparseLinear (2:4 through cuSPARSELt); and the unpruned model stock, for its distance."""
+    import tgemm
+    import tgemm.nn
+
+    pruned = pruned_linears(model)
+    sparse = {name: tgemm.nn.SparseLinear.from_linear(m, args.sparse, prune=False) for name, m in pruned.items()}
+    rows = []
+    with torch.inference_mode():
+        for make in steps_for(model, config, args):
+            with swapped(model, pruned):
+                step = make()  # a decode step's cache is filled by the pruned model
+                stock = time_step(step, args.iters, not args.no_graph)
+                with tgemm.patch_linear(model):
+                    dense = time_step(step, args.iters, not args.no_graph)
+            with swapped(model, sparse):
+                sp = time_step(step, args.iters, not args.no_graph)
+            unpruned = time_step(step, 1, False)["logits"]
+            cmp = compare(sp["logits"], stock["logits"])
+            row = {
+                "step": step.name,
+                "batch": step.batch,
+                "tokens": step.tokens,
+                "sparse": args.sparse,
+                "layers_sparse": len(sparse),
+                "stock_ms": stock["ms"],
+                "dense_tgemm_ms": dense["ms"],
+                "tgemm_ms": sp["ms"],
+                "speedup": dense["ms"] / sp["ms"],
+                "speedup_vs_stock": stock["ms"] / sp["ms"],
+                "graph": stock["graph"] and dense["graph"] and sp["graph"],
+                "graph_error": stock["graph_error"] or dense["graph_error"] or sp["graph_error"],
+                "dense_tgemm_rel_l2": compare(dense["logits"], stock["logits"])["rel_l2"],
+                "rel_l2_vs_unpruned": compare(stock["logits"], unpruned)["rel_l2"],
+                **cmp,
+                "ok": cmp["rel_l2"] <= args.rtol,
+            }
+            rows.append(row)
+            del step, stock, dense, sp
+            torch.cuda.empty_cache()
+    return rows
+
+
 # ----------------------------------------------------------------------------- phases
 
 
@@ -518,9 +597,13 @@ def main(argv=None) -> int:
     print(f"[measure] tables: {':'.join(info['tables']) or '(none)'}", flush=True)
 
     model, config = build_model(args)
-    rows = measure_quant(model, config, args) if args.quant else []
+    rows = []
+    if args.quant:
+        rows = measure_quant(model, config, args)
+    elif args.sparse:
+        rows = measure_sparse(model, config, args)
     with torch.inference_mode():
-        for make in steps_for(model, config, args) if not args.quant else ():
+        for make in steps_for(model, config, args) if not (args.quant or args.sparse) else ():
             step = make()
             stock = time_step(step, args.iters, not args.no_graph)
             with tgemm.patch_linear(model):
@@ -556,6 +639,11 @@ def main(argv=None) -> int:
             f"quantized linears: {args.quant} (tgemm.nn.QuantLinear) in the tgemm column, stock bf16 in the stock "
             "column"
         )
+    if args.sparse:
+        print(
+            f"{args.sparse} linears (tgemm.nn.SparseLinear) in the tgemm column, the same pruned weights stock in the "
+            "stock column; speedup over them run through tgemm's dense GEMM"
+        )
     for r in rows:
         print(
             f"{r['step']:<8} {r['batch']:>5} {r['tokens']:>6} | {r['stock_ms']:>9.3f} {r['tgemm_ms']:>9.3f} "
@@ -577,6 +665,12 @@ def main(argv=None) -> int:
                     if "rel_l2_vs_torch_dequant" in r
                     else ")"
                 )
+            )
+        if "dense_tgemm_ms" in r:
+            print(
+                f"         dense tgemm on the pruned weights: {r['dense_tgemm_ms']:.3f} ms ({r['speedup']:.3f}x for "
+                f"sparse over it, {r['speedup_vs_stock']:.3f}x over stock); pruned vs unpruned logits rel L2 "
+                f"{r['rel_l2_vs_unpruned']:.2e}"
             )
         if r["graph_error"]:
             print(f"         graph capture failed, timed eagerly: {r['graph_error']}")
@@ -609,6 +703,7 @@ def main(argv=None) -> int:
         "iters": args.iters,
         "rtol": args.quant_rtol if args.quant and args.quant not in MXFP4_SCHEMES else args.rtol,
         "quant": args.quant,
+        "sparse": args.sparse,
         **info,
         "rows": rows,
     }

@@ -5,9 +5,14 @@
 // Patterns:
 //   2:4  every group of 4 consecutive elements along K holds at most 2 nonzeros (Hopper's sparse
 //        tensor cores, half the MMA work). Stored compressed by cuSPARSELt, in a buffer the caller
-//        owns (sparse_compressed_bytes_2_4 gives its size).
+//        owns (sparse_compressed_bytes_2_4 gives its size). bf16, fp16 or float8_e4m3fn (the
+//        FP8 weight runs through sparse_gemm_a8w8, with the A8W8 scales).
 //   CSR  row offsets [N+1], column indices [nnz] (int32, sorted and distinct within a row, in
 //        [0, K)), values [nnz] (bf16 or fp16); every array in caller-owned device memory.
+//   block  dense bs x bs blocks in BSR form (torch's to_sparse_bsr layout): block-row offsets
+//        [N/bs + 1], block-column indices [nnzb] (int32, sorted and distinct within a block row,
+//        in [0, K/bs)), values [nnzb, bs, bs] (bf16 or fp16, each block row-major); bs divides N
+//        and K.
 // Every pattern may also carry the dense [N, K] weight (with_dense): the dense path, tgemm's own
 // a16w16 GEMM, is then a candidate too, at the memory of a dense copy.
 #pragma once
@@ -19,12 +24,14 @@
 
 namespace tgemm {
 
-enum class SparsePattern : std::uint8_t { k2of4, kCsr };
+enum class SparsePattern : std::uint8_t { k2of4, kCsr, kBlock };
 
-// Which implementation a sparse_gemm runs. kDefault: cuSPARSELt for 2:4, cuSPARSE for CSR.
+// Which implementation a sparse_gemm runs. kDefault: the tuned table's row for the problem where it
+// has one the weight can take, else cuSPARSELt for 2:4, cuSPARSE for CSR and block.
 enum class SparseBackend : std::uint8_t { kDefault, kCusparselt, kCusparse, kDense };
 
-// Name for messages and tables ("2:4", "csr"; "default", "cusparselt", "cusparse", "dense").
+// Name for messages and tables ("2:4", "csr", "block"; "default", "cusparselt", "cusparse",
+// "dense").
 const char* sparse_pattern_name(SparsePattern p);
 const char* sparse_backend_name(SparseBackend b);
 
@@ -32,8 +39,9 @@ const char* sparse_backend_name(SparseBackend b);
 // pruning throw tgemm::Error saying so.
 bool has_cusparselt();
 
-// Bytes of the cuSPARSELt compressed form of a 2:4 [n, k] weight of `dtype` (bf16 or fp16).
-// Throws tgemm::Error for shapes cuSPARSELt does not take (n, k multiples of 16).
+// Bytes of the cuSPARSELt compressed form of a 2:4 [n, k] weight of `dtype` (bf16, fp16 or
+// float8_e4m3fn). Throws tgemm::Error for shapes cuSPARSELt does not take (n, k multiples of 16
+// for 16-bit types, of 32 for FP8).
 std::size_t sparse_compressed_bytes_2_4(std::int64_t n, std::int64_t k, DType dtype);
 
 // out = w with, in every group of 4 consecutive elements of a row, the 2 of largest magnitude kept
@@ -43,10 +51,10 @@ void prune_2_4(const TensorView& w, const TensorView& out, Stream stream = nullp
 
 class SparseWeight {
  public:
-  // Compresses the 2:4 weight w [N, K] (bf16 or fp16, rows contiguous) into `compressed`, a
-  // device buffer of at least sparse_compressed_bytes_2_4(N, K, dtype) bytes (dtype int8, rank 1),
-  // after checking on the host that every group of 4 along K has at most 2 nonzeros. The weight
-  // views `compressed`, which must outlive it. Synchronizes `stream`.
+  // Compresses the 2:4 weight w [N, K] (bf16, fp16 or float8_e4m3fn, rows contiguous) into
+  // `compressed`, a device buffer of at least sparse_compressed_bytes_2_4(N, K, dtype) bytes (dtype
+  // int8, rank 1), after checking on the host that every group of 4 along K has at most 2 nonzeros.
+  // The weight views `compressed`, which must outlive it. Synchronizes `stream`.
   static SparseWeight compress_2_4(const TensorView& w, const TensorView& compressed, Stream stream = nullptr);
   // A weight compressed earlier by compress_2_4 (of an [n, k] weight of `dtype`): only the
   // buffer's size is checked, its content was validated when it was compressed.
@@ -63,6 +71,19 @@ class SparseWeight {
   static SparseWeight csr_prechecked(const TensorView& row_offsets, const TensorView& col_indices,
                                      const TensorView& values, std::int64_t n, std::int64_t k);
 
+  // A block-sparse weight of shape [n, k] in BSR form: row_offsets [n / block_size + 1] int32,
+  // col_indices [nnzb] int32 (block columns), values [nnzb, block_size, block_size] bf16 or fp16
+  // (rank 3, contiguous), all on the device. Validated on the host here: block_size > 0 divides n
+  // and k; offsets start at 0, never decrease, end at nnzb; block columns in [0, k / block_size),
+  // strictly increasing within a block row. The weight views the three arrays. Synchronizes
+  // `stream`.
+  static SparseWeight bsr(const TensorView& row_offsets, const TensorView& col_indices, const TensorView& values,
+                          std::int64_t n, std::int64_t k, std::int64_t block_size, Stream stream = nullptr);
+  // A BSR weight over arrays SparseWeight::bsr has checked before and that have not changed since:
+  // only dtypes, sizes and the block size are checked, nothing is read from the device.
+  static SparseWeight bsr_prechecked(const TensorView& row_offsets, const TensorView& col_indices,
+                                     const TensorView& values, std::int64_t n, std::int64_t k, std::int64_t block_size);
+
   // Adds the dense [N, K] weight (the weight's dtype, rows contiguous) as the dense path's
   // operand. Not checked against the sparse form: the caller passes the same matrix.
   SparseWeight& with_dense(const TensorView& dense);
@@ -71,7 +92,11 @@ class SparseWeight {
   DType dtype() const { return dtype_; }
   std::int64_t n() const { return n_; }
   std::int64_t k() const { return k_; }
+  // Stored nonzeros: kept values (2:4), entries (CSR), block entries nnzb * bs * bs (block).
   std::int64_t nnz() const { return nnz_; }
+  std::int64_t block_size() const { return block_size_; }  // 0 unless block
+  // nnz / (N * K): 0.5 for 2:4.
+  double density() const;
   bool has_dense() const { return dense_.data != nullptr; }
   const TensorView& compressed() const { return compressed_; }
   const TensorView& row_offsets() const { return row_offsets_; }
@@ -83,24 +108,38 @@ class SparseWeight {
   SparseWeight() = default;
   SparsePattern pattern_ = SparsePattern::k2of4;
   DType dtype_ = DType::kBFloat16;
-  std::int64_t n_ = 0, k_ = 0, nnz_ = 0;
+  std::int64_t n_ = 0, k_ = 0, nnz_ = 0, block_size_ = 0;
   TensorView compressed_, row_offsets_, col_indices_, values_, dense_;
 };
 
 struct SparseGemmOptions {
-  // Optional bias [N], x's dtype.
+  // Optional bias [N]: x's dtype (sparse_gemm); out's dtype or fp32 (sparse_gemm_a8w8).
   const TensorView* bias = nullptr;
   SparseBackend backend = SparseBackend::kDefault;
-  // cuSPARSELt only: its algorithm configuration id (-1: its default) and split-K factor
-  // (0: its default), the space a tuner races.
+  // The space `tgemm tune-sparse` races. algorithm: cuSPARSELt's configuration id (2:4), or the
+  // cusparseSpMMAlg_t value of cuSPARSE (CSR: 0 its default, 4, 6, 12 CSR_ALG1..3; block: 14
+  // BSR_ALG1), -1 for the default. split_k: cuSPARSELt's split-K factor, 0 for its default. A
+  // call that leaves backend, algorithm and split_k at their defaults takes the sparse table's row.
   int algorithm = -1;
   int split_k = 0;
 };
 
 // out[M,N] = x[M,K] @ W^T (+ bias). x: [M, K] (rank >= 2, flattened as F.linear does), the
-// weight's dtype, rows contiguous; out: [..., N] of x's dtype, rows contiguous, not overlapping
-// the inputs. M = 0 launches nothing. Throws tgemm::Error for bad input before any launch.
+// weight's dtype (bf16 or fp16), rows contiguous; out: [..., N] of x's dtype, rows contiguous, not
+// overlapping the inputs. M = 0 launches nothing. Throws tgemm::Error for bad input before any
+// launch.
 void sparse_gemm(const TensorView& x, const SparseWeight& w, const TensorView& out,
                  const SparseGemmOptions& options = {}, Stream stream = nullptr);
+
+// FP8 2:4: out[M,N] = (x[M,K] @ W^T) * x_scale * w_scale (+ bias), gemm_a8w8's contract
+// (include/tgemm/a8w8.h) with W a float8_e4m3fn 2:4 weight: x float8_e4m3fn [..., K]; x_scale fp32,
+// 1 element or M (per-token); w_scale fp32, 1 element or N (per-channel); out bf16, fp16 or fp32;
+// options.bias [N] of out's dtype or fp32. cuSPARSELt accumulates the product in fp32 and writes
+// it, unscaled, to an fp32 [M, N] buffer in the workspace; one pass then applies both scales and
+// the bias in fp32 with one rounding to out's dtype (cuSPARSELt's alpha is a host scalar or a
+// per-row vector of its D = out^T, so it cannot take a per-token scale, and scales read on the host
+// would break graph capture). backend kDense runs gemm_a8w8 on the weight's dense copy.
+void sparse_gemm_a8w8(const TensorView& x, const SparseWeight& w, const TensorView& x_scale, const TensorView& w_scale,
+                      const TensorView& out, const SparseGemmOptions& options = {}, Stream stream = nullptr);
 
 }  // namespace tgemm

@@ -244,7 +244,8 @@ PYBIND11_MODULE(_C, m) {
       "compress_2_4", [](const at::Tensor& w) { return python_errors([&] { return tb::compress_2_4(w); }); },
       py::arg("w"),
       "the int8 bytes of cuSPARSELt's compressed form of the 2:4 weight w [N, K] (bf16/fp16, N and K multiples of "
-      "16), for torch.ops.tgemm.sparse_gemm_2_4; reads w back to check it is 2:4 (synchronizes)");
+      "16; float8_e4m3fn, multiples of 32), for torch.ops.tgemm.sparse_gemm_2_4 (sparse_gemm_2_4_fp8); reads w "
+      "back to check it is 2:4 (synchronizes)");
   m.def(
       "check_sparse_csr",
       [](const at::Tensor& crow_indices, const at::Tensor& col_indices, const at::Tensor& values, std::int64_t n,
@@ -257,6 +258,19 @@ PYBIND11_MODULE(_C, m) {
       py::arg("crow_indices"), py::arg("col_indices"), py::arg("values"), py::arg("n"), py::arg("k"),
       "raises tgemm.TgemmError unless the CSR arrays (int32 indices) of an [n, k] weight are well formed: offsets "
       "from 0 to nnz, never decreasing; column indices in [0, k), sorted and distinct within a row");
+  m.def(
+      "check_sparse_bsr",
+      [](const at::Tensor& crow_indices, const at::Tensor& col_indices, const at::Tensor& values, std::int64_t n,
+         std::int64_t k, std::int64_t block_size) {
+        python_errors([&] {
+          tb::check_sparse_bsr(crow_indices, col_indices, values, n, k, block_size);
+          return 0;
+        });
+      },
+      py::arg("crow_indices"), py::arg("col_indices"), py::arg("values"), py::arg("n"), py::arg("k"),
+      py::arg("block_size"),
+      "raises tgemm.TgemmError unless the BSR arrays (int32 block indices, values [nnzb, bs, bs]) of an [n, k] "
+      "weight are well formed: block_size divides n and k; block columns in [0, k / bs), sorted and distinct");
   m.def("has_cusparselt", &Bound<&tgemm::has_cusparselt>::call,
         "whether this build can run 2:4 weights (cuSPARSELt loaded)");
 }

@@ -151,9 +151,19 @@ inline constexpr auto kOps = std::make_tuple(
     // indices, checked once by tgemm._C.check_sparse_csr.
     OpDef<Prune24>{"prune_2_4(Tensor w) -> Tensor"},
     OpDef<SparseGemm24>{"sparse_gemm_2_4(Tensor x, Tensor compressed, int n, Tensor? bias=None, int algorithm=-1, "
-                        "int split_k=0) -> Tensor"},
+                        "int split_k=0, Tensor? dense=None) -> Tensor"},
     OpDef<SparseGemmCsr>{"sparse_gemm_csr(Tensor x, Tensor crow_indices, Tensor col_indices, Tensor values, int n, "
-                         "Tensor? bias=None) -> Tensor"});
+                         "Tensor? bias=None, Tensor? dense=None) -> Tensor"},
+    // sparse_gemm_bsr: W [n, K] as BSR arrays (values [nnzb, bs, bs]), checked once by
+    // tgemm._C.check_sparse_bsr. sparse_gemm_2_4_fp8: an e4m3 2:4 W with gemm_a8w8's scales.
+    // dense (each sparse GEMM): the weight's dense copy, which lets a table row naming the dense
+    // path run.
+    OpDef<SparseGemmBsr>{"sparse_gemm_bsr(Tensor x, Tensor crow_indices, Tensor col_indices, Tensor values, int n, "
+                         "Tensor? bias=None, Tensor? dense=None) -> Tensor"},
+    OpDef<SparseGemm24Fp8>{
+        "sparse_gemm_2_4_fp8(Tensor x, Tensor compressed, int n, Tensor x_scale, Tensor w_scale, "
+        "Tensor? bias=None, ScalarType? out_dtype=None, int algorithm=-1, int split_k=0, Tensor? dense=None) -> "
+        "Tensor"});
 
 // Calls f(row) for every row of kOps, in order.
 template <class F>

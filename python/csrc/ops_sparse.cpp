@@ -22,6 +22,13 @@ constexpr std::string_view kGemm24 = "sparse_gemm_2_4";
 constexpr std::string_view kGemmCsr = "sparse_gemm_csr";
 constexpr std::string_view kCompress = "compress_2_4";
 constexpr std::string_view kCheckCsr = "check_sparse_csr";
+constexpr std::string_view kGemmBsr = "sparse_gemm_bsr";
+constexpr std::string_view kGemm24Fp8 = "sparse_gemm_2_4_fp8";
+constexpr std::string_view kCheckBsr = "check_sparse_bsr";
+
+// A BSR values tensor's block size (values [nnzb, bs, bs]); 0 where it has no such shape, which
+// the core's checks then name.
+std::int64_t block_size_of(const at::Tensor& values) { return values.dim() == 3 ? values.size(1) : 0; }
 
 Stream current_stream(c10::Device device) { return at::cuda::getCurrentCUDAStream(device.index()).stream(); }
 
@@ -39,6 +46,11 @@ at::Tensor output_for(const at::Tensor& x, std::int64_t n) {
   std::vector<std::int64_t> sizes(x.sizes().begin(), x.sizes().end());
   if (!sizes.empty()) sizes.back() = n;
   return at::empty(sizes, x.options());
+}
+
+// The weight's dense copy where the call passes one, so a table row naming the dense path can run.
+void add_dense(SparseWeight& w, const std::optional<at::Tensor>& dense, c10::Device device, std::string_view op) {
+  if (has_tensor(dense)) w.with_dense(to_view(*dense, device, op, "dense"));
 }
 
 template <typename K, typename... Args>
@@ -60,11 +72,13 @@ at::Tensor Prune24::cuda(const at::Tensor& w) {
 }
 
 at::Tensor SparseGemm24::cuda(const at::Tensor& x, const at::Tensor& compressed, std::int64_t n,
-                              const std::optional<at::Tensor>& bias, std::int64_t algorithm, std::int64_t split_k) {
+                              const std::optional<at::Tensor>& bias, std::int64_t algorithm, std::int64_t split_k,
+                              const std::optional<at::Tensor>& dense) {
   return on_device(x, kGemm24, [&](c10::Device device) {
     const TensorView xv = to_view(x, device, kGemm24, "x");
-    const SparseWeight w = SparseWeight::from_compressed_2_4(to_view(compressed, device, kGemm24, "compressed"), n,
-                                                             x.dim() > 0 ? x.size(-1) : 0, xv.dtype);
+    SparseWeight w = SparseWeight::from_compressed_2_4(to_view(compressed, device, kGemm24, "compressed"), n,
+                                                       x.dim() > 0 ? x.size(-1) : 0, xv.dtype);
+    add_dense(w, dense, device, kGemm24);
     at::Tensor y = output_for(x, n);
     TensorView bv;
     SparseGemmOptions options;
@@ -80,11 +94,13 @@ at::Tensor SparseGemm24::cuda(const at::Tensor& x, const at::Tensor& compressed,
 }
 
 at::Tensor SparseGemmCsr::cuda(const at::Tensor& x, const at::Tensor& crow_indices, const at::Tensor& col_indices,
-                               const at::Tensor& values, std::int64_t n, const std::optional<at::Tensor>& bias) {
+                               const at::Tensor& values, std::int64_t n, const std::optional<at::Tensor>& bias,
+                               const std::optional<at::Tensor>& dense) {
   return on_device(x, kGemmCsr, [&](c10::Device device) {
-    const SparseWeight w = SparseWeight::csr_prechecked(
+    SparseWeight w = SparseWeight::csr_prechecked(
         to_view(crow_indices, device, kGemmCsr, "crow_indices"), to_view(col_indices, device, kGemmCsr, "col_indices"),
         to_view(values, device, kGemmCsr, "values"), n, x.dim() > 0 ? x.size(-1) : 0);
+    add_dense(w, dense, device, kGemmCsr);
     at::Tensor y = output_for(x, n);
     TensorView bv;
     SparseGemmOptions options;
@@ -94,6 +110,55 @@ at::Tensor SparseGemmCsr::cuda(const at::Tensor& x, const at::Tensor& crow_indic
     }
     sparse_gemm(to_view(x, device, kGemmCsr, "x"), w, to_view(y, device, kGemmCsr, "out"), options,
                 current_stream(device));
+    return y;
+  });
+}
+
+at::Tensor SparseGemmBsr::cuda(const at::Tensor& x, const at::Tensor& crow_indices, const at::Tensor& col_indices,
+                               const at::Tensor& values, std::int64_t n, const std::optional<at::Tensor>& bias,
+                               const std::optional<at::Tensor>& dense) {
+  return on_device(x, kGemmBsr, [&](c10::Device device) {
+    SparseWeight w = SparseWeight::bsr_prechecked(
+        to_view(crow_indices, device, kGemmBsr, "crow_indices"), to_view(col_indices, device, kGemmBsr, "col_indices"),
+        to_view(values, device, kGemmBsr, "values"), n, x.dim() > 0 ? x.size(-1) : 0, block_size_of(values));
+    add_dense(w, dense, device, kGemmBsr);
+    at::Tensor y = output_for(x, n);
+    TensorView bv;
+    SparseGemmOptions options;
+    if (has_tensor(bias)) {
+      bv = to_view(*bias, device, kGemmBsr, "bias");
+      options.bias = &bv;
+    }
+    sparse_gemm(to_view(x, device, kGemmBsr, "x"), w, to_view(y, device, kGemmBsr, "out"), options,
+                current_stream(device));
+    return y;
+  });
+}
+
+at::Tensor SparseGemm24Fp8::cuda(const at::Tensor& x, const at::Tensor& compressed, std::int64_t n,
+                                 const at::Tensor& x_scale, const at::Tensor& w_scale,
+                                 const std::optional<at::Tensor>& bias, std::optional<at::ScalarType> out_dtype,
+                                 std::int64_t algorithm, std::int64_t split_k, const std::optional<at::Tensor>& dense) {
+  return on_device(x, kGemm24Fp8, [&](c10::Device device) {
+    const TensorView xv = to_view(x, device, kGemm24Fp8, "x");
+    SparseWeight w = SparseWeight::from_compressed_2_4(to_view(compressed, device, kGemm24Fp8, "compressed"), n,
+                                                       x.dim() > 0 ? x.size(-1) : 0, xv.dtype);
+    add_dense(w, dense, device, kGemm24Fp8);
+    const at::ScalarType out_type = out_dtype.value_or(at::kBFloat16);
+    std::vector<std::int64_t> sizes(x.sizes().begin(), x.sizes().end());
+    if (!sizes.empty()) sizes.back() = n;
+    at::Tensor y = at::empty(sizes, x.options().dtype(out_type));
+    TensorView bv;
+    SparseGemmOptions options;
+    if (has_tensor(bias)) {
+      bv = to_view(*bias, device, kGemm24Fp8, "bias");
+      options.bias = &bv;
+    }
+    options.algorithm = static_cast<int>(algorithm);
+    options.split_k = static_cast<int>(split_k);
+    sparse_gemm_a8w8(xv, w, to_view(x_scale, device, kGemm24Fp8, "x_scale"),
+                     to_view(w_scale, device, kGemm24Fp8, "w_scale"), to_view(y, device, kGemm24Fp8, "out"), options,
+                     current_stream(device));
     return y;
   });
 }
@@ -119,6 +184,16 @@ void check_sparse_csr(const at::Tensor& crow_indices, const at::Tensor& col_indi
   });
 }
 
+void check_sparse_bsr(const at::Tensor& crow_indices, const at::Tensor& col_indices, const at::Tensor& values,
+                      std::int64_t n, std::int64_t k, std::int64_t block_size) {
+  on_device(values, kCheckBsr, [&](c10::Device device) {
+    SparseWeight::bsr(to_view(crow_indices, device, kCheckBsr, "crow_indices"),
+                      to_view(col_indices, device, kCheckBsr, "col_indices"),
+                      to_view(values, device, kCheckBsr, "values"), n, k, block_size, current_stream(device));
+    return 0;
+  });
+}
+
 // ---- CPU kernels: only to say which argument is not on the GPU ----
 
 at::Tensor Prune24::cpu(const at::Tensor& w) {
@@ -126,17 +201,37 @@ at::Tensor Prune24::cpu(const at::Tensor& w) {
 }
 
 at::Tensor SparseGemm24::cpu(const at::Tensor& x, const at::Tensor& compressed, std::int64_t,
-                             const std::optional<at::Tensor>&, std::int64_t, std::int64_t) {
+                             const std::optional<at::Tensor>&, std::int64_t, std::int64_t,
+                             const std::optional<at::Tensor>&) {
   return with_c10_errors(kGemm24, [&]() -> at::Tensor {
     throw_not_cuda(kGemm24, {{"x", &x}, {"compressed", &compressed}});
   });
 }
 
 at::Tensor SparseGemmCsr::cpu(const at::Tensor& x, const at::Tensor& crow_indices, const at::Tensor& col_indices,
-                              const at::Tensor& values, std::int64_t, const std::optional<at::Tensor>&) {
+                              const at::Tensor& values, std::int64_t, const std::optional<at::Tensor>&,
+                              const std::optional<at::Tensor>&) {
   return with_c10_errors(kGemmCsr, [&]() -> at::Tensor {
     throw_not_cuda(kGemmCsr,
                    {{"x", &x}, {"crow_indices", &crow_indices}, {"col_indices", &col_indices}, {"values", &values}});
+  });
+}
+
+at::Tensor SparseGemmBsr::cpu(const at::Tensor& x, const at::Tensor& crow_indices, const at::Tensor& col_indices,
+                              const at::Tensor& values, std::int64_t, const std::optional<at::Tensor>&,
+                              const std::optional<at::Tensor>&) {
+  return with_c10_errors(kGemmBsr, [&]() -> at::Tensor {
+    throw_not_cuda(kGemmBsr,
+                   {{"x", &x}, {"crow_indices", &crow_indices}, {"col_indices", &col_indices}, {"values", &values}});
+  });
+}
+
+at::Tensor SparseGemm24Fp8::cpu(const at::Tensor& x, const at::Tensor& compressed, std::int64_t,
+                                const at::Tensor& x_scale, const at::Tensor& w_scale, const std::optional<at::Tensor>&,
+                                std::optional<at::ScalarType>, std::int64_t, std::int64_t,
+                                const std::optional<at::Tensor>&) {
+  return with_c10_errors(kGemm24Fp8, [&]() -> at::Tensor {
+    throw_not_cuda(kGemm24Fp8, {{"x", &x}, {"compressed", &compressed}, {"x_scale", &x_scale}, {"w_scale", &w_scale}});
   });
 }
 
@@ -148,14 +243,29 @@ at::Tensor Prune24::autograd(c10::DispatchKeySet keys, const at::Tensor& w) {
 
 at::Tensor SparseGemm24::autograd(c10::DispatchKeySet keys, const at::Tensor& x, const at::Tensor& compressed,
                                   std::int64_t n, const std::optional<at::Tensor>& bias, std::int64_t algorithm,
-                                  std::int64_t split_k) {
-  return redispatch_below_autograd<SparseGemm24>(keys, x, compressed, n, bias, algorithm, split_k);
+                                  std::int64_t split_k, const std::optional<at::Tensor>& dense) {
+  return redispatch_below_autograd<SparseGemm24>(keys, x, compressed, n, bias, algorithm, split_k, dense);
 }
 
 at::Tensor SparseGemmCsr::autograd(c10::DispatchKeySet keys, const at::Tensor& x, const at::Tensor& crow_indices,
                                    const at::Tensor& col_indices, const at::Tensor& values, std::int64_t n,
-                                   const std::optional<at::Tensor>& bias) {
-  return redispatch_below_autograd<SparseGemmCsr>(keys, x, crow_indices, col_indices, values, n, bias);
+                                   const std::optional<at::Tensor>& bias, const std::optional<at::Tensor>& dense) {
+  return redispatch_below_autograd<SparseGemmCsr>(keys, x, crow_indices, col_indices, values, n, bias, dense);
+}
+
+at::Tensor SparseGemmBsr::autograd(c10::DispatchKeySet keys, const at::Tensor& x, const at::Tensor& crow_indices,
+                                   const at::Tensor& col_indices, const at::Tensor& values, std::int64_t n,
+                                   const std::optional<at::Tensor>& bias, const std::optional<at::Tensor>& dense) {
+  return redispatch_below_autograd<SparseGemmBsr>(keys, x, crow_indices, col_indices, values, n, bias, dense);
+}
+
+at::Tensor SparseGemm24Fp8::autograd(c10::DispatchKeySet keys, const at::Tensor& x, const at::Tensor& compressed,
+                                     std::int64_t n, const at::Tensor& x_scale, const at::Tensor& w_scale,
+                                     const std::optional<at::Tensor>& bias, std::optional<at::ScalarType> out_dtype,
+                                     std::int64_t algorithm, std::int64_t split_k,
+                                     const std::optional<at::Tensor>& dense) {
+  return redispatch_below_autograd<SparseGemm24Fp8>(keys, x, compressed, n, x_scale, w_scale, bias, out_dtype,
+                                                    algorithm, split_k, dense);
 }
 
 }  // namespace tgemm::torch_binding

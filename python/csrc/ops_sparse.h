@@ -5,10 +5,19 @@
 //       compressed: the int8 bytes tgemm._C.compress_2_4 made from a 2:4 [n, K] weight
 //   tgemm::sparse_gemm_csr(x, crow_indices, col_indices, values, n, bias=None) -> [..., n]
 //       CSR arrays (int32 indices) that tgemm._C.check_sparse_csr has checked
-// y = x @ W^T (+ bias) as F.linear. Not differentiable (the autograd kernels only redispatch).
+//   tgemm::sparse_gemm_bsr(x, crow_indices, col_indices, values, n, bias=None) -> [..., n]
+//       BSR arrays (int32 block indices, values [nnzb, bs, bs]) that tgemm._C.check_sparse_bsr
+//       has checked
+//   tgemm::sparse_gemm_2_4_fp8(x, compressed, n, x_scale, w_scale, bias=None, out_dtype=None,
+//       algorithm=-1, split_k=0) -> [..., n]: y = (x @ W^T) * x_scale * w_scale (+ bias), x and W
+//       float8_e4m3fn (compressed from an e4m3 2:4 weight), out_dtype None is bf16
+// y = x @ W^T (+ bias) as F.linear. `dense`, optional on each GEMM op, is the weight's dense [n, K]
+// copy (SparseWeight::with_dense): with it, a table row naming the dense path can run. Not
+// differentiable (the autograd kernels only redispatch).
 #pragma once
 
 #include <ATen/core/Tensor.h>
+#include <c10/core/ScalarType.h>
 
 #include <cstdint>
 #include <optional>
@@ -25,14 +34,33 @@ struct Prune24 {
 
 struct SparseGemm24 {
   using Sig = at::Tensor(const at::Tensor& x, const at::Tensor& compressed, std::int64_t n,
-                         const std::optional<at::Tensor>& bias, std::int64_t algorithm, std::int64_t split_k);
+                         const std::optional<at::Tensor>& bias, std::int64_t algorithm, std::int64_t split_k,
+                         const std::optional<at::Tensor>& dense);
   static Sig cuda, cpu;
   static AutogradSig<Sig> autograd;
 };
 
 struct SparseGemmCsr {
   using Sig = at::Tensor(const at::Tensor& x, const at::Tensor& crow_indices, const at::Tensor& col_indices,
-                         const at::Tensor& values, std::int64_t n, const std::optional<at::Tensor>& bias);
+                         const at::Tensor& values, std::int64_t n, const std::optional<at::Tensor>& bias,
+                         const std::optional<at::Tensor>& dense);
+  static Sig cuda, cpu;
+  static AutogradSig<Sig> autograd;
+};
+
+struct SparseGemmBsr {
+  using Sig = at::Tensor(const at::Tensor& x, const at::Tensor& crow_indices, const at::Tensor& col_indices,
+                         const at::Tensor& values, std::int64_t n, const std::optional<at::Tensor>& bias,
+                         const std::optional<at::Tensor>& dense);
+  static Sig cuda, cpu;
+  static AutogradSig<Sig> autograd;
+};
+
+struct SparseGemm24Fp8 {
+  using Sig = at::Tensor(const at::Tensor& x, const at::Tensor& compressed, std::int64_t n, const at::Tensor& x_scale,
+                         const at::Tensor& w_scale, const std::optional<at::Tensor>& bias,
+                         std::optional<at::ScalarType> out_dtype, std::int64_t algorithm, std::int64_t split_k,
+                         const std::optional<at::Tensor>& dense);
   static Sig cuda, cpu;
   static AutogradSig<Sig> autograd;
 };
@@ -45,5 +73,9 @@ at::Tensor compress_2_4(const at::Tensor& w);
 // tgemm::Error unless the CSR arrays of an [n, k] weight are well formed (SparseWeight::csr).
 void check_sparse_csr(const at::Tensor& crow_indices, const at::Tensor& col_indices, const at::Tensor& values,
                       std::int64_t n, std::int64_t k);
+// tgemm::Error unless the BSR arrays of an [n, k] weight of block_size blocks are well formed
+// (SparseWeight::bsr).
+void check_sparse_bsr(const at::Tensor& crow_indices, const at::Tensor& col_indices, const at::Tensor& values,
+                      std::int64_t n, std::int64_t k, std::int64_t block_size);
 
 }  // namespace tgemm::torch_binding

@@ -113,12 +113,15 @@ from .routing import (  # noqa: E402
     route_linear,
 )
 from .sparse_ops import (  # noqa: E402
+    BlockWeight,
     CsrWeight,
     Sparse24Weight,
+    block_weight,
     compress_2_4,
     csr_weight,
     prune_2_4,
     sparse_gemm,
+    sparse_gemm_a8w8,
 )
 
 __version__ = "0.1.0"
@@ -132,6 +135,7 @@ __all__ = [
     "TgemmError",
     "TgemmLinear",
     "CsrWeight",
+    "BlockWeight",
     "Sparse24Weight",
     "batched_gemm",
     "batched_gemm_a8w8",
@@ -139,6 +143,7 @@ __all__ = [
     "cli_path",
     "compress_2_4",
     "csr_weight",
+    "block_weight",
     "describe",
     "describe_a8w8",
     "describe_a8w8_blockscale",
@@ -188,6 +193,7 @@ __all__ = [
     "set_shipped_config_dir",
     "shipped_config_dir",
     "sparse_gemm",
+    "sparse_gemm_a8w8",
     "table_files",
     "topk_softmax",
 ]

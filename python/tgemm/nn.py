@@ -218,26 +218,33 @@ class SparseLinear(nn.Module):
             self.register_buffer("values", weight.values)
         else:
             raise TypeError(f"tgemm.nn.SparseLinear: weight must be a Sparse24Weight or CsrWeight, got {type(weight)}")
+        # The dense weight when kept (keep_dense): a sparse-table row that found dense faster runs it.
+        self.register_buffer("dense", weight.dense)
         self.register_buffer("bias", None if bias is None else bias.detach().clone())
 
     @classmethod
-    def from_linear(cls, linear: nn.Linear, pattern: str = "2:4", prune: bool = True) -> "SparseLinear":
+    def from_linear(
+        cls, linear: nn.Linear, pattern: str = "2:4", prune: bool = True, keep_dense: bool = False
+    ) -> "SparseLinear":
         """The layer's weight as ``pattern``. ``"2:4"``: magnitude-pruned first when ``prune``
         (:func:`tgemm.prune_2_4`; without it the weight must already be 2:4). ``"csr"``: its zeros
-        dropped (``to_sparse_csr``)."""
+        dropped (``to_sparse_csr``). ``keep_dense``: also keep the (pruned) dense weight, at the
+        memory of a dense copy, for the sparse table's dense rows."""
         w = linear.weight.detach()
         if pattern == "2:4":
-            weight = compress_2_4(prune_2_4(w) if prune else w.contiguous())
+            weight = compress_2_4(prune_2_4(w) if prune else w.contiguous(), keep_dense)
         elif pattern == "csr":
-            weight = csr_weight(w.to_sparse_csr())
+            weight = csr_weight(w.to_sparse_csr(), keep_dense)
         else:
             raise ValueError(f"tgemm.nn: pattern must be one of {SPARSE_PATTERNS}, got {pattern!r}")
         return cls(weight, linear.bias, pattern)
 
     def _weight(self):
         if self.pattern == "2:4":
-            return Sparse24Weight(self.compressed, self.out_features, self.in_features, self._dtype)
-        return CsrWeight(self.crow_indices, self.col_indices, self.values, self.out_features, self.in_features)
+            return Sparse24Weight(self.compressed, self.out_features, self.in_features, self._dtype, self.dense)
+        return CsrWeight(
+            self.crow_indices, self.col_indices, self.values, self.out_features, self.in_features, self.dense
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return sparse_gemm(x, self._weight(), self.bias)
@@ -268,10 +275,13 @@ def sparsify_linear(
     pattern: str = "2:4",
     prune: bool = True,
     skip: Union[Iterable[str], Callable[[str], bool]] = ("lm_head",),
+    keep_dense: bool = False,
 ) -> int:
     """Replaces, in place, every eligible ``nn.Linear`` of ``model`` by a :class:`SparseLinear`
     with ``pattern`` (``"2:4"``: magnitude-pruned unless ``prune=False``; ``"csr"``: the weight's
-    zeros dropped); returns how many. ``skip`` as in :func:`quantize_linear`."""
+    zeros dropped); returns how many. ``skip`` as in :func:`quantize_linear`. ``keep_dense``: each
+    layer also keeps its dense weight (twice the weight memory for 2:4), so the layers where the
+    sparse table found dense faster run dense."""
     if pattern not in SPARSE_PATTERNS:
         raise ValueError(f"tgemm.nn: pattern must be one of {SPARSE_PATTERNS}, got {pattern!r}")
     skipped = skip if callable(skip) else (lambda name, ends=tuple(skip): any(name.endswith(e) for e in ends))
@@ -279,5 +289,5 @@ def sparsify_linear(
     for name, linear in targets:
         parent_name, _, attr = name.rpartition(".")
         parent = model.get_submodule(parent_name) if parent_name else model
-        setattr(parent, attr, SparseLinear.from_linear(linear, pattern, prune))
+        setattr(parent, attr, SparseLinear.from_linear(linear, pattern, prune, keep_dense))
     return len(targets)

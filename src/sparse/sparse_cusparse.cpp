@@ -1,11 +1,14 @@
-// cuSPARSE backend of sparse_gemm (CSR weights): out[M,N] = x[M,K] @ W[N,K]^T run as the SpMM
-// C = A @ B with A = W (CSR, N x K), B = x^T (column-major K x M, ld = x's row stride) and
-// C = out^T (column-major N x M, ld = out's row stride), fp32 accumulation. cuSPARSE's default
-// algorithm; its others (CSR_ALG1..3) are the candidates a tuner can race.
+// cuSPARSE backend of sparse_gemm (CSR and block weights): out[M,N] = x[M,K] @ W[N,K]^T run as the
+// SpMM C = A @ B with A = W (CSR, or BSR with row-major bs x bs blocks, N x K), B = x^T
+// (column-major K x M, ld = x's row stride) and C = out^T (column-major N x M, ld = out's row
+// stride), fp32 accumulation. CSR: cuSPARSE's default algorithm unless asked for CSR_ALG1..3 (the
+// candidates a tuner races); BSR: BSR_ALG1, its only SpMM algorithm.
 #include <cuda_runtime.h>
 #include <cusparse.h>
 
+#include <algorithm>
 #include <map>
+#include <string>
 
 #include "cuda/cuda_check.h"
 #include "cuda/device.h"
@@ -49,29 +52,50 @@ struct Descriptors {
 
 }  // namespace
 
-void cusparse_csr_matmul(const SparseGemmCall& call, const SparseWeight& w, const void* x, void* out, Stream stream) {
+std::vector<int> cusparse_algorithms(SparsePattern pattern) {
+  if (pattern == SparsePattern::kBlock) return {CUSPARSE_SPMM_BSR_ALG1};
+  return {CUSPARSE_SPMM_ALG_DEFAULT, CUSPARSE_SPMM_CSR_ALG1, CUSPARSE_SPMM_CSR_ALG2, CUSPARSE_SPMM_CSR_ALG3};
+}
+
+void cusparse_matmul(const SparseGemmCall& call, const SparseWeight& w, const void* x, void* out, int algorithm,
+                     Stream stream) {
   constexpr const char* op = "sparse_gemm (cuSPARSE)";
+  const bool block = w.pattern() == SparsePattern::kBlock;
+  const std::vector<int> algorithms = cusparse_algorithms(w.pattern());
+  if (algorithm < 0) algorithm = algorithms.front();
+  TGEMM_CHECK(std::find(algorithms.begin(), algorithms.end(), algorithm) != algorithms.end(), op, "options.algorithm ",
+              algorithm, " is not a cuSPARSE SpMM algorithm for a ", sparse_pattern_name(w.pattern()), " weight (",
+              block ? "14: BSR_ALG1" : "0, 4, 6, 12: CSR", ")");
+  const auto alg = static_cast<cusparseSpMMAlg_t>(algorithm);
   const int device = cuda_current_device();
   cusparseHandle_t h = handle_for(device, op);
   TGEMM_CUSPARSE_CHECK(cusparseSetStream(h, stream), op);
   Descriptors desc;
   const cudaDataType t = cuda_type(w.dtype());
-  TGEMM_CUSPARSE_CHECK(
-      cusparseCreateCsr(&desc.a, call.n, call.k, w.nnz(), w.row_offsets().data, w.col_indices().data, w.values().data,
-                        CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, t),
-      op);
+  if (block) {
+    const std::int64_t bs = w.block_size();
+    TGEMM_CUSPARSE_CHECK(
+        cusparseCreateBsr(&desc.a, call.n / bs, call.k / bs, w.col_indices().sizes[0], bs, bs, w.row_offsets().data,
+                          w.col_indices().data, w.values().data, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                          CUSPARSE_INDEX_BASE_ZERO, t, CUSPARSE_ORDER_ROW),
+        op);
+  } else {
+    TGEMM_CUSPARSE_CHECK(
+        cusparseCreateCsr(&desc.a, call.n, call.k, w.nnz(), w.row_offsets().data, w.col_indices().data, w.values().data,
+                          CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, t),
+        op);
+  }
   TGEMM_CUSPARSE_CHECK(
       cusparseCreateDnMat(&desc.b, call.k, call.m, call.ldx, const_cast<void*>(x), t, CUSPARSE_ORDER_COL), op);
   TGEMM_CUSPARSE_CHECK(cusparseCreateDnMat(&desc.c, call.n, call.m, call.ldo, out, t, CUSPARSE_ORDER_COL), op);
   const float alpha = 1.0f, beta = 0.0f;
   std::size_t bytes = 0;
-  TGEMM_CUSPARSE_CHECK(
-      cusparseSpMM_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, desc.a,
-                              desc.b, &beta, desc.c, CUDA_R_32F, CUSPARSE_SPMM_ALG_DEFAULT, &bytes),
-      op);
+  TGEMM_CUSPARSE_CHECK(cusparseSpMM_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                               &alpha, desc.a, desc.b, &beta, desc.c, CUDA_R_32F, alg, &bytes),
+                       op);
   Workspace ws = Runtime::get().workspaces().get(device, stream, bytes);
   TGEMM_CUSPARSE_CHECK(cusparseSpMM(h, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha,
-                                    desc.a, desc.b, &beta, desc.c, CUDA_R_32F, CUSPARSE_SPMM_ALG_DEFAULT, ws.data),
+                                    desc.a, desc.b, &beta, desc.c, CUDA_R_32F, alg, ws.data),
                        op);
 }
 

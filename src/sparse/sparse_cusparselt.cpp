@@ -1,9 +1,10 @@
 // cuSPARSELt backend of sparse_gemm (2:4 weights). Layouts: out[M,N] = x[M,K] @ W[N,K]^T is run
 // as D = A @ B with A = W (structured, row-major N x K), B = x^T (column-major K x M, ld = x's row
 // stride) and D = out^T (column-major N x M, ld = out's row stride): no operand is copied.
-// cuSPARSELt wants the dense dimensions and leading dimensions in multiples of 16 elements and
-// 16-byte aligned pointers; other problems (odd M, M = 1, padded rows) run through a padded copy
-// of x and out in the workspace. The library is loaded with dlopen on first use.
+// cuSPARSELt wants the dense dimensions and leading dimensions in multiples of 16 elements (32 for
+// 8-bit types) and 16-byte aligned pointers; other problems (odd M, M = 1, padded rows) run
+// through a padded copy of x and out in the workspace. FP8 (e4m3 operands) writes an fp32 D in the
+// workspace, which the caller's epilogue scales. The library is loaded with dlopen on first use.
 #include "sparse/sparse_backends.h"
 
 #if defined(TGEMM_HAVE_CUSPARSELT)
@@ -12,6 +13,7 @@
 #include <cusparseLt.h>
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -96,7 +98,14 @@ const CusparseltApi& checked_api(const char* op) {
 constexpr std::uint32_t kAlignment = 16;
 constexpr std::int64_t kDenseMultiple = 16;
 
-cudaDataType cuda_type(DType t) { return t == DType::kBFloat16 ? CUDA_R_16BF : CUDA_R_16F; }
+cudaDataType cuda_type(DType t) {
+  switch (t) {
+    case DType::kBFloat16: return CUDA_R_16BF;
+    case DType::kFloat8E4M3: return CUDA_R_8F_E4M3;
+    case DType::kFloat32: return CUDA_R_32F;
+    default: return CUDA_R_16F;
+  }
+}
 
 // One handle per device (cuSPARSELt binds a handle to the device current at cusparseLtInit), kept
 // for the life of the process; cusparseLtMatmul takes its stream per call, so threads share it.
@@ -130,14 +139,21 @@ struct Plan {
   std::size_t workspace = 0;
 };
 
-using PlanKey = std::tuple<int, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, int, int, int>;
+using PlanKey =
+    std::tuple<int, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, int, int, int, int>;
+
+// The plan's output type: the input's for 16-bit types, fp32 for e4m3 (its fp32 product is
+// scaled by the caller's epilogue).
+DType out_type_for(DType in) { return in == DType::kFloat8E4M3 ? DType::kFloat32 : in; }
 
 const Plan& plan_for(int device, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t ldx, std::int64_t ldo,
                      DType dtype, int algorithm, int split_k) {
   constexpr const char* op = "sparse_gemm (cuSPARSELt)";
   static std::mutex mutex;
   static std::map<PlanKey, std::unique_ptr<Plan>> plans;
-  const PlanKey key{device, m, n, k, ldx, ldo, static_cast<int>(dtype), algorithm, split_k};
+  const DType out_dtype = out_type_for(dtype);
+  const PlanKey key{device,    m,      n, k, ldx, ldo, static_cast<int>(dtype), static_cast<int>(out_dtype),
+                    algorithm, split_k};
   std::lock_guard<std::mutex> lock(mutex);
   auto& slot = plans[key];
   if (slot) return *slot;
@@ -148,7 +164,7 @@ const Plan& plan_for(int device, std::int64_t m, std::int64_t n, std::int64_t k,
   TGEMM_CSLT_CHECK(
       a.cusparseLtDenseDescriptorInit(h, &p->b, k, m, ldx, kAlignment, cuda_type(dtype), CUSPARSE_ORDER_COL), op);
   TGEMM_CSLT_CHECK(
-      a.cusparseLtDenseDescriptorInit(h, &p->d, n, m, ldo, kAlignment, cuda_type(dtype), CUSPARSE_ORDER_COL), op);
+      a.cusparseLtDenseDescriptorInit(h, &p->d, n, m, ldo, kAlignment, cuda_type(out_dtype), CUSPARSE_ORDER_COL), op);
   TGEMM_CSLT_CHECK(a.cusparseLtMatmulDescriptorInit(h, &p->matmul, CUSPARSE_OPERATION_NON_TRANSPOSE,
                                                     CUSPARSE_OPERATION_NON_TRANSPOSE, &p->a, &p->b, &p->d, &p->d,
                                                     CUSPARSE_COMPUTE_32F),
@@ -206,27 +222,36 @@ void cusparselt_compress(const void* w, std::int64_t n, std::int64_t k, DType dt
       api().cusparseLtSpMMACompress2(h, &d, 1, CUSPARSE_OPERATION_NON_TRANSPOSE, w, compressed, ws.data, stream), op);
 }
 
-void cusparselt_matmul(const SparseGemmCall& call, const SparseWeight& w, const void* x, void* out, int algorithm,
-                       int split_k, Stream stream) {
+namespace {
+
+// Runs D = W @ B for the problem `call` with B = x (padded into the workspace where cuSPARSELt
+// cannot read it in place), D either `out` (16-bit, direct problems), a padded copy copied back to
+// `out`, or (fp32_out) an fp32 [m, n] buffer in the workspace handed to `finish`.
+void run_matmul(const SparseGemmCall& call, const SparseWeight& w, const void* x, void* out, int algorithm, int split_k,
+                Stream stream, const std::function<void(const float*)>* finish) {
   constexpr const char* op = "sparse_gemm (cuSPARSELt)";
   const int device = cuda_current_device();
   const std::size_t esize = dtype_size(w.dtype());
-  const bool direct = call.m % kDenseMultiple == 0 && call.ldx % kDenseMultiple == 0 &&
-                      call.ldo % kDenseMultiple == 0 && aligned16(x) && aligned16(out);
-  const std::int64_t m = direct ? call.m : round_up(call.m, kDenseMultiple);
-  const std::int64_t ldx = direct ? call.ldx : call.k, ldo = direct ? call.ldo : call.n;
+  const std::int64_t multiple = sparse_2_4_multiple(w.dtype());
+  const bool fp32_out = finish != nullptr;
+  const bool direct_x = call.m % multiple == 0 && call.ldx % multiple == 0 && aligned16(x);
+  const bool direct_out = fp32_out || (call.ldo % multiple == 0 && aligned16(out));
+  const bool direct = direct_x && direct_out;
+  const std::int64_t m = direct ? call.m : round_up(call.m, multiple);
+  const std::int64_t ldx = direct ? call.ldx : call.k;
+  const std::int64_t ldo = direct && !fp32_out ? call.ldo : call.n;
   const Plan& plan = plan_for(device, m, call.n, call.k, ldx, ldo, w.dtype(), algorithm, split_k);
-  // Workspace: cuSPARSELt's, then (padded problems) x and out padded to m rows, 256-byte aligned.
+  // Workspace: cuSPARSELt's, then x padded to m rows, then D (padded or fp32), each 256-byte aligned.
+  const std::size_t out_esize = fp32_out ? 4 : esize;
   const std::size_t lib_bytes = static_cast<std::size_t>(round_up(static_cast<std::int64_t>(plan.workspace), 256));
   const std::size_t x_bytes = direct ? 0 : static_cast<std::size_t>(round_up(m * call.k * esize, 256));
-  const std::size_t out_bytes = direct ? 0 : static_cast<std::size_t>(m * call.n * esize);
-  Workspace ws = Runtime::get().workspaces().get(device, stream, lib_bytes + x_bytes + out_bytes);
+  const std::size_t d_bytes = direct && !fp32_out ? 0 : static_cast<std::size_t>(m * call.n * out_esize);
+  Workspace ws = Runtime::get().workspaces().get(device, stream, lib_bytes + x_bytes + d_bytes);
   auto* base = static_cast<char*>(ws.data);
   const void* b = x;
-  void* d = out;
+  void* d = direct && !fp32_out ? out : base + lib_bytes + x_bytes;
   if (!direct) {
     void* x_pad = base + lib_bytes;
-    d = base + lib_bytes + x_bytes;
     TGEMM_CUDA_CHECK(cudaMemcpy2DAsync(x_pad, call.k * esize, x, call.ldx * esize, call.k * esize, call.m,
                                        cudaMemcpyDeviceToDevice, stream),
                      op);
@@ -241,11 +266,38 @@ void cusparselt_matmul(const SparseGemmCall& call, const SparseWeight& w, const 
   TGEMM_CSLT_CHECK(api().cusparseLtMatmul(handle_for(device, op), &plan.plan, &alpha, w.compressed().data, b, &beta, d,
                                           d, plan.workspace > 0 ? ws.data : nullptr, streams, 1),
                    op);
-  if (!direct) {
+  if (fp32_out) {
+    (*finish)(static_cast<const float*>(d));
+  } else if (!direct) {
     TGEMM_CUDA_CHECK(cudaMemcpy2DAsync(out, call.ldo * esize, d, call.n * esize, call.n * esize, call.m,
                                        cudaMemcpyDeviceToDevice, stream),
                      op);
   }
+}
+
+}  // namespace
+
+void cusparselt_matmul(const SparseGemmCall& call, const SparseWeight& w, const void* x, void* out, int algorithm,
+                       int split_k, Stream stream) {
+  run_matmul(call, w, x, out, algorithm, split_k, stream, nullptr);
+}
+
+void cusparselt_matmul_fp8(const SparseGemmCall& call, const SparseWeight& w, const void* x, int algorithm, int split_k,
+                           Stream stream, const std::function<void(const float*)>& finish) {
+  run_matmul(call, w, x, nullptr, algorithm, split_k, stream, &finish);
+}
+
+int cusparselt_algorithm_count(std::int64_t m, std::int64_t n, std::int64_t k, DType dtype) {
+  constexpr const char* op = "sparse_gemm (cuSPARSELt)";
+  const std::int64_t multiple = sparse_2_4_multiple(dtype);
+  const std::int64_t mp = round_up(std::max<std::int64_t>(m, 1), multiple);
+  const cusparseLtHandle_t* h = handle_for(cuda_current_device(), op);
+  const Plan& plan = plan_for(cuda_current_device(), mp, n, k, k, n, dtype, -1, 0);
+  int max_id = 0;
+  TGEMM_CSLT_CHECK(
+      api().cusparseLtMatmulAlgGetAttribute(h, &plan.alg, CUSPARSELT_MATMUL_ALG_CONFIG_MAX_ID, &max_id, sizeof(max_id)),
+      op);
+  return max_id;
 }
 
 }  // namespace tgemm::sparse
@@ -270,6 +322,15 @@ void cusparselt_compress(const void*, std::int64_t, std::int64_t, DType, void*, 
 }
 
 void cusparselt_matmul(const SparseGemmCall&, const SparseWeight&, const void*, void*, int, int, Stream) {
+  throw Error("sparse_gemm: " + cusparselt_unavailable_reason());
+}
+
+void cusparselt_matmul_fp8(const SparseGemmCall&, const SparseWeight&, const void*, int, int, Stream,
+                           const std::function<void(const float*)>&) {
+  throw Error("sparse_gemm_a8w8: " + cusparselt_unavailable_reason());
+}
+
+int cusparselt_algorithm_count(std::int64_t, std::int64_t, std::int64_t, DType) {
   throw Error("sparse_gemm: " + cusparselt_unavailable_reason());
 }
 

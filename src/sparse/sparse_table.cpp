@@ -22,6 +22,7 @@ constexpr std::string_view kOp = "sparse table";
 std::optional<SparsePattern> pattern_from_name(const std::string& s) {
   if (s == "2:4") return SparsePattern::k2of4;
   if (s == "csr") return SparsePattern::kCsr;
+  if (s == "block") return SparsePattern::kBlock;
   return std::nullopt;
 }
 
@@ -72,20 +73,25 @@ void SparseTable::add(std::istream& in, const std::string& file) {
     }
     const Fields f{column, *values, where};
     const auto pattern = pattern_from_name(*f.get("pattern"));
-    TGEMM_CHECK(pattern.has_value(), kOp, where, ": pattern must be 2:4 or csr, got '", *f.get("pattern"), "'");
+    TGEMM_CHECK(pattern.has_value(), kOp, where, ": pattern must be 2:4, csr or block, got '", *f.get("pattern"), "'");
     const auto density = csv::parse_double(*f.get("density"));
     TGEMM_CHECK(density && *density > 0 && *density <= 1, kOp, where, ": density must be in (0, 1], got '",
                 *f.get("density"), "'");
     const auto dtype = dtype_from_name(*f.get("dtype"));
-    TGEMM_CHECK(dtype == DType::kBFloat16 || dtype == DType::kFloat16, kOp, where,
-                ": dtype must be torch.bfloat16 or torch.float16, got '", *f.get("dtype"), "'");
+    const bool fp8 = dtype == DType::kFloat8E4M3 && *pattern == SparsePattern::k2of4;
+    TGEMM_CHECK(dtype == DType::kBFloat16 || dtype == DType::kFloat16 || fp8, kOp, where,
+                ": dtype must be torch.bfloat16 or torch.float16 (or torch.float8_e4m3fn on a 2:4 row), got '",
+                *f.get("dtype"), "'");
     const auto backend = backend_from_name(*f.get("backend"));
     TGEMM_CHECK(backend.has_value(), kOp, where, ": backend must be cusparselt, cusparse or dense, got '",
                 *f.get("backend"), "'");
     TGEMM_CHECK(*backend != SparseBackend::kCusparselt || *pattern == SparsePattern::k2of4, kOp, where,
                 ": backend cusparselt serves 2:4 rows only");
-    TGEMM_CHECK(*backend != SparseBackend::kCusparse || *pattern == SparsePattern::kCsr, kOp, where,
-                ": backend cusparse serves csr rows only");
+    TGEMM_CHECK(*backend != SparseBackend::kCusparse || *pattern != SparsePattern::k2of4, kOp, where,
+                ": backend cusparse serves csr and block rows only");
+    const long long block_size = f.integer("block_size", 0);
+    TGEMM_CHECK((*pattern == SparsePattern::kBlock) == (block_size > 0) && block_size >= 0, kOp, where,
+                ": block_size must be positive on a block row and 0 (or empty) elsewhere, got ", block_size);
     Row row;
     row.m = f.integer("M");
     const long long n = f.integer("N"), k = f.integer("K");
@@ -101,7 +107,8 @@ void SparseTable::add(std::istream& in, const std::string& file) {
     TGEMM_CHECK(row.choice.algorithm >= -1 && row.choice.split_k >= 0, kOp, where,
                 ": algorithm must be >= -1 and split_k >= 0, got ", row.choice.algorithm, ", ", row.choice.split_k);
     row.choice.where = where;
-    const Key key{static_cast<int>(*pattern), sparse_density_bucket(*density), n, k, static_cast<int>(*dtype)};
+    const Key key{static_cast<int>(*pattern), sparse_density_bucket(*density), block_size, n, k,
+                  static_cast<int>(*dtype)};
     rows_by_key_[key].push_back(row);
     ++rows_;
   }
@@ -109,9 +116,9 @@ void SparseTable::add(std::istream& in, const std::string& file) {
               ": ", reader.stop_reason());
 }
 
-std::optional<SparseChoice> SparseTable::find(SparsePattern pattern, double density, std::int64_t m, std::int64_t n,
-                                              std::int64_t k, DType dtype) const {
-  const Key key{static_cast<int>(pattern), sparse_density_bucket(density), n, k, static_cast<int>(dtype)};
+std::optional<SparseChoice> SparseTable::find(SparsePattern pattern, double density, std::int64_t block_size,
+                                              std::int64_t m, std::int64_t n, std::int64_t k, DType dtype) const {
+  const Key key{static_cast<int>(pattern), sparse_density_bucket(density), block_size, n, k, static_cast<int>(dtype)};
   auto it = rows_by_key_.find(key);
   if (it == rows_by_key_.end()) return std::nullopt;
   for (const Row& r : it->second) {

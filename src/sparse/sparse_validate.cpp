@@ -11,6 +11,7 @@ const char* sparse_pattern_name(SparsePattern p) {
   switch (p) {
     case SparsePattern::k2of4: return "2:4";
     case SparsePattern::kCsr: return "csr";
+    case SparsePattern::kBlock: return "block";
   }
   return "?";
 }
@@ -42,25 +43,48 @@ void check_vector(const TensorView& t, const char* name, DType dtype, std::int64
 
 }  // namespace
 
-void check_2_4_shape(std::int64_t n, std::int64_t k, DType dtype, std::string_view op) {
-  TGEMM_CHECK(is_16bit_float(dtype), op, "a 2:4 weight must be bf16 or fp16, got ", dtype_name(dtype));
-  TGEMM_CHECK(n > 0 && n % kSparse24Multiple == 0, op, "a 2:4 weight's N (rows) must be a positive multiple of ",
-              kSparse24Multiple, " (cuSPARSELt's structured-matrix rule for 16-bit types), got ", n);
-  TGEMM_CHECK(k > 0 && k % kSparse24Multiple == 0, op, "a 2:4 weight's K (columns) must be a positive multiple of ",
-              kSparse24Multiple, " (cuSPARSELt's structured-matrix rule for 16-bit types), got ", k);
+std::int64_t sparse_2_4_multiple(DType dtype) {
+  return dtype == DType::kFloat8E4M3 ? kSparse24Multiple8Bit : kSparse24Multiple;
 }
 
-void check_2_4_host(const std::uint16_t* w, std::int64_t n, std::int64_t k, std::int64_t ld, std::string_view op) {
+void check_2_4_shape(std::int64_t n, std::int64_t k, DType dtype, std::string_view op) {
+  TGEMM_CHECK(is_16bit_float(dtype) || dtype == DType::kFloat8E4M3, op,
+              "a 2:4 weight must be bf16, fp16 or float8_e4m3fn, got ", dtype_name(dtype));
+  const std::int64_t multiple = sparse_2_4_multiple(dtype);
+  const char* rule = dtype == DType::kFloat8E4M3 ? " (cuSPARSELt's structured-matrix rule for 8-bit types), got "
+                                                 : " (cuSPARSELt's structured-matrix rule for 16-bit types), got ";
+  TGEMM_CHECK(n > 0 && n % multiple == 0, op, "a 2:4 weight's N (rows) must be a positive multiple of ", multiple, rule,
+              n);
+  TGEMM_CHECK(k > 0 && k % multiple == 0, op, "a 2:4 weight's K (columns) must be a positive multiple of ", multiple,
+              rule, k);
+}
+
+namespace {
+
+// `magnitude` masks the sign bit: +0 and -0 are the zeros of both encodings.
+template <typename Bits>
+void check_2_4_groups(const Bits* w, std::int64_t n, std::int64_t k, std::int64_t ld, Bits magnitude,
+                      std::string_view op) {
   TGEMM_CHECK(k % 4 == 0, op, "a 2:4 weight's K must be a multiple of 4, got ", k);
   for (std::int64_t r = 0; r < n; ++r) {
-    const std::uint16_t* row = w + r * ld;
+    const Bits* row = w + r * ld;
     for (std::int64_t g = 0; g < k; g += 4) {
       int nonzeros = 0;
-      for (int j = 0; j < 4; ++j) nonzeros += (row[g + j] & 0x7fffu) != 0 ? 1 : 0;  // sign bit off: +-0
+      for (int j = 0; j < 4; ++j) nonzeros += (row[g + j] & magnitude) != 0 ? 1 : 0;
       TGEMM_CHECK(nonzeros <= 2, op, "the weight is not 2:4 sparse: row ", r, ", columns [", g, ", ", g + 4, ") hold ",
                   nonzeros, " nonzeros (at most 2 of every 4 along K; prune_2_4 makes a weight 2:4)");
     }
   }
+}
+
+}  // namespace
+
+void check_2_4_host(const std::uint16_t* w, std::int64_t n, std::int64_t k, std::int64_t ld, std::string_view op) {
+  check_2_4_groups<std::uint16_t>(w, n, k, ld, 0x7fffu, op);
+}
+
+void check_2_4_host(const std::uint8_t* w, std::int64_t n, std::int64_t k, std::int64_t ld, std::string_view op) {
+  check_2_4_groups<std::uint8_t>(w, n, k, ld, 0x7fu, op);
 }
 
 void check_csr_host(const std::int32_t* offsets, std::int64_t n, const std::int32_t* cols, std::int64_t nnz,
@@ -100,6 +124,35 @@ std::int64_t check_csr_views(const TensorView& row_offsets, const TensorView& co
   return nnz;
 }
 
+std::int64_t check_bsr_views(const TensorView& row_offsets, const TensorView& col_indices, const TensorView& values,
+                             std::int64_t n, std::int64_t k, std::int64_t block_size, std::string_view op) {
+  TGEMM_CHECK(block_size > 0, op, "block_size must be positive, got ", block_size);
+  TGEMM_CHECK(n >= 0 && k >= 0, op, "the weight's shape [N, K] must not be negative, got [", n, ", ", k, "]");
+  TGEMM_CHECK(n % block_size == 0 && k % block_size == 0, op, "block_size ", block_size,
+              " must divide the weight's N and K, got [", n, ", ", k, "]");
+  TGEMM_CHECK(n < (std::int64_t{1} << 31) && k < (std::int64_t{1} << 31), op,
+              "the weight's N and K must fit int32 (the index dtype), got [", n, ", ", k, "]");
+  TGEMM_CHECK(row_offsets.dtype == DType::kInt32, op, "crow_indices must be torch.int32, got ",
+              dtype_name(row_offsets.dtype));
+  TGEMM_CHECK(col_indices.dtype == DType::kInt32, op, "col_indices must be torch.int32, got ",
+              dtype_name(col_indices.dtype));
+  TGEMM_CHECK(is_16bit_float(values.dtype), op, "values must be bf16 or fp16, got ", dtype_name(values.dtype));
+  TGEMM_CHECK(col_indices.rank == 1, op, "col_indices must have rank 1, got rank ", col_indices.rank);
+  const std::int64_t nnzb = col_indices.sizes[0];
+  check_vector(row_offsets, "crow_indices", DType::kInt32, n / block_size + 1, op);
+  check_vector(col_indices, "col_indices", DType::kInt32, nnzb, op);
+  TGEMM_CHECK(values.rank == 3, op, "values must have rank 3 ([nnzb, block_size, block_size]), got rank ", values.rank);
+  check_rank_and_sizes(values, "values", op);
+  TGEMM_CHECK(values.sizes[0] == nnzb && values.sizes[1] == block_size && values.sizes[2] == block_size, op,
+              "values must be [nnzb = ", nnzb, ", ", block_size, ", ", block_size, "], got ", shape_str(values));
+  const bool contiguous = values.numel() == 0 || (values.strides[2] == 1 && values.strides[1] == block_size &&
+                                                  (nnzb <= 1 || values.strides[0] == block_size * block_size));
+  TGEMM_CHECK(contiguous, op, "values must be contiguous, got strides ", strides_str(values));
+  TGEMM_CHECK(values.numel() == 0 || values.data != nullptr, op, "values must not be null");
+  check_element_alignment(values, "values", op);
+  return nnzb;
+}
+
 std::int64_t check_dense_weight(const TensorView& w, const char* name, std::int64_t n, std::int64_t k, DType dtype,
                                 std::string_view op) {
   TGEMM_CHECK(w.rank == 2, op, name, " must have rank 2 ([N, K]), got rank ", w.rank);
@@ -112,9 +165,8 @@ std::int64_t check_dense_weight(const TensorView& w, const char* name, std::int6
   return check_rows(w, 0, name, op);
 }
 
-namespace {
-
-SparseBackend resolve_backend(const SparseWeight& w, SparseBackend asked, bool cusparselt_built, std::string_view op) {
+SparseBackend resolve_sparse_backend(const SparseWeight& w, SparseBackend asked, bool cusparselt_built,
+                                     std::string_view op) {
   const bool is_24 = w.pattern() == SparsePattern::k2of4;
   SparseBackend b = asked;
   if (b == SparseBackend::kDefault) b = is_24 ? SparseBackend::kCusparselt : SparseBackend::kCusparse;
@@ -125,15 +177,15 @@ SparseBackend resolve_backend(const SparseWeight& w, SparseBackend asked, bool c
   TGEMM_CHECK(b != SparseBackend::kCusparselt || cusparselt_built, op,
               "this build of tgemm has no cuSPARSELt (CMake did not find it), so 2:4 weights cannot run on it");
   TGEMM_CHECK(b != SparseBackend::kCusparse || !is_24, op,
-              "backend cusparse runs CSR weights, got a 2:4 weight (use cusparselt or dense)");
+              "backend cusparse runs CSR and block weights, got a 2:4 weight (use cusparselt or dense)");
   return b;
 }
-
-}  // namespace
 
 SparseGemmCall validate_sparse_gemm(const TensorView& x, const SparseWeight& w, const TensorView& out,
                                     const SparseGemmOptions& options, bool cusparselt_built) {
   constexpr std::string_view op = "sparse_gemm";
+  TGEMM_CHECK(is_16bit_float(w.dtype()), op, "the weight is ", dtype_name(w.dtype()),
+              ": an FP8 2:4 weight runs through sparse_gemm_a8w8, with its scales");
   for (auto [t, name] : {std::pair<const TensorView*, const char*>{&x, "x"}, {&out, "out"}}) {
     TGEMM_CHECK(t->rank >= 2 && t->rank <= kMaxRank, op, name, " must have rank 2 to ", kMaxRank, ", got ", t->rank);
     check_rank_and_sizes(*t, name, op);
@@ -173,11 +225,11 @@ SparseGemmCall validate_sparse_gemm(const TensorView& x, const SparseWeight& w, 
   TGEMM_CHECK(options.algorithm >= -1, op,
               "options.algorithm must be -1 (the default) or a configuration id >= 0, got ", options.algorithm);
   TGEMM_CHECK(options.split_k >= 0, op, "options.split_k must be >= 0 (0: the default), got ", options.split_k);
-  call.backend = resolve_backend(w, options.backend, cusparselt_built, op);
+  call.backend = resolve_sparse_backend(w, options.backend, cusparselt_built, op);
   return call;
 }
 
-// Host-only members of SparseWeight; the members that read device memory are in sparse_weight.cpp.
+// Host-only members of SparseWeight; the members that read device memory are in api_sparse.cpp.
 
 SparseWeight SparseWeight::from_compressed_2_4(const TensorView& compressed, std::int64_t n, std::int64_t k,
                                                DType dtype) {
@@ -217,6 +269,29 @@ SparseWeight SparseWeight::csr_prechecked(const TensorView& row_offsets, const T
   w.col_indices_ = col_indices;
   w.values_ = values;
   return w;
+}
+
+SparseWeight SparseWeight::bsr_prechecked(const TensorView& row_offsets, const TensorView& col_indices,
+                                          const TensorView& values, std::int64_t n, std::int64_t k,
+                                          std::int64_t block_size) {
+  const std::int64_t nnzb =
+      check_bsr_views(row_offsets, col_indices, values, n, k, block_size, "SparseWeight::bsr_prechecked");
+  SparseWeight w;
+  w.pattern_ = SparsePattern::kBlock;
+  w.dtype_ = values.dtype;
+  w.n_ = n;
+  w.k_ = k;
+  w.nnz_ = nnzb * block_size * block_size;
+  w.block_size_ = block_size;
+  w.row_offsets_ = row_offsets;
+  w.col_indices_ = col_indices;
+  w.values_ = values;
+  return w;
+}
+
+double SparseWeight::density() const {
+  if (pattern_ == SparsePattern::k2of4) return 0.5;
+  return n_ * k_ == 0 ? 0.0 : static_cast<double>(nnz_) / static_cast<double>(n_ * k_);
 }
 
 SparseWeight& SparseWeight::with_dense(const TensorView& dense) {

@@ -203,6 +203,24 @@ def test_torch_bench_w4_small(tmp_path, form):
     assert "1x512x256" in doc["summary"]["floor_ratios"]
 
 
+def test_llama_e2e_tiny_sparse(tmp_path):
+    pytest.importorskip("transformers")
+    if not tgemm._C.has_cusparselt():
+        pytest.skip("no cuSPARSELt in this build")
+    doc = run_llama_e2e(tmp_path, "--decode-batches", "1", "--sparse", "2:4")
+    assert doc["sparse"] == "2:4" and "captured_problems" not in doc
+    assert [(r["step"], r["batch"]) for r in doc["rows"]] == [("prefill", 1), ("decode", 1)]
+    for row in doc["rows"]:
+        # q/k/v/o, gate/up/down of the one layer; lm_head stays dense.
+        assert row["layers_sparse"] == 7, row
+        assert row["ok"], row
+        assert row["graph"], row["graph_error"]
+        # Pruning half the weights moves the logits more than running the same pruned weights
+        # through another GEMM does.
+        assert row["rel_l2_vs_unpruned"] > 2 * row["rel_l2"], row
+        assert row["dense_tgemm_ms"] > 0 and row["speedup"] > 0
+
+
 @pytest.mark.parametrize("arch", ["qwen3_moe", "mixtral"])
 def test_moe_e2e_tiny(tmp_path, arch):
     pytest.importorskip("transformers")

@@ -86,7 +86,7 @@ json dispatch_fields(const std::string& baseline_solution, const DispatchInfo& i
 }
 
 void finish_family_bench(const BenchOptions& o, const DeviceInfo& dev, double copy_tbps, const std::string& stem,
-                         const json& rows, int wrong) {
+                         const json& rows, int wrong, const std::string& baseline) {
   double log_sum = 0, min_speedup = 1e30;
   for (const json& r : rows) {
     log_sum += std::log(r["speedup"].get<double>());
@@ -95,8 +95,8 @@ void finish_family_bench(const BenchOptions& o, const DeviceInfo& dev, double co
   const int count = static_cast<int>(rows.size());
   const double geomean = count ? std::exp(log_sum / count) : 0;
   if (count == 0) min_speedup = 0;
-  fmt::print("\n{} problems: geomean speedup {:.3f}x over cuBLASLt default, min {:.3f}x, {} failed the check\n", count,
-             geomean, min_speedup, wrong);
+  fmt::print("\n{} problems: geomean speedup {:.3f}x over {}, min {:.3f}x, {} failed the check\n", count, geomean,
+             baseline, min_speedup, wrong);
   if (o.json == "-") return;
   const std::string path = o.json.empty() ? "bench/results/" + stem + "-" + card_slug(dev.name) + ".json" : o.json;
   json doc = {

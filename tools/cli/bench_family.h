@@ -42,9 +42,10 @@ nlohmann::json time_baseline_and_tgemm(const BenchOptions& o, double est_us, std
 nlohmann::json dispatch_fields(const std::string& baseline_solution, const DispatchInfo& info, const std::string& check,
                                std::size_t rotations, double floor_us, double bytes, double flops, double t_us);
 
-// The geomean and minimum of the rows' speedups and the count of failed checks, printed and, unless
-// o.json is "-", written with the rows to o.json or bench/results/<stem>-<card>.json.
+// The geomean and minimum of the rows' speedups (over `baseline`, as the summary line names it)
+// and the count of failed checks, printed and, unless o.json is "-", written with the rows to
+// o.json or bench/results/<stem>-<card>.json.
 void finish_family_bench(const BenchOptions& o, const DeviceInfo& dev, double copy_tbps, const std::string& stem,
-                         const nlohmann::json& rows, int wrong);
+                         const nlohmann::json& rows, int wrong, const std::string& baseline = "cuBLASLt default");
 
 }  // namespace tgemm::cli

@@ -1,4 +1,5 @@
-// The `tgemm` command: bench, show, tune, reconfirm, shapes, merge, compare, run, lt-space.
+// The `tgemm` command: bench, show, tune, tune-sparse, reconfirm, shapes, merge, compare, run,
+// lt-space.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
@@ -11,6 +12,7 @@
 #include "tools/cli/run.h"
 #include "tools/cli/shapes.h"
 #include "tools/cli/show.h"
+#include "tools/cli/sparse_cli.h"
 #include "tools/cli/tune_cli.h"
 #include "tuner/command.h"
 
@@ -34,7 +36,7 @@ std::string command_line(int argc, char** argv) {
 // Options that check or diagnose the bench harness itself rather than measure tgemm.
 constexpr const char* kHarnessGroup = "Expert: harness checks and diagnostics";
 
-CLI::App* add_bench_command(CLI::App& app, tgemm::cli::BenchOptions& bench) {
+CLI::App* add_bench_command(CLI::App& app, tgemm::cli::BenchOptions& bench, tgemm::cli::SparseSpec& sparse) {
   CLI::App* b = app.add_subcommand("bench", "time cuBLASLt default vs tgemm dispatch on a shape suite");
   b->add_option("--suite", bench.suite, "shape suite CSV (model,layer,N,K)")->capture_default_str();
   CLI::Option* ms = b->add_option("-m,--m", bench.ms, "comma-separated M values")->capture_default_str();
@@ -49,9 +51,13 @@ CLI::App* add_bench_command(CLI::App& app, tgemm::cli::BenchOptions& bench) {
   b->add_option("--family", bench.family,
                 "op family: a16w16 (gemm_a16w16), a8w8 (gemm_a8w8), a8w8_blockscale (gemm_a8w8_blockscale) or "
                 "batched (batched_gemm, on a suite of name,B,M,N,K,transpose_a,transpose_b rows; default "
-                "bench/shapes/batched_shapes.csv) or batched_a8w8 (batched_gemm_a8w8 on that suite)")
-      ->check(CLI::IsMember({"a16w16", "a8w8", "a8w8_blockscale", "batched", "batched_a8w8"}))
+                "bench/shapes/batched_shapes.csv) or batched_a8w8 (batched_gemm_a8w8 on that suite) or sparse "
+                "(sparse_gemm against tgemm's dense GEMM on the same weight: --pattern, --density, --block-size)")
+      ->check(CLI::IsMember({"a16w16", "a8w8", "a8w8_blockscale", "batched", "batched_a8w8", "sparse"}))
       ->capture_default_str();
+  b->add_option("--pattern", sparse.pattern, "--family sparse: 2:4, csr or block")->capture_default_str();
+  b->add_option("--density", sparse.densities, "--family sparse, csr/block: comma list of densities");
+  b->add_option("--block-size", sparse.block_size, "--family sparse, block: the blocks' side")->capture_default_str();
   b->add_option("--dtype", bench.dtype, "input dtype (bf16, fp16; with --family a8w8: fp8, int8)")
       ->capture_default_str();
   b->add_option("--scales", bench.scales, "--family a8w8: scale recipe tensor|token|channel|token_channel")
@@ -228,7 +234,8 @@ int main(int argc, char** argv) {
 
   tgemm::cli::BenchOptions bench;
   bench.command = command_line(argc, argv);
-  CLI::App* b = add_bench_command(app, bench);
+  tgemm::cli::SparseSpec sparse;
+  CLI::App* b = add_bench_command(app, bench, sparse);
 
   tgemm::cli::ShowOptions show;
   CLI::App* s = add_show_command(app, show);
@@ -236,6 +243,9 @@ int main(int argc, char** argv) {
   CLI::App* l = add_lt_space_command(app, lts);
   tgemm::TuneOptions tune;
   CLI::App* t = tgemm::cli::add_tune_command(app, tune);
+
+  tgemm::cli::TuneSparseOptions tune_sparse;
+  CLI::App* ts = tgemm::cli::add_tune_sparse_command(app, tune_sparse);
 
   tgemm::ReconfirmOptions reconfirm;
   CLI::App* rc = tgemm::cli::add_reconfirm_command(app, reconfirm);
@@ -253,8 +263,17 @@ int main(int argc, char** argv) {
   try {
     if (b->parsed()) {
       // a8w8's inputs are 8-bit: an unset --dtype means fp8 there.
-      if (bench.family != "a16w16" && bench.family != "batched" && b->get_option("--dtype")->count() == 0) {
+      if (bench.family != "a16w16" && bench.family != "batched" && bench.family != "sparse" &&
+          b->get_option("--dtype")->count() == 0) {
         bench.dtype = "fp8";
+      }
+      if (bench.family == "sparse") {
+        sparse.dtype = bench.dtype;
+        sparse.suite = bench.suite;
+        sparse.ms = bench.ms;
+        sparse.filter = bench.filter;
+        sparse.max_problems = bench.max_problems;
+        return tgemm::cli::run_bench_sparse(bench, sparse);
       }
       // batched problems carry their own M, B and layouts: their own suite.
       const bool batched = bench.family == "batched" || bench.family == "batched_a8w8";
@@ -266,6 +285,7 @@ int main(int argc, char** argv) {
     if (s->parsed()) return tgemm::cli::run_show(show);
     if (l->parsed()) return tgemm::cli::run_lt_space(lts);
     if (rc->parsed()) return tgemm::run_reconfirm(reconfirm);
+    if (ts->parsed()) return tgemm::cli::run_tune_sparse(tune_sparse);
     if (t->parsed()) {
       if (!tune.model_dir.empty() && !tune.worker) {
         TGEMM_CHECK(!tune.tuned_file.empty(), "tgemm tune", "-o/--tuned_file is required");

@@ -50,7 +50,7 @@ TEST(Sparse24Check, ShapeRulesNameTheValue) {
   EXPECT_NO_THROW(check_2_4_shape(32, 64, DType::kFloat16, "op"));
   expect_error([] { check_2_4_shape(32, 72, DType::kBFloat16, "op"); }, {"K (columns)", "multiple of 16", "72"});
   expect_error([] { check_2_4_shape(24, 64, DType::kBFloat16, "op"); }, {"N (rows)", "24"});
-  expect_error([] { check_2_4_shape(32, 64, DType::kFloat32, "op"); }, {"bf16 or fp16", "float32"});
+  expect_error([] { check_2_4_shape(32, 64, DType::kFloat32, "op"); }, {"bf16, fp16 or float8_e4m3fn", "float32"});
 }
 
 TEST(CsrCheck, AcceptsEmptyRows) {
@@ -102,6 +102,65 @@ TEST(CsrCheck, ViewsNeedInt32IndicesAndMatchingSizes) {
                {"values.size(0) must be 7", "got 6"});
   expect_error([&] { check_csr_views(offsets, cols, view(addr(0x3000), DType::kFloat32, {7}), 4, 16, "op"); },
                {"values must be bf16 or fp16"});
+}
+
+TEST(Sparse24Check, Fp8GroupsAndShapes) {
+  // e4m3 bits: 0x38 is 1.0, 0x80 is -0 (a zero), 0x7f is NaN (a nonzero).
+  std::vector<std::uint8_t> w = {0x38, 0x80, 0x38, 0x00, 0x7f, 0x00, 0x00, 0x38};
+  EXPECT_NO_THROW(check_2_4_host(w.data(), 1, 8, 8, "op"));
+  w[5] = 0x7f;  // columns [4, 8) now hold 3 nonzeros
+  expect_error([&] { check_2_4_host(w.data(), 1, 8, 8, "op"); }, {"not 2:4", "row 0", "[4, 8)", "3 nonzeros"});
+  EXPECT_NO_THROW(check_2_4_shape(32, 64, DType::kFloat8E4M3, "op"));
+  expect_error([] { check_2_4_shape(32, 48, DType::kFloat8E4M3, "op"); },
+               {"K (columns)", "multiple of 32", "8-bit types", "48"});
+  expect_error([] { check_2_4_shape(16, 64, DType::kFloat8E4M3, "op"); }, {"N (rows)", "multiple of 32", "16"});
+  expect_error([] { check_2_4_shape(32, 64, DType::kInt8, "op"); }, {"bf16, fp16 or float8_e4m3fn", "int8"});
+  EXPECT_EQ(sparse_2_4_multiple(DType::kFloat8E4M3), 32);
+  EXPECT_EQ(sparse_2_4_multiple(DType::kBFloat16), 16);
+}
+
+TEST(BsrCheck, ViewsNeedDividingBlocksAndMatchingSizes) {
+  // [64, 128] with 32 x 32 blocks: 2 block rows, 4 block columns, 3 blocks stored.
+  const TensorView offsets = view(addr(0x1000), DType::kInt32, {3});
+  const TensorView cols = view(addr(0x2000), DType::kInt32, {3});
+  const TensorView values = view(addr(0x10000), DType::kBFloat16, {3, 32, 32});
+  EXPECT_EQ(check_bsr_views(offsets, cols, values, 64, 128, 32, "op"), 3);
+  expect_error([&] { check_bsr_views(offsets, cols, values, 64, 120, 32, "SparseWeight::bsr"); },
+               {"SparseWeight::bsr: ", "block_size 32 must divide", "[64, 120]"});
+  expect_error([&] { check_bsr_views(offsets, cols, values, 64, 128, 0, "op"); }, {"block_size must be positive"});
+  expect_error([&] { check_bsr_views(view(addr(0x1000), DType::kInt32, {5}), cols, values, 64, 128, 32, "op"); },
+               {"crow_indices.size(0) must be 3", "got 5"});
+  expect_error(
+      [&] {
+        check_bsr_views(offsets, cols, view(addr(0x10000), DType::kBFloat16, {3, 16, 16}), 64, 128, 32, "op");
+      },
+      {"values must be [nnzb = 3, 32, 32]", "[3, 16, 16]"});
+  expect_error(
+      [&] {
+        check_bsr_views(offsets, cols, view(addr(0x10000), DType::kBFloat16, {3, 32, 32}, {1024, 1, 32}), 64, 128, 32,
+                        "op");
+      },
+      {"values must be contiguous"});
+  TensorView wide = cols;
+  wide.dtype = DType::kFloat32;
+  expect_error([&] { check_bsr_views(offsets, wide, values, 64, 128, 32, "op"); }, {"col_indices must be torch.int32"});
+  const SparseWeight w = SparseWeight::bsr_prechecked(offsets, cols, values, 64, 128, 32);
+  EXPECT_EQ(w.pattern(), SparsePattern::kBlock);
+  EXPECT_EQ(w.block_size(), 32);
+  EXPECT_EQ(w.nnz(), 3 * 32 * 32);
+  EXPECT_DOUBLE_EQ(w.density(), 3.0 / 8.0);
+}
+
+TEST(BsrCheck, BlockStructureIsCsrOverBlocks) {
+  // 3 block rows (the middle one empty) over 4 block columns.
+  std::vector<std::int32_t> offsets = {0, 2, 2, 3}, cols = {0, 3, 1};
+  EXPECT_NO_THROW(check_csr_host(offsets.data(), 3, cols.data(), 3, 4, "SparseWeight::bsr"));
+  std::vector<std::int32_t> out_of_range = {0, 4, 1};
+  expect_error([&] { check_csr_host(offsets.data(), 3, out_of_range.data(), 3, 4, "SparseWeight::bsr"); },
+               {"col_indices[1]", "got 4"});
+  std::vector<std::int32_t> duplicate = {3, 3, 1};
+  expect_error([&] { check_csr_host(offsets.data(), 3, duplicate.data(), 3, 4, "SparseWeight::bsr"); },
+               {"sorted and distinct"});
 }
 
 TEST(SparseWeight, FromCompressedChecksTheBufferSize) {
@@ -207,7 +266,15 @@ TEST(SparseGemmValidate, BadInputNamesArgumentAndValue) {
        {"bias.size(0) must be 32", "31"}},
       {"overlap", [](GemmArgs& a) { a.out.data = a.x.data; }, {"out must not overlap", "x"}},
       {"dense_missing", [](GemmArgs& a) { a.options.backend = SparseBackend::kDense; }, {"with_dense"}},
-      {"cusparse_on_24", [](GemmArgs& a) { a.options.backend = SparseBackend::kCusparse; }, {"CSR weights"}},
+      {"fp8_weight",
+       [](GemmArgs& a) {
+         a.w =
+             SparseWeight::from_compressed_2_4(view(addr(0x100000), DType::kInt8, {8192}), 32, 64, DType::kFloat8E4M3);
+         a.x.dtype = DType::kFloat8E4M3;
+         a.out.dtype = DType::kFloat8E4M3;
+       },
+       {"float8_e4m3fn", "sparse_gemm_a8w8"}},
+      {"cusparse_on_24", [](GemmArgs& a) { a.options.backend = SparseBackend::kCusparse; }, {"CSR and block weights"}},
       {"not_built", [](GemmArgs& a) { a.cusparselt_built = false; }, {"no cuSPARSELt"}},
       {"split_k", [](GemmArgs& a) { a.options.split_k = -2; }, {"split_k", "-2"}},
       {"algorithm", [](GemmArgs& a) { a.options.algorithm = -5; }, {"options.algorithm", "-5"}},
