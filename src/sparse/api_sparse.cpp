@@ -188,30 +188,44 @@ void sparse_gemm(const TensorView& x, const SparseWeight& w, const TensorView& o
     gemm_a16w16(x, w.dense(), out, dense, stream);
     return;
   }
+  // The bias (or, for an empty sum, the zeros) in one elementwise pass: from cuSPARSE's fp32
+  // product (rounded once into out), or over out in place. The sparse libraries' own bias
+  // epilogues differ by library and dtype; this pass does not.
+  EpilogueParams e;
+  e.out = out.data;
+  e.out_type = out.dtype;
+  e.ldo = call.ldo;
+  e.m = call.m;
+  e.n = call.n;
+  e.bias = options.bias != nullptr ? options.bias->data : nullptr;
+  e.bias_type = x.dtype;
   const bool empty_sum = call.k == 0 || w.nnz() == 0;
-  if (!empty_sum) {
-    if (call.backend == SparseBackend::kCusparselt) {
-      sparse::cusparselt_matmul(call, w, x.data, out.data, chosen.algorithm, chosen.split_k, stream);
-    } else {
-      sparse::cusparse_matmul(call, w, x.data, out.data, chosen.algorithm, stream);
-    }
-  }
-  if (empty_sum || options.bias != nullptr) {
-    // The bias (or, for an empty sum, the zeros) in one elementwise pass over out, in place: the
-    // sparse libraries' own bias epilogues differ by library and dtype, this pass does not.
-    EpilogueParams e;
-    e.out = out.data;
-    e.out_type = out.dtype;
-    e.ldo = call.ldo;
-    e.m = call.m;
-    e.n = call.n;
-    e.c = empty_sum ? nullptr : out.data;
-    e.ldc = call.ldo;
-    e.beta = empty_sum ? 0.0f : 1.0f;
-    e.bias = options.bias != nullptr ? options.bias->data : nullptr;
-    e.bias_type = x.dtype;
+  if (empty_sum) {
     epilogue_rows(e, stream);
+    return;
   }
+  if (call.backend == SparseBackend::kCusparselt) {
+    sparse::cusparselt_matmul(call, w, x.data, out.data, chosen.algorithm, chosen.split_k, stream);
+    if (options.bias == nullptr) return;
+    e.c = out.data;
+    e.ldc = call.ldo;
+    e.beta = 1.0f;
+    epilogue_rows(e, stream);
+    return;
+  }
+  sparse::cusparse_matmul(call, w, x.data, out.data, chosen.algorithm, stream, [&](const float* product) {
+    if (product != nullptr) {
+      e.src = product;
+      e.ld_src = call.n;
+    } else if (options.bias != nullptr) {
+      e.c = out.data;
+      e.ldc = call.ldo;
+      e.beta = 1.0f;
+    } else {
+      return;
+    }
+    epilogue_rows(e, stream);
+  });
 }
 
 void sparse_gemm_a8w8(const TensorView& x, const SparseWeight& w, const TensorView& x_scale, const TensorView& w_scale,

@@ -36,11 +36,14 @@ void cusparselt_matmul_fp8(const SparseGemmCall& call, const SparseWeight& w, co
 // algorithm ids a tuner races are [0, this).
 int cusparselt_algorithm_count(std::int64_t m, std::int64_t n, std::int64_t k, DType dtype);
 
-// cuSPARSE SpMM (sparse_cusparse.cpp): out = x @ W^T for the CSR or block (BSR) weight w, bias not
+// cuSPARSE SpMM (sparse_cusparse.cpp): x @ W^T for the CSR or block (BSR) weight w, bias not
 // applied. algorithm: a cusparseSpMMAlg_t the weight's format takes (-1: CSR's default, BSR's
-// only one); cusparse_algorithms lists them.
+// only one); cusparse_algorithms lists them. The fp32 product [m, n] (row stride n) goes to the
+// workspace and to `finish`, which enqueues the pass that rounds it into out while the workspace
+// is held; where the format's SpMM takes no fp32 output, cuSPARSE writes out itself and `finish`
+// gets nullptr.
 void cusparse_matmul(const SparseGemmCall& call, const SparseWeight& w, const void* x, void* out, int algorithm,
-                     Stream stream);
+                     Stream stream, const std::function<void(const float*)>& finish);
 std::vector<int> cusparse_algorithms(SparsePattern pattern);
 
 // What sparse_gemm (sparse_gemm_a8w8) runs for the weight w at M = m with default options: the

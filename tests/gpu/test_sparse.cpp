@@ -184,7 +184,8 @@ TEST(Sparse24, AlgorithmAndSplitKCandidates) {
   Case24 c{256, 256, 512, DType::kBFloat16, true};
   c.algorithm = 0;
   run_case_24(c, 201);
-  c.algorithm = -1;
+  // Split-K on an explicit configuration, as the tuner races it: cuSPARSELt 0.8.0 refused
+  // CUSPARSELT_MATMUL_SPLIT_K = 2 on its default selection ("invalid value") for this problem.
   c.split_k = 2;
   run_case_24(c, 202);
 }
