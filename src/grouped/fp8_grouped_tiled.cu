@@ -13,7 +13,7 @@
 // with zeros. Masked: grid.x covers G x ceil(max_m / 64) tiles; a tile past masked_m returns.
 // Preconditions: a validated Fp8GroupedCall with rows > 0 and n > 0.
 // Tested by tests/gpu/test_grouped_fp8.cpp and tests/python/test_grouped_fp8.py; benched by
-// bench/torch_bench.py --fp8-grouped.
+// bench/torch_bench.py --fp8-contiguous and --fp8-masked.
 #include <cuda_fp8.h>
 
 #include <climits>
