@@ -32,6 +32,7 @@ rotated inputs, medians), with both ratios per problem and their geomeans in the
     python3 bench/torch_bench.py --quant --no-overhead
     python3 bench/torch_bench.py --gmm --no-overhead
     python3 bench/torch_bench.py --ptgmm --no-overhead    # also --grouped-gemm, --masked
+    python3 bench/torch_bench.py --fp8-contiguous --no-overhead    # also --fp8-masked
     python3 bench/torch_bench.py --fmoe --no-overhead
     python3 bench/torch_bench.py --batched --no-overhead
     python3 bench/torch_bench.py --batched-a8w8 fp8_rowwise --no-overhead
@@ -43,6 +44,8 @@ fp32 (bench/results/torch_gmm-<card>.json). --ptgmm, --grouped-gemm and --masked
 grouped ops the same way (bench/grouped_bench.py says against what). --fmoe times the whole MoE
 expert layer, tgemm.fused_moe against stock PyTorch's best, for Mixtral-8x7B, Qwen3-30B-A3B and a
 DeepSeek-V3 EP8 slice at 1 to 4096 tokens, with the decode floor (bench/moe_bench.py).
+--fp8-contiguous and --fp8-masked time the FP8 block-scaled grouped GEMMs against tgemm's dense
+gemm_a8w8_blockscale over the same total rows, TFLOP/s beside DeepGEMM's (bench/fp8_grouped_bench.py).
 
 --batched times tgemm.batched_gemm against torch.bmm with the same stored layouts (a transposed
 operand is the stored tensor's .transpose(1, 2) view for torch.bmm) on bench/shapes/batched_shapes.csv
@@ -1589,6 +1592,8 @@ def parse_args(argv=None) -> argparse.Namespace:
         ("--ptgmm", "tgemm.ptgmm/nptgmm against a torch.mm loop per group (and torch._grouped_mm)"),
         ("--grouped-gemm", "tgemm.grouped_gemm against torch's sort + gather + grouped GEMM + scatter"),
         ("--masked", "tgemm.m_grouped_gemm_masked against torch.bmm"),
+        ("--fp8-contiguous", "tgemm.m_grouped_gemm_fp8_contiguous against tgemm's dense FP8 blockscale GEMM"),
+        ("--fp8-masked", "tgemm.m_grouped_gemm_fp8_masked against tgemm's dense FP8 blockscale GEMM"),
         ("--fmoe", "tgemm.fused_moe against sort + torch._grouped_mm + silu + torch._grouped_mm + index_add"),
     ):
         parser.add_argument(flag, action="store_true", help=f"time {what} on --suite (default moe_shapes.csv)")
@@ -1648,13 +1653,17 @@ def parse_args(argv=None) -> argparse.Namespace:
         parser.error("--batched-a8w8 times bf16 outputs on its own: drop the other modes and --out-dtype")
     if (args.batched or args.batched_a8w8) and args.suite == DEFAULT_SUITE:
         args.suite = os.path.join(REPO, "bench", "shapes", "batched_shapes.csv")
-    grouped = [name for name in ("ptgmm", "grouped_gemm", "masked", "fmoe") if getattr(args, name)]
+    grouped = [
+        name
+        for name in ("ptgmm", "grouped_gemm", "masked", "fmoe", "fp8_contiguous", "fp8_masked")
+        if getattr(args, name)
+    ]
     if grouped and (
         len(grouped) > 1 or args.gmm or args.gelu or args.overhead_only or args.out_dtype or args.quant or args.a8w8
     ):
         parser.error(
-            "--ptgmm, --grouped-gemm, --masked and --fmoe time one bf16 grouped op each, on their own: drop the other "
-            "modes"
+            "--ptgmm, --grouped-gemm, --masked, --fmoe, --fp8-contiguous and --fp8-masked time one grouped op each, on "
+            "their own: drop the other modes"
         )
     args.grouped = grouped[0] if grouped else None
     if (args.gmm or args.grouped) and args.suite == DEFAULT_SUITE:
@@ -1721,6 +1730,10 @@ def main(argv=None) -> int:
 
         if args.grouped == "fmoe":
             rows, extra, grouped_stem = moe_bench.run(args, props)
+        elif args.grouped.startswith("fp8_"):
+            import fp8_grouped_bench
+
+            rows, extra, grouped_stem = fp8_grouped_bench.run(args.grouped, args, props)
         else:
             rows, extra, grouped_stem = grouped_bench.run(args.grouped, args, props)
         summary = extra.pop("summary")

@@ -8,6 +8,7 @@
 #include "tgemm/gemm.h"
 #include "tgemm/gmm.h"
 #include "tgemm/grouped.h"
+#include "tgemm/grouped_fp8.h"
 #include "tgemm/moe.h"
 #include "tgemm/quant.h"
 #include "tgemm/sparse.h"

@@ -27,6 +27,7 @@
 #include "python/csrc/ops_fp4.h"
 #include "python/csrc/ops_gmm.h"
 #include "python/csrc/ops_grouped.h"
+#include "python/csrc/ops_grouped_fp8.h"
 #include "python/csrc/ops_quant.h"
 #include "python/csrc/ops_sparse.h"
 
@@ -106,6 +107,13 @@ inline constexpr auto kOps = std::make_tuple(
     // x[g, :masked_m[g]] @ w[g]^T; the other rows of out are not written.
     OpDef<MGroupedGemmMasked>{"m_grouped_gemm_masked(Tensor x, Tensor w, Tensor(a!) out, Tensor masked_m, "
                               "int expected_m) -> ()"},
+    // DeepGEMM's FP8 grouped GEMMs with DeepSeek-V3 block scales (x_scale 1x128, w_scale 128x128),
+    // bf16 out written in place. Contiguous: out[row] = x[row] @ w[m_indices[row]]^T, rows with an
+    // index outside [0, G) zeroed. Masked: out[g, :masked_m[g]] = x[g, :masked_m[g]] @ w[g]^T.
+    OpDef<MGroupedGemmFp8Contiguous>{"m_grouped_gemm_fp8_contiguous(Tensor x, Tensor x_scale, Tensor w, "
+                                     "Tensor w_scale, Tensor(a!) out, Tensor m_indices) -> ()"},
+    OpDef<MGroupedGemmFp8Masked>{"m_grouped_gemm_fp8_masked(Tensor x, Tensor x_scale, Tensor w, Tensor w_scale, "
+                                 "Tensor(a!) out, Tensor masked_m, int expected_m) -> ()"},
     // MoE routing (include/tgemm/moe.h), one CTA per token row: topk_weights fp32 [T, k], topk_ids
     // int32 [T, k]. topk_softmax: the k largest of softmax(gating); grouped_topk: DeepSeek-V3's
     // group-limited choice, scoring "sigmoid" or "softmax", correction_bias [E] fp32 or None.

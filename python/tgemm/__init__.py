@@ -61,6 +61,8 @@ from .config import (  # noqa: E402
 )
 from .grouped_ops import (  # noqa: E402
     grouped_gemm,
+    m_grouped_gemm_fp8_contiguous,
+    m_grouped_gemm_fp8_masked,
     m_grouped_gemm_masked,
     nptgmm,
     ptgmm,
@@ -172,6 +174,8 @@ __all__ = [
     "int8_gemm",
     "linear",
     "linear_route",
+    "m_grouped_gemm_fp8_contiguous",
+    "m_grouped_gemm_fp8_masked",
     "m_grouped_gemm_masked",
     "mm",
     "nn",

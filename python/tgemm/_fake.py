@@ -688,7 +688,7 @@ def quant_fp8_per_block_128x128_fake(w):
 # record them with _deferred_fake; torch accepts a fake kernel only when register_fake is called
 # from the module the C++ library names (set_python_module("tgemm._fake")), so they are registered
 # here.
-from . import _fake_fp4, _fake_grouped, _fake_moe, _fake_sparse  # noqa: E402,F401
+from . import _fake_fp4, _fake_grouped, _fake_grouped_fp8, _fake_moe, _fake_sparse  # noqa: E402,F401
 
 for _qualname, _fn in _DEFERRED.items():
     torch.library.register_fake(_qualname)(_fn)

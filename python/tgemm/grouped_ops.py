@@ -1,6 +1,8 @@
 """The grouped ops beyond :func:`tgemm.gmm` (C++: ``include/tgemm/grouped.h``): the weight-gradient
 form (:func:`ptgmm` / :func:`nptgmm`), MoE expert GEMMs by expert ids (:func:`grouped_gemm`) and
-DeepGEMM's masked grouped GEMM (:func:`m_grouped_gemm_masked`).
+DeepGEMM's masked grouped GEMM (:func:`m_grouped_gemm_masked`); and DeepGEMM's FP8 grouped GEMMs with
+DeepSeek-V3 block scales (:func:`m_grouped_gemm_fp8_contiguous`, :func:`m_grouped_gemm_fp8_masked`;
+C++: ``include/tgemm/grouped_fp8.h``).
 
 Each is a thin wrapper over ``torch.ops.tgemm.<op>`` taking the same three entries as ``tgemm.ops``
 (traced op under torch.compile, ``tgemm._C`` fast path in plain eager, ``torch.ops`` under a
@@ -23,6 +25,8 @@ tgmm_op = torch.ops.tgemm.tgmm.default
 tgmm_out_op = torch.ops.tgemm.tgmm_out.default
 grouped_gemm_op = torch.ops.tgemm.grouped_gemm.default
 m_grouped_gemm_masked_op = torch.ops.tgemm.m_grouped_gemm_masked.default
+m_grouped_gemm_fp8_contiguous_op = torch.ops.tgemm.m_grouped_gemm_fp8_contiguous.default
+m_grouped_gemm_fp8_masked_op = torch.ops.tgemm.m_grouped_gemm_fp8_masked.default
 
 
 def _tgmm(persistent, lhs, rhs, group_sizes, bias_grad, out_dtype, out, accumulate):
@@ -141,4 +145,56 @@ def m_grouped_gemm_masked(
         _C.m_grouped_gemm_masked(*args)
     else:
         _call_op(m_grouped_gemm_masked_op, *args)
+    return out
+
+
+def m_grouped_gemm_fp8_contiguous(
+    x: torch.Tensor,
+    x_scale: torch.Tensor,
+    w: torch.Tensor,
+    w_scale: torch.Tensor,
+    out: torch.Tensor,
+    m_indices: torch.Tensor,
+) -> torch.Tensor:
+    """DeepGEMM's contiguous FP8 grouped GEMM, arguments in its order: ``out[r] = x[r] @
+    w[m_indices[r]].T`` with DeepSeek-V3 block scales, ``L = ceil(K / 128)``: x float8_e4m3fn
+    ``[M, K]`` with x_scale fp32 ``[M, L]`` (row-major or MN-major, as ``quant_fp8_per_block_1x128``
+    writes), w float8_e4m3fn ``[G, N, K]`` with w_scale fp32 ``[G, ceil(N / 128), L]`` (each group's
+    ``quant_fp8_per_block_128x128``), out bf16 ``[M, N]`` written in place, m_indices int32 ``[M]``
+    on the device. A row whose index lies outside ``[0, G)`` (DeepGEMM's -1 padding) gets zeros.
+    Returns ``out``.
+    """
+    args = (x, x_scale, w, w_scale, out, m_indices)
+    if _is_compiling():
+        m_grouped_gemm_fp8_contiguous_op(*args)
+    elif not _has_torch_function(*args):
+        _C.m_grouped_gemm_fp8_contiguous(*args)
+    else:
+        _call_op(m_grouped_gemm_fp8_contiguous_op, *args)
+    return out
+
+
+def m_grouped_gemm_fp8_masked(
+    x: torch.Tensor,
+    x_scale: torch.Tensor,
+    w: torch.Tensor,
+    w_scale: torch.Tensor,
+    out: torch.Tensor,
+    masked_m: torch.Tensor,
+    expected_m: int,
+) -> torch.Tensor:
+    """DeepGEMM's masked FP8 grouped GEMM, arguments in its order: ``out[g, :m_g] = x[g, :m_g] @
+    w[g].T`` with ``m_g = clamp(masked_m[g], 0, max_m)`` and DeepSeek-V3 block scales: x
+    float8_e4m3fn ``[G, max_m, K]`` with x_scale fp32 ``[G, max_m, ceil(K / 128)]`` (each group's
+    plane row-major or MN-major), w and w_scale as :func:`m_grouped_gemm_fp8_contiguous`, out bf16
+    ``[G, max_m, N]`` written in place (rows ``m_g:`` left untouched), masked_m int32 ``[G]`` on the
+    device, ``expected_m`` (>= 0) DeepGEMM's kernel-selection hint. Returns ``out``.
+    """
+    args = (x, x_scale, w, w_scale, out, masked_m, expected_m)
+    if _is_compiling():
+        m_grouped_gemm_fp8_masked_op(*args)
+    elif not _has_torch_function(x, x_scale, w, w_scale, out, masked_m):
+        _C.m_grouped_gemm_fp8_masked(*args)
+    else:
+        _call_op(m_grouped_gemm_fp8_masked_op, *args)
     return out

@@ -24,14 +24,15 @@ OPS = (
         "quant_fp8_per_block_128x128",
     }
     | {"tgmm", "tgmm_out", "grouped_gemm", "m_grouped_gemm_masked"}
+    | {"m_grouped_gemm_fp8_contiguous", "m_grouped_gemm_fp8_masked"}
     | {"topk_softmax", "grouped_topk", "fused_moe"}
     | {"quant_mxfp4", "gemm_a16w4", "gemm_a8w4", "gemm_a4w4"}
     | {"prune_2_4", "sparse_gemm_csr", "sparse_gemm_2_4", "sparse_gemm_bsr", "sparse_gemm_2_4_fp8"}
 )  # the epilogue ops' opcheck cases are in test_epilogue_ops.py, gemm_a8w8's in test_a8w8.py,
 # gemm_a8w8_blockscale's in test_a8w8_blockscale.py, gmm's in test_gmm.py, the other grouped ops' in
-# test_grouped.py, the MoE ops' in test_moe.py, batched_gemm's in test_batched.py, batched_gemm_a8w8's
-# in test_batched_a8w8.py, the quantization ops' in test_quant_ops.py, the MXFP4 ops' in
-# test_fp4_ops.py, the sparse ops' in test_sparse_ops.py
+# test_grouped.py, the FP8 grouped ops' in test_grouped_fp8.py, the MoE ops' in test_moe.py,
+# batched_gemm's in test_batched.py, batched_gemm_a8w8's in test_batched_a8w8.py, the quantization
+# ops' in test_quant_ops.py, the MXFP4 ops' in test_fp4_ops.py, the sparse ops' in test_sparse_ops.py
 
 
 def test_every_op_has_opcheck_cases():

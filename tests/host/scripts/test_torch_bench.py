@@ -106,9 +106,22 @@ class Options(unittest.TestCase):
         self.assertIn("--m-grid-max needs --m-grid", self.parse_error("--m-grid-max", "64"))
         self.assertIn("--m-grid-max must be in", self.parse_error("--m-grid", "--m-grid-max", "0"))
         self.assertIn("--remeasure-below must be in", self.parse_error("--remeasure-below", "-1"))
-        self.assertIn("--ptgmm, --grouped-gemm, --masked and --fmoe", self.parse_error("--ptgmm", "--masked"))
-        self.assertIn("--ptgmm, --grouped-gemm, --masked and --fmoe", self.parse_error("--grouped-gemm", "--gmm"))
-        self.assertIn("--ptgmm, --grouped-gemm, --masked and --fmoe", self.parse_error("--fmoe", "--quant"))
+        self.assertIn(
+            "--ptgmm, --grouped-gemm, --masked, --fmoe, --fp8-contiguous and --fp8-masked",
+            self.parse_error("--ptgmm", "--masked"),
+        )
+        self.assertIn(
+            "--ptgmm, --grouped-gemm, --masked, --fmoe, --fp8-contiguous and --fp8-masked",
+            self.parse_error("--grouped-gemm", "--gmm"),
+        )
+        self.assertIn(
+            "--ptgmm, --grouped-gemm, --masked, --fmoe, --fp8-contiguous and --fp8-masked",
+            self.parse_error("--fmoe", "--quant"),
+        )
+        self.assertIn(
+            "--ptgmm, --grouped-gemm, --masked, --fmoe, --fp8-contiguous and --fp8-masked",
+            self.parse_error("--fp8-contiguous", "--fp8-masked"),
+        )
 
     def test_grouped_modes_take_the_moe_suite(self):
         for flag, name in (
@@ -116,6 +129,8 @@ class Options(unittest.TestCase):
             ("--grouped-gemm", "grouped_gemm"),
             ("--masked", "masked"),
             ("--fmoe", "fmoe"),
+            ("--fp8-contiguous", "fp8_contiguous"),
+            ("--fp8-masked", "fp8_masked"),
         ):
             args = torch_bench.parse_args([flag])
             self.assertEqual(args.grouped, name)
