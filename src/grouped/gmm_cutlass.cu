@@ -87,7 +87,20 @@ class GroupedRegistry {
 }  // namespace
 
 const GroupedKernel* pick_grouped_kernel(const GroupedShape& s, int device) {
-  const GroupedBackend backend = grouped_backend_from_env();
+  return pick_grouped_kernel(s, device, grouped_backend_from_env());
+}
+
+std::vector<const GroupedKernel*> loadable_grouped_kernels(int device) {
+  GroupedRegistry& r = GroupedRegistry::get();
+  std::vector<GroupedConfig> configs;
+  std::vector<int> index;
+  r.loadable(device, configs, index);
+  std::vector<const GroupedKernel*> out;
+  for (int i : index) out.push_back(&r.kernels()[static_cast<std::size_t>(i)]);
+  return out;
+}
+
+const GroupedKernel* pick_grouped_kernel(const GroupedShape& s, int device, GroupedBackend backend) {
   if (backend == GroupedBackend::kTile || !cutlass_can_take(s)) return nullptr;
   GroupedRegistry& r = GroupedRegistry::get();
   if (r.kernels().empty()) return nullptr;
@@ -128,7 +141,7 @@ std::size_t offsets_bytes(const GmmProblem& p) { return (gmm_workspace_bytes(p) 
 
 }  // namespace
 
-const grouped_cutlass::GroupedKernel* select_gmm_cutlass(const GmmProblem& p, const GmmArgs& args, int device) {
+grouped_cutlass::GroupedShape gmm_grouped_shape(const GmmProblem& p, const GmmArgs& args) {
   grouped_cutlass::GroupedShape s;
   s.rows = p.m;
   s.groups = p.groups;
@@ -139,7 +152,11 @@ const grouped_cutlass::GroupedKernel* select_gmm_cutlass(const GmmProblem& p, co
   s.tma_compatible = !p.has_bias && p.out_type == p.in_type && p.lda % 8 == 0 && p.ldo % 8 == 0 &&
                      p.rhs_row_stride % 8 == 0 && p.rhs_group_stride % 8 == 0 && aligned16(args.lhs) &&
                      aligned16(args.rhs) && aligned16(args.out);
-  return grouped_cutlass::pick_grouped_kernel(s, device);
+  return s;
+}
+
+const grouped_cutlass::GroupedKernel* select_gmm_cutlass(const GmmProblem& p, const GmmArgs& args, int device) {
+  return grouped_cutlass::pick_grouped_kernel(gmm_grouped_shape(p, args), device);
 }
 
 std::size_t gmm_cutlass_workspace_bytes(const GmmProblem& p, const grouped_cutlass::GroupedKernel& k, int device) {
