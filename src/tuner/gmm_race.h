@@ -24,8 +24,8 @@ namespace grouped_cutlass {
 struct GroupedKernel;
 }
 
-// A problem's device data for the race and the bench: operand sets (lhs, rhs, bias, out; several,
-// rotated, where one set fits in L2 three times over), the uniform and skewed routings' group
+// A problem's device data for the race and the bench: operand sets (lhs, rhs, bias, out; up to 8,
+// rotated, so that together they exceed three L2 sizes), the uniform and skewed routings' group
 // sizes, the validated calls of each routing on each set, and an fp32 reference of set 0.
 class GmmRaceData {
  public:
