@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -176,6 +177,67 @@ TEST(GmmTable, ARowThisBuildCannotRunIsOneWarningAndTheDefaultServes) {
     test::expect_gmm_matches(d, c.sizes);
   }
   set_log_sink(previous);
+}
+
+// Sets (or, with null, unsets) an environment variable for its lifetime.
+class EnvScope {
+ public:
+  EnvScope(const char* name, const char* value) : name_(name) {
+    const char* old = std::getenv(name);
+    had_ = old != nullptr;
+    if (had_) previous_ = old;
+    if (value != nullptr) {
+      setenv(name, value, 1);
+    } else {
+      unsetenv(name);
+    }
+  }
+  ~EnvScope() {
+    if (had_) {
+      setenv(name_.c_str(), previous_.c_str(), 1);
+    } else {
+      unsetenv(name_.c_str());
+    }
+  }
+
+ private:
+  std::string name_, previous_;
+  bool had_ = false;
+};
+
+// TGEMM_TUNE_GEMM=1: a call no row serves records its key once, at the bucket's top M (G x 64 for
+// 40 rows a group), which `tgemm tune-gmm -i` races.
+TEST(GmmTable, TheCaptureRecordsAKeyNoRowServesOnce) {
+  TGEMM_REQUIRE_GPU();
+  char dir[] = "/tmp/tgemm_gmm_capture_XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string path = std::string(dir) + "/untuned_gmm.csv";
+  {
+    EnvScope tune("TGEMM_TUNE_GEMM", "1");
+    EnvScope untuned("TGEMM_UNTUNED_GMM", path.c_str());
+    EnvScope tables("TGEMM_CONFIG_GMM", "/nonexistent/tuned_gmm.csv");
+    EnvScope backend("TGEMM_GROUPED_BACKEND", nullptr);
+    reload_config();
+    test::GmmCase c;
+    c.m = 4 * 40;
+    c.n = 256;
+    c.k = 128;
+    c.transpose_rhs = true;
+    c.sizes = {50, 30, 40, 40};
+    test::GmmData d = test::make_gmm(c, 9);
+    test::run_gmm(d, nullptr);
+    test::run_gmm(d, nullptr);
+    device_synchronize();
+    test::expect_gmm_matches(d, c.sizes);
+  }
+  reload_config();
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), "G,M,N,K,rhs,dtype,outdtype,bias\n4,256,256,128,gnk,torch.bfloat16,torch.bfloat16,False\n");
+  std::remove(path.c_str());
+  std::remove((path + ".lock").c_str());
+  ::rmdir(dir);
 }
 
 }  // namespace
