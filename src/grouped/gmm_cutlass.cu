@@ -6,7 +6,8 @@
 //  3. zero_tail_kernel writes zeros to the rows past the groups, [row_off[G], M).
 // Also the registry of the grouped instances: which are loadable on a device, and the pick of one
 // for a call (choose_grouped_config, TGEMM_GROUPED_BACKEND).
-// Preconditions: a validated GmmProblem with M > 0, N > 0 that select_gmm_cutlass accepted.
+// Preconditions: a validated GmmProblem with M > 0, N > 0 whose GroupedShape the instance can take
+// (route_gmm, src/grouped/gmm_dispatch.h, hands it only such calls).
 // Tested by tests/gpu/test_gmm.cpp (GmmBackends.*); benched by bench/torch_bench.py --gmm.
 #include <cuda_runtime.h>
 
@@ -153,10 +154,6 @@ grouped_cutlass::GroupedShape gmm_grouped_shape(const GmmProblem& p, const GmmAr
                      p.rhs_row_stride % 8 == 0 && p.rhs_group_stride % 8 == 0 && aligned16(args.lhs) &&
                      aligned16(args.rhs) && aligned16(args.out);
   return s;
-}
-
-const grouped_cutlass::GroupedKernel* select_gmm_cutlass(const GmmProblem& p, const GmmArgs& args, int device) {
-  return grouped_cutlass::pick_grouped_kernel(gmm_grouped_shape(p, args), device);
 }
 
 std::size_t gmm_cutlass_workspace_bytes(const GmmProblem& p, const grouped_cutlass::GroupedKernel& k, int device) {
