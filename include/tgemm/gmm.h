@@ -5,6 +5,7 @@
 // dtype.
 #pragma once
 
+#include "tgemm/gemm.h"
 #include "tgemm/tensor.h"
 
 namespace tgemm {
@@ -30,5 +31,16 @@ namespace tgemm {
 // Throws tgemm::Error for input that the host can check, before anything is launched.
 void gmm(const TensorView& lhs, const TensorView& rhs, const TensorView& group_sizes, const TensorView& out,
          bool transpose_rhs = false, const TensorView* bias = nullptr, Stream stream = nullptr);
+
+// Where gmm routes a call with these arguments, without running it (validated as gmm does):
+//   level "forced"   TGEMM_GROUPED_BACKEND=tile|cutlass chose;
+//         "table"    a row of gmm's tuned table (tuned_gmm.csv, TGEMM_CONFIG_GMM) for the call's
+//                    key: G, the bucket of M / G, N, K, rhs layout, dtypes, bias; file and line
+//                    name the row, matched_m the total rows it was measured at;
+//         "default"  gmm's default rule between the CUTLASS grouped kernel and the tile kernels;
+//         "empty"    M = 0 or N = 0: nothing is launched.
+// libtype "grouped_cutlass" or "grouped_tile"; kernel_name the CUTLASS instance or "tile".
+DispatchInfo describe_gmm(const TensorView& lhs, const TensorView& rhs, const TensorView& group_sizes,
+                          const TensorView& out, bool transpose_rhs = false, const TensorView* bias = nullptr);
 
 }  // namespace tgemm

@@ -233,6 +233,20 @@ PYBIND11_MODULE(_C, m) {
       "where batched_gemm(a, b, transpose_a, transpose_b, bias, out_dtype) is routed: dict(level, matched_m, file, "
       "line, libtype, kernelName)");
 
+  m.def(
+      "describe_gmm",
+      [](const at::Tensor& lhs, const at::Tensor& rhs, const at::Tensor& group_sizes,
+         const std::optional<at::Tensor>& bias, bool transpose_rhs, std::optional<at::ScalarType> out_dtype) {
+        return python_errors([&] {
+          return dispatch_info_dict(
+              tgemm::torch_binding::describe_gmm_call(lhs, rhs, group_sizes, bias, transpose_rhs, out_dtype));
+        });
+      },
+      py::arg("lhs"), py::arg("rhs"), py::arg("group_sizes"), py::arg("bias") = py::none(),
+      py::arg("transpose_rhs") = false, py::arg("out_dtype") = py::none(),
+      "where gmm(lhs, rhs, group_sizes, bias, transpose_rhs, out_dtype) is routed: dict(level forced|table|default|"
+      "empty, matched_m, file, line, libtype, kernelName)");
+
   m.def("reload_config", &Bound<&tgemm::reload_config>::call,
         "re-read TGEMM_* variables and tables; forget cached dispatch decisions");
   m.def("shipped_config_dir", &Bound<&tgemm::shipped_config_dir>::call);

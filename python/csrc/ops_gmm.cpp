@@ -57,6 +57,23 @@ at::Tensor Gmm::cuda(const at::Tensor& lhs, const at::Tensor& rhs, const at::Ten
   });
 }
 
+DispatchInfo describe_gmm_call(const at::Tensor& lhs, const at::Tensor& rhs, const at::Tensor& group_sizes,
+                               const std::optional<at::Tensor>& bias, bool transpose_rhs,
+                               std::optional<at::ScalarType> out_dtype) {
+  return with_c10_errors(kOp, [&] {
+    const c10::Device device = op_device(lhs, kOp);
+    const c10::cuda::CUDAGuard guard(device);
+    const at::Tensor out = empty_output(lhs, rhs, transpose_rhs, out_dtype);
+    const TensorView lv = to_view(lhs, device, kOp, "lhs");
+    const TensorView rv = to_view(rhs, device, kOp, "rhs");
+    const TensorView sv = to_view(group_sizes, device, kOp, "group_sizes");
+    const TensorView ov = to_view(out, device, kOp, "out");
+    TensorView bv;
+    if (has_tensor(bias)) bv = to_view(*bias, device, kOp, "bias");
+    return describe_gmm(lv, rv, sv, ov, transpose_rhs, has_tensor(bias) ? &bv : nullptr);
+  });
+}
+
 at::Tensor Gmm::autograd(c10::DispatchKeySet keys, const at::Tensor& lhs, const at::Tensor& rhs,
                          const at::Tensor& group_sizes, const std::optional<at::Tensor>& bias, bool transpose_rhs,
                          std::optional<at::ScalarType> out_dtype) {

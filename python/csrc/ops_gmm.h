@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "python/csrc/torch_view.h"
+#include "tgemm/gemm.h"
 
 namespace tgemm::torch_binding {
 
@@ -22,5 +23,10 @@ struct Gmm {
   static Sig cuda, cpu;
   static AutogradSig<Sig> autograd;
 };
+
+// Where gmm with these arguments is routed (tgemm::describe_gmm), without running it.
+DispatchInfo describe_gmm_call(const at::Tensor& lhs, const at::Tensor& rhs, const at::Tensor& group_sizes,
+                               const std::optional<at::Tensor>& bias, bool transpose_rhs,
+                               std::optional<at::ScalarType> out_dtype);
 
 }  // namespace tgemm::torch_binding

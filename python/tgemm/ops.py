@@ -367,6 +367,21 @@ def gmm(
     return _call_op(gmm_op, lhs, rhs, group_sizes, bias, transpose_rhs, out_dtype)
 
 
+def describe_gmm(
+    lhs: torch.Tensor,
+    rhs: torch.Tensor,
+    group_sizes: torch.Tensor,
+    bias: Optional[torch.Tensor] = None,
+    transpose_rhs: bool = False,
+    out_dtype: Optional[torch.dtype] = None,
+) -> dict:
+    """Where ``gmm(lhs, rhs, group_sizes, bias, transpose_rhs, out_dtype)`` is routed, without
+    running it: the dict of :func:`describe`, with level ``forced`` (TGEMM_GROUPED_BACKEND),
+    ``table`` (a row of gmm's tuned table, ``tuned_gmm.csv`` / TGEMM_CONFIG_GMM), ``default`` (gmm's
+    default rule) or ``empty``; kernelName ``tile`` or the CUTLASS grouped instance."""
+    return _with_where(_C.describe_gmm(lhs, rhs, group_sizes, bias, transpose_rhs, out_dtype))
+
+
 def batched_gemm(
     a: torch.Tensor,
     b: torch.Tensor,

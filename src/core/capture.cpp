@@ -68,8 +68,9 @@ std::string format_untuned_row(const GemmProblem& p) {
   return csv::join(fields);
 }
 
-void Capture::record(const GemmProblem& p) {
-  std::string row = format_untuned_row(p);
+std::vector<std::string> Capture::untuned_table_columns_of(OpFamily family) { return untuned_table_columns(family); }
+
+void Capture::record_row(const std::string& row) {
   std::lock_guard<std::mutex> guard(mutex_);
   if (recorded_.count(row)) return;
 
@@ -117,7 +118,7 @@ void Capture::record(const GemmProblem& p) {
   }
   std::string data;
   if (!ends_with_newline) data += "\n";
-  if (empty) data += csv::join(untuned_table_columns(family_)) + "\n";
+  if (empty) data += csv::join(columns_) + "\n";
   data += row + "\n";
   bool ok = write_all(fd, data) && ::fsync(fd) == 0;
   ::close(fd);

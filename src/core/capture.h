@@ -10,6 +10,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_set>
+#include <vector>
 
 #include "core/problem.h"
 
@@ -19,15 +20,22 @@ std::string format_untuned_row(const GemmProblem& p);
 
 class Capture {
  public:
-  explicit Capture(std::string path, OpFamily family = OpFamily::kA16W16) : path_(std::move(path)), family_(family) {}
+  explicit Capture(std::string path, OpFamily family = OpFamily::kA16W16)
+      : path_(std::move(path)), columns_(untuned_table_columns_of(family)) {}
+  // A capture of another table's rows (gmm's untuned keys): `columns` is its header.
+  Capture(std::string path, std::vector<std::string> columns) : path_(std::move(path)), columns_(std::move(columns)) {}
   // Records p unless this process or the file already has its row. Failures to write are
   // warnings (once), never errors: capture must not break the GEMM.
-  void record(const GemmProblem& p);
+  void record(const GemmProblem& p) { record_row(format_untuned_row(p)); }
+  // The same for a row already formatted in the columns' order.
+  void record_row(const std::string& row);
   const std::string& path() const { return path_; }
 
  private:
+  static std::vector<std::string> untuned_table_columns_of(OpFamily family);
+
   std::string path_;
-  OpFamily family_;
+  std::vector<std::string> columns_;
   std::mutex mutex_;
   std::unordered_set<std::string> recorded_;
 };

@@ -72,10 +72,17 @@ std::optional<std::string> Settings::config_dir_from_env(const Getenv& getenv) {
   return std::string(dir);
 }
 
+const FamilyInfo& gmm_family_info() {
+  static const FamilyInfo kGmm{
+      "gmm", "gmm", "tuned_gmm.csv", "untuned_gmm.csv", "TGEMM_CONFIG_GMM", "TGEMM_UNTUNED_GMM"};
+  return kGmm;
+}
+
 Settings Settings::from_env(const std::string& shipped_config_dir, const Getenv& getenv) {
   Settings s;
-  auto family_settings = [&](OpFamily f) {
-    const FamilyInfo& info = family_info(f);
+  // always_shipped: the shipped shared table is read (and its absence warned about) even where no
+  // file exists.
+  auto family_settings = [&](const FamilyInfo& info, bool always_shipped) {
     FamilySettings fs;
     const std::string tables_var(info.config_env);
     const char* tables = getenv(tables_var.c_str());
@@ -89,18 +96,19 @@ Settings Settings::from_env(const std::string& shipped_config_dir, const Getenv&
       const std::string shipped = shipped_config_dir + "/" + std::string(info.tuned_file);
       // Every install ships the a16w16 table, so its absence is worth the load's warning; the
       // other families ship a table only once rows were tuned for them, and read none until then.
-      if (f == OpFamily::kA16W16 || std::ifstream(shipped).good()) fs.table_files = {shipped};
+      if (always_shipped || std::ifstream(shipped).good()) fs.table_files = {shipped};
       fs.card_table_dir = shipped_config_dir;
     }
     const char* untuned = getenv(std::string(info.untuned_env).c_str());
     fs.untuned_file = untuned != nullptr && *untuned != '\0' ? std::string(untuned) : std::string(info.untuned_file);
     return fs;
   };
-  s.a16w16 = family_settings(OpFamily::kA16W16);
-  s.a8w8 = family_settings(OpFamily::kA8W8);
-  s.a8w8_blockscale = family_settings(OpFamily::kA8W8Blockscale);
-  s.batched = family_settings(OpFamily::kBatched);
-  s.a8w8_batched = family_settings(OpFamily::kA8W8Batched);
+  s.a16w16 = family_settings(family_info(OpFamily::kA16W16), true);
+  s.a8w8 = family_settings(family_info(OpFamily::kA8W8), false);
+  s.a8w8_blockscale = family_settings(family_info(OpFamily::kA8W8Blockscale), false);
+  s.batched = family_settings(family_info(OpFamily::kBatched), false);
+  s.a8w8_batched = family_settings(family_info(OpFamily::kA8W8Batched), false);
+  s.gmm = family_settings(gmm_family_info(), false);
   s.capture = env_flag(getenv("TGEMM_TUNE_GEMM"));
   s.log_tuned_config = env_flag(getenv("TGEMM_LOG_TUNED_CONFIG"));
   return s;

@@ -6,7 +6,8 @@
 //  3. zero_tail_kernel writes zeros to the rows past the groups, [row_off[G], M).
 // Also the registry of the grouped instances: which are loadable on a device, and the pick of one
 // for a call (choose_grouped_config, TGEMM_GROUPED_BACKEND).
-// Preconditions: a validated GmmProblem with M > 0, N > 0 that select_gmm_cutlass accepted.
+// Preconditions: a validated GmmProblem with M > 0, N > 0 whose GroupedShape the instance can take
+// (route_gmm, src/grouped/gmm_dispatch.h, hands it only such calls).
 // Tested by tests/gpu/test_gmm.cpp (GmmBackends.*); benched by bench/torch_bench.py --gmm.
 #include <cuda_runtime.h>
 
@@ -87,7 +88,20 @@ class GroupedRegistry {
 }  // namespace
 
 const GroupedKernel* pick_grouped_kernel(const GroupedShape& s, int device) {
-  const GroupedBackend backend = grouped_backend_from_env();
+  return pick_grouped_kernel(s, device, grouped_backend_from_env());
+}
+
+std::vector<const GroupedKernel*> loadable_grouped_kernels(int device) {
+  GroupedRegistry& r = GroupedRegistry::get();
+  std::vector<GroupedConfig> configs;
+  std::vector<int> index;
+  r.loadable(device, configs, index);
+  std::vector<const GroupedKernel*> out;
+  for (int i : index) out.push_back(&r.kernels()[static_cast<std::size_t>(i)]);
+  return out;
+}
+
+const GroupedKernel* pick_grouped_kernel(const GroupedShape& s, int device, GroupedBackend backend) {
   if (backend == GroupedBackend::kTile || !cutlass_can_take(s)) return nullptr;
   GroupedRegistry& r = GroupedRegistry::get();
   if (r.kernels().empty()) return nullptr;
@@ -128,7 +142,7 @@ std::size_t offsets_bytes(const GmmProblem& p) { return (gmm_workspace_bytes(p) 
 
 }  // namespace
 
-const grouped_cutlass::GroupedKernel* select_gmm_cutlass(const GmmProblem& p, const GmmArgs& args, int device) {
+grouped_cutlass::GroupedShape gmm_grouped_shape(const GmmProblem& p, const GmmArgs& args) {
   grouped_cutlass::GroupedShape s;
   s.rows = p.m;
   s.groups = p.groups;
@@ -139,7 +153,7 @@ const grouped_cutlass::GroupedKernel* select_gmm_cutlass(const GmmProblem& p, co
   s.tma_compatible = !p.has_bias && p.out_type == p.in_type && p.lda % 8 == 0 && p.ldo % 8 == 0 &&
                      p.rhs_row_stride % 8 == 0 && p.rhs_group_stride % 8 == 0 && aligned16(args.lhs) &&
                      aligned16(args.rhs) && aligned16(args.out);
-  return grouped_cutlass::pick_grouped_kernel(s, device);
+  return s;
 }
 
 std::size_t gmm_cutlass_workspace_bytes(const GmmProblem& p, const grouped_cutlass::GroupedKernel& k, int device) {

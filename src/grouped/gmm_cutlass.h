@@ -101,5 +101,9 @@ int choose_grouped_config(const std::vector<GroupedConfig>& available, const Gro
 // process's TGEMM_GROUPED_BACKEND, or null for the tile kernels (no instance built or loadable
 // there, or the rule says tile). Throws tgemm::Error for a bad TGEMM_GROUPED_BACKEND.
 const GroupedKernel* pick_grouped_kernel(const GroupedShape& s, int device);
+// The same under `backend` instead of the process's setting.
+const GroupedKernel* pick_grouped_kernel(const GroupedShape& s, int device, GroupedBackend backend);
+// The instances of this build loadable on `device` (the current device), in catalog order.
+std::vector<const GroupedKernel*> loadable_grouped_kernels(int device);
 
 }  // namespace tgemm::grouped_cutlass

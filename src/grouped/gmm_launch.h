@@ -13,6 +13,7 @@ namespace tgemm {
 
 namespace grouped_cutlass {
 struct GroupedKernel;
+struct GroupedShape;
 }
 
 // Workspace of one gmm call: the groups' row offsets and tile offsets (2 x (G + 2) int64).
@@ -22,10 +23,9 @@ std::size_t gmm_workspace_bytes(const GmmProblem& p);
 // into the workspace, then the tiled kernel. Never synchronises with the host.
 void launch_gmm_tiled(const GmmProblem& p, const GmmArgs& args, void* workspace, Stream stream);
 
-// The CUTLASS grouped instance gmm runs this call on, on `device` (the current device), or null for
-// launch_gmm_tiled: the rule of src/grouped/gmm_cutlass.h under TGEMM_GROUPED_BACKEND, for calls
-// without bias whose output has the operands' dtype and whose operands TMA can load.
-const grouped_cutlass::GroupedKernel* select_gmm_cutlass(const GmmProblem& p, const GmmArgs& args, int device);
+// What the CUTLASS routing rule looks at in this call (src/grouped/gmm_cutlass.h, GroupedShape):
+// route_gmm (src/grouped/gmm_dispatch.h) picks the instance, or the tile kernels, from it.
+grouped_cutlass::GroupedShape gmm_grouped_shape(const GmmProblem& p, const GmmArgs& args);
 // Workspace of launch_gmm_cutlass: the offsets, then the instance's arguments and tensor maps.
 std::size_t gmm_cutlass_workspace_bytes(const GmmProblem& p, const grouped_cutlass::GroupedKernel& k, int device);
 // out = gmm(...) on instance k: the offsets scan, the grouped GEMM, zeros past the groups. Never

@@ -70,6 +70,8 @@ void Runtime::reload() {
   std::lock_guard<std::mutex> lock(reload_mutex_);
   reset_warned_once();
   Settings settings = Settings::from_env(shipped_config_dir_locked(), Settings::process_env());
+  gmm_tables_.push_back(std::make_unique<GmmTables>(settings.gmm, settings.capture, settings.log_tuned_config));
+  current_gmm_.store(gmm_tables_.back().get(), std::memory_order_release);
   dispatchers_.push_back(std::make_unique<Dispatcher>(registry_, platform_, std::move(settings)));
   current_.store(dispatchers_.back().get(), std::memory_order_release);
 }

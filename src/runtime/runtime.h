@@ -12,6 +12,7 @@
 #include "core/registry.h"
 #include "cuda/device.h"
 #include "cuda/workspace_pool.h"
+#include "grouped/gmm_table.h"
 
 namespace tgemm {
 
@@ -23,6 +24,9 @@ class Runtime {
   // reload() on another thread must not free it: reload() retires the previous one instead (kept
   // until exit, its tables and caches typically well under 1 MB), and the swap is one atomic store.
   Dispatcher& dispatcher() { return *current_.load(std::memory_order_acquire); }
+  // gmm's tables (src/grouped/gmm_table.h) of the current configuration, replaced by reload()
+  // and retired like the dispatcher.
+  GmmTables& gmm_tables() { return *current_gmm_.load(std::memory_order_acquire); }
   const Registry& registry() const { return registry_; }
   const CudaPlatform& platform() const { return platform_; }
   WorkspacePool& workspaces() { return workspaces_; }
@@ -43,6 +47,8 @@ class Runtime {
   std::string shipped_dir_override_;
   std::vector<std::unique_ptr<Dispatcher>> dispatchers_;  // every one built; the last is current_
   std::atomic<Dispatcher*> current_{nullptr};
+  std::vector<std::unique_ptr<GmmTables>> gmm_tables_;  // every one built; the last is current_gmm_
+  std::atomic<GmmTables*> current_gmm_{nullptr};
 };
 
 // Registers every backend compiled into this build, in default-priority order.

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import tgemm
-from tgemm_test_utils import requires_cuda
+from tgemm_test_utils import device_arch, requires_cuda
 
 pytestmark = requires_cuda
 
@@ -147,3 +147,32 @@ def test_bad_input_names_the_argument(mutate, message, fake_raises):
             with pytest.raises(tgemm.TgemmError) as fake_info:
                 torch.ops.tgemm.gmm(fakes["lhs"], fakes["rhs"], fakes["gs"], fakes["b"])
         assert message in str(fake_info.value)
+
+
+def test_describe_gmm_names_the_level_and_gmm_follows_its_table(grouped_backend, monkeypatch, tmp_path):
+    """TGEMM_GROUPED_BACKEND forces a backend (level forced); unset, a row of TGEMM_CONFIG_GMM for
+    the call's key (G, the bucket of M / G, N, K, layout, dtypes, bias) chooses (level table) and
+    gmm's result stays right; a call of another bucket gets the default rule."""
+    lhs, rhs, sizes, _ = make(4 * 64, 256, 128, [64, 50, 78, 64], transpose_rhs=True)
+    forced = tgemm.describe_gmm(lhs, rhs, sizes, transpose_rhs=True)
+    assert forced["level"] == "forced"
+    assert (forced["kernelName"] == "tile") == (grouped_backend == "tile")
+    monkeypatch.delenv("TGEMM_GROUPED_BACKEND")
+    props = torch.cuda.get_device_properties(torch.cuda.current_device())
+    table = tmp_path / "tuned_gmm.csv"
+    table.write_text(
+        "arch,sm_count,G,rows_per_group,N,K,rhs,dtype,solution\n"
+        f"{device_arch()},{props.multi_processor_count},4,64,256,128,gnk,torch.bfloat16,tile\n"
+    )
+    monkeypatch.setenv("TGEMM_CONFIG_GMM", str(table))
+    tgemm.reload_config()
+    try:
+        info = tgemm.describe_gmm(lhs, rhs, sizes, transpose_rhs=True)
+        assert (info["level"], info["kernelName"], info["where"]) == ("table", "tile", f"{table}:2")
+        out = tgemm.gmm(lhs, rhs, sizes, None, True)
+        assert_close(out, reference(lhs, rhs, sizes, None, True, torch.bfloat16))
+        half = tgemm.describe_gmm(lhs[: 4 * 32], rhs, sizes, transpose_rhs=True)
+        assert half["level"] == "default"
+    finally:
+        monkeypatch.delenv("TGEMM_CONFIG_GMM")
+        tgemm.reload_config()

@@ -1,4 +1,4 @@
-// The `tgemm` command: bench, show, tune, tune-sparse, reconfirm, shapes, merge, compare, run,
+// The `tgemm` command: bench, show, tune, tune-sparse, tune-gmm, reconfirm, shapes, merge, compare, run,
 // lt-space.
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -8,6 +8,7 @@
 #include "core/m_grid.h"
 #include "tgemm/error.h"
 #include "tools/cli/bench.h"
+#include "tools/cli/gmm_cli.h"
 #include "tools/cli/lt_space.h"
 #include "tools/cli/run.h"
 #include "tools/cli/shapes.h"
@@ -36,7 +37,8 @@ std::string command_line(int argc, char** argv) {
 // Options that check or diagnose the bench harness itself rather than measure tgemm.
 constexpr const char* kHarnessGroup = "Expert: harness checks and diagnostics";
 
-CLI::App* add_bench_command(CLI::App& app, tgemm::cli::BenchOptions& bench, tgemm::cli::SparseSpec& sparse) {
+CLI::App* add_bench_command(CLI::App& app, tgemm::cli::BenchOptions& bench, tgemm::cli::SparseSpec& sparse,
+                            tgemm::cli::GmmSpec& gmm) {
   CLI::App* b = app.add_subcommand("bench", "time cuBLASLt default vs tgemm dispatch on a shape suite");
   b->add_option("--suite", bench.suite, "shape suite CSV (model,layer,N,K)")->capture_default_str();
   CLI::Option* ms = b->add_option("-m,--m", bench.ms, "comma-separated M values")->capture_default_str();
@@ -52,12 +54,15 @@ CLI::App* add_bench_command(CLI::App& app, tgemm::cli::BenchOptions& bench, tgem
                 "op family: a16w16 (gemm_a16w16), a8w8 (gemm_a8w8), a8w8_blockscale (gemm_a8w8_blockscale) or "
                 "batched (batched_gemm, on a suite of name,B,M,N,K,transpose_a,transpose_b rows; default "
                 "bench/shapes/batched_shapes.csv) or batched_a8w8 (batched_gemm_a8w8 on that suite) or sparse "
-                "(sparse_gemm against tgemm's dense GEMM on the same weight: --pattern, --density, --block-size)")
-      ->check(CLI::IsMember({"a16w16", "a8w8", "a8w8_blockscale", "batched", "batched_a8w8", "sparse"}))
+                "(sparse_gemm against tgemm's dense GEMM on the same weight: --pattern, --density, --block-size) "
+                "or gmm (gmm's dispatch against its default rule, uniform and skewed routings, on a suite of "
+                "name,G,tokens_per_expert,N,K rows; default bench/shapes/moe_shapes.csv; --rhs)")
+      ->check(CLI::IsMember({"a16w16", "a8w8", "a8w8_blockscale", "batched", "batched_a8w8", "sparse", "gmm"}))
       ->capture_default_str();
   b->add_option("--pattern", sparse.pattern, "--family sparse: 2:4, csr or block")->capture_default_str();
   b->add_option("--density", sparse.densities, "--family sparse, csr/block: comma list of densities");
   b->add_option("--block-size", sparse.block_size, "--family sparse, block: the blocks' side")->capture_default_str();
+  b->add_option("--rhs", gmm.rhs, "--family gmm: rhs layout gnk ([G, N, K]) or gkn ([G, K, N])")->capture_default_str();
   b->add_option("--dtype", bench.dtype, "input dtype (bf16, fp16; with --family a8w8: fp8, int8)")
       ->capture_default_str();
   b->add_option("--scales", bench.scales, "--family a8w8: scale recipe tensor|token|channel|token_channel")
@@ -235,7 +240,8 @@ int main(int argc, char** argv) {
   tgemm::cli::BenchOptions bench;
   bench.command = command_line(argc, argv);
   tgemm::cli::SparseSpec sparse;
-  CLI::App* b = add_bench_command(app, bench, sparse);
+  tgemm::cli::GmmSpec bench_gmm;
+  CLI::App* b = add_bench_command(app, bench, sparse, bench_gmm);
 
   tgemm::cli::ShowOptions show;
   CLI::App* s = add_show_command(app, show);
@@ -246,6 +252,9 @@ int main(int argc, char** argv) {
 
   tgemm::cli::TuneSparseOptions tune_sparse;
   CLI::App* ts = tgemm::cli::add_tune_sparse_command(app, tune_sparse);
+
+  tgemm::cli::TuneGmmOptions tune_gmm;
+  CLI::App* tg = tgemm::cli::add_tune_gmm_command(app, tune_gmm);
 
   tgemm::ReconfirmOptions reconfirm;
   CLI::App* rc = tgemm::cli::add_reconfirm_command(app, reconfirm);
@@ -263,9 +272,18 @@ int main(int argc, char** argv) {
   try {
     if (b->parsed()) {
       // a8w8's inputs are 8-bit: an unset --dtype means fp8 there.
-      if (bench.family != "a16w16" && bench.family != "batched" && bench.family != "sparse" &&
+      if (bench.family != "a16w16" && bench.family != "batched" && bench.family != "sparse" && bench.family != "gmm" &&
           b->get_option("--dtype")->count() == 0) {
         bench.dtype = "fp8";
+      }
+      if (bench.family == "gmm") {
+        if (b->get_option("--suite")->count() != 0) bench_gmm.suite = bench.suite;
+        bench_gmm.dtype = bench.dtype;
+        bench_gmm.out_dtype = bench.out_dtype;
+        bench_gmm.bias = bench.bias;
+        bench_gmm.filter = bench.filter;
+        bench_gmm.max_problems = bench.max_problems;
+        return tgemm::cli::run_bench_gmm(bench, bench_gmm);
       }
       if (bench.family == "sparse") {
         sparse.dtype = bench.dtype;
@@ -286,6 +304,7 @@ int main(int argc, char** argv) {
     if (l->parsed()) return tgemm::cli::run_lt_space(lts);
     if (rc->parsed()) return tgemm::run_reconfirm(reconfirm);
     if (ts->parsed()) return tgemm::cli::run_tune_sparse(tune_sparse);
+    if (tg->parsed()) return tgemm::cli::run_tune_gmm(tune_gmm);
     if (t->parsed()) {
       if (!tune.model_dir.empty() && !tune.worker) {
         TGEMM_CHECK(!tune.tuned_file.empty(), "tgemm tune", "-o/--tuned_file is required");

@@ -162,5 +162,25 @@ TEST(BatchedSettings, ShippedTableIsReadWhereItExists) {
   EXPECT_EQ(shipped.batched.table_files, (std::vector<std::string>{dir.file("bf16_tuned_batched_gemm.csv")}));
 }
 
+TEST(GmmSettings, EnvironmentNamesItsTablesAndCaptureAndTheShippedTableIsReadWhereItExists) {
+  Settings s = settings_with({{"TGEMM_CONFIG_GMM", "a.csv::b.csv"}, {"TGEMM_UNTUNED_GMM", "u.csv"}});
+  EXPECT_EQ(s.gmm.table_files, (Strings{"a.csv", "b.csv"}));
+  EXPECT_EQ(s.gmm.untuned_file, "u.csv");
+  EXPECT_TRUE(s.gmm.card_table_dir.empty());
+  Settings empty = settings_with({{"TGEMM_CONFIG_GMM", ":"}});
+  EXPECT_TRUE(empty.gmm.table_files.empty());
+  ASSERT_EQ(empty.warnings.size(), 1u);
+  EXPECT_NE(empty.warnings[0].find("TGEMM_CONFIG_GMM=':' names no file"), std::string::npos) << empty.warnings[0];
+
+  test::TempDir dir;
+  Settings none = settings_with({}, dir.path());
+  EXPECT_TRUE(none.gmm.table_files.empty());
+  EXPECT_EQ(none.gmm.card_table_dir, dir.path());
+  EXPECT_EQ(none.gmm.untuned_file, "untuned_gmm.csv");
+  test::write_file(dir.file("tuned_gmm.csv"), "arch,sm_count,G,rows_per_group,N,K,rhs,dtype,solution\n");
+  Settings shipped = settings_with({}, dir.path());
+  EXPECT_EQ(shipped.gmm.table_files, (Strings{dir.file("tuned_gmm.csv")}));
+}
+
 }  // namespace
 }  // namespace tgemm

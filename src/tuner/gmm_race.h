@@ -1,0 +1,89 @@
+// The GPU race of `tgemm tune-gmm` (and of the GPU test that tunes a key): every solution gmm can
+// run a problem on (the tile kernels, each loadable CUTLASS grouped instance of its dtype and rhs
+// layout) checked against an fp32 reference, then timed against gmm's default rule on a uniform
+// and a seeded skewed routing of the key (src/tuner/gmm_tune.h), CUDA-graph replays in
+// interleaved rounds. A row is written only where a candidate beats the default by more than the
+// tie band on both routings.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/validate.h"
+#include "grouped/gmm_table.h"
+#include "runtime/device_utils.h"
+#include "tuner/gmm_tune.h"
+
+namespace tgemm {
+
+namespace grouped_cutlass {
+struct GroupedKernel;
+}
+
+// A problem's device data for the race and the bench: operand sets (lhs, rhs, bias, out; up to 8,
+// rotated, so that together they exceed three L2 sizes), the uniform and skewed routings' group
+// sizes, the validated calls of each routing on each set, and an fp32 reference of set 0.
+class GmmRaceData {
+ public:
+  static constexpr int kUniform = 0, kSkewed = 1;
+
+  // On the current device; inputs uniform(-1, 1) from `seed`.
+  GmmRaceData(const GmmTuneProblem& p, std::uint64_t seed);
+  ~GmmRaceData();
+  GmmRaceData(const GmmRaceData&) = delete;
+  GmmRaceData& operator=(const GmmRaceData&) = delete;
+
+  const GmmTuneProblem& problem() const { return p_; }
+  int sets() const { return static_cast<int>(sets_.size()); }
+  const std::vector<std::int32_t>& routing(int r) const { return routing_[r]; }
+  const GmmCall& call(int r, int set) const { return calls_[r][static_cast<std::size_t>(set)]; }
+  // gmm through its public entry point (the dispatch: forced backend, table row or default).
+  void run_dispatch(int r, int set, Stream stream) const;
+  // About how long one call takes on an H100-class GPU (for the timing plan), and one set's bytes.
+  double est_us() const;
+  std::size_t set_bytes() const;
+  // Computes the fp32 reference of routing r on set 0 (the reference GEMM per group); check()
+  // compares against the last one computed.
+  void compute_reference(int r);
+  // Empty where `run` (one call on set 0 of the reference's routing, on the given stream) writes
+  // the reference's values into set 0's out (NaN-poisoned first), else why not.
+  std::string check(const std::function<void(Stream)>& run) const;
+
+ private:
+  struct Set;
+  GmmTuneProblem p_;
+  std::vector<std::unique_ptr<Set>> sets_;
+  std::vector<std::int32_t> routing_[2];
+  DeviceBuffer sizes_[2];
+  std::vector<GmmCall> calls_[2];
+  DeviceBuffer ref_;
+};
+
+struct GmmRaceOptions {
+  int rounds = 10;   // interleaved rounds per routing
+  int replays = 10;  // timed replays of each graph per round
+  // A candidate must beat the default by more than this on both routings. Twice the dense tuner's
+  // 1% band (tuner/select.h): a gmm row rests on paired ratios of ~10 rounds per routing, not on
+  // a screen, finals and a confirmation; not yet measured on a GPU.
+  double tie_band = 0.02;
+  std::uint64_t seed = 1;  // the skewed routing's permutation
+};
+
+struct GmmRaceResult {
+  GmmKey key;
+  std::string default_solution;
+  std::vector<GmmCandidateTiming> candidates;
+  int default_index = -1;
+  int winner = -1;            // index into candidates; -1: the default rule keeps the key
+  std::optional<GmmRow> row;  // the row to write (winner's), absent where the default keeps it
+};
+
+// Races `p` on the current device. Throws tgemm::Error where the default itself fails the check
+// or nothing can run the problem.
+GmmRaceResult race_gmm(const GmmTuneProblem& p, const GmmRaceOptions& o);
+
+}  // namespace tgemm
