@@ -1,0 +1,103 @@
+#include "backends/skinny/skinny_batched_names.h"
+
+#include <cctype>
+#include <limits>
+
+namespace tgemm::skinny {
+namespace {
+
+constexpr std::string_view kPrefix = "batched_skinny:sm90_bgemv_";
+
+// A positive decimal number without leading zeros at text[i..], at most 4 digits; advances i.
+std::optional<int> read_number(std::string_view text, std::size_t& i) {
+  const std::size_t start = i;
+  int v = 0;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])) != 0) {
+    if (i - start >= 4) return std::nullopt;
+    v = 10 * v + (text[i++] - '0');
+  }
+  if (i == start || text[start] == '0') return std::nullopt;
+  return v;
+}
+
+// `_<key><value>` at text[i..]; advances i.
+std::optional<int> read_field(std::string_view text, std::size_t& i, std::string_view key) {
+  if (text.substr(i, 1 + key.size()) != std::string("_") + std::string(key)) return std::nullopt;
+  i += 1 + key.size();
+  return read_number(text, i);
+}
+
+bool is_out_type(DType t) { return t == DType::kBFloat16 || t == DType::kFloat16 || t == DType::kFloat32; }
+
+// The product alone (and a bias) of 16-bit inputs: what both kernels compute.
+bool accepts_operands(const GemmProblem& p) noexcept {
+  if (p.family != OpFamily::kBatched) return false;
+  if (p.a_type != p.b_type || (p.a_type != DType::kBFloat16 && p.a_type != DType::kFloat16)) return false;
+  if (p.scale_ab || p.bpreshuffle || p.a_scale != ScaleGranularity::kNone || p.b_scale != ScaleGranularity::kNone)
+    return false;
+  if (!p.plain_epilogue()) return false;
+  if (!is_out_type(p.out_type) || p.align_out < dtype_size(p.out_type)) return false;
+  return !p.has_bias() || (is_out_type(p.bias_type) && p.align_bias >= dtype_size(p.bias_type));
+}
+
+}  // namespace
+
+std::vector<BatchedTile> batched_tiles() {
+  std::vector<BatchedTile> out;
+#define TGEMM_BATCHED_ADD_NK(M, L) out.push_back(BatchedTile{BatchedLayout::kNK, M, L});
+#define TGEMM_BATCHED_ADD_KN(M, C) out.push_back(BatchedTile{BatchedLayout::kKN, M, C});
+  TGEMM_BATCHED_SKINNY_NK_TILES(TGEMM_BATCHED_ADD_NK)
+  TGEMM_BATCHED_SKINNY_KN_TILES(TGEMM_BATCHED_ADD_KN)
+#undef TGEMM_BATCHED_ADD_NK
+#undef TGEMM_BATCHED_ADD_KN
+  return out;
+}
+
+std::string batched_skinny_name(const BatchedTile& t) {
+  const bool nk = t.layout == BatchedLayout::kNK;
+  return std::string(kPrefix) + (nk ? "nk" : "kn") + "_m" + std::to_string(t.m_max) + (nk ? "_l" : "_c") +
+         std::to_string(t.param);
+}
+
+std::optional<BatchedTile> parse_batched_skinny_name(std::string_view name) {
+  if (name.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
+  std::size_t i = kPrefix.size();
+  BatchedTile t;
+  const std::string_view layout = name.substr(i, 2);
+  if (layout == "nk")
+    t.layout = BatchedLayout::kNK;
+  else if (layout == "kn")
+    t.layout = BatchedLayout::kKN;
+  else
+    return std::nullopt;
+  i += 2;
+  const auto m = read_field(name, i, "m");
+  if (!m) return std::nullopt;
+  const auto param = read_field(name, i, t.layout == BatchedLayout::kNK ? "l" : "c");
+  if (!param || i != name.size()) return std::nullopt;
+  t.m_max = *m;
+  t.param = *param;
+  return t;
+}
+
+bool batched_tile_accepts(const BatchedTile& t, const GemmProblem& p) noexcept {
+  if (!accepts_operands(p)) return false;
+  constexpr std::int64_t kInt32 = std::numeric_limits<std::int32_t>::max();
+  // gridDim.y carries the batch.
+  if (p.batch < 1 || p.batch > 65535) return false;
+  // k + 2 * slices stays within int32 in the kn kernel's loop.
+  if (p.m < 1 || p.m > t.m_max || p.n < 1 || p.n > kInt32 || p.k < 1 || p.k > (std::int64_t{1} << 30)) return false;
+  if (p.m > 1 && p.ldo < p.n) return false;
+  // 16-byte chunks of b's rows: 8 elements of a 16-bit dtype.
+  if (p.align_b < 16) return false;
+  if (t.layout == BatchedLayout::kNK) {
+    if (!p.transpose_b || p.transpose_a || p.align_a < 16) return false;
+    if ((p.m > 1 && p.lda % 8 != 0) || (p.n > 1 && p.ldb % 8 != 0)) return false;
+  } else {
+    if (p.transpose_b || (p.k > 1 && p.ldb % 8 != 0)) return false;
+    if (p.align_a < 2) return false;
+  }
+  return true;
+}
+
+}  // namespace tgemm::skinny
