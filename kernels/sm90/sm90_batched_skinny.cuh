@@ -26,7 +26,7 @@
 // per-token branch. The bias is added once in fp32 before the output's rounding.
 //
 // Preconditions (the host's batched_tile_accepts, src/backends/skinny/skinny_batched_names.h):
-// an sm_90 image; 1 <= M <= M_MAX; N, K >= 1, K <= 2^30; B <= 65535 (grid y); b's base and batch
+// an sm_90 image; 1 <= M <= M_MAX; 1 <= N, K <= 2^30; B <= 65535 (grid y); b's base and batch
 // stride 16-byte aligned with ldb a multiple of 8; nk: a not transposed, a 16-byte aligned with
 // lda a multiple of 8 (when M > 1); out and bias element-aligned. Grid (ceil(N / block_n), B),
 // 128 (nk) or 256 (kn) threads, no dynamic shared memory.

@@ -1,7 +1,6 @@
 #include "backends/skinny/skinny_batched_names.h"
 
 #include <cctype>
-#include <limits>
 
 namespace tgemm::skinny {
 namespace {
@@ -82,11 +81,11 @@ std::optional<BatchedTile> parse_batched_skinny_name(std::string_view name) {
 
 bool batched_tile_accepts(const BatchedTile& t, const GemmProblem& p) noexcept {
   if (!accepts_operands(p)) return false;
-  constexpr std::int64_t kInt32 = std::numeric_limits<std::int32_t>::max();
   // gridDim.y carries the batch.
   if (p.batch < 1 || p.batch > 65535) return false;
-  // k + 2 * slices stays within int32 in the kn kernel's loop.
-  if (p.m < 1 || p.m > t.m_max || p.n < 1 || p.n > kInt32 || p.k < 1 || p.k > (std::int64_t{1} << 30)) return false;
+  // The kernels index columns and k in int32: n0 + 8 * COLS and k + 2 * slices stay below 2^31.
+  constexpr std::int64_t kMaxDim = std::int64_t{1} << 30;
+  if (p.m < 1 || p.m > t.m_max || p.n < 1 || p.n > kMaxDim || p.k < 1 || p.k > kMaxDim) return false;
   if (p.m > 1 && p.ldo < p.n) return false;
   // 16-byte chunks of b's rows: 8 elements of a 16-bit dtype.
   if (p.align_b < 16) return false;

@@ -68,7 +68,7 @@ std::optional<BatchedTile> parse_batched_skinny_name(std::string_view name);
 // Whether a tile's kernel computes p exactly (device and instance aside): batched_gemm (family
 // kBatched) of bf16 or fp16 a and b of one dtype; bf16, fp16 or fp32 out; an optional bias of a
 // 16-bit float or fp32; no scales, activation, alpha or c; 1 <= M <= m_max; b stored as the
-// tile's layout; 1 <= N < 2^31, 1 <= K <= 2^30; batch within the grid's y limit (65535).
+// tile's layout; 1 <= N, K <= 2^30; batch within the grid's y limit (65535).
 // kNK reads a and b rows as 16-byte chunks: a not transposed, both bases 16-byte aligned (their
 // batch strides included, GemmProblem::align_*), lda and ldb multiples of 8 elements (K itself
 // may be odd: the last chunk is read element by element). kKN reads b rows as 16-byte chunks (b
