@@ -64,14 +64,14 @@ SkinnyKernelInfo query_batched_kn() {
 
 template <typename In>
 void append_batched_kernels(std::vector<BatchedKernel>& out) {
-#define TGEMM_BATCHED_APPEND(LAYOUT, LAUNCH, QUERY, M, P)         \
-  {                                                               \
-    BatchedKernel k;                                              \
-    k.tile = BatchedTile{BatchedLayout::LAYOUT, M, P};            \
-    k.in = dtype_of<In>();                                        \
-    k.launch = &LAUNCH<In, M, P>;                                 \
-    k.query = &QUERY<In, M, P>;                                   \
-    out.push_back(k);                                             \
+#define TGEMM_BATCHED_APPEND(LAYOUT, LAUNCH, QUERY, M, P) \
+  {                                                       \
+    BatchedKernel k;                                      \
+    k.tile = BatchedTile{BatchedLayout::LAYOUT, M, P};    \
+    k.in = dtype_of<In>();                                \
+    k.launch = &LAUNCH<In, M, P>;                         \
+    k.query = &QUERY<In, M, P>;                           \
+    out.push_back(k);                                     \
   }
 #define TGEMM_BATCHED_APPEND_NK(M, L) TGEMM_BATCHED_APPEND(kNK, launch_batched_nk, query_batched_nk, M, L)
 #define TGEMM_BATCHED_APPEND_KN(M, C) TGEMM_BATCHED_APPEND(kKN, launch_batched_kn, query_batched_kn, M, C)

@@ -44,9 +44,7 @@ struct BatchedTile {
   BatchedLayout layout = BatchedLayout::kNK;
   int m_max = 1;  // tokens: M <= m_max
   int param = 0;  // kNK: lanes per row of b; kKN: 16-byte column chunks per CTA
-  bool operator==(const BatchedTile& o) const {
-    return layout == o.layout && m_max == o.m_max && param == o.param;
-  }
+  bool operator==(const BatchedTile& o) const { return layout == o.layout && m_max == o.m_max && param == o.param; }
   // Output columns one CTA covers.
   int block_n() const { return layout == BatchedLayout::kNK ? kBatchedNkThreads / param : 8 * param; }
 };
