@@ -1,6 +1,6 @@
 // Batched small-M kernels for sm_90a: out[i] = a[i] @ op(b[i]) (+ bias[N]) for every product
 // i < B of batched_gemm, M <= 16, bf16/fp16 in, fp32 accumulation, bf16/fp16/fp32 out, on CUDA
-// cores, one launch over the whole batch (grid (N tiles, B)).
+// cores (and mma.sync for b [N, K]), one launch over the whole batch (grid (N tiles, B)).
 //
 // Why: the decode-shaped batched products (DeepSeek MLA's absorbed projections: B = 16 or 128
 // heads, M = 1, N x K = 512 x 128 or 128 x 512) are one small GEMM per head; cuBLASLt's
@@ -10,7 +10,7 @@
 // bytes of b (B·N·K·2) over the bandwidth: the kernels only have to stream every product's b
 // once with 16-byte loads from enough CTAs to keep the memory system busy.
 //
-// Two layouts of b, one kernel each:
+// Two layouts of b, a CUDA-core kernel each, and a tensor-core kernel for the first:
 //   sm90_batched_gemv_nk: b[i] stored [N, K] (K contiguous, the dense GEMV's pattern). LANES
 //     lanes share one row of b: lane l reads 16-byte chunks l, l + LANES, ... of the row, with
 //     the same 8 k of every token's a row (through L1), and the LANES partial sums meet by warp
@@ -22,6 +22,13 @@
 //     every thread of a slice: one L1 broadcast), either transpose. The slices' sums meet in
 //     shared memory, summed in slice order by one thread per column (bit-identical run to run).
 //     N % 8 != 0: the last chunk of columns is read element by element.
+//   sm90_batched_mma_nk: b[i] stored [N, K], M <= 16 on tensor cores: a warp's 8 rows of b are the
+//     n8 B operand of mma.m16n8k16 and the 16 tokens (rows of a, padded) its A operand. Lane
+//     (g, t) loads 16-byte chunk c0 + t of b's row g and of a's rows g and g + 8 (UNROLL such
+//     chunks 4 apart in flight), and two MMAs consume each chunk (skinny_detail::mma_k32: the k
+//     order inside a chunk is the same in A and B, so the sum is the product's). A CTA is 4
+//     warps, 32 rows of b. K % 8 != 0: one more step in which lane t = 0 holds the straddling
+//     chunk, zeros past K.
 // Tokens past M read the last token's row (their sums are never stored), so the loads carry no
 // per-token branch. The bias is added once in fp32 before the output's rounding.
 //
@@ -30,6 +37,8 @@
 // stride 16-byte aligned with ldb a multiple of 8; nk: a not transposed, a 16-byte aligned with
 // lda a multiple of 8 (when M > 1); out and bias element-aligned. Grid (ceil(N / block_n), B),
 // 128 (nk) or 256 (kn) threads, no dynamic shared memory.
+//
+// mma: a and b rows 16-byte chunks as for nk; grid (ceil(N / 32), B), 128 threads.
 //
 // Test: tests/gpu/test_batched_skinny.cpp (every tile against an fp32 host reference on the
 // suite's decode shapes and random odd shapes, broadcast batches, NaN-poisoned outputs; the
@@ -232,6 +241,66 @@ __global__ void __launch_bounds__(256) sm90_batched_gemv_kn(const BatchedSkinnyP
       batched_detail::store(p, batch, m, n_out, sum);
     }
     __syncthreads();
+  }
+#endif
+}
+
+template <typename In, int UNROLL>
+__global__ void __launch_bounds__(128) sm90_batched_mma_nk(const BatchedSkinnyParams p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+  __trap();  // never launched there: the host checks the loaded image's PTX arch first
+#else
+  namespace sd = skinny_detail;
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int g = lane / 4, t = lane % 4;
+  const int n_base = (static_cast<int>(blockIdx.x) * 4 + static_cast<int>(threadIdx.x) / 32) * 8;
+  const int n = n_base + g;  // this lane's row of b
+  const bool row_in = n < p.n;
+  const std::int64_t batch = blockIdx.y;
+  const In* a = static_cast<const In*>(p.a) + batch * p.stride_a;
+  const In* b = static_cast<const In*>(p.b) + batch * p.stride_b;
+  // Rows past N and tokens past M read a valid row (clamped) or nothing; their sums are not stored.
+  const In* b_row = b + static_cast<std::int64_t>(min(n, p.n - 1)) * p.ldb;
+  const In* a_lo = a + static_cast<std::int64_t>(min(g, p.m - 1)) * p.lda;
+  const In* a_hi = a + static_cast<std::int64_t>(min(g + 8, p.m - 1)) * p.lda;
+  const uint4* w_row = reinterpret_cast<const uint4*>(b_row);
+  const uint4* x_lo = reinterpret_cast<const uint4*>(a_lo);
+  const uint4* x_hi = reinterpret_cast<const uint4*>(a_hi);
+
+  float c[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  const int full = p.k >> 3;
+  // Every lane runs every step (full is the same for the warp): mma.sync needs the whole warp.
+#pragma unroll 1
+  for (int c0 = 0; c0 < full; c0 += 4 * UNROLL) {
+    uint4 wv[UNROLL], lo[UNROLL], hi[UNROLL];
+#pragma unroll
+    for (int j = 0; j < UNROLL; ++j) {
+      const int ch = c0 + 4 * j + t;
+      const bool in = ch < full;
+      wv[j] = sd::load_weight_if(w_row + ch, in && row_in);
+      lo[j] = sd::load_activation_if(x_lo + ch, in);
+      hi[j] = sd::load_activation_if(x_hi + ch, in);
+    }
+#pragma unroll
+    for (int j = 0; j < UNROLL; ++j) sd::mma_k32<In>(c, lo[j], hi[j], wv[j]);
+  }
+  const int rest = p.k - 8 * full;
+  if (rest != 0) {
+    uint4 w = make_uint4(0u, 0u, 0u, 0u), lo = w, hi = w;
+    if (t == 0) {
+      const std::int64_t at = 8 * static_cast<std::int64_t>(full);
+      if (row_in) w = sd::load_partial_chunk(b_row + at, rest);
+      lo = sd::load_partial_chunk(a_lo + at, rest);
+      hi = sd::load_partial_chunk(a_hi + at, rest);
+    }
+    sd::mma_k32<In>(c, lo, hi, w);
+  }
+  // Accumulators of lane (g, t): tokens g and g + 8, columns n_base + 2t and n_base + 2t + 1.
+  const int col = n_base + 2 * t;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const int token = g + 8 * (i / 2), nn = col + i % 2;
+    if (token < p.m && nn < p.n) batched_detail::store(p, batch, token, nn, c[i]);
   }
 #endif
 }

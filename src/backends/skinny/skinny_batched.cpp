@@ -72,15 +72,16 @@ class BatchedSkinnyBackend final : public Backend {
     return nullptr;
   }
 
-  // The tiles of the smallest fitting token count (a larger one reads more of a for the same
-  // stream of b), every column split of them.
+  // The CUDA-core tiles of the smallest fitting token count (a larger one reads more of a and
+  // runs more FMAs for the same stream of b), every split of them, and the tensor-core tiles.
   std::vector<SolutionPtr> candidates(const GemmProblem& p) const override {
+    auto gemv = [](const BatchedSolution& s) { return s.tile().family == BatchedFamily::kGemv; };
     int m_max = std::numeric_limits<int>::max();
     for (const auto& s : solutions_)
-      if (s->tile().m_max < m_max && s->can_implement(p)) m_max = s->tile().m_max;
+      if (gemv(*s) && s->tile().m_max < m_max && s->can_implement(p)) m_max = s->tile().m_max;
     std::vector<SolutionPtr> out;
     for (const auto& s : solutions_)
-      if (s->tile().m_max == m_max && s->can_implement(p)) out.push_back(s);
+      if ((!gemv(*s) || s->tile().m_max == m_max) && s->can_implement(p)) out.push_back(s);
     return out;
   }
 

@@ -52,6 +52,21 @@ void launch_batched_kn(const GemmProblem& p, const GemmArgs& args, Stream stream
   TGEMM_CUDA_CHECK_LAUNCH(where);
 }
 
+// The mma kernel's template has no token count (it always covers 16): M_MAX is the tile's m_max.
+template <typename In, int M_MAX, int UNROLL>
+void launch_batched_mma(const GemmProblem& p, const GemmArgs& args, Stream stream, const char* where) {
+  static_assert(M_MAX == 16, "the mma kernel covers 16 tokens");
+  kernels::sm90_batched_mma_nk<In, UNROLL>
+      <<<batched_grid(p, 8 * kBatchedNkThreads / 32), kBatchedNkThreads, 0, reinterpret_cast<cudaStream_t>(stream)>>>(
+          batched_params(p, args));
+  TGEMM_CUDA_CHECK_LAUNCH(where);
+}
+
+template <typename In, int M_MAX, int UNROLL>
+SkinnyKernelInfo query_batched_mma() {
+  return query_image<&kernels::sm90_batched_mma_nk<In, UNROLL>>(kBatchedNkThreads, 0, 0);
+}
+
 template <typename In, int M_MAX, int LANES>
 SkinnyKernelInfo query_batched_nk() {
   return query_image<&kernels::sm90_batched_gemv_nk<In, M_MAX, LANES>>(kBatchedNkThreads, 0, 0);
@@ -64,21 +79,24 @@ SkinnyKernelInfo query_batched_kn() {
 
 template <typename In>
 void append_batched_kernels(std::vector<BatchedKernel>& out) {
-#define TGEMM_BATCHED_APPEND(LAYOUT, LAUNCH, QUERY, M, P) \
-  {                                                       \
-    BatchedKernel k;                                      \
-    k.tile = BatchedTile{BatchedLayout::LAYOUT, M, P};    \
-    k.in = dtype_of<In>();                                \
-    k.launch = &LAUNCH<In, M, P>;                         \
-    k.query = &QUERY<In, M, P>;                           \
-    out.push_back(k);                                     \
+#define TGEMM_BATCHED_APPEND(LAYOUT, FAMILY, LAUNCH, QUERY, M, P)             \
+  {                                                                           \
+    BatchedKernel k;                                                          \
+    k.tile = BatchedTile{BatchedLayout::LAYOUT, M, P, BatchedFamily::FAMILY}; \
+    k.in = dtype_of<In>();                                                    \
+    k.launch = &LAUNCH<In, M, P>;                                             \
+    k.query = &QUERY<In, M, P>;                                               \
+    out.push_back(k);                                                         \
   }
-#define TGEMM_BATCHED_APPEND_NK(M, L) TGEMM_BATCHED_APPEND(kNK, launch_batched_nk, query_batched_nk, M, L)
-#define TGEMM_BATCHED_APPEND_KN(M, C) TGEMM_BATCHED_APPEND(kKN, launch_batched_kn, query_batched_kn, M, C)
+#define TGEMM_BATCHED_APPEND_NK(M, L) TGEMM_BATCHED_APPEND(kNK, kGemv, launch_batched_nk, query_batched_nk, M, L)
+#define TGEMM_BATCHED_APPEND_KN(M, C) TGEMM_BATCHED_APPEND(kKN, kGemv, launch_batched_kn, query_batched_kn, M, C)
+#define TGEMM_BATCHED_APPEND_MMA(M, U) TGEMM_BATCHED_APPEND(kNK, kMma, launch_batched_mma, query_batched_mma, M, U)
   TGEMM_BATCHED_SKINNY_NK_TILES(TGEMM_BATCHED_APPEND_NK)
   TGEMM_BATCHED_SKINNY_KN_TILES(TGEMM_BATCHED_APPEND_KN)
+  TGEMM_BATCHED_SKINNY_MMA_TILES(TGEMM_BATCHED_APPEND_MMA)
 #undef TGEMM_BATCHED_APPEND_NK
 #undef TGEMM_BATCHED_APPEND_KN
+#undef TGEMM_BATCHED_APPEND_MMA
 #undef TGEMM_BATCHED_APPEND
 }
 

@@ -5,7 +5,9 @@
 namespace tgemm::skinny {
 namespace {
 
-constexpr std::string_view kPrefix = "batched_skinny:sm90_bgemv_";
+constexpr std::string_view kPrefix = "batched_skinny:sm90_";
+constexpr std::string_view kGemvTag = "bgemv_";
+constexpr std::string_view kMmaTag = "bmma_";
 
 // A positive decimal number without leading zeros at text[i..], at most 4 digits; advances i.
 std::optional<int> read_number(std::string_view text, std::size_t& i) {
@@ -24,6 +26,12 @@ std::optional<int> read_field(std::string_view text, std::size_t& i, std::string
   if (text.substr(i, 1 + key.size()) != std::string("_") + std::string(key)) return std::nullopt;
   i += 1 + key.size();
   return read_number(text, i);
+}
+
+// The key of a tile's last field: u (mma), l (gemv nk) or c (gemv kn).
+const char* param_key(const BatchedTile& t) {
+  if (t.family == BatchedFamily::kMma) return "u";
+  return t.layout == BatchedLayout::kNK ? "l" : "c";
 }
 
 bool is_out_type(DType t) { return t == DType::kBFloat16 || t == DType::kFloat16 || t == DType::kFloat32; }
@@ -45,23 +53,34 @@ std::vector<BatchedTile> batched_tiles() {
   std::vector<BatchedTile> out;
 #define TGEMM_BATCHED_ADD_NK(M, L) out.push_back(BatchedTile{BatchedLayout::kNK, M, L});
 #define TGEMM_BATCHED_ADD_KN(M, C) out.push_back(BatchedTile{BatchedLayout::kKN, M, C});
+#define TGEMM_BATCHED_ADD_MMA(M, U) out.push_back(BatchedTile{BatchedLayout::kNK, M, U, BatchedFamily::kMma});
   TGEMM_BATCHED_SKINNY_NK_TILES(TGEMM_BATCHED_ADD_NK)
   TGEMM_BATCHED_SKINNY_KN_TILES(TGEMM_BATCHED_ADD_KN)
+  TGEMM_BATCHED_SKINNY_MMA_TILES(TGEMM_BATCHED_ADD_MMA)
 #undef TGEMM_BATCHED_ADD_NK
 #undef TGEMM_BATCHED_ADD_KN
+#undef TGEMM_BATCHED_ADD_MMA
   return out;
 }
 
 std::string batched_skinny_name(const BatchedTile& t) {
-  const bool nk = t.layout == BatchedLayout::kNK;
-  return std::string(kPrefix) + (nk ? "nk" : "kn") + "_m" + std::to_string(t.m_max) + (nk ? "_l" : "_c") +
-         std::to_string(t.param);
+  const bool mma = t.family == BatchedFamily::kMma;
+  return std::string(kPrefix) + std::string(mma ? kMmaTag : kGemvTag) + (t.layout == BatchedLayout::kNK ? "nk" : "kn") +
+         "_m" + std::to_string(t.m_max) + "_" + param_key(t) + std::to_string(t.param);
 }
 
 std::optional<BatchedTile> parse_batched_skinny_name(std::string_view name) {
   if (name.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
   std::size_t i = kPrefix.size();
   BatchedTile t;
+  if (name.substr(i, kMmaTag.size()) == kMmaTag) {
+    t.family = BatchedFamily::kMma;
+    i += kMmaTag.size();
+  } else if (name.substr(i, kGemvTag.size()) == kGemvTag) {
+    i += kGemvTag.size();
+  } else {
+    return std::nullopt;
+  }
   const std::string_view layout = name.substr(i, 2);
   if (layout == "nk")
     t.layout = BatchedLayout::kNK;
@@ -72,7 +91,8 @@ std::optional<BatchedTile> parse_batched_skinny_name(std::string_view name) {
   i += 2;
   const auto m = read_field(name, i, "m");
   if (!m) return std::nullopt;
-  const auto param = read_field(name, i, t.layout == BatchedLayout::kNK ? "l" : "c");
+  if (t.family == BatchedFamily::kMma && t.layout != BatchedLayout::kNK) return std::nullopt;
+  const auto param = read_field(name, i, param_key(t));
   if (!param || i != name.size()) return std::nullopt;
   t.m_max = *m;
   t.param = *param;

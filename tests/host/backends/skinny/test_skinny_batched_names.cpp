@@ -16,7 +16,7 @@ namespace {
 
 TEST(BatchedSkinnyNames, EveryTileRoundTrips) {
   const auto tiles = batched_tiles();
-  EXPECT_EQ(tiles.size(), 10u + 12u);
+  EXPECT_EQ(tiles.size(), 10u + 12u + 2u);
   for (const BatchedTile& t : tiles) {
     const std::string name = batched_skinny_name(t);
     const auto parsed = parse_batched_skinny_name(name);
@@ -30,15 +30,21 @@ TEST(BatchedSkinnyNames, EveryTileRoundTrips) {
   }
   EXPECT_EQ(batched_skinny_name(BatchedTile{BatchedLayout::kNK, 1, 32}), "batched_skinny:sm90_bgemv_nk_m1_l32");
   EXPECT_EQ(batched_skinny_name(BatchedTile{BatchedLayout::kKN, 4, 8}), "batched_skinny:sm90_bgemv_kn_m4_c8");
+  const BatchedTile mma{BatchedLayout::kNK, 16, 4, BatchedFamily::kMma};
+  EXPECT_EQ(batched_skinny_name(mma), "batched_skinny:sm90_bmma_nk_m16_u4");
+  EXPECT_EQ(mma.block_n(), 32);
+  EXPECT_FALSE(mma == (BatchedTile{BatchedLayout::kNK, 16, 4}));
 }
 
 TEST(BatchedSkinnyNames, MalformedNamesAreRefused) {
-  for (const char* bad : {"", "batched_skinny:", "skinny:sm90_bgemv_nk_m1_l32", "batched_skinny:sm90_bgemv_nn_m1_l32",
-                          "batched_skinny:sm90_bgemv_nk_m1", "batched_skinny:sm90_bgemv_nk_l32_m1",
-                          "batched_skinny:sm90_bgemv_nk_m1_c32", "batched_skinny:sm90_bgemv_kn_m1_l8",
-                          "batched_skinny:sm90_bgemv_nk_m01_l32", "batched_skinny:sm90_bgemv_nk_m0_l32",
-                          "batched_skinny:sm90_bgemv_nk_m1_l32_", "batched_skinny:sm90_bgemv_nk_m1_l32x",
-                          "batched_skinny:sm90_bgemv_kn_m1_c99999", "batched_skinny:sm90_bgemv_kn_m_c8"}) {
+  for (const char* bad :
+       {"", "batched_skinny:", "skinny:sm90_bgemv_nk_m1_l32", "batched_skinny:sm90_bgemv_nn_m1_l32",
+        "batched_skinny:sm90_bgemv_nk_m1", "batched_skinny:sm90_bgemv_nk_l32_m1", "batched_skinny:sm90_bgemv_nk_m1_c32",
+        "batched_skinny:sm90_bgemv_kn_m1_l8", "batched_skinny:sm90_bgemv_nk_m01_l32",
+        "batched_skinny:sm90_bgemv_nk_m0_l32", "batched_skinny:sm90_bgemv_nk_m1_l32_",
+        "batched_skinny:sm90_bgemv_nk_m1_l32x", "batched_skinny:sm90_bgemv_kn_m1_c99999",
+        "batched_skinny:sm90_bgemv_kn_m_c8", "batched_skinny:sm90_bmma_kn_m16_u2", "batched_skinny:sm90_bmma_nk_m16_l2",
+        "batched_skinny:sm90_bmm_nk_m16_u2", "batched_skinny:sm90_nk_m1_l32"}) {
     EXPECT_FALSE(parse_batched_skinny_name(bad).has_value()) << bad;
   }
 }
@@ -66,6 +72,7 @@ const BatchedTile kNk1{BatchedLayout::kNK, 1, 32};
 const BatchedTile kNk16{BatchedLayout::kNK, 16, 8};
 const BatchedTile kKn1{BatchedLayout::kKN, 1, 8};
 const BatchedTile kKn8{BatchedLayout::kKN, 8, 2};
+const BatchedTile kMma{BatchedLayout::kNK, 16, 2, BatchedFamily::kMma};
 
 TEST(BatchedSkinnyAccepts, TheSuitesDecodeProblemsInTheirLayout) {
   // DeepSeek MLA's absorbed projections: b [B, K, N], not transposed.
@@ -77,6 +84,7 @@ TEST(BatchedSkinnyAccepts, TheSuitesDecodeProblemsInTheirLayout) {
   }
   const GemmProblem shrink = batched_problem(8, 4, 16, 4096, true);
   EXPECT_TRUE(batched_tile_accepts(kNk16, shrink));
+  EXPECT_TRUE(batched_tile_accepts(kMma, shrink));
   EXPECT_FALSE(batched_tile_accepts(kNk1, shrink)) << "M = 4 > m_max 1";
   EXPECT_FALSE(batched_tile_accepts(kKn1, shrink)) << "b [N, K] is not the kn kernel's layout";
 }
@@ -152,6 +160,7 @@ TEST(BatchedSkinnyAccepts, StridesAndTails) {
   r = nk;
   r.transpose_a = true;
   EXPECT_FALSE(batched_tile_accepts(kNk16, r));
+  EXPECT_FALSE(batched_tile_accepts(kMma, r)) << "the mma tiles read a as the nk ones do";
   r = nk;
   r.align_a = 8;
   EXPECT_FALSE(batched_tile_accepts(kNk16, r));
