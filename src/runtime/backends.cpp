@@ -5,6 +5,7 @@
 #include "backends/cutlass/cutlass_backend.h"
 #include "backends/reference/reference_backend.h"
 #include "backends/skinny/skinny_backend.h"
+#include "backends/skinny/skinny_batched.h"
 #include "backends/split/split_backend.h"
 #include "cuda/elementwise.h"
 #include "runtime/runtime.h"
@@ -13,6 +14,7 @@ namespace tgemm {
 
 void register_all_backends(Registry& registry) {
   register_skinny_solutions(registry);
+  register_batched_skinny_solutions(registry);
   register_cutlass_solutions(registry);
   // Bias splitting: another backend's plain product, then out = act(out + bias) in one pass.
   // Before cuBLASLt, whose fp32-staged erf-GELU path its default rule replaces at large M.
