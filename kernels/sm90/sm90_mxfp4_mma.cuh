@@ -18,7 +18,7 @@
 // and 16 + 4j), so one shift puts both codes at the bottom of their 16-bit halves; their
 // magnitude bits (e1 e0 m) are then placed at the bottom of the 16-bit exponent (bf16 bits 8..6,
 // fp16 bits 11..9) and the sign at bit 15: a bf16 of value e2m1 * 2^-126, an fp16 of value
-// e2m1 * 2^-14 (the code with e = 0 lands on the subnormal of the same value), three integer
+// e2m1 * 2^-14 (the code with e = 0 lands on the subnormal of the same value), four integer
 // instructions a register. One 16-bit multiply by 2^126 * 2^(s - 127) (bf16) or 2^14 * 2^(s -
 // 127) (fp16) then gives the scaled weight: both factors are powers of two, so the product is
 // rounded once from the exact e2m1 * 2^(s - 127), as the dequantize path rounds it (bf16: exact

@@ -157,11 +157,12 @@ class StreamScratch {
 // every region as aligned as a fresh allocation, which cuBLASLt's alignment checks reward).
 std::size_t round_up_256(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 
-// The path for M > 4 or unaligned rows: w dequantized to 16 bits (x's dtype for gemm_a16w4, else
-// bf16), x widened (e4m3) or dequantized (e2m1) to bf16 unless it is 16-bit already, then
-// gemm_a16w16. Where x_scale is per tensor or token (gemm_a8w4) or the bias has a dtype gemm_a16w16
-// does not take (fp32 with a 16-bit out), gemm_a16w16 sums into fp32 (out itself when out is fp32)
-// and scale_bias_kernel applies x_scale and bias and rounds once.
+// The path above the register-decoding kernels' M (or for unaligned rows): w dequantized to 16
+// bits (x's dtype for gemm_a16w4, else bf16), x widened (e4m3) or dequantized (e2m1) to bf16
+// unless it is 16-bit already, then gemm_a16w16. Where x_scale is per tensor or token (gemm_a8w4)
+// or the bias has a dtype gemm_a16w16 does not take (fp32 with a 16-bit out), gemm_a16w16 sums
+// into fp32 (out itself when out is fp32) and scale_bias_kernel applies x_scale and bias and
+// rounds once.
 void run_dequant_gemm(const W4GemmCall& c, const TensorView& x, const TensorView& out, const TensorView* bias,
                       cudaStream_t stream, const char* op) {
   const bool x16 = c.x_type == DType::kBFloat16 || c.x_type == DType::kFloat16;
