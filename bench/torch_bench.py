@@ -600,7 +600,7 @@ def w4_spec(args, form: str):
         # The path rule of src/fp4/fp4_route.h for the aligned rows this bench makes, and the
         # TGEMM_FP4_PATH that forces one where it can run.
         m, force = x.shape[0], os.environ.get("TGEMM_FP4_PATH", "auto")
-        gemv, mma = m <= 4, m <= 16 and form != "a4w4"
+        gemv, mma = m <= 4, m <= 32 and form != "a4w4"
         if force == "dequant" or not (gemv or mma):
             name = "mxfp4_dequant+" + tgemm.describe(x, w, b)["kernelName"]
         elif (force == "mma" and mma) or not gemv:

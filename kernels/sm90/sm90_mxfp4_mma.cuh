@@ -1,7 +1,8 @@
-// Tensor-core MXFP4 weight kernel for sm_90a, M <= 16: out[M, N] = (x[M, K] (* x_scale)) ·
-// dequant(w, w_scale)[N, K]^T (+ bias[N]), w packed e2m1 codes with one E8M0 scale per 32 values
-// (include/tgemm/fp4.h), x as the A operand of mma.sync.m16n8k16 (16 tokens, rows past M padded
-// with the last token's, their sums dropped), the decoded weight as B, sums in fp32. The
+// Tensor-core MXFP4 weight kernel for sm_90a, M <= 16 MT (MT = 1 or 2 token tiles): out[M, N] =
+// (x[M, K] (* x_scale)) · dequant(w, w_scale)[N, K]^T (+ bias[N]), w packed e2m1 codes with one
+// E8M0 scale per 32 values (include/tgemm/fp4.h), x as the A operand of mma.sync.m16n8k16 (16
+// tokens a tile, rows past M padded with the last token's, their sums dropped), the decoded
+// weight as B, sums in fp32. The
 // activation format A is one of
 //   bf16, fp16   gemm_a16w4: x as it is, B decoded to x's type;
 //   Fp8E4M3      gemm_a8w4: e4m3 pairs widened to fp16 (cvt.rn.f16x2.e4m3x2, exact), B decoded to
@@ -10,8 +11,8 @@
 // Why: the GEMV (sm90_mxfp4_gemv.cuh) meets every token with CUDA-core FMAs, and at M = 16 it is
 // bound by FMA issue at 22-35x the 4-bit streaming floor; the dequantize path moves about 8x the
 // 4-bit bytes. Here the codes are read once (16 bytes a lane, the non-allocating L1 path) and
-// decoded in registers straight into the B fragments, one m16n8k16 per 16 k of 8 weight rows
-// serving all 16 tokens.
+// decoded in registers straight into the B fragments, each decoded fragment serving the 16
+// tokens of every token tile.
 //
 // Decode (per 16-byte chunk = 32 codes = one scale block, so a lane meets one scale byte a
 // chunk): register j of word q pairs codes j and j + 4 of the word (nibbles j and j + 4, bits 4j
@@ -32,21 +33,21 @@
 //
 // Layout: a CTA is W warps over RB n8 blocks of weight rows (8 * RB rows); a k-step is 128 k:
 // lane (g, t) of a quad reads the 16-byte chunk of scale block 4 step + t of row g of each n8
-// block and tokens g and g + 8's 32 matching x values (through L1: every CTA re-reads x). The
+// block and tokens g + 8 r's (r < 2 MT) 32 matching x values (through L1: every CTA re-reads x). The
 // warps split the CTA's k-steps, split_k CTAs (a (1, split_k, 1) cluster) split K further:
 // split_k * W balanced contiguous parts. U k-steps are loaded before their MMAs; chunks past K are
 // not read (predicated loads, zeros: their B and A are 0). Reduction as the dense weight-as-B
-// kernel's (sm90_skinny_mma_weight_b.cuh): each warp's RB x 32 float4 fragments into shared
+// kernel's (sm90_skinny_mma_weight_b.cuh): each warp's MT x RB x 32 float4 fragments into shared
 // memory, the CTA's sum in warp order, the other ranks' sums into rank 0 by st.async on its
 // mbarrier, summed in rank order: bit-identical run to run, no workspace.
 //
-// Preconditions (src/fp4/fp4.cu checks them): an sm_90 image; 1 <= M <= 16, N >= 1, K % 32 == 0,
+// Preconditions (src/fp4/fp4.cu checks them): an sm_90 image; 1 <= M <= 16 MT, N >= 1, K % 32 == 0,
 // 32 <= K < 2^31; x's and w's rows 16-byte aligned (data and row strides; a single row's stride
 // unused); out, bias, x_scale element-aligned; grid (ceil(N / (8 RB)), split_k), block 32 W, a
 // (1, split_k, 1) cluster when split_k > 1 (split_k <= 8), dynamic shared memory
 // Mxfp4MmaShape::smem_bytes(split_k).
 //
-// Test: tests/gpu/test_fp4.cpp (random M 5..16 problems of every format against the fp32
+// Test: tests/gpu/test_fp4.cpp (random M 5..32 problems of every format against the fp32
 // reference of the dequantized operands, N tails, bias, every out dtype, NaN scales);
 // bench: bench/torch_bench.py --a16w4.
 #pragma once
@@ -64,14 +65,16 @@
 
 namespace tgemm::kernels {
 
-template <int RB, int W, int U>
+template <int MT, int RB, int W, int U>
 struct Mxfp4MmaShape {
+  static_assert(MT == 1 || MT == 2, "MT: 1 or 2 tiles of 16 tokens");
   static_assert(RB >= 1 && RB <= 4, "RB: 1..4 n8 blocks of weight rows");
-  static_assert(W >= RB && W <= 16, "W: RB..16 warps (a CTA's threads cover its RB x 32 items)");
+  static_assert(W >= MT * RB && W <= 16, "W: MT RB..16 warps (a CTA's threads cover its MT x RB x 32 items)");
+  static constexpr int kTokens = 16 * MT;
   static constexpr int kRows = 8 * RB;
   static constexpr int kThreads = 32 * W;
   static constexpr int kKStep = 4 * mxfp4::kBlock;  // a quad's four chunks
-  static constexpr int kItems = RB * 32;            // float4 fragments of a warp (and of a CTA's sum)
+  static constexpr int kItems = MT * RB * 32;       // float4 fragments of a warp (and of a CTA's sum)
   static constexpr int kPartBytes = kItems * 16;
   static constexpr int smem_bytes(int split_k) {
     return W * kPartBytes + (split_k > 1 ? split_k * kPartBytes + 16 : 0);
@@ -227,17 +230,17 @@ __device__ __forceinline__ void store(const Mxfp4GemvParams& p, int m, int n, fl
 
 }  // namespace mxfp4_mma_detail
 
-template <typename A, int RB, int W, int U>
+template <typename A, int MT, int RB, int W, int U>
 __global__ void __launch_bounds__(32 * W) sm90_mxfp4_mma(const Mxfp4GemvParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
   __trap();  // never launched there: the library's images are sm_90a
 #else
   namespace md = mxfp4_mma_detail;
   namespace sd = skinny_detail;
-  using Shape = Mxfp4MmaShape<RB, W, U>;
+  using Shape = Mxfp4MmaShape<MT, RB, W, U>;
   using Act = md::MmaActivation<A>;
   using T = typename Act::Mma;
-  extern __shared__ float4 smem_parts[];  // [W][RB][32] warp parts, [split_k][RB][32] rank slots, mbarrier
+  extern __shared__ float4 smem_parts[];  // [W][MT][RB][32] warp parts, [split_k][MT][RB][32] rank slots, mbarrier
   const int lane = static_cast<int>(threadIdx.x) % 32, warp = static_cast<int>(threadIdx.x) / 32;
   const int g = lane / 4, t = lane % 4;
   const int split_k = static_cast<int>(gridDim.y), rank = static_cast<int>(blockIdx.y);
@@ -259,11 +262,13 @@ __global__ void __launch_bounds__(32 * W) sm90_mxfp4_mma(const Mxfp4GemvParams p
   }
 
   // Two accumulator sets (even and odd MMAs of a chunk): two dependency chains instead of one.
-  float acc[2][RB][4];
+  float acc[2][MT][RB][4];
 #pragma unroll
   for (int h = 0; h < 2; ++h)
 #pragma unroll
-    for (int b = 0; b < RB; ++b) acc[h][b][0] = acc[h][b][1] = acc[h][b][2] = acc[h][b][3] = 0.0f;
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int b = 0; b < RB; ++b) acc[h][mt][b][0] = acc[h][mt][b][1] = acc[h][mt][b][2] = acc[h][mt][b][3] = 0.0f;
   const std::uint8_t* wrow[RB];
   const std::uint8_t* srow[RB];
 #pragma unroll
@@ -273,8 +278,10 @@ __global__ void __launch_bounds__(32 * W) sm90_mxfp4_mma(const Mxfp4GemvParams p
     srow[b] = p.w_scale + r * p.ld_scale;
   }
   const auto* x = static_cast<const typename Act::Unit*>(p.x);
-  const typename Act::Unit* xrow[2] = {x + static_cast<std::int64_t>(min(g, p.m - 1)) * p.ldx,
-                                       x + static_cast<std::int64_t>(min(g + 8, p.m - 1)) * p.ldx};
+  // Tokens g + 8 r (r = 0 .. 2 MT - 1): the A rows g and g + 8 of token tile r / 2.
+  const typename Act::Unit* xrow[2 * MT];
+#pragma unroll
+  for (int r = 0; r < 2 * MT; ++r) xrow[r] = x + static_cast<std::int64_t>(min(g + 8 * r, p.m - 1)) * p.ldx;
 
 #pragma unroll 1
   for (int s0 = s_begin; s0 < s_end; s0 += U) {
@@ -282,7 +289,7 @@ __global__ void __launch_bounds__(32 * W) sm90_mxfp4_mma(const Mxfp4GemvParams p
     // are not read.
     uint4 wv[U][RB];
     std::uint32_t sv[U][RB];
-    uint4 xv[U][2][Act::kLoads];
+    uint4 xv[U][2 * MT][Act::kLoads];
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const int blk = 4 * (s0 + u) + t;
@@ -298,15 +305,15 @@ __global__ void __launch_bounds__(32 * W) sm90_mxfp4_mma(const Mxfp4GemvParams p
       const int blk = 4 * (s0 + u) + t;
       const bool in = s0 + u < s_end && blk < blocks;
       const std::int64_t k = static_cast<std::int64_t>(blk) * mxfp4::kBlock;
-      Act::load(xrow[0], k, in, xv[u][0]);
-      Act::load(xrow[1], k, in, xv[u][1]);
+#pragma unroll
+      for (int r = 0; r < 2 * MT; ++r) Act::load(xrow[r], k, in, xv[u][r]);
     }
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       if (s0 + u >= s_end) break;  // warp-uniform
-      std::uint32_t a0[16], a1[16];
-      Act::fragments(xv[u][0], a0);
-      Act::fragments(xv[u][1], a1);
+      std::uint32_t a[2 * MT][16];
+#pragma unroll
+      for (int r = 0; r < 2 * MT; ++r) Act::fragments(xv[u][r], a[r]);
 #pragma unroll
       for (int b = 0; b < RB; ++b) {
         std::uint32_t bf[16];
@@ -318,18 +325,23 @@ __global__ void __launch_bounds__(32 * W) sm90_mxfp4_mma(const Mxfp4GemvParams p
           for (int e = 0; e < 16; ++e) bf[e] = f.v[e];
         }
 #pragma unroll
-        for (int i = 0; i < 8; ++i)
-          sd::mma_m16n8k16<T>(acc[i % 2][b], a0[2 * i], a1[2 * i], a0[2 * i + 1], a1[2 * i + 1], bf[2 * i],
-                              bf[2 * i + 1]);
+        for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+          for (int i = 0; i < 8; ++i)
+            sd::mma_m16n8k16<T>(acc[i % 2][mt][b], a[2 * mt][2 * i], a[2 * mt + 1][2 * i], a[2 * mt][2 * i + 1],
+                                a[2 * mt + 1][2 * i + 1], bf[2 * i], bf[2 * i + 1]);
       }
     }
   }
 
   // Every warp's fragments into this CTA's shared memory, part `warp`; the CTA's sum in warp order.
 #pragma unroll
-  for (int b = 0; b < RB; ++b)
-    smem_parts[(warp * RB + b) * 32 + lane] = make_float4(acc[0][b][0] + acc[1][b][0], acc[0][b][1] + acc[1][b][1],
-                                                          acc[0][b][2] + acc[1][b][2], acc[0][b][3] + acc[1][b][3]);
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int b = 0; b < RB; ++b)
+      smem_parts[((warp * MT + mt) * RB + b) * 32 + lane] =
+          make_float4(acc[0][mt][b][0] + acc[1][mt][b][0], acc[0][mt][b][1] + acc[1][mt][b][1],
+                      acc[0][mt][b][2] + acc[1][mt][b][2], acc[0][mt][b][3] + acc[1][mt][b][3]);
   __syncthreads();
   const int i = static_cast<int>(threadIdx.x);
   if (i >= Shape::kItems) return;  // whole warps (kItems is a multiple of 32); they have arrived
@@ -357,9 +369,9 @@ __global__ void __launch_bounds__(32 * W) sm90_mxfp4_mma(const Mxfp4GemvParams p
       v.w += o.w;
     }
   }
-  // Item i: fragment i / 32 (rows row0 + 8 (i / 32) ..) of lane l = i % 32: tokens l / 4 and
-  // l / 4 + 8, rows 2 (l % 4) and + 1.
-  const int l = i % 32, n0 = row0 + 8 * (i / 32) + 2 * (l % 4), m0 = l / 4;
+  // Item i: fragment (mt, b) = (i / (32 RB), i / 32 % RB) (rows row0 + 8 b ..) of lane l = i % 32:
+  // tokens 16 mt + l / 4 and + 8, rows 2 (l % 4) and + 1.
+  const int l = i % 32, n0 = row0 + 8 * (i / 32 % RB) + 2 * (l % 4), m0 = 16 * (i / (32 * RB)) + l / 4;
   md::store<Act::kTokenScaled>(p, m0, n0, v.x);
   md::store<Act::kTokenScaled>(p, m0, n0 + 1, v.y);
   md::store<Act::kTokenScaled>(p, m0 + 8, n0, v.z);

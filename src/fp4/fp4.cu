@@ -2,7 +2,7 @@
 // written, launch on the caller's stream. gemm_a16w4, gemm_a8w4 and gemm_a4w4 take the path of
 // src/fp4/fp4_route.h: the decode GEMV (kernels/sm90/sm90_mxfp4_gemv.cuh, templated on the
 // activation format) where M <= 4, the tensor-core weight-as-B kernel
-// (kernels/sm90/sm90_mxfp4_mma.cuh; 16-bit and FP8 x) where M <= 16, both only where the rows they
+// (kernels/sm90/sm90_mxfp4_mma.cuh; 16-bit and FP8 x) where M <= 32, both only where the rows they
 // read with 16-byte loads are aligned; else w (and x where it is not 16-bit) dequantized to 16
 // bits (kernels/common/mxfp4.cuh) and gemm_a16w16.
 #include <cuda_runtime.h>
@@ -88,15 +88,16 @@ void run_gemv_any(const W4GemmCall& c, cudaStream_t stream) {
 
 // The tensor-core kernel's tile: 2 n8 blocks (16 weight rows) a CTA, so that N = 576..1536 still
 // gives 36..96 CTAs before split-K; 4 warps over K; 2 k-steps (2 x 16 bytes of codes a lane and
-// n8 block) loaded before their MMAs. Unmeasured starting point (docs/performance.md).
+// n8 block) loaded before their MMAs with one token tile (M <= 16), 1 with two (M <= 32: their x
+// loads and fragments double). Unmeasured starting point (docs/performance.md).
 constexpr int kMmaRowBlocks = 2;
 constexpr int kMmaWarps = 4;
-constexpr int kMmaUnroll = 2;
 
-template <typename A>
+template <typename A, int MT>
 void run_mma(const W4GemmCall& c, cudaStream_t stream, const char* op) {
-  using Shape = kernels::Mxfp4MmaShape<kMmaRowBlocks, kMmaWarps, kMmaUnroll>;
-  constexpr auto kernel = &kernels::sm90_mxfp4_mma<A, kMmaRowBlocks, kMmaWarps, kMmaUnroll>;
+  constexpr int kUnroll = MT == 1 ? 2 : 1;
+  using Shape = kernels::Mxfp4MmaShape<MT, kMmaRowBlocks, kMmaWarps, kUnroll>;
+  constexpr auto kernel = &kernels::sm90_mxfp4_mma<A, MT, kMmaRowBlocks, kMmaWarps, kUnroll>;
   const std::int64_t tiles = (c.n + Shape::kRows - 1) / Shape::kRows;
   const std::int64_t steps = (c.k / mxfp4::kBlock + 3) / 4;
   TGEMM_CHECK(tiles <= std::numeric_limits<std::int32_t>::max(), op, "N = ", c.n, " is more than one launch covers");
@@ -118,13 +119,23 @@ void run_mma(const W4GemmCall& c, cudaStream_t stream, const char* op) {
   TGEMM_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, kernel_params(c)), op);
 }
 
-void run_mma_any(const W4GemmCall& c, cudaStream_t stream, const char* op) {
+template <int MT>
+void run_mma_tiles(const W4GemmCall& c, cudaStream_t stream, const char* op) {
   switch (c.x_type) {
-    case DType::kBFloat16: run_mma<bf16>(c, stream, op); break;
-    case DType::kFloat16: run_mma<fp16>(c, stream, op); break;
+    case DType::kBFloat16: run_mma<bf16, MT>(c, stream, op); break;
+    case DType::kFloat16: run_mma<fp16, MT>(c, stream, op); break;
     default:  // kFloat8E4M3 (choose_w4_path takes no other x here)
-      run_mma<kernels::Fp8E4M3>(c, stream, op);
+      run_mma<kernels::Fp8E4M3, MT>(c, stream, op);
       break;
+  }
+}
+
+// One token tile up to 16 tokens, two up to 32 (fp4_route::kMmaMaxM).
+void run_mma_any(const W4GemmCall& c, cudaStream_t stream, const char* op) {
+  if (c.m <= 16) {
+    run_mma_tiles<1>(c, stream, op);
+  } else {
+    run_mma_tiles<2>(c, stream, op);
   }
 }
 

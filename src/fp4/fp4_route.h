@@ -21,9 +21,10 @@ enum class W4Force { kAuto, kGemv, kMma, kDequant };
 // quarter of those FMAs or fewer and at M = 1 is 1.06-1.70x faster than F.linear. Where the
 // tensor-core kernel overtakes it in (1, 4] is not measured: TGEMM_FP4_PATH=mma forces it there.
 inline constexpr std::int64_t kGemvMaxM = 4;
-// The tensor-core kernel's largest M: one m16n8k16 row tile of tokens. Whether it beats the
-// dequantize path beyond 16 with more token tiles is not measured.
-inline constexpr std::int64_t kMmaMaxM = 16;
+// The tensor-core kernel's largest M: two m16n8k16 tiles of tokens. Where it stops beating the
+// dequantize path (and whether more tiles would) is not measured: TGEMM_FP4_PATH=dequant forces
+// that path at any M.
+inline constexpr std::int64_t kMmaMaxM = 32;
 
 // Throws tgemm::Error naming TGEMM_FP4_PATH for any other non-empty value.
 W4Force parse_w4_force(const char* value);
@@ -35,7 +36,7 @@ W4Force w4_force_from_env();
 bool rows_aligned(const W4GemmCall& c);
 
 // The path of a checked, non-empty call: the forced one where it can run (the GEMV: M <= 4; the
-// tensor-core kernel: M <= 16, x bf16, fp16 or e4m3; both: rows_aligned), else the GEMV up to
+// tensor-core kernel: M <= 32, x bf16, fp16 or e4m3; both: rows_aligned), else the GEMV up to
 // kGemvMaxM, the tensor-core kernel up to kMmaMaxM, the dequantize path above or wherever the
 // rows are not aligned.
 W4Path choose_w4_path(const W4GemmCall& c, W4Force force);

@@ -3,7 +3,7 @@ tgemm.* wrappers):
 quant_mxfp4 against a torch reference of the OCP Microscaling v1.0 rules written here (scale
 floor(log2(amax)) - 2, nearest-even e2m1 codes saturated at 6, element 2i in the low nibble),
 code for code, with zero, tie, saturating and non-finite values; gemm_a16w4 on each path (M <= 4
-the decode GEMV, M <= 16 the tensor-core kernel, larger M dequantize + a16w16) against
+the decode GEMV, M <= 32 the tensor-core kernel, larger M dequantize + a16w16) against
 x @ dequant(w).T in fp32; gemm_a8w4 (FP8 x with per-token or per-tensor scales) and gemm_a4w4
 (MXFP4 x: GEMV or dequantize) on each path against the fp32 product of their dequantized
 operands; opcheck,

@@ -35,6 +35,7 @@ TEST(Fp4Route, EachPathServesItsRangeOfM) {
     EXPECT_EQ(choose_w4_path(call(m, DType::kFloat8E4M3), W4Force::kAuto), want) << "e4m3 m=" << m;
   }
   EXPECT_EQ(choose_w4_path(call(16, DType::kFloat16), W4Force::kAuto), W4Path::kMma);
+  EXPECT_EQ(choose_w4_path(call(32, DType::kFloat16), W4Force::kAuto), W4Path::kMma);
   // gemm_a4w4's x has no tensor-core form: its GEMV, then the dequantize path.
   EXPECT_EQ(choose_w4_path(call(4, DType::kUInt8), W4Force::kAuto), W4Path::kGemv);
   EXPECT_EQ(choose_w4_path(call(5, DType::kUInt8), W4Force::kAuto), W4Path::kDequant);
@@ -64,8 +65,9 @@ TEST(Fp4Route, ForcedPathIsTakenWhereItRuns) {
   EXPECT_EQ(choose_w4_path(call(1), W4Force::kMma), W4Path::kMma);
   EXPECT_EQ(choose_w4_path(call(4), W4Force::kDequant), W4Path::kDequant);
   EXPECT_EQ(choose_w4_path(call(12), W4Force::kDequant), W4Path::kDequant);
-  EXPECT_EQ(choose_w4_path(call(12), W4Force::kGemv), W4Path::kMma);     // the GEMV stops at M = 4
-  EXPECT_EQ(choose_w4_path(call(17), W4Force::kMma), W4Path::kDequant);  // one token tile
+  EXPECT_EQ(choose_w4_path(call(12), W4Force::kGemv), W4Path::kMma);  // the GEMV stops at M = 4
+  EXPECT_EQ(choose_w4_path(call(32), W4Force::kMma), W4Path::kMma);
+  EXPECT_EQ(choose_w4_path(call(33), W4Force::kMma), W4Path::kDequant);  // two token tiles at most
   EXPECT_EQ(choose_w4_path(call(3), W4Force::kGemv), W4Path::kGemv);
 }
 
