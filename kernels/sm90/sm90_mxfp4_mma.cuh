@@ -278,7 +278,7 @@ __global__ void __launch_bounds__(32 * W) sm90_mxfp4_mma(const Mxfp4GemvParams p
     srow[b] = p.w_scale + r * p.ld_scale;
   }
   const auto* x = static_cast<const typename Act::Unit*>(p.x);
-  // Tokens g + 8 r (r = 0 .. 2 MT - 1): the A rows g and g + 8 of token tile r / 2.
+  // Token g + 8 r (r < 2 MT): A row g + 8 (r % 2) of token tile r / 2.
   const typename Act::Unit* xrow[2 * MT];
 #pragma unroll
   for (int r = 0; r < 2 * MT; ++r) xrow[r] = x + static_cast<std::int64_t>(min(g + 8 * r, p.m - 1)) * p.ldx;
