@@ -600,7 +600,16 @@ def w4_spec(args, form: str):
         return count_bad(y, ref if b is None else ref + b.float())
 
     def describe(x, w, q, s, b, *_):
-        name = f"mxfp4_gemv<{form}>" if x.shape[0] <= 4 else "mxfp4_dequant+" + tgemm.describe(x, w, b)["kernelName"]
+        # The path rule of src/fp4/fp4_route.h for the aligned rows this bench makes, and the
+        # TGEMM_FP4_PATH that forces one where it can run.
+        m, force = x.shape[0], os.environ.get("TGEMM_FP4_PATH", "auto")
+        gemv, mma = m <= 4, m <= 32 and form != "a4w4"
+        if force == "dequant" or not (gemv or mma):
+            name = "mxfp4_dequant+" + tgemm.describe(x, w, b)["kernelName"]
+        elif (force == "mma" and mma) or not gemv:
+            name = f"mxfp4_mma<{form}>"
+        else:
+            name = f"mxfp4_gemv<{form}>"
         return {"kernelName": name, "level": "-"}
 
     gemm = {

@@ -47,12 +47,15 @@ void quant_mxfp4(const TensorView& x, const TensorView& q, const TensorView& sca
 //   [N, K / 32] E8M0; rows of w and w_scale contiguous (any row stride); K % 32 == 0.
 //   out: bf16/fp16/fp32 [..., N] like x; bias (optional): [N] of x's or out's dtype, added once in
 //   fp32.
-// Paths: M <= 4 with x's rows 16-byte aligned and w's rows 16-byte aligned: a GEMV that decodes
-// w in registers (w read once). Otherwise w is dequantized to x's dtype in stream-ordered scratch
-// memory (N * K * 2 bytes, cudaMallocAsync) and gemm_a16w16 runs on it. With bf16 x both paths are
-// exact up to the fp32 summation order (every e2m1 x E8M0 product is a bf16 value where it is a
-// finite fp32 value); with fp16 x the second path rounds weights outside fp16's range (|w| >
-// 65504 or below 2^-24) to fp16, the GEMV does not.
+// Paths (with x's and w's rows 16-byte aligned): M <= 4 a GEMV that decodes w in registers (w
+// read once); M <= 32 a tensor-core kernel that decodes w in registers into x's dtype (w read
+// once). Otherwise (or with unaligned rows) w is dequantized to x's dtype in stream-ordered
+// scratch memory (N * K * 2 bytes, cudaMallocAsync) and gemm_a16w16 runs on it. With bf16 x every
+// path is exact up to the fp32 summation order (every e2m1 x E8M0 product is a bf16 value where it
+// is a finite fp32 value); with fp16 x the tensor-core kernel and the dequantize path round
+// weights outside fp16's range (|w| > 65504 or below 2^-24) to fp16, the GEMV does not.
+// TGEMM_FP4_PATH=gemv|mma|dequant forces a path where it can run (gemv: M <= 4; mma: M <= 32),
+// for measuring; auto or unset: the rule above.
 // Empty problems launch nothing; M > 0, N > 0 with K = 0 writes bias (or zeros).
 void gemm_a16w4(const TensorView& x, const TensorView& w, const TensorView& w_scale, const TensorView& out,
                 const TensorView* bias = nullptr, Stream stream = nullptr);
@@ -63,7 +66,9 @@ void gemm_a16w4(const TensorView& x, const TensorView& w, const TensorView& w_sc
 //   w, w_scale as gemm_a16w4; K % 32 == 0. out: bf16/fp16/fp32 [..., N] like x; bias (optional):
 //   [N] of out's dtype or fp32, added once in fp32 after scaling.
 // Paths: M <= 4 with x's and w's rows 16-byte aligned: the GEMV of gemm_a16w4 reading FP8 x
-// (e4m3 pairs widened to fp16 exactly), each token's sum times its x_scale. Otherwise x is widened
+// (e4m3 pairs widened to fp16 exactly), each token's sum times its x_scale; M <= 32 so aligned: the
+// tensor-core kernel of gemm_a16w4 with x widened to fp16 and w decoded to fp16 (weights outside
+// fp16's range rounded to it), each token's sum times its x_scale. Otherwise x is widened
 // to bf16 and w dequantized to bf16 in stream-ordered scratch memory, gemm_a16w16 sums into fp32
 // (out itself when out is fp32, else scratch of M * N * 4 bytes) and one pass applies x_scale and
 // bias and rounds to out's dtype. Both paths are exact up to the fp32 summation order (e4m3 values

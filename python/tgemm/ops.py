@@ -642,8 +642,9 @@ def gemm_a16w4(
     x: ``[..., K]`` bf16/fp16; w: uint8 ``[N, K / 2]`` packed e2m1 codes; w_scale: uint8
     ``[N, K / 32]`` (as :func:`quant_mxfp4` returns for a ``[N, K]`` weight); bias ``[N]`` of x's or
     the output's dtype; out_dtype None is x's dtype (bf16, fp16 or fp32). Sums in fp32. M <= 4
-    runs a GEMV that decodes the 4-bit weight in registers; larger M dequantizes it to x's dtype
-    and runs :func:`gemm_a16w16`. Not differentiable.
+    runs a GEMV that decodes the 4-bit weight in registers, M <= 32 a tensor-core kernel that
+    decodes it in registers; larger M dequantizes it to x's dtype and runs :func:`gemm_a16w16`.
+    Not differentiable.
     """
     if _is_compiling():
         return gemm_a16w4_op(x, w, w_scale, bias, out_dtype)
@@ -665,8 +666,9 @@ def gemm_a8w4(
     x: ``[..., K]`` float8_e4m3fn; x_scale: fp32, one element (per-tensor) or ``[..., 1]``
     (per-token, as :func:`quant_per_token` returns); w, w_scale as :func:`gemm_a16w4`; bias ``[N]``
     of the output's dtype or fp32; out_dtype None is bf16. Sums in fp32. M <= 4 runs the decode
-    GEMV (e4m3 widened exactly in registers); larger M widens x and dequantizes w to bf16 and runs
-    :func:`gemm_a16w16`, then applies x_scale and bias. Not differentiable.
+    GEMV (e4m3 widened exactly in registers), M <= 32 the tensor-core kernel of
+    :func:`gemm_a16w4` (x widened to fp16, w decoded to fp16); larger M widens x and dequantizes w
+    to bf16 and runs :func:`gemm_a16w16`, then applies x_scale and bias. Not differentiable.
     """
     if _is_compiling():
         return gemm_a8w4_op(x, w, x_scale, w_scale, bias, out_dtype)

@@ -1,29 +1,29 @@
 // MXFP4 entry points (include/tgemm/fp4.h): validate, return early where nothing is to be
-// written, launch on the caller's stream. gemm_a16w4, gemm_a8w4 and gemm_a4w4 take the decode
-// GEMV (kernels/sm90/sm90_mxfp4_gemv.cuh, templated on the activation format) where M <= 4 and
-// the rows it reads with 16-byte loads are aligned, else dequantize w (and x where it is not
-// 16-bit) to 16 bits (kernels/common/mxfp4.cuh) and run gemm_a16w16.
+// written, launch on the caller's stream. gemm_a16w4, gemm_a8w4 and gemm_a4w4 take the path of
+// src/fp4/fp4_route.h: the decode GEMV (kernels/sm90/sm90_mxfp4_gemv.cuh, templated on the
+// activation format) where M <= 4, the tensor-core weight-as-B kernel
+// (kernels/sm90/sm90_mxfp4_mma.cuh; 16-bit and FP8 x) where M <= 32, both only where the rows they
+// read with 16-byte loads are aligned; else w (and x where it is not 16-bit) dequantized to 16
+// bits (kernels/common/mxfp4.cuh) and gemm_a16w16.
+#include <cuda_runtime.h>
+
 #include <cstdint>
 #include <limits>
 
 #include "core/check.h"
 #include "cuda/cuda_check.h"
+#include "cuda/device.h"
+#include "fp4/fp4_route.h"
 #include "fp4/fp4_validate.h"
 #include "kernels/common/mxfp4.cuh"
 #include "kernels/sm90/sm90_mxfp4_gemv.cuh"
+#include "kernels/sm90/sm90_mxfp4_mma.cuh"
 #include "tgemm/fp4.h"
 #include "tgemm/gemm.h"
 
 namespace tgemm {
 namespace {
 
-// The GEMV's largest M. It meets every token with CUDA-core FMAs: at 16 tokens it is bound by FMA
-// issue, not by the weight read, at 22-35x the 4-bit streaming floor on an H200 (0.11-0.18x of
-// bf16 F.linear, docs/performance.md), where dequantizing the weight for gemm_a16w16's tensor
-// cores moves about 8x the 4-bit bytes (the codes read, 2 bytes an element written and read
-// again). At M <= 4 it issues a quarter of those FMAs or fewer; at M = 1 it is 1.06-1.70x faster
-// than F.linear.
-constexpr std::int64_t kGemvMaxM = 4;
 constexpr int kGemvWarps = 4;
 // 16-byte weight chunks a lane has in flight: 4 x 16 bytes x 32 lanes = 2 KiB a warp, a whole
 // 4096-wide row (128 chunks) in one pass; 8 KiB a CTA of 4 warps.
@@ -36,8 +36,6 @@ unsigned block_grid(std::int64_t blocks, const char* op) {
   return static_cast<unsigned>(grid);
 }
 
-bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
-
 int type_code(DType t) { return t == DType::kBFloat16 ? 0 : (t == DType::kFloat16 ? 1 : 2); }
 
 template <typename A, int M_MAX>
@@ -46,8 +44,7 @@ void launch_gemv(const kernels::Mxfp4GemvParams& p, cudaStream_t stream) {
   kernels::sm90_mxfp4_gemv<A, M_MAX, kGemvWarps, kGemvChunks><<<grid, 32 * kGemvWarps, 0, stream>>>(p);
 }
 
-template <typename A>
-void run_gemv(const W4GemmCall& c, cudaStream_t stream) {
+kernels::Mxfp4GemvParams kernel_params(const W4GemmCall& c) {
   kernels::Mxfp4GemvParams p{};
   p.x = c.x;
   p.ldx = c.ldx;
@@ -65,21 +62,17 @@ void run_gemv(const W4GemmCall& c, cudaStream_t stream) {
   p.m = static_cast<int>(c.m);
   p.n = static_cast<int>(c.n);
   p.k = static_cast<int>(c.k);
+  return p;
+}
+
+template <typename A>
+void run_gemv(const W4GemmCall& c, cudaStream_t stream) {
+  const kernels::Mxfp4GemvParams p = kernel_params(c);
   if (c.m == 1) {
     launch_gemv<A, 1>(p, stream);
   } else {
-    launch_gemv<A, kGemvMaxM>(p, stream);
+    launch_gemv<A, fp4_route::kGemvMaxM>(p, stream);
   }
-}
-
-// Bytes of x's storage unit (ldx counts units): 16-bit elements, e4m3 bytes, bytes of two codes.
-std::int64_t unit_bytes(DType x_type) { return x_type == DType::kBFloat16 || x_type == DType::kFloat16 ? 2 : 1; }
-
-// 16-byte loads of x's and w's rows: bases and row strides multiples of 16 bytes (a single row's
-// stride is never used).
-bool gemv_fits(const W4GemmCall& c) {
-  return c.m <= kGemvMaxM && c.k >= mxfp4::kBlock && aligned16(c.x) &&
-         (c.m == 1 || (c.ldx * unit_bytes(c.x_type)) % 16 == 0) && aligned16(c.w) && (c.n == 1 || c.ldw % 16 == 0);
 }
 
 void run_gemv_any(const W4GemmCall& c, cudaStream_t stream) {
@@ -90,6 +83,59 @@ void run_gemv_any(const W4GemmCall& c, cudaStream_t stream) {
     default:  // kUInt8: packed e2m1 codes (validate_a4w4)
       run_gemv<kernels::Mxfp4Codes>(c, stream);
       break;
+  }
+}
+
+// The tensor-core kernel's tile: 2 n8 blocks (16 weight rows) a CTA, so that N = 576..1536 still
+// gives 36..96 CTAs before split-K; 4 warps over K; 2 k-steps (2 x 16 bytes of codes a lane and
+// n8 block) loaded before their MMAs with one token tile (M <= 16), 1 with two (M <= 32: their x
+// loads and fragments double). Unmeasured starting point (docs/performance.md).
+constexpr int kMmaRowBlocks = 2;
+constexpr int kMmaWarps = 4;
+
+template <typename A, int MT>
+void run_mma(const W4GemmCall& c, cudaStream_t stream, const char* op) {
+  constexpr int kUnroll = MT == 1 ? 2 : 1;
+  using Shape = kernels::Mxfp4MmaShape<MT, kMmaRowBlocks, kMmaWarps, kUnroll>;
+  constexpr auto kernel = &kernels::sm90_mxfp4_mma<A, MT, kMmaRowBlocks, kMmaWarps, kUnroll>;
+  const std::int64_t tiles = (c.n + Shape::kRows - 1) / Shape::kRows;
+  const std::int64_t steps = (c.k / mxfp4::kBlock + 3) / 4;
+  TGEMM_CHECK(tiles <= std::numeric_limits<std::int32_t>::max(), op, "N = ", c.n, " is more than one launch covers");
+  const int split_k = fp4_route::mma_split_k(tiles, steps, kMmaWarps, cuda_sm_count(cuda_current_device()));
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(split_k), 1);
+  config.blockDim = dim3(Shape::kThreads, 1, 1);
+  config.dynamicSmemBytes = static_cast<std::size_t>(Shape::smem_bytes(split_k));
+  config.stream = stream;
+  cudaLaunchAttribute cluster{};
+  if (split_k > 1) {
+    cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim.x = 1;
+    cluster.val.clusterDim.y = static_cast<unsigned>(split_k);
+    cluster.val.clusterDim.z = 1;
+    config.attrs = &cluster;
+    config.numAttrs = 1;
+  }
+  TGEMM_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, kernel_params(c)), op);
+}
+
+template <int MT>
+void run_mma_tiles(const W4GemmCall& c, cudaStream_t stream, const char* op) {
+  switch (c.x_type) {
+    case DType::kBFloat16: run_mma<bf16, MT>(c, stream, op); break;
+    case DType::kFloat16: run_mma<fp16, MT>(c, stream, op); break;
+    default:  // kFloat8E4M3 (choose_w4_path takes no other x here)
+      run_mma<kernels::Fp8E4M3, MT>(c, stream, op);
+      break;
+  }
+}
+
+// One token tile up to 16 tokens, two up to 32 (fp4_route::kMmaMaxM).
+void run_mma_any(const W4GemmCall& c, cudaStream_t stream, const char* op) {
+  if (c.m <= 16) {
+    run_mma_tiles<1>(c, stream, op);
+  } else {
+    run_mma_tiles<2>(c, stream, op);
   }
 }
 
@@ -122,11 +168,12 @@ class StreamScratch {
 // every region as aligned as a fresh allocation, which cuBLASLt's alignment checks reward).
 std::size_t round_up_256(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 
-// The path for M > 4 or unaligned rows: w dequantized to 16 bits (x's dtype for gemm_a16w4, else
-// bf16), x widened (e4m3) or dequantized (e2m1) to bf16 unless it is 16-bit already, then
-// gemm_a16w16. Where x_scale is per tensor or token (gemm_a8w4) or the bias has a dtype gemm_a16w16
-// does not take (fp32 with a 16-bit out), gemm_a16w16 sums into fp32 (out itself when out is fp32)
-// and scale_bias_kernel applies x_scale and bias and rounds once.
+// The path above the register-decoding kernels' M (or for unaligned rows): w dequantized to 16
+// bits (x's dtype for gemm_a16w4, else bf16), x widened (e4m3) or dequantized (e2m1) to bf16
+// unless it is 16-bit already, then gemm_a16w16. Where x_scale is per tensor or token (gemm_a8w4)
+// or the bias has a dtype gemm_a16w16 does not take (fp32 with a 16-bit out), gemm_a16w16 sums
+// into fp32 (out itself when out is fp32) and scale_bias_kernel applies x_scale and bias and
+// rounds once.
 void run_dequant_gemm(const W4GemmCall& c, const TensorView& x, const TensorView& out, const TensorView* bias,
                       cudaStream_t stream, const char* op) {
   const bool x16 = c.x_type == DType::kBFloat16 || c.x_type == DType::kFloat16;
@@ -184,17 +231,17 @@ void run_dequant_gemm(const W4GemmCall& c, const TensorView& x, const TensorView
   scratch.release(op);
 }
 
-// Every W4 GEMM once checked: nothing to write, the GEMV, or the dequantize path.
+// Every W4 GEMM once checked: nothing to write, or the path of fp4_route::choose_w4_path.
 void run_w4(const W4GemmCall& c, const TensorView& x, const TensorView& out, const TensorView* bias, Stream stream,
             const char* op) {
   if (c.m == 0 || c.n == 0) return;
   auto* s = reinterpret_cast<cudaStream_t>(stream);
-  if (gemv_fits(c)) {
-    run_gemv_any(c, s);
-    TGEMM_CUDA_CHECK_LAUNCH(op);
-    return;
+  switch (fp4_route::choose_w4_path(c, fp4_route::w4_force_from_env())) {
+    case fp4_route::W4Path::kGemv: run_gemv_any(c, s); break;
+    case fp4_route::W4Path::kMma: run_mma_any(c, s, op); break;
+    default: run_dequant_gemm(c, x, out, bias, s, op); return;
   }
-  run_dequant_gemm(c, x, out, bias, s, op);
+  TGEMM_CUDA_CHECK_LAUNCH(op);
 }
 
 }  // namespace

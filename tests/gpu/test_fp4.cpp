@@ -3,11 +3,15 @@
 //    rows of different magnitudes, zero rows, subnormal, tie, saturating and non-finite values,
 //    padded rows; outputs poisoned first (0xee codes and scales the quantizer never writes for
 //    these inputs).
-//  - gemm_a16w4 on 300+ random problems, both paths (the GEMV at M <= 4, dequantize + a16w16
-//    above, and the unaligned-x form of small M), against the fp32 reference GEMM of x and the
-//    host-dequantized weight (exact in x's dtype for these magnitudes), outputs NaN-poisoned.
+//  - gemm_a16w4 on 300+ random problems, every path (the GEMV at M <= 4, the tensor-core kernel
+//    at M 5..32, dequantize + a16w16 above, and the unaligned-x form of small M), against the fp32
+//    reference GEMM of x and the host-dequantized weight (exact in x's dtype for these
+//    magnitudes), outputs NaN-poisoned.
+//  - the tensor-core kernel (Mxfp4Mma): one and two token tiles, K tails inside a 128-wide k-step,
+//    split-K clusters, scales outside its 16-bit fast range (decoded through fp32), bit-identical
+//    reruns.
 //  - gemm_a8w4 (FP8 x, per-tensor or per-token fp32 x_scale) and gemm_a4w4 (MXFP4 x) on 320
-//    random problems each, both paths, against the fp32 reference GEMM of the dequantized operands
+//    random problems each, every path, against the fp32 reference GEMM of the dequantized operands
 //    (bf16-exact: e4m3 values, e2m1 codes times E8M0 scales), x_scale and bias applied to its fp32
 //    sums on the host; outputs NaN-poisoned; NaN scales.
 //  - the errors of bad arguments, nothing launched.
@@ -184,6 +188,9 @@ struct A16W4Case {
   DType in, out;
   bool bias;
   std::int64_t x_offset;  // elements: an odd offset makes x's rows unaligned (the dequantize path)
+  // Row magnitudes 2^-20 .. 2^13 (scales about 105..138) instead of 2^-6 .. 2^0: scales outside the
+  // tensor-core kernel's 16-bit fast range. fp32 out keeps the sums in range.
+  bool wide_scales = false;
 };
 
 std::string check_gemm(const A16W4Case& c, std::uint64_t seed) {
@@ -193,7 +200,7 @@ std::string check_gemm(const A16W4Case& c, std::uint64_t seed) {
   // and fp16 (scales >= 2^-12).
   std::vector<float> w(static_cast<std::size_t>(c.n * c.k));
   for (std::int64_t r = 0; r < c.n; ++r) {
-    const int e = -static_cast<int>(rng() % 7);
+    const int e = c.wide_scales ? static_cast<int>(rng() % 34) - 20 : -static_cast<int>(rng() % 7);
     for (std::int64_t i = 0; i < c.k; ++i) w[static_cast<std::size_t>(r * c.k + i)] = std::ldexp(u(rng), e);
   }
   std::vector<std::uint8_t> q, s;
@@ -222,7 +229,7 @@ std::string check_gemm(const A16W4Case& c, std::uint64_t seed) {
   if (err.empty()) return "";
   std::ostringstream os;
   os << "gemm_a16w4 m=" << c.m << " n=" << c.n << " k=" << c.k << " " << dtype_name(c.in) << "->" << dtype_name(c.out)
-     << (c.bias ? " bias" : "") << " x_offset=" << c.x_offset << ": " << err;
+     << (c.bias ? " bias" : "") << " x_offset=" << c.x_offset << (c.wide_scales ? " wide scales" : "") << ": " << err;
   return os.str();
 }
 
@@ -236,10 +243,12 @@ TEST(Mxfp4Gemm, RandomProblemsMatchTheReferenceOfTheDequantizedWeight) {
   cases.push_back({16, 4097, 4096, DType::kFloat16, DType::kFloat16, false, 0});
   cases.push_back({17, 129, 4096, DType::kBFloat16, DType::kFloat32, true, 0});
   cases.push_back({1, 300, 64, DType::kBFloat16, DType::kBFloat16, false, 1});  // unaligned x: dequantize path
+  cases.push_back({5, 1, 32, DType::kBFloat16, DType::kBFloat16, true, 0});     // tensor-core kernel, one block
+  cases.push_back({9, 1001, 7168, DType::kBFloat16, DType::kBFloat16, false, 0});
   const DType outs[] = {DType::kBFloat16, DType::kFloat16, DType::kFloat32};
   while (cases.size() < 320) {
     A16W4Case c{};
-    const bool small = cases.size() % 3 != 0;  // two thirds at M <= 16: the GEMV at M <= 4
+    const bool small = cases.size() % 3 != 0;  // two thirds at M <= 16: the GEMV at M <= 4, then tensor cores
     c.m = small ? log_uniform(rng, 1, 16) : log_uniform(rng, 17, 300);
     if (cases.size() % 10 == 1) c.m = 1;
     c.n = log_uniform(rng, 1, 3000);
@@ -267,12 +276,13 @@ TEST(Mxfp4Gemm, NaNScaleGivesNaNRows) {
   TGEMM_REQUIRE_GPU();
   // Weight row 2's second block has scale 255: output column 2 is NaN for every token, the others
   // are finite, on both paths.
-  const std::int64_t m = 20, n = 5, k = 64;
+  const std::int64_t m = 40, n = 5, k = 64;
   std::vector<std::uint8_t> q(static_cast<std::size_t>(n * k / 2), 0x22), s(static_cast<std::size_t>(n * 2), 120);
   s[2 * 2 + 1] = 255;
   DeviceBuffer qd = upload(q), sd = upload(s), xd(m * k * 2), od(m * n * 4);
   fill_uniform(xd.data(), DType::kBFloat16, m * k, 3, -1.0f, 1.0f, nullptr);
-  for (std::int64_t mm : {std::int64_t{1}, std::int64_t{3}, m}) {  // GEMV, GEMV, dequantize
+  for (std::int64_t mm : {std::int64_t{1}, std::int64_t{3}, std::int64_t{8}, std::int64_t{16}, std::int64_t{20}, m}) {
+    // GEMV, GEMV, tensor-core kernel (one token tile, one, two), dequantize
     gemm_a16w4(TensorView::contiguous(xd.data(), DType::kBFloat16, {mm, k}),
                TensorView::contiguous(qd.data(), DType::kUInt8, {n, k / 2}),
                TensorView::contiguous(sd.data(), DType::kUInt8, {n, k / 32}),
@@ -282,6 +292,54 @@ TEST(Mxfp4Gemm, NaNScaleGivesNaNRows) {
       for (std::int64_t j = 0; j < n; ++j)
         EXPECT_EQ(std::isnan(out[static_cast<std::size_t>(r * n + j)]), j == 2) << r << ", " << j;
   }
+}
+
+// The tensor-core kernel (M 5..32, aligned rows) where its code branches: one and two token tiles,
+// K = 32 (three lanes of each quad past K), K tails inside a 128-wide k-step, a split-K cluster of
+// 8 (K = 16416: 129 k-steps) and of 2, N tails, scales outside the 16-bit fast range (bf16 above
+// 128, fp16 outside 99..128: decoded through fp32). Small enough for compute-sanitizer.
+TEST(Mxfp4Mma, KTailsSplitKAndWideScalesMatchTheReference) {
+  TGEMM_REQUIRE_GPU();
+  const A16W4Case cases[] = {
+      {5, 1, 32, DType::kBFloat16, DType::kBFloat16, true, 0},
+      {16, 17, 96, DType::kFloat16, DType::kFloat32, false, 0},
+      {8, 129, 160, DType::kBFloat16, DType::kFloat16, true, 0},
+      {12, 40, 16416, DType::kBFloat16, DType::kFloat32, true, 0},
+      {16, 40, 4128, DType::kFloat16, DType::kFloat16, true, 0},
+      {7, 300, 7168, DType::kBFloat16, DType::kBFloat16, false, 0},
+      {16, 77, 1024, DType::kBFloat16, DType::kFloat32, true, 0, true},
+      {6, 77, 1024, DType::kFloat16, DType::kFloat32, false, 0, true},
+      {17, 1, 32, DType::kBFloat16, DType::kBFloat16, true, 0},
+      {24, 129, 160, DType::kFloat16, DType::kFloat16, false, 0},
+      {32, 40, 16416, DType::kBFloat16, DType::kFloat32, true, 0},
+      {29, 77, 1024, DType::kBFloat16, DType::kFloat32, false, 0, true},
+  };
+  std::uint64_t seed = 900;
+  for (const A16W4Case& c : cases) EXPECT_EQ(check_gemm(c, seed++), "");
+}
+
+// The split-K sums are added in a fixed order (warps, then cluster ranks): two runs write the same
+// bytes (two token tiles, a cluster of 8).
+TEST(Mxfp4Mma, ResultsAreBitIdenticalRunToRun) {
+  TGEMM_REQUIRE_GPU();
+  const std::int64_t m = 32, n = 40, k = 16416;
+  std::mt19937_64 rng(77);
+  std::vector<std::uint8_t> q(static_cast<std::size_t>(n * k / 2)), s(static_cast<std::size_t>(n * k / 32));
+  for (auto& b : q) b = static_cast<std::uint8_t>(rng());
+  for (auto& b : s) b = static_cast<std::uint8_t>(118 + rng() % 8);
+  DeviceBuffer qd = upload(q), sd = upload(s), xd(m * k * 2), o1(m * n * 4), o2(m * n * 4);
+  fill_uniform(xd.data(), DType::kBFloat16, m * k, 5, -1.0f, 1.0f, nullptr);
+  const TensorView x = TensorView::contiguous(xd.data(), DType::kBFloat16, {m, k});
+  const TensorView w = TensorView::contiguous(qd.data(), DType::kUInt8, {n, k / 2});
+  const TensorView ws = TensorView::contiguous(sd.data(), DType::kUInt8, {n, k / 32});
+  gemm_a16w4(x, w, ws, TensorView::contiguous(o1.data(), DType::kFloat32, {m, n}), nullptr, nullptr);
+  gemm_a16w4(x, w, ws, TensorView::contiguous(o2.data(), DType::kFloat32, {m, n}), nullptr, nullptr);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  std::vector<float> a(static_cast<std::size_t>(m * n)), b(a.size());
+  copy_to_host(a.data(), o1.data(), a.size() * 4);
+  copy_to_host(b.data(), o2.data(), b.size() * 4);
+  EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * 4), 0);
+  EXPECT_TRUE(std::all_of(a.begin(), a.end(), [](float v) { return std::isfinite(v); }));
 }
 
 TEST(Mxfp4Gemm, BadArgumentsThrowBeforeLaunching) {
@@ -444,8 +502,8 @@ std::vector<W4Case> random_w4_cases(bool fp4_x, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::vector<W4Case> cases;
   // Fixed: M = 1 at N not a multiple of 128, K = 32 (one block), M = 4 and 16 on a decode shape
-  // (the GEMV's largest M, the dequantize path at small M), M = 17, fp32 out with padded rows
-  // (summed in place there), unaligned x rows.
+  // (the GEMV's largest M; the tensor-core kernel, a4w4's dequantize path), M = 17, fp32 out with
+  // padded rows (summed in place on the dequantize path), unaligned x rows.
   cases.push_back({fp4_x, 1, 1, 32, DType::kBFloat16, false, DType::kBFloat16, true, 0, 0});
   cases.push_back({fp4_x, 1, 1000, 2880, DType::kBFloat16, true, DType::kFloat32, true, 0, 0});
   cases.push_back({fp4_x, 4, 4097, 4096, DType::kBFloat16, true, DType::kFloat32, true, 0, 0});
@@ -453,11 +511,13 @@ std::vector<W4Case> random_w4_cases(bool fp4_x, std::uint64_t seed) {
   cases.push_back({fp4_x, 17, 129, 4096, DType::kBFloat16, true, DType::kBFloat16, true, 0, 0});
   cases.push_back({fp4_x, 40, 300, 256, DType::kFloat32, true, DType::kFloat32, true, 0, 5});
   cases.push_back({fp4_x, 3, 300, 64, DType::kBFloat16, true, DType::kFloat32, false, 4, 0});  // unaligned x rows
+  cases.push_back({fp4_x, 5, 1, 32, DType::kFloat16, true, DType::kFloat16, true, 16, 0});     // a8w4: tensor-core
+  cases.push_back({fp4_x, 16, 1001, 7168, DType::kFloat32, false, DType::kFloat32, false, 0, 3});
   const DType outs[] = {DType::kBFloat16, DType::kFloat16, DType::kFloat32};
   while (cases.size() < 320) {
     W4Case c{};
     c.fp4_x = fp4_x;
-    const bool small = cases.size() % 3 != 0;  // two thirds at M <= 16: the GEMV at M <= 4
+    const bool small = cases.size() % 3 != 0;  // two thirds at M <= 16: the GEMV at M <= 4, then tensor cores
     c.m = small ? log_uniform(rng, 1, 16) : log_uniform(rng, 17, 300);
     if (cases.size() % 10 == 1) c.m = 1;
     c.n = log_uniform(rng, 1, 3000);
@@ -523,7 +583,7 @@ TEST(Mxfp4ScaledGemm, EdgeProblemsOfEachPathMatchTheReference) {
 // other output finite, on both paths.
 TEST(Mxfp4ScaledGemm, NaNScalesGiveNaNRowsAndColumns) {
   TGEMM_REQUIRE_GPU();
-  const std::int64_t m = 20, n = 5, k = 64;
+  const std::int64_t m = 40, n = 5, k = 64;
   std::vector<std::uint8_t> q(static_cast<std::size_t>(n * k / 2), 0x22), s(static_cast<std::size_t>(n * 2), 120);
   s[2 * 2 + 1] = 255;
   std::vector<std::uint8_t> x8(static_cast<std::size_t>(m * k), 0x38);  // e4m3 1.0
@@ -534,7 +594,8 @@ TEST(Mxfp4ScaledGemm, NaNScalesGiveNaNRowsAndColumns) {
   DeviceBuffer qd = upload(q), sd = upload(s), x8d = upload(x8), x4d = upload(x4), xs4d = upload(xs4),
                xs8d = upload(xs8), od(m * n * 4);
   for (bool fp4_x : {false, true}) {
-    for (std::int64_t mm : {std::int64_t{3}, m}) {  // GEMV, dequantize
+    for (std::int64_t mm : {std::int64_t{3}, std::int64_t{8}, std::int64_t{20}, m}) {
+      // GEMV, tensor-core (a8w4; a4w4: dequantize) x2, dequantize
       const TensorView wv = TensorView::contiguous(qd.data(), DType::kUInt8, {n, k / 2});
       const TensorView wsv = TensorView::contiguous(sd.data(), DType::kUInt8, {n, k / 32});
       const TensorView out = TensorView::contiguous(od.data(), DType::kFloat32, {mm, n});

@@ -2,10 +2,11 @@
 tgemm.* wrappers):
 quant_mxfp4 against a torch reference of the OCP Microscaling v1.0 rules written here (scale
 floor(log2(amax)) - 2, nearest-even e2m1 codes saturated at 6, element 2i in the low nibble),
-code for code, with zero, tie, saturating and non-finite values; gemm_a16w4 on both paths (M <= 4
-the decode GEMV, larger M dequantize + a16w16) against x @ dequant(w).T in fp32; gemm_a8w4 (FP8
-x with per-token or per-tensor scales) and gemm_a4w4 (MXFP4 x) on both paths against the fp32
-product of their dequantized operands; opcheck,
+code for code, with zero, tie, saturating and non-finite values; gemm_a16w4 on each path (M <= 4
+the decode GEMV, M <= 32 the tensor-core kernel, larger M dequantize + a16w16) against
+x @ dequant(w).T in fp32; gemm_a8w4 (FP8 x with per-token or per-tensor scales) and gemm_a4w4
+(MXFP4 x: GEMV or dequantize) on each path against the fp32 product of their dequantized
+operands; opcheck,
 torch.compile(fullgraph=True), CUDA graphs and bad input. The kernels' own tests, with poisoned
 outputs and 300+ random problems, are tests/gpu/test_fp4.cpp.
 """
@@ -76,7 +77,7 @@ def _weight(n, k, seed):
     return tgemm.quant_mxfp4(w.to(torch.bfloat16))
 
 
-@pytest.mark.parametrize("m", [1, 3, 16, 17, 100])
+@pytest.mark.parametrize("m", [1, 3, 5, 9, 16, 17, 100])
 @pytest.mark.parametrize(
     "dtype,out_dtype", [(torch.bfloat16, None), (torch.float16, None), (torch.bfloat16, torch.float32)]
 )
@@ -107,7 +108,7 @@ def test_rank3_input_and_dequant_matches_the_values():
     assert torch.equal(q2, q) and torch.equal(s2, s)
 
 
-@pytest.mark.parametrize("m", [1, 24])
+@pytest.mark.parametrize("m", [1, 8, 24])
 def test_opcheck(m):
     q, s = _weight(96, 256, seed=m)
     x = randn(m, 256, seed=3)
@@ -128,7 +129,7 @@ def test_compile_fullgraph():
             torch.testing.assert_close(got, want, rtol=0, atol=0)
 
 
-@pytest.mark.parametrize("m", [1, 40])
+@pytest.mark.parametrize("m", [1, 8, 40])
 def test_cuda_graph_replays_new_activations(m):
     q, s = _weight(200, 512, seed=6)
     x = randn(m, 512, seed=7)
@@ -181,7 +182,7 @@ def _scaled_w4(kind):
 
 
 @pytest.mark.parametrize("kind", ["per_token", "per_tensor", "fp4"])
-@pytest.mark.parametrize("m", [1, 3, 16, 17, 100])
+@pytest.mark.parametrize("m", [1, 3, 5, 9, 16, 17, 100])
 @pytest.mark.parametrize("out_dtype,bias_dtype", [(None, None), (torch.float16, torch.float32), (torch.float32, None)])
 def test_scaled_gemms_match_the_dequantized_reference(kind, m, out_dtype, bias_dtype):
     n, k = 300, 1024  # N not a multiple of 128
@@ -207,7 +208,7 @@ def test_scaled_gemms_take_rank3_input(kind):
 
 
 @pytest.mark.parametrize("kind", ["per_token", "fp4"])
-@pytest.mark.parametrize("m", [1, 24])
+@pytest.mark.parametrize("m", [1, 8, 24])
 def test_scaled_gemms_opcheck(kind, m):
     q, s = _weight(96, 256, seed=m)
     xq, xs, _ = _activations(kind, m, 256, seed=3)
@@ -230,7 +231,7 @@ def test_scaled_gemms_compile_fullgraph():
 
 
 @pytest.mark.parametrize("kind", ["per_token", "fp4"])
-@pytest.mark.parametrize("m", [1, 40])
+@pytest.mark.parametrize("m", [1, 8, 40])
 def test_scaled_gemms_cuda_graph_replays_new_activations(kind, m):
     q, s = _weight(200, 512, seed=6)
     xq, xs, _ = _activations(kind, m, 512, seed=7)
