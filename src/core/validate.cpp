@@ -611,7 +611,9 @@ void set_batch(GemmProblem& p, std::int64_t batch, const TensorView& a, const Te
   p.batch_stride_b = batch <= 1 ? b.size(1) * p.ldb : b.stride(0);
   p.batch_stride_out = batch <= 1 ? p.m * p.ldo : out.stride(0);
   // Product i's matrices start i batch strides past the base: the alignment kernels may assume
-  // (cuBLASLt's vector loads) is the base's and the stride's.
+  // (cuBLASLt's vector loads) is the base's and the stride's. One product never steps its stride,
+  // so its dense value (odd where a dimension of size 1 hides a padded row stride) limits nothing.
+  if (batch <= 1) return;
   p.align_a = std::min(p.align_a, stride_alignment(p.batch_stride_a, a.dtype));
   p.align_b = std::min(p.align_b, stride_alignment(p.batch_stride_b, b.dtype));
   p.align_out = std::min(p.align_out, stride_alignment(p.batch_stride_out, out.dtype));

@@ -260,6 +260,15 @@ void sparse_gemm_a8w8(const TensorView& x, const SparseWeight& w, const TensorVi
   if (options.backend == SparseBackend::kDefault && options.algorithm == -1 && options.split_k == 0) {
     apply_table(w, cusparselt, call, chosen);
   }
+  // cuSPARSELt 0.8.0's e4m3 kernels (64x64x256 tiles on an H200) read past the compressed weight
+  // when K is not a multiple of 256 (compute-sanitizer: 2 KiB reads beyond a 64 x 128 weight's
+  // 5120 bytes): such a K runs the dense FP8 GEMM on the weight's dense copy, or is refused.
+  if (call.backend == SparseBackend::kCusparselt && call.k % kSparse24Fp8KMultiple != 0) {
+    TGEMM_CHECK(w.has_dense(), op, "K must be a multiple of ", kSparse24Fp8KMultiple,
+                " for cuSPARSELt's FP8 2:4 kernels (they read whole 256-deep tiles of the compressed weight), got ",
+                call.k, "; a weight with its dense copy (SparseWeight::with_dense) runs the dense FP8 GEMM instead");
+    call.backend = SparseBackend::kDense;
+  }
   if (call.backend == SparseBackend::kDense) {
     gemm_a8w8(x, w.dense(), x_scale, w_scale, out, options.bias, stream);
     return;

@@ -15,6 +15,8 @@ namespace tgemm {
 // move rows in 32-byte units).
 inline constexpr std::int64_t kSparse24Multiple = 16;
 inline constexpr std::int64_t kSparse24Multiple8Bit = 32;
+// K of an FP8 2:4 product on cuSPARSELt: its e4m3 kernels read whole 256-deep K tiles.
+inline constexpr std::int64_t kSparse24Fp8KMultiple = 256;
 std::int64_t sparse_2_4_multiple(DType dtype);
 
 // tgemm::Error naming op unless dtype is bf16, fp16 or float8_e4m3fn and n, k are positive
