@@ -70,7 +70,7 @@ GemmProblem A16W16Data::problem() const {
 GemmArgs A16W16Data::args() const { return validate_a16w16(xv, wv, ov, options()).args; }
 
 std::string run_and_compare_views(const TensorView& x, const TensorView& w, const TensorView& out,
-                                  const GemmOptions& options, const std::function<void()>& run) {
+                                  const GemmOptions& options, const std::function<void()>& run, double magnitude) {
   GemmCall call = validate_a16w16(x, w, out, options);
   GemmProblem p = call.problem;
   int device = 0;
@@ -96,7 +96,7 @@ std::string run_and_compare_views(const TensorView& x, const TensorView& w, cons
   ref_args.out = ref.data();
   run_reference_gemm(p, ref_args, DType::kFloat32, p.n, nullptr);
   Tolerance tol = gemm_tolerance(p.out_type, p.k, p.has_bias() || p.use_c || p.activation != Activation::kNone);
-  tol.atol *= std::max(1.0f, std::abs(options.alpha));
+  tol.atol *= std::max(1.0f, std::abs(options.alpha)) * magnitude;
   CompareResult r = compare_with_reference(out.data, p.out_type, p.ldo, ref.as<float>(), p.n, p.m, p.n,
                                            tol.rtol, tol.atol, nullptr);
   if (r.bad == 0) return "";
