@@ -14,7 +14,7 @@ namespace tgemm {
 namespace grouped_cutlass {
 struct GroupedKernel;
 struct GroupedShape;
-}
+}  // namespace grouped_cutlass
 
 // Workspace of one gmm call: the groups' row offsets and tile offsets (2 x (G + 2) int64).
 std::size_t gmm_workspace_bytes(const GmmProblem& p);

@@ -74,8 +74,7 @@ std::string run_and_compare(A16W16Data& d, const std::function<void()>& run);
 // `magnitude` scales the absolute tolerance for operands far from unit size (the fp32 sums'
 // rounding, in the kernel and in the fp32 reference alike, grows with the products).
 std::string run_and_compare_views(const TensorView& x, const TensorView& w, const TensorView& out,
-                                  const GemmOptions& options, const std::function<void()>& run,
-                                  double magnitude = 1.0);
+                                  const GemmOptions& options, const std::function<void()>& run, double magnitude = 1.0);
 
 // G group sizes summing to `total`, about a third of them 0 (seeded).
 std::vector<std::int32_t> random_group_sizes(int g, std::int64_t total, std::uint64_t seed);

@@ -98,7 +98,8 @@ _BF16 = torch.bfloat16
                 torch.empty(32, dtype=torch.float16),
                 None,
             ),
-            "gemm_a16w16: bias.dtype must equal x.dtype (torch.bfloat16) or out.dtype (torch.bfloat16), got torch.float16",
+            "gemm_a16w16: bias.dtype must equal x.dtype (torch.bfloat16) or out.dtype (torch.bfloat16), got "
+            "torch.float16",
         ),
         (
             (torch.empty(4, 64, dtype=_BF16), torch.empty(32, 64, dtype=_BF16), torch.empty(1, 32, dtype=_BF16), None),
