@@ -15,22 +15,10 @@
 #include <tuple>
 
 #include "core/csv.h"
+#include "core/table_rows.h"
 
 namespace tgemm {
 namespace {
-
-const char* py_bool(bool b) { return b ? "True" : "False"; }
-
-std::string format_number(double v) {
-  char buf[32];
-  int n = std::snprintf(buf, sizeof(buf), "%.6g", v);
-  return std::string(buf, static_cast<std::size_t>(n > 0 ? n : 0));
-}
-
-struct Columns {
-  std::unordered_map<std::string, std::size_t> index;
-  bool has(const std::string& name) const { return index.count(name) != 0; }
-};
 
 // A family's columns: the shared ones, then its own key columns (family_key_fields' order).
 std::vector<std::string> family_columns(std::vector<std::string> columns, OpFamily family) {
@@ -91,112 +79,13 @@ namespace {
 constexpr long long kMaxDim = std::numeric_limits<std::int32_t>::max();
 constexpr long long kMaxInt = std::numeric_limits<std::int32_t>::max();
 
-// The columns of a header, or why the header is unusable.
-struct Header {
-  Columns cols;
-  std::size_t width = 0;  // fields on the header line: every row must have as many
-  std::string error;
-};
-
-Header read_header(const std::vector<std::string>& fields) {
-  Header h;
-  h.width = fields.size();
-  for (std::size_t i = 0; i < fields.size(); ++i) {
-    // An empty name cannot be asked for, so repeats of it are harmless (a trailing comma).
-    if (fields[i].empty()) continue;
-    if (!h.cols.index.emplace(fields[i], i).second) {
-      h.error = "header names column '" + fields[i] + "' twice (fields " +
-                std::to_string(h.cols.index.at(fields[i]) + 1) + " and " + std::to_string(i + 1) + "), file skipped";
-      return h;
-    }
-  }
-  for (const char* required : {"arch", "sm_count", "M", "N", "K", "dtype", "libtype", "kernelName"}) {
-    if (!h.cols.has(required)) {
-      h.error = std::string("header has no '") + required + "' column, file skipped";
-      return h;
-    }
-  }
-  return h;
-}
-
 // One data line's fields as a row; an empty return means the row is good, else the reason it is
 // not (the first problem found).
-class RowReader {
+class RowReader : public RowFields {
  public:
-  RowReader(const Columns& cols, const std::vector<std::string>& fields) : cols_(cols), fields_(fields) {}
-
+  using RowFields::RowFields;
   std::string read(TableRow* row);
-
- private:
-  const std::string* field(const std::string& name) const {
-    auto it = cols_.index.find(name);
-    return it == cols_.index.end() ? nullptr : &fields_[it->second];
-  }
-  void fail(std::string why) {
-    if (bad_.empty()) bad_ = std::move(why);
-  }
-  long long get_int(const char* name, long long dflt, long long min_value, long long max_value);
-  bool get_bool(const char* name);
-  double get_measure(const char* name);
-  DType get_dtype(const char* name, std::optional<DType> dflt);
-
-  const Columns& cols_;
-  const std::vector<std::string>& fields_;
-  std::string bad_;
 };
-
-long long RowReader::get_int(const char* name, long long dflt, long long min_value, long long max_value) {
-  const std::string* f = field(name);
-  if (!f || f->empty()) {
-    if (dflt < min_value) fail(std::string("missing ") + name);
-    return dflt;
-  }
-  auto v = csv::parse_int(*f);
-  if (!v) {
-    fail(std::string("bad ") + name + " '" + *f + "'");
-  } else if (*v < min_value) {
-    fail(std::string(name) + " must be >= " + std::to_string(min_value) + ", got " + *f);
-  } else if (*v > max_value) {
-    fail(std::string(name) + " must be <= " + std::to_string(max_value) + ", got " + *f);
-  } else {
-    return *v;
-  }
-  return dflt;
-}
-
-bool RowReader::get_bool(const char* name) {
-  const std::string* f = field(name);
-  if (!f || f->empty()) return false;
-  auto v = csv::parse_bool(*f);
-  if (!v) fail(std::string("bad ") + name + " '" + *f + "' (expected True or False)");
-  return v.value_or(false);
-}
-
-// A measured quantity (time, error ratio, rate): finite and >= 0, since a NaN or negative `us`
-// would win every "lowest us" comparison against the real measurements of its key.
-double RowReader::get_measure(const char* name) {
-  const std::string* f = field(name);
-  if (!f || f->empty()) return 0;
-  auto v = csv::parse_double(*f);
-  if (!v) {
-    fail(std::string("bad ") + name + " '" + *f + "'");
-    return 0;
-  }
-  if (!std::isfinite(*v) || *v < 0) {
-    fail(std::string(name) + " must be a finite number >= 0, got '" + *f + "'");
-    return 0;
-  }
-  return *v;
-}
-
-// `dflt` where the field is absent or empty; nullopt: the field is required.
-DType RowReader::get_dtype(const char* name, std::optional<DType> dflt) {
-  const std::string* f = field(name);
-  if ((!f || f->empty()) && dflt) return *dflt;
-  auto dt = f ? dtype_from_name(*f) : std::nullopt;
-  if (!dt) fail(std::string("unknown ") + name + " '" + (f ? *f : std::string()) + "'");
-  return dt.value_or(dflt.value_or(DType::kBFloat16));
-}
 
 std::string RowReader::read(TableRow* row) {
   row->key.arch = *field("arch");
@@ -264,7 +153,7 @@ std::string RowReader::read(TableRow* row) {
   } else if (has_lo) {
     row->m_lo = get_int("M_lo", 0, 1, kMaxDim);
     row->m_hi = get_int("M_hi", 0, 1, kMaxDim);
-    if (bad_.empty() && !(row->m_lo <= row->m && row->m <= row->m_hi)) {
+    if (bad().empty() && !(row->m_lo <= row->m && row->m <= row->m_hi)) {
       fail("M range [" + *lo + ", " + *hi + "] must hold the row's M " + std::to_string(row->m));
     }
   }
@@ -274,66 +163,27 @@ std::string RowReader::read(TableRow* row) {
   row->err_ratio = get_measure("err_ratio");
   row->tflops = get_measure("tflops");
   row->bw = get_measure("bw");
-  return bad_;
+  return bad();
 }
 
 }  // namespace
 
 ParsedTable parse_tuned_table(std::istream& in, const std::string& file, const csv::ReadLimits& limits) {
   ParsedTable out;
-  csv::LineReader reader(in, limits);
-  std::string line;
-  Header header;
-  bool have_header = false;
-  int data_lines = 0;
-  auto warn = [&](const std::string& why) {
-    out.warnings.push_back(file + ":" + std::to_string(reader.line_no()) + ": " + why);
-  };
-  while (reader.next(&line)) {
-    std::string_view view(line);
-    if (view.find_first_not_of(" \t") == std::string_view::npos || view.front() == '#') continue;
-    auto fields = csv::split_line(view);
-    if (!have_header) {
-      if (!fields) {
-        warn("malformed header (unterminated quote), file skipped");
-        return out;
-      }
-      header = read_header(*fields);
-      if (!header.error.empty()) {
-        warn(header.error);
-        return out;
-      }
-      have_header = true;
-      continue;
-    }
-    ++data_lines;
-    if (!fields) {
-      warn("malformed line (unterminated quote), row skipped");
-      continue;
-    }
-    if (fields->size() != header.width) {
-      warn("malformed line: " + std::to_string(fields->size()) + " fields where the header has " +
-           std::to_string(header.width) + ", row skipped");
-      continue;
-    }
-    TableRow row;
-    row.file = file;
-    row.line = reader.line_no();
-    const std::string bad = RowReader(header.cols, *fields).read(&row);
-    if (!bad.empty()) {
-      warn(bad + ", row skipped");
-      continue;
-    }
-    out.rows.push_back(std::move(row));
-  }
-  if (reader.stop() != csv::LineReader::Stop::kEnd) {
-    out.warnings.push_back(file + ": " + reader.stop_reason() + ", the rest of the file is not read");
-  } else if (!have_header && reader.line_no() > 0) {
-    out.warnings.push_back(file + ": no header line, file skipped");
-  } else if (have_header && out.rows.empty()) {
-    out.warnings.push_back(file + (data_lines == 0 ? ": a header and no rows, no rows loaded from it"
-                                                   : ": none of its " + std::to_string(data_lines) +
-                                                         " data lines is a usable row, no rows loaded from it"));
+  TableScan scan = read_table_rows(in, file, limits, {"arch", "sm_count", "M", "N", "K", "dtype", "libtype", "kernelName"},
+                                   [&](const TableColumns& cols, const std::vector<std::string>& fields, int line) {
+                                     TableRow row;
+                                     row.file = file;
+                                     row.line = line;
+                                     std::string bad = RowReader(cols, fields).read(&row);
+                                     if (bad.empty()) out.rows.push_back(std::move(row));
+                                     return bad;
+                                   });
+  out.warnings = std::move(scan.warnings);
+  if (scan.read_to_end && scan.have_header && out.rows.empty()) {
+    out.warnings.push_back(file + (scan.data_lines == 0 ? ": a header and no rows, no rows loaded from it"
+                                                        : ": none of its " + std::to_string(scan.data_lines) +
+                                                              " data lines is a usable row, no rows loaded from it"));
   }
   return out;
 }
@@ -352,11 +202,11 @@ std::string format_tuned_row(const TableRow& r) {
                                      r.libtype,
                                      std::to_string(r.solidx),
                                      std::to_string(r.split_k),
-                                     format_number(r.us),
+                                     format_measure(r.us),
                                      r.kernel_name,
-                                     format_number(r.err_ratio),
-                                     format_number(r.tflops),
-                                     format_number(r.bw),
+                                     format_measure(r.err_ratio),
+                                     format_measure(r.tflops),
+                                     format_measure(r.bw),
                                      format_epilogue_key(r.key.epilogue),
                                      r.m_lo > 0 ? std::to_string(r.m_lo) : "",
                                      r.m_hi > 0 ? std::to_string(r.m_hi) : ""};
@@ -365,20 +215,8 @@ std::string format_tuned_row(const TableRow& r) {
 }
 
 void Table::load_file(const std::string& path, std::vector<std::string>& warnings) {
-  // A directory opens as a stream that reads nothing, which would load no rows without a word.
-  struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-    warnings.push_back(path + ": is a directory, not a table file; no rows loaded from it");
-    return;
-  }
-  errno = 0;
-  std::ifstream in(path);
-  if (!in) {
-    const int err = errno;
-    warnings.push_back(path + ": cannot be opened" + (err != 0 ? std::string(" (") + std::strerror(err) + ")" : "") +
-                       ", no rows loaded from it");
-    return;
-  }
+  std::ifstream in;
+  if (!open_table_file(path, &in, warnings)) return;
   ParsedTable parsed = parse_tuned_table(in, path);
   warnings.insert(warnings.end(), parsed.warnings.begin(), parsed.warnings.end());
   add_rows(parsed.rows, &warnings);

@@ -1,12 +1,6 @@
 #include "grouped/gmm_table.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cmath>
-#include <cstdio>
-#include <cstring>
 #include <fstream>
 #include <functional>
 #include <limits>
@@ -14,6 +8,7 @@
 #include <tuple>
 
 #include "core/log.h"
+#include "core/table_rows.h"
 
 namespace tgemm {
 
@@ -83,14 +78,6 @@ const std::vector<std::string>& gmm_untuned_columns() {
 
 namespace {
 
-const char* py_bool(bool b) { return b ? "True" : "False"; }
-
-std::string format_number(double v) {
-  char buf[32];
-  const int n = std::snprintf(buf, sizeof(buf), "%.6g", v);
-  return std::string(buf, static_cast<std::size_t>(n > 0 ? n : 0));
-}
-
 // Dimensions within int32: the bound validate_gmm puts on a call's (the kernels index with int32).
 constexpr long long kMaxDim = std::numeric_limits<std::int32_t>::max();
 
@@ -98,59 +85,19 @@ bool is_power_of_two(long long v) { return v > 0 && (v & (v - 1)) == 0; }
 
 // One data line's fields as a row: an empty return means the row is good, else the first reason
 // it is not.
-class GmmRowReader {
+class GmmRowReader : public RowFields {
  public:
-  GmmRowReader(const std::unordered_map<std::string, std::size_t>& cols, const std::vector<std::string>& fields)
-      : cols_(cols), fields_(fields) {}
-
+  using RowFields::RowFields;
   std::string read(GmmRow* row);
 
  private:
-  const std::string* field(const char* name) const {
-    auto it = cols_.find(name);
-    return it == cols_.end() ? nullptr : &fields_[it->second];
-  }
-  void fail(std::string why) {
-    if (bad_.empty()) bad_ = std::move(why);
-  }
-  // Required where dflt < lo.
-  long long get_int(const char* name, long long dflt, long long lo, long long hi) {
-    const std::string* f = field(name);
-    if (f == nullptr || f->empty()) {
-      if (dflt < lo) fail(std::string("missing ") + name);
-      return dflt;
-    }
-    const auto v = csv::parse_int(*f);
-    if (!v) {
-      fail(std::string("bad ") + name + " '" + *f + "'");
-    } else if (*v < lo || *v > hi) {
-      fail(std::string(name) + " must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + *f);
-    } else {
-      return *v;
-    }
-    return dflt;
-  }
-  double get_measure(const char* name) {
-    const std::string* f = field(name);
-    if (f == nullptr || f->empty()) return 0;
-    const auto v = csv::parse_double(*f);
-    if (!v || !std::isfinite(*v) || *v < 0) {
-      fail(std::string(name) + " must be a finite number >= 0, got '" + *f + "'");
-      return 0;
-    }
-    return *v;
-  }
-  std::optional<DType> get_dtype(const char* name) {
+  std::optional<DType> get_optional_dtype(const char* name) {
     const std::string* f = field(name);
     if (f == nullptr || f->empty()) return std::nullopt;
     auto dt = dtype_from_name(*f);
     if (!dt) fail(std::string("unknown ") + name + " '" + *f + "'");
     return dt;
   }
-
-  const std::unordered_map<std::string, std::size_t>& cols_;
-  const std::vector<std::string>& fields_;
-  std::string bad_;
 };
 
 std::string GmmRowReader::read(GmmRow* row) {
@@ -160,13 +107,13 @@ std::string GmmRowReader::read(GmmRow* row) {
   key.sm_count = static_cast<int>(get_int("sm_count", -1, 1, kMaxDim));
   key.groups = get_int("G", -1, 1, kMaxDim);
   key.rows_per_group = get_int("rows_per_group", -1, 1, kMaxDim);
-  if (bad_.empty() && !is_power_of_two(key.rows_per_group)) {
+  if (bad().empty() && !is_power_of_two(key.rows_per_group)) {
     fail("rows_per_group must be a power of two (a bucket of gmm_rows_bucket), got " +
          std::to_string(key.rows_per_group));
   }
   const std::string* m = field("M");
   row->m = m != nullptr && !m->empty() ? get_int("M", 0, 1, kMaxDim) : 0;
-  if (bad_.empty() && row->m > 0 && gmm_rows_bucket(row->m, key.groups) != key.rows_per_group) {
+  if (bad().empty() && row->m > 0 && gmm_rows_bucket(row->m, key.groups) != key.rows_per_group) {
     fail("M=" + std::to_string(row->m) + " with G=" + std::to_string(key.groups) + " is in bucket " +
          std::to_string(gmm_rows_bucket(row->m, key.groups)) + ", not rows_per_group " +
          std::to_string(key.rows_per_group));
@@ -179,14 +126,14 @@ std::string GmmRowReader::read(GmmRow* row) {
   } else {
     fail("rhs must be gkn ([G, K, N]) or gnk ([G, N, K]), got '" + rhs + "'");
   }
-  const auto dtype = get_dtype("dtype");
+  const auto dtype = get_optional_dtype("dtype");
   if (!dtype) {
     fail("missing dtype");
   } else if (*dtype != DType::kBFloat16 && *dtype != DType::kFloat16) {
     fail("dtype must be torch.bfloat16 or torch.float16 (gmm's inputs), got " + std::string(dtype_name(*dtype)));
   }
   key.dtype = dtype.value_or(DType::kBFloat16);
-  const auto out = get_dtype("outdtype");
+  const auto out = get_optional_dtype("outdtype");
   key.out_dtype = out.value_or(key.dtype);
   if (out && *out != key.dtype && *out != DType::kFloat32) {
     fail("outdtype must be dtype or torch.float32, got " + std::string(dtype_name(*out)));
@@ -204,71 +151,24 @@ std::string GmmRowReader::read(GmmRow* row) {
   row->speedup = get_measure("speedup");
   row->speedup_skewed = get_measure("speedup_skewed");
   if (const std::string* d = field("default")) row->default_solution = *d;
-  return bad_;
+  return bad();
 }
 
 }  // namespace
 
 ParsedGmmTable parse_gmm_table(std::istream& in, const std::string& file, const csv::ReadLimits& limits) {
   ParsedGmmTable out;
-  csv::LineReader reader(in, limits);
-  std::string line;
-  std::unordered_map<std::string, std::size_t> cols;
-  std::size_t width = 0;
-  bool have_header = false;
-  auto warn = [&](const std::string& why) {
-    out.warnings.push_back(file + ":" + std::to_string(reader.line_no()) + ": " + why);
-  };
-  while (reader.next(&line)) {
-    std::string_view view(line);
-    if (view.find_first_not_of(" \t") == std::string_view::npos || view.front() == '#') continue;
-    auto fields = csv::split_line(view);
-    if (!have_header) {
-      if (!fields) {
-        warn("malformed header (unterminated quote), file skipped");
-        return out;
-      }
-      for (std::size_t i = 0; i < fields->size(); ++i) {
-        if ((*fields)[i].empty()) continue;
-        if (!cols.emplace((*fields)[i], i).second) {
-          warn("header names column '" + (*fields)[i] + "' twice, file skipped");
-          return out;
-        }
-      }
-      for (const char* required : {"arch", "sm_count", "G", "rows_per_group", "N", "K", "rhs", "dtype", "solution"}) {
-        if (cols.count(required) == 0) {
-          warn(std::string("header has no '") + required + "' column, file skipped");
-          return out;
-        }
-      }
-      width = fields->size();
-      have_header = true;
-      continue;
-    }
-    if (!fields) {
-      warn("malformed line (unterminated quote), row skipped");
-      continue;
-    }
-    if (fields->size() != width) {
-      warn("malformed line: " + std::to_string(fields->size()) + " fields where the header has " +
-           std::to_string(width) + ", row skipped");
-      continue;
-    }
-    GmmRow row;
-    row.file = file;
-    row.line = reader.line_no();
-    const std::string bad = GmmRowReader(cols, *fields).read(&row);
-    if (!bad.empty()) {
-      warn(bad + ", row skipped");
-      continue;
-    }
-    out.rows.push_back(std::move(row));
-  }
-  if (reader.stop() != csv::LineReader::Stop::kEnd) {
-    out.warnings.push_back(file + ": " + reader.stop_reason() + ", the rest of the file is not read");
-  } else if (!have_header && reader.line_no() > 0) {
-    out.warnings.push_back(file + ": no header line, file skipped");
-  }
+  TableScan scan = read_table_rows(in, file, limits,
+                                   {"arch", "sm_count", "G", "rows_per_group", "N", "K", "rhs", "dtype", "solution"},
+                                   [&](const TableColumns& cols, const std::vector<std::string>& fields, int line) {
+                                     GmmRow row;
+                                     row.file = file;
+                                     row.line = line;
+                                     std::string bad = GmmRowReader(cols, fields).read(&row);
+                                     if (bad.empty()) out.rows.push_back(std::move(row));
+                                     return bad;
+                                   });
+  out.warnings = std::move(scan.warnings);
   return out;
 }
 
@@ -276,8 +176,8 @@ std::string format_gmm_row(const GmmRow& r) {
   return csv::join({r.key.arch, std::to_string(r.key.sm_count), std::to_string(r.key.groups),
                     std::to_string(r.key.rows_per_group), r.m > 0 ? std::to_string(r.m) : "", std::to_string(r.key.n),
                     std::to_string(r.key.k), gmm_rhs_name(r.key.rhs_nk), std::string(dtype_name(r.key.dtype)),
-                    std::string(dtype_name(r.key.out_dtype)), py_bool(r.key.bias), r.solution, format_number(r.us),
-                    format_number(r.us_skewed), format_number(r.speedup), format_number(r.speedup_skewed),
+                    std::string(dtype_name(r.key.out_dtype)), py_bool(r.key.bias), r.solution, format_measure(r.us),
+                    format_measure(r.us_skewed), format_measure(r.speedup), format_measure(r.speedup_skewed),
                     r.default_solution});
 }
 
@@ -288,19 +188,8 @@ std::string format_gmm_untuned_row(const GmmKey& key) {
 }
 
 void GmmTable::load_file(const std::string& path, std::vector<std::string>& warnings) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-    warnings.push_back(path + ": is a directory, not a table file; no rows loaded from it");
-    return;
-  }
-  errno = 0;
-  std::ifstream in(path);
-  if (!in) {
-    const int err = errno;
-    warnings.push_back(path + ": cannot be opened" + (err != 0 ? std::string(" (") + std::strerror(err) + ")" : "") +
-                       ", no rows loaded from it");
-    return;
-  }
+  std::ifstream in;
+  if (!open_table_file(path, &in, warnings)) return;
   ParsedGmmTable parsed = parse_gmm_table(in, path);
   warnings.insert(warnings.end(), parsed.warnings.begin(), parsed.warnings.end());
   add_rows(parsed.rows);
