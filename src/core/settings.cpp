@@ -78,6 +78,12 @@ const FamilyInfo& gmm_family_info() {
   return kGmm;
 }
 
+const FamilyInfo& fmoe_family_info() {
+  static const FamilyInfo kFmoe{
+      "fused_moe", "fmoe", "tuned_fmoe.csv", "untuned_fmoe.csv", "TGEMM_CONFIG_FMOE", "TGEMM_UNTUNED_FMOE"};
+  return kFmoe;
+}
+
 Settings Settings::from_env(const std::string& shipped_config_dir, const Getenv& getenv) {
   Settings s;
   // always_shipped: the shipped shared table is read (and its absence warned about) even where no
@@ -109,6 +115,7 @@ Settings Settings::from_env(const std::string& shipped_config_dir, const Getenv&
   s.batched = family_settings(family_info(OpFamily::kBatched), false);
   s.a8w8_batched = family_settings(family_info(OpFamily::kA8W8Batched), false);
   s.gmm = family_settings(gmm_family_info(), false);
+  s.fmoe = family_settings(fmoe_family_info(), false);
   s.capture = env_flag(getenv("TGEMM_TUNE_GEMM"));
   s.log_tuned_config = env_flag(getenv("TGEMM_LOG_TUNED_CONFIG"));
   return s;

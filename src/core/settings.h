@@ -12,11 +12,13 @@
 //                             name for it)
 //   TGEMM_CONFIG_A8W8_BATCHED_GEMM  the same for batched_gemm_a8w8 (a8w8_tuned_batched_gemm.csv)
 //   TGEMM_CONFIG_GMM          the same for gmm (tuned_gmm.csv, src/grouped/gmm_table.h)
+//   TGEMM_CONFIG_FMOE         the same for fused_moe (tuned_fmoe.csv, src/moe/fmoe_table.h)
 //   TGEMM_TUNE_GEMM=1         record untuned problems to TGEMM_UNTUNED_GEMM_<FAM>
 //                             (default ./<fam>_untuned_gemm.csv), TGEMM_UNTUNED_BF16_BATCHED_GEMM
 //                             (default ./bf16_untuned_batched_gemm.csv), TGEMM_UNTUNED_A8W8_BATCHED_GEMM
 //                             (default ./a8w8_untuned_batched_gemm.csv), TGEMM_UNTUNED_GMM
-//                             (default ./untuned_gmm.csv)
+//                             (default ./untuned_gmm.csv), TGEMM_UNTUNED_FMOE
+//                             (default ./untuned_fmoe.csv)
 // (FamilyInfo in core/problem.h holds each family's names.)
 //   TGEMM_LOG_TUNED_CONFIG=1  log, once per shape, where the lookup walk landed
 // On every call of shipped_config_dir():
@@ -50,6 +52,7 @@ struct Settings {
   FamilySettings batched;
   FamilySettings a8w8_batched;
   FamilySettings gmm;  // gmm's table (src/grouped/gmm_table.h): not an OpFamily, its key is its own
+  FamilySettings fmoe;  // fused_moe's table (src/moe/fmoe_table.h), likewise
   bool capture = false;
   bool log_tuned_config = false;
   // What the environment asked for that cannot be what was meant (a table variable that names no
@@ -69,6 +72,9 @@ struct Settings {
 // gmm's names: table "gmm", files tuned_gmm.csv and untuned_gmm.csv, TGEMM_CONFIG_GMM and
 // TGEMM_UNTUNED_GMM.
 const FamilyInfo& gmm_family_info();
+// fused_moe's names: table "fmoe", files tuned_fmoe.csv and untuned_fmoe.csv, TGEMM_CONFIG_FMOE
+// and TGEMM_UNTUNED_FMOE.
+const FamilyInfo& fmoe_family_info();
 
 // The card a device name names, for per-card tables: lower case, a leading "nvidia"
 // dropped, the first word, letters and digits only. "NVIDIA H100 80GB HBM3" -> "h100",

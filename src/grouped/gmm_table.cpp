@@ -1,13 +1,9 @@
 #include "grouped/gmm_table.h"
 
-#include <algorithm>
-#include <fstream>
 #include <functional>
 #include <limits>
 #include <optional>
-#include <tuple>
 
-#include "core/log.h"
 #include "core/table_rows.h"
 
 namespace tgemm {
@@ -185,134 +181,6 @@ std::string format_gmm_untuned_row(const GmmKey& key) {
   return csv::join({std::to_string(key.groups), std::to_string(key.groups * key.rows_per_group), std::to_string(key.n),
                     std::to_string(key.k), gmm_rhs_name(key.rhs_nk), std::string(dtype_name(key.dtype)),
                     std::string(dtype_name(key.out_dtype)), py_bool(key.bias)});
-}
-
-void GmmTable::load_file(const std::string& path, std::vector<std::string>& warnings) {
-  std::ifstream in;
-  if (!open_table_file(path, &in, warnings)) return;
-  ParsedGmmTable parsed = parse_gmm_table(in, path);
-  warnings.insert(warnings.end(), parsed.warnings.begin(), parsed.warnings.end());
-  add_rows(parsed.rows);
-}
-
-void GmmTable::add_rows(const std::vector<GmmRow>& rows) {
-  std::unordered_map<GmmKey, GmmRow, GmmKeyHash> file_rows;
-  for (const GmmRow& r : rows) {
-    arch_sms_[r.key.arch].insert(r.key.sm_count);
-    auto it = file_rows.find(r.key);
-    if (it == file_rows.end() || r.us < it->second.us) file_rows[r.key] = r;
-  }
-  for (auto& [key, row] : file_rows) rows_[key] = std::move(row);
-}
-
-const GmmRow* GmmTable::find(const GmmKey& key) const {
-  auto it = rows_.find(key);
-  return it == rows_.end() ? nullptr : &it->second;
-}
-
-std::vector<int> GmmTable::other_sm_counts(const std::string& arch, int sm_count) const {
-  auto it = arch_sms_.find(arch);
-  if (it == arch_sms_.end() || it->second.count(sm_count) != 0) return {};
-  return {it->second.begin(), it->second.end()};
-}
-
-std::vector<const GmmRow*> GmmTable::all_rows() const {
-  std::vector<const GmmRow*> out;
-  out.reserve(rows_.size());
-  for (const auto& [key, row] : rows_) out.push_back(&row);
-  std::sort(out.begin(), out.end(), [](const GmmRow* a, const GmmRow* b) {
-    const GmmKey &x = a->key, &y = b->key;
-    return std::make_tuple(x.arch, x.sm_count, x.groups, x.n, x.k, x.rhs_nk, static_cast<int>(x.dtype),
-                           static_cast<int>(x.out_dtype), x.bias, x.rows_per_group) <
-           std::make_tuple(y.arch, y.sm_count, y.groups, y.n, y.k, y.rhs_nk, static_cast<int>(y.dtype),
-                           static_cast<int>(y.out_dtype), y.bias, y.rows_per_group);
-  });
-  return out;
-}
-
-GmmTables::GmmTables(FamilySettings settings, bool capture, bool log_choices)
-    : settings_(std::move(settings)), log_choices_(log_choices) {
-  if (capture) capture_ = std::make_unique<Capture>(settings_.untuned_file, gmm_untuned_columns());
-}
-
-namespace {
-
-void warn_other_sm_counts(const GmmTable& table, const DeviceInfo& dev, const std::string& files) {
-  const std::vector<int> counts = table.other_sm_counts(dev.arch, dev.sm_count);
-  if (counts.empty()) return;
-  std::string msg = files + ": gmm rows for " + dev.arch + " exist only for sm_count";
-  for (int c : counts) msg += " " + std::to_string(c);
-  msg += "; this device (" + dev.name + ") has " + std::to_string(dev.sm_count) +
-         " SMs, so none of them are used: tune for this GPU (tgemm tune-gmm)";
-  log_warning_once("gmm-sm:" + files + "/" + dev.arch + "/" + std::to_string(dev.sm_count), msg);
-}
-
-}  // namespace
-
-const GmmTable* GmmTables::card_table(const DeviceInfo& dev, std::string* file) {
-  if (settings_.card_table_dir.empty()) return nullptr;
-  const std::string card = card_slug(dev.name);
-  if (card.empty()) return nullptr;
-  const std::string path = card_table_file(settings_.card_table_dir, card, gmm_family_info().tuned_file);
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto it = card_tables_.find(path);
-  if (it == card_tables_.end()) {
-    std::unique_ptr<GmmTable> own;
-    if (std::ifstream(path).good()) {
-      // The card's rows alone: a shared row was measured on another card.
-      std::vector<std::string> warnings;
-      own = std::make_unique<GmmTable>();
-      own->load_file(path, warnings);
-      for (const auto& w : warnings) log_warning(w);
-    }
-    it = card_tables_.emplace(path, std::move(own)).first;
-  }
-  if (!it->second) return nullptr;
-  if (file != nullptr) *file = path;
-  return it->second.get();
-}
-
-const GmmTable& GmmTables::table_for(const DeviceInfo& dev) {
-  if (dev.ordinal < 0 || dev.ordinal >= kMaxDevices) return load_for(dev);
-  auto& slot = by_device_[static_cast<std::size_t>(dev.ordinal)];
-  const GmmTable* t = slot.load(std::memory_order_acquire);
-  if (t == nullptr) {
-    t = &load_for(dev);
-    slot.store(t, std::memory_order_release);
-  }
-  return *t;
-}
-
-const GmmTable& GmmTables::load_for(const DeviceInfo& dev) {
-  std::string file;
-  if (const GmmTable* own = card_table(dev, &file)) {
-    warn_other_sm_counts(*own, dev, file);
-    return *own;
-  }
-  std::call_once(shared_loaded_, [&] {
-    std::vector<std::string> warnings;
-    for (const auto& f : settings_.table_files) shared_.load_file(f, warnings);
-    for (const auto& w : warnings) log_warning(w);
-  });
-  std::string files;
-  for (const auto& f : settings_.table_files) files += (files.empty() ? "" : ":") + f;
-  warn_other_sm_counts(shared_, dev, files);
-  return shared_;
-}
-
-std::vector<std::string> GmmTables::files_for(const DeviceInfo& dev) {
-  std::string file;
-  if (card_table(dev, &file)) return {file};
-  return settings_.table_files;
-}
-
-void GmmTables::record_untuned(const GmmKey& key) {
-  if (capture_) capture_->record_row(format_gmm_untuned_row(key));
-}
-
-bool GmmTables::first_time(const std::string& line) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return said_.insert(line).second;
 }
 
 }  // namespace tgemm

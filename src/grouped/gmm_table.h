@@ -23,22 +23,15 @@
 // key keeps the row with the lowest `us`; a later file's row replaces an earlier file's.
 #pragma once
 
-#include <array>
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <istream>
-#include <map>
-#include <memory>
-#include <mutex>
-#include <set>
 #include <string>
-#include <unordered_map>
+#include <tuple>
 #include <vector>
 
-#include "core/capture.h"
 #include "core/csv.h"
-#include "core/platform.h"
+#include "core/keyed_table.h"
 #include "core/settings.h"
 #include "tgemm/tensor.h"
 
@@ -111,65 +104,28 @@ std::string format_gmm_row(const GmmRow& row);
 // races it where the bucket's calls are largest.
 std::string format_gmm_untuned_row(const GmmKey& key);
 
-class GmmTable {
- public:
-  // Reads `path`; a missing or unreadable file is a warning, not an error.
-  void load_file(const std::string& path, std::vector<std::string>& warnings);
-  // The rows of one file: within it a repeated key keeps the lowest us; they replace earlier
-  // files' rows of their keys.
-  void add_rows(const std::vector<GmmRow>& rows_of_one_file);
-  // The row of this key; nullptr if none.
-  const GmmRow* find(const GmmKey& key) const;
-  std::size_t size() const { return rows_.size(); }
-  // SM counts of `arch` with rows in some file, where none has `sm_count`: a table of another GPU
-  // of the same architecture, none of whose rows apply here (one warning says so).
-  std::vector<int> other_sm_counts(const std::string& arch, int sm_count) const;
-  // Every row, ordered by key.
-  std::vector<const GmmRow*> all_rows() const;
-
- private:
-  std::unordered_map<GmmKey, GmmRow, GmmKeyHash> rows_;
-  std::map<std::string, std::set<int>> arch_sms_;
+struct GmmTableTraits {
+  using Key = GmmKey;
+  using Row = GmmRow;
+  using Hash = GmmKeyHash;
+  static constexpr const char* kName = "gmm";
+  static constexpr const char* kTuneCommand = "tgemm tune-gmm";
+  static ParsedGmmTable parse(std::istream& in, const std::string& file) { return parse_gmm_table(in, file); }
+  static std::string untuned_row(const GmmKey& key) { return format_gmm_untuned_row(key); }
+  static const std::vector<std::string>& untuned_columns() { return gmm_untuned_columns(); }
+  static const FamilyInfo& family() { return gmm_family_info(); }
+  static auto order(const GmmKey& k) {
+    return std::make_tuple(k.arch, k.sm_count, k.groups, k.n, k.k, k.rhs_nk, static_cast<int>(k.dtype),
+                           static_cast<int>(k.out_dtype), k.bias, k.rows_per_group);
+  }
 };
 
+// gmm's table: one row per key (core/keyed_table.h).
+using GmmTable = KeyedTable<GmmTableTraits>;
 // gmm's tables of one configuration (one reload_config): the files of Settings::gmm, each device's
 // card file where the shipped directory has one (configs/<card>/tuned_gmm.csv, used alone, as the
 // other families' card tables), the TGEMM_TUNE_GEMM capture of untuned keys and the
 // TGEMM_LOG_TUNED_CONFIG log. Thread-safe.
-class GmmTables {
- public:
-  GmmTables(FamilySettings settings, bool capture, bool log_choices);
-
-  // The table of dev's card where one exists, else the shared table (env list or shipped file);
-  // each loaded once, its warnings logged, with one warning where its rows are for another SM
-  // count of dev's arch. Remembered per device ordinal, so later calls take no lock and allocate
-  // nothing (gmm consults it on every call, CUDA-graph capture included).
-  const GmmTable& table_for(const DeviceInfo& dev);
-  // The files behind table_for(dev), in merge order.
-  std::vector<std::string> files_for(const DeviceInfo& dev);
-  // Records a key no row serves (TGEMM_TUNE_GEMM), once per key.
-  void record_untuned(const GmmKey& key);
-  // Whether TGEMM_LOG_TUNED_CONFIG asked for the log, and whether `line` (a key's choice) is said
-  // for the first time.
-  bool log_choices() const { return log_choices_; }
-  bool first_time(const std::string& line);
-  const FamilySettings& settings() const { return settings_; }
-
- private:
-  const GmmTable* card_table(const DeviceInfo& dev, std::string* file);
-  const GmmTable& load_for(const DeviceInfo& dev);
-
-  static constexpr int kMaxDevices = 64;
-
-  FamilySettings settings_;
-  bool log_choices_;
-  std::unique_ptr<Capture> capture_;
-  std::once_flag shared_loaded_;
-  GmmTable shared_;
-  std::mutex mutex_;                                              // card_tables_, said_
-  std::map<std::string, std::unique_ptr<GmmTable>> card_tables_;  // by path; null: no file
-  std::set<std::string> said_;
-  std::array<std::atomic<const GmmTable*>, kMaxDevices> by_device_{};
-};
+using GmmTables = KeyedTables<GmmTableTraits>;
 
 }  // namespace tgemm

@@ -182,5 +182,21 @@ TEST(GmmSettings, EnvironmentNamesItsTablesAndCaptureAndTheShippedTableIsReadWhe
   EXPECT_EQ(shipped.gmm.table_files, (Strings{dir.file("tuned_gmm.csv")}));
 }
 
+TEST(FmoeSettings, EnvironmentNamesItsTablesAndCaptureAndTheShippedTableIsReadWhereItExists) {
+  Settings s = settings_with({{"TGEMM_CONFIG_FMOE", "a.csv:b.csv"}, {"TGEMM_UNTUNED_FMOE", "u.csv"}});
+  EXPECT_EQ(s.fmoe.table_files, (Strings{"a.csv", "b.csv"}));
+  EXPECT_EQ(s.fmoe.untuned_file, "u.csv");
+  EXPECT_TRUE(s.fmoe.card_table_dir.empty());
+
+  test::TempDir dir;
+  Settings none = settings_with({}, dir.path());
+  EXPECT_TRUE(none.fmoe.table_files.empty());
+  EXPECT_EQ(none.fmoe.card_table_dir, dir.path());
+  EXPECT_EQ(none.fmoe.untuned_file, "untuned_fmoe.csv");
+  test::write_file(dir.file("tuned_fmoe.csv"), "arch,sm_count,tokens,E,topk,H,I,dtype,solution\n");
+  Settings shipped = settings_with({}, dir.path());
+  EXPECT_EQ(shipped.fmoe.table_files, (Strings{dir.file("tuned_fmoe.csv")}));
+}
+
 }  // namespace
 }  // namespace tgemm
