@@ -11,6 +11,7 @@
 
 #include <cstdint>
 
+#include "tgemm/gemm.h"
 #include "tgemm/tensor.h"
 
 namespace tgemm {
@@ -70,11 +71,22 @@ enum class MoeActivation : std::uint8_t { kSilu, kGelu };
 // (the intermediate that the down GEMM reads, as vLLM's cache), the activation and product run in
 // fp32 and round once; the down products stay fp32 and the k slots are summed in fp32 in slot order,
 // rounded once to out's dtype.
-// Runs: the slots are sorted by expert on the device and each GEMM is grouped_gemm's tiled kernel;
-// an elementwise kernel applies act(gate) * up between them. Workspace (the stream's):
-// T * k * (3I * elem + 4H + 4) bytes plus the sort's counters.
+// Runs: the slots are sorted by expert on the device and each GEMM is grouped_gemm's tiled kernel
+// or the CUTLASS grouped kernel; an elementwise kernel applies act(gate) * up between them. The
+// path: TGEMM_GROUPED_BACKEND where set, else the row of the tuned table (tuned_fmoe.csv,
+// TGEMM_CONFIG_FMOE) for the call's token bucket, E, k, H, I, dtype and activation, else the
+// default rule. Workspace (the stream's): T * k * (3I * elem + 4H + 4) bytes plus the sort's
+// counters (tile path).
 void fused_moe(const TensorView& hidden, const TensorView& w1, const TensorView& w2, const TensorView& topk_weights,
                const TensorView& topk_ids, const TensorView& out, MoeActivation activation = MoeActivation::kSilu,
                const TensorView* expert_map = nullptr, Stream stream = nullptr);
+
+// What fused_moe runs for these arguments: level forced | table | default (empty where T or H is
+// 0), the table row's file, line and tokens, libtype fused_moe_tile | fused_moe_cutlass, and
+// kernel_name "tile" or "cutlass up <instance> down <instance>". Validates as fused_moe does.
+DispatchInfo describe_fused_moe(const TensorView& hidden, const TensorView& w1, const TensorView& w2,
+                                const TensorView& topk_weights, const TensorView& topk_ids, const TensorView& out,
+                                MoeActivation activation = MoeActivation::kSilu,
+                                const TensorView* expert_map = nullptr);
 
 }  // namespace tgemm

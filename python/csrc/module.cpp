@@ -247,6 +247,21 @@ PYBIND11_MODULE(_C, m) {
       "where gmm(lhs, rhs, group_sizes, bias, transpose_rhs, out_dtype) is routed: dict(level forced|table|default|"
       "empty, matched_m, file, line, libtype, kernelName)");
 
+  m.def(
+      "describe_fused_moe",
+      [](const at::Tensor& hidden, const at::Tensor& w1, const at::Tensor& w2, const at::Tensor& topk_weights,
+         const at::Tensor& topk_ids, const std::string& activation, const std::optional<at::Tensor>& expert_map,
+         std::optional<at::ScalarType> out_dtype) {
+        return python_errors([&] {
+          return dispatch_info_dict(tgemm::torch_binding::describe_fused_moe_call(
+              hidden, w1, w2, topk_weights, topk_ids, activation, expert_map, out_dtype));
+        });
+      },
+      py::arg("hidden"), py::arg("w1"), py::arg("w2"), py::arg("topk_weights"), py::arg("topk_ids"),
+      py::arg("activation") = "silu", py::arg("expert_map") = py::none(), py::arg("out_dtype") = py::none(),
+      "where fused_moe(hidden, w1, w2, topk_weights, topk_ids, activation, expert_map, out_dtype) is routed: "
+      "dict(level forced|table|default|empty, matched_m, file, line, libtype, kernelName)");
+
   m.def("reload_config", &Bound<&tgemm::reload_config>::call,
         "re-read TGEMM_* variables and tables; forget cached dispatch decisions");
   m.def("shipped_config_dir", &Bound<&tgemm::shipped_config_dir>::call);

@@ -204,6 +204,26 @@ at::Tensor FusedMoe::cuda(const at::Tensor& hidden, const at::Tensor& w1, const 
   });
 }
 
+DispatchInfo describe_fused_moe_call(const at::Tensor& hidden, const at::Tensor& w1, const at::Tensor& w2,
+                                     const at::Tensor& topk_weights, const at::Tensor& topk_ids,
+                                     std::string_view activation, const std::optional<at::Tensor>& expert_map,
+                                     std::optional<at::ScalarType> out_dtype) {
+  constexpr std::string_view kOp = "describe_fused_moe";
+  return with_c10_errors(kOp, [&] {
+    const c10::Device device = op_device(hidden, kOp);
+    const c10::cuda::CUDAGuard guard(device);
+    const MoeActivation act = to_activation(activation);
+    const std::int64_t t = hidden.dim() == 2 ? hidden.size(0) : 0;
+    const std::int64_t h = hidden.dim() == 2 ? hidden.size(1) : 0;
+    const at::Tensor out = at::empty({t, h}, hidden.options().dtype(output_type(hidden, out_dtype, kOp)));
+    const std::optional<TensorView> mv = optional_view(expert_map, device, kOp, "expert_map");
+    return describe_fused_moe(to_view(hidden, device, kOp, "hidden"), to_view(w1, device, kOp, "w1"),
+                              to_view(w2, device, kOp, "w2"), to_view(topk_weights, device, kOp, "topk_weights"),
+                              to_view(topk_ids, device, kOp, "topk_ids"), to_view(out, device, kOp, "out"), act,
+                              ptr(mv));
+  });
+}
+
 at::Tensor Tgmm::autograd(c10::DispatchKeySet keys, const at::Tensor& lhs, const at::Tensor& rhs,
                           const at::Tensor& group_sizes, bool persistent, std::optional<at::ScalarType> out_dtype) {
   return with_c10_tgemm_errors([&]() -> at::Tensor {

@@ -29,6 +29,7 @@
 #include <tuple>
 
 #include "python/csrc/torch_view.h"
+#include "tgemm/gemm.h"
 
 namespace tgemm::torch_binding {
 
@@ -83,5 +84,12 @@ struct FusedMoe {
   static Sig cuda, cpu;
   static AutogradSig<Sig> autograd;
 };
+
+// Where fused_moe(hidden, w1, w2, topk_weights, topk_ids, activation, expert_map, out_dtype) is
+// routed (tgemm::describe_fused_moe), validating as fused_moe does; nothing runs.
+DispatchInfo describe_fused_moe_call(const at::Tensor& hidden, const at::Tensor& w1, const at::Tensor& w2,
+                                     const at::Tensor& topk_weights, const at::Tensor& topk_ids,
+                                     std::string_view activation, const std::optional<at::Tensor>& expert_map,
+                                     std::optional<at::ScalarType> out_dtype);
 
 }  // namespace tgemm::torch_binding

@@ -67,7 +67,7 @@ from .grouped_ops import (  # noqa: E402
     nptgmm,
     ptgmm,
 )
-from .moe_ops import fused_moe, grouped_topk, topk_softmax  # noqa: E402
+from .moe_ops import describe_fused_moe, fused_moe, grouped_topk, topk_softmax  # noqa: E402
 from .moe_patch import MoePatch, patch_moe  # noqa: E402
 from .nn import QuantLinear, quantize_linear  # noqa: E402  (tgemm.nn)
 from .ops import (  # noqa: E402
@@ -154,6 +154,7 @@ __all__ = [
     "describe_batched",
     "describe_batched_a8w8",
     "describe_gmm",
+    "describe_fused_moe",
     "gemm_a4w4",
     "gemm_a8w4",
     "gemm_a8w8",

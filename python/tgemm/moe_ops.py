@@ -16,7 +16,7 @@ from typing import Optional, Tuple
 import torch
 
 from . import _C
-from .ops import _call_op, _has_torch_function, _is_compiling
+from .ops import _call_op, _has_torch_function, _is_compiling, _with_where
 
 topk_softmax_op = torch.ops.tgemm.topk_softmax.default
 grouped_topk_op = torch.ops.tgemm.grouped_topk.default
@@ -88,3 +88,21 @@ def fused_moe(
     if not _has_torch_function(hidden, w1, w2, topk_weights, topk_ids, expert_map):
         return _C.fused_moe(*args)
     return _call_op(fused_moe_op, *args)
+
+
+def describe_fused_moe(
+    hidden: torch.Tensor,
+    w1: torch.Tensor,
+    w2: torch.Tensor,
+    topk_weights: torch.Tensor,
+    topk_ids: torch.Tensor,
+    activation: str = "silu",
+    expert_map: Optional[torch.Tensor] = None,
+    out_dtype: Optional[torch.dtype] = None,
+) -> dict:
+    """Where :func:`fused_moe` with these arguments is routed, without running it: the dict of
+    :func:`tgemm.describe`, with level ``forced`` (TGEMM_GROUPED_BACKEND), ``table`` (a row of
+    fused_moe's tuned table, ``tuned_fmoe.csv`` / TGEMM_CONFIG_FMOE, for the call's power-of-two
+    token bucket; matched_m is the row's tokens), ``default`` (the grouped default rule) or
+    ``empty``; kernelName ``tile`` or ``cutlass up <instance> down <instance>``."""
+    return _with_where(_C.describe_fused_moe(hidden, w1, w2, topk_weights, topk_ids, activation, expert_map, out_dtype))

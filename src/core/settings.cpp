@@ -79,8 +79,8 @@ const FamilyInfo& gmm_family_info() {
 }
 
 const FamilyInfo& fmoe_family_info() {
-  static const FamilyInfo kFmoe{
-      "fused_moe", "fmoe", "tuned_fmoe.csv", "untuned_fmoe.csv", "TGEMM_CONFIG_FMOE", "TGEMM_UNTUNED_FMOE"};
+  static const FamilyInfo kFmoe{"fused_moe",         "fmoe", "tuned_fmoe.csv", "untuned_fmoe.csv", "TGEMM_CONFIG_FMOE",
+                                "TGEMM_UNTUNED_FMOE"};
   return kFmoe;
 }
 

@@ -170,15 +170,16 @@ std::string RowReader::read(TableRow* row) {
 
 ParsedTable parse_tuned_table(std::istream& in, const std::string& file, const csv::ReadLimits& limits) {
   ParsedTable out;
-  TableScan scan = read_table_rows(in, file, limits, {"arch", "sm_count", "M", "N", "K", "dtype", "libtype", "kernelName"},
-                                   [&](const TableColumns& cols, const std::vector<std::string>& fields, int line) {
-                                     TableRow row;
-                                     row.file = file;
-                                     row.line = line;
-                                     std::string bad = RowReader(cols, fields).read(&row);
-                                     if (bad.empty()) out.rows.push_back(std::move(row));
-                                     return bad;
-                                   });
+  TableScan scan =
+      read_table_rows(in, file, limits, {"arch", "sm_count", "M", "N", "K", "dtype", "libtype", "kernelName"},
+                      [&](const TableColumns& cols, const std::vector<std::string>& fields, int line) {
+                        TableRow row;
+                        row.file = file;
+                        row.line = line;
+                        std::string bad = RowReader(cols, fields).read(&row);
+                        if (bad.empty()) out.rows.push_back(std::move(row));
+                        return bad;
+                      });
   out.warnings = std::move(scan.warnings);
   if (scan.read_to_end && scan.have_header && out.rows.empty()) {
     out.warnings.push_back(file + (scan.data_lines == 0 ? ": a header and no rows, no rows loaded from it"

@@ -81,8 +81,9 @@ FmoeKey fmoe_key(std::int64_t t, std::int64_t experts, std::int64_t topk, std::i
 
 const std::vector<std::string>& fmoe_tuned_columns() {
   static const std::vector<std::string> kColumns = {
-      "arch", "sm_count", "tokens", "T",  "E",    "topk", "H",         "I",       "dtype",          "quant",
-      "activation", "solution", "up", "down", "us", "us_skewed", "speedup", "speedup_skewed", "default"};
+      "arch",    "sm_count",       "tokens",     "T",        "E",  "topk", "H",  "I",
+      "dtype",   "quant",          "activation", "solution", "up", "down", "us", "us_skewed",
+      "speedup", "speedup_skewed", "default"};
   return kColumns;
 }
 
@@ -186,16 +187,16 @@ std::string FmoeRowReader::read(FmoeRow* row) {
 
 ParsedFmoeTable parse_fmoe_table(std::istream& in, const std::string& file, const csv::ReadLimits& limits) {
   ParsedFmoeTable out;
-  TableScan scan = read_table_rows(in, file, limits,
-                                   {"arch", "sm_count", "tokens", "E", "topk", "H", "I", "dtype", "solution"},
-                                   [&](const TableColumns& cols, const std::vector<std::string>& fields, int line) {
-                                     FmoeRow row;
-                                     row.file = file;
-                                     row.line = line;
-                                     std::string bad = FmoeRowReader(cols, fields).read(&row);
-                                     if (bad.empty()) out.rows.push_back(std::move(row));
-                                     return bad;
-                                   });
+  TableScan scan =
+      read_table_rows(in, file, limits, {"arch", "sm_count", "tokens", "E", "topk", "H", "I", "dtype", "solution"},
+                      [&](const TableColumns& cols, const std::vector<std::string>& fields, int line) {
+                        FmoeRow row;
+                        row.file = file;
+                        row.line = line;
+                        std::string bad = FmoeRowReader(cols, fields).read(&row);
+                        if (bad.empty()) out.rows.push_back(std::move(row));
+                        return bad;
+                      });
   out.warnings = std::move(scan.warnings);
   return out;
 }

@@ -13,8 +13,8 @@
 //     order (deterministic, no atomics); slots of the tail bucket add nothing.
 // Each expert's rows are multiplied by the same kernel whatever their sorted order, so a token's
 // result does not depend on the atomic order of the sort.
-// Preconditions: a validated MoeCall with T > 0, H > 0, I > 0 that select_fused_moe_cutlass
-// accepted. Tested by tests/gpu/test_moe.cpp (FusedMoeBackends.*) and tests/python/test_moe.py;
+// Preconditions: a validated MoeCall with T > 0, H > 0, I > 0 whose plan route_fused_moe made
+// (src/moe/fmoe_dispatch.h). Tested by tests/gpu/test_moe.cpp (FusedMoeBackends.*) and tests/python/test_moe.py;
 // benched by bench/torch_bench.py --fmoe with TGEMM_GROUPED_BACKEND=cutlass.
 #include <cuda_runtime.h>
 
@@ -180,37 +180,7 @@ void run_typed(const MoeProblem& p, const MoeArgs& args, const MoeCutlassPlan& p
   }
 }
 
-bool aligned16(const void* ptr) { return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0; }
-
 }  // namespace
-
-MoeCutlassPlan select_fused_moe_cutlass(const MoeProblem& p, const MoeArgs& args, int device) {
-  MoeCutlassPlan plan;
-  if (p.tokens == 0 || p.hidden == 0 || p.inter == 0 || p.topk == 0 || p.experts == 0) return plan;
-  // The gather, the act and the combine move 16-byte chunks: H and I multiples of 8, rows aligned.
-  const bool tma = aligned16(args.hidden) && aligned16(args.w1) && aligned16(args.w2) && aligned16(args.out) &&
-                   p.gate_up.x_token_stride % 8 == 0 && p.gate_up.w_expert_stride % 8 == 0 &&
-                   p.gate_up.w_row_stride % 8 == 0 && p.down.w_expert_stride % 8 == 0 && p.down.w_row_stride % 8 == 0 &&
-                   p.down.out_token_stride % 8 == 0 && p.hidden % 8 == 0 && p.inter % 8 == 0;
-  grouped_cutlass::GroupedShape s;
-  s.rows = p.tokens * p.topk;
-  s.groups = p.experts;
-  s.in = p.in_type;
-  s.b_k_major = true;
-  s.tma_compatible = tma;
-  s.n = 2 * p.inter;
-  s.k = p.hidden;
-  const grouped_cutlass::GroupedKernel* up = grouped_cutlass::pick_grouped_kernel(s, device);
-  s.n = p.hidden;
-  s.k = p.inter;
-  const grouped_cutlass::GroupedKernel* down =
-      up != nullptr ? grouped_cutlass::pick_grouped_kernel(s, device) : nullptr;
-  if (up != nullptr && down != nullptr) {
-    plan.up = up;
-    plan.down = down;
-  }
-  return plan;
-}
 
 std::size_t fused_moe_cutlass_workspace_bytes(const MoeProblem& p, const MoeCutlassPlan& plan, int device) {
   return carve(p, plan, cuda_device_info(device).sm_count, nullptr).bytes;

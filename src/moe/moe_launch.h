@@ -29,10 +29,8 @@ struct MoeCutlassPlan {
   const grouped_cutlass::GroupedKernel* up = nullptr;
   const grouped_cutlass::GroupedKernel* down = nullptr;
 };
-// The plan on `device` (the current device) under TGEMM_GROUPED_BACKEND and the rule of
-// src/grouped/gmm_cutlass.h over the slots (T * k rows in E groups); null kernels where either
-// GEMM stays on the tile kernels, H or I is not a multiple of 8 or an operand is misaligned.
-MoeCutlassPlan select_fused_moe_cutlass(const MoeProblem& p, const MoeArgs& args, int device);
+// The plan (route_fused_moe, src/moe/fmoe_dispatch.h) must name instances that can take the call:
+// H and I multiples of 8, operands 16-byte aligned (fused_moe_cutlass_can_take).
 std::size_t fused_moe_cutlass_workspace_bytes(const MoeProblem& p, const MoeCutlassPlan& plan, int device);
 // out = fused_moe(...) on the plan's instances, for a validated call with T, H and I > 0.
 void launch_fused_moe_cutlass(const MoeProblem& p, const MoeArgs& args, const MoeCutlassPlan& plan, void* workspace,

@@ -72,6 +72,8 @@ void Runtime::reload() {
   Settings settings = Settings::from_env(shipped_config_dir_locked(), Settings::process_env());
   gmm_tables_.push_back(std::make_unique<GmmTables>(settings.gmm, settings.capture, settings.log_tuned_config));
   current_gmm_.store(gmm_tables_.back().get(), std::memory_order_release);
+  fmoe_tables_.push_back(std::make_unique<FmoeTables>(settings.fmoe, settings.capture, settings.log_tuned_config));
+  current_fmoe_.store(fmoe_tables_.back().get(), std::memory_order_release);
   dispatchers_.push_back(std::make_unique<Dispatcher>(registry_, platform_, std::move(settings)));
   current_.store(dispatchers_.back().get(), std::memory_order_release);
 }

@@ -13,6 +13,7 @@
 #include "cuda/device.h"
 #include "cuda/workspace_pool.h"
 #include "grouped/gmm_table.h"
+#include "moe/fmoe_table.h"
 
 namespace tgemm {
 
@@ -27,6 +28,8 @@ class Runtime {
   // gmm's tables (src/grouped/gmm_table.h) of the current configuration, replaced by reload()
   // and retired like the dispatcher.
   GmmTables& gmm_tables() { return *current_gmm_.load(std::memory_order_acquire); }
+  // fused_moe's tables (src/moe/fmoe_table.h), likewise.
+  FmoeTables& fmoe_tables() { return *current_fmoe_.load(std::memory_order_acquire); }
   const Registry& registry() const { return registry_; }
   const CudaPlatform& platform() const { return platform_; }
   WorkspacePool& workspaces() { return workspaces_; }
@@ -49,6 +52,8 @@ class Runtime {
   std::atomic<Dispatcher*> current_{nullptr};
   std::vector<std::unique_ptr<GmmTables>> gmm_tables_;  // every one built; the last is current_gmm_
   std::atomic<GmmTables*> current_gmm_{nullptr};
+  std::vector<std::unique_ptr<FmoeTables>> fmoe_tables_;  // every one built; the last is current_fmoe_
+  std::atomic<FmoeTables*> current_fmoe_{nullptr};
 };
 
 // Registers every backend compiled into this build, in default-priority order.

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import tgemm
-from tgemm_test_utils import assert_bad_input, randn, requires_cuda
+from tgemm_test_utils import assert_bad_input, device_arch, randn, requires_cuda
 
 pytestmark = requires_cuda
 
@@ -115,6 +115,34 @@ def test_fused_moe_empty_shapes(grouped_backend):
     no_slot = torch.empty(6, 0, device="cuda")
     zeros = tgemm.fused_moe(hidden, w1, w2, no_slot, no_slot.int())
     assert torch.equal(zeros, torch.zeros_like(zeros))
+
+
+def test_describe_fused_moe_names_the_level_and_fused_moe_follows_its_table(grouped_backend, monkeypatch, tmp_path):
+    """TGEMM_GROUPED_BACKEND forces a backend (level forced); unset, a row of TGEMM_CONFIG_FMOE for
+    the call's key (the power-of-two bucket of T, E, topk, H, I, dtype, activation) chooses (level
+    table) and fused_moe's result stays right; a call of another bucket gets the default rule."""
+    hidden, w1, w2, tw, ids = make_moe(48, 2, 8, 128, 96, routing="skewed", seed=5)
+    forced = tgemm.describe_fused_moe(hidden, w1, w2, tw, ids)
+    assert forced["level"] == "forced"
+    assert (forced["kernelName"] == "tile") == (grouped_backend == "tile")
+    monkeypatch.delenv("TGEMM_GROUPED_BACKEND")
+    props = torch.cuda.get_device_properties(torch.cuda.current_device())
+    table = tmp_path / "tuned_fmoe.csv"
+    table.write_text(
+        "arch,sm_count,tokens,E,topk,H,I,dtype,solution\n"
+        f"{device_arch()},{props.multi_processor_count},64,8,2,128,96,torch.bfloat16,tile\n"
+    )
+    monkeypatch.setenv("TGEMM_CONFIG_FMOE", str(table))
+    tgemm.reload_config()
+    try:
+        info = tgemm.describe_fused_moe(hidden, w1, w2, tw, ids)
+        assert (info["level"], info["kernelName"], info["where"]) == ("table", "tile", f"{table}:2")
+        assert_close(tgemm.fused_moe(hidden, w1, w2, tw, ids), reference_moe(hidden, w1, w2, tw, ids))
+        assert tgemm.describe_fused_moe(hidden[:32], w1, w2, tw[:32], ids[:32])["level"] == "default"
+        assert tgemm.describe_fused_moe(hidden, w1, w2, tw, ids, "gelu")["level"] == "default"
+    finally:
+        monkeypatch.delenv("TGEMM_CONFIG_FMOE")
+        tgemm.reload_config()
 
 
 @pytest.mark.parametrize("routing", ["uniform", "skewed", "some_empty", "one"])

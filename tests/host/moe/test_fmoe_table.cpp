@@ -206,9 +206,9 @@ TEST(FmoeTable, CardFileServesItsCardAndOtherSmCountsWarn) {
   const std::string base(dir);
   ASSERT_EQ(::mkdir((base + "/h200").c_str(), 0755), 0);
   const std::string key = "sm_90a,132,8,,8,2,64,32,torch.bfloat16,none,silu,";
-  std::ofstream(base + "/tuned_fmoe.csv") << kHeader << "sm_90a,114,8,,8,2,64,32,torch.bfloat16,none,silu,tile,,,1,1,1,1,x\n";
-  std::ofstream(base + "/h200/tuned_fmoe.csv")
-      << kHeader << key << "cutlass," << kUp << "," << kDown << ",1,1,1,1,x\n";
+  std::ofstream(base + "/tuned_fmoe.csv")
+      << kHeader << "sm_90a,114,8,,8,2,64,32,torch.bfloat16,none,silu,tile,,,1,1,1,1,x\n";
+  std::ofstream(base + "/h200/tuned_fmoe.csv") << kHeader << key << "cutlass," << kUp << "," << kDown << ",1,1,1,1,x\n";
   FamilySettings fs;
   fs.table_files = {base + "/tuned_fmoe.csv"};
   fs.card_table_dir = base;

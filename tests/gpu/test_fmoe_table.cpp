@@ -1,0 +1,232 @@
+// fused_moe's tuned table on the GPU: a row for a small key naming a path other than the default
+// rule's (src/moe/fmoe_dispatch.h) is followed (describe_fused_moe's level, solution, file and
+// line) with a correct output; a row serves its token bucket only; TGEMM_GROUPED_BACKEND overrides
+// the table; a row naming an instance this build cannot run is one warning and the default
+// serves; under TGEMM_TUNE_GEMM a call no row serves records its key once, at its bucket's top.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/log.h"
+#include "core/validate_moe.h"
+#include "grouped/gmm_cutlass.h"
+#include "cuda/device.h"
+#include "moe/fmoe_dispatch.h"
+#include "moe/fmoe_table.h"
+#include "tests/common/gpu_test_util.h"
+#include "tests/gpu/grouped_checks.h"
+#include "tests/gpu/moe_checks.h"
+#include "tgemm/config.h"
+#include "tgemm/moe.h"
+
+namespace tgemm {
+namespace {
+
+// Sets (or, with null, unsets) an environment variable for its lifetime.
+class EnvScope {
+ public:
+  EnvScope(const char* name, const char* value) : name_(name) {
+    const char* old = std::getenv(name);
+    had_ = old != nullptr;
+    if (had_) previous_ = old;
+    if (value != nullptr) {
+      setenv(name, value, 1);
+    } else {
+      unsetenv(name);
+    }
+  }
+  ~EnvScope() {
+    if (had_) {
+      setenv(name_.c_str(), previous_.c_str(), 1);
+    } else {
+      unsetenv(name_.c_str());
+    }
+  }
+
+ private:
+  std::string name_, previous_;
+  bool had_ = false;
+};
+
+// Points TGEMM_CONFIG_FMOE at a file holding `rows` for its lifetime (then restores the variable
+// and the configuration).
+class FmoeTableFile {
+ public:
+  explicit FmoeTableFile(const std::vector<FmoeRow>& rows) {
+    char dir[] = "/tmp/tgemm_fmoe_table_XXXXXX";
+    if (mkdtemp(dir) == nullptr) throw std::runtime_error("mkdtemp failed");
+    dir_ = dir;
+    path_ = dir_ + "/tuned_fmoe.csv";
+    std::ofstream out(path_);
+    out << csv::join(fmoe_tuned_columns()) << "\n";
+    for (const FmoeRow& r : rows) out << format_fmoe_row(r) << "\n";
+    out.close();
+    env_ = std::make_unique<EnvScope>("TGEMM_CONFIG_FMOE", path_.c_str());
+    reload_config();
+  }
+  ~FmoeTableFile() {
+    env_.reset();
+    reload_config();
+    std::remove(path_.c_str());
+    ::rmdir(dir_.c_str());
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string dir_, path_;
+  std::unique_ptr<EnvScope> env_;
+};
+
+// T = 48 tokens (bucket 64), k = 2 of E = 8 experts, H = 128, I = 96: H and I multiples of 8, so
+// every CUTLASS grouped instance of bf16 can take both GEMMs.
+test::MoeCase small_case(std::int64_t t = 48) {
+  test::MoeCase c;
+  c.t = t;
+  c.k = 2;
+  c.e = 8;
+  c.h = 128;
+  c.inter = 96;
+  c.ids = test::routing_ids(test::Routing::kSkewed, c.t, c.k, c.e, 3);
+  return c;
+}
+
+MoeCall call_of(const test::MoeData& d) {
+  return validate_fused_moe(d.hv, d.w1v, d.w2v, d.tv, d.iv, d.ov, d.c.act, nullptr, "test_fmoe_table");
+}
+
+DispatchInfo describe(const test::MoeData& d) {
+  return describe_fused_moe(d.hv, d.w1v, d.w2v, d.tv, d.iv, d.ov, d.c.act, nullptr);
+}
+
+std::string plan_name(const MoeCutlassPlan& plan) {
+  if (plan.up == nullptr) return "tile";
+  return std::string("cutlass up ") + plan.up->generated_name + " down " + plan.down->generated_name;
+}
+
+TEST(FmoeTable, ARowOfTheKeyIsFollowedInItsBucketOnly) {
+  TGEMM_REQUIRE_GPU();
+  EnvScope backend("TGEMM_GROUPED_BACKEND", nullptr);
+  reload_config();
+  const test::MoeCase c = small_case();
+  test::MoeData d = test::make_moe(c, 11);
+  const int device = cuda_current_device();
+  const MoeCall call = call_of(d);
+  const MoeCutlassPlan dflt = fused_moe_default_plan(call, device);
+  const std::vector<MoeCutlassPlan> candidates = fused_moe_candidates(call, device);
+  ASSERT_FALSE(candidates.empty());
+  EXPECT_EQ(candidates[0].up, nullptr);  // the tile path first
+  // A candidate other than the default's (the last: a CUTLASS pair where this build has one).
+  MoeCutlassPlan chosen = candidates.back();
+  if (chosen.up == dflt.up && chosen.down == dflt.down) chosen = candidates.front();
+  const DeviceInfo& dev = cuda_device_info(device);
+  FmoeRow row;
+  row.key = fused_moe_key(call.problem, dev.arch, dev.sm_count);
+  row.t = c.t;
+  row.solution = fmoe_solution_name(chosen);
+  if (chosen.up != nullptr) {
+    row.up = chosen.up->generated_name;
+    row.down = chosen.down->generated_name;
+  }
+  row.default_solution = fmoe_solution_name(dflt);
+  EXPECT_EQ(row.key.tokens, 64);
+  {
+    FmoeTableFile file({row});
+    const DispatchInfo info = describe(d);
+    EXPECT_EQ(info.level, "table");
+    EXPECT_EQ(info.kernel_name, plan_name(chosen));
+    EXPECT_EQ(info.file, file.path());
+    EXPECT_EQ(info.line, 2);
+    EXPECT_EQ(info.matched_m, c.t);
+    test::run_moe(d, nullptr);
+    device_synchronize();
+    test::expect_moe_matches(d, c.ids, d.topk_weights.host());
+
+    // T = 32: bucket 32, which no row serves.
+    test::MoeData other = test::make_moe(small_case(32), 12);
+    EXPECT_EQ(describe(other).level, "default");
+    // T = 33: bucket 64 again.
+    test::MoeData same = test::make_moe(small_case(33), 13);
+    EXPECT_EQ(describe(same).level, "table");
+
+    // TGEMM_GROUPED_BACKEND overrides the row.
+    test::GroupedBackendScope forced("tile");
+    const DispatchInfo f = describe(d);
+    EXPECT_EQ(f.level, "forced");
+    EXPECT_EQ(f.kernel_name, "tile");
+  }
+}
+
+TEST(FmoeTable, ARowThisBuildCannotRunIsOneWarningAndTheDefaultServes) {
+  TGEMM_REQUIRE_GPU();
+  EnvScope backend("TGEMM_GROUPED_BACKEND", nullptr);
+  reload_config();
+  const test::MoeCase c = small_case();
+  test::MoeData d = test::make_moe(c, 14);
+  const DispatchInfo dflt = describe(d);
+  ASSERT_EQ(dflt.level, "default");
+  const DeviceInfo& dev = cuda_device_info(cuda_current_device());
+  FmoeRow row;
+  row.key = fused_moe_key(call_of(d).problem, dev.arch, dev.sm_count);
+  row.solution = kFmoeCutlassSolution;
+  row.up = "sm90_grouped_bf16_bk_999x128x64_coop";
+  row.down = "sm90_grouped_bf16_bk_999x128x64_coop";
+  std::vector<std::string> said;
+  LogSink previous = set_log_sink([&](LogLevel level, const std::string& m) {
+    if (level == LogLevel::kWarning) said.push_back(m);
+  });
+  {
+    FmoeTableFile file({row});
+    const DispatchInfo info = describe(d);
+    EXPECT_EQ(info.level, "default");
+    EXPECT_EQ(info.kernel_name, dflt.kernel_name);
+    describe(d);
+    ASSERT_EQ(said.size(), 1u);
+    EXPECT_NE(said[0].find(file.path() + ":2: "), std::string::npos) << said[0];
+    EXPECT_NE(said[0].find("sm90_grouped_bf16_bk_999x128x64_coop"), std::string::npos) << said[0];
+    test::run_moe(d, nullptr);
+    device_synchronize();
+    test::expect_moe_matches(d, c.ids, d.topk_weights.host());
+  }
+  set_log_sink(previous);
+}
+
+// TGEMM_TUNE_GEMM=1: calls no row serves record their key once, at the bucket's top T (64 for 48
+// and 40 tokens), which `tgemm tune-fmoe -i` would race.
+TEST(FmoeTable, TheCaptureRecordsAKeyNoRowServesOnce) {
+  TGEMM_REQUIRE_GPU();
+  char dir[] = "/tmp/tgemm_fmoe_capture_XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string path = std::string(dir) + "/untuned_fmoe.csv";
+  {
+    EnvScope tune("TGEMM_TUNE_GEMM", "1");
+    EnvScope untuned("TGEMM_UNTUNED_FMOE", path.c_str());
+    EnvScope tables("TGEMM_CONFIG_FMOE", "/nonexistent/tuned_fmoe.csv");
+    EnvScope backend("TGEMM_GROUPED_BACKEND", nullptr);
+    reload_config();
+    for (std::int64_t t : {48, 40}) {
+      const test::MoeCase c = small_case(t);
+      test::MoeData d = test::make_moe(c, 15);
+      test::run_moe(d, nullptr);
+      device_synchronize();
+      test::expect_moe_matches(d, c.ids, d.topk_weights.host());
+    }
+  }
+  reload_config();
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), "T,E,topk,H,I,dtype,quant,activation\n64,8,2,128,96,torch.bfloat16,none,silu\n");
+  std::remove(path.c_str());
+  std::remove((path + ".lock").c_str());
+  ::rmdir(dir);
+}
+
+}  // namespace
+}  // namespace tgemm
