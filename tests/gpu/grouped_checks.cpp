@@ -52,6 +52,26 @@ std::vector<float> reference(const GmmData& d, const std::vector<std::int32_t>& 
 
 }  // namespace
 
+EnvScope::EnvScope(const char* name, const char* value) : name_(name) {
+  if (const char* old = std::getenv(name)) {
+    had_ = true;
+    previous_ = old;
+  }
+  if (value != nullptr) {
+    setenv(name, value, 1);
+  } else {
+    unsetenv(name);
+  }
+}
+
+EnvScope::~EnvScope() {
+  if (had_) {
+    setenv(name_.c_str(), previous_.c_str(), 1);
+  } else {
+    unsetenv(name_.c_str());
+  }
+}
+
 GroupedBackendScope::GroupedBackendScope(const std::string& backend) {
   if (const char* v = std::getenv("TGEMM_GROUPED_BACKEND")) {
     had_ = true;

@@ -42,6 +42,19 @@ void run_gmm(const GmmData& d, Stream stream);
 // clamped to M, rows past the sum zero).
 void expect_gmm_matches(const GmmData& d, const std::vector<std::int32_t>& sizes);
 
+// Sets (or, with a null value, unsets) an environment variable for its lifetime, then restores it.
+class EnvScope {
+ public:
+  EnvScope(const char* name, const char* value);
+  ~EnvScope();
+  EnvScope(const EnvScope&) = delete;
+  EnvScope& operator=(const EnvScope&) = delete;
+
+ private:
+  std::string name_, previous_;
+  bool had_ = false;
+};
+
 // Sets TGEMM_GROUPED_BACKEND ("tile", "cutlass", "auto") for its lifetime, then restores the
 // previous value: gmm and fused_moe read it at each call.
 class GroupedBackendScope {

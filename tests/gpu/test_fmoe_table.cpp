@@ -29,32 +29,6 @@
 namespace tgemm {
 namespace {
 
-// Sets (or, with null, unsets) an environment variable for its lifetime.
-class EnvScope {
- public:
-  EnvScope(const char* name, const char* value) : name_(name) {
-    const char* old = std::getenv(name);
-    had_ = old != nullptr;
-    if (had_) previous_ = old;
-    if (value != nullptr) {
-      setenv(name, value, 1);
-    } else {
-      unsetenv(name);
-    }
-  }
-  ~EnvScope() {
-    if (had_) {
-      setenv(name_.c_str(), previous_.c_str(), 1);
-    } else {
-      unsetenv(name_.c_str());
-    }
-  }
-
- private:
-  std::string name_, previous_;
-  bool had_ = false;
-};
-
 // Points TGEMM_CONFIG_FMOE at a file holding `rows` for its lifetime (then restores the variable
 // and the configuration).
 class FmoeTableFile {
@@ -68,7 +42,7 @@ class FmoeTableFile {
     out << csv::join(fmoe_tuned_columns()) << "\n";
     for (const FmoeRow& r : rows) out << format_fmoe_row(r) << "\n";
     out.close();
-    env_ = std::make_unique<EnvScope>("TGEMM_CONFIG_FMOE", path_.c_str());
+    env_ = std::make_unique<test::EnvScope>("TGEMM_CONFIG_FMOE", path_.c_str());
     reload_config();
   }
   ~FmoeTableFile() {
@@ -81,7 +55,7 @@ class FmoeTableFile {
 
  private:
   std::string dir_, path_;
-  std::unique_ptr<EnvScope> env_;
+  std::unique_ptr<test::EnvScope> env_;
 };
 
 // T = 48 tokens (bucket 64), k = 2 of E = 8 experts, H = 128, I = 96: H and I multiples of 8, so
@@ -112,7 +86,7 @@ std::string plan_name(const MoeCutlassPlan& plan) {
 
 TEST(FmoeTable, ARowOfTheKeyIsFollowedInItsBucketOnly) {
   TGEMM_REQUIRE_GPU();
-  EnvScope backend("TGEMM_GROUPED_BACKEND", nullptr);
+  test::EnvScope backend("TGEMM_GROUPED_BACKEND", nullptr);
   reload_config();
   const test::MoeCase c = small_case();
   test::MoeData d = test::make_moe(c, 11);
@@ -165,7 +139,7 @@ TEST(FmoeTable, ARowOfTheKeyIsFollowedInItsBucketOnly) {
 
 TEST(FmoeTable, ARowThisBuildCannotRunIsOneWarningAndTheDefaultServes) {
   TGEMM_REQUIRE_GPU();
-  EnvScope backend("TGEMM_GROUPED_BACKEND", nullptr);
+  test::EnvScope backend("TGEMM_GROUPED_BACKEND", nullptr);
   reload_config();
   const test::MoeCase c = small_case();
   test::MoeData d = test::make_moe(c, 14);
@@ -205,10 +179,10 @@ TEST(FmoeTable, TheCaptureRecordsAKeyNoRowServesOnce) {
   ASSERT_NE(mkdtemp(dir), nullptr);
   const std::string path = std::string(dir) + "/untuned_fmoe.csv";
   {
-    EnvScope tune("TGEMM_TUNE_GEMM", "1");
-    EnvScope untuned("TGEMM_UNTUNED_FMOE", path.c_str());
-    EnvScope tables("TGEMM_CONFIG_FMOE", "/nonexistent/tuned_fmoe.csv");
-    EnvScope backend("TGEMM_GROUPED_BACKEND", nullptr);
+    test::EnvScope tune("TGEMM_TUNE_GEMM", "1");
+    test::EnvScope untuned("TGEMM_UNTUNED_FMOE", path.c_str());
+    test::EnvScope tables("TGEMM_CONFIG_FMOE", "/nonexistent/tuned_fmoe.csv");
+    test::EnvScope backend("TGEMM_GROUPED_BACKEND", nullptr);
     reload_config();
     for (std::int64_t t : {48, 40}) {
       const test::MoeCase c = small_case(t);

@@ -179,32 +179,6 @@ TEST(GmmTable, ARowThisBuildCannotRunIsOneWarningAndTheDefaultServes) {
   set_log_sink(previous);
 }
 
-// Sets (or, with null, unsets) an environment variable for its lifetime.
-class EnvScope {
- public:
-  EnvScope(const char* name, const char* value) : name_(name) {
-    const char* old = std::getenv(name);
-    had_ = old != nullptr;
-    if (had_) previous_ = old;
-    if (value != nullptr) {
-      setenv(name, value, 1);
-    } else {
-      unsetenv(name);
-    }
-  }
-  ~EnvScope() {
-    if (had_) {
-      setenv(name_.c_str(), previous_.c_str(), 1);
-    } else {
-      unsetenv(name_.c_str());
-    }
-  }
-
- private:
-  std::string name_, previous_;
-  bool had_ = false;
-};
-
 // TGEMM_TUNE_GEMM=1: a call no row serves records its key once, at the bucket's top M (G x 64 for
 // 40 rows a group), which `tgemm tune-gmm -i` races.
 TEST(GmmTable, TheCaptureRecordsAKeyNoRowServesOnce) {
@@ -213,10 +187,10 @@ TEST(GmmTable, TheCaptureRecordsAKeyNoRowServesOnce) {
   ASSERT_NE(mkdtemp(dir), nullptr);
   const std::string path = std::string(dir) + "/untuned_gmm.csv";
   {
-    EnvScope tune("TGEMM_TUNE_GEMM", "1");
-    EnvScope untuned("TGEMM_UNTUNED_GMM", path.c_str());
-    EnvScope tables("TGEMM_CONFIG_GMM", "/nonexistent/tuned_gmm.csv");
-    EnvScope backend("TGEMM_GROUPED_BACKEND", nullptr);
+    test::EnvScope tune("TGEMM_TUNE_GEMM", "1");
+    test::EnvScope untuned("TGEMM_UNTUNED_GMM", path.c_str());
+    test::EnvScope tables("TGEMM_CONFIG_GMM", "/nonexistent/tuned_gmm.csv");
+    test::EnvScope backend("TGEMM_GROUPED_BACKEND", nullptr);
     reload_config();
     test::GmmCase c;
     c.m = 4 * 40;
