@@ -19,7 +19,7 @@
 namespace tgemm {
 
 struct FmoeRoute {
-  MoeCutlassPlan plan;         // both null: the tile path
+  MoeCutlassPlan plan;            // both null: the tile path
   const char* level = "default";  // forced | table | default
   const FmoeRow* row = nullptr;   // level "table": the row
 };

@@ -16,8 +16,8 @@
 
 #include "core/log.h"
 #include "core/validate_moe.h"
-#include "grouped/gmm_cutlass.h"
 #include "cuda/device.h"
+#include "grouped/gmm_cutlass.h"
 #include "moe/fmoe_dispatch.h"
 #include "moe/fmoe_table.h"
 #include "tests/common/gpu_test_util.h"
