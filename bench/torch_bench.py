@@ -269,7 +269,7 @@ def _stream_rates() -> tuple[float, float]:
     acc = torch.empty((), dtype=torch.float32, device="cuda")
     words = src.view(torch.float32)
     copy_us = statistics.median(time_graph(lambda i: dst.copy_(src), launches=2, replays=10))
-    read_us = statistics.median(time_graph(lambda i: torch.sum(words, out=acc), launches=2, replays=10))
+    read_us = statistics.median(time_graph(lambda i: torch.sum(words, dim=0, out=acc), launches=2, replays=10))
     return 2 * 2 * n / (copy_us * 1e-6) / 1e12, 2 * n / (read_us * 1e-6) / 1e12
 
 

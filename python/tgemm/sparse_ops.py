@@ -89,7 +89,7 @@ def block_weight(
     K (:class:`tgemm.TgemmError` otherwise). ``keep_dense``: also keep the weight dense (the blocks
     the mask drops zeroed), at the memory of a dense copy."""
     if w.layout == torch.sparse_bsr:
-        values = w.values().contiguous()
+        values = w.values().clone(memory_format=torch.contiguous_format)  # not a view: see csr_weight
         bs = int(values.shape[1])
         if block_size is not None and block_size != bs:
             raise ValueError(f"tgemm.block_weight: block_size {block_size} differs from the BSR tensor's {bs}")
@@ -165,7 +165,9 @@ def csr_weight(w: torch.Tensor, keep_dense: bool = False) -> CsrWeight:
         raise ValueError(f"tgemm.csr_weight: nnz {w.values().numel()} does not fit the int32 indices")
     crow = w.crow_indices().to(torch.int32)
     col = w.col_indices().to(torch.int32)
-    values = w.values().contiguous()
+    # A copy, not the sparse tensor's own values: a view of a sparse tensor cannot be traced
+    # (torch.compile's fake tensors would have to rebuild the sparse base).
+    values = w.values().clone(memory_format=torch.contiguous_format)
     _C.check_sparse_csr(crow, col, values, n, k)
     return CsrWeight(crow, col, values, n, k, w.to_dense().contiguous() if keep_dense else None)
 

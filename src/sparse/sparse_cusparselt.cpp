@@ -182,8 +182,13 @@ const Plan& plan_for(int device, std::int64_t m, std::int64_t n, std::int64_t k,
         op);
   }
   if (split_k > 0) {
-    TGEMM_CSLT_CHECK(
-        a.cusparseLtMatmulAlgSetAttribute(h, &p->alg, CUSPARSELT_MATMUL_SPLIT_K, &split_k, sizeof(split_k)), op);
+    // cuSPARSELt decides per problem which split-K values it takes (0.8.0 refuses 2 on 256 x 256 x
+    // 512): a refusal is the caller's argument, named as such.
+    const cusparseStatus_t st =
+        a.cusparseLtMatmulAlgSetAttribute(h, &p->alg, CUSPARSELT_MATMUL_SPLIT_K, &split_k, sizeof(split_k));
+    TGEMM_CHECK(st == CUSPARSE_STATUS_SUCCESS, op, "options.split_k must be a split-K cuSPARSELt accepts for ", m, "x",
+                n, "x", k, " (CUSPARSELT_MATMUL_SPLIT_K), got ", split_k, ": ", a.cusparseLtGetErrorString(st),
+                " (status ", static_cast<int>(st), ")");
   }
   TGEMM_CSLT_CHECK(a.cusparseLtMatmulPlanInit(h, &p->plan, &p->matmul, &p->alg), op);
   TGEMM_CSLT_CHECK(a.cusparseLtMatmulGetWorkspace(h, &p->plan, &p->workspace), op);

@@ -101,9 +101,11 @@ def opcheck_float8(op, args) -> None:
         return
     utils = ["test_autograd_registration", "test_faketensor", "test_aot_dispatch_dynamic"]
     torch.library.opcheck(op, args, test_utils=utils)
-    before = [a.clone() for a in args if isinstance(a, torch.Tensor)]
+    # The arguments the schema lets the op write (an `out` Tensor(a!)) are left out.
+    written = [a.alias_info is not None and a.alias_info.is_write for a in op._schema.arguments]
+    inputs = [a for a, w in zip(args, written) if isinstance(a, torch.Tensor) and not w]
+    before = [a.clone() for a in inputs]
     op(*args)
-    after = [a for a in args if isinstance(a, torch.Tensor)]
-    for b, a in zip(before, after):
+    for b, a in zip(before, inputs):
         same = torch.equal(b.contiguous().view(torch.uint8), a.contiguous().view(torch.uint8))
         assert same, "an input was mutated"
