@@ -80,17 +80,13 @@ struct GroupedShape {
   bool tma_compatible = false;
 };
 
-// Average rows per group from which the default rule takes the CUTLASS kernel
-// (docs/performance.md, "Grouped GEMM backends").
-inline constexpr std::int64_t kCutlassMinRowsPerGroup = 32;
-
 // Whether the CUTLASS kernel can take the shape at all: TMA-compatible operands, K > 0, K and N
 // multiples of 8, M, N, K below 2^31.
 bool cutlass_can_take(const GroupedShape& s);
 
 // The configuration to launch among `available` (the instances of this build loadable on the
-// device), or -1 for the tile kernels. kTile: -1. kAuto: the CUTLASS kernel when
-// rows >= kCutlassMinRowsPerGroup * groups. kCutlass: whenever cutlass_can_take. The tile shape:
+// device), or -1 for the tile kernels. kTile: -1. kAuto and kCutlass: the CUTLASS kernel whenever
+// cutlass_can_take (at every rows per group: docs/performance.md, "Grouped GEMM backends"). The tile shape:
 // 64x128 pingpong below 128 rows per group (a 128-row tile would be more than half padding);
 // else 128x256 cooperative when its tiles fill every SM once, 128x128 cooperative otherwise;
 // the nearest built instance of the dtype and B layout when the preferred one is not built.

@@ -49,7 +49,6 @@ bool cutlass_can_take(const GroupedShape& s) {
 int choose_grouped_config(const std::vector<GroupedConfig>& available, const GroupedShape& s, GroupedBackend backend,
                           int sm_count) {
   if (backend == GroupedBackend::kTile || !cutlass_can_take(s)) return -1;
-  if (backend == GroupedBackend::kAuto && s.rows < kCutlassMinRowsPerGroup * s.groups) return -1;
   const std::int64_t per_group = s.rows / s.groups;
   GroupedConfig want{s.in, s.b_k_major, 128, 128, 64, Schedule::kCooperative};
   if (per_group < 128) {

@@ -1,5 +1,5 @@
 // fused_moe (include/tgemm/moe.h) on the CUTLASS grouped kernel (src/grouped/gmm_cutlass.h), for
-// prefill-sized calls, with no host synchronisation:
+// every call it can take (decode and prefill), with no host synchronisation:
 //  1. with expert_map, map_experts_kernel turns the global ids into local ones (-1 where the id or
 //     its mapping is out of range: the sort's tail bucket, which contributes nothing);
 //  2. grouped_gemm's sort of the slots by expert (launch_gather_sort): expert e's slots are

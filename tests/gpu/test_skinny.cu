@@ -513,8 +513,10 @@ TEST(Skinny, DefaultRuleCoversDecodeOnly) {
   // Outside the measured win regions (skinny_default_rule.cpp): weights above 96 MiB;
   // at M = 9-16 K below 2048, K below 4096 with N above 1024, weights outside 2-32 MiB.
   // M = 2-8 with K <= 2048 and N above 4096, or where the model picks a 32-row tile (1536x7168 and
-  // 8192x3584 over M = 2-8): cuBLASLt's.
+  // 8192x3584 over M = 2-8), or an unsplit tile over more than 4096 rows (4608x3584, 5120x4096,
+  // 6144x4096 over M = 2-8): cuBLASLt's.
   for (auto c : {problem(1, 28672, 4096), problem(4, 5120, 2048), problem(8, 6144, 1024), problem(2, 8192, 1024),
+                 problem(2, 4608, 3584), problem(8, 4608, 3584), problem(5, 5120, 4096), problem(2, 6144, 4096),
                  problem(2, 1536, 7168), problem(5, 1536, 7168), problem(8, 1536, 7168), problem(3, 8192, 3584),
                  problem(7, 8192, 3584), problem(16, 5120, 2048), problem(12, 2560, 2560), problem(16, 4096, 1024),
                  problem(16, 6144, 4096), problem(9, 576, 1024)}) {
@@ -524,8 +526,8 @@ TEST(Skinny, DefaultRuleCoversDecodeOnly) {
   // Decode GEMMs of the shape suite: the rule offers a variant that computes them; at M = 2-8 a
   // 16-row weight-as-A tile.
   for (auto c : {problem(1, 4096, 4096), problem(4, 576, 7168), problem(8, 4096, 1024), problem(1, 8192, 1024),
-                 problem(1, 1280, 8192), problem(1, 24576, 1536), problem(3, 4096, 4096), problem(6, 5120, 8192),
-                 problem(2, 6144, 4096)}) {
+                 problem(1, 1280, 8192), problem(1, 24576, 1536), problem(3, 4096, 4096), problem(6, 3584, 3584),
+                 problem(1, 6144, 4096)}) {
     A16W16Data d = make_a16w16(c, 13);
     SolutionPtr s = b.default_solution(d.problem());
     ASSERT_NE(s, nullptr) << c.describe();

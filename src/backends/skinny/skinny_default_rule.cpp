@@ -37,6 +37,11 @@ constexpr std::int64_t kDefaultShortMaxN = 4096;
 // 0.94-0.96x on 8192x3584 (1.03-1.07x only on 1280x8192): a 32-row tile halves the CTAs, and
 // the model, fitted at M = 1 and 16, over-credits it between.
 constexpr int kDefaultMultiRowMaxBlockN = 16;
+// M = 2-8 without split-K: only up to 4096 rows. Over the M grid on weights with no rows (H200,
+// `tgemm bench --m-grid` on bench/shapes/unseen_shapes.csv) the 16-row unsplit picks ran at
+// 1.15-1.20x of cuBLASLt's default at 3584x3584 and 4096x4096, but at 0.93-0.95x at 4608x3584,
+// 0.97-1.00x at 5120x4096 and 0.99-1.05x at 6144x5120 (1.02-1.05x at 6144x4096).
+constexpr std::int64_t kDefaultMultiRowUnsplitMaxN = 4096;
 
 // M = 9-16, weight-as-B: the model above picks badly there (0.68-0.97x on 12 of 14 shapes: it
 // takes 32-64-row tiles with u2 and split-K 8). One tile is at 1.07-1.27x of cuBLASLt's default
@@ -135,6 +140,7 @@ SolutionPtr modelled_default(const MmaSolutions& mma, const GemmProblem& p) {
   }
   if (best == nullptr) return nullptr;
   if (p.m >= 2 && best->tile().block_n() > kDefaultMultiRowMaxBlockN) return nullptr;
+  if (p.m >= 2 && best->split_k() == 1 && p.n > kDefaultMultiRowUnsplitMaxN) return nullptr;
   // Fewer CTAs than half the SMs even at split-K 8 (N tiny for its K): most of HBM's
   // bandwidth stays unclaimed, cuBLASLt's deeper split-K spreads further.
   if (2 * ceil_div(p.n, best->tile().block_n()) * best->split_k() < sms) return nullptr;

@@ -54,11 +54,11 @@ TEST(GmmRoute, ParsesTheBackendSetting) {
   }
 }
 
-TEST(GmmRoute, AutoTakesCutlassFromTheRowsPerGroupThreshold) {
+TEST(GmmRoute, AutoTakesCutlassAtEveryRowsPerGroup) {
   const auto all = bf16_bk();
-  // 128 experts x 31 rows: below the threshold, the tile kernels.
-  EXPECT_EQ(choose_grouped_config(all, shape(128 * 31, 128, 2048, 4096), GroupedBackend::kAuto, kSms), -1);
-  // 32 rows each: the 64-row pingpong tile.
+  // One token's 8 slots over 128 experts (decode), 31 and 32 rows a group: the 64-row pingpong tile.
+  EXPECT_EQ(choose_grouped_config(all, shape(8, 128, 2048, 768), GroupedBackend::kAuto, kSms), 0);
+  EXPECT_EQ(choose_grouped_config(all, shape(128 * 31, 128, 2048, 4096), GroupedBackend::kAuto, kSms), 0);
   EXPECT_EQ(choose_grouped_config(all, shape(128 * 32, 128, 2048, 4096), GroupedBackend::kAuto, kSms), 0);
   // Forced: the CUTLASS kernel even at 1 row per group; forced tile: never.
   EXPECT_EQ(choose_grouped_config(all, shape(8, 8, 4096, 4096), GroupedBackend::kCutlass, kSms), 0);
