@@ -170,9 +170,8 @@ std::string FmoeRaceData::check(const std::function<void(Stream)>& run) const {
     return e.what();
   }
   const FmoeTolerance tol = fmoe_tolerance(p_);
-  const FmoeCompare c =
-      fmoe_compare(s.out.data(), p_.dtype, ref_.as<float>(), mag_.as<float>(), count, tol.rtol, tol.mag_coef, tol.atol,
-                   nullptr);
+  const FmoeCompare c = fmoe_compare(s.out.data(), p_.dtype, ref_.as<float>(), mag_.as<float>(), count, tol.rtol,
+                                     tol.mag_coef, tol.atol, nullptr);
   if (c.bad == 0) return "";
   return std::to_string(c.bad) + " of " + std::to_string(c.checked) + " elements outside tolerance (first at [" +
          std::to_string(c.first_bad / p_.hidden) + ", " + std::to_string(c.first_bad % p_.hidden) +

@@ -88,7 +88,7 @@ struct FmoeRaceResult {
   std::string default_solution;  // "tile" or "cutlass up <instance> down <instance>"
   std::vector<FmoeCandidateTiming> candidates;
   int default_index = -1;
-  int winner = -1;            // index into candidates; -1: the default rule keeps the key
+  int winner = -1;             // index into candidates; -1: the default rule keeps the key
   std::optional<FmoeRow> row;  // the row to write (winner's), absent where the default keeps it
 };
 

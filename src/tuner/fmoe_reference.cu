@@ -196,8 +196,9 @@ void fmoe_reference(const FmoeReferenceProblem& p, const void* hidden, const voi
                     const std::vector<std::int32_t>& local_ids, const std::vector<float>& weights, float* ref,
                     float* mag, Stream stream) {
   const std::int64_t slots = p.tokens * p.topk;
-  TGEMM_CHECK(static_cast<std::int64_t>(local_ids.size()) == slots && static_cast<std::int64_t>(weights.size()) == slots,
-              kOp, "needs T * k = ", slots, " ids and weights, got ", local_ids.size(), " and ", weights.size());
+  TGEMM_CHECK(
+      static_cast<std::int64_t>(local_ids.size()) == slots && static_cast<std::int64_t>(weights.size()) == slots, kOp,
+      "needs T * k = ", slots, " ids and weights, got ", local_ids.size(), " and ", weights.size());
   TGEMM_CHECK(p.dtype == DType::kBFloat16 || p.dtype == DType::kFloat16, kOp, "dtype must be bf16 or fp16, got ",
               dtype_name(p.dtype));
   auto s = reinterpret_cast<cudaStream_t>(stream);
@@ -235,8 +236,8 @@ void fmoe_reference(const FmoeReferenceProblem& p, const void* hidden, const voi
     const bool gelu = p.activation == MoeActivation::kGelu;
     const auto n_tiles = static_cast<unsigned>(tiles.size());
     const std::int64_t up_cols = (p.inter + kTile - 1) / kTile, down_cols = (p.hidden + kTile - 1) / kTile;
-    TGEMM_CHECK(std::max(up_cols, down_cols) <= 65535, kOp, "H and I must be at most ", 65535 * kTile, ", got H=",
-                p.hidden, " I=", p.inter);
+    TGEMM_CHECK(std::max(up_cols, down_cols) <= 65535, kOp, "H and I must be at most ", 65535 * kTile,
+                ", got H=", p.hidden, " I=", p.inter);
     const dim3 grid_up(n_tiles, static_cast<unsigned>(up_cols));
     const dim3 grid_down(n_tiles, static_cast<unsigned>(down_cols));
     auto run = [&](auto tag) {

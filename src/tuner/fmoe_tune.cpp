@@ -41,6 +41,16 @@ MoeActivation activation_of(const Fields& f) {
   return *a;
 }
 
+// The optional E_global column: 0 where absent, empty or equal to E (no expert_map).
+void read_global_experts(const Fields& f, FmoeTuneProblem& p) {
+  const std::string* global = f.get("E_global");
+  if (global == nullptr || global->empty()) return;
+  p.global_experts = f.dim("E_global");
+  TGEMM_CHECK(p.global_experts >= p.experts, f.op, f.where, ": E_global (", p.global_experts, ") is below E (",
+              p.experts, ")");
+  if (p.global_experts == p.experts) p.global_experts = 0;
+}
+
 // A double in [0, 1) from the generator's top 53 bits (std::uniform_real_distribution's output
 // differs between standard libraries).
 double unit(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
@@ -67,10 +77,25 @@ std::vector<FmoeTuneProblem> parse_fmoe_untuned(std::istream& in, const std::str
                   ": fused_moe takes no quantized weights, so there is no path to race");
     }
     p.activation = activation_of(f);
+    read_global_experts(f, p);
     check_problem(p, where, op);
     out.push_back(p);
   });
   return out;
+}
+
+std::string fmoe_problems_csv(const std::vector<FmoeTuneProblem>& problems) {
+  std::vector<std::string> header = fmoe_untuned_columns();
+  header.emplace_back("E_global");
+  std::string text = csv::join(header) + "\n";
+  for (const FmoeTuneProblem& p : problems) {
+    text += csv::join({std::to_string(p.tokens), std::to_string(p.experts), std::to_string(p.topk),
+                       std::to_string(p.hidden), std::to_string(p.inter), std::string(dtype_name(p.dtype)),
+                       fmoe_quant_name(FmoeQuant::kNone), fmoe_activation_name(p.activation),
+                       p.global_experts > 0 ? std::to_string(p.global_experts) : std::string()}) +
+            "\n";
+  }
+  return text;
 }
 
 std::vector<FmoeTuneProblem> parse_fmoe_suite(std::istream& in, const std::string& file,
@@ -89,13 +114,7 @@ std::vector<FmoeTuneProblem> parse_fmoe_suite(std::istream& in, const std::strin
     base.inter = f.dim("I");
     base.dtype = dtype;
     base.activation = activation;
-    const std::string* global = f.get("E_global");
-    if (global != nullptr && !global->empty()) {
-      base.global_experts = f.dim("E_global");
-      TGEMM_CHECK(base.global_experts >= base.experts, op, where, ": E_global (", base.global_experts,
-                  ") is below E (", base.experts, ")");
-      if (base.global_experts == base.experts) base.global_experts = 0;
-    }
+    read_global_experts(f, base);
     for (std::int64_t t : tokens) {
       FmoeTuneProblem p = base;
       p.name = *f.get("name") + " T=" + std::to_string(t);

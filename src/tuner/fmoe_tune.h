@@ -30,10 +30,15 @@ struct FmoeTuneProblem {
   FmoeKey key(const std::string& arch, int sm_count) const;
 };
 
-// An untuned fused_moe CSV (fmoe_untuned_columns(): T,E,topk,H,I,dtype[,quant][,activation];
-// columns by name). Throws tgemm::Error naming file, line and value for a malformed row, a quant
-// other than none (fused_moe has no quantized path to race) or topk > E.
+// An untuned fused_moe CSV (fmoe_untuned_columns(): T,E,topk,H,I,dtype[,quant][,activation], and
+// an optional E_global, the suite's; columns by name). Throws tgemm::Error naming file, line and
+// value for a malformed row, a quant other than none (fused_moe has no quantized path to race) or
+// topk above the experts.
 std::vector<FmoeTuneProblem> parse_fmoe_untuned(std::istream& in, const std::string& file);
+
+// `problems` as an untuned CSV that parse_fmoe_untuned reads back (T as given, E_global kept; the
+// names become file:line): the share of one worker process of `tgemm tune-fmoe --mp`.
+std::string fmoe_problems_csv(const std::vector<FmoeTuneProblem>& problems);
 
 // The MoE layer suite (name,E,topk,H,I[,E_global]: bench/shapes/fmoe_shapes.csv), one problem per
 // row and token count, in row order then `tokens` order. Throws tgemm::Error likewise.
@@ -50,8 +55,7 @@ struct FmoeRouting {
   std::vector<std::int32_t> ids;
   std::vector<float> weights;
 };
-FmoeRouting fmoe_routing(std::int64_t tokens, std::int64_t topk, std::int64_t experts, bool skewed,
-                         std::uint64_t seed);
+FmoeRouting fmoe_routing(std::int64_t tokens, std::int64_t topk, std::int64_t experts, bool skewed, std::uint64_t seed);
 
 // The expert_map of one rank holding the first `experts` of `global_experts`: [global_experts],
 // g for g < experts, -1 after.

@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -15,6 +16,7 @@
 #include "tools/cli/bench_family.h"
 #include "tools/cli/common.h"
 #include "tuner/fmoe_race.h"
+#include "tuner/tune_processes.h"
 
 namespace tgemm::cli {
 
@@ -66,6 +68,11 @@ CLI::App* add_tune_fmoe_command(CLI::App& app, TuneFmoeOptions& o) {
                 "it); keys it already has a row for are skipped, so an interrupted tune resumes")
       ->capture_default_str();
   t->add_flag("--all", o.all, "race keys that already have a row in --output too");
+  t->add_option("--mp", o.mp,
+                "worker processes, one per GPU (GPUs 0..mp-1), the keys dealt among them; --output is written when "
+                "all have finished")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
   t->add_option("--rounds", o.rounds, "interleaved timing rounds per routing")
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
@@ -111,6 +118,64 @@ void print_race(const FmoeTuneProblem& p, const FmoeRaceResult& r) {
 
 }  // namespace
 
+namespace {
+
+// `tgemm tune-fmoe --mp`: the problems dealt round-robin to o.mp children (`tgemm tune-fmoe -i
+// <share> -o <share's rows> --all`, child i on GPU i, tune_processes.h), their rows merged into
+// o.output once all have exited. A child that failed counts as having raced only the keys it
+// wrote rows for (it writes after each key), so the output keeps the other keys' old rows.
+int run_tune_fmoe_processes(const TuneFmoeOptions& o, const std::vector<FmoeTuneProblem>& todo,
+                            const std::vector<FmoeRow>& existing, const DeviceInfo& dev) {
+  constexpr const char* op = "tgemm tune-fmoe";
+  std::vector<std::vector<FmoeTuneProblem>> shares(static_cast<std::size_t>(o.mp));
+  for (std::size_t i = 0; i < todo.size(); ++i) shares[i % shares.size()].push_back(todo[i]);
+  std::vector<std::vector<std::string>> args;
+  std::vector<int> devices;
+  std::vector<std::string> inputs, outputs;
+  for (std::size_t i = 0; i < shares.size(); ++i) {
+    if (shares[i].empty()) continue;
+    inputs.push_back(o.output + ".worker" + std::to_string(i) + ".untuned.csv");
+    outputs.push_back(o.output + ".worker" + std::to_string(i) + ".csv");
+    write_text_file(inputs.back(), fmoe_problems_csv(shares[i]), op, "--output");
+    std::remove(outputs.back().c_str());
+    args.push_back({"tune-fmoe", "-i", inputs.back(), "-o", outputs.back(), "--all", "--rounds",
+                    std::to_string(o.rounds), "--replays", std::to_string(o.replays), "--tie-band",
+                    fmt::format("{}", o.tie_band), "--seed", std::to_string(o.seed)});
+    devices.push_back(static_cast<int>(i));
+  }
+  const std::vector<int> status = spawn_reconfirms(args, devices);
+  std::vector<FmoeKey> raced;
+  std::vector<FmoeRow> rows;
+  int failed = 0;
+  for (std::size_t w = 0, i = 0; i < shares.size(); ++i) {
+    if (shares[i].empty()) continue;
+    const std::vector<FmoeRow> got = existing_rows(outputs[w]);
+    rows.insert(rows.end(), got.begin(), got.end());
+    if (status[w] == 0) {
+      for (const FmoeTuneProblem& p : shares[i]) raced.push_back(p.key(dev.arch, dev.sm_count));
+    } else {
+      ++failed;
+      fmt::print(stderr, "{}: the worker on GPU {} exited with status {}; its keys without a row keep their old rows\n",
+                 op, devices[w], status[w]);
+      for (const FmoeRow& r : got) raced.push_back(r.key);
+    }
+    std::remove(inputs[w].c_str());
+    std::remove(outputs[w].c_str());
+    ++w;
+  }
+  const std::string text = merged_fmoe_table(existing, raced, rows);
+  if (o.dry_run) {
+    fmt::print("{}", text);
+  } else {
+    write_text_file(o.output, text, op, "--output");
+    fmt::print("raced {} keys on {} GPUs, {} rows beat the default; wrote {}\n", raced.size(), devices.size(),
+               rows.size(), o.output);
+  }
+  return failed == 0 ? 0 : 1;
+}
+
+}  // namespace
+
 int run_tune_fmoe(const TuneFmoeOptions& o) {
   constexpr const char* op = "tgemm tune-fmoe";
   const std::vector<FmoeTuneProblem> problems = fmoe_problems(o.spec, op);
@@ -123,6 +188,15 @@ int run_tune_fmoe(const TuneFmoeOptions& o) {
   if (!o.all) {
     for (const FmoeRow& r : existing) done.insert(r.key);
   }
+  // One race per key: the untuned file and the suite may name a bucket more than once.
+  std::vector<FmoeTuneProblem> todo;
+  for (const FmoeTuneProblem& p : problems) {
+    if (done.insert(p.key(dev.arch, dev.sm_count)).second) todo.push_back(p);
+  }
+  const std::size_t skipped = problems.size() - todo.size();
+  if (skipped > 0)
+    fmt::print("{} problems skipped: their key has a row in {} (--all races them) or came before\n", skipped, o.output);
+  if (o.mp > 1 && todo.size() > 1) return run_tune_fmoe_processes(o, todo, existing, dev);
   FmoeRaceOptions ro;
   ro.rounds = o.rounds;
   ro.replays = o.replays;
@@ -130,30 +204,20 @@ int run_tune_fmoe(const TuneFmoeOptions& o) {
   ro.seed = o.seed;
   std::vector<FmoeKey> raced;
   std::vector<FmoeRow> rows;
-  int skipped = 0;
-  std::string text;
-  for (const FmoeTuneProblem& p : problems) {
-    const FmoeKey key = p.key(dev.arch, dev.sm_count);
-    // One race per key: the untuned file and the suite may name a bucket more than once.
-    if (done.count(key) != 0) {
-      ++skipped;
-      continue;
-    }
+  for (const FmoeTuneProblem& p : todo) {
     const FmoeRaceResult r = race_fmoe(p, ro);
     print_race(p, r);
     raced.push_back(r.key);
-    done.insert(r.key);
     if (r.row) rows.push_back(*r.row);
-    text = merged_fmoe_table(existing, raced, rows);
     // Written after every key, so an interrupted tune keeps what it measured.
-    if (!o.dry_run) write_text_file(o.output, text, op, "--output");
+    if (!o.dry_run) write_text_file(o.output, merged_fmoe_table(existing, raced, rows), op, "--output");
   }
   if (o.dry_run) {
-    fmt::print("{}", raced.empty() ? merged_fmoe_table(existing, raced, rows) : text);
+    fmt::print("{}", merged_fmoe_table(existing, raced, rows));
     return 0;
   }
-  fmt::print("raced {} keys ({} skipped: a row in {} already, or raced above), {} rows beat the default{}\n",
-             raced.size(), skipped, o.output, rows.size(), raced.empty() ? "" : "; wrote " + o.output);
+  fmt::print("raced {} keys, {} rows beat the default{}\n", raced.size(), rows.size(),
+             raced.empty() ? "" : "; wrote " + o.output);
   return 0;
 }
 

@@ -34,6 +34,7 @@ struct TuneFmoeOptions {
   int replays = 10;
   double tie_band = 0.02;
   std::uint64_t seed = 1;
+  int mp = 1;            // worker processes, one per GPU, the keys dealt among them
   bool all = false;      // race keys that already have a row in the output too
   bool dry_run = false;  // print the rows, write nothing
 };

@@ -57,9 +57,10 @@ CLI::App* add_bench_command(CLI::App& app, tgemm::cli::BenchOptions& bench, tgem
                 "bench/shapes/batched_shapes.csv) or batched_a8w8 (batched_gemm_a8w8 on that suite) or sparse "
                 "(sparse_gemm against tgemm's dense GEMM on the same weight: --pattern, --density, --block-size) "
                 "or gmm (gmm's dispatch against its default rule, uniform and skewed routings, on a suite of "
-                "name,G,tokens_per_expert,N,K rows; default bench/shapes/moe_shapes.csv; --rhs) or fmoe (fused_moe's dispatch "
-                "against its default rule, uniform and skewed routings, on a suite of name,E,topk,H,I[,E_global] rows "
-                "at -m tokens; default bench/shapes/fmoe_shapes.csv at 1,8,32,512,4096; --activation)")
+                "name,G,tokens_per_expert,N,K rows; default bench/shapes/moe_shapes.csv; --rhs) or fmoe "
+                "(fused_moe's dispatch against its default rule, uniform and skewed routings, on a suite of "
+                "name,E,topk,H,I[,E_global] rows at -m tokens; default bench/shapes/fmoe_shapes.csv at "
+                "1,8,32,512,4096; --activation)")
       ->check(CLI::IsMember({"a16w16", "a8w8", "a8w8_blockscale", "batched", "batched_a8w8", "sparse", "gmm", "fmoe"}))
       ->capture_default_str();
   b->add_option("--pattern", sparse.pattern, "--family sparse: 2:4, csr or block")->capture_default_str();

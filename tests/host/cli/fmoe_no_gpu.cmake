@@ -62,3 +62,11 @@ file(WRITE "${SCRATCH}/not_fmoe.csv" "arch,sm_count,M,N,K,dtype,libtype,kernelNa
 tgemm_run(to tune-fmoe --suite "${suite}" --max-problems 1 -o "${SCRATCH}/not_fmoe.csv")
 expect_eq("exit status of tgemm tune-fmoe -o on another table" "${to_RC}" "1")
 expect_contains("tgemm tune-fmoe -o stderr" "${to_ERR}" "has lines that are not fmoe rows")
+
+tgemm_run(tp tune-fmoe --suite "${suite}" --mp 0)
+expect_eq("exit status of tgemm tune-fmoe --mp 0 (CLI11's range check)" "${tp_RC}" "105")
+tgemm_run(tp2 tune-fmoe --suite "${suite}" --mp 2 -o "${SCRATCH}/tuned_mp.csv")
+expect_eq("exit status of tgemm tune-fmoe --mp 2 without a GPU" "${tp2_RC}" "2")
+if(EXISTS "${SCRATCH}/tuned_mp.csv")
+  message(FATAL_ERROR "tgemm tune-fmoe --mp 2 without a GPU wrote ${SCRATCH}/tuned_mp.csv")
+endif()

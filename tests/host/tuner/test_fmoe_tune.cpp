@@ -1,5 +1,5 @@
 // The host-only half of `tgemm tune-fmoe` (src/tuner/fmoe_tune.h): its inputs, the routings, the
-// rank's expert map and the tuned file's merge.
+// rank's expert map, a worker's share of `--mp` and the tuned file's merge.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -85,8 +85,7 @@ TEST(FmoeTune, ParsesAnUntunedFileAndRejectsABadRow) {
     return std::string("no error");
   };
   const std::string quant = error_of("T,E,topk,H,I,dtype,quant\n8,8,2,64,32,torch.bfloat16,fp8_block\n");
-  EXPECT_NE(quant.find("bad.csv:2: quant fp8_block: fused_moe takes no quantized weights"), std::string::npos)
-      << quant;
+  EXPECT_NE(quant.find("bad.csv:2: quant fp8_block: fused_moe takes no quantized weights"), std::string::npos) << quant;
   const std::string topk = error_of("T,E,topk,H,I,dtype\n8,4,5,64,32,torch.bfloat16\n");
   EXPECT_NE(topk.find("bad.csv:2: topk (5) exceeds the experts (4)"), std::string::npos) << topk;
   const std::string act = error_of("T,E,topk,H,I,dtype,activation\n8,8,2,64,32,torch.bfloat16,relu\n");
@@ -116,6 +115,27 @@ TEST(FmoeTune, ReadsTheLayerSuiteAtEachTokenCount) {
   EXPECT_THROW(parse_fmoe_suite(below, "fmoe.csv", {1}, DType::kBFloat16, MoeActivation::kSilu), Error);
   std::istringstream fine("name,E,topk,H,I\nx,32,8,64,32\n");
   EXPECT_THROW(parse_fmoe_suite(fine, "fmoe.csv", {0}, DType::kBFloat16, MoeActivation::kSilu), Error);
+}
+
+TEST(FmoeTune, AWorkersShareReadsBackAsTheSameProblems) {
+  std::istringstream in("name,E,topk,H,I,E_global\ndsv3-ep8,32,8,7168,2048,256\nqwen3,128,8,2048,768,\n");
+  const auto p = parse_fmoe_suite(in, "fmoe.csv", {24}, DType::kFloat16, MoeActivation::kGelu);
+  std::istringstream share(fmoe_problems_csv(p));
+  const auto back = parse_fmoe_untuned(share, "share.csv");
+  ASSERT_EQ(back.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(back[i].name, "share.csv:" + std::to_string(i + 2));
+    EXPECT_EQ(back[i].tokens, 24);  // as given, not the bucket's top
+    EXPECT_EQ(back[i].experts, p[i].experts);
+    EXPECT_EQ(back[i].topk, p[i].topk);
+    EXPECT_EQ(back[i].hidden, p[i].hidden);
+    EXPECT_EQ(back[i].inter, p[i].inter);
+    EXPECT_EQ(back[i].global_experts, p[i].global_experts);
+    EXPECT_EQ(back[i].dtype, DType::kFloat16);
+    EXPECT_EQ(back[i].activation, MoeActivation::kGelu);
+  }
+  EXPECT_EQ(back[0].global_experts, 256);
+  EXPECT_EQ(back[1].global_experts, 0);
 }
 
 TEST(FmoeTune, TheMergeKeepsOtherKeysAndDropsARacedKeyWithoutARow) {
