@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <unordered_set>
 
@@ -178,7 +179,13 @@ int run_tune_fmoe_processes(const TuneFmoeOptions& o, const std::vector<FmoeTune
 
 int run_tune_fmoe(const TuneFmoeOptions& o) {
   constexpr const char* op = "tgemm tune-fmoe";
-  const std::vector<FmoeTuneProblem> problems = fmoe_problems(o.spec, op);
+  std::vector<FmoeTuneProblem> problems = fmoe_problems(o.spec, op);
+  // Each key raced at its bucket's top T, where the bucket's calls are largest (the capture
+  // writes that T; a suite's or a hand-written T is raised to it), within int32 slots.
+  for (FmoeTuneProblem& p : problems) {
+    const std::int64_t top = fmoe_tokens_bucket(p.tokens);
+    if (top * p.topk <= std::numeric_limits<std::int32_t>::max()) p.tokens = top;
+  }
   TGEMM_CHECK(!problems.empty(), op, "no problem to tune (check -i/--suite and --filter)");
   const std::vector<FmoeRow> existing = existing_rows(o.output);
   require_gpu("tune-fmoe");
