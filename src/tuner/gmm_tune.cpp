@@ -2,13 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <random>
-#include <unordered_map>
 #include <unordered_set>
 
 #include "core/check.h"
 #include "core/csv.h"
+#include "tuner/untuned_csv.h"
 
 namespace tgemm {
 
@@ -18,62 +17,9 @@ GmmKey GmmTuneProblem::key(const std::string& arch, int sm_count) const {
 
 namespace {
 
-constexpr long long kMaxDim = std::numeric_limits<std::int32_t>::max();
-
-// One data line's fields by column name, with its location for messages.
-struct Fields {
-  const std::unordered_map<std::string, std::size_t>& column;
-  const std::vector<std::string>& values;
-  const std::string& where;
-  const char* op;
-
-  const std::string* get(const char* name) const {
-    auto it = column.find(name);
-    return it == column.end() ? nullptr : &values[it->second];
-  }
-  std::int64_t dim(const char* name) const {
-    const std::string* v = get(name);
-    const auto parsed = v ? csv::parse_int(*v) : std::nullopt;
-    TGEMM_CHECK(parsed && *parsed >= 1 && *parsed <= kMaxDim, op, where, ": ", name, " must be an integer in [1, ",
-                kMaxDim, "], got '", v ? *v : std::string(), "'");
-    return *parsed;
-  }
-  DType dtype(const char* name, std::optional<DType> fallback) const {
-    const std::string* v = get(name);
-    if ((v == nullptr || v->empty()) && fallback) return *fallback;
-    const auto dt = v ? dtype_from_name(*v) : std::nullopt;
-    TGEMM_CHECK(dt.has_value(), op, where, ": unknown ", name, " '", v ? *v : std::string(), "'");
-    return *dt;
-  }
-};
-
-// Calls f(fields, "file:line") for every data line of a CSV whose header has `required`.
-template <typename F>
-void for_each_row(std::istream& in, const std::string& file, const char* op,
-                  std::initializer_list<const char*> required, F f) {
-  csv::LineReader reader(in);
-  std::string line;
-  std::unordered_map<std::string, std::size_t> column;
-  std::size_t width = 0;
-  while (reader.next(&line)) {
-    if (line.find_first_not_of(" \t") == std::string::npos || line[0] == '#') continue;
-    const std::string where = file + ":" + std::to_string(reader.line_no());
-    const auto values = csv::split_line(line);
-    TGEMM_CHECK(values.has_value(), op, where, ": unterminated quote");
-    if (column.empty()) {
-      for (std::size_t i = 0; i < values->size(); ++i) column[(*values)[i]] = i;
-      for (const char* name : required) {
-        TGEMM_CHECK(column.count(name) != 0, op, where, ": the header has no column ", name);
-      }
-      width = values->size();
-      continue;
-    }
-    TGEMM_CHECK(values->size() == width, op, where, ": ", values->size(), " fields where the header has ", width);
-    f(Fields{column, *values, where, op}, where);
-  }
-  TGEMM_CHECK(reader.stop() == csv::LineReader::Stop::kEnd, op, file, ": ", reader.stop_reason());
-  TGEMM_CHECK(!column.empty(), op, file, ": no header line");
-}
+using untuned_csv::Fields;
+using untuned_csv::for_each_row;
+using untuned_csv::kMaxDim;
 
 void check_types(const GmmTuneProblem& p, const std::string& where, const char* op) {
   TGEMM_CHECK(p.dtype == DType::kBFloat16 || p.dtype == DType::kFloat16, op, where,

@@ -2,11 +2,15 @@
 // rule's (src/moe/fmoe_dispatch.h) is followed (describe_fused_moe's level, solution, file and
 // line) with a correct output; a row serves its token bucket only; TGEMM_GROUPED_BACKEND overrides
 // the table; a row naming an instance this build cannot run is one warning and the default
-// serves; under TGEMM_TUNE_GEMM a call no row serves records its key once, at its bucket's top.
+// serves; under TGEMM_TUNE_GEMM a call no row serves records its key once, at its bucket's top;
+// `tgemm tune-fmoe`'s race (tuner/fmoe_race.h) tunes a tiny key whose row fused_moe then follows,
+// and its fp32 reference passes fused_moe's output and fails a wrong one.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -25,6 +29,7 @@
 #include "tests/gpu/moe_checks.h"
 #include "tgemm/config.h"
 #include "tgemm/moe.h"
+#include "tuner/fmoe_race.h"
 
 namespace tgemm {
 namespace {
@@ -200,6 +205,122 @@ TEST(FmoeTable, TheCaptureRecordsAKeyNoRowServesOnce) {
   std::remove(path.c_str());
   std::remove((path + ".lock").c_str());
   ::rmdir(dir);
+}
+
+// small_case's key as a tune problem (T = 64, the bucket's top, as the capture writes it).
+FmoeTuneProblem tiny_problem() {
+  FmoeTuneProblem p;
+  p.name = "tiny";
+  p.tokens = 64;
+  p.experts = 8;
+  p.topk = 2;
+  p.hidden = 128;
+  p.inter = 96;
+  return p;
+}
+
+TEST(FmoeTable, TunedKeyDispatchesToItsRow) {
+  TGEMM_REQUIRE_GPU();
+  test::EnvScope backend("TGEMM_GROUPED_BACKEND", nullptr);
+  reload_config();
+  const FmoeTuneProblem p = tiny_problem();
+  FmoeRaceOptions o;
+  o.rounds = 3;
+  o.replays = 3;
+  const FmoeRaceResult res = race_fmoe(p, o);
+  ASSERT_GE(res.default_index, 0);
+  ASSERT_FALSE(res.candidates.empty());
+  EXPECT_EQ(res.candidates[0].solution, kFmoeTileSolution);
+  for (const FmoeCandidateTiming& c : res.candidates) {
+    EXPECT_TRUE(c.error.empty()) << c.solution << ": " << c.error;
+    EXPECT_GT(c.us[0], 0) << c.solution;
+    EXPECT_GT(c.us[1], 0) << c.solution;
+  }
+  EXPECT_EQ(res.key.tokens, 64);
+  const int device = cuda_current_device();
+  const test::MoeCase c = small_case();
+  test::MoeData d = test::make_moe(c, 16);
+  const std::vector<MoeCutlassPlan> plans = fused_moe_candidates(call_of(d), device);
+  ASSERT_EQ(plans.size(), res.candidates.size());
+  FmoeRow row;
+  std::size_t chosen = 0;
+  if (res.row) {
+    // The rule: beyond the tie band on both routings.
+    EXPECT_GT(res.row->speedup, 1 + o.tie_band);
+    EXPECT_GT(res.row->speedup_skewed, 1 + o.tie_band);
+    EXPECT_EQ(res.row->t, p.tokens);
+    row = *res.row;
+    chosen = static_cast<std::size_t>(res.winner);
+  } else {
+    // The default kept the key: a row naming another candidate (or tile where tile is all this
+    // build runs) still shows that fused_moe follows what the tuner writes.
+    chosen = plans.size() > 1 && res.default_index == 0 ? 1 : 0;
+    row.key = res.key;
+    row.t = p.tokens;
+    row.solution = fmoe_solution_name(plans[chosen]);
+    if (plans[chosen].up != nullptr) {
+      row.up = plans[chosen].up->generated_name;
+      row.down = plans[chosen].down->generated_name;
+    }
+  }
+  EXPECT_EQ(res.candidates[chosen].solution, fmoe_plan_label(plans[chosen]));
+  const std::string merged = merged_fmoe_table({}, {res.key}, {row});
+  std::istringstream in(merged);
+  const ParsedFmoeTable parsed = parse_fmoe_table(in, "merged");
+  ASSERT_EQ(parsed.rows.size(), 1u);
+  FmoeTableFile file(parsed.rows);
+  const DispatchInfo info = describe(d);
+  EXPECT_EQ(info.level, "table");
+  EXPECT_EQ(info.kernel_name, plan_name(plans[chosen]));
+  EXPECT_EQ(info.file, file.path());
+  // The race's own check, now through the table row.
+  FmoeRaceData data(p, 3);
+  data.compute_reference(FmoeRaceData::kSkewed);
+  EXPECT_EQ(data.check([&](Stream s) { data.run_dispatch(FmoeRaceData::kSkewed, 0, s); }), "");
+  test::run_moe(d, nullptr);
+  device_synchronize();
+  test::expect_moe_matches(d, c.ids, d.topk_weights.host());
+}
+
+// The race's reference on a rank of expert parallelism (16 global experts, the first 8 here):
+// fused_moe's output passes on both routings, tokens with no local slot included; an output
+// perturbed in one element, or overwritten, fails.
+TEST(FmoeTable, TheRaceCheckPassesFusedMoeAndFailsAWrongOutput) {
+  TGEMM_REQUIRE_GPU();
+  FmoeTuneProblem p = tiny_problem();
+  p.tokens = 40;
+  p.global_experts = 16;
+  p.activation = MoeActivation::kGelu;
+  FmoeRaceData data(p, 5);
+  for (int r : {FmoeRaceData::kUniform, FmoeRaceData::kSkewed}) {
+    data.compute_reference(r);
+    EXPECT_EQ(data.check([&](Stream s) { data.run_dispatch(r, 0, s); }), "") << r;
+  }
+  const std::string garbage = data.check([&](Stream s) {
+    data.run_dispatch(FmoeRaceData::kSkewed, 0, s);
+    const MoeCall& call = data.call(FmoeRaceData::kSkewed, 0);
+    fill_uniform(call.args.out, DType::kBFloat16, p.tokens * p.hidden, 99, -1.0f, 1.0f, s);
+  });
+  EXPECT_NE(garbage.find("elements outside tolerance"), std::string::npos) << garbage;
+  // One element moved by 0.5: the outputs are of unit variance, the tolerance about a tenth.
+  const std::string one = data.check([&](Stream s) {
+    data.run_dispatch(FmoeRaceData::kSkewed, 0, s);
+    device_synchronize();
+    const MoeCall& call = data.call(FmoeRaceData::kSkewed, 0);
+    std::uint16_t bits = 0;
+    auto* at = static_cast<char*>(call.args.out) + 2 * (7 * p.hidden + 5);
+    copy_to_host(&bits, at, 2);
+    std::uint32_t wide = static_cast<std::uint32_t>(bits) << 16;
+    float v = 0;
+    std::memcpy(&v, &wide, 4);
+    v += 0.5f;
+    std::memcpy(&wide, &v, 4);
+    bits = static_cast<std::uint16_t>(wide >> 16);
+    copy_to_device(at, &bits, 2);
+  });
+  EXPECT_NE(one.find("1 of " + std::to_string(p.tokens * p.hidden) + " elements outside tolerance (first at [7, 5]"),
+            std::string::npos)
+      << one;
 }
 
 }  // namespace

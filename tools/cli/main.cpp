@@ -1,5 +1,5 @@
-// The `tgemm` command: bench, show, tune, tune-sparse, tune-gmm, reconfirm, shapes, merge, compare, run,
-// lt-space.
+// The `tgemm` command: bench, show, tune, tune-sparse, tune-gmm, tune-fmoe, reconfirm, shapes, merge, compare,
+// run, lt-space.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
@@ -8,6 +8,7 @@
 #include "core/m_grid.h"
 #include "tgemm/error.h"
 #include "tools/cli/bench.h"
+#include "tools/cli/fmoe_cli.h"
 #include "tools/cli/gmm_cli.h"
 #include "tools/cli/lt_space.h"
 #include "tools/cli/run.h"
@@ -38,7 +39,7 @@ std::string command_line(int argc, char** argv) {
 constexpr const char* kHarnessGroup = "Expert: harness checks and diagnostics";
 
 CLI::App* add_bench_command(CLI::App& app, tgemm::cli::BenchOptions& bench, tgemm::cli::SparseSpec& sparse,
-                            tgemm::cli::GmmSpec& gmm) {
+                            tgemm::cli::GmmSpec& gmm, tgemm::cli::FmoeSpec& fmoe) {
   CLI::App* b = app.add_subcommand("bench", "time cuBLASLt default vs tgemm dispatch on a shape suite");
   b->add_option("--suite", bench.suite, "shape suite CSV (model,layer,N,K)")->capture_default_str();
   CLI::Option* ms = b->add_option("-m,--m", bench.ms, "comma-separated M values")->capture_default_str();
@@ -56,13 +57,17 @@ CLI::App* add_bench_command(CLI::App& app, tgemm::cli::BenchOptions& bench, tgem
                 "bench/shapes/batched_shapes.csv) or batched_a8w8 (batched_gemm_a8w8 on that suite) or sparse "
                 "(sparse_gemm against tgemm's dense GEMM on the same weight: --pattern, --density, --block-size) "
                 "or gmm (gmm's dispatch against its default rule, uniform and skewed routings, on a suite of "
-                "name,G,tokens_per_expert,N,K rows; default bench/shapes/moe_shapes.csv; --rhs)")
-      ->check(CLI::IsMember({"a16w16", "a8w8", "a8w8_blockscale", "batched", "batched_a8w8", "sparse", "gmm"}))
+                "name,G,tokens_per_expert,N,K rows; default bench/shapes/moe_shapes.csv; --rhs) or fmoe "
+                "(fused_moe's dispatch against its default rule, uniform and skewed routings, on a suite of "
+                "name,E,topk,H,I[,E_global] rows at -m tokens; default bench/shapes/fmoe_shapes.csv at "
+                "1,8,32,512,4096; --activation)")
+      ->check(CLI::IsMember({"a16w16", "a8w8", "a8w8_blockscale", "batched", "batched_a8w8", "sparse", "gmm", "fmoe"}))
       ->capture_default_str();
   b->add_option("--pattern", sparse.pattern, "--family sparse: 2:4, csr or block")->capture_default_str();
   b->add_option("--density", sparse.densities, "--family sparse, csr/block: comma list of densities");
   b->add_option("--block-size", sparse.block_size, "--family sparse, block: the blocks' side")->capture_default_str();
   b->add_option("--rhs", gmm.rhs, "--family gmm: rhs layout gnk ([G, N, K]) or gkn ([G, K, N])")->capture_default_str();
+  b->add_option("--activation", fmoe.activation, "--family fmoe: silu or gelu")->capture_default_str();
   b->add_option("--dtype", bench.dtype, "input dtype (bf16, fp16; with --family a8w8: fp8, int8)")
       ->capture_default_str();
   b->add_option("--scales", bench.scales, "--family a8w8: scale recipe tensor|token|channel|token_channel")
@@ -241,7 +246,8 @@ int main(int argc, char** argv) {
   bench.command = command_line(argc, argv);
   tgemm::cli::SparseSpec sparse;
   tgemm::cli::GmmSpec bench_gmm;
-  CLI::App* b = add_bench_command(app, bench, sparse, bench_gmm);
+  tgemm::cli::FmoeSpec bench_fmoe;
+  CLI::App* b = add_bench_command(app, bench, sparse, bench_gmm, bench_fmoe);
 
   tgemm::cli::ShowOptions show;
   CLI::App* s = add_show_command(app, show);
@@ -255,6 +261,9 @@ int main(int argc, char** argv) {
 
   tgemm::cli::TuneGmmOptions tune_gmm;
   CLI::App* tg = tgemm::cli::add_tune_gmm_command(app, tune_gmm);
+
+  tgemm::cli::TuneFmoeOptions tune_fmoe;
+  CLI::App* tf = tgemm::cli::add_tune_fmoe_command(app, tune_fmoe);
 
   tgemm::ReconfirmOptions reconfirm;
   CLI::App* rc = tgemm::cli::add_reconfirm_command(app, reconfirm);
@@ -273,7 +282,7 @@ int main(int argc, char** argv) {
     if (b->parsed()) {
       // a8w8's inputs are 8-bit: an unset --dtype means fp8 there.
       if (bench.family != "a16w16" && bench.family != "batched" && bench.family != "sparse" && bench.family != "gmm" &&
-          b->get_option("--dtype")->count() == 0) {
+          bench.family != "fmoe" && b->get_option("--dtype")->count() == 0) {
         bench.dtype = "fp8";
       }
       if (bench.family == "gmm") {
@@ -284,6 +293,17 @@ int main(int argc, char** argv) {
         bench_gmm.filter = bench.filter;
         bench_gmm.max_problems = bench.max_problems;
         return tgemm::cli::run_bench_gmm(bench, bench_gmm);
+      }
+      if (bench.family == "fmoe") {
+        if (b->get_option("--suite")->count() != 0) bench_fmoe.suite = bench.suite;
+        if (b->get_option("-m")->count() != 0) {
+          bench_fmoe.tokens = bench.ms;
+          bench_fmoe.tokens_option = "-m";
+        }
+        bench_fmoe.dtype = bench.dtype;
+        bench_fmoe.filter = bench.filter;
+        bench_fmoe.max_problems = bench.max_problems;
+        return tgemm::cli::run_bench_fmoe(bench, bench_fmoe);
       }
       if (bench.family == "sparse") {
         sparse.dtype = bench.dtype;
@@ -305,6 +325,7 @@ int main(int argc, char** argv) {
     if (rc->parsed()) return tgemm::run_reconfirm(reconfirm);
     if (ts->parsed()) return tgemm::cli::run_tune_sparse(tune_sparse);
     if (tg->parsed()) return tgemm::cli::run_tune_gmm(tune_gmm);
+    if (tf->parsed()) return tgemm::cli::run_tune_fmoe(tune_fmoe);
     if (t->parsed()) {
       if (!tune.model_dir.empty() && !tune.worker) {
         TGEMM_CHECK(!tune.tuned_file.empty(), "tgemm tune", "-o/--tuned_file is required");
