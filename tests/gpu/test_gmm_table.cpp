@@ -191,7 +191,6 @@ TEST(GmmTable, TheCaptureRecordsAKeyNoRowServesOnce) {
     test::EnvScope untuned("TGEMM_UNTUNED_GMM", path.c_str());
     test::EnvScope tables("TGEMM_CONFIG_GMM", "/nonexistent/tuned_gmm.csv");
     test::EnvScope backend("TGEMM_GROUPED_BACKEND", nullptr);
-    reload_config();
     test::GmmCase c;
     c.m = 4 * 40;
     c.n = 256;
