@@ -132,7 +132,8 @@ void expect_card_file_serves_its_card(const std::string& header, const std::stri
   const std::vector<std::string> said = log.warnings();
   ASSERT_EQ(said.size(), 1u) << log.dump();
   EXPECT_TRUE(log.infos().empty()) << log.dump();
-  EXPECT_TRUE(contains(said[0], std::string(Traits::kName) + " rows for sm_90a exist only for sm_count 114")) << said[0];
+  EXPECT_TRUE(contains(said[0], std::string(Traits::kName) + " rows for sm_90a exist only for sm_count 114"))
+      << said[0];
   EXPECT_TRUE(contains(said[0], Traits::kTuneCommand)) << said[0];
 }
 
