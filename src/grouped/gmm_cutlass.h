@@ -16,6 +16,10 @@
 
 namespace tgemm::grouped_cutlass {
 
+// The backend setting (TGEMM_GROUPED_BACKEND, Settings::grouped_backend), named here too since the
+// grouped routing takes it.
+using tgemm::GroupedBackend;
+
 using cutlass_sm90::Schedule;
 
 struct GroupedConfig {

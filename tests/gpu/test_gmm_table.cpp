@@ -2,7 +2,7 @@
 // default keeps the key, a row naming another candidate), and check that gmm dispatches to it
 // (describe_gmm's level, solution, file and line) with a correct output; a row serves its bucket
 // only; a row naming a solution this build cannot run is one warning and the default serves;
-// TGEMM_GROUPED_BACKEND overrides the table.
+// TGEMM_GROUPED_BACKEND overrides the table, and a value it does not take is one warning and auto.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -172,6 +172,35 @@ TEST(GmmTable, ARowThisBuildCannotRunIsOneWarningAndTheDefaultServes) {
     ASSERT_EQ(said.size(), 1u);
     EXPECT_NE(said[0].find(file.path() + ":2: "), std::string::npos) << said[0];
     EXPECT_NE(said[0].find("sm90_grouped_bf16_bk_999x128x64_coop"), std::string::npos) << said[0];
+    test::run_gmm(d, nullptr);
+    device_synchronize();
+    test::expect_gmm_matches(d, c.sizes);
+  }
+  set_log_sink(previous);
+}
+
+// A TGEMM_GROUPED_BACKEND that is none of auto, tile, cutlass is one warning at reload_config()
+// and means auto: gmm routes by its default rule, never "forced", and runs.
+TEST(GmmTable, ABadBackendValueIsOneWarningAndTheDefaultServes) {
+  TGEMM_REQUIRE_GPU();
+  test::GmmCase c;
+  c.m = 4 * 64;
+  c.n = 256;
+  c.k = 128;
+  c.transpose_rhs = true;
+  c.sizes.assign(4, 64);
+  test::GmmData d = test::make_gmm(c, 10);
+  std::vector<std::string> said;
+  LogSink previous = set_log_sink([&](LogLevel level, const std::string& m) {
+    if (level == LogLevel::kWarning && m.find("TGEMM_GROUPED_BACKEND") != std::string::npos) said.push_back(m);
+  });
+  {
+    test::EnvScope tables("TGEMM_CONFIG_GMM", "/nonexistent/tuned_gmm.csv");
+    test::EnvScope backend("TGEMM_GROUPED_BACKEND", "wmma");
+    const DispatchInfo info = describe_gmm(d.lv, d.rv, d.sv, d.ov, true, nullptr);
+    EXPECT_EQ(info.level, "default");
+    ASSERT_EQ(said.size(), 1u);
+    EXPECT_NE(said[0].find("'wmma'"), std::string::npos) << said[0];
     test::run_gmm(d, nullptr);
     device_synchronize();
     test::expect_gmm_matches(d, c.sizes);
