@@ -37,6 +37,17 @@ GmmTuneProblem tiny_problem(std::int64_t m = 4 * 64) {
   return p;
 }
 
+// tiny_problem()'s call with a uniform routing: 4 groups of 64 rows.
+test::GmmCase tiny_case() {
+  test::GmmCase c;
+  c.m = 4 * 64;
+  c.n = 256;
+  c.k = 128;
+  c.transpose_rhs = true;
+  c.sizes.assign(4, 64);
+  return c;
+}
+
 // Points TGEMM_CONFIG_GMM at a file holding `rows` for its lifetime (then restores the variable and
 // the configuration).
 class GmmTableFile {
@@ -111,12 +122,7 @@ TEST(GmmTable, TunedKeyDispatchesToItsRow) {
   EXPECT_EQ(data.check([&](Stream s) { data.run_dispatch(GmmRaceData::kSkewed, 0, s); }), "");
 
   // What describe_gmm reports, and gmm's output, on a uniform routing of the key.
-  test::GmmCase c;
-  c.m = p.m;
-  c.n = p.n;
-  c.k = p.k;
-  c.transpose_rhs = true;
-  c.sizes.assign(4, 64);
+  test::GmmCase c = tiny_case();
   test::GmmData d = test::make_gmm(c, 5);
   const DispatchInfo info = describe_gmm(d.lv, d.rv, d.sv, d.ov, true, nullptr);
   EXPECT_EQ(info.level, "table");
@@ -143,12 +149,7 @@ TEST(GmmTable, TunedKeyDispatchesToItsRow) {
 
 TEST(GmmTable, ARowThisBuildCannotRunIsOneWarningAndTheDefaultServes) {
   TGEMM_REQUIRE_GPU();
-  test::GmmCase c;
-  c.m = 4 * 64;
-  c.n = 256;
-  c.k = 128;
-  c.transpose_rhs = true;
-  c.sizes.assign(4, 64);
+  test::GmmCase c = tiny_case();
   test::GmmData d = test::make_gmm(c, 7);
   const DispatchInfo dflt = describe_gmm(d.lv, d.rv, d.sv, d.ov, true, nullptr);
   ASSERT_EQ(dflt.level, "default");
@@ -183,12 +184,7 @@ TEST(GmmTable, ARowThisBuildCannotRunIsOneWarningAndTheDefaultServes) {
 // and means auto: gmm routes by its default rule, never "forced", and runs.
 TEST(GmmTable, ABadBackendValueIsOneWarningAndTheDefaultServes) {
   TGEMM_REQUIRE_GPU();
-  test::GmmCase c;
-  c.m = 4 * 64;
-  c.n = 256;
-  c.k = 128;
-  c.transpose_rhs = true;
-  c.sizes.assign(4, 64);
+  test::GmmCase c = tiny_case();
   test::GmmData d = test::make_gmm(c, 10);
   std::vector<std::string> said;
   LogSink previous = set_log_sink([&](LogLevel level, const std::string& m) {
