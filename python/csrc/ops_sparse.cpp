@@ -41,16 +41,64 @@ decltype(auto) on_device(const at::Tensor& x, std::string_view op, Body&& body) 
   });
 }
 
-// y's sizes: x's with the last replaced by n.
-at::Tensor output_for(const at::Tensor& x, std::int64_t n) {
+// y of x's sizes with the last replaced by n, of `options` (x's by default).
+at::Tensor output_for(const at::Tensor& x, std::int64_t n, const at::TensorOptions& options) {
   std::vector<std::int64_t> sizes(x.sizes().begin(), x.sizes().end());
   if (!sizes.empty()) sizes.back() = n;
-  return at::empty(sizes, x.options());
+  return at::empty(sizes, options);
 }
+at::Tensor output_for(const at::Tensor& x, std::int64_t n) { return output_for(x, n, x.options()); }
 
 // The weight's dense copy where the call passes one, so a table row naming the dense path can run.
 void add_dense(SparseWeight& w, const std::optional<at::Tensor>& dense, c10::Device device, std::string_view op) {
   if (has_tensor(dense)) w.with_dense(to_view(*dense, device, op, "dense"));
+}
+
+// A 2:4 weight of cuSPARSELt's compressed bytes for x (K and dtype from x's view), its dense copy
+// added where passed.
+SparseWeight weight_2_4(const at::Tensor& x, const TensorView& xv, const at::Tensor& compressed, std::int64_t n,
+                        const std::optional<at::Tensor>& dense, c10::Device device, std::string_view op) {
+  SparseWeight w = SparseWeight::from_compressed_2_4(to_view(compressed, device, op, "compressed"), n,
+                                                     x.dim() > 0 ? x.size(-1) : 0, xv.dtype);
+  add_dense(w, dense, device, op);
+  return w;
+}
+
+// The options of one sparse GEMM call; options.bias points at bias_view, so it stays in place.
+struct CallOptions {
+  CallOptions(const std::optional<at::Tensor>& bias, c10::Device device, std::string_view op) {
+    if (has_tensor(bias)) {
+      bias_view = to_view(*bias, device, op, "bias");
+      options.bias = &bias_view;
+    }
+  }
+  // cuSPARSELt's configuration and split-K, which only the 2:4 ops take.
+  CallOptions(const std::optional<at::Tensor>& bias, std::int64_t algorithm, std::int64_t split_k, c10::Device device,
+              std::string_view op)
+      : CallOptions(bias, device, op) {
+    options.algorithm = static_cast<int>(algorithm);
+    options.split_k = static_cast<int>(split_k);
+  }
+  CallOptions(const CallOptions&) = delete;
+  CallOptions& operator=(const CallOptions&) = delete;
+
+  TensorView bias_view;
+  SparseGemmOptions options;
+};
+
+// sparse_gemm of x with a CSR or BSR weight (make_weight(device) views its tensors), the dense copy
+// added where passed.
+template <typename MakeWeight>
+at::Tensor compressed_rows_gemm(const at::Tensor& x, std::int64_t n, const std::optional<at::Tensor>& bias,
+                                const std::optional<at::Tensor>& dense, std::string_view op, MakeWeight&& make_weight) {
+  return on_device(x, op, [&](c10::Device device) {
+    SparseWeight w = make_weight(device);
+    add_dense(w, dense, device, op);
+    at::Tensor y = output_for(x, n);
+    const CallOptions call(bias, device, op);
+    sparse_gemm(to_view(x, device, op, "x"), w, to_view(y, device, op, "out"), call.options, current_stream(device));
+    return y;
+  });
 }
 
 template <typename K, typename... Args>
@@ -76,19 +124,10 @@ at::Tensor SparseGemm24::cuda(const at::Tensor& x, const at::Tensor& compressed,
                               const std::optional<at::Tensor>& dense) {
   return on_device(x, kGemm24, [&](c10::Device device) {
     const TensorView xv = to_view(x, device, kGemm24, "x");
-    SparseWeight w = SparseWeight::from_compressed_2_4(to_view(compressed, device, kGemm24, "compressed"), n,
-                                                       x.dim() > 0 ? x.size(-1) : 0, xv.dtype);
-    add_dense(w, dense, device, kGemm24);
+    const SparseWeight w = weight_2_4(x, xv, compressed, n, dense, device, kGemm24);
     at::Tensor y = output_for(x, n);
-    TensorView bv;
-    SparseGemmOptions options;
-    if (has_tensor(bias)) {
-      bv = to_view(*bias, device, kGemm24, "bias");
-      options.bias = &bv;
-    }
-    options.algorithm = static_cast<int>(algorithm);
-    options.split_k = static_cast<int>(split_k);
-    sparse_gemm(xv, w, to_view(y, device, kGemm24, "out"), options, current_stream(device));
+    const CallOptions call(bias, algorithm, split_k, device, kGemm24);
+    sparse_gemm(xv, w, to_view(y, device, kGemm24, "out"), call.options, current_stream(device));
     return y;
   });
 }
@@ -96,42 +135,20 @@ at::Tensor SparseGemm24::cuda(const at::Tensor& x, const at::Tensor& compressed,
 at::Tensor SparseGemmCsr::cuda(const at::Tensor& x, const at::Tensor& crow_indices, const at::Tensor& col_indices,
                                const at::Tensor& values, std::int64_t n, const std::optional<at::Tensor>& bias,
                                const std::optional<at::Tensor>& dense) {
-  return on_device(x, kGemmCsr, [&](c10::Device device) {
-    SparseWeight w = SparseWeight::csr_prechecked(
-        to_view(crow_indices, device, kGemmCsr, "crow_indices"), to_view(col_indices, device, kGemmCsr, "col_indices"),
-        to_view(values, device, kGemmCsr, "values"), n, x.dim() > 0 ? x.size(-1) : 0);
-    add_dense(w, dense, device, kGemmCsr);
-    at::Tensor y = output_for(x, n);
-    TensorView bv;
-    SparseGemmOptions options;
-    if (has_tensor(bias)) {
-      bv = to_view(*bias, device, kGemmCsr, "bias");
-      options.bias = &bv;
-    }
-    sparse_gemm(to_view(x, device, kGemmCsr, "x"), w, to_view(y, device, kGemmCsr, "out"), options,
-                current_stream(device));
-    return y;
+  return compressed_rows_gemm(x, n, bias, dense, kGemmCsr, [&](c10::Device device) {
+    return SparseWeight::csr_prechecked(to_view(crow_indices, device, kGemmCsr, "crow_indices"),
+                                        to_view(col_indices, device, kGemmCsr, "col_indices"),
+                                        to_view(values, device, kGemmCsr, "values"), n, x.dim() > 0 ? x.size(-1) : 0);
   });
 }
 
 at::Tensor SparseGemmBsr::cuda(const at::Tensor& x, const at::Tensor& crow_indices, const at::Tensor& col_indices,
                                const at::Tensor& values, std::int64_t n, const std::optional<at::Tensor>& bias,
                                const std::optional<at::Tensor>& dense) {
-  return on_device(x, kGemmBsr, [&](c10::Device device) {
-    SparseWeight w = SparseWeight::bsr_prechecked(
+  return compressed_rows_gemm(x, n, bias, dense, kGemmBsr, [&](c10::Device device) {
+    return SparseWeight::bsr_prechecked(
         to_view(crow_indices, device, kGemmBsr, "crow_indices"), to_view(col_indices, device, kGemmBsr, "col_indices"),
         to_view(values, device, kGemmBsr, "values"), n, x.dim() > 0 ? x.size(-1) : 0, block_size_of(values));
-    add_dense(w, dense, device, kGemmBsr);
-    at::Tensor y = output_for(x, n);
-    TensorView bv;
-    SparseGemmOptions options;
-    if (has_tensor(bias)) {
-      bv = to_view(*bias, device, kGemmBsr, "bias");
-      options.bias = &bv;
-    }
-    sparse_gemm(to_view(x, device, kGemmBsr, "x"), w, to_view(y, device, kGemmBsr, "out"), options,
-                current_stream(device));
-    return y;
   });
 }
 
@@ -141,24 +158,12 @@ at::Tensor SparseGemm24Fp8::cuda(const at::Tensor& x, const at::Tensor& compress
                                  std::int64_t algorithm, std::int64_t split_k, const std::optional<at::Tensor>& dense) {
   return on_device(x, kGemm24Fp8, [&](c10::Device device) {
     const TensorView xv = to_view(x, device, kGemm24Fp8, "x");
-    SparseWeight w = SparseWeight::from_compressed_2_4(to_view(compressed, device, kGemm24Fp8, "compressed"), n,
-                                                       x.dim() > 0 ? x.size(-1) : 0, xv.dtype);
-    add_dense(w, dense, device, kGemm24Fp8);
-    const at::ScalarType out_type = out_dtype.value_or(at::kBFloat16);
-    std::vector<std::int64_t> sizes(x.sizes().begin(), x.sizes().end());
-    if (!sizes.empty()) sizes.back() = n;
-    at::Tensor y = at::empty(sizes, x.options().dtype(out_type));
-    TensorView bv;
-    SparseGemmOptions options;
-    if (has_tensor(bias)) {
-      bv = to_view(*bias, device, kGemm24Fp8, "bias");
-      options.bias = &bv;
-    }
-    options.algorithm = static_cast<int>(algorithm);
-    options.split_k = static_cast<int>(split_k);
+    const SparseWeight w = weight_2_4(x, xv, compressed, n, dense, device, kGemm24Fp8);
+    at::Tensor y = output_for(x, n, x.options().dtype(out_dtype.value_or(at::kBFloat16)));
+    const CallOptions call(bias, algorithm, split_k, device, kGemm24Fp8);
     sparse_gemm_a8w8(xv, w, to_view(x_scale, device, kGemm24Fp8, "x_scale"),
-                     to_view(w_scale, device, kGemm24Fp8, "w_scale"), to_view(y, device, kGemm24Fp8, "out"), options,
-                     current_stream(device));
+                     to_view(w_scale, device, kGemm24Fp8, "w_scale"), to_view(y, device, kGemm24Fp8, "out"),
+                     call.options, current_stream(device));
     return y;
   });
 }

@@ -4,7 +4,7 @@
 // TGEMM_TUNE_GEMM capture of untuned keys and the TGEMM_LOG_TUNED_CONFIG log. Host-only.
 //
 // Traits names the table's types and text:
-//   Key (arch, sm_count and ==), Row (key, us, file, line), Hash (of Key),
+//   Key (arch, sm_count and ==), Row (key, us, file, line), Hash (of Key, e.g. through hash_key),
 //   Parsed parse(std::istream&, const std::string& file): rows and warnings of one file,
 //   std::string untuned_row(const Key&): the capture's row of a key,
 //   const std::vector<std::string>& untuned_columns(), const FamilyInfo& family(),
@@ -17,6 +17,9 @@
 #include <atomic>
 #include <cstddef>
 #include <fstream>
+#include <functional>
+#include <initializer_list>
+#include <istream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -32,6 +35,41 @@
 #include "core/table_rows.h"
 
 namespace tgemm {
+
+// A key's hash: its arch's, combined with each of `fields` in turn (boost's hash_combine step).
+inline std::size_t hash_key(const std::string& arch, std::initializer_list<std::size_t> fields) {
+  std::size_t h = std::hash<std::string>()(arch);
+  for (std::size_t v : fields) h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  return h;
+}
+
+// The rows of one file of a keyed table, and one warning per line skipped.
+template <typename Row>
+struct ParsedRows {
+  std::vector<Row> rows;
+  std::vector<std::string> warnings;  // "file:line: reason, row skipped", one per skipped line
+};
+
+// Parses one file of a keyed table (read_table_rows: a header lacking one of `required` or naming a
+// column twice skips the file with one warning): each data line becomes a Row, its file and line
+// set, through Reader(columns, fields).read(&row), which returns an empty string for a kept row or
+// the reason it is skipped.
+template <typename Row, typename Reader>
+ParsedRows<Row> parse_keyed_rows(std::istream& in, const std::string& file, const csv::ReadLimits& limits,
+                                 const std::vector<const char*>& required) {
+  ParsedRows<Row> out;
+  TableScan scan = read_table_rows(in, file, limits, required,
+                                   [&](const TableColumns& cols, const std::vector<std::string>& fields, int line) {
+                                     Row row;
+                                     row.file = file;
+                                     row.line = line;
+                                     std::string bad = Reader(cols, fields).read(&row);
+                                     if (bad.empty()) out.rows.push_back(std::move(row));
+                                     return bad;
+                                   });
+  out.warnings = std::move(scan.warnings);
+  return out;
+}
 
 template <typename Traits>
 class KeyedTable {

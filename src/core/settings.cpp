@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <string_view>
+#include <utility>
 
 namespace tgemm {
 
@@ -62,6 +63,32 @@ std::string card_table_file(const std::string& dir, const std::string& card, std
   return dir + "/" + card + "/" + std::string(tuned_file);
 }
 
+namespace {
+
+// A routing variable's value among `values` (the first is auto, also what unset and "" mean); any
+// other value is one warning naming the variable, the accepted values and the value, and auto.
+template <typename E, std::size_t N>
+E routing_setting(const Settings::Getenv& getenv, const char* var, const std::pair<std::string_view, E> (&values)[N],
+                  std::vector<std::string>& warnings) {
+  const char* value = getenv(var);
+  if (value == nullptr || *value == '\0') return values[0].second;
+  std::string accepted;
+  for (const auto& [name, e] : values) {
+    if (name == value) return e;
+    accepted += (accepted.empty() ? "" : ", ") + std::string(name);
+  }
+  warnings.push_back(std::string(var) + "='" + value + "' is not one of " + accepted + ", so " +
+                     std::string(values[0].first) + " is used");
+  return values[0].second;
+}
+
+constexpr std::pair<std::string_view, GroupedBackend> kGroupedBackends[] = {
+    {"auto", GroupedBackend::kAuto}, {"tile", GroupedBackend::kTile}, {"cutlass", GroupedBackend::kCutlass}};
+constexpr std::pair<std::string_view, W4Force> kFp4Paths[] = {
+    {"auto", W4Force::kAuto}, {"gemv", W4Force::kGemv}, {"mma", W4Force::kMma}, {"dequant", W4Force::kDequant}};
+
+}  // namespace
+
 Settings::Getenv Settings::process_env() {
   return [](const char* name) { return static_cast<const char*>(std::getenv(name)); };
 }
@@ -118,6 +145,8 @@ Settings Settings::from_env(const std::string& shipped_config_dir, const Getenv&
   s.fmoe = family_settings(fmoe_family_info(), false);
   s.capture = env_flag(getenv("TGEMM_TUNE_GEMM"));
   s.log_tuned_config = env_flag(getenv("TGEMM_LOG_TUNED_CONFIG"));
+  s.grouped_backend = routing_setting(getenv, "TGEMM_GROUPED_BACKEND", kGroupedBackends, s.warnings);
+  s.fp4_path = routing_setting(getenv, "TGEMM_FP4_PATH", kFp4Paths, s.warnings);
   return s;
 }
 

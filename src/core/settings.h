@@ -21,10 +21,14 @@
 //                             (default ./untuned_fmoe.csv)
 // (FamilyInfo in core/problem.h holds each family's names.)
 //   TGEMM_LOG_TUNED_CONFIG=1  log, once per shape, where the lookup walk landed
+//   TGEMM_GROUPED_BACKEND     auto (or unset), tile, cutlass: forces gmm's and fused_moe's backend
+//   TGEMM_FP4_PATH            auto (or unset), gemv, mma, dequant: forces the MXFP4 weight GEMMs' path
+// A value outside those lists is one warning and means auto.
 // On every call of shipped_config_dir():
 //   TGEMM_CONFIG_DIR          directory of the shipped tables, before every other candidate
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -34,6 +38,14 @@
 #include "core/problem.h"
 
 namespace tgemm {
+
+// TGEMM_GROUPED_BACKEND: kAuto: gmm's and fused_moe's tables, then the default rule; kTile: the
+// WMMA tile kernels; kCutlass: the CUTLASS kernel wherever it can take the call (elsewhere the
+// tile kernels). src/grouped/gmm_cutlass.h routes by it.
+enum class GroupedBackend : std::uint8_t { kAuto, kTile, kCutlass };
+
+// TGEMM_FP4_PATH: the path the MXFP4 weight GEMMs take where it can run (src/fp4/fp4_route.h).
+enum class W4Force : std::uint8_t { kAuto, kGemv, kMma, kDequant };
 
 struct FamilySettings {
   std::vector<std::string> table_files;
@@ -55,8 +67,10 @@ struct Settings {
   FamilySettings fmoe;  // fused_moe's table (src/moe/fmoe_table.h), likewise
   bool capture = false;
   bool log_tuned_config = false;
+  GroupedBackend grouped_backend = GroupedBackend::kAuto;
+  W4Force fp4_path = W4Force::kAuto;
   // What the environment asked for that cannot be what was meant (a table variable that names no
-  // file), one message each; the dispatcher logs them.
+  // file, a value no routing setting takes), one message each; the dispatcher logs them.
   std::vector<std::string> warnings;
 
   const FamilySettings& family(OpFamily f) const;

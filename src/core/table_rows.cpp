@@ -84,6 +84,25 @@ const std::string* RowFields::field(const std::string& name) const {
   return it == cols_.index.end() ? nullptr : &fields_[it->second];
 }
 
+long long RowFields::get_bucket(const char* name, const char* bucket_of) {
+  const long long b = get_int(name, -1, 1, kMaxTableDim);
+  if (bad().empty() && (b & (b - 1)) != 0) {
+    fail(std::string(name) + " must be a power of two (a bucket of " + bucket_of + "), got " + std::to_string(b));
+  }
+  return b;
+}
+
+long long RowFields::get_race_size(const char* name, const std::function<long long(long long)>& bucket_of,
+                                   long long bucket, const char* bucket_name, const std::string& context) {
+  const std::string* f = field(name);
+  const long long size = f != nullptr && !f->empty() ? get_int(name, 0, 1, kMaxTableDim) : 0;
+  if (bad().empty() && size > 0 && bucket_of(size) != bucket) {
+    fail(std::string(name) + "=" + std::to_string(size) + context + " is in bucket " + std::to_string(bucket_of(size)) +
+         ", not " + bucket_name + " " + std::to_string(bucket));
+  }
+  return size;
+}
+
 void RowFields::fail(std::string why) {
   if (bad_.empty()) bad_ = std::move(why);
 }
@@ -159,6 +178,16 @@ bool open_table_file(const std::string& path, std::ifstream* in, std::vector<std
     return false;
   }
   return true;
+}
+
+const std::vector<std::string>& race_columns() {
+  static const std::vector<std::string> kColumns = {"us", "us_skewed", "speedup", "speedup_skewed", "default"};
+  return kColumns;
+}
+
+std::vector<std::string> with_race_columns(std::vector<std::string> key_columns) {
+  key_columns.insert(key_columns.end(), race_columns().begin(), race_columns().end());
+  return key_columns;
 }
 
 }  // namespace tgemm

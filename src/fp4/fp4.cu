@@ -18,6 +18,7 @@
 #include "kernels/common/mxfp4.cuh"
 #include "kernels/sm90/sm90_mxfp4_gemv.cuh"
 #include "kernels/sm90/sm90_mxfp4_mma.cuh"
+#include "runtime/runtime.h"
 #include "tgemm/fp4.h"
 #include "tgemm/gemm.h"
 
@@ -236,7 +237,7 @@ void run_w4(const W4GemmCall& c, const TensorView& x, const TensorView& out, con
             const char* op) {
   if (c.m == 0 || c.n == 0) return;
   auto* s = reinterpret_cast<cudaStream_t>(stream);
-  switch (fp4_route::choose_w4_path(c, fp4_route::w4_force_from_env())) {
+  switch (fp4_route::choose_w4_path(c, Runtime::get().dispatcher().settings().fp4_path)) {
     case fp4_route::W4Path::kGemv: run_gemv_any(c, s); break;
     case fp4_route::W4Path::kMma: run_mma_any(c, s, op); break;
     default: run_dequant_gemm(c, x, out, bias, s, op); return;

@@ -1,12 +1,9 @@
-// The path rules of the MXFP4 weight GEMMs and TGEMM_FP4_PATH (src/fp4/fp4_route.h).
+// The path rules of the MXFP4 weight GEMMs (src/fp4/fp4_route.h).
 #include "fp4/fp4_route.h"
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
 
-#include "core/check.h"
 #include "tgemm/fp4.h"
 
 namespace tgemm::fp4_route {
@@ -24,19 +21,6 @@ bool gemv_runs(const W4GemmCall& c) { return c.m <= kGemvMaxM && rows_aligned(c)
 bool mma_runs(const W4GemmCall& c) { return c.m <= kMmaMaxM && c.x_type != DType::kUInt8 && rows_aligned(c); }
 
 }  // namespace
-
-W4Force parse_w4_force(const char* value) {
-  if (value == nullptr || *value == '\0' || std::strcmp(value, "auto") == 0) return W4Force::kAuto;
-  if (std::strcmp(value, "gemv") == 0) return W4Force::kGemv;
-  if (std::strcmp(value, "mma") == 0) return W4Force::kMma;
-  if (std::strcmp(value, "dequant") == 0) return W4Force::kDequant;
-  detail::throw_error("TGEMM_FP4_PATH", " must be auto, gemv, mma or dequant, got '", value, "'");
-}
-
-W4Force w4_force_from_env() {
-  static const W4Force force = parse_w4_force(std::getenv("TGEMM_FP4_PATH"));
-  return force;
-}
 
 bool rows_aligned(const W4GemmCall& c) {
   return c.k >= kMxfp4Block && aligned16(c.x) && (c.m == 1 || (c.ldx * unit_bytes(c.x_type)) % 16 == 0) &&

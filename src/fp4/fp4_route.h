@@ -1,20 +1,18 @@
 // The path of a GEMM of MXFP4 weights (gemm_a16w4, gemm_a8w4, gemm_a4w4: src/fp4/fp4.cu), host
 // only and unit-tested without a GPU: the CUDA-core GEMV (kernels/sm90/sm90_mxfp4_gemv.cuh), the
 // tensor-core weight-as-B kernel (kernels/sm90/sm90_mxfp4_mma.cuh) or the weight dequantized to
-// 16 bits for gemm_a16w16; the TGEMM_FP4_PATH setting that forces one where it can run; the
+// 16 bits for gemm_a16w16; how a path forced by TGEMM_FP4_PATH (Settings::fp4_path) applies; the
 // tensor-core kernel's split-K.
 #pragma once
 
 #include <cstdint>
 
+#include "core/settings.h"
 #include "fp4/fp4_validate.h"
 
 namespace tgemm::fp4_route {
 
 enum class W4Path { kGemv, kMma, kDequant };
-
-// TGEMM_FP4_PATH: auto (or unset), gemv, mma, dequant.
-enum class W4Force { kAuto, kGemv, kMma, kDequant };
 
 // The GEMV's largest M: at 16 tokens its CUDA-core FMAs are the bound, not the weight read
 // (22-35x the 4-bit streaming floor on an H200, docs/performance.md); at M <= 4 it issues a
@@ -26,16 +24,12 @@ inline constexpr std::int64_t kGemvMaxM = 4;
 // that path at any M.
 inline constexpr std::int64_t kMmaMaxM = 32;
 
-// Throws tgemm::Error naming TGEMM_FP4_PATH for any other non-empty value.
-W4Force parse_w4_force(const char* value);
-// TGEMM_FP4_PATH read once per process.
-W4Force w4_force_from_env();
-
 // Whether x's and w's rows are 16-byte aligned (bases and row strides; a single row's stride is
 // never used) and K >= 32: what the GEMV and the tensor-core kernel read with 16-byte loads.
 bool rows_aligned(const W4GemmCall& c);
 
-// The path of a checked, non-empty call: the forced one where it can run (the GEMV: M <= 4; the
+// The path of a checked, non-empty call: the forced one (Settings::fp4_path, TGEMM_FP4_PATH) where
+// it can run (the GEMV: M <= 4; the
 // tensor-core kernel: M <= 32, x bf16, fp16 or e4m3; both: rows_aligned), else the GEMV up to
 // kGemvMaxM, the tensor-core kernel up to kMmaMaxM, the dequantize path above or wherever the
 // rows are not aligned.

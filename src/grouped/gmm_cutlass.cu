@@ -87,10 +87,6 @@ class GroupedRegistry {
 
 }  // namespace
 
-const GroupedKernel* pick_grouped_kernel(const GroupedShape& s, int device) {
-  return pick_grouped_kernel(s, device, grouped_backend_from_env());
-}
-
 std::vector<const GroupedKernel*> loadable_grouped_kernels(int device) {
   GroupedRegistry& r = GroupedRegistry::get();
   std::vector<GroupedConfig> configs;

@@ -11,9 +11,14 @@
 #include <vector>
 
 #include "backends/cutlass/cutlass_kernels.h"
+#include "core/settings.h"
 #include "tgemm/tensor.h"
 
 namespace tgemm::grouped_cutlass {
+
+// The backend setting (TGEMM_GROUPED_BACKEND, Settings::grouped_backend), named here too since the
+// grouped routing takes it.
+using tgemm::GroupedBackend;
 
 using cutlass_sm90::Schedule;
 
@@ -61,14 +66,6 @@ struct GroupedKernel {
 // Every grouped instance of this build (grouped_instances.inc), in catalog order.
 std::vector<GroupedKernel> grouped_kernels();
 
-// TGEMM_GROUPED_BACKEND: unset, "" or "auto": the default rule; "tile": the WMMA tile kernels;
-// "cutlass": the CUTLASS kernel wherever it can take the call (elsewhere the tile kernels).
-enum class GroupedBackend : std::uint8_t { kAuto, kTile, kCutlass };
-// Throws tgemm::Error naming the variable for any other value.
-GroupedBackend parse_grouped_backend(const char* value);
-// The process environment's TGEMM_GROUPED_BACKEND, read at each call (tests and benches switch it).
-GroupedBackend grouped_backend_from_env();
-
 // What the routing rule looks at in one grouped GEMM.
 struct GroupedShape {
   std::int64_t rows = 0;  // M of gmm, slots T * topk of fused_moe
@@ -93,11 +90,9 @@ bool cutlass_can_take(const GroupedShape& s);
 int choose_grouped_config(const std::vector<GroupedConfig>& available, const GroupedShape& s, GroupedBackend backend,
                           int sm_count);
 
-// The instance to run a grouped GEMM of shape `s` on `device` (the current device) under the
-// process's TGEMM_GROUPED_BACKEND, or null for the tile kernels (no instance built or loadable
-// there, or the rule says tile). Throws tgemm::Error for a bad TGEMM_GROUPED_BACKEND.
-const GroupedKernel* pick_grouped_kernel(const GroupedShape& s, int device);
-// The same under `backend` instead of the process's setting.
+// The instance to run a grouped GEMM of shape `s` on `device` (the current device) under
+// `backend` (Settings::grouped_backend, TGEMM_GROUPED_BACKEND), or null for the tile kernels (no
+// instance built or loadable there, or the rule says tile).
 const GroupedKernel* pick_grouped_kernel(const GroupedShape& s, int device, GroupedBackend backend);
 // The instances of this build loadable on `device` (the current device), in catalog order.
 std::vector<const GroupedKernel*> loadable_grouped_kernels(int device);

@@ -1,10 +1,7 @@
-// The host-only half of the CUTLASS grouped backend (src/grouped/gmm_cutlass.h): instance names,
-// the TGEMM_GROUPED_BACKEND setting and the routing rule, unit-tested without a GPU.
-#include <cstdlib>
-#include <cstring>
+// The host-only half of the CUTLASS grouped backend (src/grouped/gmm_cutlass.h): instance names
+// and the routing rule, unit-tested without a GPU.
 #include <limits>
 
-#include "core/check.h"
 #include "grouped/gmm_cutlass.h"
 
 namespace tgemm::grouped_cutlass {
@@ -29,15 +26,6 @@ std::string instance_name(const GroupedConfig& c) {
          "x" + std::to_string(c.tile_n) + "x" + std::to_string(c.tile_k) +
          (c.schedule == Schedule::kCooperative ? "_coop" : "_pingpong");
 }
-
-GroupedBackend parse_grouped_backend(const char* value) {
-  if (value == nullptr || *value == '\0' || std::strcmp(value, "auto") == 0) return GroupedBackend::kAuto;
-  if (std::strcmp(value, "tile") == 0) return GroupedBackend::kTile;
-  if (std::strcmp(value, "cutlass") == 0) return GroupedBackend::kCutlass;
-  detail::throw_error("TGEMM_GROUPED_BACKEND", " must be auto, tile or cutlass, got '", value, "'");
-}
-
-GroupedBackend grouped_backend_from_env() { return parse_grouped_backend(std::getenv("TGEMM_GROUPED_BACKEND")); }
 
 bool cutlass_can_take(const GroupedShape& s) {
   constexpr std::int64_t kMaxExtent = std::numeric_limits<std::int32_t>::max();  // CUTLASS shapes are int32

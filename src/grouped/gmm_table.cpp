@@ -1,7 +1,5 @@
 #include "grouped/gmm_table.h"
 
-#include <functional>
-#include <limits>
 #include <optional>
 
 #include "core/table_rows.h"
@@ -29,16 +27,11 @@ std::string GmmKey::describe() const {
 }
 
 std::size_t GmmKeyHash::operator()(const GmmKey& k) const noexcept {
-  std::size_t h = std::hash<std::string>()(k.arch);
-  auto mix = [&h](std::size_t v) { h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
-  mix(static_cast<std::size_t>(k.sm_count));
-  mix(static_cast<std::size_t>(k.groups));
-  mix(static_cast<std::size_t>(k.rows_per_group));
-  mix(static_cast<std::size_t>(k.n));
-  mix(static_cast<std::size_t>(k.k));
-  mix(static_cast<std::size_t>(k.rhs_nk) | static_cast<std::size_t>(k.bias) << 1 |
-      static_cast<std::size_t>(k.dtype) << 2 | static_cast<std::size_t>(k.out_dtype) << 10);
-  return h;
+  return hash_key(
+      k.arch, {static_cast<std::size_t>(k.sm_count), static_cast<std::size_t>(k.groups),
+               static_cast<std::size_t>(k.rows_per_group), static_cast<std::size_t>(k.n), static_cast<std::size_t>(k.k),
+               static_cast<std::size_t>(k.rhs_nk) | static_cast<std::size_t>(k.bias) << 1 |
+                   static_cast<std::size_t>(k.dtype) << 2 | static_cast<std::size_t>(k.out_dtype) << 10});
 }
 
 GmmKey gmm_key(std::int64_t m, std::int64_t groups, std::int64_t n, std::int64_t k, bool rhs_nk, DType dtype,
@@ -60,10 +53,8 @@ GmmKey gmm_key(std::int64_t m, std::int64_t groups, std::int64_t n, std::int64_t
 const char* gmm_rhs_name(bool rhs_nk) { return rhs_nk ? "gnk" : "gkn"; }
 
 const std::vector<std::string>& gmm_tuned_columns() {
-  static const std::vector<std::string> kColumns = {
-      "arch", "sm_count",  "G",       "rows_per_group", "M",      "N",
-      "K",    "rhs",       "dtype",   "outdtype",       "bias",   "solution",
-      "us",   "us_skewed", "speedup", "speedup_skewed", "default"};
+  static const std::vector<std::string> kColumns = with_race_columns(
+      {"arch", "sm_count", "G", "rows_per_group", "M", "N", "K", "rhs", "dtype", "outdtype", "bias", "solution"});
   return kColumns;
 }
 
@@ -73,11 +64,6 @@ const std::vector<std::string>& gmm_untuned_columns() {
 }
 
 namespace {
-
-// Dimensions within int32: the bound validate_gmm puts on a call's (the kernels index with int32).
-constexpr long long kMaxDim = std::numeric_limits<std::int32_t>::max();
-
-bool is_power_of_two(long long v) { return v > 0 && (v & (v - 1)) == 0; }
 
 // One data line's fields as a row: an empty return means the row is good, else the first reason
 // it is not.
@@ -100,22 +86,14 @@ std::string GmmRowReader::read(GmmRow* row) {
   GmmKey& key = row->key;
   key.arch = *field("arch");
   if (key.arch.empty()) fail("empty arch");
-  key.sm_count = static_cast<int>(get_int("sm_count", -1, 1, kMaxDim));
-  key.groups = get_int("G", -1, 1, kMaxDim);
-  key.rows_per_group = get_int("rows_per_group", -1, 1, kMaxDim);
-  if (bad().empty() && !is_power_of_two(key.rows_per_group)) {
-    fail("rows_per_group must be a power of two (a bucket of gmm_rows_bucket), got " +
-         std::to_string(key.rows_per_group));
-  }
-  const std::string* m = field("M");
-  row->m = m != nullptr && !m->empty() ? get_int("M", 0, 1, kMaxDim) : 0;
-  if (bad().empty() && row->m > 0 && gmm_rows_bucket(row->m, key.groups) != key.rows_per_group) {
-    fail("M=" + std::to_string(row->m) + " with G=" + std::to_string(key.groups) + " is in bucket " +
-         std::to_string(gmm_rows_bucket(row->m, key.groups)) + ", not rows_per_group " +
-         std::to_string(key.rows_per_group));
-  }
-  key.n = get_int("N", -1, 1, kMaxDim);
-  key.k = get_int("K", -1, 1, kMaxDim);
+  key.sm_count = static_cast<int>(get_int("sm_count", -1, 1, kMaxTableDim));
+  key.groups = get_int("G", -1, 1, kMaxTableDim);
+  key.rows_per_group = get_bucket("rows_per_group", "gmm_rows_bucket");
+  row->m = get_race_size(
+      "M", [&key](long long m) { return gmm_rows_bucket(m, key.groups); }, key.rows_per_group, "rows_per_group",
+      " with G=" + std::to_string(key.groups));
+  key.n = get_int("N", -1, 1, kMaxTableDim);
+  key.k = get_int("K", -1, 1, kMaxTableDim);
   const std::string& rhs = *field("rhs");
   if (rhs == "gnk" || rhs == "gkn") {
     key.rhs_nk = rhs == "gnk";
@@ -142,39 +120,23 @@ std::string GmmRowReader::read(GmmRow* row) {
   }
   row->solution = *field("solution");
   if (row->solution.empty()) fail("empty solution");
-  row->us = get_measure("us");
-  row->us_skewed = get_measure("us_skewed");
-  row->speedup = get_measure("speedup");
-  row->speedup_skewed = get_measure("speedup_skewed");
-  if (const std::string* d = field("default")) row->default_solution = *d;
+  get_race(row);
   return bad();
 }
 
 }  // namespace
 
 ParsedGmmTable parse_gmm_table(std::istream& in, const std::string& file, const csv::ReadLimits& limits) {
-  ParsedGmmTable out;
-  TableScan scan = read_table_rows(in, file, limits,
-                                   {"arch", "sm_count", "G", "rows_per_group", "N", "K", "rhs", "dtype", "solution"},
-                                   [&](const TableColumns& cols, const std::vector<std::string>& fields, int line) {
-                                     GmmRow row;
-                                     row.file = file;
-                                     row.line = line;
-                                     std::string bad = GmmRowReader(cols, fields).read(&row);
-                                     if (bad.empty()) out.rows.push_back(std::move(row));
-                                     return bad;
-                                   });
-  out.warnings = std::move(scan.warnings);
-  return out;
+  return parse_keyed_rows<GmmRow, GmmRowReader>(
+      in, file, limits, {"arch", "sm_count", "G", "rows_per_group", "N", "K", "rhs", "dtype", "solution"});
 }
 
 std::string format_gmm_row(const GmmRow& r) {
-  return csv::join({r.key.arch, std::to_string(r.key.sm_count), std::to_string(r.key.groups),
-                    std::to_string(r.key.rows_per_group), r.m > 0 ? std::to_string(r.m) : "", std::to_string(r.key.n),
-                    std::to_string(r.key.k), gmm_rhs_name(r.key.rhs_nk), std::string(dtype_name(r.key.dtype)),
-                    std::string(dtype_name(r.key.out_dtype)), py_bool(r.key.bias), r.solution, format_measure(r.us),
-                    format_measure(r.us_skewed), format_measure(r.speedup), format_measure(r.speedup_skewed),
-                    r.default_solution});
+  return format_race_row(
+      {r.key.arch, std::to_string(r.key.sm_count), std::to_string(r.key.groups), std::to_string(r.key.rows_per_group),
+       r.m > 0 ? std::to_string(r.m) : "", std::to_string(r.key.n), std::to_string(r.key.k), gmm_rhs_name(r.key.rhs_nk),
+       std::string(dtype_name(r.key.dtype)), std::string(dtype_name(r.key.out_dtype)), py_bool(r.key.bias), r.solution},
+      r);
 }
 
 std::string format_gmm_untuned_row(const GmmKey& key) {

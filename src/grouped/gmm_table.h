@@ -87,10 +87,7 @@ const std::vector<std::string>& gmm_tuned_columns();
 // Column names of the untuned table (the capture's rows, tgemm tune-gmm's input).
 const std::vector<std::string>& gmm_untuned_columns();
 
-struct ParsedGmmTable {
-  std::vector<GmmRow> rows;
-  std::vector<std::string> warnings;  // "file:line: reason, row skipped", one per skipped line
-};
+using ParsedGmmTable = ParsedRows<GmmRow>;
 
 // Parses a tuned gmm table. A header lacking a required column or naming one twice skips the file
 // (one warning); a malformed line is one warning and skipped.

@@ -1,8 +1,5 @@
 #include "moe/fmoe_table.h"
 
-#include <functional>
-#include <limits>
-
 #include "core/table_rows.h"
 
 namespace tgemm {
@@ -50,17 +47,11 @@ std::string FmoeKey::describe() const {
 }
 
 std::size_t FmoeKeyHash::operator()(const FmoeKey& k) const noexcept {
-  std::size_t h = std::hash<std::string>()(k.arch);
-  auto mix = [&h](std::size_t v) { h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
-  mix(static_cast<std::size_t>(k.sm_count));
-  mix(static_cast<std::size_t>(k.tokens));
-  mix(static_cast<std::size_t>(k.experts));
-  mix(static_cast<std::size_t>(k.topk));
-  mix(static_cast<std::size_t>(k.hidden));
-  mix(static_cast<std::size_t>(k.inter));
-  mix(static_cast<std::size_t>(k.dtype) | static_cast<std::size_t>(k.quant) << 8 |
-      static_cast<std::size_t>(k.activation) << 16);
-  return h;
+  return hash_key(k.arch, {static_cast<std::size_t>(k.sm_count), static_cast<std::size_t>(k.tokens),
+                           static_cast<std::size_t>(k.experts), static_cast<std::size_t>(k.topk),
+                           static_cast<std::size_t>(k.hidden), static_cast<std::size_t>(k.inter),
+                           static_cast<std::size_t>(k.dtype) | static_cast<std::size_t>(k.quant) << 8 |
+                               static_cast<std::size_t>(k.activation) << 16});
 }
 
 FmoeKey fmoe_key(std::int64_t t, std::int64_t experts, std::int64_t topk, std::int64_t hidden, std::int64_t inter,
@@ -80,10 +71,9 @@ FmoeKey fmoe_key(std::int64_t t, std::int64_t experts, std::int64_t topk, std::i
 }
 
 const std::vector<std::string>& fmoe_tuned_columns() {
-  static const std::vector<std::string> kColumns = {
-      "arch",    "sm_count",       "tokens",     "T",        "E",  "topk", "H",  "I",
-      "dtype",   "quant",          "activation", "solution", "up", "down", "us", "us_skewed",
-      "speedup", "speedup_skewed", "default"};
+  static const std::vector<std::string> kColumns =
+      with_race_columns({"arch", "sm_count", "tokens", "T", "E", "topk", "H", "I", "dtype", "quant", "activation",
+                         "solution", "up", "down"});
   return kColumns;
 }
 
@@ -93,12 +83,6 @@ const std::vector<std::string>& fmoe_untuned_columns() {
 }
 
 namespace {
-
-// Dimensions within int32: the bound validate_fused_moe puts on a call's (the kernels index rows
-// with int32).
-constexpr long long kMaxDim = std::numeric_limits<std::int32_t>::max();
-
-bool is_power_of_two(long long v) { return v > 0 && (v & (v - 1)) == 0; }
 
 // One data line's fields as a row: an empty return means the row is good, else the first reason
 // it is not.
@@ -115,18 +99,15 @@ class FmoeRowReader : public RowFields {
 void FmoeRowReader::read_key(FmoeKey* key) {
   key->arch = *field("arch");
   if (key->arch.empty()) fail("empty arch");
-  key->sm_count = static_cast<int>(get_int("sm_count", -1, 1, kMaxDim));
-  key->tokens = get_int("tokens", -1, 1, kMaxDim);
-  if (bad().empty() && !is_power_of_two(key->tokens)) {
-    fail("tokens must be a power of two (a bucket of fmoe_tokens_bucket), got " + std::to_string(key->tokens));
-  }
-  key->experts = get_int("E", -1, 1, kMaxDim);
-  key->topk = get_int("topk", -1, 1, kMaxDim);
+  key->sm_count = static_cast<int>(get_int("sm_count", -1, 1, kMaxTableDim));
+  key->tokens = get_bucket("tokens", "fmoe_tokens_bucket");
+  key->experts = get_int("E", -1, 1, kMaxTableDim);
+  key->topk = get_int("topk", -1, 1, kMaxTableDim);
   if (bad().empty() && key->topk > key->experts) {
     fail("topk " + std::to_string(key->topk) + " must be <= E " + std::to_string(key->experts));
   }
-  key->hidden = get_int("H", -1, 1, kMaxDim);
-  key->inter = get_int("I", -1, 1, kMaxDim);
+  key->hidden = get_int("H", -1, 1, kMaxTableDim);
+  key->inter = get_int("I", -1, 1, kMaxTableDim);
   key->dtype = get_dtype("dtype", std::nullopt);
   const std::string* quant = field("quant");
   if (quant != nullptr && !quant->empty()) {
@@ -168,47 +149,26 @@ void FmoeRowReader::read_solution(FmoeRow* row) {
 std::string FmoeRowReader::read(FmoeRow* row) {
   FmoeKey& key = row->key;
   read_key(&key);
-  const std::string* t = field("T");
-  row->t = t != nullptr && !t->empty() ? get_int("T", 0, 1, kMaxDim) : 0;
-  if (bad().empty() && row->t > 0 && fmoe_tokens_bucket(row->t) != key.tokens) {
-    fail("T=" + std::to_string(row->t) + " is in bucket " + std::to_string(fmoe_tokens_bucket(row->t)) +
-         ", not tokens " + std::to_string(key.tokens));
-  }
+  row->t = get_race_size("T", fmoe_tokens_bucket, key.tokens, "tokens");
   read_solution(row);
-  row->us = get_measure("us");
-  row->us_skewed = get_measure("us_skewed");
-  row->speedup = get_measure("speedup");
-  row->speedup_skewed = get_measure("speedup_skewed");
-  if (const std::string* d = field("default")) row->default_solution = *d;
+  get_race(row);
   return bad();
 }
 
 }  // namespace
 
 ParsedFmoeTable parse_fmoe_table(std::istream& in, const std::string& file, const csv::ReadLimits& limits) {
-  ParsedFmoeTable out;
-  TableScan scan =
-      read_table_rows(in, file, limits, {"arch", "sm_count", "tokens", "E", "topk", "H", "I", "dtype", "solution"},
-                      [&](const TableColumns& cols, const std::vector<std::string>& fields, int line) {
-                        FmoeRow row;
-                        row.file = file;
-                        row.line = line;
-                        std::string bad = FmoeRowReader(cols, fields).read(&row);
-                        if (bad.empty()) out.rows.push_back(std::move(row));
-                        return bad;
-                      });
-  out.warnings = std::move(scan.warnings);
-  return out;
+  return parse_keyed_rows<FmoeRow, FmoeRowReader>(
+      in, file, limits, {"arch", "sm_count", "tokens", "E", "topk", "H", "I", "dtype", "solution"});
 }
 
 std::string format_fmoe_row(const FmoeRow& r) {
   const FmoeKey& k = r.key;
-  return csv::join({k.arch, std::to_string(k.sm_count), std::to_string(k.tokens), r.t > 0 ? std::to_string(r.t) : "",
-                    std::to_string(k.experts), std::to_string(k.topk), std::to_string(k.hidden),
-                    std::to_string(k.inter), std::string(dtype_name(k.dtype)), fmoe_quant_name(k.quant),
-                    fmoe_activation_name(k.activation), r.solution, r.up, r.down, format_measure(r.us),
-                    format_measure(r.us_skewed), format_measure(r.speedup), format_measure(r.speedup_skewed),
-                    r.default_solution});
+  return format_race_row({k.arch, std::to_string(k.sm_count), std::to_string(k.tokens),
+                          r.t > 0 ? std::to_string(r.t) : "", std::to_string(k.experts), std::to_string(k.topk),
+                          std::to_string(k.hidden), std::to_string(k.inter), std::string(dtype_name(k.dtype)),
+                          fmoe_quant_name(k.quant), fmoe_activation_name(k.activation), r.solution, r.up, r.down},
+                         r);
 }
 
 std::string format_fmoe_untuned_row(const FmoeKey& k) {

@@ -95,10 +95,7 @@ const std::vector<std::string>& fmoe_tuned_columns();
 // Column names of the untuned table (the capture's rows, tgemm tune-fmoe's input).
 const std::vector<std::string>& fmoe_untuned_columns();
 
-struct ParsedFmoeTable {
-  std::vector<FmoeRow> rows;
-  std::vector<std::string> warnings;  // "file:line: reason, row skipped", one per skipped line
-};
+using ParsedFmoeTable = ParsedRows<FmoeRow>;
 
 // Parses a tuned fmoe table. A header lacking a required column or naming one twice skips the file
 // (one warning); a malformed line is one warning and skipped.

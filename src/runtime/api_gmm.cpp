@@ -15,7 +15,6 @@ namespace tgemm {
 
 namespace {
 
-using grouped_cutlass::GroupedBackend;
 using grouped_cutlass::GroupedKernel;
 
 // The row's CUTLASS instance where it is loadable on `device` and can take the call; else null
@@ -69,8 +68,8 @@ std::vector<const GroupedKernel*> gmm_candidates(const GmmCall& call, int device
 GmmRoute route_gmm(const GmmCall& call, int device) {
   const GmmProblem& p = call.problem;
   const grouped_cutlass::GroupedShape s = gmm_grouped_shape(p, call.args);
-  const GroupedBackend backend = grouped_cutlass::grouped_backend_from_env();
   Runtime& rt = Runtime::get();
+  const GroupedBackend backend = rt.dispatcher().settings().grouped_backend;
   GmmTables& tables = rt.gmm_tables();
   const DeviceInfo& dev = rt.platform().device_info(device);
   const GmmKey key =

@@ -16,7 +16,6 @@ namespace tgemm {
 
 namespace {
 
-using grouped_cutlass::GroupedBackend;
 using grouped_cutlass::GroupedKernel;
 using grouped_cutlass::GroupedShape;
 
@@ -149,8 +148,8 @@ std::vector<MoeCutlassPlan> fused_moe_candidates(const MoeCall& call, int device
 }
 
 FmoeRoute route_fused_moe(const MoeCall& call, int device) {
-  const GroupedBackend backend = grouped_cutlass::grouped_backend_from_env();
   Runtime& rt = Runtime::get();
+  const GroupedBackend backend = rt.dispatcher().settings().grouped_backend;
   FmoeTables& tables = rt.fmoe_tables();
   const DeviceInfo& dev = rt.platform().device_info(device);
   const FmoeKey key = fused_moe_key(call.problem, dev.arch, dev.sm_count);

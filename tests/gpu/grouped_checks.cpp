@@ -10,6 +10,7 @@
 #include "grouped/gmm_cutlass.h"
 #include "runtime/device_utils.h"
 #include "tests/common/gpu_test_util.h"
+#include "tgemm/config.h"
 #include "tgemm/gmm.h"
 #include "tgemm/grouped.h"
 
@@ -62,6 +63,7 @@ EnvScope::EnvScope(const char* name, const char* value) : name_(name) {
   } else {
     unsetenv(name);
   }
+  reload_config();
 }
 
 EnvScope::~EnvScope() {
@@ -70,26 +72,10 @@ EnvScope::~EnvScope() {
   } else {
     unsetenv(name_.c_str());
   }
-}
-
-GroupedBackendScope::GroupedBackendScope(const std::string& backend) {
-  if (const char* v = std::getenv("TGEMM_GROUPED_BACKEND")) {
-    had_ = true;
-    previous_ = v;
-  }
-  setenv("TGEMM_GROUPED_BACKEND", backend.c_str(), 1);
-}
-
-GroupedBackendScope::~GroupedBackendScope() {
-  if (had_) {
-    setenv("TGEMM_GROUPED_BACKEND", previous_.c_str(), 1);
-  } else {
-    unsetenv("TGEMM_GROUPED_BACKEND");
-  }
+  reload_config();
 }
 
 bool cutlass_takes(const GmmCase& c) {
-  GroupedBackendScope cutlass("cutlass");
   grouped_cutlass::GroupedShape s;
   s.rows = c.m;
   s.groups = static_cast<std::int64_t>(c.sizes.size());
@@ -99,7 +85,7 @@ bool cutlass_takes(const GmmCase& c) {
   s.b_k_major = c.transpose_rhs;
   // make_gmm's buffers are cudaMalloc'ed (256-byte aligned) and contiguous: the strides are K and N.
   s.tma_compatible = !c.bias && c.out == c.in && c.k % 8 == 0 && c.n % 8 == 0;
-  return grouped_cutlass::pick_grouped_kernel(s, cuda_current_device()) != nullptr;
+  return grouped_cutlass::pick_grouped_kernel(s, cuda_current_device(), GroupedBackend::kCutlass) != nullptr;
 }
 
 GmmData make_gmm(const GmmCase& c, std::uint64_t seed) {

@@ -42,7 +42,8 @@ void run_gmm(const GmmData& d, Stream stream);
 // clamped to M, rows past the sum zero).
 void expect_gmm_matches(const GmmData& d, const std::vector<std::int32_t>& sizes);
 
-// Sets (or, with a null value, unsets) an environment variable for its lifetime, then restores it.
+// Sets (or, with a null value, unsets) an environment variable for its lifetime, then restores it;
+// reload_config() after each change, since the library reads its variables only then.
 class EnvScope {
  public:
   EnvScope(const char* name, const char* value);
@@ -55,18 +56,13 @@ class EnvScope {
   bool had_ = false;
 };
 
-// Sets TGEMM_GROUPED_BACKEND ("tile", "cutlass", "auto") for its lifetime, then restores the
-// previous value: gmm and fused_moe read it at each call.
+// TGEMM_GROUPED_BACKEND ("tile", "cutlass", "auto") for its lifetime, as EnvScope.
 class GroupedBackendScope {
  public:
-  explicit GroupedBackendScope(const std::string& backend);
-  ~GroupedBackendScope();
-  GroupedBackendScope(const GroupedBackendScope&) = delete;
-  GroupedBackendScope& operator=(const GroupedBackendScope&) = delete;
+  explicit GroupedBackendScope(const std::string& backend) : env_("TGEMM_GROUPED_BACKEND", backend.c_str()) {}
 
  private:
-  bool had_ = false;
-  std::string previous_;
+  EnvScope env_;
 };
 
 // Whether gmm runs this case on a CUTLASS grouped instance on the current device under

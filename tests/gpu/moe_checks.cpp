@@ -177,7 +177,6 @@ void expect_moe_matches(const MoeData& d, const std::vector<std::int32_t>& ids, 
 }
 
 bool moe_cutlass_takes(const MoeCase& c) {
-  GroupedBackendScope cutlass("cutlass");
   if (c.t * c.k == 0 || c.e == 0 || c.inter == 0 || c.h % 8 != 0 || c.inter % 8 != 0) return false;
   grouped_cutlass::GroupedShape s;
   s.rows = c.t * c.k;
@@ -188,10 +187,10 @@ bool moe_cutlass_takes(const MoeCase& c) {
   s.n = 2 * c.inter;
   s.k = c.h;
   const int device = cuda_current_device();
-  if (grouped_cutlass::pick_grouped_kernel(s, device) == nullptr) return false;
+  if (grouped_cutlass::pick_grouped_kernel(s, device, GroupedBackend::kCutlass) == nullptr) return false;
   s.n = c.h;
   s.k = c.inter;
-  return grouped_cutlass::pick_grouped_kernel(s, device) != nullptr;
+  return grouped_cutlass::pick_grouped_kernel(s, device, GroupedBackend::kCutlass) != nullptr;
 }
 
 std::vector<std::int32_t> routing_ids(Routing r, std::int64_t t, std::int64_t k, std::int64_t e, std::uint64_t seed) {

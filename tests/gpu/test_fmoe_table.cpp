@@ -48,11 +48,9 @@ class FmoeTableFile {
     for (const FmoeRow& r : rows) out << format_fmoe_row(r) << "\n";
     out.close();
     env_ = std::make_unique<test::EnvScope>("TGEMM_CONFIG_FMOE", path_.c_str());
-    reload_config();
   }
   ~FmoeTableFile() {
     env_.reset();
-    reload_config();
     std::remove(path_.c_str());
     ::rmdir(dir_.c_str());
   }
@@ -92,7 +90,6 @@ std::string plan_name(const MoeCutlassPlan& plan) {
 TEST(FmoeTable, ARowOfTheKeyIsFollowedInItsBucketOnly) {
   TGEMM_REQUIRE_GPU();
   test::EnvScope backend("TGEMM_GROUPED_BACKEND", nullptr);
-  reload_config();
   const test::MoeCase c = small_case();
   test::MoeData d = test::make_moe(c, 11);
   const int device = cuda_current_device();
@@ -145,7 +142,6 @@ TEST(FmoeTable, ARowOfTheKeyIsFollowedInItsBucketOnly) {
 TEST(FmoeTable, ARowThisBuildCannotRunIsOneWarningAndTheDefaultServes) {
   TGEMM_REQUIRE_GPU();
   test::EnvScope backend("TGEMM_GROUPED_BACKEND", nullptr);
-  reload_config();
   const test::MoeCase c = small_case();
   test::MoeData d = test::make_moe(c, 14);
   const DispatchInfo dflt = describe(d);
@@ -188,7 +184,6 @@ TEST(FmoeTable, TheCaptureRecordsAKeyNoRowServesOnce) {
     test::EnvScope untuned("TGEMM_UNTUNED_FMOE", path.c_str());
     test::EnvScope tables("TGEMM_CONFIG_FMOE", "/nonexistent/tuned_fmoe.csv");
     test::EnvScope backend("TGEMM_GROUPED_BACKEND", nullptr);
-    reload_config();
     for (std::int64_t t : {48, 40}) {
       const test::MoeCase c = small_case(t);
       test::MoeData d = test::make_moe(c, 15);

@@ -2,7 +2,7 @@
 // default keeps the key, a row naming another candidate), and check that gmm dispatches to it
 // (describe_gmm's level, solution, file and line) with a correct output; a row serves its bucket
 // only; a row naming a solution this build cannot run is one warning and the default serves;
-// TGEMM_GROUPED_BACKEND overrides the table.
+// TGEMM_GROUPED_BACKEND overrides the table, and a value it does not take is one warning and auto.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -35,6 +35,17 @@ GmmTuneProblem tiny_problem(std::int64_t m = 4 * 64) {
   p.k = 128;
   p.rhs_nk = true;
   return p;
+}
+
+// tiny_problem()'s call with a uniform routing: 4 groups of 64 rows.
+test::GmmCase tiny_case() {
+  test::GmmCase c;
+  c.m = 4 * 64;
+  c.n = 256;
+  c.k = 128;
+  c.transpose_rhs = true;
+  c.sizes.assign(4, 64);
+  return c;
 }
 
 // Points TGEMM_CONFIG_GMM at a file holding `rows` for its lifetime (then restores the variable and
@@ -111,12 +122,7 @@ TEST(GmmTable, TunedKeyDispatchesToItsRow) {
   EXPECT_EQ(data.check([&](Stream s) { data.run_dispatch(GmmRaceData::kSkewed, 0, s); }), "");
 
   // What describe_gmm reports, and gmm's output, on a uniform routing of the key.
-  test::GmmCase c;
-  c.m = p.m;
-  c.n = p.n;
-  c.k = p.k;
-  c.transpose_rhs = true;
-  c.sizes.assign(4, 64);
+  test::GmmCase c = tiny_case();
   test::GmmData d = test::make_gmm(c, 5);
   const DispatchInfo info = describe_gmm(d.lv, d.rv, d.sv, d.ov, true, nullptr);
   EXPECT_EQ(info.level, "table");
@@ -143,12 +149,7 @@ TEST(GmmTable, TunedKeyDispatchesToItsRow) {
 
 TEST(GmmTable, ARowThisBuildCannotRunIsOneWarningAndTheDefaultServes) {
   TGEMM_REQUIRE_GPU();
-  test::GmmCase c;
-  c.m = 4 * 64;
-  c.n = 256;
-  c.k = 128;
-  c.transpose_rhs = true;
-  c.sizes.assign(4, 64);
+  test::GmmCase c = tiny_case();
   test::GmmData d = test::make_gmm(c, 7);
   const DispatchInfo dflt = describe_gmm(d.lv, d.rv, d.sv, d.ov, true, nullptr);
   ASSERT_EQ(dflt.level, "default");
@@ -179,6 +180,30 @@ TEST(GmmTable, ARowThisBuildCannotRunIsOneWarningAndTheDefaultServes) {
   set_log_sink(previous);
 }
 
+// A TGEMM_GROUPED_BACKEND that is none of auto, tile, cutlass is one warning at reload_config()
+// and means auto: gmm routes by its default rule, never "forced", and runs.
+TEST(GmmTable, ABadBackendValueIsOneWarningAndTheDefaultServes) {
+  TGEMM_REQUIRE_GPU();
+  test::GmmCase c = tiny_case();
+  test::GmmData d = test::make_gmm(c, 10);
+  std::vector<std::string> said;
+  LogSink previous = set_log_sink([&](LogLevel level, const std::string& m) {
+    if (level == LogLevel::kWarning && m.find("TGEMM_GROUPED_BACKEND") != std::string::npos) said.push_back(m);
+  });
+  {
+    test::EnvScope tables("TGEMM_CONFIG_GMM", "/nonexistent/tuned_gmm.csv");
+    test::EnvScope backend("TGEMM_GROUPED_BACKEND", "wmma");
+    const DispatchInfo info = describe_gmm(d.lv, d.rv, d.sv, d.ov, true, nullptr);
+    EXPECT_EQ(info.level, "default");
+    ASSERT_EQ(said.size(), 1u);
+    EXPECT_NE(said[0].find("'wmma'"), std::string::npos) << said[0];
+    test::run_gmm(d, nullptr);
+    device_synchronize();
+    test::expect_gmm_matches(d, c.sizes);
+  }
+  set_log_sink(previous);
+}
+
 // TGEMM_TUNE_GEMM=1: a call no row serves records its key once, at the bucket's top M (G x 64 for
 // 40 rows a group), which `tgemm tune-gmm -i` races.
 TEST(GmmTable, TheCaptureRecordsAKeyNoRowServesOnce) {
@@ -191,7 +216,6 @@ TEST(GmmTable, TheCaptureRecordsAKeyNoRowServesOnce) {
     test::EnvScope untuned("TGEMM_UNTUNED_GMM", path.c_str());
     test::EnvScope tables("TGEMM_CONFIG_GMM", "/nonexistent/tuned_gmm.csv");
     test::EnvScope backend("TGEMM_GROUPED_BACKEND", nullptr);
-    reload_config();
     test::GmmCase c;
     c.m = 4 * 40;
     c.n = 256;

@@ -28,3 +28,34 @@ def _restore_tgemm_env():
 
         tgemm.reload_config()
 
+
+class _ReloadedEnv:
+    """monkeypatch's setenv and delenv, each followed by tgemm.reload_config(): the library reads
+    its TGEMM_* variables at import and on reload_config() only."""
+
+    def __init__(self, monkeypatch):
+        self._monkeypatch = monkeypatch
+
+    def setenv(self, name, value):
+        import tgemm
+
+        self._monkeypatch.setenv(name, value)
+        tgemm.reload_config()
+
+    def delenv(self, name):
+        import tgemm
+
+        self._monkeypatch.delenv(name, raising=False)
+        tgemm.reload_config()
+
+
+@pytest.fixture
+def tgemm_env(monkeypatch):
+    """Sets and unsets TGEMM_* variables for one test with the library reloaded after each change,
+    and again once monkeypatch has put them back (which _restore_tgemm_env, torn down after
+    monkeypatch has restored the variables, cannot see)."""
+    yield _ReloadedEnv(monkeypatch)
+    monkeypatch.undo()
+    import tgemm
+
+    tgemm.reload_config()

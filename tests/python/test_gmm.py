@@ -18,9 +18,9 @@ pytestmark = requires_cuda
 
 
 @pytest.fixture(autouse=True, params=["tile", "cutlass"])
-def grouped_backend(request, monkeypatch):
-    """The backend gmm runs on, read by the library at each call."""
-    monkeypatch.setenv("TGEMM_GROUPED_BACKEND", request.param)
+def grouped_backend(request, tgemm_env):
+    """The backend gmm runs on (TGEMM_GROUPED_BACKEND, read on reload_config())."""
+    tgemm_env.setenv("TGEMM_GROUPED_BACKEND", request.param)
     return request.param
 
 
@@ -149,7 +149,7 @@ def test_bad_input_names_the_argument(mutate, message, fake_raises):
         assert message in str(fake_info.value)
 
 
-def test_describe_gmm_names_the_level_and_gmm_follows_its_table(grouped_backend, monkeypatch, tmp_path):
+def test_describe_gmm_names_the_level_and_gmm_follows_its_table(grouped_backend, tgemm_env, monkeypatch, tmp_path):
     """TGEMM_GROUPED_BACKEND forces a backend (level forced); unset, a row of TGEMM_CONFIG_GMM for
     the call's key (G, the bucket of M / G, N, K, layout, dtypes, bias) chooses (level table) and
     gmm's result stays right; a call of another bucket gets the default rule."""
@@ -157,7 +157,7 @@ def test_describe_gmm_names_the_level_and_gmm_follows_its_table(grouped_backend,
     forced = tgemm.describe_gmm(lhs, rhs, sizes, transpose_rhs=True)
     assert forced["level"] == "forced"
     assert (forced["kernelName"] == "tile") == (grouped_backend == "tile")
-    monkeypatch.delenv("TGEMM_GROUPED_BACKEND")
+    tgemm_env.delenv("TGEMM_GROUPED_BACKEND")
     props = torch.cuda.get_device_properties(torch.cuda.current_device())
     table = tmp_path / "tuned_gmm.csv"
     table.write_text(

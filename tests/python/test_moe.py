@@ -19,9 +19,9 @@ pytestmark = requires_cuda
 
 
 @pytest.fixture(params=["tile", "cutlass"])
-def grouped_backend(request, monkeypatch):
-    """The backend fused_moe runs its GEMMs on, read by the library at each call."""
-    monkeypatch.setenv("TGEMM_GROUPED_BACKEND", request.param)
+def grouped_backend(request, tgemm_env):
+    """The backend fused_moe runs its GEMMs on (TGEMM_GROUPED_BACKEND, read on reload_config())."""
+    tgemm_env.setenv("TGEMM_GROUPED_BACKEND", request.param)
     return request.param
 
 
@@ -117,7 +117,9 @@ def test_fused_moe_empty_shapes(grouped_backend):
     assert torch.equal(zeros, torch.zeros_like(zeros))
 
 
-def test_describe_fused_moe_names_the_level_and_fused_moe_follows_its_table(grouped_backend, monkeypatch, tmp_path):
+def test_describe_fused_moe_names_the_level_and_fused_moe_follows_its_table(
+    grouped_backend, tgemm_env, monkeypatch, tmp_path
+):
     """TGEMM_GROUPED_BACKEND forces a backend (level forced); unset, a row of TGEMM_CONFIG_FMOE for
     the call's key (the power-of-two bucket of T, E, topk, H, I, dtype, activation) chooses (level
     table) and fused_moe's result stays right; a call of another bucket gets the default rule."""
@@ -125,7 +127,7 @@ def test_describe_fused_moe_names_the_level_and_fused_moe_follows_its_table(grou
     forced = tgemm.describe_fused_moe(hidden, w1, w2, tw, ids)
     assert forced["level"] == "forced"
     assert (forced["kernelName"] == "tile") == (grouped_backend == "tile")
-    monkeypatch.delenv("TGEMM_GROUPED_BACKEND")
+    tgemm_env.delenv("TGEMM_GROUPED_BACKEND")
     props = torch.cuda.get_device_properties(torch.cuda.current_device())
     table = tmp_path / "tuned_fmoe.csv"
     table.write_text(
@@ -146,16 +148,16 @@ def test_describe_fused_moe_names_the_level_and_fused_moe_follows_its_table(grou
 
 
 @pytest.mark.parametrize("routing", ["uniform", "skewed", "some_empty", "one"])
-def test_fused_moe_prefill_on_cutlass(routing, monkeypatch):
+def test_fused_moe_prefill_on_cutlass(routing, tgemm_env):
     """A prefill-sized layer (512 tokens x 4 of 16 experts) on the CUTLASS path, forced."""
-    monkeypatch.setenv("TGEMM_GROUPED_BACKEND", "cutlass")
+    tgemm_env.setenv("TGEMM_GROUPED_BACKEND", "cutlass")
     hidden, w1, w2, tw, ids = make_moe(512, 4, 16, 256, 192, seed=21, routing=routing)
     out = tgemm.fused_moe(hidden, w1, w2, tw, ids)
     assert_close(out, reference_moe(hidden, w1, w2, tw, ids))
 
 
-def test_fused_moe_prefill_cuda_graph_on_cutlass(monkeypatch):
-    monkeypatch.setenv("TGEMM_GROUPED_BACKEND", "cutlass")
+def test_fused_moe_prefill_cuda_graph_on_cutlass(tgemm_env):
+    tgemm_env.setenv("TGEMM_GROUPED_BACKEND", "cutlass")
     hidden, w1, w2, tw, ids = make_moe(256, 2, 8, 128, 64, seed=31)
     tgemm.fused_moe(hidden, w1, w2, tw, ids)  # warm the stream's workspace before capture
     torch.cuda.synchronize()

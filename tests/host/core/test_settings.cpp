@@ -86,6 +86,56 @@ TEST(SettingsFromEnv, Flags) {
   EXPECT_TRUE(both.log_tuned_config);
 }
 
+TEST(SettingsFromEnv, RoutingSettingsUnsetOrEmptyAreAuto) {
+  for (const Settings& s :
+       {settings_with({}), settings_with({{"TGEMM_GROUPED_BACKEND", ""}, {"TGEMM_FP4_PATH", ""}})}) {
+    EXPECT_EQ(s.grouped_backend, GroupedBackend::kAuto);
+    EXPECT_EQ(s.fp4_path, W4Force::kAuto);
+    EXPECT_TRUE(s.warnings.empty());
+  }
+}
+
+TEST(SettingsFromEnv, EachAcceptedRoutingValueIsItsSetting) {
+  struct Case {
+    const char* var;
+    const char* value;
+    GroupedBackend backend;
+    W4Force fp4;
+  };
+  const Case cases[] = {
+      {"TGEMM_GROUPED_BACKEND", "auto", GroupedBackend::kAuto, W4Force::kAuto},
+      {"TGEMM_GROUPED_BACKEND", "tile", GroupedBackend::kTile, W4Force::kAuto},
+      {"TGEMM_GROUPED_BACKEND", "cutlass", GroupedBackend::kCutlass, W4Force::kAuto},
+      {"TGEMM_FP4_PATH", "auto", GroupedBackend::kAuto, W4Force::kAuto},
+      {"TGEMM_FP4_PATH", "gemv", GroupedBackend::kAuto, W4Force::kGemv},
+      {"TGEMM_FP4_PATH", "mma", GroupedBackend::kAuto, W4Force::kMma},
+      {"TGEMM_FP4_PATH", "dequant", GroupedBackend::kAuto, W4Force::kDequant},
+  };
+  for (const Case& c : cases) {
+    Settings s = settings_with({{c.var, c.value}});
+    EXPECT_EQ(s.grouped_backend, c.backend) << c.var << "=" << c.value;
+    EXPECT_EQ(s.fp4_path, c.fp4) << c.var << "=" << c.value;
+    EXPECT_TRUE(s.warnings.empty()) << c.var << "=" << c.value;
+  }
+}
+
+TEST(SettingsFromEnv, AnInvalidRoutingValueIsOneWarningAndAuto) {
+  // Names are case-sensitive: "Tile" and "MMA" are not the accepted values.
+  Settings s = settings_with({{"TGEMM_GROUPED_BACKEND", "Tile"}});
+  EXPECT_EQ(s.grouped_backend, GroupedBackend::kAuto);
+  ASSERT_EQ(s.warnings.size(), 1u);
+  EXPECT_EQ(s.warnings[0], "TGEMM_GROUPED_BACKEND='Tile' is not one of auto, tile, cutlass, so auto is used");
+
+  Settings f = settings_with({{"TGEMM_FP4_PATH", "MMA"}, {"TGEMM_GROUPED_BACKEND", "cutlass"}});
+  EXPECT_EQ(f.fp4_path, W4Force::kAuto);
+  EXPECT_EQ(f.grouped_backend, GroupedBackend::kCutlass);  // the valid one still applies
+  ASSERT_EQ(f.warnings.size(), 1u);
+  EXPECT_EQ(f.warnings[0], "TGEMM_FP4_PATH='MMA' is not one of auto, gemv, mma, dequant, so auto is used");
+
+  Settings both = settings_with({{"TGEMM_FP4_PATH", "wmma"}, {"TGEMM_GROUPED_BACKEND", "wmma"}});
+  EXPECT_EQ(both.warnings.size(), 2u);
+}
+
 TEST(SettingsFromEnv, UntunedFilePath) {
   EXPECT_EQ(settings_with({{"TGEMM_UNTUNED_GEMM_BF16", "/tmp/u.csv"}}).a16w16.untuned_file,
             "/tmp/u.csv");
@@ -101,7 +151,7 @@ TEST(SettingsFromEnv, AsksForTheFamilyVariablesByName) {
     return nullptr;
   });
   for (const char* name : {"TGEMM_CONFIG_GEMM_BF16", "TGEMM_UNTUNED_GEMM_BF16", "TGEMM_TUNE_GEMM",
-                           "TGEMM_LOG_TUNED_CONFIG"}) {
+                           "TGEMM_LOG_TUNED_CONFIG", "TGEMM_GROUPED_BACKEND", "TGEMM_FP4_PATH"}) {
     EXPECT_NE(std::find(asked.begin(), asked.end(), name), asked.end()) << name;
   }
 }

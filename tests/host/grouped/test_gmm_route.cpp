@@ -1,12 +1,12 @@
 // The CUTLASS grouped backend's host-only logic (src/grouped/gmm_route.cpp): instance names (they
-// must match tools/generate_cutlass_instances.py's), TGEMM_GROUPED_BACKEND, and the rule that picks
-// the tile kernels or a CUTLASS configuration.
+// must match tools/generate_cutlass_instances.py's) and the rule that picks the tile kernels or a
+// CUTLASS configuration under each backend setting (TGEMM_GROUPED_BACKEND, parsed in
+// tests/host/core/test_settings.cpp).
 #include <gtest/gtest.h>
 
 #include <vector>
 
 #include "grouped/gmm_cutlass.h"
-#include "tgemm/error.h"
 
 namespace tgemm::grouped_cutlass {
 namespace {
@@ -37,21 +37,6 @@ TEST(GmmRoute, InstanceNamesMatchTheGenerator) {
             "sm90_grouped_bf16_bk_64x128x64_pingpong");
   EXPECT_EQ(instance_name(config(DType::kFloat16, false, 128, 256, Schedule::kCooperative)),
             "sm90_grouped_fp16_bn_128x256x64_coop");
-}
-
-TEST(GmmRoute, ParsesTheBackendSetting) {
-  EXPECT_EQ(parse_grouped_backend(nullptr), GroupedBackend::kAuto);
-  EXPECT_EQ(parse_grouped_backend(""), GroupedBackend::kAuto);
-  EXPECT_EQ(parse_grouped_backend("auto"), GroupedBackend::kAuto);
-  EXPECT_EQ(parse_grouped_backend("tile"), GroupedBackend::kTile);
-  EXPECT_EQ(parse_grouped_backend("cutlass"), GroupedBackend::kCutlass);
-  try {
-    parse_grouped_backend("wmma");
-    FAIL() << "no error for an unknown backend";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("TGEMM_GROUPED_BACKEND"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("wmma"), std::string::npos) << e.what();
-  }
 }
 
 TEST(GmmRoute, AutoTakesCutlassAtEveryRowsPerGroup) {

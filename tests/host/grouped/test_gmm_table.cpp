@@ -2,15 +2,10 @@
 // warning naming file and line, row skipped), merging, lookup by key, and the capture's rows.
 #include <gtest/gtest.h>
 
-#include <sys/stat.h>
-#include <unistd.h>
-#include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
 
-#include "core/log.h"
 #include "grouped/gmm_table.h"
+#include "tests/host/core/keyed_table_checks.h"
 
 namespace tgemm {
 namespace {
@@ -19,10 +14,7 @@ const std::string kHeader =
     "arch,sm_count,G,rows_per_group,M,N,K,rhs,dtype,outdtype,bias,solution,us,us_skewed,speedup,speedup_skewed,"
     "default\n";
 
-ParsedGmmTable parse(const std::string& text, const std::string& file = "t.csv") {
-  std::istringstream in(text);
-  return parse_gmm_table(in, file);
-}
+ParsedGmmTable parse(const std::string& text) { return test::parse_text<GmmTableTraits>(text); }
 
 GmmKey key_of(std::int64_t m, std::int64_t g, std::int64_t n, std::int64_t k, bool nk = true) {
   return gmm_key(m, g, n, k, nk, DType::kBFloat16, DType::kBFloat16, false, "sm_90a", 132);
@@ -86,21 +78,12 @@ TEST(GmmTable, EachBadRowIsOneWarningWithFileAndLineAndIsSkipped) {
       {"sm_90a,132,0,4,32,64,32,gnk,torch.bfloat16,torch.bfloat16,False,tile,1,1,1,1,tile\n", "G must be"},
       {"sm_90a,132,8,4,32,64,32,gnk,torch.bfloat16\n", "fields where the header has"},
   };
-  for (const auto& [line, why] : bad) {
-    auto t = parse(kHeader + good + line + good, "bad.csv");
-    ASSERT_EQ(t.warnings.size(), 1u) << line;
-    EXPECT_NE(t.warnings[0].find("bad.csv:3: "), std::string::npos) << t.warnings[0];
-    EXPECT_NE(t.warnings[0].find(why), std::string::npos) << t.warnings[0];
-    EXPECT_NE(t.warnings[0].find("row skipped"), std::string::npos) << t.warnings[0];
-    EXPECT_EQ(t.rows.size(), 2u) << line;
-  }
+  test::expect_each_bad_line_skipped<GmmTableTraits>(kHeader, good, bad);
 }
 
 TEST(GmmTable, AHeaderWithoutAKeyColumnSkipsTheFile) {
-  auto t = parse("arch,sm_count,G,N,K,rhs,dtype,solution\nsm_90a,132,8,64,32,gnk,torch.bfloat16,tile\n", "h.csv");
-  ASSERT_EQ(t.warnings.size(), 1u);
-  EXPECT_NE(t.warnings[0].find("h.csv:1: header has no 'rows_per_group' column"), std::string::npos) << t.warnings[0];
-  EXPECT_TRUE(t.rows.empty());
+  test::expect_header_without_column_skips<GmmTableTraits>(
+      "arch,sm_count,G,N,K,rhs,dtype,solution\nsm_90a,132,8,64,32,gnk,torch.bfloat16,tile\n", "rows_per_group");
 }
 
 TEST(GmmTable, LookupServesTheRowsBucketOnly) {
@@ -125,37 +108,17 @@ TEST(GmmTable, LookupServesTheRowsBucketOnly) {
   other = key_of(32 * 128, 32, 4096, 7168);
   other.bias = true;
   EXPECT_EQ(table.find(other), nullptr);
-  other = key_of(32 * 128, 32, 4096, 7168);
-  other.sm_count = 114;
-  EXPECT_EQ(table.find(other), nullptr);
-  EXPECT_EQ(table.other_sm_counts("sm_90a", 114), std::vector<int>{132});
-  EXPECT_TRUE(table.other_sm_counts("sm_90a", 132).empty());
+  test::expect_another_sm_count_misses(table, key_of(32 * 128, 32, 4096, 7168));
 }
 
 TEST(GmmTable, AFileKeepsItsFastestRowAndALaterFileWins) {
-  const std::string row_a = "sm_90a,132,8,4,,64,32,gnk,torch.bfloat16,torch.bfloat16,False,tile,5,5,1.1,1.1,x\n";
-  const std::string row_b = "sm_90a,132,8,4,,64,32,gnk,torch.bfloat16,torch.bfloat16,False,fast,4,4,1.2,1.2,x\n";
-  const std::string row_c = "sm_90a,132,8,4,,64,32,gnk,torch.bfloat16,torch.bfloat16,False,later,9,9,1.1,1.1,x\n";
-  GmmTable table;
-  table.add_rows(parse(kHeader + row_a + row_b).rows);
-  const GmmRow* r = table.find(key_of(32, 8, 64, 32));
-  ASSERT_NE(r, nullptr);
-  EXPECT_EQ(r->solution, "fast");
-  table.add_rows(parse(kHeader + row_c, "later.csv").rows);
-  r = table.find(key_of(32, 8, 64, 32));
-  ASSERT_NE(r, nullptr);
-  EXPECT_EQ(r->solution, "later");
-  EXPECT_EQ(r->file, "later.csv");
+  const std::string key = "sm_90a,132,8,4,,64,32,gnk,torch.bfloat16,torch.bfloat16,False,";
+  test::expect_fastest_row_then_later_file_wins<GmmTableTraits>(
+      kHeader, key + "tile,5,5,1.1,1.1,x\n", key + "fast,4,4,1.2,1.2,x\n", key + "later,9,9,1.1,1.1,x\n",
+      key_of(32, 8, 64, 32), "fast", "later");
 }
 
-TEST(GmmTable, AMissingFileIsAWarning) {
-  GmmTable table;
-  std::vector<std::string> warnings;
-  table.load_file("/nonexistent/tuned_gmm.csv", warnings);
-  ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_NE(warnings[0].find("/nonexistent/tuned_gmm.csv: cannot be opened"), std::string::npos) << warnings[0];
-  EXPECT_EQ(table.size(), 0u);
-}
+TEST(GmmTable, AMissingFileIsAWarning) { test::expect_missing_file_warns<GmmTableTraits>(); }
 
 TEST(GmmTable, TheUntunedRowIsTheBucketsTopAndParsesAsATableKey) {
   GmmKey key = key_of(32 * 100, 32, 4096, 7168, false);
@@ -167,59 +130,18 @@ TEST(GmmTable, TheUntunedRowIsTheBucketsTopAndParsesAsATableKey) {
 
 // TGEMM_TUNE_GEMM: GmmTables writes each untuned key once, under gmm's untuned header.
 TEST(GmmTable, CaptureWritesEachKeyOnce) {
-  char dir[] = "/tmp/tgemm_gmm_capture_XXXXXX";
-  ASSERT_NE(mkdtemp(dir), nullptr);
-  const std::string path = std::string(dir) + "/untuned_gmm.csv";
-  FamilySettings fs;
-  fs.untuned_file = path;
-  GmmTables tables(fs, true, false);
-  tables.record_untuned(key_of(32 * 128, 32, 4096, 7168));
-  tables.record_untuned(key_of(32 * 100, 32, 4096, 7168));  // the same bucket
-  tables.record_untuned(key_of(8 * 2, 8, 4096, 7168));
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  EXPECT_EQ(text.str(),
-            "G,M,N,K,rhs,dtype,outdtype,bias\n"
-            "32,4096,4096,7168,gnk,torch.bfloat16,torch.bfloat16,False\n"
-            "8,16,4096,7168,gnk,torch.bfloat16,torch.bfloat16,False\n");
-  std::remove(path.c_str());
-  std::remove((path + ".lock").c_str());
-  ::rmdir(dir);
+  test::expect_capture_writes_each_key_once<GmmTableTraits>(
+      {key_of(32 * 128, 32, 4096, 7168), key_of(32 * 100, 32, 4096, 7168) /* the same bucket */,
+       key_of(8 * 2, 8, 4096, 7168)},
+      "G,M,N,K,rhs,dtype,outdtype,bias\n"
+      "32,4096,4096,7168,gnk,torch.bfloat16,torch.bfloat16,False\n"
+      "8,16,4096,7168,gnk,torch.bfloat16,torch.bfloat16,False\n");
 }
 
-// The card's own file serves alone where it exists; a table of another SM count is one warning.
 TEST(GmmTable, CardFileServesItsCardAndOtherSmCountsWarn) {
-  char dir[] = "/tmp/tgemm_gmm_cards_XXXXXX";
-  ASSERT_NE(mkdtemp(dir), nullptr);
-  const std::string base(dir);
-  ASSERT_EQ(::mkdir((base + "/h200").c_str(), 0755), 0);
-  std::ofstream(base + "/tuned_gmm.csv")
-      << kHeader << "sm_90a,114,8,4,,64,32,gnk,torch.bfloat16,torch.bfloat16,False,shared,1,1,1,1,x\n";
-  std::ofstream(base + "/h200/tuned_gmm.csv")
-      << kHeader << "sm_90a,132,8,4,,64,32,gnk,torch.bfloat16,torch.bfloat16,False,card,1,1,1,1,x\n";
-  FamilySettings fs;
-  fs.table_files = {base + "/tuned_gmm.csv"};
-  fs.card_table_dir = base;
-  std::vector<std::string> said;
-  LogSink previous = set_log_sink([&](LogLevel, const std::string& m) { said.push_back(m); });
-  reset_warned_once();
-  GmmTables tables(fs, false, false);
-  const DeviceInfo h200{0, "NVIDIA H200", "sm_90a", 132, 0};
-  const DeviceInfo h100{1, "NVIDIA H100 80GB HBM3", "sm_90a", 132, 0};
-  const GmmRow* r = tables.table_for(h200).find(key_of(32, 8, 64, 32));
-  ASSERT_NE(r, nullptr);
-  EXPECT_EQ(r->solution, "card");
-  EXPECT_EQ(tables.files_for(h200), std::vector<std::string>{base + "/h200/tuned_gmm.csv"});
-  EXPECT_TRUE(said.empty());
-  EXPECT_EQ(tables.table_for(h100).find(key_of(32, 8, 64, 32)), nullptr);
-  ASSERT_EQ(said.size(), 1u);
-  EXPECT_NE(said[0].find("exist only for sm_count 114"), std::string::npos) << said[0];
-  set_log_sink(previous);
-  std::remove((base + "/h200/tuned_gmm.csv").c_str());
-  std::remove((base + "/tuned_gmm.csv").c_str());
-  ::rmdir((base + "/h200").c_str());
-  ::rmdir(dir);
+  test::expect_card_file_serves_its_card<GmmTableTraits>(
+      kHeader, "sm_90a,114,8,4,,64,32,gnk,torch.bfloat16,torch.bfloat16,False,shared,1,1,1,1,x\n",
+      "sm_90a,132,8,4,,64,32,gnk,torch.bfloat16,torch.bfloat16,False,card,1,1,1,1,x\n", key_of(32, 8, 64, 32), "card");
 }
 
 }  // namespace

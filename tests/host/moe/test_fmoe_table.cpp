@@ -3,15 +3,10 @@
 // per-card file and the TGEMM_CONFIG_FMOE setting.
 #include <gtest/gtest.h>
 
-#include <sys/stat.h>
-#include <unistd.h>
-#include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
 
-#include "core/log.h"
 #include "moe/fmoe_table.h"
+#include "tests/host/core/keyed_table_checks.h"
 
 namespace tgemm {
 namespace {
@@ -22,10 +17,7 @@ const std::string kHeader =
 const std::string kUp = "sm90_grouped_bf16_bk_64x128x64_pingpong";
 const std::string kDown = "sm90_grouped_bf16_bk_128x128x64_coop";
 
-ParsedFmoeTable parse(const std::string& text, const std::string& file = "t.csv") {
-  std::istringstream in(text);
-  return parse_fmoe_table(in, file);
-}
+ParsedFmoeTable parse(const std::string& text) { return test::parse_text<FmoeTableTraits>(text); }
 
 // Mixtral-8x7B's layer: E 8, topk 2, H 4096, I 14336.
 FmoeKey key_of(std::int64_t t, std::int64_t e = 8, std::int64_t topk = 2, std::int64_t h = 4096,
@@ -94,21 +86,12 @@ TEST(FmoeTable, EachBadRowIsOneWarningWithFileAndLineAndIsSkipped) {
       {"sm_90a,132,8,8,0,2,64,32,torch.bfloat16,none,silu,tile,,,1,1,1,1,tile\n", "E must be >= 1"},
       {"sm_90a,132,8,8,8,2,64\n", "fields where the header has"},
   };
-  for (const auto& [line, why] : bad) {
-    auto t = parse(kHeader + good + line + good, "bad.csv");
-    ASSERT_EQ(t.warnings.size(), 1u) << line;
-    EXPECT_NE(t.warnings[0].find("bad.csv:3: "), std::string::npos) << t.warnings[0];
-    EXPECT_NE(t.warnings[0].find(why), std::string::npos) << t.warnings[0];
-    EXPECT_NE(t.warnings[0].find("row skipped"), std::string::npos) << t.warnings[0];
-    EXPECT_EQ(t.rows.size(), 2u) << line;
-  }
+  test::expect_each_bad_line_skipped<FmoeTableTraits>(kHeader, good, bad);
 }
 
 TEST(FmoeTable, AHeaderWithoutAKeyColumnSkipsTheFile) {
-  auto t = parse("arch,sm_count,E,topk,H,I,dtype,solution\nsm_90a,132,8,2,64,32,torch.bfloat16,tile\n", "h.csv");
-  ASSERT_EQ(t.warnings.size(), 1u);
-  EXPECT_NE(t.warnings[0].find("h.csv:1: header has no 'tokens' column"), std::string::npos) << t.warnings[0];
-  EXPECT_TRUE(t.rows.empty());
+  test::expect_header_without_column_skips<FmoeTableTraits>(
+      "arch,sm_count,E,topk,H,I,dtype,solution\nsm_90a,132,8,2,64,32,torch.bfloat16,tile\n", "tokens");
 }
 
 TEST(FmoeTable, LookupServesTheRowsBucketOnly) {
@@ -136,38 +119,17 @@ TEST(FmoeTable, LookupServesTheRowsBucketOnly) {
   other = key_of(32);
   other.quant = FmoeQuant::kFp8Rowwise;
   EXPECT_EQ(table.find(other), nullptr);
-  other = key_of(32);
-  other.sm_count = 114;
-  EXPECT_EQ(table.find(other), nullptr);
-  EXPECT_EQ(table.other_sm_counts("sm_90a", 114), std::vector<int>{132});
-  EXPECT_TRUE(table.other_sm_counts("sm_90a", 132).empty());
+  test::expect_another_sm_count_misses(table, key_of(32));
 }
 
 TEST(FmoeTable, AFileKeepsItsFastestRowAndALaterFileWins) {
   const std::string key = "sm_90a,132,8,,8,2,64,32,torch.bfloat16,none,silu,";
-  const std::string row_a = key + "tile,,,5,5,1.1,1.1,x\n";
-  const std::string row_b = key + "cutlass," + kUp + "," + kDown + ",4,4,1.2,1.2,x\n";
-  const std::string row_c = key + "tile,,,9,9,1.1,1.1,x\n";
-  FmoeTable table;
-  table.add_rows(parse(kHeader + row_a + row_b).rows);
-  const FmoeRow* r = table.find(key_of(8, 8, 2, 64, 32));
-  ASSERT_NE(r, nullptr);
-  EXPECT_EQ(r->solution, "cutlass");
-  table.add_rows(parse(kHeader + row_c, "later.csv").rows);
-  r = table.find(key_of(8, 8, 2, 64, 32));
-  ASSERT_NE(r, nullptr);
-  EXPECT_EQ(r->solution, "tile");
-  EXPECT_EQ(r->file, "later.csv");
+  test::expect_fastest_row_then_later_file_wins<FmoeTableTraits>(
+      kHeader, key + "tile,,,5,5,1.1,1.1,x\n", key + "cutlass," + kUp + "," + kDown + ",4,4,1.2,1.2,x\n",
+      key + "tile,,,9,9,1.1,1.1,x\n", key_of(8, 8, 2, 64, 32), "cutlass", "tile");
 }
 
-TEST(FmoeTable, AMissingFileIsAWarning) {
-  FmoeTable table;
-  std::vector<std::string> warnings;
-  table.load_file("/nonexistent/tuned_fmoe.csv", warnings);
-  ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_NE(warnings[0].find("/nonexistent/tuned_fmoe.csv: cannot be opened"), std::string::npos) << warnings[0];
-  EXPECT_EQ(table.size(), 0u);
-}
+TEST(FmoeTable, AMissingFileIsAWarning) { test::expect_missing_file_warns<FmoeTableTraits>(); }
 
 TEST(FmoeTable, TheUntunedRowIsTheBucketsTop) {
   FmoeKey key = key_of(100, 128, 8, 2048, 768);
@@ -178,60 +140,17 @@ TEST(FmoeTable, TheUntunedRowIsTheBucketsTop) {
 
 // TGEMM_TUNE_GEMM: FmoeTables writes each untuned key once, under fused_moe's untuned header.
 TEST(FmoeTable, CaptureWritesEachKeyOnce) {
-  char dir[] = "/tmp/tgemm_fmoe_capture_XXXXXX";
-  ASSERT_NE(mkdtemp(dir), nullptr);
-  const std::string path = std::string(dir) + "/untuned_fmoe.csv";
-  FamilySettings fs;
-  fs.untuned_file = path;
-  FmoeTables tables(fs, true, false);
-  tables.record_untuned(key_of(32));
-  tables.record_untuned(key_of(20));  // the same bucket
-  tables.record_untuned(key_of(1));
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  EXPECT_EQ(text.str(),
-            "T,E,topk,H,I,dtype,quant,activation\n"
-            "32,8,2,4096,14336,torch.bfloat16,none,silu\n"
-            "1,8,2,4096,14336,torch.bfloat16,none,silu\n");
-  std::remove(path.c_str());
-  std::remove((path + ".lock").c_str());
-  ::rmdir(dir);
+  test::expect_capture_writes_each_key_once<FmoeTableTraits>({key_of(32), key_of(20) /* the same bucket */, key_of(1)},
+                                                             "T,E,topk,H,I,dtype,quant,activation\n"
+                                                             "32,8,2,4096,14336,torch.bfloat16,none,silu\n"
+                                                             "1,8,2,4096,14336,torch.bfloat16,none,silu\n");
 }
 
-// The card's own file serves alone where it exists; a table of another SM count is one warning.
 TEST(FmoeTable, CardFileServesItsCardAndOtherSmCountsWarn) {
-  char dir[] = "/tmp/tgemm_fmoe_cards_XXXXXX";
-  ASSERT_NE(mkdtemp(dir), nullptr);
-  const std::string base(dir);
-  ASSERT_EQ(::mkdir((base + "/h200").c_str(), 0755), 0);
-  const std::string key = "sm_90a,132,8,,8,2,64,32,torch.bfloat16,none,silu,";
-  std::ofstream(base + "/tuned_fmoe.csv")
-      << kHeader << "sm_90a,114,8,,8,2,64,32,torch.bfloat16,none,silu,tile,,,1,1,1,1,x\n";
-  std::ofstream(base + "/h200/tuned_fmoe.csv") << kHeader << key << "cutlass," << kUp << "," << kDown << ",1,1,1,1,x\n";
-  FamilySettings fs;
-  fs.table_files = {base + "/tuned_fmoe.csv"};
-  fs.card_table_dir = base;
-  std::vector<std::string> said;
-  LogSink previous = set_log_sink([&](LogLevel, const std::string& m) { said.push_back(m); });
-  reset_warned_once();
-  FmoeTables tables(fs, false, false);
-  const DeviceInfo h200{0, "NVIDIA H200", "sm_90a", 132, 0};
-  const DeviceInfo h100{1, "NVIDIA H100 80GB HBM3", "sm_90a", 132, 0};
-  const FmoeRow* r = tables.table_for(h200).find(key_of(8, 8, 2, 64, 32));
-  ASSERT_NE(r, nullptr);
-  EXPECT_EQ(r->solution, "cutlass");
-  EXPECT_EQ(tables.files_for(h200), std::vector<std::string>{base + "/h200/tuned_fmoe.csv"});
-  EXPECT_TRUE(said.empty());
-  EXPECT_EQ(tables.table_for(h100).find(key_of(8, 8, 2, 64, 32)), nullptr);
-  ASSERT_EQ(said.size(), 1u);
-  EXPECT_NE(said[0].find("fmoe rows for sm_90a exist only for sm_count 114"), std::string::npos) << said[0];
-  EXPECT_NE(said[0].find("tgemm tune-fmoe"), std::string::npos) << said[0];
-  set_log_sink(previous);
-  std::remove((base + "/h200/tuned_fmoe.csv").c_str());
-  std::remove((base + "/tuned_fmoe.csv").c_str());
-  ::rmdir((base + "/h200").c_str());
-  ::rmdir(dir);
+  test::expect_card_file_serves_its_card<FmoeTableTraits>(
+      kHeader, "sm_90a,114,8,,8,2,64,32,torch.bfloat16,none,silu,tile,,,1,1,1,1,x\n",
+      "sm_90a,132,8,,8,2,64,32,torch.bfloat16,none,silu,cutlass," + kUp + "," + kDown + ",1,1,1,1,x\n",
+      key_of(8, 8, 2, 64, 32), "cutlass");
 }
 
 }  // namespace

@@ -1,13 +1,12 @@
 // The path rule of the MXFP4 weight GEMMs (src/fp4/fp4_route.h) over fake, never-mapped
 // addresses: each path at the M it serves, the alignment and format conditions that send a call
-// elsewhere, TGEMM_FP4_PATH's values and refusal, the tensor-core kernel's split-K.
+// elsewhere, a forced path (TGEMM_FP4_PATH, parsed in tests/host/core/test_settings.cpp), the
+// tensor-core kernel's split-K.
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <string>
 
 #include "fp4/fp4_route.h"
-#include "tgemm/error.h"
 
 namespace tgemm::fp4_route {
 namespace {
@@ -69,23 +68,6 @@ TEST(Fp4Route, ForcedPathIsTakenWhereItRuns) {
   EXPECT_EQ(choose_w4_path(call(32), W4Force::kMma), W4Path::kMma);
   EXPECT_EQ(choose_w4_path(call(33), W4Force::kMma), W4Path::kDequant);  // two token tiles at most
   EXPECT_EQ(choose_w4_path(call(3), W4Force::kGemv), W4Path::kGemv);
-}
-
-TEST(Fp4Route, ParsesTheSettingAndRefusesOtherValues) {
-  EXPECT_EQ(parse_w4_force(nullptr), W4Force::kAuto);
-  EXPECT_EQ(parse_w4_force(""), W4Force::kAuto);
-  EXPECT_EQ(parse_w4_force("auto"), W4Force::kAuto);
-  EXPECT_EQ(parse_w4_force("gemv"), W4Force::kGemv);
-  EXPECT_EQ(parse_w4_force("mma"), W4Force::kMma);
-  EXPECT_EQ(parse_w4_force("dequant"), W4Force::kDequant);
-  try {
-    parse_w4_force("MMA");
-    ADD_FAILURE() << "MMA accepted";
-  } catch (const Error& e) {
-    const std::string msg = e.what();
-    EXPECT_NE(msg.find("TGEMM_FP4_PATH"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("'MMA'"), std::string::npos) << msg;
-  }
 }
 
 TEST(Fp4Route, SplitKFillsTheMachineWithinTheKSteps) {
