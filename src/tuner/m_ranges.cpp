@@ -366,6 +366,7 @@ void MGridState::record_race(const std::string& key, std::int64_t m, const std::
   defaults[key][m] = default_name;
   timings[key][m] = std::move(point_timings);
   reconfirmed[key].erase(m);
+  exact_written[key].erase(m);
   if (feeds_ranges) ranges_written.erase(key);
 }
 
@@ -378,7 +379,8 @@ std::string MGridState::to_json() const {
   nlohmann::json j = {{"defaults", nlohmann::json::object()},
                       {"timings", nlohmann::json::object()},
                       {"reconfirmed", nlohmann::json::object()},
-                      {"ranges_written", nlohmann::json::object()}};
+                      {"ranges_written", nlohmann::json::object()},
+                      {"exact_written", nlohmann::json::object()}};
   for (const auto& [key, by_m] : defaults) {
     for (const auto& [m, name] : by_m) j["defaults"][key][std::to_string(m)] = name;
   }
@@ -397,6 +399,7 @@ std::string MGridState::to_json() const {
   }
   for (const auto& [key, ms] : reconfirmed) j["reconfirmed"][key] = ms;
   for (const auto& [key, grid] : ranges_written) j["ranges_written"][key] = grid;
+  for (const auto& [key, ms] : exact_written) j["exact_written"][key] = ms;
   return j.dump(1) + "\n";
 }
 
@@ -408,7 +411,9 @@ MGridState MGridState::from_json(const std::string& text, const std::string& whe
     const nlohmann::json defaults = j.value("defaults", nlohmann::json::object());
     const nlohmann::json reconfirmed = j.value("reconfirmed", nlohmann::json::object());
     const nlohmann::json written = j.value("ranges_written", nlohmann::json::object());
-    TGEMM_CHECK(defaults.is_object() && reconfirmed.is_object() && written.is_object(), kOp, where,
+    // A state file without it wrote no exact row of a compute-bound grid point.
+    const nlohmann::json exact = j.value("exact_written", nlohmann::json::object());
+    TGEMM_CHECK(defaults.is_object() && reconfirmed.is_object() && written.is_object() && exact.is_object(), kOp, where,
                 ": not a --m-grid state file");
     for (const auto& [key, by_m] : defaults.items()) {
       TGEMM_CHECK(by_m.is_object(), kOp, where, ": the defaults of ", key, " are not an object");
@@ -440,6 +445,7 @@ MGridState MGridState::from_json(const std::string& text, const std::string& whe
     for (const auto& [key, grid] : written.items()) {
       s.ranges_written[key] = grid.get<std::vector<std::int64_t>>();
     }
+    for (const auto& [key, ms] : exact.items()) s.exact_written[key] = ms.get<std::set<std::int64_t>>();
   } catch (const nlohmann::json::exception& e) {
     TGEMM_CHECK(false, kOp, where, ": not a --m-grid state file: ", e.what());
   }

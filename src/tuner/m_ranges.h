@@ -200,18 +200,22 @@ std::vector<TableRow> range_rows(const std::vector<VerifiedRange>& ranges,
 // stopped tune resumes: per key (TableKey::describe()), the race's default at each raced grid point
 // (a point whose row names it needs no range; the reconfirmation reverts rows to it), the
 // candidates each point's race timed that passed its checks (PointTiming: who ties whom, where
-// each can run), the grid points whose race winners went through the reconfirmation, and the grid
-// whose range pass wrote its rows.
+// each can run), the grid points whose race winners went through the reconfirmation, the grid
+// whose range pass wrote its rows, and the compute-bound grid points whose race result was written
+// to the tuned file as an exact-M row (--m-grid-compute-bound exact: written once a race, so the
+// tuned file's own reconfirmation of the row is not overwritten on the next run).
 struct MGridState {
   std::map<std::string, std::map<std::int64_t, std::string>> defaults;
   std::map<std::string, std::map<std::int64_t, std::vector<PointTiming>>> timings;
   std::map<std::string, std::set<std::int64_t>> reconfirmed;
   std::map<std::string, std::vector<std::int64_t>> ranges_written;
+  std::map<std::string, std::set<std::int64_t>> exact_written;
 
   // The range pass of `key` over `grid` is still to run.
   bool ranges_pending(const std::string& key, const std::vector<std::int64_t>& grid) const;
   // A race result at grid point m of key, whose default is default_name: the point is raced, still
-  // to be reconfirmed, and, where it feeds the key's ranges (a memory-bound point), the key's range
+  // to be reconfirmed and written as an exact row, and, where it feeds the key's ranges (a
+  // memory-bound point), the key's range
   // pass runs again (the point failed earlier, or --all). A compute-bound point raced for its exact
   // row leaves the ranges as written.
   void record_race(const std::string& key, std::int64_t m, const std::string& default_name,

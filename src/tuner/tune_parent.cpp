@@ -398,6 +398,7 @@ void TuneParent::plan_grid() {
       state_.defaults.erase(gk.id);
       state_.reconfirmed.erase(gk.id);
       state_.ranges_written.erase(gk.id);
+      state_.exact_written.erase(gk.id);
     }
     gk.memory_bound_to = last_memory_bound_m(host_problem(gk.proto), grid_.back());
     const KeyGridPlan kp = plan_key_grid(grid_, gk.memory_bound_to, race_compute_bound(), [&](std::int64_t m) {
@@ -918,7 +919,7 @@ int TuneParent::grid_phase() {
   for (const GridKey& gk : grid_keys_) written_keys += state_.ranges_pending(gk.id, grid_) ? 0 : 1;
   std::string compute_bound = fmt::format("{} grid points left out as compute-bound", grid_left_out_);
   if (race_compute_bound()) {
-    compute_bound = fmt::format("{} exact-M rows at compute-bound grid points", exact_rows_written_);
+    compute_bound = fmt::format("{} exact-M rows of compute-bound grid points written now", exact_rows_written_);
   }
   fmt::print(
       "\ntgemm tune --m-grid summary: {} keys x {} grid points; ranges written for {} keys ({} done before, {} "
@@ -1149,18 +1150,24 @@ bool TuneParent::replan_key(const GridKey& gk) {
 }
 
 // --m-grid-compute-bound exact: the key's raced compute-bound grid points become exact-M rows, each as
-// the race and the reconfirmation left it (the default's too, as an input problem's row does); a
-// point the input asked for has its own row. Written again on each run: the rows replace themselves.
+// the race and the grid's reconfirmation left it (the default's too, as an input problem's row
+// does), once a race: afterwards the row is the tuned file's, which the tune's own reconfirmation
+// re-times on every run. A point still to be reconfirmed waits for the next run; a point the input
+// asked for has its own row.
 int TuneParent::write_compute_bound_rows(const GridKey& gk) {
   std::vector<TableRow> rows;
+  std::set<std::int64_t>& written = state_.exact_written[gk.id];
   for (const TableRow& r : grid_rows_) {
     if (!(r.key == gk.key) || !in_grid(r.m) || r.m <= gk.memory_bound_to || !state_.raced(gk.id, r.m)) continue;
+    if (written.count(r.m) == 1 || (o_.reconfirm && state_.reconfirmed[gk.id].count(r.m) == 0)) continue;
     const bool asked = std::any_of(problems_.begin(), problems_.end(), [&](const UntunedProblem& p) {
       return p.m == r.m && key_of(p, arch_, sm_count_) == gk.key;
     });
     if (!asked) rows.push_back(r);
+    written.insert(r.m);
   }
   if (!rows.empty()) rows_ = update_tuned_table(o_.tuned_file, rows);
+  save_state();
   return static_cast<int>(rows.size());
 }
 

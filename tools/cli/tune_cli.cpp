@@ -10,7 +10,9 @@ namespace {
 constexpr const char* kScreenGroup = "Expert: screen and accurate timing (the defaults suit Hopper tunes)";
 constexpr const char* kFinalsGroup = "Expert: finals (the defaults suit Hopper tunes)";
 constexpr const char* kConfirmGroup = "Expert: confirmation against the default (the defaults suit Hopper tunes)";
-constexpr const char* kMGridGroup = "Expert: tuning over M (--m-grid; the defaults give 28 points to 16384)";
+constexpr const char* kMGridGroup =
+    "Expert: tuning over M (--m-grid; the defaults give 28 points to 16384, those where a key is compute-bound left "
+    "out)";
 constexpr const char* kReconfirmGroup = "Expert: reconfirmation in a fresh process (the defaults suit Hopper tunes)";
 
 void add_user_options(CLI::App* t, TuneOptions& tune) {

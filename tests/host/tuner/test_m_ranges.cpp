@@ -679,6 +679,7 @@ TEST(MGridStateFile, RoundTripsAndSaysWhichRangePassesAreLeft) {
   s.timings["key one"][16] = {{"A", 0.9, 1.1, 0.85, RunnableM{1, 16}}, {"B", -1, -1, 0.95, RunnableM{}}};
   s.reconfirmed["key one"] = {1, 2, 16};
   s.ranges_written["key one"] = {1, 2, 16};
+  s.exact_written["key one"] = {184, 16384};
   const MGridState back = MGridState::from_json(s.to_json(), "state.json");
   EXPECT_EQ(back.defaults, s.defaults);
   const auto& t = back.timings.at("key one").at(16);
@@ -691,6 +692,7 @@ TEST(MGridStateFile, RoundTripsAndSaysWhichRangePassesAreLeft) {
   EXPECT_FALSE(t[1].runs.known());
   EXPECT_EQ(back.reconfirmed, s.reconfirmed);
   EXPECT_EQ(back.ranges_written, s.ranges_written);
+  EXPECT_EQ(back.exact_written, s.exact_written);
   EXPECT_FALSE(back.ranges_pending("key one", {1, 2, 16}));
   EXPECT_TRUE(back.ranges_pending("key one", {1, 2, 16, 24}));  // another grid: its pass runs again
   EXPECT_TRUE(back.ranges_pending("key two", {1, 2, 16}));
@@ -702,8 +704,11 @@ TEST(MGridStateFile, RoundTripsAndSaysWhichRangePassesAreLeft) {
   EXPECT_THROW(MGridState::from_json("not json", "state.json"), Error);
   EXPECT_THROW(MGridState::from_json("{\"defaults\": {\"k\": {\"x\": \"a\"}}}", "state.json"), Error);
   EXPECT_THROW(MGridState::from_json("{\"timings\": {\"k\": {\"4\": [{\"solution\": \"A\"}]}}}", "state.json"), Error);
-  // A state file written before timings were kept plans without them.
-  EXPECT_TRUE(MGridState::from_json("{\"defaults\": {\"k\": {\"4\": \"d\"}}}", "state.json").timings.empty());
+  EXPECT_THROW(MGridState::from_json("{\"exact_written\": [184]}", "state.json"), Error);
+  // A state file written before timings or exact rows were kept plans without them.
+  const MGridState older = MGridState::from_json("{\"defaults\": {\"k\": {\"4\": \"d\"}}}", "state.json");
+  EXPECT_TRUE(older.timings.empty());
+  EXPECT_TRUE(older.exact_written.empty());
 }
 
 TEST(MGridStateFile, ANewRaceResultAtAPointRedoesItsReconfirmationAndTheKeysRangePass) {
@@ -727,9 +732,12 @@ TEST(MGridStateFile, ANewRaceResultAtAPointRedoesItsReconfirmationAndTheKeysRang
 TEST(MGridStateFile, AComputeBoundPointRacedForItsExactRowLeavesTheRangesWritten) {
   MGridState s;
   s.ranges_written["k"] = {1, 2, 184};
+  s.exact_written["k"] = {184, 272};
   s.record_race("k", 184, "d", {}, false);
   EXPECT_TRUE(s.raced("k", 184));
   EXPECT_FALSE(s.ranges_pending("k", {1, 2, 184}));
+  // Raced again: its exact row is written again from the new result, the other one stays.
+  EXPECT_EQ(s.exact_written["k"], (std::set<std::int64_t>{272}));
   s.record_race("k", 2, "d", {}, true);
   EXPECT_TRUE(s.ranges_pending("k", {1, 2, 184}));
 }
