@@ -436,10 +436,10 @@ void TuneParent::plan_grid() {
 // there, and the grid points above are left out or raced for exact rows (the preset's screen
 // narrows on them).
 void TuneParent::print_grid_preset() const {
-  const GridRacePreset preset;
   if (o_.m_grid_race != "preset") {
     fmt::print(stderr, "tgemm tune --m-grid: grid points race with the tune's own options (--m-grid-race tune)\n");
   } else {
+    const GridRacePreset preset;
     fmt::print(
         stderr,
         "tgemm tune --m-grid: grid points no input problem asked for race with the grid preset "
