@@ -100,6 +100,10 @@ struct TuneOptions {
   // How a grid point that no input problem asked for is raced: "preset", the grid preset
   // (tuner/options.h, GridRacePreset), or "tune", with the tune's own race options.
   std::string m_grid_race = "preset";
+  // The grid points above a key's last memory-bound M (tuner/m_ranges.h: a range there is not
+  // vouched for by a few timed M): "skip", not raced; "exact", raced and written as exact-M rows.
+  // Either way no range reaches them; the input's own M values race as points whatever this says.
+  std::string m_grid_compute_bound = "skip";
   // Instead of racing: the candidates each grid point still to race would screen (first stage and
   // refinement, counted by the workers without timing), per key and in all; no race, no row added.
   bool m_grid_plan = false;

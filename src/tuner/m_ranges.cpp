@@ -32,9 +32,10 @@ void step_end(EndSearch& e, bool held, int max_steps) {
 }
 
 // A run of points [first, last] served by `solution`: its claim from the gap splits with the
-// points around it, cut to where the solution can run.
+// points around it, cut to where the solution can run and to the last memory-bound M (0: none).
 RangeCheck check_of_run(const std::vector<GridWinner>& pts, std::size_t first, std::size_t last,
-                        const std::string& solution, int max_steps, const std::map<std::string, RunnableM>& runnable) {
+                        const std::string& solution, int max_steps, const std::map<std::string, RunnableM>& runnable,
+                        std::int64_t memory_bound_to) {
   RangeCheck c;
   c.solution = solution;
   c.max_steps = max_steps;
@@ -49,6 +50,8 @@ RangeCheck check_of_run(const std::vector<GridWinner>& pts, std::size_t first, s
     c.lo = std::max(c.lo, std::min(lim->second.lo, c.grid.front()));
     c.hi = std::min(c.hi, std::max(lim->second.hi, c.grid.back()));
   }
+  // The run's points are memory-bound (plan_ranges), so the cut never reaches inside them.
+  if (memory_bound_to > 0) c.hi = std::min(c.hi, memory_bound_to);
   c.low.good = c.grid.front();
   c.low.target = c.lo != c.low.good ? c.lo : 0;
   c.high.good = c.grid.back();
@@ -173,29 +176,52 @@ std::map<std::string, RunnableM> runnable_intervals(const std::map<std::int64_t,
 }
 
 std::vector<RangeCheck> plan_ranges(std::vector<GridWinner> points, int max_steps,
-                                    const std::map<std::string, RunnableM>& runnable) {
+                                    const std::map<std::string, RunnableM>& runnable, std::int64_t memory_bound_to) {
   TGEMM_CHECK(max_steps >= 0, kOp, "the shrink steps must be >= 0, got ", max_steps);
   std::sort(points.begin(), points.end(), [](const GridWinner& a, const GridWinner& b) { return a.m < b.m; });
   for (std::size_t i = 0; i < points.size(); ++i) {
     TGEMM_CHECK(points[i].m >= 1, kOp, "a grid point's M must be >= 1, got ", points[i].m);
     TGEMM_CHECK(i == 0 || points[i - 1].m != points[i].m, kOp, "grid point M = ", points[i].m, " is given twice");
   }
+  TGEMM_CHECK(memory_bound_to >= 0, kOp, "the last memory-bound M must be >= 0 (0: none), got ", memory_bound_to);
+  // A point the default won or one above the last memory-bound M ends a stretch of runs.
+  auto stops = [&](const GridWinner& p) { return p.is_default || (memory_bound_to > 0 && p.m > memory_bound_to); };
   std::vector<RangeCheck> checks;
   for (std::size_t i = 0; i < points.size();) {
-    if (points[i].is_default) {
+    if (stops(points[i])) {
       ++i;
       continue;
     }
     std::size_t last = i;
-    while (last + 1 < points.size() && !points[last + 1].is_default) ++last;
+    while (last + 1 < points.size() && !stops(points[last + 1])) ++last;
     std::vector<std::string> solutions;
     const auto runs = cut_stretch(points, i, last, solutions);
     for (std::size_t r = 0; r < runs.size(); ++r) {
-      checks.push_back(check_of_run(points, runs[r].first, runs[r].second, solutions[r], max_steps, runnable));
+      checks.push_back(
+          check_of_run(points, runs[r].first, runs[r].second, solutions[r], max_steps, runnable, memory_bound_to));
     }
     i = last + 1;
   }
   return checks;
+}
+
+KeyGridPlan plan_key_grid(const std::vector<std::int64_t>& grid, std::int64_t memory_bound_to, bool race_compute_bound,
+                          const std::function<bool(std::int64_t)>& raced) {
+  KeyGridPlan plan;
+  for (std::int64_t m : grid) {
+    if (m > memory_bound_to && !race_compute_bound) {
+      plan.left_out.push_back(m);
+    } else {
+      (raced(m) ? plan.raced_before : plan.to_race).push_back(m);
+    }
+  }
+  return plan;
+}
+
+bool ranges_reach_above(const std::vector<TableRow>& rows, const TableKey& key, std::int64_t memory_bound_to) {
+  return std::any_of(rows.begin(), rows.end(), [&](const TableRow& r) {
+    return r.key == key && (r.m_lo > 0 || r.m_hi > 0) && r.range_hi() > memory_bound_to;
+  });
 }
 
 bool ratio_holds(double ratio, double tie_band) { return std::isfinite(ratio) && ratio > 0 && ratio >= 1.0 - tie_band; }
@@ -336,11 +362,12 @@ bool MGridState::ranges_pending(const std::string& key, const std::vector<std::i
 }
 
 void MGridState::record_race(const std::string& key, std::int64_t m, const std::string& default_name,
-                             std::vector<PointTiming> point_timings) {
+                             std::vector<PointTiming> point_timings, bool feeds_ranges) {
   defaults[key][m] = default_name;
   timings[key][m] = std::move(point_timings);
   reconfirmed[key].erase(m);
-  ranges_written.erase(key);
+  exact_written[key].erase(m);
+  if (feeds_ranges) ranges_written.erase(key);
 }
 
 bool MGridState::raced(const std::string& key, std::int64_t m) const {
@@ -352,7 +379,8 @@ std::string MGridState::to_json() const {
   nlohmann::json j = {{"defaults", nlohmann::json::object()},
                       {"timings", nlohmann::json::object()},
                       {"reconfirmed", nlohmann::json::object()},
-                      {"ranges_written", nlohmann::json::object()}};
+                      {"ranges_written", nlohmann::json::object()},
+                      {"exact_written", nlohmann::json::object()}};
   for (const auto& [key, by_m] : defaults) {
     for (const auto& [m, name] : by_m) j["defaults"][key][std::to_string(m)] = name;
   }
@@ -371,6 +399,7 @@ std::string MGridState::to_json() const {
   }
   for (const auto& [key, ms] : reconfirmed) j["reconfirmed"][key] = ms;
   for (const auto& [key, grid] : ranges_written) j["ranges_written"][key] = grid;
+  for (const auto& [key, ms] : exact_written) j["exact_written"][key] = ms;
   return j.dump(1) + "\n";
 }
 
@@ -382,7 +411,9 @@ MGridState MGridState::from_json(const std::string& text, const std::string& whe
     const nlohmann::json defaults = j.value("defaults", nlohmann::json::object());
     const nlohmann::json reconfirmed = j.value("reconfirmed", nlohmann::json::object());
     const nlohmann::json written = j.value("ranges_written", nlohmann::json::object());
-    TGEMM_CHECK(defaults.is_object() && reconfirmed.is_object() && written.is_object(), kOp, where,
+    // A state file without it wrote no exact row of a compute-bound grid point.
+    const nlohmann::json exact = j.value("exact_written", nlohmann::json::object());
+    TGEMM_CHECK(defaults.is_object() && reconfirmed.is_object() && written.is_object() && exact.is_object(), kOp, where,
                 ": not a --m-grid state file");
     for (const auto& [key, by_m] : defaults.items()) {
       TGEMM_CHECK(by_m.is_object(), kOp, where, ": the defaults of ", key, " are not an object");
@@ -414,6 +445,7 @@ MGridState MGridState::from_json(const std::string& text, const std::string& whe
     for (const auto& [key, grid] : written.items()) {
       s.ranges_written[key] = grid.get<std::vector<std::int64_t>>();
     }
+    for (const auto& [key, ms] : exact.items()) s.exact_written[key] = ms.get<std::set<std::int64_t>>();
   } catch (const nlohmann::json::exception& e) {
     TGEMM_CHECK(false, kOp, where, ": not a --m-grid state file: ", e.what());
   }

@@ -12,7 +12,9 @@
 //    each point claims the same ratio of M on either side; a default-won point claims its halves
 //    for the default (no row), so a range reaches at most half a step into a gap toward a point it
 //    did not serve. A claim stays inside the M interval where its solution can run at all
-//    (RunnableM, probed by the worker that raced it), so nothing is verified where it cannot run.
+//    (RunnableM, probed by the worker that raced it), so nothing is verified where it cannot run,
+//    and at or below the key's last memory-bound M (tuner/options.h, last_memory_bound_m): a few
+//    timed M cannot vouch for the M between them where the GEMM is compute-bound (below).
 // 2. Verification, in rounds: pending() names the M values not yet measured that bound the claim
 //    (its ends beyond its outer grid points, and the midpoint of each gap between its grid
 //    points); a worker times the winner against the default at each (paired, as the confirmation
@@ -27,9 +29,20 @@
 //    M_hi is a grid point the solution won or tied, or an M where it was measured to hold. A piece
 //    left with absorbed points only (split off by a failing midpoint or an exact row) gives them
 //    back to their own winners, each at its exact M.
+//
+// Why ranges stop at the last memory-bound M: a fixed cuBLASLt algorithm's time over M is a step
+// function of its tile and wave count where the GEMM is compute-bound, and cuBLASLt's default
+// heuristic changes algorithm from one M to the next, so the default can be fast at an M between
+// two measured ones where the winner is not. On an H200, a grid tune of the suite's 16 keys wrote
+// 90 range rows, and `tgemm bench --m-grid` with them (672 problems) read 8 below 0.98x, every one
+// inside a range at a compute-bound M (dsv3 q_b 24576x1536 at M = 1024: 0.749x inside [753, 1128],
+// whose ends the range pass timed at 1.001x and 1.038x; llama3-8b qkv at 256: 0.799x), and none
+// at a memory-bound M. Compute-bound grid points are therefore not raced for ranges (plan_key_grid);
+// where the tune is asked to race them, their winners serve their exact M only.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -41,7 +54,9 @@ namespace tgemm {
 
 // A grid point's race result: the winning solution's kernelName; is_default when the race's
 // default won (or the reconfirmation reverted the row to it); tied: other solutions (never the
-// default) the race timed at this point within the tie band of the winner (tied_solutions).
+// default) the race timed at this point within the tie band of the winner (tied_solutions). A
+// point above the key's last memory-bound M may name no solution (not raced): plan_ranges uses
+// only its M.
 struct GridWinner {
   std::int64_t m = 0;
   std::string solution;
@@ -115,8 +130,29 @@ struct RangeCheck {
 // runs, the one that serves the most points by their own winner; a run's solution is the one that
 // won the most of its points, then the first by name. runnable: the M interval of each solution
 // (runnable_intervals); a claim is cut to it, never inside the run's own grid points.
+// memory_bound_to > 0: the key's last memory-bound M (last_memory_bound_m). A point above it feeds
+// no run, whatever it names, and only bounds the gap split of the point below it, as a point the
+// default won does; every claim is cut to end at or below it (its end verified like any other).
+// 0: no such bound.
 std::vector<RangeCheck> plan_ranges(std::vector<GridWinner> points, int max_steps = 3,
-                                    const std::map<std::string, RunnableM>& runnable = {});
+                                    const std::map<std::string, RunnableM>& runnable = {},
+                                    std::int64_t memory_bound_to = 0);
+
+// Which grid points of one key `tgemm tune --m-grid` races. Points at or below memory_bound_to
+// (the key's last memory-bound M) feed its ranges; those above are compute-bound: left out, or with
+// race_compute_bound raced for exact-M rows (`--m-grid-compute-bound exact`). raced(m): the point's
+// race result is kept from an earlier run. Each list increasing; every grid point is in one.
+struct KeyGridPlan {
+  std::vector<std::int64_t> to_race;
+  std::vector<std::int64_t> raced_before;
+  std::vector<std::int64_t> left_out;  // compute-bound and not raced for this key's rows
+};
+KeyGridPlan plan_key_grid(const std::vector<std::int64_t>& grid, std::int64_t memory_bound_to, bool race_compute_bound,
+                          const std::function<bool(std::int64_t)>& raced);
+
+// A range row of `key` among `rows` serves an M above memory_bound_to: it was written before
+// claims stopped at the last memory-bound M (or by hand), and the key's range pass runs again.
+bool ranges_reach_above(const std::vector<TableRow>& rows, const TableKey& key, std::int64_t memory_bound_to);
 
 // A measured ratio default / winner holds: finite, positive and >= 1 - tie_band.
 bool ratio_holds(double ratio, double tie_band);
@@ -164,20 +200,26 @@ std::vector<TableRow> range_rows(const std::vector<VerifiedRange>& ranges,
 // stopped tune resumes: per key (TableKey::describe()), the race's default at each raced grid point
 // (a point whose row names it needs no range; the reconfirmation reverts rows to it), the
 // candidates each point's race timed that passed its checks (PointTiming: who ties whom, where
-// each can run), the grid points whose race winners went through the reconfirmation, and the grid
-// whose range pass wrote its rows.
+// each can run), the grid points whose race winners went through the reconfirmation, the grid
+// whose range pass wrote its rows, and the compute-bound grid points whose race result was written
+// to the tuned file as an exact-M row (--m-grid-compute-bound exact: written once a race, so the
+// tuned file's own reconfirmation of the row is not overwritten on the next run).
 struct MGridState {
   std::map<std::string, std::map<std::int64_t, std::string>> defaults;
   std::map<std::string, std::map<std::int64_t, std::vector<PointTiming>>> timings;
   std::map<std::string, std::set<std::int64_t>> reconfirmed;
   std::map<std::string, std::vector<std::int64_t>> ranges_written;
+  std::map<std::string, std::set<std::int64_t>> exact_written;
 
   // The range pass of `key` over `grid` is still to run.
   bool ranges_pending(const std::string& key, const std::vector<std::int64_t>& grid) const;
   // A race result at grid point m of key, whose default is default_name: the point is raced, still
-  // to be reconfirmed, and the key's range pass runs again (the point failed earlier, or --all).
+  // to be reconfirmed and written as an exact row, and, where it feeds the key's ranges (a
+  // memory-bound point), the key's range
+  // pass runs again (the point failed earlier, or --all). A compute-bound point raced for its exact
+  // row leaves the ranges as written.
   void record_race(const std::string& key, std::int64_t m, const std::string& default_name,
-                   std::vector<PointTiming> point_timings = {});
+                   std::vector<PointTiming> point_timings = {}, bool feeds_ranges = true);
   // m of key was raced: its default is recorded (a point in the points' file without one is raced
   // again).
   bool raced(const std::string& key, std::int64_t m) const;

@@ -64,6 +64,22 @@ bool is_compute_bound(const GemmProblem& p) {
   return flops / bytes > 128.0;
 }
 
+std::int64_t last_memory_bound_m(GemmProblem p, std::int64_t up_to) {
+  TGEMM_CHECK(up_to >= 1, "last_memory_bound_m", "up_to must be >= 1, got ", up_to);
+  // Invariant: memory-bound at lo (0 stands for "none"), compute-bound above hi.
+  std::int64_t lo = 0, hi = up_to;
+  while (lo < hi) {
+    const std::int64_t mid = lo + (hi - lo + 1) / 2;
+    p.m = mid;
+    if (is_compute_bound(p)) {
+      hi = mid - 1;
+    } else {
+      lo = mid;
+    }
+  }
+  return lo;
+}
+
 std::size_t finalists_for(const GemmProblem& p, const FinalsOptions& o) {
   return is_compute_bound(p) ? o.max_finalists : std::max(o.max_finalists, o.memory_bound_finalists);
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <set>
 #include <string>
@@ -153,6 +154,13 @@ void validate_race_options(const RaceOptions& options);
 // Compute-bound problems (FLOPs per byte above 128) run their finals in the sustained power state
 // and need the larger default margin.
 bool is_compute_bound(const GemmProblem& p);
+
+// The largest M in [1, up_to] at which p's (N, K, types) is not compute-bound (p.m is ignored):
+// FLOPs per byte, 2 / (a/N + a/M + out/K) for element sizes a and out, grow with M, so every M up
+// to it is memory-bound and every M above it compute-bound. up_to when none in range is
+// compute-bound, 0 when M = 1 already is. `tgemm tune --m-grid` ends its ranges there
+// (tuner/m_ranges.h).
+std::int64_t last_memory_bound_m(GemmProblem p, std::int64_t up_to);
 
 // The most finalists (besides the default) p's race takes: FinalsOptions::memory_bound_finalists
 // for a problem that is not compute-bound when that is larger, else max_finalists.

@@ -128,6 +128,9 @@ struct GridKey {
   UntunedProblem proto;  // the key's problem; M is set per grid point
   TableKey key;
   std::string id;  // key.describe(): its name in the state file
+  // The key's last memory-bound M (last_memory_bound_m, up to the grid's largest): its ranges end
+  // there; the grid points above it are raced for exact rows or left out (--m-grid-compute-bound).
+  std::int64_t memory_bound_to = 0;
   std::vector<RangeCheck> checks;
   std::size_t open = 0;  // checks not settled yet
   int measured = 0;      // M values timed against the default
@@ -233,7 +236,16 @@ class TuneParent {
   void apply_verify(const VerifyJob& job, const std::map<std::int64_t, double>& ratios);
   void write_key_ranges(GridKey& gk);
   void recut_key_ranges(const GridKey& gk);
+  bool replan_key(const GridKey& gk);
+  int write_compute_bound_rows(const GridKey& gk);
   bool in_grid(std::int64_t m) const { return std::binary_search(grid_.begin(), grid_.end(), m); }
+  bool race_compute_bound() const { return o_.m_grid_compute_bound == "exact"; }
+  // The grid key of `id` (TableKey::describe()); nullptr for a key no input problem has.
+  const GridKey* grid_key(const std::string& id) const;
+  // Grid point m of key `id` is raced (memory-bound, or compute-bound with --m-grid-compute-bound
+  // exact) and, for feeds_ranges, feeds the key's ranges (memory-bound).
+  bool grid_point_raced(const std::string& id, std::int64_t m) const;
+  bool feeds_ranges(const std::string& id, std::int64_t m) const;
 
   TuneOptions o_;
   std::vector<UntunedProblem> problems_;
@@ -271,6 +283,7 @@ class TuneParent {
   std::vector<GridKey> grid_keys_;
   double tie_band_ = 0.01;
   int grid_raced_before_ = 0, range_rows_written_ = 0, keys_done_before_ = 0;
+  int grid_left_out_ = 0, keys_replanned_ = 0, exact_rows_written_ = 0;
   // --m-grid-plan: the points counted and their candidates (first stage + refinement).
   int counted_points_ = 0;
   long long counted_candidates_ = 0;
@@ -380,17 +393,20 @@ void TuneParent::plan_grid() {
     grid_keys_.push_back(std::move(gk));
   }
   std::size_t added = 0;
-  for (const GridKey& gk : grid_keys_) {
+  for (GridKey& gk : grid_keys_) {
     if (o_.all) {
       state_.defaults.erase(gk.id);
       state_.reconfirmed.erase(gk.id);
       state_.ranges_written.erase(gk.id);
+      state_.exact_written.erase(gk.id);
     }
-    for (std::int64_t m : grid_) {
-      if (has_row(grid_rows_, gk.key, m) && state_.raced(gk.id, m)) {
-        ++grid_raced_before_;
-        continue;
-      }
+    gk.memory_bound_to = last_memory_bound_m(host_problem(gk.proto), grid_.back());
+    const KeyGridPlan kp = plan_key_grid(grid_, gk.memory_bound_to, race_compute_bound(), [&](std::int64_t m) {
+      return has_row(grid_rows_, gk.key, m) && state_.raced(gk.id, m);
+    });
+    grid_raced_before_ += static_cast<int>(kp.raced_before.size());
+    grid_left_out_ += static_cast<int>(kp.left_out.size());
+    for (std::int64_t m : kp.to_race) {
       const auto same = std::find_if(states_.begin(), states_.end(), [&](const ProblemState& st) {
         return st.problem.m == m && key_of(st.problem, arch_, sm_count_) == gk.key;
       });
@@ -409,41 +425,41 @@ void TuneParent::plan_grid() {
     }
   }
   fmt::print(stderr,
-             "tgemm tune --m-grid: {} keys x {} grid points (M = {}): {} raced before, {} to race; their "
-             "results in {}\n",
-             grid_keys_.size(), grid_.size(), fmt::join(grid_, ","), grid_raced_before_, added, grid_path_);
+             "tgemm tune --m-grid: {} keys x {} grid points (M = {}): {} raced before, {} to race, {} left out as "
+             "compute-bound (--m-grid-compute-bound {}); their results in {}\n",
+             grid_keys_.size(), grid_.size(), fmt::join(grid_, ","), grid_raced_before_, added, grid_left_out_,
+             o_.m_grid_compute_bound, grid_path_);
   print_grid_preset();
 }
 
-// How the grid points race (GridRacePreset), and per key the first grid point that is compute-bound
-// (the preset's screen narrows from there).
+// How the grid points race (GridRacePreset), and per key where it turns compute-bound: its ranges end
+// there, and the grid points above are left out or raced for exact rows (the preset's screen
+// narrows on them).
 void TuneParent::print_grid_preset() const {
   if (o_.m_grid_race != "preset") {
     fmt::print(stderr, "tgemm tune --m-grid: grid points race with the tune's own options (--m-grid-race tune)\n");
-    return;
+  } else {
+    const GridRacePreset preset;
+    fmt::print(
+        stderr,
+        "tgemm tune --m-grid: grid points no input problem asked for race with the grid preset "
+        "(--m-grid-race preset): min_accurate {}, {} finalists on memory-bound points, {} placement(s) in the "
+        "finals; on compute-bound points cuBLASLt expands {} screened bases and identical launches race once; "
+        "--m-grid-plan counts the candidates of each point\n",
+        preset.min_accurate,
+        preset.memory_bound_finalists > 0 ? preset.memory_bound_finalists : static_cast<std::size_t>(o_.finalists),
+        preset.final_placements, preset.compute_bound_refine_bases);
   }
-  const GridRacePreset preset;
-  fmt::print(stderr,
-             "tgemm tune --m-grid: grid points no input problem asked for race with the grid preset "
-             "(--m-grid-race preset): min_accurate {}, {} finalists on memory-bound points, {} placement(s) in the "
-             "finals; on compute-bound points cuBLASLt expands {} screened bases and identical launches race once; "
-             "--m-grid-plan counts the candidates of each point\n",
-             preset.min_accurate,
-             preset.memory_bound_finalists > 0 ? preset.memory_bound_finalists : static_cast<std::size_t>(o_.finalists),
-             preset.final_placements, preset.compute_bound_refine_bases);
   for (const GridKey& gk : grid_keys_) {
-    std::int64_t from = 0;
-    for (std::int64_t m : grid_) {
-      UntunedProblem u = gk.proto;
-      u.m = m;
-      if (is_compute_bound(host_problem(u))) {
-        from = m;
-        break;
-      }
+    const auto from = std::upper_bound(grid_.begin(), grid_.end(), gk.memory_bound_to);
+    if (from == grid_.end()) {
+      fmt::print(stderr, "  N={} K={}: memory-bound at every grid point\n", gk.key.n, gk.key.k);
+      continue;
     }
-    fmt::print(stderr, "  N={} K={}: {}\n", gk.key.n, gk.key.k,
-               from > 0 ? fmt::format("compute-bound from grid point M = {}", from)
-                        : std::string("memory-bound at every grid point"));
+    const auto points = grid_.end() - from;
+    fmt::print(stderr, "  N={} K={}: ranges end at M = {}, compute-bound above; grid points {}..{} ({}): {}\n",
+               gk.key.n, gk.key.k, gk.memory_bound_to, *from, grid_.back(), points,
+               race_compute_bound() ? "raced for exact-M rows" : "left out");
   }
 }
 
@@ -650,7 +666,8 @@ void TuneParent::handle_result(Worker& w, const json& msg) {
     for (const auto& cj : cands) {
       if (cj.value("is_default", false)) default_name = cj["name"].get<std::string>();
     }
-    state_.record_race(r.key.describe(), r.m, default_name, point_timings(cands, race_options_of(o_).select));
+    const std::string id = r.key.describe();
+    state_.record_race(id, r.m, default_name, point_timings(cands, race_options_of(o_).select), feeds_ranges(id, r.m));
     grid_unwritten_.push_back(r);
   }
   st.done = true;
@@ -868,9 +885,11 @@ int TuneParent::finish_plan() {
   }
   fmt::print(
       "\ntgemm tune --m-grid-plan: {} grid points to race, {} candidates to screen in all ({:.0f} a point); "
-      "counted in {:.1f} s of worker time; nothing raced\n",
+      "{} grid points left out as compute-bound (--m-grid-compute-bound {}); counted in {:.1f} s of worker time; "
+      "nothing raced\n",
       counted_points_, counted_candidates_,
-      counted_points_ > 0 ? static_cast<double>(counted_candidates_) / counted_points_ : 0.0, count_seconds_);
+      counted_points_ > 0 ? static_cast<double>(counted_candidates_) / counted_points_ : 0.0, grid_left_out_,
+      o_.m_grid_compute_bound, count_seconds_);
   return failed == 0 ? 0 : 1;
 }
 
@@ -898,10 +917,16 @@ int TuneParent::grid_phase() {
   }
   int written_keys = 0;
   for (const GridKey& gk : grid_keys_) written_keys += state_.ranges_pending(gk.id, grid_) ? 0 : 1;
+  std::string compute_bound = fmt::format("{} grid points left out as compute-bound", grid_left_out_);
+  if (race_compute_bound()) {
+    compute_bound = fmt::format("{} exact-M rows of compute-bound grid points written now", exact_rows_written_);
+  }
   fmt::print(
-      "\ntgemm tune --m-grid summary: {} keys x {} grid points; ranges written for {} keys ({} done before), "
-      "{} range rows written now; wrote {}\n",
-      grid_keys_.size(), grid_.size(), written_keys, keys_done_before_, range_rows_written_, o_.tuned_file);
+      "\ntgemm tune --m-grid summary: {} keys x {} grid points; ranges written for {} keys ({} done before, {} "
+      "planned again: their ranges reached compute-bound M), {} range rows written now, every range at or below "
+      "its key's last memory-bound M; {}; wrote {}\n",
+      grid_keys_.size(), grid_.size(), written_keys, keys_done_before_, keys_replanned_, range_rows_written_,
+      compute_bound, o_.tuned_file);
   return written_keys == static_cast<int>(grid_keys_.size()) ? 0 : 1;
 }
 
@@ -911,8 +936,7 @@ int TuneParent::reconfirm_grid() {
   std::vector<TableRow> todo;
   for (const TableRow& r : grid_rows_) {
     const std::string id = r.key.describe();
-    const bool ours = std::any_of(grid_keys_.begin(), grid_keys_.end(), [&](const GridKey& g) { return g.id == id; });
-    if (ours && in_grid(r.m) && state_.reconfirmed[id].count(r.m) == 0) todo.push_back(r);
+    if (grid_point_raced(id, r.m) && state_.reconfirmed[id].count(r.m) == 0) todo.push_back(r);
   }
   if (todo.empty()) return 0;
   // One reconfirmation per GPU, each over a share of the points (a key's points round-robin, so
@@ -954,10 +978,26 @@ int TuneParent::reconfirm_grid() {
   return result;
 }
 
+const GridKey* TuneParent::grid_key(const std::string& id) const {
+  const auto it = std::find_if(grid_keys_.begin(), grid_keys_.end(), [&](const GridKey& g) { return g.id == id; });
+  return it == grid_keys_.end() ? nullptr : &*it;
+}
+
+bool TuneParent::grid_point_raced(const std::string& id, std::int64_t m) const {
+  const GridKey* gk = grid_key(id);
+  return gk != nullptr && in_grid(m) && (m <= gk->memory_bound_to || race_compute_bound());
+}
+
+bool TuneParent::feeds_ranges(const std::string& id, std::int64_t m) const {
+  const GridKey* gk = grid_key(id);
+  return gk != nullptr && in_grid(m) && m <= gk->memory_bound_to;
+}
+
 void TuneParent::plan_range_checks() {
   for (std::size_t k = 0; k < grid_keys_.size(); ++k) {
     GridKey& gk = grid_keys_[k];
-    if (!state_.ranges_pending(gk.id, grid_)) {
+    if (race_compute_bound()) exact_rows_written_ += write_compute_bound_rows(gk);
+    if (!state_.ranges_pending(gk.id, grid_) && !replan_key(gk)) {
       ++keys_done_before_;
       recut_key_ranges(gk);
       continue;
@@ -967,13 +1007,17 @@ void TuneParent::plan_range_checks() {
     const std::map<std::int64_t, std::vector<PointTiming>>& timings = state_.timings[gk.id];
     for (const TableRow& r : grid_rows_) {
       const auto d = defaults.find(r.m);
-      if (!(r.key == gk.key) || !in_grid(r.m) || d == defaults.end()) continue;
+      if (!(r.key == gk.key) || !feeds_ranges(gk.id, r.m) || d == defaults.end()) continue;
       GridWinner g{r.m, r.kernel_name, r.kernel_name == d->second, {}};
       const auto t = timings.find(r.m);
       if (!g.is_default && t != timings.end()) g.tied = tied_solutions(t->second, r.kernel_name, d->second, tie_band_);
       points.push_back(std::move(g));
     }
-    gk.checks = plan_ranges(points, o_.m_grid_shrink_steps, runnable_intervals(timings));
+    // The compute-bound grid points, raced or not, feed no run: they bound the gap split below them.
+    for (std::int64_t m : grid_) {
+      if (m > gk.memory_bound_to) points.push_back(GridWinner{m, std::string(), true});
+    }
+    gk.checks = plan_ranges(points, o_.m_grid_shrink_steps, runnable_intervals(timings), gk.memory_bound_to);
     gk.open = gk.checks.size();
     if (gk.checks.empty()) write_key_ranges(gk);
     for (std::size_t c = 0; c < gk.checks.size(); ++c) queue_verify(k, c);
@@ -1091,6 +1135,42 @@ void TuneParent::write_key_ranges(GridKey& gk) {
              written.size(), gk.measured, absorbed, list.empty() ? " none (the default serves every M)" : list);
 }
 
+// A key whose ranges were written before claims stopped at its last memory-bound M (an older state
+// file): a range row reaching above it is planned and verified again from the memory-bound points,
+// not cut, since a cut would leave its new end unmeasured. The pass replaces every range row of the key.
+bool TuneParent::replan_key(const GridKey& gk) {
+  if (!ranges_reach_above(rows_, gk.key, gk.memory_bound_to)) return false;
+  ++keys_replanned_;
+  state_.ranges_written.erase(gk.id);
+  fmt::print(
+      "N={} K={}: range rows written before reach compute-bound M (above {}): its ranges are planned and "
+      "verified again\n",
+      gk.key.n, gk.key.k, gk.memory_bound_to);
+  return true;
+}
+
+// --m-grid-compute-bound exact: the key's raced compute-bound grid points become exact-M rows, each as
+// the race and the grid's reconfirmation left it (the default's too, as an input problem's row
+// does), once a race: afterwards the row is the tuned file's, which the tune's own reconfirmation
+// re-times on every run. A point still to be reconfirmed waits for the next run; a point the input
+// asked for has its own row.
+int TuneParent::write_compute_bound_rows(const GridKey& gk) {
+  std::vector<TableRow> rows;
+  std::set<std::int64_t>& written = state_.exact_written[gk.id];
+  for (const TableRow& r : grid_rows_) {
+    if (!(r.key == gk.key) || !in_grid(r.m) || r.m <= gk.memory_bound_to || !state_.raced(gk.id, r.m)) continue;
+    if (written.count(r.m) == 1 || (o_.reconfirm && state_.reconfirmed[gk.id].count(r.m) == 0)) continue;
+    const bool asked = std::any_of(problems_.begin(), problems_.end(), [&](const UntunedProblem& p) {
+      return p.m == r.m && key_of(p, arch_, sm_count_) == gk.key;
+    });
+    if (!asked) rows.push_back(r);
+    written.insert(r.m);
+  }
+  if (!rows.empty()) rows_ = update_tuned_table(o_.tuned_file, rows);
+  save_state();
+  return static_cast<int>(rows.size());
+}
+
 // A key whose ranges were written before: its range rows cut around exact rows added since (an input
 // problem tuned into a range); a cut only narrows a range, so nothing is timed.
 void TuneParent::recut_key_ranges(const GridKey& gk) {
@@ -1146,6 +1226,8 @@ int run_tune(const TuneOptions& options) {
     tune_grid(o.m_grid_max, o.m_grid_factor);  // its arguments checked before any GPU time
     TGEMM_CHECK(o.m_grid_shrink_steps >= 0, "tgemm tune", "--m-grid-shrink-steps must be >= 0, got ",
                 o.m_grid_shrink_steps);
+    TGEMM_CHECK(o.m_grid_compute_bound == "skip" || o.m_grid_compute_bound == "exact", "tgemm tune",
+                "--m-grid-compute-bound must be skip or exact, got '", o.m_grid_compute_bound, "'");
   }
   TuneParent parent(std::move(o), std::move(problems));
   return parent.run();

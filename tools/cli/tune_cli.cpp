@@ -10,7 +10,9 @@ namespace {
 constexpr const char* kScreenGroup = "Expert: screen and accurate timing (the defaults suit Hopper tunes)";
 constexpr const char* kFinalsGroup = "Expert: finals (the defaults suit Hopper tunes)";
 constexpr const char* kConfirmGroup = "Expert: confirmation against the default (the defaults suit Hopper tunes)";
-constexpr const char* kMGridGroup = "Expert: tuning over M (--m-grid; the defaults give 28 points to 16384)";
+constexpr const char* kMGridGroup =
+    "Expert: tuning over M (--m-grid; the defaults give 28 points to 16384, those where a key is compute-bound left "
+    "out)";
 constexpr const char* kReconfirmGroup = "Expert: reconfirmation in a fresh process (the defaults suit Hopper tunes)";
 
 void add_user_options(CLI::App* t, TuneOptions& tune) {
@@ -39,7 +41,9 @@ void add_user_options(CLI::App* t, TuneOptions& tune) {
       t->add_flag("--m-grid", tune.m_grid,
                   "also race every (N, K, types) key of the input over the tuning grid up to --m-grid-max (1..8, 10, "
                   "12, 16, then steps of --m-grid-factor) and write rows that serve the M ranges where their winner "
-                  "was measured to hold against the default; the input's M values are still tuned as points");
+                  "was measured to hold against the default; ranges end at the key's last memory-bound M (FLOPs/byte "
+                  "<= 128), where a few timed M vouch for the M between them (see --m-grid-compute-bound); the "
+                  "input's M values are still tuned as points");
   t->add_option("--model_dir", tune.model_dir,
                 "with --m-grid, instead of -i: the (N, K) keys of this Hugging Face config.json (or its directory)")
       ->needs(grid)
@@ -68,6 +72,17 @@ void add_user_options(CLI::App* t, TuneOptions& tune) {
                 "placement; compute-bound points expand 8 cuBLASLt bases and race identical launches once) or tune "
                 "(the tune's own race options)")
       ->check(CLI::IsMember({"preset", "tune"}))
+      ->capture_default_str()
+      ->group(kMGridGroup);
+  t->add_option("--m-grid-compute-bound", tune.m_grid_compute_bound,
+                "grid points where the key is compute-bound (FLOPs/byte > 128; from M = 184 on the suite's keys): "
+                "skip (not raced) or exact (raced, each winner an exact-M row). Never a range there: cuBLASLt's time "
+                "steps with its tile and wave count and its heuristic changes algorithm from one M to the next, so "
+                "an H200 grid tune's ranges read 0.75-0.95x of the default at M between their timed ones (dsv3 q_b "
+                "24576x1536 at M = 1024: 0.749x inside a range timed at 1.001x and 1.038x at its ends); none lost at "
+                "a memory-bound M")
+      ->check(CLI::IsMember({"skip", "exact"}))
+      ->needs(grid)
       ->capture_default_str()
       ->group(kMGridGroup);
   t->add_flag("--m-grid-plan", tune.m_grid_plan,

@@ -116,19 +116,22 @@ TEST(TuneCommandLine, TheMGridOptionsParseAndValuesOutsideTheirRangeAreRefused) 
     EXPECT_EQ(got.m_grid_factor, kTuneGridFactor);
     EXPECT_EQ(got.m_grid_shrink_steps, 3);
     EXPECT_EQ(got.m_grid_race, "preset");
+    EXPECT_EQ(got.m_grid_compute_bound, "skip");
     EXPECT_FALSE(got.m_grid_plan);
   }
   {
     TuneOptions got;
     CLI::App app;
     add_tune_command(app, got);
-    parse(app, {"tune", "-i", "in.csv", "-o", "out.csv", "--m-grid", "--m-grid-max", "4096", "--m-grid-factor", "2",
-                "--m-grid-shrink-steps", "1", "--m-grid-race", "tune", "--m-grid-plan"});
+    parse(app,
+          {"tune", "-i", "in.csv", "-o", "out.csv", "--m-grid", "--m-grid-max", "4096", "--m-grid-factor", "2",
+           "--m-grid-shrink-steps", "1", "--m-grid-race", "tune", "--m-grid-compute-bound", "exact", "--m-grid-plan"});
     EXPECT_TRUE(got.m_grid);
     EXPECT_EQ(got.m_grid_max, 4096);
     EXPECT_EQ(got.m_grid_factor, 2.0);
     EXPECT_EQ(got.m_grid_shrink_steps, 1);
     EXPECT_EQ(got.m_grid_race, "tune");
+    EXPECT_EQ(got.m_grid_compute_bound, "exact");
     EXPECT_TRUE(got.m_grid_plan);
   }
   {
@@ -138,12 +141,21 @@ TEST(TuneCommandLine, TheMGridOptionsParseAndValuesOutsideTheirRangeAreRefused) 
     add_tune_command(app, got);
     EXPECT_THROW(parse(app, {"tune", "-i", "in.csv", "-o", "out.csv", "--m-grid-plan"}), CLI::ParseError);
   }
+  {
+    // Which grid points are compute-bound is a question of the grid: without --m-grid it is refused.
+    TuneOptions got;
+    CLI::App app;
+    add_tune_command(app, got);
+    EXPECT_THROW(parse(app, {"tune", "-i", "in.csv", "-o", "out.csv", "--m-grid-compute-bound", "exact"}),
+                 CLI::ParseError);
+  }
   for (const std::vector<std::string>& bad : {std::vector<std::string>{"--m-grid-max", "0"},
                                               {"--m-grid-max", "2147483648"},
                                               {"--m-grid-factor", "1.05"},
                                               {"--m-grid-factor", "5"},
                                               {"--m-grid-shrink-steps", "-1"},
-                                              {"--m-grid-race", "fast"}}) {
+                                              {"--m-grid-race", "fast"},
+                                              {"--m-grid-compute-bound", "range"}}) {
     TuneOptions got;
     CLI::App app;
     add_tune_command(app, got);

@@ -1,7 +1,8 @@
 // `tgemm tune --m-grid`'s range pass (tuner/m_ranges.h) with injected ratios: ranges planned from
 // per-point winners and the solutions that tied them, within where each can run, the gap split,
 // ends that shrink by bisection, midpoints that split a run, merging, the cut around exact rows,
-// the rows written and the resume state; and the tuned file's replacement of a key's range rows
+// the rows written and the resume state; claims that end at the key's last memory-bound M and the
+// grid points left out above it; and the tuned file's replacement of a key's range rows
 // (tuner/tuned_file.h).
 #include <gtest/gtest.h>
 
@@ -22,6 +23,7 @@
 #include "tests/common/host_test_util.h"
 #include "tgemm/error.h"
 #include "tuner/m_ranges.h"
+#include "tuner/options.h"
 #include "tuner/tuned_file.h"
 
 namespace tgemm {
@@ -416,6 +418,155 @@ TEST(PlanRanges, AClaimStaysWhereItsSolutionCanRun) {
   EXPECT_EQ(checks[0].hi, gap_split(8, 16));
 }
 
+// A key's problem at M = 1 (last_memory_bound_m ignores M).
+GemmProblem key_problem(std::int64_t n, std::int64_t k) {
+  GemmProblem p;
+  p.m = 1;
+  p.n = n;
+  p.k = k;
+  return p;
+}
+
+TEST(LastMemoryBoundM, TheLargestMWhereTheKeyIsNotComputeBound) {
+  // 4096x4096 bf16: FLOPs per byte 1 / (1/4096 + 1/M + 1/4096), 127.5 at M = 136 and 128.4 at 137.
+  const GemmProblem o_proj = key_problem(4096, 4096);
+  EXPECT_EQ(last_memory_bound_m(o_proj, 16384), 136);
+  GemmProblem at = o_proj;
+  at.m = 136;
+  EXPECT_FALSE(is_compute_bound(at));
+  at.m = 137;
+  EXPECT_TRUE(is_compute_bound(at));
+  // dsv3 q_b 24576x1536: compute-bound from 141, the range [753, 1128] that lost at 861 and 1024
+  // lies far above it.
+  EXPECT_EQ(last_memory_bound_m(key_problem(24576, 1536), 16384), 140);
+  // Below the crossover, up_to itself; a key compute-bound at no M (64x64 reaches 32 FLOPs a byte).
+  EXPECT_EQ(last_memory_bound_m(o_proj, 100), 100);
+  EXPECT_EQ(last_memory_bound_m(key_problem(64, 64), 16384), 16384);
+  EXPECT_THROW(last_memory_bound_m(o_proj, 0), Error);
+  // Every key of the shape suite (bench/shapes/llm_shapes.csv) turns compute-bound between the grid
+  // points 120 and 184.
+  for (const auto& [n, k] : std::vector<std::pair<std::int64_t, std::int64_t>>{{6144, 4096},
+                                                                               {4096, 4096},
+                                                                               {28672, 4096},
+                                                                               {4096, 14336},
+                                                                               {1280, 8192},
+                                                                               {8192, 1024},
+                                                                               {7168, 8192},
+                                                                               {8192, 3584},
+                                                                               {10240, 5120},
+                                                                               {5120, 8192},
+                                                                               {51200, 5120},
+                                                                               {5120, 25600},
+                                                                               {1536, 7168},
+                                                                               {576, 7168},
+                                                                               {24576, 1536},
+                                                                               {7168, 16384}}) {
+    const std::int64_t last = last_memory_bound_m(key_problem(n, k), 16384);
+    EXPECT_GE(last, 120) << n << "x" << k;
+    EXPECT_LT(last, 184) << n << "x" << k;
+  }
+}
+
+TEST(PlanRanges, AClaimEndsAtTheLastMemoryBoundMAndItsEndIsVerified) {
+  // 4096x4096: memory-bound to 136. A won 80 and 120, and the compute-bound 184 and 272: only the
+  // memory-bound points form a run, and its claim stops at 136, not at gap_split(120, 184) = 148.
+  const std::int64_t last = 136;
+  auto checks = plan_ranges(winners({{56, "default"}, {80, "A"}, {120, "A"}, {184, "A"}, {272, "A"}}), 3, {}, last);
+  ASSERT_EQ(checks.size(), 1u);
+  EXPECT_EQ(checks[0].grid, (std::vector<std::int64_t>{80, 120}));
+  EXPECT_EQ(checks[0].lo, gap_split(56, 80) + 1);
+  EXPECT_EQ(checks[0].hi, last);
+  // The cut end is measured as any end is.
+  EXPECT_EQ(pending(checks[0]), (std::vector<std::int64_t>{gap_split(56, 80) + 1, gap_split(80, 120), last}));
+  // Without the bound the same points give one run to 272 (the behaviour the bound replaces).
+  const auto unbounded = plan_ranges(winners({{56, "default"}, {80, "A"}, {120, "A"}, {184, "A"}, {272, "A"}}));
+  ASSERT_EQ(unbounded.size(), 1u);
+  EXPECT_EQ(unbounded[0].hi, 272);
+  // A compute-bound point not raced (no solution) splits the gap the same way; a bound above the gap
+  // split leaves the split as the end.
+  checks = plan_ranges({{80, "A", false}, {120, "A", false}, {184, "", true}}, 3, {}, last);
+  ASSERT_EQ(checks.size(), 1u);
+  EXPECT_EQ(checks[0].hi, last);
+  checks = plan_ranges({{80, "A", false}, {120, "A", false}, {184, "", true}}, 3, {}, 160);
+  EXPECT_EQ(checks[0].hi, gap_split(120, 184));
+  // A run whose last point is the last memory-bound M claims nothing above it.
+  checks = plan_ranges(winners({{120, "A"}, {136, "A"}, {184, "B"}}), 3, {}, 136);
+  ASSERT_EQ(checks.size(), 1u);
+  EXPECT_EQ(checks[0].hi, 136);
+  EXPECT_EQ(checks[0].high.target, 0);
+  // Compute-bound winners alone: no run at all.
+  EXPECT_TRUE(plan_ranges(winners({{120, "default"}, {184, "A"}, {272, "B"}}), 3, {}, last).empty());
+  EXPECT_THROW(plan_ranges(winners({{120, "A"}}), 3, {}, -1), Error);
+}
+
+TEST(PlanRanges, AFailingCutEndBisectsTowardTheLastMemoryBoundPoint) {
+  auto checks = plan_ranges(winners({{80, "A"}, {120, "A"}, {184, "A"}}), 3, {}, 136);
+  ASSERT_EQ(checks.size(), 1u);
+  const auto measured = run_check(checks[0], [](std::int64_t m) { return m <= 128 ? 1.02 : 0.9; });
+  // 136 fails; bisection toward 120: 128 holds, 132 fails, 130 fails.
+  EXPECT_EQ(measured, (std::vector<std::int64_t>{gap_split(80, 120), 136, 128, 132, 130}));
+  const auto pieces = verified_ranges(checks[0]);
+  ASSERT_EQ(pieces.size(), 1u);
+  EXPECT_EQ(pieces[0].hi, 128);
+}
+
+// Over the whole tuning grid with random winners (compute-bound ones too), for keys whose last
+// memory-bound M falls anywhere: no claim, measured M or verified range reaches above it, and every
+// run is of memory-bound points.
+TEST(PlanRanges, NoClaimEverIncludesAComputeBoundM) {
+  const std::vector<std::int64_t> grid = tune_grid();
+  for (unsigned seed = 1; seed <= 40; ++seed) {
+    unsigned s = seed;
+    auto next = [&]() { return s = s * 1103515245u + 12345u, (s >> 16) % 4; };
+    std::vector<GridWinner> pts;
+    for (std::int64_t m : grid) {
+      const unsigned r = next();
+      pts.push_back({m, r == 0 ? "default" : (r == 1 ? "A" : "B"), r == 0});
+    }
+    const std::int64_t last = 100 + static_cast<std::int64_t>(next()) * 37 + seed;  // 101..251
+    for (RangeCheck& c : plan_ranges(pts, 3, {}, last)) {
+      EXPECT_LE(c.hi, last) << "seed " << seed;
+      EXPECT_LE(c.grid.back(), last) << "seed " << seed;
+      for (std::int64_t m : run_check(c, [](std::int64_t m) { return m % 5 == 0 ? 0.9 : 1.02; })) {
+        EXPECT_LE(m, last) << "seed " << seed << " measured M " << m;
+      }
+      for (const VerifiedRange& r : verified_ranges(c)) EXPECT_LE(r.hi, last) << "seed " << seed;
+    }
+  }
+}
+
+TEST(KeyGridPlan, ComputeBoundPointsAreLeftOutOrRacedForExactRows) {
+  const std::vector<std::int64_t> grid = tune_grid();
+  ASSERT_EQ(grid.size(), 28u);
+  const std::int64_t last = last_memory_bound_m(key_problem(4096, 4096), grid.back());
+  const auto none = [](std::int64_t) { return false; };
+  // skip: the 16 points up to 120 race, the 12 from 184 on are left out.
+  KeyGridPlan plan = plan_key_grid(grid, last, false, none);
+  EXPECT_EQ(plan.to_race.size(), 16u);
+  EXPECT_EQ(plan.to_race.back(), 120);
+  EXPECT_TRUE(plan.raced_before.empty());
+  EXPECT_EQ(plan.left_out.size(), 12u);
+  EXPECT_EQ(plan.left_out.front(), 184);
+  EXPECT_EQ(plan.left_out.back(), 16384);
+  // exact: every point races.
+  plan = plan_key_grid(grid, last, true, none);
+  EXPECT_EQ(plan.to_race, grid);
+  EXPECT_TRUE(plan.left_out.empty());
+  // Resumed: points raced before are not raced again; a compute-bound point raced before (an older
+  // state) is still left out under skip.
+  const auto raced = [](std::int64_t m) { return m <= 8 || m == 920; };
+  plan = plan_key_grid(grid, last, false, raced);
+  EXPECT_EQ(plan.raced_before.size(), 8u);
+  EXPECT_EQ(plan.to_race.size(), 8u);
+  EXPECT_EQ(plan.left_out.size(), 12u);
+  plan = plan_key_grid(grid, last, true, raced);
+  EXPECT_EQ(plan.raced_before.size(), 9u);
+  EXPECT_EQ(plan.to_race.size(), 19u);
+  // A key memory-bound at every grid point leaves nothing out.
+  plan = plan_key_grid(grid, last_memory_bound_m(key_problem(64, 64), grid.back()), false, none);
+  EXPECT_EQ(plan.to_race, grid);
+}
+
 TEST(Ties, ComparedOnTheMostRepeatableStageBothReached) {
   // solution, finals' ratio (time / default's), confirmation's (default / time), accurate ratio.
   const PointTiming w{"W", 0.90, 1.12, 0.88, {}};
@@ -528,6 +679,7 @@ TEST(MGridStateFile, RoundTripsAndSaysWhichRangePassesAreLeft) {
   s.timings["key one"][16] = {{"A", 0.9, 1.1, 0.85, RunnableM{1, 16}}, {"B", -1, -1, 0.95, RunnableM{}}};
   s.reconfirmed["key one"] = {1, 2, 16};
   s.ranges_written["key one"] = {1, 2, 16};
+  s.exact_written["key one"] = {184, 16384};
   const MGridState back = MGridState::from_json(s.to_json(), "state.json");
   EXPECT_EQ(back.defaults, s.defaults);
   const auto& t = back.timings.at("key one").at(16);
@@ -540,6 +692,7 @@ TEST(MGridStateFile, RoundTripsAndSaysWhichRangePassesAreLeft) {
   EXPECT_FALSE(t[1].runs.known());
   EXPECT_EQ(back.reconfirmed, s.reconfirmed);
   EXPECT_EQ(back.ranges_written, s.ranges_written);
+  EXPECT_EQ(back.exact_written, s.exact_written);
   EXPECT_FALSE(back.ranges_pending("key one", {1, 2, 16}));
   EXPECT_TRUE(back.ranges_pending("key one", {1, 2, 16, 24}));  // another grid: its pass runs again
   EXPECT_TRUE(back.ranges_pending("key two", {1, 2, 16}));
@@ -551,8 +704,11 @@ TEST(MGridStateFile, RoundTripsAndSaysWhichRangePassesAreLeft) {
   EXPECT_THROW(MGridState::from_json("not json", "state.json"), Error);
   EXPECT_THROW(MGridState::from_json("{\"defaults\": {\"k\": {\"x\": \"a\"}}}", "state.json"), Error);
   EXPECT_THROW(MGridState::from_json("{\"timings\": {\"k\": {\"4\": [{\"solution\": \"A\"}]}}}", "state.json"), Error);
-  // A state file written before timings were kept plans without them.
-  EXPECT_TRUE(MGridState::from_json("{\"defaults\": {\"k\": {\"4\": \"d\"}}}", "state.json").timings.empty());
+  EXPECT_THROW(MGridState::from_json("{\"exact_written\": [184]}", "state.json"), Error);
+  // A state file written before timings or exact rows were kept plans without them.
+  const MGridState older = MGridState::from_json("{\"defaults\": {\"k\": {\"4\": \"d\"}}}", "state.json");
+  EXPECT_TRUE(older.timings.empty());
+  EXPECT_TRUE(older.exact_written.empty());
 }
 
 TEST(MGridStateFile, ANewRaceResultAtAPointRedoesItsReconfirmationAndTheKeysRangePass) {
@@ -571,6 +727,71 @@ TEST(MGridStateFile, ANewRaceResultAtAPointRedoesItsReconfirmationAndTheKeysRang
   ASSERT_EQ(s.timings["k"][2].size(), 1u);
   s.record_race("k", 2, "d");  // the timings are this race's
   EXPECT_TRUE(s.timings["k"][2].empty());
+}
+
+TEST(MGridStateFile, AComputeBoundPointRacedForItsExactRowLeavesTheRangesWritten) {
+  MGridState s;
+  s.ranges_written["k"] = {1, 2, 184};
+  s.exact_written["k"] = {184, 272};
+  s.record_race("k", 184, "d", {}, false);
+  EXPECT_TRUE(s.raced("k", 184));
+  EXPECT_FALSE(s.ranges_pending("k", {1, 2, 184}));
+  // Raced again: its exact row is written again from the new result, the other one stays.
+  EXPECT_EQ(s.exact_written["k"], (std::set<std::int64_t>{272}));
+  s.record_race("k", 2, "d", {}, true);
+  EXPECT_TRUE(s.ranges_pending("k", {1, 2, 184}));
+}
+
+// A tuned file whose ranges were written before claims stopped at the last memory-bound M: the key
+// is planned again (ranges_reach_above) from its memory-bound points, and the range rows that
+// replace the old ones reach no compute-bound M, while exact rows stay.
+TEST(ResumeOlderRanges, ARangeReachingAComputeBoundMIsPlannedAgainBelowIt) {
+  test::TempDir dir;
+  const std::string path = dir.file("tuned.csv");
+  const std::int64_t last = 136;  // 4096x4096
+  TableRow low = grid_row(56, "A", 1);
+  low.m_lo = 45;
+  low.m_hi = 148;  // gap_split(120, 184): the claim of the old plan
+  TableRow high = grid_row(920, "B", 9);
+  high.m_lo = 753;
+  high.m_hi = 1128;
+  TableRow exact = grid_row(2048, "E", 20);
+  update_tuned_table(path, {low, high, exact});
+  std::ifstream in(path);
+  const std::vector<TableRow> before = parse_tuned_table(in, path).rows;
+  EXPECT_TRUE(ranges_reach_above(before, low.key, last));
+  TableKey other = low.key;
+  other.n = 1024;
+  EXPECT_FALSE(ranges_reach_above(before, other, last));
+  EXPECT_FALSE(ranges_reach_above({low, exact}, low.key, 148));  // an exact row at 2048 is no range
+  // The older state's points: A won 40..120, B the compute-bound 184..1384.
+  const auto pts = winners({{32, "default"},
+                            {40, "A"},
+                            {56, "A"},
+                            {80, "A"},
+                            {120, "A"},
+                            {184, "B"},
+                            {272, "B"},
+                            {920, "B"},
+                            {1384, "default"}});
+  auto checks = plan_ranges(pts, 3, {}, last);
+  ASSERT_EQ(checks.size(), 1u);
+  run_check(checks[0], [](std::int64_t) { return 1.02; });
+  const std::map<std::int64_t, TableRow> grid_rows = {{40, grid_row(40, "A", 1)},   {56, grid_row(56, "A", 1)},
+                                                      {80, grid_row(80, "A", 2)},   {120, grid_row(120, "A", 3)},
+                                                      {184, grid_row(184, "B", 4)}, {920, grid_row(920, "B", 9)}};
+  const auto rows = replace_range_rows(path, low.key, [&](const std::set<std::int64_t>& exact_ms) {
+    return range_rows(verified_ranges(checks[0]), grid_rows, exact_ms);
+  });
+  EXPECT_FALSE(ranges_reach_above(rows, low.key, last));
+  std::vector<std::string> got;
+  for (const TableRow& r : rows) {
+    got.push_back(std::to_string(r.m) + "[" + std::to_string(r.m_lo) + "," + std::to_string(r.m_hi) + "]" +
+                  r.kernel_name);
+  }
+  std::sort(got.begin(), got.end());
+  const std::string lo = std::to_string(gap_split(32, 40) + 1);
+  EXPECT_EQ(got, (std::vector<std::string>{"2048[0,0]E", "56[" + lo + ",136]A"}));
 }
 
 TEST(ReplaceRangeRows, ReplacesTheKeysRangeRowsKeepsExactRowsAndCutsAroundThem) {
