@@ -32,10 +32,10 @@ inline constexpr int kTileM = 128, kTileN = 128, kTileK = 128;
 const char* instance_name();
 
 // Whether the CUTLASS kernel can take a validated call with rows > 0 and n > 0: K a positive
-// multiple of 128 (whole scale blocks, as DeepGEMM requires) up to 65535 blocks, N a multiple of 8 (16-byte bf16
-// output rows for TMA), x, w and out 16-byte aligned with their row and group strides multiples
-// of 16 bytes, at least one group, every extent below 2^31 (CUTLASS shapes are int32). The scale
-// layouts do not matter: both are repacked.
+// multiple of 128 (whole scale blocks, as DeepGEMM requires) of at most 65535 blocks, N a multiple
+// of 8 (16-byte bf16 output rows for TMA), x, w and out 16-byte aligned with their row and group
+// strides multiples of 16 bytes, at least one group, every extent below 2^31 (CUTLASS shapes are
+// int32). The scale layouts do not matter: both are repacked.
 bool can_take(const Fp8GroupedProblem& p, const Fp8GroupedArgs& a);
 
 // The rule: kTile: the tile kernel; otherwise (kAuto and kCutlass alike) the CUTLASS kernel
