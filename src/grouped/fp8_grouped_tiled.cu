@@ -10,7 +10,8 @@
 // Contiguous: grid.x covers ceil(M / 64) row tiles; a tile runs one pass per distinct group among
 // its rows' m_indices (found in increasing order by a shared-memory atomicMin), each pass masking
 // the other rows to zero and writing only its own; rows with an index outside [0, G) are written
-// with zeros. Masked: grid.x covers G x ceil(max_m / 64) tiles; a tile past masked_m returns.
+// with zeros; with a run_if flag (the CUTLASS path's "unsorted", src/grouped/fp8_cutlass.h) every CTA
+// returns at once where the flag is 0. Masked: grid.x covers G x ceil(max_m / 64) tiles; a tile past masked_m returns.
 // Preconditions: a validated Fp8GroupedCall with rows > 0 and n > 0.
 // Tested by tests/gpu/test_grouped_fp8.cpp and tests/python/test_grouped_fp8.py; benched by
 // bench/torch_bench.py --fp8-contiguous and --fp8-masked.
@@ -41,6 +42,7 @@ struct Fp8Params {
   const std::uint8_t* w;
   const float* ws;
   const std::int32_t* group_data;
+  const std::int32_t* run_if;  // contiguous: null, or a device flag; the kernel runs where it is non-zero
   bf16* out;
   std::int64_t groups, rows, m_tiles, n, k;
   std::int64_t x_group_stride, lda, xs_group_stride, xs_row_stride, xs_col_stride;
@@ -156,6 +158,7 @@ __device__ void tile_pass(Fp8Smem& s, const Fp8Params& p, std::int64_t g, const 
 template <bool kVec16>
 __global__ void __launch_bounds__(kThreads) fp8_contiguous_kernel(Fp8Params p) {
   __shared__ Fp8Smem s;
+  if (p.run_if != nullptr && *p.run_if == 0) return;  // the CUTLASS kernel computed the call
   const std::int64_t row0 = static_cast<std::int64_t>(blockIdx.x) * BLOCK_M;
   const int rows = static_cast<int>(min(static_cast<std::int64_t>(BLOCK_M), p.rows - row0));
   const std::int64_t col0 = static_cast<std::int64_t>(blockIdx.y) * BLOCK_N;
@@ -204,8 +207,10 @@ __global__ void __launch_bounds__(kThreads) fp8_masked_kernel(Fp8Params p) {
 
 }  // namespace
 
-void launch_fp8_grouped_tiled(const Fp8GroupedProblem& p, const Fp8GroupedArgs& args, Stream stream) {
+void launch_fp8_grouped_tiled(const Fp8GroupedProblem& p, const Fp8GroupedArgs& args, Stream stream,
+                              const std::int32_t* run_if) {
   Fp8Params fp{};
+  fp.run_if = run_if;
   fp.x = static_cast<const std::uint8_t*>(args.x);
   fp.xs = args.x_scale;
   fp.w = static_cast<const std::uint8_t*>(args.w);

@@ -4,7 +4,11 @@
 // partial K and N scale blocks, row-major and MN-major x_scale, both staging paths (16-byte and
 // element loads), masked_m of 0, max_m and beyond; outputs poisoned with NaN (every contiguous
 // row must be written, masked rows past m_g must stay NaN); CUDA graphs replayed after the indices
-// or masks change on the device.
+// or masks change on the device. Every case runs on the tile kernel (TGEMM_GROUPED_BACKEND=tile)
+// and under TGEMM_GROUPED_BACKEND=cutlass, where the CUTLASS blockwise-scaled grouped kernel takes
+// the cases it can (K a multiple of 128, aligned operands) and the rest fall back to the tile
+// kernel; Fp8Cutlass.* checks that it does take them, and that unsorted indices still give the
+// right answer through the device flag (src/grouped/fp8_cutlass.h).
 #include <gtest/gtest.h>
 
 #include <cuda_runtime.h>
@@ -13,13 +17,18 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "core/validate_grouped_fp8.h"
+#include "cuda/device.h"
+#include "grouped/fp8_cutlass.h"
 #include "runtime/device_utils.h"
 #include "tests/common/gpu_test_util.h"
+#include "tests/gpu/grouped_checks.h"
 #include "tgemm/error.h"
 #include "tgemm/grouped_fp8.h"
 
@@ -43,6 +52,10 @@ struct Fp8Case {
   std::int64_t g = 4, rows = 200, n = 200, k = 272;  // K: 2 full scale blocks and a partial one
   bool mn_major_scale = false;                       // x_scale MN-major (column stride rows rounded to 4)
   bool element_loads = false;                        // x at an address that is not 16-byte aligned
+  // Error allowed per unit of sum_b sum_k |x w| x_scale w_scale: 2^-14 for the tile kernel (exact
+  // fp32 block sums); the CUTLASS kernel's FP8 WGMMA adds with about 14 mantissa bits inside each
+  // 128-wide block before its fp32 promotion (DeepSeek-V3 report, 3.3.2), so 2^-12 there.
+  int magnitude_exp = -14;
   std::string describe() const {
     std::ostringstream s;
     s << (masked ? "masked" : "contiguous") << " G=" << g << (masked ? " max_m=" : " M=") << rows << " N=" << n
@@ -79,6 +92,14 @@ struct Fp8Data {
     }
   }
 };
+
+// Whether the op runs d's call on the CUTLASS kernel here, under the current TGEMM_GROUPED_BACKEND.
+bool runs_on_cutlass(const Fp8Data& d) {
+  const Fp8GroupedCall call = d.c.masked
+                                  ? validate_fp8_masked(d.xv, d.xsv, d.wv, d.wsv, d.ov, d.iv, d.c.rows / 2, "test")
+                                  : validate_fp8_contiguous(d.xv, d.xsv, d.wv, d.wsv, d.ov, d.iv, "test");
+  return fp8_cutlass::uses_cutlass(call, cuda_current_device());
+}
 
 Fp8Data make_fp8(const Fp8Case& c, const std::vector<std::int32_t>& index, std::uint64_t seed) {
   Fp8Data d;
@@ -132,6 +153,7 @@ Fp8Data make_fp8(const Fp8Case& c, const std::vector<std::int32_t>& index, std::
   d.wv = TensorView::contiguous(d.wd.data(), DType::kFloat8E4M3, {c.g, c.n, c.k});
   d.wsv = TensorView::contiguous(d.wsd.data(), DType::kFloat32, {c.g, d.nb, d.kb});
   d.iv = TensorView::contiguous(d.indexd.data(), DType::kInt32, {static_cast<std::int64_t>(index.size())});
+  if (runs_on_cutlass(d)) d.c.magnitude_exp = std::max(d.c.magnitude_exp, -12);
   return d;
 }
 
@@ -145,7 +167,8 @@ void run(const Fp8Data& d, Stream stream) {
 
 // Checks out against the reference under `index` (m_indices or masked_m): computed rows within
 // 2 bf16 ulps of |ref| plus 2^-14 of the scaled magnitude sum (fp32 accumulation), contiguous
-// padding rows exactly 0, masked rows past m_g untouched (NaN).
+// padding rows exactly 0, masked rows past m_g untouched (NaN). (The tolerance's magnitude term:
+// Fp8Case::magnitude_exp.)
 void expect_matches(const Fp8Data& d, const std::vector<std::int32_t>& index) {
   const Fp8Case& c = d.c;
   const std::int64_t count = d.planes * c.rows * c.n;
@@ -175,7 +198,7 @@ void expect_matches(const Fp8Data& d, const std::vector<std::int32_t>& index) {
           ok = o == 0.0f;
         } else {
           d.reference(p, r, g, col, ref, mag);
-          ok = std::fabs(o - ref) <= std::ldexp(std::fabs(ref), -7) + std::ldexp(mag, -14);
+          ok = std::fabs(o - ref) <= std::ldexp(std::fabs(ref), -7) + std::ldexp(mag, c.magnitude_exp);
         }
         ++checked;
         if (!ok && bad++ == 0) {
@@ -206,7 +229,21 @@ void check(const Fp8Case& c, const std::vector<std::int32_t>& index, std::uint64
   expect_matches(d, index);
 }
 
-TEST(Fp8Contiguous, RandomGroupSizesWithZeros) {
+// The existing cases under each backend setting: "tile", and "cutlass" (the CUTLASS kernel where
+// it takes the case, the tile kernel elsewhere).
+class Fp8Backends : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override { backend_ = std::make_unique<test::GroupedBackendScope>(GetParam()); }
+  void TearDown() override { backend_.reset(); }
+
+ private:
+  std::unique_ptr<test::GroupedBackendScope> backend_;
+};
+
+class Fp8Contiguous : public Fp8Backends {};
+class Fp8Masked : public Fp8Backends {};
+
+TEST_P(Fp8Contiguous, RandomGroupSizesWithZeros) {
   TGEMM_REQUIRE_GPU();
   for (int g : {1, 5, 16}) {
     Fp8Case c;
@@ -219,7 +256,7 @@ TEST(Fp8Contiguous, RandomGroupSizesWithZeros) {
   }
 }
 
-TEST(Fp8Contiguous, OneGroupHoldsEveryRow) {
+TEST_P(Fp8Contiguous, OneGroupHoldsEveryRow) {
   TGEMM_REQUIRE_GPU();
   Fp8Case c;
   c.g = 6;
@@ -231,7 +268,7 @@ TEST(Fp8Contiguous, OneGroupHoldsEveryRow) {
 
 // DeepGEMM's layout: groups padded to 128 rows with -1; plus indices >= G, interleaved rows of
 // several groups in one tile, and the element-load path.
-TEST(Fp8Contiguous, PaddingAndInterleavedIndices) {
+TEST_P(Fp8Contiguous, PaddingAndInterleavedIndices) {
   TGEMM_REQUIRE_GPU();
   Fp8Case c;
   c.g = 3;
@@ -255,7 +292,7 @@ TEST(Fp8Contiguous, PaddingAndInterleavedIndices) {
   check(c, idx, 503);
 }
 
-TEST(Fp8Masked, MasksOfZeroMaxAndBeyond) {
+TEST_P(Fp8Masked, MasksOfZeroMaxAndBeyond) {
   TGEMM_REQUIRE_GPU();
   Fp8Case c;
   c.masked = true;
@@ -269,7 +306,7 @@ TEST(Fp8Masked, MasksOfZeroMaxAndBeyond) {
   check(c, {3, 64, 129, 0, 17, 130}, 601);
 }
 
-TEST(Fp8Masked, ManyGroupsDecodeSizes) {
+TEST_P(Fp8Masked, ManyGroupsDecodeSizes) {
   TGEMM_REQUIRE_GPU();
   for (std::int64_t g : {1, 32, 128}) {
     Fp8Case c;
@@ -301,7 +338,7 @@ void replay_with(const Fp8Case& c, const std::vector<std::vector<std::int32_t>>&
   }
 }
 
-TEST(Fp8Contiguous, CapturedGraphFollowsIndicesChangedOnTheDevice) {
+TEST_P(Fp8Contiguous, CapturedGraphFollowsIndicesChangedOnTheDevice) {
   TGEMM_REQUIRE_GPU();
   Fp8Case c;
   c.g = 4;
@@ -312,13 +349,149 @@ TEST(Fp8Contiguous, CapturedGraphFollowsIndicesChangedOnTheDevice) {
   replay_with(c, indices, 800);
 }
 
-TEST(Fp8Masked, CapturedGraphFollowsMasksChangedOnTheDevice) {
+TEST_P(Fp8Masked, CapturedGraphFollowsMasksChangedOnTheDevice) {
   TGEMM_REQUIRE_GPU();
   Fp8Case c;
   c.masked = true;
   c.g = 4;
   c.rows = 96;
   replay_with(c, {{96, 96, 96, 96}, {0, 0, 0, 0}, {1, 95, 96, 1000}, {50, -1, 7, 64}}, 900);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, Fp8Contiguous, ::testing::Values("tile", "cutlass"));
+INSTANTIATE_TEST_SUITE_P(Backends, Fp8Masked, ::testing::Values("tile", "cutlass"));
+
+// ---- The CUTLASS kernel, forced, on cases it takes: K multiples of 128, 16-byte aligned x, w and
+// out. Each case first checks that the op does run it on the CUTLASS kernel where this build has
+// the instance (sm_90a target, TGEMM_TEST_FP8_CUTLASS) and the device loads it; elsewhere the
+// test is skipped.
+
+class Fp8Cutlass : public ::testing::Test {
+ protected:
+  void SetUp() override { backend_ = std::make_unique<test::GroupedBackendScope>("cutlass"); }
+  void TearDown() override { backend_.reset(); }
+
+  static Fp8Case aligned(bool masked, std::int64_t g, std::int64_t rows, std::int64_t n, std::int64_t k) {
+    Fp8Case c;
+    c.masked = masked;
+    c.g = g;
+    c.rows = rows;
+    c.n = n;
+    c.k = k;
+    return c;
+  }
+
+  // Checks that the CUTLASS kernel takes c (skips where the build or the device has none), runs
+  // it under `index` and compares with the reference.
+  static void run_cutlass(const Fp8Case& c, const std::vector<std::int32_t>& index, std::uint64_t seed) {
+    SCOPED_TRACE(c.describe());
+    Fp8Data d = make_fp8(c, index, seed);
+    if (!cutlass_expected()) GTEST_SKIP() << "no FP8 grouped CUTLASS instance in this build or on this device";
+    ASSERT_TRUE(runs_on_cutlass(d)) << "the CUTLASS kernel should take " << c.describe();
+    run(d, nullptr);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    expect_matches(d, index);
+  }
+
+  static bool cutlass_expected() {
+#if defined(TGEMM_TEST_FP8_CUTLASS)
+    return is_sm90a_device(cuda_current_device());
+#else
+    return false;
+#endif
+  }
+
+ private:
+  std::unique_ptr<test::GroupedBackendScope> backend_;
+};
+
+TEST_F(Fp8Cutlass, SortedGroupsWithZerosBothScaleLayouts) {
+  TGEMM_REQUIRE_GPU();
+  Fp8Case c = aligned(false, 5, 333, 256, 256);
+  const auto idx = indices_from_sizes({0, 120, 0, 200, 13});
+  run_cutlass(c, idx, 1100);
+  c.mn_major_scale = true;
+  run_cutlass(c, idx, 1101);
+  c.n = 200;  // a partial 128-wide weight-scale block along N
+  run_cutlass(c, idx, 1102);
+  c = aligned(false, 6, 257, 384, 512);  // one group holds every row
+  run_cutlass(c, std::vector<std::int32_t>(257, 4), 1103);
+}
+
+// DeepGEMM's layout: each group's rows one segment, padded to 128 with -1 (zeros in out); the
+// padding also at the start and between empty groups.
+TEST_F(Fp8Cutlass, DeepGemmPaddingRows) {
+  TGEMM_REQUIRE_GPU();
+  std::vector<std::int32_t> idx(37, -1);
+  for (int g = 0; g < 4; ++g) {
+    const int live = g == 2 ? 0 : 50 + 30 * g;
+    idx.insert(idx.end(), static_cast<std::size_t>(live), g);
+    idx.insert(idx.end(), static_cast<std::size_t>(128 - live), -1);
+  }
+  Fp8Case c = aligned(false, 4, static_cast<std::int64_t>(idx.size()), 128, 384);
+  c.mn_major_scale = true;
+  run_cutlass(c, idx, 1200);
+}
+
+// Rows of a group split in two runs, interleaved groups, indices >= G: the device flag hands the
+// call to the tile kernel, launched behind it.
+TEST_F(Fp8Cutlass, UnsortedIndicesFallBackOnTheDevice) {
+  TGEMM_REQUIRE_GPU();
+  Fp8Case c = aligned(false, 3, 300, 256, 256);
+  std::vector<std::int32_t> idx = indices_from_sizes({100, 100, 100});
+  std::swap(idx[10], idx[150]);  // groups 0 and 1 each in two runs
+  run_cutlass(c, idx, 1300);
+  std::mt19937_64 rng(1301);
+  for (auto& v : idx) v = static_cast<std::int32_t>(rng() % 5) - 1;  // -1 .. 3, 3 >= G
+  run_cutlass(c, idx, 1302);
+}
+
+TEST_F(Fp8Cutlass, MasksOfZeroMaxAndBeyond) {
+  TGEMM_REQUIRE_GPU();
+  Fp8Case c = aligned(true, 6, 200, 256, 256);
+  run_cutlass(c, {0, 200, 1, 129, 500, -7}, 1400);  // 500 clamps to max_m, -7 to 0
+  c.mn_major_scale = true;
+  c.n = 136;
+  run_cutlass(c, {3, 64, 199, 0, 17, 128}, 1401);
+  run_cutlass(c, {0, 0, 0, 0, 0, 0}, 1402);
+}
+
+// One graph, replayed with indices sorted, unsorted, all padding, then sorted again: the flag and
+// the shapes are read on the device at every replay.
+TEST_F(Fp8Cutlass, CapturedGraphFollowsSortedAndUnsortedIndices) {
+  TGEMM_REQUIRE_GPU();
+  Fp8Case c = aligned(false, 4, 256, 128, 256);
+  Fp8Data probe = make_fp8(c, std::vector<std::int32_t>(256, 0), 1500);
+  if (!cutlass_expected()) GTEST_SKIP() << "no FP8 grouped CUTLASS instance in this build or on this device";
+  ASSERT_TRUE(runs_on_cutlass(probe));
+  std::vector<std::int32_t> interleaved(256);
+  for (std::size_t r = 0; r < interleaved.size(); ++r) interleaved[r] = static_cast<std::int32_t>(r % 4);
+  replay_with(c,
+              {indices_from_sizes({64, 64, 64, 64}), interleaved, std::vector<std::int32_t>(256, -1),
+               indices_from_sizes({0, 256, 0, 0})},
+              1501);
+  Fp8Case m = aligned(true, 4, 128, 128, 256);
+  replay_with(m, {{128, 128, 128, 128}, {0, 0, 0, 0}, {1, 127, 128, 1000}}, 1502);
+}
+
+// Cases the CUTLASS kernel cannot take run on the tile kernel under the forced setting.
+TEST_F(Fp8Cutlass, UntakenCasesRunOnTheTileKernel) {
+  TGEMM_REQUIRE_GPU();
+  Fp8Case partial_k = aligned(false, 3, 150, 128, 272);
+  Fp8Case unaligned = aligned(false, 3, 150, 128, 256);
+  unaligned.element_loads = true;
+  for (const Fp8Case& c : {partial_k, unaligned}) {
+    SCOPED_TRACE(c.describe());
+    const auto idx = indices_from_sizes({50, 50, 50});
+    Fp8Data d = make_fp8(c, idx, 1600);
+    EXPECT_FALSE(runs_on_cutlass(d));
+    run(d, nullptr);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    expect_matches(d, idx);
+  }
+  test::GroupedBackendScope tile("tile");
+  Fp8Data d = make_fp8(aligned(true, 2, 64, 128, 256), {64, 64}, 1601);
+  EXPECT_FALSE(runs_on_cutlass(d));
 }
 
 // Bad input the host can check: an Error before anything is launched, no sticky CUDA error.
