@@ -25,7 +25,7 @@ CONTIGUOUS_SHAPES = [(4, 8192, 4096, 7168), (4, 8192, 7168, 2048), (8, 4096, 409
 MASKED_SHAPES = [(1, 1024, 4096, 7168), (2, 512, 7168, 2048), (4, 256, 4096, 7168), (4, 256, 7168, 2048)]
 DEEPGEMM_H800_TFLOPS = {"fp8_contiguous": 1346, "fp8_masked": 932}
 # What runs the shapes above (K multiples of 128, aligned operands, contiguous indices sorted):
-# the CUTLASS instance unless TGEMM_GROUPED_BACKEND=tile (src/grouped/fp8_cutlass.h).
+# the CUTLASS instance under TGEMM_GROUPED_BACKEND=cutlass, else the tile kernel (src/grouped/fp8_cutlass.h).
 CUTLASS_SOLUTION = "sm90_grouped_fp8_blockwise_128x128x128_c1x2_coop"
 
 
@@ -107,7 +107,7 @@ def run(name: str, args, device_props) -> tuple[list[dict], dict, str]:
             reading,
             first,
             status,
-            "fp8_grouped_tiled" if os.environ.get("TGEMM_GROUPED_BACKEND") == "tile" else CUTLASS_SOLUTION,
+            CUTLASS_SOLUTION if os.environ.get("TGEMM_GROUPED_BACKEND") == "cutlass" else "fp8_grouped_tiled",
             bytes_moved,
             flops,
             tbps,

@@ -33,9 +33,10 @@ namespace tgemm {
 // Device rule: a row whose m_indices value lies outside [0, G) -- DeepGEMM marks the padding rows
 // of its 128-aligned groups with -1 -- is a padding row: its out row is written with zeros and its
 // x row and x_scale row are not read. Every row of out is written. Rows of one group need not be
-// adjacent nor aligned to any tile. Where every group's rows are adjacent (DeepGEMM's layout) the
-// FP8 grouped tensor-core kernel computes the call; otherwise, found on the device, the tile
-// kernel does, one pass per group present in a 64-row tile (docs/performance.md).
+// adjacent nor aligned to any tile. The tile kernel computes the call, one pass per group present
+// in a 64-row tile; under TGEMM_GROUPED_BACKEND=cutlass, where every group's rows are adjacent
+// (DeepGEMM's layout, checked on the device), the FP8 grouped tensor-core kernel does
+// (docs/performance.md).
 // Empty problems: M = 0 or N = 0 launch nothing; K = 0 writes zeros.
 void m_grouped_gemm_fp8_contiguous(const TensorView& x, const TensorView& x_scale, const TensorView& w,
                                    const TensorView& w_scale, const TensorView& out, const TensorView& m_indices,

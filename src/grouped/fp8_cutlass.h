@@ -38,9 +38,10 @@ const char* instance_name();
 // int32). The scale layouts do not matter: both are repacked.
 bool can_take(const Fp8GroupedProblem& p, const Fp8GroupedArgs& a);
 
-// The rule: kTile: the tile kernel; otherwise (kAuto and kCutlass alike) the CUTLASS kernel
-// wherever it can take the call and is built and loadable on the device (`available`), the tile
-// kernel elsewhere.
+// The rule: kCutlass: the CUTLASS kernel wherever it can take the call and is built and loadable
+// on the device (`available`), the tile kernel elsewhere; kAuto and kTile: the tile kernel. The
+// default stays on the tile kernel until the CUTLASS path has been checked and timed on a GPU
+// (docs/performance.md, "FP8 block-scaled grouped GEMMs").
 bool choose_cutlass(bool can_take, bool available, GroupedBackend backend);
 
 // Whether the op runs `call` (validated, rows > 0, n > 0) on the CUTLASS kernel on `device` (the

@@ -28,7 +28,7 @@ bool can_take(const Fp8GroupedProblem& p, const Fp8GroupedArgs& a) {
 }
 
 bool choose_cutlass(bool can_take, bool available, GroupedBackend backend) {
-  return backend != GroupedBackend::kTile && can_take && available;
+  return backend == GroupedBackend::kCutlass && can_take && available;
 }
 
 }  // namespace tgemm::fp8_cutlass

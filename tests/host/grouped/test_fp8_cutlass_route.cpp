@@ -82,7 +82,7 @@ TEST(Fp8CutlassRoute, RefusesWhatTmaOrTheScaleBlocksCannotTake) {
 }
 
 TEST(Fp8CutlassRoute, TileForcesTheTileKernelAndCutlassNeedsAnInstance) {
-  EXPECT_TRUE(choose_cutlass(true, true, GroupedBackend::kAuto));
+  EXPECT_FALSE(choose_cutlass(true, true, GroupedBackend::kAuto));
   EXPECT_TRUE(choose_cutlass(true, true, GroupedBackend::kCutlass));
   EXPECT_FALSE(choose_cutlass(true, true, GroupedBackend::kTile));
   EXPECT_FALSE(choose_cutlass(false, true, GroupedBackend::kCutlass));
