@@ -28,9 +28,10 @@ bool mma_runs(const W4GemmCall& c) { return c.m <= kMmaMaxM && c.x_type != DType
 W4Force parse_w4_force(const char* value) {
   if (value == nullptr || *value == '\0' || std::strcmp(value, "auto") == 0) return W4Force::kAuto;
   if (std::strcmp(value, "gemv") == 0) return W4Force::kGemv;
+  if (std::strcmp(value, "gemv_rows") == 0) return W4Force::kGemvRows;
   if (std::strcmp(value, "mma") == 0) return W4Force::kMma;
   if (std::strcmp(value, "dequant") == 0) return W4Force::kDequant;
-  detail::throw_error("TGEMM_FP4_PATH", " must be auto, gemv, mma or dequant, got '", value, "'");
+  detail::throw_error("TGEMM_FP4_PATH", " must be auto, gemv, gemv_rows, mma or dequant, got '", value, "'");
 }
 
 W4Force w4_force_from_env() {
@@ -45,6 +46,7 @@ bool rows_aligned(const W4GemmCall& c) {
 
 W4Path choose_w4_path(const W4GemmCall& c, W4Force force) {
   if (force == W4Force::kGemv && gemv_runs(c)) return W4Path::kGemv;
+  if (force == W4Force::kGemvRows && gemv_runs(c)) return W4Path::kGemvRows;
   if (force == W4Force::kMma && mma_runs(c)) return W4Path::kMma;
   if (force == W4Force::kDequant) return W4Path::kDequant;
   if (gemv_runs(c)) return W4Path::kGemv;

@@ -1,5 +1,6 @@
 // The path of a GEMM of MXFP4 weights (gemm_a16w4, gemm_a8w4, gemm_a4w4: src/fp4/fp4.cu), host
-// only and unit-tested without a GPU: the CUDA-core GEMV (kernels/sm90/sm90_mxfp4_gemv.cuh), the
+// only and unit-tested without a GPU: the CUDA-core GEMV (kernels/sm90/sm90_mxfp4_gemv.cuh; its
+// several-rows-a-warp form, kernels/sm90/sm90_mxfp4_gemv_rows.cuh, only where forced), the
 // tensor-core weight-as-B kernel (kernels/sm90/sm90_mxfp4_mma.cuh) or the weight dequantized to
 // 16 bits for gemm_a16w16; the TGEMM_FP4_PATH setting that forces one where it can run; the
 // tensor-core kernel's split-K.
@@ -11,10 +12,11 @@
 
 namespace tgemm::fp4_route {
 
-enum class W4Path { kGemv, kMma, kDequant };
+enum class W4Path { kGemv, kGemvRows, kMma, kDequant };
 
-// TGEMM_FP4_PATH: auto (or unset), gemv, mma, dequant.
-enum class W4Force { kAuto, kGemv, kMma, kDequant };
+// TGEMM_FP4_PATH: auto (or unset), gemv, gemv_rows, mma, dequant. gemv_rows (the GEMV that shares
+// each x load over several weight rows) is not a default yet: unmeasured.
+enum class W4Force { kAuto, kGemv, kGemvRows, kMma, kDequant };
 
 // The GEMV's largest M: at 16 tokens its CUDA-core FMAs are the bound, not the weight read
 // (22-35x the 4-bit streaming floor on an H200, docs/performance.md); at M <= 4 it issues a
@@ -35,7 +37,7 @@ W4Force w4_force_from_env();
 // never used) and K >= 32: what the GEMV and the tensor-core kernel read with 16-byte loads.
 bool rows_aligned(const W4GemmCall& c);
 
-// The path of a checked, non-empty call: the forced one where it can run (the GEMV: M <= 4; the
+// The path of a checked, non-empty call: the forced one where it can run (either GEMV: M <= 4; the
 // tensor-core kernel: M <= 32, x bf16, fp16 or e4m3; both: rows_aligned), else the GEMV up to
 // kGemvMaxM, the tensor-core kernel up to kMmaMaxM, the dequantize path above or wherever the
 // rows are not aligned.

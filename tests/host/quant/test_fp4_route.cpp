@@ -69,6 +69,14 @@ TEST(Fp4Route, ForcedPathIsTakenWhereItRuns) {
   EXPECT_EQ(choose_w4_path(call(32), W4Force::kMma), W4Path::kMma);
   EXPECT_EQ(choose_w4_path(call(33), W4Force::kMma), W4Path::kDequant);  // two token tiles at most
   EXPECT_EQ(choose_w4_path(call(3), W4Force::kGemv), W4Path::kGemv);
+  // The several-rows GEMV only where forced, at the GEMV's M, for every x format.
+  EXPECT_EQ(choose_w4_path(call(1), W4Force::kGemvRows), W4Path::kGemvRows);
+  EXPECT_EQ(choose_w4_path(call(4, DType::kFloat8E4M3), W4Force::kGemvRows), W4Path::kGemvRows);
+  EXPECT_EQ(choose_w4_path(call(4, DType::kUInt8), W4Force::kGemvRows), W4Path::kGemvRows);
+  EXPECT_EQ(choose_w4_path(call(5), W4Force::kGemvRows), W4Path::kMma);
+  W4GemmCall c = call(2);
+  c.x = fake(0x100002);
+  EXPECT_EQ(choose_w4_path(c, W4Force::kGemvRows), W4Path::kDequant);
 }
 
 TEST(Fp4Route, ParsesTheSettingAndRefusesOtherValues) {
@@ -76,6 +84,7 @@ TEST(Fp4Route, ParsesTheSettingAndRefusesOtherValues) {
   EXPECT_EQ(parse_w4_force(""), W4Force::kAuto);
   EXPECT_EQ(parse_w4_force("auto"), W4Force::kAuto);
   EXPECT_EQ(parse_w4_force("gemv"), W4Force::kGemv);
+  EXPECT_EQ(parse_w4_force("gemv_rows"), W4Force::kGemvRows);
   EXPECT_EQ(parse_w4_force("mma"), W4Force::kMma);
   EXPECT_EQ(parse_w4_force("dequant"), W4Force::kDequant);
   try {
