@@ -103,8 +103,8 @@ constexpr int kGemvRowsLoads = M_MAX == 1 ? 16 : 8;
 
 // Weight rows a warp: the most of 8 (4 from 3 tokens on: 8 rows' 32 sums of 4 tokens leave no
 // registers for the loads in flight), 4, 2 that still gives every SM 4 warps (ceil(N / rows) >= 4
-// x the SM count), 2 where none does. Wider warps widen each x value for more rows but leave fewer warps to
-// hide the loads' latency with. Unmeasured.
+// x the SM count), 2 where none does. Wider warps widen each x value for more rows but leave
+// fewer warps to hide the loads' latency with. Unmeasured.
 int gemv_rows_per_warp(std::int64_t n, std::int64_t m) {
   const int sms = cuda_sm_count(cuda_current_device());
   const std::int64_t want = 4 * std::int64_t{sms > 0 ? sms : 1};
