@@ -54,7 +54,7 @@ void quant_mxfp4(const TensorView& x, const TensorView& q, const TensorView& sca
 // path is exact up to the fp32 summation order (every e2m1 x E8M0 product is a bf16 value where it
 // is a finite fp32 value); with fp16 x the tensor-core kernel and the dequantize path round
 // weights outside fp16's range (|w| > 65504 or below 2^-24) to fp16, the GEMV does not.
-// TGEMM_FP4_PATH=gemv|mma|dequant forces a path where it can run (gemv: M <= 4; mma: M <= 32),
+// TGEMM_FP4_PATH=gemv|gemv_rows|mma|dequant forces a path where it can run (gemv, gemv_rows: M <= 4; mma: M <= 32),
 // for measuring; auto or unset: the rule above.
 // Empty problems launch nothing; M > 0, N > 0 with K = 0 writes bias (or zeros).
 void gemm_a16w4(const TensorView& x, const TensorView& w, const TensorView& w_scale, const TensorView& out,

@@ -84,8 +84,11 @@ E routing_setting(const Settings::Getenv& getenv, const char* var, const std::pa
 
 constexpr std::pair<std::string_view, GroupedBackend> kGroupedBackends[] = {
     {"auto", GroupedBackend::kAuto}, {"tile", GroupedBackend::kTile}, {"cutlass", GroupedBackend::kCutlass}};
-constexpr std::pair<std::string_view, W4Force> kFp4Paths[] = {
-    {"auto", W4Force::kAuto}, {"gemv", W4Force::kGemv}, {"mma", W4Force::kMma}, {"dequant", W4Force::kDequant}};
+constexpr std::pair<std::string_view, W4Force> kFp4Paths[] = {{"auto", W4Force::kAuto},
+                                                              {"gemv", W4Force::kGemv},
+                                                              {"gemv_rows", W4Force::kGemvRows},
+                                                              {"mma", W4Force::kMma},
+                                                              {"dequant", W4Force::kDequant}};
 
 }  // namespace
 

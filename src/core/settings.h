@@ -22,7 +22,7 @@
 // (FamilyInfo in core/problem.h holds each family's names.)
 //   TGEMM_LOG_TUNED_CONFIG=1  log, once per shape, where the lookup walk landed
 //   TGEMM_GROUPED_BACKEND     auto (or unset), tile, cutlass: forces gmm's and fused_moe's backend
-//   TGEMM_FP4_PATH            auto (or unset), gemv, mma, dequant: forces the MXFP4 weight GEMMs' path
+//   TGEMM_FP4_PATH            auto (or unset), gemv, gemv_rows, mma, dequant: forces the MXFP4 weight GEMMs' path
 // A value outside those lists is one warning and means auto.
 // On every call of shipped_config_dir():
 //   TGEMM_CONFIG_DIR          directory of the shipped tables, before every other candidate
@@ -45,7 +45,7 @@ namespace tgemm {
 enum class GroupedBackend : std::uint8_t { kAuto, kTile, kCutlass };
 
 // TGEMM_FP4_PATH: the path the MXFP4 weight GEMMs take where it can run (src/fp4/fp4_route.h).
-enum class W4Force : std::uint8_t { kAuto, kGemv, kMma, kDequant };
+enum class W4Force : std::uint8_t { kAuto, kGemv, kGemvRows, kMma, kDequant };
 
 struct FamilySettings {
   std::vector<std::string> table_files;

@@ -1,22 +1,26 @@
-// MXFP4 entry points (include/tgemm/fp4.h): validate, return early where nothing is to be
-// written, launch on the caller's stream. gemm_a16w4, gemm_a8w4 and gemm_a4w4 take the path of
-// src/fp4/fp4_route.h: the decode GEMV (kernels/sm90/sm90_mxfp4_gemv.cuh, templated on the
-// activation format) where M <= 4, the tensor-core weight-as-B kernel
-// (kernels/sm90/sm90_mxfp4_mma.cuh; 16-bit and FP8 x) where M <= 32, both only where the rows they
-// read with 16-byte loads are aligned; else w (and x where it is not 16-bit) dequantized to 16
-// bits (kernels/common/mxfp4.cuh) and gemm_a16w16.
+// MXFP4 entry points (include/tgemm/fp4.h, and their forced forms src/fp4/fp4_forced.h):
+// validate, return early where nothing is to be written, launch on the caller's stream.
+// gemm_a16w4, gemm_a8w4 and gemm_a4w4 take the path of src/fp4/fp4_route.h: the decode GEMV
+// (kernels/sm90/sm90_mxfp4_gemv.cuh, templated on the activation format) where M <= 4 (where
+// forced, its several-rows-a-warp form, kernels/sm90/sm90_mxfp4_gemv_rows.cuh), the tensor-core
+// weight-as-B kernel (kernels/sm90/sm90_mxfp4_mma.cuh; 16-bit and FP8 x) where M <= 32, both only
+// where the rows they read with 16-byte loads are aligned; else w (and x where it is not 16-bit)
+// dequantized to 16 bits (kernels/common/mxfp4.cuh) and gemm_a16w16.
 #include <cuda_runtime.h>
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 
 #include "core/check.h"
 #include "cuda/cuda_check.h"
 #include "cuda/device.h"
+#include "fp4/fp4_forced.h"
 #include "fp4/fp4_route.h"
 #include "fp4/fp4_validate.h"
 #include "kernels/common/mxfp4.cuh"
 #include "kernels/sm90/sm90_mxfp4_gemv.cuh"
+#include "kernels/sm90/sm90_mxfp4_gemv_rows.cuh"
 #include "kernels/sm90/sm90_mxfp4_mma.cuh"
 #include "runtime/runtime.h"
 #include "tgemm/fp4.h"
@@ -83,6 +87,72 @@ void run_gemv_any(const W4GemmCall& c, cudaStream_t stream) {
     case DType::kFloat8E4M3: run_gemv<kernels::Fp8E4M3>(c, stream); break;
     default:  // kUInt8: packed e2m1 codes (validate_a4w4)
       run_gemv<kernels::Mxfp4Codes>(c, stream);
+      break;
+  }
+}
+
+// The several-rows-a-warp GEMV (TGEMM_FP4_PATH=gemv_rows): rows a warp by N and M, the instance
+// of 1, 2 or 4 tokens (3 runs as 4), the activation format's.
+constexpr int kGemvRowsWarps = 4;
+
+// 16-byte weight loads a lane has in flight (ROWS rows x CHUNKS chunks): 16 for one token (8 KiB a
+// warp), 8 for more, whose sums, x values and FMAs take the registers (and whose FMAs take longer
+// a byte, so that fewer bytes in flight keep up). The one-row GEMV keeps 4 (2 KiB a warp). Chosen
+// so that no instance spills (ptxas -v, CUDA 13.0: 126-252 registers); unmeasured.
+template <int M_MAX>
+constexpr int kGemvRowsLoads = M_MAX == 1 ? 16 : 8;
+
+// Weight rows a warp: the most of 8 (4 from 3 tokens on: 8 rows' 32 sums of 4 tokens leave no
+// registers for the loads in flight), 4, 2 that still gives every SM 4 warps (ceil(N / rows) >= 4
+// x the SM count), 2 where none does. Wider warps widen each x value for more rows but leave
+// fewer warps to hide the loads' latency with. Unmeasured.
+int gemv_rows_per_warp(std::int64_t n, std::int64_t m) {
+  const int sms = cuda_sm_count(cuda_current_device());
+  const std::int64_t want = 4 * std::int64_t{sms > 0 ? sms : 1};
+  for (const int rows : {8, 4}) {
+    if (rows == 8 && m > 2) continue;
+    if ((n + rows - 1) / rows >= want) return rows;
+  }
+  return 2;
+}
+
+template <typename A, int M_MAX, int ROWS>
+void launch_gemv_rows(const kernels::Mxfp4GemvParams& p, cudaStream_t stream) {
+  constexpr int kRowsPerCta = ROWS * kGemvRowsWarps;
+  const auto grid = static_cast<unsigned>((p.n + kRowsPerCta - 1) / kRowsPerCta);
+  kernels::sm90_mxfp4_gemv_rows<A, M_MAX, ROWS, kGemvRowsWarps, kGemvRowsLoads<M_MAX> / ROWS>
+      <<<grid, 32 * kGemvRowsWarps, 0, stream>>>(p);
+}
+
+template <typename A, int M_MAX>
+void run_gemv_rows_m(const kernels::Mxfp4GemvParams& p, cudaStream_t stream) {
+  const int rows = gemv_rows_per_warp(p.n, p.m);
+  if constexpr (M_MAX <= 2) {
+    if (rows == 8) return launch_gemv_rows<A, M_MAX, 8>(p, stream);
+  }
+  if (rows == 4) return launch_gemv_rows<A, M_MAX, 4>(p, stream);
+  launch_gemv_rows<A, M_MAX, 2>(p, stream);
+}
+
+template <typename A>
+void run_gemv_rows(const W4GemmCall& c, cudaStream_t stream) {
+  const kernels::Mxfp4GemvParams p = kernel_params(c);
+  if (c.m == 1) {
+    run_gemv_rows_m<A, 1>(p, stream);
+  } else if (c.m == 2) {
+    run_gemv_rows_m<A, 2>(p, stream);
+  } else {
+    run_gemv_rows_m<A, 4>(p, stream);
+  }
+}
+
+void run_gemv_rows_any(const W4GemmCall& c, cudaStream_t stream) {
+  switch (c.x_type) {
+    case DType::kBFloat16: run_gemv_rows<bf16>(c, stream); break;
+    case DType::kFloat16: run_gemv_rows<fp16>(c, stream); break;
+    case DType::kFloat8E4M3: run_gemv_rows<kernels::Fp8E4M3>(c, stream); break;
+    default:  // kUInt8: packed e2m1 codes (validate_a4w4)
+      run_gemv_rows<kernels::Mxfp4Codes>(c, stream);
       break;
   }
 }
@@ -232,13 +302,15 @@ void run_dequant_gemm(const W4GemmCall& c, const TensorView& x, const TensorView
   scratch.release(op);
 }
 
-// Every W4 GEMM once checked: nothing to write, or the path of fp4_route::choose_w4_path.
+// Every W4 GEMM once checked: nothing to write, or the path of fp4_route::choose_w4_path with
+// `force`, or TGEMM_FP4_PATH's value where there is none (read only where something is written).
 void run_w4(const W4GemmCall& c, const TensorView& x, const TensorView& out, const TensorView* bias, Stream stream,
-            const char* op) {
+            const char* op, std::optional<fp4_route::W4Force> force) {
   if (c.m == 0 || c.n == 0) return;
   auto* s = reinterpret_cast<cudaStream_t>(stream);
-  switch (fp4_route::choose_w4_path(c, Runtime::get().dispatcher().settings().fp4_path)) {
+  switch (fp4_route::choose_w4_path(c, force ? *force : Runtime::get().dispatcher().settings().fp4_path)) {
     case fp4_route::W4Path::kGemv: run_gemv_any(c, s); break;
+    case fp4_route::W4Path::kGemvRows: run_gemv_rows_any(c, s); break;
     case fp4_route::W4Path::kMma: run_mma_any(c, s, op); break;
     default: run_dequant_gemm(c, x, out, bias, s, op); return;
   }
@@ -266,19 +338,41 @@ void quant_mxfp4(const TensorView& x, const TensorView& q, const TensorView& sca
 void gemm_a16w4(const TensorView& x, const TensorView& w, const TensorView& w_scale, const TensorView& out,
                 const TensorView* bias, Stream stream) {
   constexpr const char* kOp = "gemm_a16w4";
-  run_w4(validate_a16w4(x, w, w_scale, out, bias, kOp), x, out, bias, stream, kOp);
+  run_w4(validate_a16w4(x, w, w_scale, out, bias, kOp), x, out, bias, stream, kOp, std::nullopt);
 }
 
 void gemm_a8w4(const TensorView& x, const TensorView& w, const TensorView& x_scale, const TensorView& w_scale,
                const TensorView& out, const TensorView* bias, Stream stream) {
   constexpr const char* kOp = "gemm_a8w4";
-  run_w4(validate_a8w4(x, w, x_scale, w_scale, out, bias, kOp), x, out, bias, stream, kOp);
+  run_w4(validate_a8w4(x, w, x_scale, w_scale, out, bias, kOp), x, out, bias, stream, kOp, std::nullopt);
 }
 
 void gemm_a4w4(const TensorView& x, const TensorView& w, const TensorView& x_scale, const TensorView& w_scale,
                const TensorView& out, const TensorView* bias, Stream stream) {
   constexpr const char* kOp = "gemm_a4w4";
-  run_w4(validate_a4w4(x, w, x_scale, w_scale, out, bias, kOp), x, out, bias, stream, kOp);
+  run_w4(validate_a4w4(x, w, x_scale, w_scale, out, bias, kOp), x, out, bias, stream, kOp, std::nullopt);
 }
+
+namespace fp4_route {
+
+void gemm_a16w4_forced(W4Force force, const TensorView& x, const TensorView& w, const TensorView& w_scale,
+                       const TensorView& out, const TensorView* bias, Stream stream) {
+  constexpr const char* kOp = "gemm_a16w4";
+  run_w4(validate_a16w4(x, w, w_scale, out, bias, kOp), x, out, bias, stream, kOp, force);
+}
+
+void gemm_a8w4_forced(W4Force force, const TensorView& x, const TensorView& w, const TensorView& x_scale,
+                      const TensorView& w_scale, const TensorView& out, const TensorView* bias, Stream stream) {
+  constexpr const char* kOp = "gemm_a8w4";
+  run_w4(validate_a8w4(x, w, x_scale, w_scale, out, bias, kOp), x, out, bias, stream, kOp, force);
+}
+
+void gemm_a4w4_forced(W4Force force, const TensorView& x, const TensorView& w, const TensorView& x_scale,
+                      const TensorView& w_scale, const TensorView& out, const TensorView* bias, Stream stream) {
+  constexpr const char* kOp = "gemm_a4w4";
+  run_w4(validate_a4w4(x, w, x_scale, w_scale, out, bias, kOp), x, out, bias, stream, kOp, force);
+}
+
+}  // namespace fp4_route
 
 }  // namespace tgemm

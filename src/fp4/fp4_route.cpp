@@ -29,6 +29,7 @@ bool rows_aligned(const W4GemmCall& c) {
 
 W4Path choose_w4_path(const W4GemmCall& c, W4Force force) {
   if (force == W4Force::kGemv && gemv_runs(c)) return W4Path::kGemv;
+  if (force == W4Force::kGemvRows && gemv_runs(c)) return W4Path::kGemvRows;
   if (force == W4Force::kMma && mma_runs(c)) return W4Path::kMma;
   if (force == W4Force::kDequant) return W4Path::kDequant;
   if (gemv_runs(c)) return W4Path::kGemv;

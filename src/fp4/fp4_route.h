@@ -1,5 +1,6 @@
 // The path of a GEMM of MXFP4 weights (gemm_a16w4, gemm_a8w4, gemm_a4w4: src/fp4/fp4.cu), host
-// only and unit-tested without a GPU: the CUDA-core GEMV (kernels/sm90/sm90_mxfp4_gemv.cuh), the
+// only and unit-tested without a GPU: the CUDA-core GEMV (kernels/sm90/sm90_mxfp4_gemv.cuh; its
+// several-rows-a-warp form, kernels/sm90/sm90_mxfp4_gemv_rows.cuh, only where forced), the
 // tensor-core weight-as-B kernel (kernels/sm90/sm90_mxfp4_mma.cuh) or the weight dequantized to
 // 16 bits for gemm_a16w16; how a path forced by TGEMM_FP4_PATH (Settings::fp4_path) applies; the
 // tensor-core kernel's split-K.
@@ -12,7 +13,8 @@
 
 namespace tgemm::fp4_route {
 
-enum class W4Path { kGemv, kMma, kDequant };
+enum class W4Path { kGemv, kGemvRows, kMma, kDequant };
+using W4Force = ::tgemm::W4Force;  // Settings::fp4_path (TGEMM_FP4_PATH)
 
 // The GEMV's largest M: at 16 tokens its CUDA-core FMAs are the bound, not the weight read
 // (22-35x the 4-bit streaming floor on an H200, docs/performance.md); at M <= 4 it issues a
@@ -29,10 +31,10 @@ inline constexpr std::int64_t kMmaMaxM = 32;
 bool rows_aligned(const W4GemmCall& c);
 
 // The path of a checked, non-empty call: the forced one (Settings::fp4_path, TGEMM_FP4_PATH) where
-// it can run (the GEMV: M <= 4; the
-// tensor-core kernel: M <= 32, x bf16, fp16 or e4m3; both: rows_aligned), else the GEMV up to
-// kGemvMaxM, the tensor-core kernel up to kMmaMaxM, the dequantize path above or wherever the
-// rows are not aligned.
+// it can run (either GEMV: M <= 4; gemv_rows, the GEMV sharing each x load over several weight
+// rows, is never a default: unmeasured; the tensor-core kernel: M <= 32, x bf16, fp16 or e4m3; both: rows_aligned),
+// else the GEMV up to kGemvMaxM, the tensor-core kernel up to kMmaMaxM, the dequantize path above or wherever the rows
+// are not aligned.
 W4Path choose_w4_path(const W4GemmCall& c, W4Force force);
 
 // CTAs of the tensor-core kernel along K (a cluster of that many, at most 8): enough CTAs for

@@ -14,6 +14,11 @@
 //    random problems each, every path, against the fp32 reference GEMM of the dequantized operands
 //    (bf16-exact: e4m3 values, e2m1 codes times E8M0 scales), x_scale and bias applied to its fp32
 //    sums on the host; outputs NaN-poisoned; NaN scales.
+//  - the several-rows-a-warp GEMV (TGEMM_FP4_PATH=gemv_rows, forced through src/fp4/fp4_forced.h):
+//    every GEMV check above again, for each activation format (the random problems at M <= 4,
+//    M = 1..4, N not a multiple of 128 and below or not a multiple of its 2, 4 or 8 rows a warp,
+//    K tails inside its passes, bias, every output dtype, wide scales, NaN scales), and
+//    bit-identical reruns.
 //  - the errors of bad arguments, nothing launched.
 #include <cuda_runtime.h>
 
@@ -26,10 +31,12 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backends/reference/reference_backend.h"
 #include "core/validate.h"
+#include "fp4/fp4_forced.h"
 #include "tests/common/gpu_test_util.h"
 #include "tests/common/mxfp4_ref.h"
 #include "tgemm/error.h"
@@ -193,7 +200,19 @@ struct A16W4Case {
   bool wide_scales = false;
 };
 
-std::string check_gemm(const A16W4Case& c, std::uint64_t seed) {
+using fp4_route::W4Force;
+
+// gemm_a16w4 as the public op runs it (kAuto), or on the path `force` where it can run.
+void run_a16w4(W4Force force, const TensorView& x, const TensorView& w, const TensorView& w_scale,
+               const TensorView& out, const TensorView* bias) {
+  if (force == W4Force::kAuto) {
+    gemm_a16w4(x, w, w_scale, out, bias, nullptr);
+  } else {
+    fp4_route::gemm_a16w4_forced(force, x, w, w_scale, out, bias, nullptr);
+  }
+}
+
+std::string check_gemm(const A16W4Case& c, std::uint64_t seed, W4Force force = W4Force::kAuto) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> u(-0.9f, 0.9f);
   // Weights of per-row magnitude 2^0 .. 2^-6: dequantized magnitudes at most 0.75, exact in bf16
@@ -228,16 +247,16 @@ std::string check_gemm(const A16W4Case& c, std::uint64_t seed) {
   // ~1e2) round in fp32, in the kernel and in the fp32 reference alike, about 2^7 times coarser.
   const double magnitude = c.wide_scales ? 0x1p7 : 1.0;
   const std::string err = run_and_compare_views(
-      x, wv, out, options, [&] { gemm_a16w4(x, wq, ws, out, c.bias ? &bias : nullptr, nullptr); }, magnitude);
+      x, wv, out, options, [&] { run_a16w4(force, x, wq, ws, out, c.bias ? &bias : nullptr); }, magnitude);
   if (err.empty()) return "";
   std::ostringstream os;
   os << "gemm_a16w4 m=" << c.m << " n=" << c.n << " k=" << c.k << " " << dtype_name(c.in) << "->" << dtype_name(c.out)
-     << (c.bias ? " bias" : "") << " x_offset=" << c.x_offset << (c.wide_scales ? " wide scales" : "") << ": " << err;
+     << (c.bias ? " bias" : "") << " x_offset=" << c.x_offset << (c.wide_scales ? " wide scales" : "")
+     << (force == W4Force::kGemvRows ? " (gemv_rows)" : "") << ": " << err;
   return os.str();
 }
 
-TEST(Mxfp4Gemm, RandomProblemsMatchTheReferenceOfTheDequantizedWeight) {
-  TGEMM_REQUIRE_GPU();
+std::vector<A16W4Case> random_a16w4_cases() {
   std::mt19937_64 rng(4242);
   std::vector<A16W4Case> cases;
   // Fixed: M = 1 and 16 at N not a multiple of 128, K = 32 (one block), a large decode shape.
@@ -263,10 +282,15 @@ TEST(Mxfp4Gemm, RandomProblemsMatchTheReferenceOfTheDequantizedWeight) {
     c.x_offset = small && rng() % 8 == 0 ? 1 : 0;
     cases.push_back(c);
   }
+  return cases;
+}
+
+// Every case of `cases` on `force`'s path (seeds 1, 2, ... in order), at most 10 failures shown.
+void run_a16w4_cases(const std::vector<A16W4Case>& cases, W4Force force) {
   int failed = 0;
   std::uint64_t seed = 1;
   for (const A16W4Case& c : cases) {
-    const std::string err = check_gemm(c, seed++);
+    const std::string err = check_gemm(c, seed++, force);
     if (!err.empty()) {
       ++failed;
       if (failed <= 10) ADD_FAILURE() << err;
@@ -275,25 +299,36 @@ TEST(Mxfp4Gemm, RandomProblemsMatchTheReferenceOfTheDequantizedWeight) {
   EXPECT_EQ(failed, 0) << "of " << cases.size() << " problems";
 }
 
+TEST(Mxfp4Gemm, RandomProblemsMatchTheReferenceOfTheDequantizedWeight) {
+  TGEMM_REQUIRE_GPU();
+  run_a16w4_cases(random_a16w4_cases(), W4Force::kAuto);
+}
+
 TEST(Mxfp4Gemm, NaNScaleGivesNaNRows) {
   TGEMM_REQUIRE_GPU();
   // Weight row 2's second block has scale 255: output column 2 is NaN for every token, the others
-  // are finite, on both paths.
+  // are finite (written over the NaN poison), on every path.
   const std::int64_t m = 40, n = 5, k = 64;
   std::vector<std::uint8_t> q(static_cast<std::size_t>(n * k / 2), 0x22), s(static_cast<std::size_t>(n * 2), 120);
   s[2 * 2 + 1] = 255;
   DeviceBuffer qd = upload(q), sd = upload(s), xd(m * k * 2), od(m * n * 4);
   fill_uniform(xd.data(), DType::kBFloat16, m * k, 3, -1.0f, 1.0f, nullptr);
-  for (std::int64_t mm : {std::int64_t{1}, std::int64_t{3}, std::int64_t{8}, std::int64_t{16}, std::int64_t{20}, m}) {
-    // GEMV, GEMV, tensor-core kernel (one token tile, one, two), dequantize
-    gemm_a16w4(TensorView::contiguous(xd.data(), DType::kBFloat16, {mm, k}),
-               TensorView::contiguous(qd.data(), DType::kUInt8, {n, k / 2}),
-               TensorView::contiguous(sd.data(), DType::kUInt8, {n, k / 32}),
-               TensorView::contiguous(od.data(), DType::kFloat32, {mm, n}), nullptr, nullptr);
-    const std::vector<float> out = to_host_floats(od.data(), DType::kFloat32, mm * n);
-    for (std::int64_t r = 0; r < mm; ++r)
-      for (std::int64_t j = 0; j < n; ++j)
-        EXPECT_EQ(std::isnan(out[static_cast<std::size_t>(r * n + j)]), j == 2) << r << ", " << j;
+  for (W4Force force : {W4Force::kAuto, W4Force::kGemvRows}) {
+    for (std::int64_t mm : {std::int64_t{1}, std::int64_t{3}, std::int64_t{8}, std::int64_t{16}, std::int64_t{20}, m}) {
+      // GEMV, GEMV, tensor-core kernel (one token tile, one, two), dequantize; gemv_rows: the
+      // several-rows GEMV at M = 1 and 3 (its 2 rows a warp past N = 5 unwritten).
+      if (force == W4Force::kGemvRows && mm > 4) continue;
+      fill_nan(od.data(), DType::kFloat32, mm * n, nullptr);
+      run_a16w4(force, TensorView::contiguous(xd.data(), DType::kBFloat16, {mm, k}),
+                TensorView::contiguous(qd.data(), DType::kUInt8, {n, k / 2}),
+                TensorView::contiguous(sd.data(), DType::kUInt8, {n, k / 32}),
+                TensorView::contiguous(od.data(), DType::kFloat32, {mm, n}), nullptr);
+      const std::vector<float> out = to_host_floats(od.data(), DType::kFloat32, mm * n);
+      for (std::int64_t r = 0; r < mm; ++r)
+        for (std::int64_t j = 0; j < n; ++j)
+          EXPECT_EQ(std::isnan(out[static_cast<std::size_t>(r * n + j)]), j == 2)
+              << (force == W4Force::kGemvRows ? "gemv_rows " : "") << "m=" << mm << " at " << r << ", " << j;
+    }
   }
 }
 
@@ -343,6 +378,72 @@ TEST(Mxfp4Mma, ResultsAreBitIdenticalRunToRun) {
   copy_to_host(b.data(), o2.data(), b.size() * 4);
   EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * 4), 0);
   EXPECT_TRUE(std::all_of(a.begin(), a.end(), [](float v) { return std::isfinite(v); }));
+}
+
+// The several-rows-a-warp GEMV (TGEMM_FP4_PATH=gemv_rows) on the random problems the GEMV takes
+// (M <= 4, aligned x rows).
+TEST(Mxfp4GemvRows, RandomProblemsMatchTheReferenceOfTheDequantizedWeight) {
+  TGEMM_REQUIRE_GPU();
+  std::vector<A16W4Case> cases;
+  for (const A16W4Case& c : random_a16w4_cases())
+    if (c.m <= 4 && c.x_offset == 0) cases.push_back(c);
+  ASSERT_GE(cases.size(), 100u);
+  run_a16w4_cases(cases, W4Force::kGemvRows);
+}
+
+// Where the several-rows GEMV's code branches: M = 1..4 (instances of 1, 2 and 4 tokens; 3 runs
+// as 4 with a token past M), 2, 4 and 8 rows a warp (N up to 2108, 2109..4216 and, at M <= 2, from
+// 4217 on 132 SMs) with N below, or not a multiple of, the rows a warp, K = 32 (one chunk: 31 lanes idle),
+// K tails inside a pass of its 16-byte loads and several passes, bias, every output dtype, both
+// 16-bit x, scales 2^-20 .. 2^13.
+TEST(Mxfp4GemvRows, TailsTokenCountsAndWideScalesMatchTheReference) {
+  TGEMM_REQUIRE_GPU();
+  const A16W4Case cases[] = {
+      {1, 1, 32, DType::kBFloat16, DType::kBFloat16, true, 0},
+      {2, 3, 64, DType::kFloat16, DType::kFloat32, false, 0},
+      {3, 7, 96, DType::kBFloat16, DType::kFloat16, true, 0},
+      {4, 9, 4128, DType::kBFloat16, DType::kFloat32, true, 0},
+      {1, 301, 8192, DType::kFloat16, DType::kFloat16, true, 0},
+      {2, 2113, 1056, DType::kBFloat16, DType::kBFloat16, false, 0},
+      {4, 3001, 544, DType::kFloat16, DType::kFloat32, true, 0},
+      {1, 4097, 14336, DType::kBFloat16, DType::kBFloat16, false, 0},
+      {1, 4229, 1024, DType::kBFloat16, DType::kFloat32, true, 0},
+      {2, 9001, 288, DType::kFloat16, DType::kFloat16, true, 0},
+      {4, 4300, 2080, DType::kBFloat16, DType::kBFloat16, true, 0},
+      {1, 77, 1024, DType::kBFloat16, DType::kFloat32, true, 0, true},
+      {2, 77, 1024, DType::kFloat16, DType::kFloat32, false, 0, true},
+      {4, 2500, 2048, DType::kBFloat16, DType::kFloat32, true, 0, true},
+      {3, 4500, 1056, DType::kFloat16, DType::kFloat32, false, 0, true},
+  };
+  std::uint64_t seed = 1300;
+  for (const A16W4Case& c : cases) EXPECT_EQ(check_gemm(c, seed++, W4Force::kGemvRows), "");
+}
+
+// Its sums are reduced in a fixed shuffle order: two runs write the same bytes (M = 4 with 2 rows a
+// warp, M = 1 with 8 on 132 SMs; several passes over K).
+TEST(Mxfp4GemvRows, ResultsAreBitIdenticalRunToRun) {
+  TGEMM_REQUIRE_GPU();
+  for (const auto& [m, n] :
+       {std::pair<std::int64_t, std::int64_t>{4, 40}, std::pair<std::int64_t, std::int64_t>{1, 5000}}) {
+    const std::int64_t k = 16416;
+    std::mt19937_64 rng(78);
+    std::vector<std::uint8_t> q(static_cast<std::size_t>(n * k / 2)), s(static_cast<std::size_t>(n * k / 32));
+    for (auto& b : q) b = static_cast<std::uint8_t>(rng());
+    for (auto& b : s) b = static_cast<std::uint8_t>(118 + rng() % 8);
+    DeviceBuffer qd = upload(q), sd = upload(s), xd(m * k * 2), o1(m * n * 4), o2(m * n * 4);
+    fill_uniform(xd.data(), DType::kBFloat16, m * k, 5, -1.0f, 1.0f, nullptr);
+    const TensorView x = TensorView::contiguous(xd.data(), DType::kBFloat16, {m, k});
+    const TensorView w = TensorView::contiguous(qd.data(), DType::kUInt8, {n, k / 2});
+    const TensorView ws = TensorView::contiguous(sd.data(), DType::kUInt8, {n, k / 32});
+    run_a16w4(W4Force::kGemvRows, x, w, ws, TensorView::contiguous(o1.data(), DType::kFloat32, {m, n}), nullptr);
+    run_a16w4(W4Force::kGemvRows, x, w, ws, TensorView::contiguous(o2.data(), DType::kFloat32, {m, n}), nullptr);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    std::vector<float> a(static_cast<std::size_t>(m * n)), b(a.size());
+    copy_to_host(a.data(), o1.data(), a.size() * 4);
+    copy_to_host(b.data(), o2.data(), b.size() * 4);
+    EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * 4), 0) << "n=" << n;
+    EXPECT_TRUE(std::all_of(a.begin(), a.end(), [](float v) { return std::isfinite(v); })) << "n=" << n;
+  }
 }
 
 TEST(Mxfp4Gemm, BadArgumentsThrowBeforeLaunching) {
@@ -430,7 +531,24 @@ std::vector<float> reference_sums(const TensorView& a16, const TensorView& b16, 
   return to_host_floats(ref.data(), DType::kFloat32, m * n);
 }
 
-std::string check_w4(const W4Case& c, std::uint64_t seed) {
+// gemm_a4w4 (fp4_x) or gemm_a8w4 as the public op runs it (kAuto), or on the path `force` where it
+// can run.
+void run_scaled(W4Force force, bool fp4_x, const TensorView& x, const TensorView& w, const TensorView& x_scale,
+                const TensorView& w_scale, const TensorView& out, const TensorView* bias) {
+  if (force == W4Force::kAuto) {
+    if (fp4_x) {
+      gemm_a4w4(x, w, x_scale, w_scale, out, bias, nullptr);
+    } else {
+      gemm_a8w4(x, w, x_scale, w_scale, out, bias, nullptr);
+    }
+  } else if (fp4_x) {
+    fp4_route::gemm_a4w4_forced(force, x, w, x_scale, w_scale, out, bias, nullptr);
+  } else {
+    fp4_route::gemm_a8w4_forced(force, x, w, x_scale, w_scale, out, bias, nullptr);
+  }
+}
+
+std::string check_w4(const W4Case& c, std::uint64_t seed, W4Force force = W4Force::kAuto) {
   std::mt19937_64 rng(seed);
   const Mxfp4Matrix w = random_mxfp4(c.n, c.k, rng);
   // x: the operand the op reads (codes, padded rows) and its bf16 dequantized values.
@@ -474,12 +592,9 @@ std::string check_w4(const W4Case& c, std::uint64_t seed) {
   const TensorView wsv = TensorView::contiguous(ws.data(), DType::kUInt8, {c.n, c.k / 32});
   const TensorView out = TensorView::strided(od.data(), c.out, {c.m, c.n}, {ldo, 1});
   const TensorView bias = TensorView::contiguous(bd.data(), c.bias_type, {c.n});
-  if (c.fp4_x) {
-    gemm_a4w4(x, wv, xs, wsv, out, c.bias ? &bias : nullptr, nullptr);
-  } else {
-    gemm_a8w4(x, wv, xs, wsv, out, c.bias ? &bias : nullptr, nullptr);
-  }
-  if (cudaDeviceSynchronize() != cudaSuccess) return c.describe() + ": CUDA error";
+  run_scaled(force, c.fp4_x, x, wv, xs, wsv, out, c.bias ? &bias : nullptr);
+  const std::string where = c.describe() + (force == W4Force::kGemvRows ? " (gemv_rows)" : "");
+  if (cudaDeviceSynchronize() != cudaSuccess) return where + ": CUDA error";
 
   std::vector<float> ref = reference_sums(TensorView::contiguous(x16d.data(), DType::kBFloat16, {c.m, c.k}),
                                           TensorView::contiguous(w16d.data(), DType::kBFloat16, {c.n, c.k}), c.m, c.n);
@@ -495,9 +610,9 @@ std::string check_w4(const W4Case& c, std::uint64_t seed) {
       compare_with_reference(od.data(), c.out, ldo, refd.as<float>(), c.n, c.m, c.n, tol.rtol, tol.atol, nullptr);
   if (r.bad == 0) return "";
   std::ostringstream os;
-  os << c.describe() << ": " << r.bad << " of " << r.checked << " elements off (" << r.nonfinite
-     << " non-finite), max |err| " << r.max_abs_err << "; first at (" << r.first_bad / c.n << ", " << r.first_bad % c.n
-     << "): got " << r.first_bad_out << ", want " << r.first_bad_ref;
+  os << where << ": " << r.bad << " of " << r.checked << " elements off (" << r.nonfinite << " non-finite), max |err| "
+     << r.max_abs_err << "; first at (" << r.first_bad / c.n << ", " << r.first_bad % c.n << "): got "
+     << r.first_bad_out << ", want " << r.first_bad_ref;
   return os.str();
 }
 
@@ -539,12 +654,20 @@ std::vector<W4Case> random_w4_cases(bool fp4_x, std::uint64_t seed) {
   return cases;
 }
 
-void run_w4_cases(bool fp4_x, std::uint64_t seed) {
-  const std::vector<W4Case> cases = random_w4_cases(fp4_x, seed);
+// The random problems of random_w4_cases on `force`'s path; gemv_rows: those the GEMV takes (M <= 4,
+// x rows 16-byte aligned: x_pad 0 or 16).
+void run_w4_cases(bool fp4_x, std::uint64_t seed, W4Force force = W4Force::kAuto) {
+  std::vector<W4Case> cases = random_w4_cases(fp4_x, seed);
+  if (force == W4Force::kGemvRows) {
+    cases.erase(std::remove_if(cases.begin(), cases.end(),
+                               [](const W4Case& c) { return c.m > 4 || (c.x_pad != 0 && c.x_pad != 16); }),
+                cases.end());
+    EXPECT_GE(cases.size(), 60u);
+  }
   int failed = 0;
   std::uint64_t s = seed;
   for (const W4Case& c : cases) {
-    const std::string err = check_w4(c, s++);
+    const std::string err = check_w4(c, s++, force);
     if (!err.empty()) {
       ++failed;
       if (failed <= 10) ADD_FAILURE() << err;
@@ -563,13 +686,31 @@ TEST(Mxfp4GemmA4W4, RandomProblemsMatchTheReferenceOfTheDequantizedOperands) {
   run_w4_cases(true, 7001);
 }
 
+TEST(Mxfp4GemvRows, A8W4RandomProblemsMatchTheReferenceOfTheDequantizedOperands) {
+  TGEMM_REQUIRE_GPU();
+  run_w4_cases(false, 9001, W4Force::kGemvRows);
+}
+
+TEST(Mxfp4GemvRows, A4W4RandomProblemsMatchTheReferenceOfTheDequantizedOperands) {
+  TGEMM_REQUIRE_GPU();
+  run_w4_cases(true, 7001, W4Force::kGemvRows);
+}
+
 // A few small problems, one per path and epilogue form (sized for compute-sanitizer): the GEMV at
-// M = 1 and 4, unaligned x rows at small M (dequantize path), fp32 out with padded rows (summed
-// in place), bf16 out with an fp32 bias (fp32 scratch, then the epilogue pass).
+// M = 1 and 4 (and the several-rows GEMV forced there), unaligned x rows at small M (dequantize
+// path), fp32 out with padded rows (summed in place), bf16 out with an fp32 bias (fp32 scratch,
+// then the epilogue pass).
 TEST(Mxfp4ScaledGemm, EdgeProblemsOfEachPathMatchTheReference) {
   TGEMM_REQUIRE_GPU();
   std::uint64_t seed = 500;
   for (bool fp4_x : {false, true}) {
+    const W4Case rows_cases[] = {
+        {fp4_x, 1, 129, 256, DType::kBFloat16, true, DType::kFloat32, true, 0, 0},
+        {fp4_x, 4, 67, 128, DType::kFloat16, false, DType::kFloat16, false, 0, 0},
+        {fp4_x, 2, 5, 4128, DType::kFloat32, true, DType::kFloat32, true, 16, 3},
+        {fp4_x, 3, 4229, 1024, DType::kBFloat16, true, DType::kFloat32, false, 0, 0},
+    };
+    for (const W4Case& c : rows_cases) EXPECT_EQ(check_w4(c, seed++, W4Force::kGemvRows), "");
     const W4Case cases[] = {
         {fp4_x, 1, 129, 256, DType::kBFloat16, true, DType::kFloat32, true, 0, 0},
         {fp4_x, 4, 67, 128, DType::kFloat16, false, DType::kFloat16, false, 0, 0},
@@ -583,7 +724,7 @@ TEST(Mxfp4ScaledGemm, EdgeProblemsOfEachPathMatchTheReference) {
 
 // Token 1's x_scale is NaN (gemm_a8w4: the fp32 scale; gemm_a4w4: the E8M0 scale 255 of its first
 // block) and weight row 2's second block has scale 255: out row 1 and column 2 are NaN, every
-// other output finite, on both paths.
+// other output finite, on every path (the several-rows GEMV forced at M = 3).
 TEST(Mxfp4ScaledGemm, NaNScalesGiveNaNRowsAndColumns) {
   TGEMM_REQUIRE_GPU();
   const std::int64_t m = 40, n = 5, k = 64;
@@ -596,25 +737,28 @@ TEST(Mxfp4ScaledGemm, NaNScalesGiveNaNRowsAndColumns) {
   xs4[1 * 2] = 255;
   DeviceBuffer qd = upload(q), sd = upload(s), x8d = upload(x8), x4d = upload(x4), xs4d = upload(xs4),
                xs8d = upload(xs8), od(m * n * 4);
-  for (bool fp4_x : {false, true}) {
+  for (const auto& [fp4_x, force] : {std::pair{false, W4Force::kAuto}, std::pair{true, W4Force::kAuto},
+                                     std::pair{false, W4Force::kGemvRows}, std::pair{true, W4Force::kGemvRows}}) {
     for (std::int64_t mm : {std::int64_t{3}, std::int64_t{8}, std::int64_t{20}, m}) {
-      // GEMV, tensor-core (a8w4; a4w4: dequantize) x2, dequantize
+      // GEMV, tensor-core (a8w4; a4w4: dequantize) x2, dequantize; gemv_rows: M = 3 only
+      if (force == W4Force::kGemvRows && mm > 4) continue;
       const TensorView wv = TensorView::contiguous(qd.data(), DType::kUInt8, {n, k / 2});
       const TensorView wsv = TensorView::contiguous(sd.data(), DType::kUInt8, {n, k / 32});
       const TensorView out = TensorView::contiguous(od.data(), DType::kFloat32, {mm, n});
       fill_nan(od.data(), DType::kFloat32, mm * n, nullptr);
       if (fp4_x) {
-        gemm_a4w4(TensorView::contiguous(x4d.data(), DType::kUInt8, {mm, k / 2}), wv,
-                  TensorView::contiguous(xs4d.data(), DType::kUInt8, {mm, k / 32}), wsv, out, nullptr, nullptr);
+        run_scaled(force, true, TensorView::contiguous(x4d.data(), DType::kUInt8, {mm, k / 2}), wv,
+                   TensorView::contiguous(xs4d.data(), DType::kUInt8, {mm, k / 32}), wsv, out, nullptr);
       } else {
-        gemm_a8w4(TensorView::contiguous(x8d.data(), DType::kFloat8E4M3, {mm, k}), wv,
-                  TensorView::contiguous(xs8d.data(), DType::kFloat32, {mm, 1}), wsv, out, nullptr, nullptr);
+        run_scaled(force, false, TensorView::contiguous(x8d.data(), DType::kFloat8E4M3, {mm, k}), wv,
+                   TensorView::contiguous(xs8d.data(), DType::kFloat32, {mm, 1}), wsv, out, nullptr);
       }
       const std::vector<float> o = to_host_floats(od.data(), DType::kFloat32, mm * n);
       for (std::int64_t r = 0; r < mm; ++r)
         for (std::int64_t j = 0; j < n; ++j)
           EXPECT_EQ(std::isnan(o[static_cast<std::size_t>(r * n + j)]), r == 1 || j == 2)
-              << (fp4_x ? "gemm_a4w4" : "gemm_a8w4") << " m=" << mm << " at " << r << ", " << j;
+              << (fp4_x ? "gemm_a4w4" : "gemm_a8w4") << (force == W4Force::kGemvRows ? " (gemv_rows)" : "")
+              << " m=" << mm << " at " << r << ", " << j;
     }
   }
 }

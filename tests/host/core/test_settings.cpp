@@ -108,6 +108,7 @@ TEST(SettingsFromEnv, EachAcceptedRoutingValueIsItsSetting) {
       {"TGEMM_GROUPED_BACKEND", "cutlass", GroupedBackend::kCutlass, W4Force::kAuto},
       {"TGEMM_FP4_PATH", "auto", GroupedBackend::kAuto, W4Force::kAuto},
       {"TGEMM_FP4_PATH", "gemv", GroupedBackend::kAuto, W4Force::kGemv},
+      {"TGEMM_FP4_PATH", "gemv_rows", GroupedBackend::kAuto, W4Force::kGemvRows},
       {"TGEMM_FP4_PATH", "mma", GroupedBackend::kAuto, W4Force::kMma},
       {"TGEMM_FP4_PATH", "dequant", GroupedBackend::kAuto, W4Force::kDequant},
   };

@@ -68,6 +68,14 @@ TEST(Fp4Route, ForcedPathIsTakenWhereItRuns) {
   EXPECT_EQ(choose_w4_path(call(32), W4Force::kMma), W4Path::kMma);
   EXPECT_EQ(choose_w4_path(call(33), W4Force::kMma), W4Path::kDequant);  // two token tiles at most
   EXPECT_EQ(choose_w4_path(call(3), W4Force::kGemv), W4Path::kGemv);
+  // The several-rows GEMV only where forced, at the GEMV's M, for every x format.
+  EXPECT_EQ(choose_w4_path(call(1), W4Force::kGemvRows), W4Path::kGemvRows);
+  EXPECT_EQ(choose_w4_path(call(4, DType::kFloat8E4M3), W4Force::kGemvRows), W4Path::kGemvRows);
+  EXPECT_EQ(choose_w4_path(call(4, DType::kUInt8), W4Force::kGemvRows), W4Path::kGemvRows);
+  EXPECT_EQ(choose_w4_path(call(5), W4Force::kGemvRows), W4Path::kMma);
+  W4GemmCall c = call(2);
+  c.x = fake(0x100002);
+  EXPECT_EQ(choose_w4_path(c, W4Force::kGemvRows), W4Path::kDequant);
 }
 
 TEST(Fp4Route, SplitKFillsTheMachineWithinTheKSteps) {
