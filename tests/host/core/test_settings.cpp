@@ -131,7 +131,7 @@ TEST(SettingsFromEnv, AnInvalidRoutingValueIsOneWarningAndAuto) {
   EXPECT_EQ(f.fp4_path, W4Force::kAuto);
   EXPECT_EQ(f.grouped_backend, GroupedBackend::kCutlass);  // the valid one still applies
   ASSERT_EQ(f.warnings.size(), 1u);
-  EXPECT_EQ(f.warnings[0], "TGEMM_FP4_PATH='MMA' is not one of auto, gemv, mma, dequant, so auto is used");
+  EXPECT_EQ(f.warnings[0], "TGEMM_FP4_PATH='MMA' is not one of auto, gemv, gemv_rows, mma, dequant, so auto is used");
 
   Settings both = settings_with({{"TGEMM_FP4_PATH", "wmma"}, {"TGEMM_GROUPED_BACKEND", "wmma"}});
   EXPECT_EQ(both.warnings.size(), 2u);
