@@ -608,6 +608,8 @@ def w4_spec(args, form: str):
             name = "mxfp4_dequant+" + tgemm.describe(x, w, b)["kernelName"]
         elif (force == "mma" and mma) or not gemv:
             name = f"mxfp4_mma<{form}>"
+        elif force == "gemv_rows":
+            name = f"mxfp4_gemv_rows<{form}>"
         else:
             name = f"mxfp4_gemv<{form}>"
         return {"kernelName": name, "level": "-"}
