@@ -9,7 +9,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +16,7 @@
 #include "grouped/gmm_table.h"
 #include "runtime/device_utils.h"
 #include "tuner/gmm_tune.h"
+#include "tuner/routing_race.h"
 
 namespace tgemm {
 
@@ -63,24 +63,8 @@ class GmmRaceData {
   DeviceBuffer ref_;
 };
 
-struct GmmRaceOptions {
-  int rounds = 10;   // interleaved rounds per routing
-  int replays = 10;  // timed replays of each graph per round
-  // A candidate must beat the default by more than this on both routings. Twice the dense tuner's
-  // 1% band (tuner/select.h): a gmm row rests on paired ratios of ~10 rounds per routing, not on
-  // a screen, finals and a confirmation; not yet measured on a GPU.
-  double tie_band = 0.02;
-  std::uint64_t seed = 1;  // the skewed routing's permutation
-};
-
-struct GmmRaceResult {
-  GmmKey key;
-  std::string default_solution;
-  std::vector<GmmCandidateTiming> candidates;
-  int default_index = -1;
-  int winner = -1;            // index into candidates; -1: the default rule keeps the key
-  std::optional<GmmRow> row;  // the row to write (winner's), absent where the default keeps it
-};
+using GmmRaceOptions = RoutingRaceOptions;
+using GmmRaceResult = RoutingRaceResult<GmmKey, GmmRow>;
 
 // Races `p` on the current device. Throws tgemm::Error where the default itself fails the check
 // or nothing can run the problem.
