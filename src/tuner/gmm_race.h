@@ -66,6 +66,24 @@ class GmmRaceData {
 using GmmRaceOptions = RoutingRaceOptions;
 using GmmRaceResult = RoutingRaceResult<GmmKey, GmmRow>;
 
+// The harness of the two-routing races (race_gmm, race_fmoe), over their candidates (index i) and
+// routings (r: kUniform, kSkewed).
+//
+// Checks: on each routing, `reference(r)` computes its reference, then `check(i, r)` says why
+// candidate i does not reproduce it (empty: it does); a candidate that fails stays dropped, its
+// error kept. Throws tgemm::Error naming `op` and `name` where the default (`what`: "solution",
+// "path") fails.
+void check_routing_candidates(std::vector<GmmCandidateTiming>& candidates, int default_index, const char* op,
+                              const std::string& name, const char* what, const std::function<void(int)>& reference,
+                              const std::function<std::string(std::size_t, int)>& check);
+// Times the candidates without error on each routing, CUDA-graph replays of `sets` rotated operand
+// sets in interleaved rounds (plan_slots of `est_us(r)`, one call's expected time): each one's
+// median and paired speedup over the default's. `launch(i, r, j, s)` runs candidate i on routing
+// r's set j % sets.
+void time_routing_candidates(std::vector<GmmCandidateTiming>& candidates, int default_index,
+                             const RoutingRaceOptions& o, int sets, const std::function<double(int)>& est_us,
+                             const std::function<void(std::size_t, int, int, Stream)>& launch);
+
 // Races `p` on the current device. Throws tgemm::Error where the default itself fails the check
 // or nothing can run the problem.
 GmmRaceResult race_gmm(const GmmTuneProblem& p, const GmmRaceOptions& o);
