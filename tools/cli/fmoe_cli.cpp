@@ -40,13 +40,7 @@ std::vector<FmoeTuneProblem> fmoe_problems(const FmoeSpec& spec, const std::stri
     TGEMM_CHECK(in.good(), op, "--suite '", spec.suite, "' cannot be opened");
     all = parse_fmoe_suite(in, spec.suite, tokens, dtype, *act);
   }
-  std::vector<FmoeTuneProblem> out;
-  for (const FmoeTuneProblem& p : all) {
-    if (!spec.filter.empty() && p.name.find(spec.filter) == std::string::npos) continue;
-    if (spec.max_problems > 0 && static_cast<int>(out.size()) >= spec.max_problems) break;
-    out.push_back(p);
-  }
-  return out;
+  return selected_problems(all, spec.filter, spec.max_problems);
 }
 
 CLI::App* add_tune_fmoe_command(CLI::App& app, TuneFmoeOptions& o) {

@@ -39,13 +39,7 @@ std::vector<GmmTuneProblem> gmm_problems(const GmmSpec& spec, const std::string&
     TGEMM_CHECK(in.good(), op, "--suite '", spec.suite, "' cannot be opened");
     all = parse_moe_suite(in, spec.suite, spec.rhs == "gnk", dtype, out, spec.bias);
   }
-  std::vector<GmmTuneProblem> out;
-  for (const GmmTuneProblem& p : all) {
-    if (!spec.filter.empty() && p.name.find(spec.filter) == std::string::npos) continue;
-    if (spec.max_problems > 0 && static_cast<int>(out.size()) >= spec.max_problems) break;
-    out.push_back(p);
-  }
-  return out;
+  return selected_problems(all, spec.filter, spec.max_problems);
 }
 
 CLI::App* add_tune_gmm_command(CLI::App& app, TuneGmmOptions& o) {

@@ -17,6 +17,19 @@ namespace tgemm::cli {
 // --filter and --max-problems.
 void add_problem_selection_options(CLI::App& t, std::string& filter, int& max_problems);
 
+// The problems of `all` whose name contains `filter` (every one where it is empty), the first
+// `max_problems` of them (all where 0).
+template <class Problem>
+std::vector<Problem> selected_problems(const std::vector<Problem>& all, const std::string& filter, int max_problems) {
+  std::vector<Problem> out;
+  for (const Problem& p : all) {
+    if (!filter.empty() && p.name.find(filter) == std::string::npos) continue;
+    if (max_problems > 0 && static_cast<int>(out.size()) >= max_problems) break;
+    out.push_back(p);
+  }
+  return out;
+}
+
 // --rounds, --replays, --tie-band, --seed (described by `seed_help`) and --dry-run.
 void add_routing_race_options(CLI::App& t, RoutingRaceOptions& race, bool& dry_run, const std::string& seed_help);
 
