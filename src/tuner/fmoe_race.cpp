@@ -15,6 +15,7 @@
 #include "runtime/timing.h"
 #include "tgemm/moe.h"
 #include "tuner/fmoe_reference.h"
+#include "tuner/gmm_race.h"
 #include "tuner/select.h"
 
 namespace tgemm {
@@ -184,43 +185,6 @@ std::string fmoe_plan_label(const MoeCutlassPlan& plan) {
   return std::string(kFmoeCutlassSolution) + " up " + plan.up->generated_name + " down " + plan.down->generated_name;
 }
 
-namespace {
-
-// Times the checked candidates on both routings: each one's median and paired speedup over the
-// default's.
-void time_candidates(const FmoeRaceData& data, const std::vector<MoeCutlassPlan>& plans, const FmoeRaceOptions& o,
-                     int device, FmoeRaceResult& res) {
-  std::vector<std::size_t> timed;
-  std::size_t default_pos = 0;
-  for (std::size_t i = 0; i < plans.size(); ++i) {
-    if (!res.candidates[i].error.empty()) continue;
-    if (i == static_cast<std::size_t>(res.default_index)) default_pos = timed.size();
-    timed.push_back(i);
-  }
-  for (int r = 0; r < 2; ++r) {
-    const SlotPlan plan = plan_slots(data.est_us(r), o.rounds);
-    TimingOptions topt;
-    topt.replays = o.replays;
-    topt.warmup_replays = 2;
-    topt.launches_per_graph = std::max(plan.launches_per_graph, data.sets());
-    std::vector<std::function<void(int, Stream)>> launches;
-    for (std::size_t i : timed) {
-      const MoeCutlassPlan pl = plans[i];
-      launches.push_back(
-          [&data, r, pl, device](int j, Stream s) { run_fused_moe_on(data.call(r, j % data.sets()), pl, device, s); });
-    }
-    std::vector<std::vector<double>> per_round;
-    const std::vector<TimingStats> stats = time_graphs_interleaved(launches, topt, plan.rounds, &per_round);
-    for (std::size_t j = 0; j < timed.size(); ++j) {
-      FmoeCandidateTiming& c = res.candidates[timed[j]];
-      c.us[r] = stats[j].median_us;
-      c.speedup[r] = paired_ratio(per_round[default_pos], per_round[j]);
-    }
-  }
-}
-
-}  // namespace
-
 FmoeRaceResult race_fmoe(const FmoeTuneProblem& p, const FmoeRaceOptions& o) {
   Runtime& rt = Runtime::get();
   const int device = rt.platform().current_device();
@@ -238,19 +202,18 @@ FmoeRaceResult race_fmoe(const FmoeTuneProblem& p, const FmoeRaceOptions& o) {
   }
   TGEMM_CHECK(res.default_index >= 0, kOp, "the default rule's path ", res.default_solution,
               " is not among the candidates of ", p.name);
-  for (int r = 0; r < 2; ++r) {
-    data.compute_reference(r);
-    for (std::size_t i = 0; i < plans.size(); ++i) {
-      FmoeCandidateTiming& c = res.candidates[i];
-      const MoeCall& call = data.call(r, 0);
-      const MoeCutlassPlan pl = plans[i];
-      if (c.error.empty()) c.error = data.check([&](Stream s) { run_fused_moe_on(call, pl, device, s); });
-    }
-    const FmoeCandidateTiming& d = res.candidates[static_cast<std::size_t>(res.default_index)];
-    TGEMM_CHECK(d.error.empty(), kOp, p.name, ": the default rule's path ", d.solution, " fails the check (",
-                r == FmoeRaceData::kUniform ? "uniform" : "skewed", " routing): ", d.error);
-  }
-  time_candidates(data, plans, o, device, res);
+  check_routing_candidates(
+      res.candidates, res.default_index, kOp, p.name, "path", [&](int r) { data.compute_reference(r); },
+      [&](std::size_t i, int r) {
+        const MoeCall& call = data.call(r, 0);
+        const MoeCutlassPlan pl = plans[i];
+        return data.check([&](Stream s) { run_fused_moe_on(call, pl, device, s); });
+      });
+  time_routing_candidates(
+      res.candidates, res.default_index, o, data.sets(), [&](int r) { return data.est_us(r); },
+      [&](std::size_t i, int r, int j, Stream s) {
+        run_fused_moe_on(data.call(r, j % data.sets()), plans[i], device, s);
+      });
   res.winner = select_gmm_winner(res.candidates, res.default_index, o.tie_band);
   if (res.winner >= 0) {
     const FmoeCandidateTiming& w = res.candidates[static_cast<std::size_t>(res.winner)];

@@ -9,7 +9,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +17,7 @@
 #include "moe/moe_launch.h"
 #include "runtime/device_utils.h"
 #include "tuner/fmoe_tune.h"
+#include "tuner/routing_race.h"
 
 namespace tgemm {
 
@@ -74,23 +74,10 @@ struct FmoeTolerance {
 };
 FmoeTolerance fmoe_tolerance(const FmoeTuneProblem& p);
 
-struct FmoeRaceOptions {
-  int rounds = 10;   // interleaved rounds per routing
-  int replays = 10;  // timed replays of each graph per round
-  // A candidate must beat the default by more than this on both routings: gmm's band
-  // (tuner/gmm_race.h), for the same evidence (paired ratios of ~10 rounds per routing).
-  double tie_band = 0.02;
-  std::uint64_t seed = 1;  // the routings' seed
-};
-
-struct FmoeRaceResult {
-  FmoeKey key;
-  std::string default_solution;  // "tile" or "cutlass up <instance> down <instance>"
-  std::vector<FmoeCandidateTiming> candidates;
-  int default_index = -1;
-  int winner = -1;             // index into candidates; -1: the default rule keeps the key
-  std::optional<FmoeRow> row;  // the row to write (winner's), absent where the default keeps it
-};
+// The result's default_solution and candidates' solutions: "tile" or "cutlass up <instance> down
+// <instance>".
+using FmoeRaceOptions = RoutingRaceOptions;
+using FmoeRaceResult = RoutingRaceResult<FmoeKey, FmoeRow>;
 
 // "tile" or "cutlass up <instance> down <instance>" (describe_fused_moe's kernel_name).
 std::string fmoe_plan_label(const MoeCutlassPlan& plan);

@@ -4,10 +4,10 @@
 #include <cmath>
 #include <numeric>
 #include <random>
-#include <unordered_set>
 
 #include "core/check.h"
 #include "core/csv.h"
+#include "tuner/routing_race.h"
 #include "tuner/untuned_csv.h"
 
 namespace tgemm {
@@ -175,17 +175,7 @@ std::vector<std::int32_t> fmoe_rank_map(std::int64_t experts, std::int64_t globa
 
 std::string merged_fmoe_table(const std::vector<FmoeRow>& existing, const std::vector<FmoeKey>& raced,
                               const std::vector<FmoeRow>& rows) {
-  const std::unordered_set<FmoeKey, FmoeKeyHash> raced_keys(raced.begin(), raced.end());
-  FmoeTable table;
-  std::vector<FmoeRow> kept;
-  for (const FmoeRow& r : existing) {
-    if (raced_keys.count(r.key) == 0) kept.push_back(r);
-  }
-  table.add_rows(kept);
-  table.add_rows(rows);
-  std::string text = csv::join(fmoe_tuned_columns()) + "\n";
-  for (const FmoeRow* r : table.all_rows()) text += format_fmoe_row(*r) + "\n";
-  return text;
+  return merged_tuned_table<FmoeTableTraits>(existing, raced, rows, fmoe_tuned_columns(), format_fmoe_row);
 }
 
 }  // namespace tgemm

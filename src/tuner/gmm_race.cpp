@@ -135,6 +135,49 @@ std::string GmmRaceData::check(const std::function<void(Stream)>& run) const {
          std::to_string(r.first_bad_ref) + ")";
 }
 
+void check_routing_candidates(std::vector<GmmCandidateTiming>& candidates, int default_index, const char* op,
+                              const std::string& name, const char* what, const std::function<void(int)>& reference,
+                              const std::function<std::string(std::size_t, int)>& check) {
+  for (int r = 0; r < 2; ++r) {
+    reference(r);
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      GmmCandidateTiming& c = candidates[i];
+      if (c.error.empty()) c.error = check(i, r);
+    }
+    const GmmCandidateTiming& d = candidates[static_cast<std::size_t>(default_index)];
+    TGEMM_CHECK(d.error.empty(), op, name, ": the default rule's ", what, " ", d.solution, " fails the check (",
+                r == GmmRaceData::kUniform ? "uniform" : "skewed", " routing): ", d.error);
+  }
+}
+
+void time_routing_candidates(std::vector<GmmCandidateTiming>& candidates, int default_index,
+                             const RoutingRaceOptions& o, int sets, const std::function<double(int)>& est_us,
+                             const std::function<void(std::size_t, int, int, Stream)>& launch) {
+  std::vector<std::size_t> timed;
+  std::size_t default_pos = 0;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    if (!candidates[i].error.empty()) continue;
+    if (i == static_cast<std::size_t>(default_index)) default_pos = timed.size();
+    timed.push_back(i);
+  }
+  for (int r = 0; r < 2; ++r) {
+    const SlotPlan plan = plan_slots(est_us(r), o.rounds);
+    TimingOptions topt;
+    topt.replays = o.replays;
+    topt.warmup_replays = 2;
+    topt.launches_per_graph = std::max(plan.launches_per_graph, sets);
+    std::vector<std::function<void(int, Stream)>> launches;
+    for (std::size_t i : timed) launches.push_back([&launch, i, r](int j, Stream s) { launch(i, r, j, s); });
+    std::vector<std::vector<double>> per_round;
+    const std::vector<TimingStats> stats = time_graphs_interleaved(launches, topt, plan.rounds, &per_round);
+    for (std::size_t j = 0; j < timed.size(); ++j) {
+      GmmCandidateTiming& c = candidates[timed[j]];
+      c.us[r] = stats[j].median_us;
+      c.speedup[r] = paired_ratio(per_round[default_pos], per_round[j]);
+    }
+  }
+}
+
 GmmRaceResult race_gmm(const GmmTuneProblem& p, const GmmRaceOptions& o) {
   Runtime& rt = Runtime::get();
   const int device = rt.platform().current_device();
@@ -152,46 +195,16 @@ GmmRaceResult race_gmm(const GmmTuneProblem& p, const GmmRaceOptions& o) {
   }
   TGEMM_CHECK(res.default_index >= 0, kOp, "the default rule's solution ", res.default_solution,
               " is not among the candidates of ", p.name);
-  for (int r = 0; r < 2; ++r) {
-    data.compute_reference(r);
-    for (std::size_t i = 0; i < kernels.size(); ++i) {
-      GmmCandidateTiming& c = res.candidates[i];
-      const GmmCall& call = data.call(r, 0);
-      const auto* k = kernels[i];
-      if (c.error.empty()) c.error = data.check([&](Stream s) { run_gmm_on(call, k, device, s); });
-    }
-    const GmmCandidateTiming& d = res.candidates[static_cast<std::size_t>(res.default_index)];
-    TGEMM_CHECK(d.error.empty(), kOp, p.name, ": the default rule's solution ", d.solution, " fails the check (",
-                r == GmmRaceData::kUniform ? "uniform" : "skewed", " routing): ", d.error);
-  }
-
-  std::vector<std::size_t> timed;
-  std::size_t default_pos = 0;
-  for (std::size_t i = 0; i < kernels.size(); ++i) {
-    if (!res.candidates[i].error.empty()) continue;
-    if (i == static_cast<std::size_t>(res.default_index)) default_pos = timed.size();
-    timed.push_back(i);
-  }
-  const SlotPlan plan = plan_slots(data.est_us(), o.rounds);
-  TimingOptions topt;
-  topt.replays = o.replays;
-  topt.warmup_replays = 2;
-  topt.launches_per_graph = std::max(plan.launches_per_graph, data.sets());
-  for (int r = 0; r < 2; ++r) {
-    std::vector<std::function<void(int, Stream)>> launches;
-    for (std::size_t i : timed) {
-      const auto* k = kernels[i];
-      launches.push_back(
-          [&data, r, k, device](int j, Stream s) { run_gmm_on(data.call(r, j % data.sets()), k, device, s); });
-    }
-    std::vector<std::vector<double>> per_round;
-    const std::vector<TimingStats> stats = time_graphs_interleaved(launches, topt, plan.rounds, &per_round);
-    for (std::size_t j = 0; j < timed.size(); ++j) {
-      GmmCandidateTiming& c = res.candidates[timed[j]];
-      c.us[r] = stats[j].median_us;
-      c.speedup[r] = paired_ratio(per_round[default_pos], per_round[j]);
-    }
-  }
+  check_routing_candidates(
+      res.candidates, res.default_index, kOp, p.name, "solution", [&](int r) { data.compute_reference(r); },
+      [&](std::size_t i, int r) {
+        const GmmCall& call = data.call(r, 0);
+        const auto* k = kernels[i];
+        return data.check([&](Stream s) { run_gmm_on(call, k, device, s); });
+      });
+  time_routing_candidates(
+      res.candidates, res.default_index, o, data.sets(), [&](int) { return data.est_us(); },
+      [&](std::size_t i, int r, int j, Stream s) { run_gmm_on(data.call(r, j % data.sets()), kernels[i], device, s); });
   res.winner = select_gmm_winner(res.candidates, res.default_index, o.tie_band);
   if (res.winner >= 0) {
     const GmmCandidateTiming& w = res.candidates[static_cast<std::size_t>(res.winner)];

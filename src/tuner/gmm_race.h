@@ -9,7 +9,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +16,7 @@
 #include "grouped/gmm_table.h"
 #include "runtime/device_utils.h"
 #include "tuner/gmm_tune.h"
+#include "tuner/routing_race.h"
 
 namespace tgemm {
 
@@ -63,24 +63,26 @@ class GmmRaceData {
   DeviceBuffer ref_;
 };
 
-struct GmmRaceOptions {
-  int rounds = 10;   // interleaved rounds per routing
-  int replays = 10;  // timed replays of each graph per round
-  // A candidate must beat the default by more than this on both routings. Twice the dense tuner's
-  // 1% band (tuner/select.h): a gmm row rests on paired ratios of ~10 rounds per routing, not on
-  // a screen, finals and a confirmation; not yet measured on a GPU.
-  double tie_band = 0.02;
-  std::uint64_t seed = 1;  // the skewed routing's permutation
-};
+using GmmRaceOptions = RoutingRaceOptions;
+using GmmRaceResult = RoutingRaceResult<GmmKey, GmmRow>;
 
-struct GmmRaceResult {
-  GmmKey key;
-  std::string default_solution;
-  std::vector<GmmCandidateTiming> candidates;
-  int default_index = -1;
-  int winner = -1;            // index into candidates; -1: the default rule keeps the key
-  std::optional<GmmRow> row;  // the row to write (winner's), absent where the default keeps it
-};
+// The harness of the two-routing races (race_gmm, race_fmoe), over their candidates (index i) and
+// routings (r: kUniform, kSkewed).
+//
+// Checks: on each routing, `reference(r)` computes its reference, then `check(i, r)` says why
+// candidate i does not reproduce it (empty: it does); a candidate that fails stays dropped, its
+// error kept. Throws tgemm::Error naming `op` and `name` where the default (`what`: "solution",
+// "path") fails.
+void check_routing_candidates(std::vector<GmmCandidateTiming>& candidates, int default_index, const char* op,
+                              const std::string& name, const char* what, const std::function<void(int)>& reference,
+                              const std::function<std::string(std::size_t, int)>& check);
+// Times the candidates without error on each routing, CUDA-graph replays of `sets` rotated operand
+// sets in interleaved rounds (plan_slots of `est_us(r)`, one call's expected time): each one's
+// median and paired speedup over the default's. `launch(i, r, j, s)` runs candidate i on routing
+// r's set j % sets.
+void time_routing_candidates(std::vector<GmmCandidateTiming>& candidates, int default_index,
+                             const RoutingRaceOptions& o, int sets, const std::function<double(int)>& est_us,
+                             const std::function<void(std::size_t, int, int, Stream)>& launch);
 
 // Races `p` on the current device. Throws tgemm::Error where the default itself fails the check
 // or nothing can run the problem.

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
-#include <unordered_set>
 
 #include "core/check.h"
 #include "core/csv.h"
+#include "tuner/routing_race.h"
 #include "tuner/untuned_csv.h"
 
 namespace tgemm {
@@ -123,17 +123,7 @@ int select_gmm_winner(const std::vector<GmmCandidateTiming>& candidates, int def
 
 std::string merged_gmm_table(const std::vector<GmmRow>& existing, const std::vector<GmmKey>& raced,
                              const std::vector<GmmRow>& rows) {
-  const std::unordered_set<GmmKey, GmmKeyHash> raced_keys(raced.begin(), raced.end());
-  GmmTable table;
-  std::vector<GmmRow> kept;
-  for (const GmmRow& r : existing) {
-    if (raced_keys.count(r.key) == 0) kept.push_back(r);
-  }
-  table.add_rows(kept);
-  table.add_rows(rows);
-  std::string text = csv::join(gmm_tuned_columns()) + "\n";
-  for (const GmmRow* r : table.all_rows()) text += format_gmm_row(*r) + "\n";
-  return text;
+  return merged_tuned_table<GmmTableTraits>(existing, raced, rows, gmm_tuned_columns(), format_gmm_row);
 }
 
 }  // namespace tgemm

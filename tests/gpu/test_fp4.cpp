@@ -285,10 +285,10 @@ std::vector<A16W4Case> random_a16w4_cases() {
   return cases;
 }
 
-// Every case of `cases` on `force`'s path (seeds 1, 2, ... in order), at most 10 failures shown.
-void run_a16w4_cases(const std::vector<A16W4Case>& cases, W4Force force) {
+// Every case of `cases` on `force`'s path (seeds `seed`, `seed` + 1, ... in order), at most 10 failures
+// shown.
+void run_a16w4_cases(const std::vector<A16W4Case>& cases, W4Force force, std::uint64_t seed = 1) {
   int failed = 0;
-  std::uint64_t seed = 1;
   for (const A16W4Case& c : cases) {
     const std::string err = check_gemm(c, seed++, force);
     if (!err.empty()) {
@@ -338,7 +338,7 @@ TEST(Mxfp4Gemm, NaNScaleGivesNaNRows) {
 // 128, fp16 outside 99..128: decoded through fp32). Small enough for compute-sanitizer.
 TEST(Mxfp4Mma, KTailsSplitKAndWideScalesMatchTheReference) {
   TGEMM_REQUIRE_GPU();
-  const A16W4Case cases[] = {
+  const std::vector<A16W4Case> cases = {
       {5, 1, 32, DType::kBFloat16, DType::kBFloat16, true, 0},
       {16, 17, 96, DType::kFloat16, DType::kFloat32, false, 0},
       {8, 129, 160, DType::kBFloat16, DType::kFloat16, true, 0},
@@ -352,8 +352,7 @@ TEST(Mxfp4Mma, KTailsSplitKAndWideScalesMatchTheReference) {
       {32, 40, 16416, DType::kBFloat16, DType::kFloat32, true, 0},
       {29, 77, 1024, DType::kBFloat16, DType::kFloat32, false, 0, true},
   };
-  std::uint64_t seed = 900;
-  for (const A16W4Case& c : cases) EXPECT_EQ(check_gemm(c, seed++), "");
+  run_a16w4_cases(cases, W4Force::kAuto, 900);
 }
 
 // The split-K sums are added in a fixed order (warps, then cluster ranks): two runs write the same
@@ -398,7 +397,7 @@ TEST(Mxfp4GemvRows, RandomProblemsMatchTheReferenceOfTheDequantizedWeight) {
 // 16-bit x, scales 2^-20 .. 2^13.
 TEST(Mxfp4GemvRows, TailsTokenCountsAndWideScalesMatchTheReference) {
   TGEMM_REQUIRE_GPU();
-  const A16W4Case cases[] = {
+  const std::vector<A16W4Case> cases = {
       {1, 1, 32, DType::kBFloat16, DType::kBFloat16, true, 0},
       {2, 3, 64, DType::kFloat16, DType::kFloat32, false, 0},
       {3, 7, 96, DType::kBFloat16, DType::kFloat16, true, 0},
@@ -415,8 +414,7 @@ TEST(Mxfp4GemvRows, TailsTokenCountsAndWideScalesMatchTheReference) {
       {4, 2500, 2048, DType::kBFloat16, DType::kFloat32, true, 0, true},
       {3, 4500, 1056, DType::kFloat16, DType::kFloat32, false, 0, true},
   };
-  std::uint64_t seed = 1300;
-  for (const A16W4Case& c : cases) EXPECT_EQ(check_gemm(c, seed++, W4Force::kGemvRows), "");
+  run_a16w4_cases(cases, W4Force::kGemvRows, 1300);
 }
 
 // Its sums are reduced in a fixed shuffle order: two runs write the same bytes (M = 4 with 2 rows a

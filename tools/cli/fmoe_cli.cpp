@@ -16,6 +16,7 @@
 #include "runtime/runtime.h"
 #include "tools/cli/bench_family.h"
 #include "tools/cli/common.h"
+#include "tools/cli/race_cli.h"
 #include "tuner/fmoe_race.h"
 #include "tuner/tune_processes.h"
 
@@ -39,13 +40,7 @@ std::vector<FmoeTuneProblem> fmoe_problems(const FmoeSpec& spec, const std::stri
     TGEMM_CHECK(in.good(), op, "--suite '", spec.suite, "' cannot be opened");
     all = parse_fmoe_suite(in, spec.suite, tokens, dtype, *act);
   }
-  std::vector<FmoeTuneProblem> out;
-  for (const FmoeTuneProblem& p : all) {
-    if (!spec.filter.empty() && p.name.find(spec.filter) == std::string::npos) continue;
-    if (spec.max_problems > 0 && static_cast<int>(out.size()) >= spec.max_problems) break;
-    out.push_back(p);
-  }
-  return out;
+  return selected_problems(all, spec.filter, spec.max_problems);
 }
 
 CLI::App* add_tune_fmoe_command(CLI::App& app, TuneFmoeOptions& o) {
@@ -62,8 +57,7 @@ CLI::App* add_tune_fmoe_command(CLI::App& app, TuneFmoeOptions& o) {
   t->add_option("--tokens", o.spec.tokens, "--suite: comma list of token counts T")->capture_default_str();
   t->add_option("--dtype", o.spec.dtype, "--suite: bf16 or fp16")->capture_default_str();
   t->add_option("--activation", o.spec.activation, "--suite: silu or gelu")->capture_default_str();
-  t->add_option("--filter", o.spec.filter, "only problems whose name contains this");
-  t->add_option("--max-problems", o.spec.max_problems, "stop after this many problems (0: all)");
+  add_problem_selection_options(*t, o.spec.filter, o.spec.max_problems);
   t->add_option("-o,--output", o.output,
                 "the fmoe table to write after each key (its rows of other keys are kept; TGEMM_CONFIG_FMOE reads "
                 "it); keys it already has a row for are skipped, so an interrupted tune resumes")
@@ -74,47 +68,16 @@ CLI::App* add_tune_fmoe_command(CLI::App& app, TuneFmoeOptions& o) {
                 "all have finished")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
-  t->add_option("--rounds", o.rounds, "interleaved timing rounds per routing")
-      ->check(CLI::Range(1, 100))
-      ->capture_default_str();
-  t->add_option("--replays", o.replays, "timed replays per round")->check(CLI::Range(1, 1000))->capture_default_str();
-  t->add_option("--tie-band", o.tie_band,
-                "a candidate must beat the default by more than this fraction on both routings to be written")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
-  t->add_option("--seed", o.seed, "the routings' seed")->capture_default_str();
-  t->add_flag("--dry-run", o.dry_run, "print the rows, write nothing");
+  add_routing_race_options(*t, o.race, o.dry_run, "the routings' seed");
   return t;
 }
 
 namespace {
 
-std::vector<FmoeRow> existing_rows(const std::string& path) {
-  std::ifstream in(path);
-  if (!in.good()) return {};
-  ParsedFmoeTable parsed = parse_fmoe_table(in, path);
-  TGEMM_CHECK(parsed.warnings.empty(), "tgemm tune-fmoe", "-o/--output ", path,
-              " has lines that are not fmoe rows (fix or move it first): ", parsed.warnings[0]);
-  return parsed.rows;
-}
-
 void print_race(const FmoeTuneProblem& p, const FmoeRaceResult& r) {
-  fmt::print("{} T={} E={} topk={} H={} I={} (default {}):\n", p.name, p.tokens, p.experts, p.topk, p.hidden, p.inter,
-             r.default_solution);
-  for (std::size_t i = 0; i < r.candidates.size(); ++i) {
-    const FmoeCandidateTiming& c = r.candidates[i];
-    if (!c.error.empty()) {
-      fmt::print("  {:<60} dropped: {}\n", c.solution, c.error);
-      continue;
-    }
-    fmt::print("  {:<60} uniform {:>9.2f} us {:>6.3f}x  skewed {:>9.2f} us {:>6.3f}x{}\n", c.solution, c.us[0],
-               c.speedup[0], c.us[1], c.speedup[1],
-               static_cast<int>(i) == r.winner          ? "  <- row"
-               : static_cast<int>(i) == r.default_index ? "  (default)"
-                                                        : "");
-  }
-  if (!r.row) fmt::print("  no candidate beats the default on both routings: no row\n");
-  std::fflush(stdout);
+  print_routing_race(fmt::format("{} T={} E={} topk={} H={} I={} (default {}):\n", p.name, p.tokens, p.experts, p.topk,
+                                 p.hidden, p.inter, r.default_solution),
+                     60, r);
 }
 
 }  // namespace
@@ -140,8 +103,8 @@ int run_tune_fmoe_processes(const TuneFmoeOptions& o, const std::vector<FmoeTune
     write_text_file(inputs.back(), fmoe_problems_csv(shares[i]), op, "--output");
     std::remove(outputs.back().c_str());
     args.push_back({"tune-fmoe", "-i", inputs.back(), "-o", outputs.back(), "--all", "--rounds",
-                    std::to_string(o.rounds), "--replays", std::to_string(o.replays), "--tie-band",
-                    fmt::format("{}", o.tie_band), "--seed", std::to_string(o.seed)});
+                    std::to_string(o.race.rounds), "--replays", std::to_string(o.race.replays), "--tie-band",
+                    fmt::format("{}", o.race.tie_band), "--seed", std::to_string(o.race.seed)});
     devices.push_back(static_cast<int>(i));
   }
   const std::vector<int> status = spawn_reconfirms(args, devices);
@@ -150,7 +113,7 @@ int run_tune_fmoe_processes(const TuneFmoeOptions& o, const std::vector<FmoeTune
   int failed = 0;
   for (std::size_t w = 0, i = 0; i < shares.size(); ++i) {
     if (shares[i].empty()) continue;
-    const std::vector<FmoeRow> got = existing_rows(outputs[w]);
+    const std::vector<FmoeRow> got = existing_table_rows<FmoeTableTraits>(outputs[w]);
     rows.insert(rows.end(), got.begin(), got.end());
     if (status[w] == 0) {
       for (const FmoeTuneProblem& p : shares[i]) raced.push_back(p.key(dev.arch, dev.sm_count));
@@ -187,7 +150,7 @@ int run_tune_fmoe(const TuneFmoeOptions& o) {
     if (top * p.topk <= std::numeric_limits<std::int32_t>::max()) p.tokens = top;
   }
   TGEMM_CHECK(!problems.empty(), op, "no problem to tune (check -i/--suite and --filter)");
-  const std::vector<FmoeRow> existing = existing_rows(o.output);
+  const std::vector<FmoeRow> existing = existing_table_rows<FmoeTableTraits>(o.output);
   require_gpu("tune-fmoe");
   Runtime& rt = Runtime::get();
   const DeviceInfo& dev = rt.platform().device_info(rt.platform().current_device());
@@ -204,15 +167,10 @@ int run_tune_fmoe(const TuneFmoeOptions& o) {
   if (skipped > 0)
     fmt::print("{} problems skipped: their key has a row in {} (--all races them) or came before\n", skipped, o.output);
   if (o.mp > 1 && todo.size() > 1) return run_tune_fmoe_processes(o, todo, existing, dev);
-  FmoeRaceOptions ro;
-  ro.rounds = o.rounds;
-  ro.replays = o.replays;
-  ro.tie_band = o.tie_band;
-  ro.seed = o.seed;
   std::vector<FmoeKey> raced;
   std::vector<FmoeRow> rows;
   for (const FmoeTuneProblem& p : todo) {
-    const FmoeRaceResult r = race_fmoe(p, ro);
+    const FmoeRaceResult r = race_fmoe(p, o.race);
     print_race(p, r);
     raced.push_back(r.key);
     if (r.row) rows.push_back(*r.row);

@@ -12,6 +12,7 @@
 
 #include "tools/cli/bench.h"
 #include "tuner/fmoe_tune.h"
+#include "tuner/routing_race.h"
 
 namespace tgemm::cli {
 
@@ -30,10 +31,7 @@ struct FmoeSpec {
 struct TuneFmoeOptions {
   FmoeSpec spec;
   std::string output = "configs/tuned_fmoe.csv";
-  int rounds = 10;
-  int replays = 10;
-  double tie_band = 0.02;
-  std::uint64_t seed = 1;
+  RoutingRaceOptions race;
   int mp = 1;            // worker processes, one per GPU, the keys dealt among them
   bool all = false;      // race keys that already have a row in the output too
   bool dry_run = false;  // print the rows, write nothing

@@ -15,6 +15,7 @@
 #include "tgemm/gmm.h"
 #include "tools/cli/bench_family.h"
 #include "tools/cli/common.h"
+#include "tools/cli/race_cli.h"
 #include "tuner/gmm_race.h"
 
 namespace tgemm::cli {
@@ -38,13 +39,7 @@ std::vector<GmmTuneProblem> gmm_problems(const GmmSpec& spec, const std::string&
     TGEMM_CHECK(in.good(), op, "--suite '", spec.suite, "' cannot be opened");
     all = parse_moe_suite(in, spec.suite, spec.rhs == "gnk", dtype, out, spec.bias);
   }
-  std::vector<GmmTuneProblem> out;
-  for (const GmmTuneProblem& p : all) {
-    if (!spec.filter.empty() && p.name.find(spec.filter) == std::string::npos) continue;
-    if (spec.max_problems > 0 && static_cast<int>(out.size()) >= spec.max_problems) break;
-    out.push_back(p);
-  }
-  return out;
+  return selected_problems(all, spec.filter, spec.max_problems);
 }
 
 CLI::App* add_tune_gmm_command(CLI::App& app, TuneGmmOptions& o) {
@@ -62,52 +57,20 @@ CLI::App* add_tune_gmm_command(CLI::App& app, TuneGmmOptions& o) {
   t->add_option("--dtype", o.spec.dtype, "--suite: bf16 or fp16")->capture_default_str();
   t->add_option("--out-dtype", o.spec.out_dtype, "--suite: output dtype (default: --dtype; or fp32)");
   t->add_flag("--bias", o.spec.bias, "--suite: with a bias [G, N]");
-  t->add_option("--filter", o.spec.filter, "only problems whose name contains this");
-  t->add_option("--max-problems", o.spec.max_problems, "stop after this many problems (0: all)");
+  add_problem_selection_options(*t, o.spec.filter, o.spec.max_problems);
   t->add_option("-o,--output", o.output,
                 "the gmm table to write (its rows of other keys are kept; TGEMM_CONFIG_GMM reads it)")
       ->capture_default_str();
-  t->add_option("--rounds", o.rounds, "interleaved timing rounds per routing")
-      ->check(CLI::Range(1, 100))
-      ->capture_default_str();
-  t->add_option("--replays", o.replays, "timed replays per round")->check(CLI::Range(1, 1000))->capture_default_str();
-  t->add_option("--tie-band", o.tie_band,
-                "a candidate must beat the default by more than this fraction on both routings to be written")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
-  t->add_option("--seed", o.seed, "the skewed routing's seed")->capture_default_str();
-  t->add_flag("--dry-run", o.dry_run, "print the rows, write nothing");
+  add_routing_race_options(*t, o.race, o.dry_run, "the skewed routing's seed");
   return t;
 }
 
 namespace {
 
-std::vector<GmmRow> existing_rows(const std::string& path) {
-  std::ifstream in(path);
-  if (!in.good()) return {};
-  ParsedGmmTable parsed = parse_gmm_table(in, path);
-  TGEMM_CHECK(parsed.warnings.empty(), "tgemm tune-gmm", "-o/--output ", path,
-              " has lines that are not gmm rows (fix or move it first): ", parsed.warnings[0]);
-  return parsed.rows;
-}
-
 void print_race(const GmmTuneProblem& p, const GmmRaceResult& r) {
-  fmt::print("{} G={} M={} N={} K={} rhs={} (default {}):\n", p.name, p.groups, p.m, p.n, p.k, gmm_rhs_name(p.rhs_nk),
-             r.default_solution);
-  for (std::size_t i = 0; i < r.candidates.size(); ++i) {
-    const GmmCandidateTiming& c = r.candidates[i];
-    if (!c.error.empty()) {
-      fmt::print("  {:<42} dropped: {}\n", c.solution, c.error);
-      continue;
-    }
-    fmt::print("  {:<42} uniform {:>9.2f} us {:>6.3f}x  skewed {:>9.2f} us {:>6.3f}x{}\n", c.solution, c.us[0],
-               c.speedup[0], c.us[1], c.speedup[1],
-               static_cast<int>(i) == r.winner          ? "  <- row"
-               : static_cast<int>(i) == r.default_index ? "  (default)"
-                                                        : "");
-  }
-  if (!r.row) fmt::print("  no candidate beats the default on both routings: no row\n");
-  std::fflush(stdout);
+  print_routing_race(fmt::format("{} G={} M={} N={} K={} rhs={} (default {}):\n", p.name, p.groups, p.m, p.n, p.k,
+                                 gmm_rhs_name(p.rhs_nk), r.default_solution),
+                     42, r);
 }
 
 }  // namespace
@@ -116,17 +79,13 @@ int run_tune_gmm(const TuneGmmOptions& o) {
   constexpr const char* op = "tgemm tune-gmm";
   const std::vector<GmmTuneProblem> problems = gmm_problems(o.spec, op);
   TGEMM_CHECK(!problems.empty(), op, "no problem to tune (check -i/--suite and --filter)");
-  const std::vector<GmmRow> existing = o.dry_run ? std::vector<GmmRow>{} : existing_rows(o.output);
+  const std::vector<GmmRow> existing =
+      o.dry_run ? std::vector<GmmRow>{} : existing_table_rows<GmmTableTraits>(o.output);
   require_gpu("tune-gmm");
-  GmmRaceOptions ro;
-  ro.rounds = o.rounds;
-  ro.replays = o.replays;
-  ro.tie_band = o.tie_band;
-  ro.seed = o.seed;
   std::vector<GmmKey> raced;
   std::vector<GmmRow> rows;
   for (const GmmTuneProblem& p : problems) {
-    const GmmRaceResult r = race_gmm(p, ro);
+    const GmmRaceResult r = race_gmm(p, o.race);
     print_race(p, r);
     raced.push_back(r.key);
     if (r.row) rows.push_back(*r.row);

@@ -14,6 +14,7 @@
 
 #include "tools/cli/bench.h"
 #include "tuner/gmm_tune.h"
+#include "tuner/routing_race.h"
 
 namespace tgemm::cli {
 
@@ -32,10 +33,7 @@ struct GmmSpec {
 struct TuneGmmOptions {
   GmmSpec spec;
   std::string output = "configs/tuned_gmm.csv";
-  int rounds = 10;
-  int replays = 10;
-  double tie_band = 0.02;
-  std::uint64_t seed = 1;
+  RoutingRaceOptions race;
   bool dry_run = false;  // print the rows, write nothing
 };
 

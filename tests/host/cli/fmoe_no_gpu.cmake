@@ -2,6 +2,7 @@
 # and options are checked first (exit 1, naming the option, file and line), then the early exit
 # (status 2, nothing run, nothing written). The GPU is hidden by cli_common.cmake.
 include("${CMAKE_CURRENT_LIST_DIR}/cli_common.cmake")
+include("${CMAKE_CURRENT_LIST_DIR}/routing_race_checks.cmake")
 
 set(suite "${SOURCE_DIR}/bench/shapes/fmoe_shapes.csv")
 tgemm_run(b bench --family fmoe --max-problems 1 --replays 1 --no-check --json - --suite "${suite}")
@@ -20,12 +21,7 @@ tgemm_run(bm bench --family fmoe -m 0 --json - --suite "${suite}")
 expect_eq("exit status of tgemm bench --family fmoe -m 0" "${bm_RC}" "1")
 expect_contains("tgemm bench --family fmoe -m 0 stderr" "${bm_ERR}" "token counts must lie in [1, ")
 
-tgemm_run(t tune-fmoe --suite "${suite}" --tokens 8 --max-problems 1 -o "${SCRATCH}/tuned_fmoe.csv")
-expect_eq("exit status of tgemm tune-fmoe without a GPU" "${t_RC}" "2")
-expect_contains("tgemm tune-fmoe stderr" "${t_ERR}" "no CUDA GPU")
-if(EXISTS "${SCRATCH}/tuned_fmoe.csv")
-  message(FATAL_ERROR "tgemm tune-fmoe without a GPU wrote ${SCRATCH}/tuned_fmoe.csv")
-endif()
+expect_tune_exits_without_gpu(fmoe tuned_fmoe.csv --suite "${suite}" --tokens 8 --max-problems 1)
 
 file(WRITE "${SCRATCH}/untuned_fmoe.csv" "T,E,topk,H,I,dtype,quant,activation\n"
                                          "64,8,2,128,96,torch.bfloat16,none,silu\n"
@@ -42,26 +38,14 @@ file(WRITE "${SCRATCH}/untuned_header.csv" "T,E,topk,H,dtype\n8,8,2,128,torch.bf
 tgemm_run(th tune-fmoe -i "${SCRATCH}/untuned_header.csv" -o "${SCRATCH}/tuned_fmoe.csv")
 expect_eq("exit status of tgemm tune-fmoe on a header without I" "${th_RC}" "1")
 expect_contains("tgemm tune-fmoe header stderr" "${th_ERR}" "untuned_header.csv:1: the header has no column I")
-tgemm_run(tm tune-fmoe -i "${SCRATCH}/missing.csv")
-expect_eq("exit status of tgemm tune-fmoe -i missing.csv" "${tm_RC}" "1")
-expect_contains("tgemm tune-fmoe -i missing.csv stderr" "${tm_ERR}" "missing.csv' cannot be opened")
-tgemm_run(tx tune-fmoe -i "${SCRATCH}/untuned_fmoe.csv" --suite "${suite}")
-expect_eq("exit status of tgemm tune-fmoe -i with --suite (CLI11's ExcludesError)" "${tx_RC}" "108")
-expect_contains("tgemm tune-fmoe -i --suite stderr" "${tx_ERR}" "excludes")
-tgemm_run(tf tune-fmoe --suite "${suite}" --filter no-such-problem)
-expect_eq("exit status of tgemm tune-fmoe on no problem" "${tf_RC}" "1")
-expect_contains("tgemm tune-fmoe --filter stderr" "${tf_ERR}" "no problem to tune")
+expect_tune_input_refusals(fmoe "${SCRATCH}/untuned_fmoe.csv" "${suite}")
 tgemm_run(tt tune-fmoe --suite "${suite}" --tokens 8,x)
 expect_eq("exit status of tgemm tune-fmoe --tokens 8,x" "${tt_RC}" "1")
 expect_contains("tgemm tune-fmoe --tokens stderr" "${tt_ERR}" "--tokens")
 tgemm_run(tb tune-fmoe --suite "${suite}" --tie-band 2)
 expect_eq("exit status of tgemm tune-fmoe --tie-band 2 (CLI11's range check)" "${tb_RC}" "105")
 
-# An output that is not an fmoe table is refused before anything is raced: the merge would drop it.
-file(WRITE "${SCRATCH}/not_fmoe.csv" "arch,sm_count,M,N,K,dtype,libtype,kernelName\n")
-tgemm_run(to tune-fmoe --suite "${suite}" --max-problems 1 -o "${SCRATCH}/not_fmoe.csv")
-expect_eq("exit status of tgemm tune-fmoe -o on another table" "${to_RC}" "1")
-expect_contains("tgemm tune-fmoe -o stderr" "${to_ERR}" "has lines that are not fmoe rows")
+expect_tune_refuses_other_table(fmoe "${suite}")
 
 tgemm_run(tp tune-fmoe --suite "${suite}" --mp 0)
 expect_eq("exit status of tgemm tune-fmoe --mp 0 (CLI11's range check)" "${tp_RC}" "105")
