@@ -38,28 +38,7 @@ const Table& Dispatcher::table(OpFamily f) {
 }
 
 const Table* Dispatcher::card_table(OpFamily f, const DeviceInfo& dev, std::string* card_file) {
-  const FamilySettings& fs = settings_.family(f);
-  if (fs.card_table_dir.empty()) return nullptr;
-  const std::string card = card_slug(dev.name);
-  if (card.empty()) return nullptr;
-  const std::string path = card_table_file(fs.card_table_dir, card, family_info(f).tuned_file);
-  std::lock_guard<std::mutex> lock(card_mutex_);
-  auto it = card_tables_.find(path);
-  if (it == card_tables_.end()) {
-    std::unique_ptr<Table> own;
-    if (std::ifstream(path).good()) {
-      // The card's rows alone: a shared row was measured on another card, and a row serves only
-      // where it was measured to win.
-      std::vector<std::string> warnings;
-      own = std::make_unique<Table>();
-      own->load_file(path, warnings);
-      for (const auto& w : warnings) log_warning(w);
-    }
-    it = card_tables_.emplace(path, std::move(own)).first;
-  }
-  if (!it->second) return nullptr;
-  if (card_file) *card_file = path;
-  return it->second.get();
+  return card_tables_.find(settings_.family(f).card_table_dir, dev.name, family_info(f).tuned_file, card_file);
 }
 
 const Table& Dispatcher::table_for(OpFamily f, const DeviceInfo& dev) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/capture.h"
+#include "core/card_tables.h"
 #include "core/lookup.h"
 #include "core/platform.h"
 #include "core/registry.h"
@@ -87,8 +88,7 @@ class Dispatcher {
   std::unordered_set<std::string> sm_warned_;
   // By card table file (family and card): its table, or nullptr where the file does not exist.
   // Entries are never removed, so pointers stay valid.
-  std::mutex card_mutex_;
-  std::unordered_map<std::string, std::unique_ptr<Table>> card_tables_;
+  CardTables<Table> card_tables_;
 };
 
 }  // namespace tgemm

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "core/capture.h"
+#include "core/card_tables.h"
 #include "core/log.h"
 #include "core/platform.h"
 #include "core/settings.h"
@@ -182,26 +183,7 @@ class KeyedTables {
   }
 
   const Table* card_table(const DeviceInfo& dev, std::string* file) {
-    if (settings_.card_table_dir.empty()) return nullptr;
-    const std::string card = card_slug(dev.name);
-    if (card.empty()) return nullptr;
-    const std::string path = card_table_file(settings_.card_table_dir, card, Traits::family().tuned_file);
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = card_tables_.find(path);
-    if (it == card_tables_.end()) {
-      std::unique_ptr<Table> own;
-      if (std::ifstream(path).good()) {
-        // The card's rows alone: a shared row was measured on another card.
-        std::vector<std::string> warnings;
-        own = std::make_unique<Table>();
-        own->load_file(path, warnings);
-        for (const auto& w : warnings) log_warning(w);
-      }
-      it = card_tables_.emplace(path, std::move(own)).first;
-    }
-    if (!it->second) return nullptr;
-    if (file != nullptr) *file = path;
-    return it->second.get();
+    return card_tables_.find(settings_.card_table_dir, dev.name, Traits::family().tuned_file, file);
   }
 
   const Table& load_for(const DeviceInfo& dev) {
@@ -228,8 +210,8 @@ class KeyedTables {
   std::unique_ptr<Capture> capture_;
   std::once_flag shared_loaded_;
   Table shared_;
-  std::mutex mutex_;                                           // card_tables_, said_
-  std::map<std::string, std::unique_ptr<Table>> card_tables_;  // by path; null: no file
+  CardTables<Table> card_tables_;
+  std::mutex mutex_;  // said_
   std::set<std::string> said_;
   std::array<std::atomic<const Table*>, kMaxDevices> by_device_{};
 };
